@@ -1,0 +1,244 @@
+//! Inbox entries (PROTOCOL.md 3): the reader schema, what teamlead writes, the de-duplication
+//! key, and the readable one-liner used wherever an entry is shown to a human.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::frames::{Frame, IdleReason};
+use super::time::now_iso;
+
+/// One entry of an inbox array. Unknown keys are kept in `extra` and written back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InboxEntry {
+    pub from: String,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    pub timestamp: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
+    #[serde(default, rename = "msgV", skip_serializing_if = "Option::is_none")]
+    pub msg_v: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msg_id: Option<String>,
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl InboxEntry {
+    /// A new message in the 2.1.329 shape: `{from, text, summary?, timestamp, color?, msgV: 1,
+    /// msg_id, type: "message", read: false}`.
+    pub fn new(from: &str, text: impl Into<String>) -> InboxEntry {
+        InboxEntry {
+            from: from.to_string(),
+            text: text.into(),
+            summary: None,
+            timestamp: now_iso(),
+            color: None,
+            msg_v: Some(1),
+            msg_id: Some(uuid::Uuid::new_v4().to_string()),
+            kind: Some("message".to_string()),
+            read: Some(false),
+            extra: Map::new(),
+        }
+    }
+
+    /// A frame as a message from `from`.
+    pub fn frame(from: &str, frame: &Frame) -> InboxEntry {
+        InboxEntry::new(from, frame.to_text())
+    }
+
+    /// Sets the preview (at most 200 characters).
+    pub fn with_summary(mut self, summary: Option<&str>) -> InboxEntry {
+        self.summary = summary.map(|s| s.chars().take(200).collect());
+        self
+    }
+
+    /// Sets the sender's color.
+    pub fn with_color(mut self, color: Option<&str>) -> InboxEntry {
+        self.color = color.map(str::to_string);
+        self
+    }
+
+    /// Not yet delivered (`read != true`).
+    pub fn is_unread(&self) -> bool {
+        self.read != Some(true)
+    }
+
+    /// The frame in `text`, if any.
+    pub fn parse_frame(&self) -> Option<Frame> {
+        Frame::parse(&self.text)
+    }
+
+    /// The de-duplication key: `msg_id`, or `(from, timestamp, text)` when there is none.
+    pub fn dedup_key(&self) -> String {
+        match &self.msg_id {
+            Some(id) => format!("id:{id}"),
+            None => {
+                use sha2::{Digest, Sha256};
+                let mut h = Sha256::new();
+                for part in [&self.from, &self.timestamp, &self.text] {
+                    h.update(part.as_bytes());
+                    h.update([0u8]);
+                }
+                format!("h:{}", super::frames::hex(&h.finalize()))
+            }
+        }
+    }
+
+    /// A readable one-liner: frames as "permission request: Bash `mkdir -p …` from x",
+    /// plain text as its summary or first line.
+    pub fn one_liner(&self) -> String {
+        match self.parse_frame() {
+            Some(frame) => frame_one_liner(&frame, &self.from),
+            None => {
+                let body = self
+                    .summary
+                    .clone()
+                    .unwrap_or_else(|| first_line(&self.text));
+                format!("{}: {}", self.from, clip(&body, 100))
+            }
+        }
+    }
+}
+
+/// The first non-empty line of a text.
+pub fn first_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// At most `max` characters, with `…` when cut.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// The human summary of a tool input: the command for Bash, the path for file tools, else JSON.
+pub fn input_preview(tool_name: &str, input: &Value) -> String {
+    let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
+    let s = match tool_name {
+        "Bash" => field("command"),
+        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            field("file_path").or_else(|| field("path"))
+        }
+        "Glob" | "Grep" => field("pattern"),
+        "WebFetch" => field("url"),
+        _ => None,
+    };
+    s.unwrap_or_else(|| serde_json::to_string(input).unwrap_or_default())
+}
+
+/// A frame as one readable line.
+pub fn frame_one_liner(frame: &Frame, from: &str) -> String {
+    match frame {
+        Frame::IdleNotification(n) => {
+            let reason = match n.idle_reason {
+                Some(IdleReason::Failed) => format!(
+                    "failed{}",
+                    n.failure_reason
+                        .as_deref()
+                        .map(|r| format!(": {}", clip(r, 60)))
+                        .unwrap_or_default()
+                ),
+                Some(IdleReason::Interrupted) => "interrupted".to_string(),
+                _ => "available".to_string(),
+            };
+            let done = n
+                .completed_task_id
+                .as_deref()
+                .map(|id| format!(", completed task #{id}"))
+                .unwrap_or_default();
+            format!("{from} is idle ({reason}{done})")
+        }
+        Frame::PermissionRequest(r) => format!(
+            "permission request: {} `{}` from {from}",
+            r.tool_name,
+            clip(&first_line(&input_preview(&r.tool_name, &r.input)), 60)
+        ),
+        Frame::PermissionResponse(r) => {
+            if r.approved() {
+                format!("permission granted by {from} ({})", r.request_id)
+            } else {
+                format!(
+                    "permission denied by {from}: {}",
+                    clip(r.error.as_deref().unwrap_or("Permission denied"), 60)
+                )
+            }
+        }
+        Frame::SandboxPermissionRequest(r) => format!(
+            "sandbox request: network access to {} from {}",
+            r.host_pattern.host, r.worker_name
+        ),
+        Frame::SandboxPermissionResponse(r) => format!(
+            "sandbox answer: {} {}",
+            if r.allow { "allow" } else { "deny" },
+            r.host
+        ),
+        Frame::PlanApprovalRequest(r) => format!(
+            "plan approval request from {from}: {}",
+            clip(&first_line(&r.plan_content), 60)
+        ),
+        Frame::PlanApprovalResponse(r) => {
+            if r.approved {
+                "plan approved".to_string()
+            } else {
+                format!(
+                    "plan rejected: {}",
+                    clip(r.feedback.as_deref().unwrap_or(""), 60)
+                )
+            }
+        }
+        Frame::ShutdownRequest(r) => format!(
+            "shutdown request from {from}{}",
+            r.reason
+                .as_deref()
+                .map(|x| format!(": {}", clip(x, 60)))
+                .unwrap_or_default()
+        ),
+        Frame::ShutdownApproved(_) => format!("{from} approved shutdown"),
+        Frame::ShutdownRejected(r) => {
+            format!("{from} rejected shutdown: {}", clip(&r.reason, 60))
+        }
+        Frame::ModeSetRequest(r) => format!("mode set to {} by {from}", r.mode),
+        Frame::TaskAssignment(t) => format!(
+            "task #{} \"{}\" assigned by {}",
+            t.task_id,
+            clip(&t.subject, 50),
+            t.assigned_by
+        ),
+        Frame::TaskCompleted(t) => format!(
+            "task #{} completed{}",
+            t.task_id,
+            t.task_subject
+                .as_deref()
+                .map(|s| format!(" \"{}\"", clip(s, 50)))
+                .unwrap_or_default()
+        ),
+    }
+}
+
+/// Parses an inbox array leniently: valid entries, and the raw values that fail the schema.
+pub fn parse_entries(values: Vec<Value>) -> (Vec<InboxEntry>, Vec<Value>) {
+    let mut good = Vec::new();
+    let mut bad = Vec::new();
+    for v in values {
+        match serde_json::from_value::<InboxEntry>(v.clone()) {
+            Ok(e) => good.push(e),
+            Err(_) => bad.push(v),
+        }
+    }
+    (good, bad)
+}
