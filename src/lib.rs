@@ -3,3 +3,5 @@
 //! `backend` → `agent` → `lead` → `ui` → `cli`; each depends only on the ones before it.
 
 pub mod protocol;
+pub mod agent;
+pub mod lead;

@@ -1,0 +1,193 @@
+//! The contract between the lead controller and the UI: what the UI may ask for
+//! ([`LeadCommand`]) and what it is told ([`LeadEvent`]), with the plain data it renders. The
+//! transcript arrives as appended items (it can be long); the team, the queues and the tasks
+//! arrive as whole snapshots (they are small).
+
+use serde_json::Value;
+
+use crate::protocol::{PermissionMode, PermissionUpdate};
+
+/// What a teammate is doing, as the footer badge and the teams dialog show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TeammateStatus {
+    Working,
+    /// Waiting for the lead to answer a permission or plan request.
+    WaitingForApproval,
+    /// Idle since this epoch-ms time.
+    Idle { since_ms: u64 },
+    ShuttingDown,
+    Gone,
+}
+
+/// One teammate, everything the list and detail views show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TeammateView {
+    pub name: String,
+    pub agent_id: String,
+    /// Palette color name (`blue`), if any.
+    pub color: Option<String>,
+    pub status: TeammateStatus,
+    pub mode: PermissionMode,
+    /// `in-process`, `tmux`, `iterm2`.
+    pub backend: String,
+    pub pane_id: String,
+    pub hidden: bool,
+    pub model: Option<String>,
+    pub cwd: String,
+    pub worktree: Option<String>,
+    pub prompt: Option<String>,
+    pub plan_mode_required: bool,
+    /// The task it is working on: (id, subject).
+    pub current_task: Option<(String, String)>,
+    /// Every task it owns: (id, subject, status).
+    pub owned_tasks: Vec<(String, String, String)>,
+    /// The last few messages it sent, as one-liners.
+    pub recent_messages: Vec<String>,
+}
+
+/// Where a permission request came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionSource {
+    /// An in-process teammate through the leader permission bridge.
+    Bridge,
+    /// A pane teammate through a `permission_request` frame in the lead's inbox.
+    Inbox,
+}
+
+/// One queued tool-use confirmation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingPermission {
+    /// Queue-unique key used to answer.
+    pub key: u64,
+    pub request_id: String,
+    pub worker: String,
+    pub color: Option<String>,
+    pub tool_name: String,
+    pub description: String,
+    pub input: Value,
+    /// Rules the teammate suggested (from `permission_suggestions`).
+    pub suggestions: Vec<PermissionUpdate>,
+    pub source: PermissionSource,
+}
+
+/// The human's answer to one permission request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PermissionDecision {
+    AllowOnce,
+    /// Allow and add these rules (a suggestion, or "always allow this tool for this teammate").
+    AllowAlways(Vec<PermissionUpdate>),
+    Deny { feedback: Option<String> },
+}
+
+/// One plan waiting for approval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingPlan {
+    pub request_id: String,
+    pub from: String,
+    pub color: Option<String>,
+    pub plan: String,
+}
+
+/// The human's answer to a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanDecision {
+    Approve { mode: PermissionMode },
+    Reject { feedback: String },
+}
+
+/// One task, as the task list and the footer show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskView {
+    pub id: String,
+    pub subject: String,
+    /// `pending`, `in_progress`, `completed`.
+    pub status: String,
+    pub owner: Option<String>,
+    /// Blockers not yet completed.
+    pub blocked_by: Vec<String>,
+    pub internal: bool,
+}
+
+/// One line (or block) of the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TranscriptItem {
+    /// What the user typed.
+    User { text: String },
+    /// What the user sent to a teammate (`@name text`, `/msg`, `/broadcast`).
+    ToTeammate { to: String, text: String },
+    /// The lead model's answer (when there is one).
+    Lead { text: String },
+    /// A plain message from a teammate: a synthetic turn.
+    Teammate {
+        from: String,
+        color: Option<String>,
+        summary: Option<String>,
+        text: String,
+    },
+    /// A protocol frame, as a readable one-liner (never raw JSON).
+    Frame {
+        from: String,
+        color: Option<String>,
+        line: String,
+    },
+    /// A note from teamlead itself (errors, shutdowns, help).
+    System { text: String },
+}
+
+/// Which conversation the composer talks to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ViewTarget {
+    Lead,
+    /// An in-process teammate's inline view.
+    Teammate(String),
+}
+
+/// What the UI asks the controller to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LeadCommand {
+    /// Composer text submitted in a view (slash commands, `@name text`, plain text).
+    Submit { target: ViewTarget, text: String },
+    /// Shift+Tab in the main view.
+    CycleLeadMode,
+    /// Shift+Tab in the teams dialog list: all equal → next, mixed → default.
+    CycleAllModes,
+    /// Shift+Tab in a teammate's detail view.
+    CycleTeammateMode { name: String },
+    SetTeammateMode { name: String, mode: PermissionMode },
+    Shutdown { name: String },
+    Kill { name: String },
+    PruneIdle,
+    ToggleHidden { name: String },
+    /// Jump to a teammate's pane (pane backends) — in-process jumps are UI-only.
+    Jump { name: String },
+    AnswerPermission { key: u64, decision: PermissionDecision },
+    AnswerPlan { request_id: String, decision: PlanDecision },
+    /// Esc in a teammate's view: stop only its current turn.
+    InterruptTeammate { name: String },
+    /// Graceful quit (what `/quit` does).
+    Quit,
+}
+
+/// What the controller tells the UI.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LeadEvent {
+    /// The team name, the backend label and the lead's mode, once at start.
+    Started {
+        team: String,
+        backend: String,
+        lead_mode: PermissionMode,
+    },
+    /// Appended to the main transcript.
+    Transcript(TranscriptItem),
+    /// Appended to an in-process teammate's inline view.
+    TeammateTranscript { name: String, item: TranscriptItem },
+    LeadMode(PermissionMode),
+    Team(Vec<TeammateView>),
+    Permissions(Vec<PendingPermission>),
+    Plans(Vec<PendingPlan>),
+    Tasks(Vec<TaskView>),
+    /// The lead model is mid-turn (or not); the UI shows a spinner.
+    Busy(bool),
+    /// The controller has finished (after `/quit`); the UI exits.
+    Exited,
+}
