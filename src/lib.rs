@@ -3,5 +3,7 @@
 //! `backend` → `agent` → `lead` → `ui` → `cli`; each depends only on the ones before it.
 
 pub mod protocol;
+pub mod backend;
+pub mod store;
 pub mod agent;
 pub mod lead;

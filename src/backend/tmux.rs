@@ -1,0 +1,321 @@
+//! The tmux pane backend (PROTOCOL.md 6): inside tmux it splits the lead's pane (lead 30 %,
+//! teammates 70 %, main-vertical); outside tmux it runs a private server per lead session with a
+//! tiled window. Panes start `cat` as a placeholder and the teammate command is started with
+//! `respawn-pane -k`; pane creation is serialized.
+
+use std::process::Command;
+use std::sync::Mutex;
+
+use super::BackendError;
+use crate::protocol::Color;
+
+/// Name of the session panes are moved to while hidden.
+pub const HIDDEN_SESSION: &str = "teamlead-hidden";
+/// Name of the session (and window) of a private server.
+pub const SWARM_SESSION: &str = "teamlead-swarm";
+
+/// One tmux server: the user's (no socket) or a private one (`-L <socket>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TmuxServer {
+    pub socket: Option<String>,
+}
+
+impl TmuxServer {
+    /// The socket name of the private server of the lead with this pid.
+    pub fn private_socket_name(lead_pid: u32) -> String {
+        format!("teamlead-{lead_pid}")
+    }
+
+    /// Runs `tmux [-L socket] <args>` and returns its trimmed stdout.
+    pub fn run(&self, args: &[&str]) -> Result<String, BackendError> {
+        let mut cmd = Command::new("tmux");
+        if let Some(s) = &self.socket {
+            cmd.args(["-L", s, "-f", "/dev/null"]);
+        }
+        cmd.args(args);
+        let out = cmd.output().map_err(|e| BackendError::Spawn {
+            program: "tmux".into(),
+            detail: e.to_string(),
+        })?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        } else {
+            Err(BackendError::Command {
+                command: format!("tmux {}", args.join(" ")),
+                detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
+        }
+    }
+
+    /// True when the server answers.
+    pub fn is_running(&self) -> bool {
+        self.run(&["list-sessions"]).is_ok()
+    }
+
+    /// Every pane id of the server, hidden ones included.
+    pub fn pane_ids(&self) -> Vec<String> {
+        self.run(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .map(|s| s.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// Kills the whole server (private servers only).
+    pub fn kill_server(&self) -> Result<(), BackendError> {
+        self.run(&["kill-server"]).map(|_| ())
+    }
+}
+
+/// Where teammate panes go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TmuxLayout {
+    /// The lead runs inside tmux in this pane.
+    Inside { lead_pane: String },
+    /// A private server with one tiled window.
+    Private,
+}
+
+/// The tmux backend of one lead session.
+#[derive(Debug)]
+pub struct TmuxBackend {
+    pub server: TmuxServer,
+    pub layout: TmuxLayout,
+    /// Teammate panes created so far, in order (serializes creation too).
+    panes: Mutex<Vec<String>>,
+}
+
+impl TmuxBackend {
+    /// Inside the user's tmux, splitting `lead_pane`.
+    pub fn inside(lead_pane: &str) -> TmuxBackend {
+        TmuxBackend {
+            server: TmuxServer { socket: None },
+            layout: TmuxLayout::Inside {
+                lead_pane: lead_pane.to_string(),
+            },
+            panes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A private server named `socket`.
+    pub fn private(socket: &str) -> TmuxBackend {
+        TmuxBackend {
+            server: TmuxServer {
+                socket: Some(socket.to_string()),
+            },
+            layout: TmuxLayout::Private,
+            panes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The command a user types to see the private server.
+    pub fn attach_hint(&self) -> Option<String> {
+        self.server
+            .socket
+            .as_ref()
+            .map(|s| format!("tmux -L {s} attach -t {SWARM_SESSION}"))
+    }
+
+    /// The window that holds the teammates (target for layouts and join-pane).
+    fn window_of(&self, pane: &str) -> Result<String, BackendError> {
+        self.server.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{session_name}:#{window_index}",
+        ])
+    }
+
+    /// Creates a pane running `cat` and returns its id. Serialized: one at a time.
+    pub fn create_pane(&self) -> Result<String, BackendError> {
+        let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
+        let id = match &self.layout {
+            TmuxLayout::Inside { lead_pane } => {
+                let id = match panes.last() {
+                    None => self.server.run(&[
+                        "split-window",
+                        "-d",
+                        "-t",
+                        lead_pane,
+                        "-h",
+                        "-l",
+                        "70%",
+                        "-P",
+                        "-F",
+                        "#{pane_id}",
+                        "--",
+                        "cat",
+                    ])?,
+                    Some(last) => {
+                        let dir = if panes.len() % 2 == 1 { "-v" } else { "-h" };
+                        self.server.run(&[
+                            "split-window",
+                            "-d",
+                            "-t",
+                            last,
+                            dir,
+                            "-P",
+                            "-F",
+                            "#{pane_id}",
+                            "--",
+                            "cat",
+                        ])?
+                    }
+                };
+                let window = self.window_of(lead_pane)?;
+                let _ = self
+                    .server
+                    .run(&["select-layout", "-t", &window, "main-vertical"]);
+                let _ = self
+                    .server
+                    .run(&["resize-pane", "-t", lead_pane, "-x", "30%"]);
+                id
+            }
+            TmuxLayout::Private => {
+                let id = if !self.server.is_running() {
+                    self.server.run(&[
+                        "new-session",
+                        "-d",
+                        "-s",
+                        SWARM_SESSION,
+                        "-n",
+                        "teammates",
+                        "-x",
+                        "200",
+                        "-y",
+                        "50",
+                        "-P",
+                        "-F",
+                        "#{pane_id}",
+                        "--",
+                        "cat",
+                    ])?
+                } else {
+                    let target = format!("{SWARM_SESSION}:teammates");
+                    let id = self.server.run(&[
+                        "split-window",
+                        "-d",
+                        "-t",
+                        &target,
+                        "-P",
+                        "-F",
+                        "#{pane_id}",
+                        "--",
+                        "cat",
+                    ])?;
+                    let _ = self.server.run(&["select-layout", "-t", &target, "tiled"]);
+                    id
+                };
+                let _ = self.server.run(&[
+                    "set-option",
+                    "-w",
+                    "-t",
+                    &format!("{SWARM_SESSION}:teammates"),
+                    "pane-border-status",
+                    "top",
+                ]);
+                id
+            }
+        };
+        let _ = self
+            .server
+            .run(&["set-option", "-p", "-t", &id, "remain-on-exit", "failed"]);
+        if let TmuxLayout::Inside { .. } = self.layout {
+            if let Ok(w) = self.window_of(&id) {
+                let _ =
+                    self.server
+                        .run(&["set-option", "-w", "-t", &w, "pane-border-status", "top"]);
+            }
+        }
+        panes.push(id.clone());
+        Ok(id)
+    }
+
+    /// Starts the teammate's command in a placeholder pane (`respawn-pane -k`).
+    pub fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
+        self.server
+            .run(&["respawn-pane", "-k", "-t", pane, command])
+            .map(|_| ())
+    }
+
+    /// Border and title in the teammate's color and name.
+    pub fn style(&self, pane: &str, name: &str, color: Option<Color>) -> Result<(), BackendError> {
+        let fg = color.map(Color::tmux_name).unwrap_or("default");
+        let border = format!("fg={fg}");
+        self.server
+            .run(&["set-option", "-p", "-t", pane, "pane-border-style", &border])?;
+        self.server.run(&[
+            "set-option",
+            "-p",
+            "-t",
+            pane,
+            "pane-active-border-style",
+            &border,
+        ])?;
+        self.server.run(&["select-pane", "-t", pane, "-T", name])?;
+        let format = format!("#[fg={fg},bold] #{{pane_title}} #[default]");
+        self.server.run(&[
+            "set-option",
+            "-p",
+            "-t",
+            pane,
+            "pane-border-format",
+            &format,
+        ])?;
+        Ok(())
+    }
+
+    /// Kills a pane.
+    pub fn kill(&self, pane: &str) -> Result<(), BackendError> {
+        self.panes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| p != pane);
+        self.server.run(&["kill-pane", "-t", pane]).map(|_| ())
+    }
+
+    /// Moves a pane to the hidden session.
+    pub fn hide(&self, pane: &str) -> Result<(), BackendError> {
+        if self
+            .server
+            .run(&["has-session", "-t", HIDDEN_SESSION])
+            .is_err()
+        {
+            self.server
+                .run(&["new-session", "-d", "-s", HIDDEN_SESSION, "--", "cat"])?;
+        }
+        let target = format!("{HIDDEN_SESSION}:");
+        self.server
+            .run(&["break-pane", "-d", "-s", pane, "-t", &target])
+            .map(|_| ())
+    }
+
+    /// Brings a hidden pane back next to the others.
+    pub fn show(&self, pane: &str) -> Result<(), BackendError> {
+        let (window, layout) = match &self.layout {
+            TmuxLayout::Inside { lead_pane } => (self.window_of(lead_pane)?, "main-vertical"),
+            TmuxLayout::Private => (format!("{SWARM_SESSION}:teammates"), "tiled"),
+        };
+        self.server
+            .run(&["join-pane", "-d", "-h", "-s", pane, "-t", &window])?;
+        let _ = self.server.run(&["select-layout", "-t", &window, layout]);
+        if let TmuxLayout::Inside { lead_pane } = &self.layout {
+            let _ = self
+                .server
+                .run(&["resize-pane", "-t", lead_pane, "-x", "30%"]);
+        }
+        Ok(())
+    }
+
+    /// Selects a pane (inside tmux this moves the user's focus there).
+    pub fn focus(&self, pane: &str) -> Result<(), BackendError> {
+        if let Ok(w) = self.window_of(pane) {
+            let _ = self.server.run(&["select-window", "-t", &w]);
+        }
+        self.server.run(&["select-pane", "-t", pane]).map(|_| ())
+    }
+
+    /// True when the pane still exists.
+    pub fn pane_alive(&self, pane: &str) -> bool {
+        self.server.pane_ids().iter().any(|p| p == pane)
+    }
+}
