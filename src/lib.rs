@@ -7,3 +7,4 @@ pub mod backend;
 pub mod store;
 pub mod agent;
 pub mod lead;
+pub mod watch;

@@ -1,0 +1,202 @@
+//! Atomic writes (temp `<file>.tmp.<8 hex>` in the same directory, fsync, rename, fsync the
+//! directory) and reads that survive torn files: Claude Code 2.1.329 writes some files in
+//! place, so a parse error is retried a few times over ~100 ms before the file is called bad.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::error::{Result, StoreError, io_at};
+
+/// How often a file that does not parse is read again, and the pause between reads.
+const TORN_READ_RETRIES: u32 = 4;
+const TORN_READ_PAUSE: Duration = Duration::from_millis(25);
+
+/// Is `name` an atomic writer's temp file (`<file>.tmp.<hex>`)? Readers and watchers skip them.
+pub fn is_temp_file(name: &str) -> bool {
+    match name.rsplit_once(".tmp.") {
+        Some((base, suffix)) => {
+            !base.is_empty() && !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_hexdigit())
+        }
+        None => false,
+    }
+}
+
+/// Refuses symlinks and non-files at `path`; `Ok(false)` when it does not exist.
+pub fn check_regular_file(path: &Path) -> Result<bool> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(StoreError::Symlink {
+            path: path.to_path_buf(),
+        }),
+        Ok(meta) if !meta.is_file() => Err(StoreError::NotAFile {
+            path: path.to_path_buf(),
+        }),
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+fn temp_path_for(path: &Path) -> Result<PathBuf> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| StoreError::parse(path, "not a file path"))?;
+    let mut temp = name.to_owned();
+    temp.push(format!(".tmp.{:08x}", rand::random::<u32>()));
+    Ok(path.with_file_name(temp))
+}
+
+/// Writes `bytes` to `path` atomically: a temp file in the same directory, written and
+/// fsynced, renamed over the target, then the directory fsynced. Refuses a symlink or a
+/// directory at `path`. The directory must exist.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_regular_file(path)?;
+    let temp = temp_path_for(path)?;
+    let written = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        Ok(())
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(StoreError::io(&temp, e));
+    }
+    if let Err(e) = std::fs::rename(&temp, path) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(StoreError::io(path, e));
+    }
+    if let Some(dir) = path.parent() {
+        sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// fsyncs a directory so a rename or create in it is durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    let d = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    std::fs::File::open(d)
+        .and_then(|f| f.sync_all())
+        .map_err(io_at(d))
+}
+
+/// Creates `path` with `bytes` only if it does not exist (O_EXCL). `Ok(false)` when it did.
+pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(mut f) => {
+            f.write_all(bytes)
+                .and_then(|()| f.sync_all())
+                .map_err(io_at(path))?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            check_regular_file(path)?;
+            Ok(false)
+        }
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+/// What a tolerant read found.
+#[derive(Debug)]
+pub enum Parsed<T> {
+    /// No file.
+    Missing,
+    /// The parsed content.
+    Ok(T),
+    /// Still unparsable after the retries: the raw bytes and the last error.
+    Invalid { bytes: Vec<u8>, detail: String },
+}
+
+/// Reads `path` and parses it with `parse`, retrying a torn file a few times over ~100 ms.
+/// Refuses symlinks and directories.
+pub fn read_parsed<T>(
+    path: &Path,
+    parse: impl Fn(&[u8]) -> std::result::Result<T, String>,
+) -> Result<Parsed<T>> {
+    let mut attempt = 0;
+    loop {
+        if !check_regular_file(path)? {
+            return Ok(Parsed::Missing);
+        }
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Parsed::Missing),
+            Err(e) => return Err(StoreError::io(path, e)),
+        };
+        match parse(&bytes) {
+            Ok(v) => return Ok(Parsed::Ok(v)),
+            Err(detail) => {
+                attempt += 1;
+                if attempt > TORN_READ_RETRIES {
+                    return Ok(Parsed::Invalid { bytes, detail });
+                }
+                std::thread::sleep(TORN_READ_PAUSE);
+            }
+        }
+    }
+}
+
+/// Parses JSON text into a value, as an error string.
+pub fn parse_json(bytes: &[u8]) -> std::result::Result<Value, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))
+}
+
+/// Reads a JSON file: `None` when missing; a file that still does not parse after the
+/// torn-read retries is a `Parse` error.
+pub fn read_json_retry(path: &Path) -> Result<Option<Value>> {
+    match read_parsed(path, parse_json)? {
+        Parsed::Missing => Ok(None),
+        Parsed::Ok(v) => Ok(Some(v)),
+        Parsed::Invalid { detail, .. } => Err(StoreError::parse(path, detail)),
+    }
+}
+
+/// Pretty JSON (2-space indent) as bytes, without a trailing newline, as Claude Code writes.
+pub fn pretty_bytes<T: serde::Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    crate::protocol::json::to_pretty(value)
+        .unwrap_or_default()
+        .into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names() {
+        assert!(is_temp_file("worker.json.tmp.0a1b2c3d"));
+        assert!(!is_temp_file("worker.json"));
+        assert!(!is_temp_file("worker.json.tmp."));
+        assert!(!is_temp_file("worker.json.tmp.zz"));
+    }
+
+    #[test]
+    fn writes_atomically_and_refuses_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        write_atomic(&p, b"[1]").unwrap();
+        assert_eq!(read_json_retry(&p).unwrap(), Some(serde_json::json!([1])));
+        let d = dir.path().join("d.json");
+        std::fs::create_dir(&d).unwrap();
+        assert!(matches!(
+            write_atomic(&d, b"[]"),
+            Err(StoreError::NotAFile { .. })
+        ));
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 2, "no temp file left behind");
+    }
+}

@@ -1,0 +1,29 @@
+//! The store layer: the home layout, name checks on every path, mkdir lock directories
+//! compatible with Claude Code (proper-lockfile), atomic writes and torn-read retry, inbox
+//! append/drain, team file edits, the task list (ids, claim, availability), the lead liveness
+//! lock, and the quarantine of bad input. It knows nothing of processes or the UI.
+
+pub mod atomic;
+pub mod delivery;
+pub mod error;
+pub mod home;
+pub mod inbox;
+pub mod liveness;
+pub mod lock;
+pub mod quarantine;
+pub mod scan;
+pub mod tasks;
+pub mod team;
+
+pub use delivery::DeliveryLog;
+pub use error::{Result, StoreError};
+pub use home::Home;
+pub use inbox::{Appended, Drained, InboxRead};
+pub use liveness::{LeadLiveness, is_lead_alive};
+pub use lock::{DEFAULT_LOCK_TIMEOUT, LockGuard};
+pub use quarantine::{Problem, quarantine_bytes};
+pub use tasks::{ClaimError, TaskList, TaskListing};
+pub use team::{
+    add_member, create_team, delete_team, delete_team_with, edit_team, read_team, remove_member,
+    set_active, set_modes, set_pane,
+};
