@@ -1,0 +1,374 @@
+//! The event-driven watcher: one notify watcher (inotify on Linux) on directories, never on
+//! files (atomic writers replace files, which would orphan a file watch). Each root of the
+//! scope is watched recursively once it exists; until then (and always, to see it vanish) its
+//! nearest existing parent is watched non-recursively. A thread turns raw notify events into
+//! [`ChangeEvent`]s, using a snapshot of what it has seen to tell a new file from a replaced
+//! one, scans directories as they appear (files made before the kernel watch existed are not
+//! lost), collapses bursts, and re-scans now and then as a safety net.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+
+use super::WatchOptions;
+use super::coalesce::coalesce;
+use super::event::{ChangeEvent, ChangeKind, appeared_kind, vanished_kind};
+use super::scope::{Meta, Snapshot, WatchScope, diff};
+use super::sink::Sink;
+
+/// How long to wait after a directory appeared before scanning it once more (the kernel
+/// watch on a new directory is added only after its creation event was delivered).
+const NEW_DIR_RESCAN: Duration = Duration::from_millis(150);
+/// The longest a burst is collected before it is sent.
+const MAX_BURST: Duration = Duration::from_millis(200);
+/// How often the loop looks at its stop flag when nothing happens.
+const IDLE_TICK: Duration = Duration::from_millis(250);
+
+type RawEvent = notify::Result<notify::Event>;
+
+/// Why the notify watcher did not start.
+pub(crate) enum StartError {
+    /// No watcher or watch could be made (inotify limits, …): poll instead, with this sink.
+    Unavailable(String, Sink),
+    /// The thread could not be started.
+    Thread(std::io::Error),
+}
+
+/// Starts the notify watcher and its thread. When no watcher can be made (no inotify instance
+/// left, no watch left, …) the sink is handed back so the caller can poll instead.
+pub(crate) fn spawn(
+    scope: WatchScope,
+    options: &WatchOptions,
+    sink: Sink,
+    stop: Arc<AtomicBool>,
+) -> Result<(), StartError> {
+    let (raw_tx, raw_rx) = std::sync::mpsc::channel::<RawEvent>();
+    let watcher = match RecommendedWatcher::new(
+        move |event: RawEvent| {
+            let _ = raw_tx.send(event);
+        },
+        notify::Config::default(),
+    ) {
+        Ok(w) => w,
+        Err(e) => return Err(StartError::Unavailable(e.to_string(), sink)),
+    };
+    let mut state = NotifyLoop {
+        scope,
+        watcher,
+        watched: HashMap::new(),
+        known: Snapshot::default(),
+        include_locks: options.include_locks,
+        coalesce_window: options.coalesce,
+        rescan_every: options.safety_rescan,
+        poll_interval: options.poll_interval,
+        next_rescan: options.safety_rescan.map(|d| Instant::now() + d),
+        soon: Vec::new(),
+        needs_watch: false,
+        sink,
+        stop,
+    };
+    if let Err(e) = state.add_watches() {
+        return Err(StartError::Unavailable(e.to_string(), state.sink));
+    }
+    state.known = Snapshot::scan(&state.scope);
+    let spawned = std::thread::Builder::new()
+        .name("teamlead-watch".into())
+        .spawn(move || state.run(raw_rx));
+    spawned.map(|_| ()).map_err(StartError::Thread)
+}
+
+struct NotifyLoop {
+    scope: WatchScope,
+    watcher: RecommendedWatcher,
+    watched: HashMap<PathBuf, RecursiveMode>,
+    known: Snapshot,
+    include_locks: bool,
+    coalesce_window: Duration,
+    rescan_every: Option<Duration>,
+    poll_interval: Duration,
+    next_rescan: Option<Instant>,
+    /// Directories to scan once more shortly after they appeared.
+    soon: Vec<(Instant, PathBuf)>,
+    /// A root or one of its parents appeared or vanished: the watches must be redone.
+    needs_watch: bool,
+    sink: Sink,
+    stop: Arc<AtomicBool>,
+}
+
+impl NotifyLoop {
+    fn run(mut self, raw: Receiver<RawEvent>) {
+        loop {
+            if self.stop.load(Ordering::Relaxed) || self.sink.is_closed() {
+                return;
+            }
+            let timeout = self.next_deadline().map_or(IDLE_TICK, |d| {
+                d.saturating_duration_since(Instant::now()).min(IDLE_TICK)
+            });
+            let mut batch = Vec::new();
+            match raw.recv_timeout(timeout) {
+                Ok(first) => {
+                    batch.push(first);
+                    let end = Instant::now() + MAX_BURST;
+                    while Instant::now() < end {
+                        match raw.recv_timeout(self.coalesce_window) {
+                            Ok(next) => batch.push(next),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+            let mut out = Vec::new();
+            for raw_event in batch {
+                match raw_event {
+                    Ok(event) => self.handle(event, &mut out),
+                    Err(e) => self.on_error(&e),
+                }
+            }
+            self.after_batch(&mut out);
+            let mut events = coalesce(out);
+            if !self.include_locks {
+                events.retain(|e| !e.kind.is_lock());
+            }
+            if !self.sink.send_all(events) {
+                return;
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.soon
+            .iter()
+            .map(|(t, _)| *t)
+            .chain(self.next_rescan)
+            .min()
+    }
+
+    /// Redone watches, due re-scans of new directories, the periodic safety re-scan.
+    fn after_batch(&mut self, out: &mut Vec<ChangeEvent>) {
+        if self.needs_watch {
+            self.needs_watch = false;
+            match self.add_watches() {
+                Ok(new_roots) => {
+                    for root in new_roots {
+                        self.rescan_under(&root, out);
+                    }
+                }
+                Err(e) => self.degrade(&format!("cannot watch a directory: {e}")),
+            }
+        }
+        let now = Instant::now();
+        let (due, later): (Vec<_>, Vec<_>) = self.soon.drain(..).partition(|(t, _)| *t <= now);
+        self.soon = later;
+        for (_, dir) in due {
+            self.rescan_under(&dir, out);
+        }
+        if self.next_rescan.is_some_and(|t| t <= now) {
+            self.next_rescan = self.rescan_every.map(|d| now + d);
+            if let Ok(new_roots) = self.add_watches() {
+                for root in new_roots {
+                    self.rescan_under(&root, out);
+                }
+            }
+            for root in self.scope.roots().to_vec() {
+                self.rescan_under(&root, out);
+            }
+        }
+    }
+
+    /// Watches every existing root recursively and the nearest existing parent of each root
+    /// non-recursively. Returns the roots that just got their recursive watch.
+    fn add_watches(&mut self) -> notify::Result<Vec<PathBuf>> {
+        let mut new_roots = Vec::new();
+        for root in self.scope.roots().to_vec() {
+            let is_dir = Meta::of(&root).is_some_and(|m| m.is_dir);
+            if is_dir && self.watched.get(&root) != Some(&RecursiveMode::Recursive) {
+                match self.watcher.watch(&root, RecursiveMode::Recursive) {
+                    Ok(()) => {
+                        self.watched.insert(root.clone(), RecursiveMode::Recursive);
+                        new_roots.push(root.clone());
+                    }
+                    // Gone again between the check and the watch: its parent tells us.
+                    Err(e) if matches!(e.kind, notify::ErrorKind::PathNotFound) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let parent = root.ancestors().skip(1).find(|a| a.is_dir());
+            if let Some(parent) = parent
+                && !self.watched.contains_key(parent)
+            {
+                match self.watcher.watch(parent, RecursiveMode::NonRecursive) {
+                    Ok(()) => {
+                        self.watched
+                            .insert(parent.to_path_buf(), RecursiveMode::NonRecursive);
+                    }
+                    Err(e) if matches!(e.kind, notify::ErrorKind::PathNotFound) => {
+                        self.needs_watch = true;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(new_roots)
+    }
+
+    /// Watching got worse (a notify error): re-scan at the polling interval from now on.
+    fn degrade(&mut self, why: &str) {
+        if self.rescan_every != Some(self.poll_interval) {
+            tracing::warn!(
+                "file watcher degraded ({why}); scanning every {} ms as well",
+                self.poll_interval.as_millis()
+            );
+        }
+        self.rescan_every = Some(self.poll_interval);
+        self.next_rescan = Some(Instant::now() + self.poll_interval);
+    }
+
+    fn on_error(&mut self, error: &notify::Error) {
+        match error.kind {
+            notify::ErrorKind::MaxFilesWatch => self.degrade("the inotify watch limit is reached"),
+            _ => tracing::debug!("file watcher error: {error}"),
+        }
+    }
+
+    fn handle(&mut self, event: notify::Event, out: &mut Vec<ChangeEvent>) {
+        if event.need_rescan() {
+            for root in self.scope.roots().to_vec() {
+                self.rescan_under(&root, out);
+            }
+            return;
+        }
+        for path in &event.paths {
+            match event.kind {
+                EventKind::Create(_) => self.appeared(path, false, out),
+                EventKind::Modify(ModifyKind::Name(RenameMode::From)) => self.vanished(path, out),
+                EventKind::Modify(ModifyKind::Name(RenameMode::To)) => {
+                    self.appeared(path, true, out)
+                }
+                EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => {}
+                EventKind::Modify(ModifyKind::Name(_)) => {
+                    if Meta::of(path).is_some() {
+                        self.appeared(path, true, out)
+                    } else {
+                        self.vanished(path, out)
+                    }
+                }
+                EventKind::Modify(ModifyKind::Metadata(_)) => {}
+                EventKind::Modify(_) => self.written(path, out),
+                EventKind::Access(AccessKind::Close(AccessMode::Write)) => self.written(path, out),
+                EventKind::Access(_) => {}
+                EventKind::Remove(_) => self.vanished(path, out),
+                EventKind::Any | EventKind::Other => {}
+            }
+        }
+    }
+
+    /// Does some root lie at or below `dir`?
+    fn is_root_or_parent(&self, dir: &Path) -> bool {
+        self.scope.roots().iter().any(|r| r.starts_with(dir))
+    }
+
+    /// `path` was created, or renamed into place (`replaced_is_modified`).
+    fn appeared(&mut self, path: &Path, replaced_is_modified: bool, out: &mut Vec<ChangeEvent>) {
+        let Some(meta) = Meta::of(path) else {
+            return; // gone again; its removal event follows
+        };
+        if meta.is_dir && self.is_root_or_parent(path) {
+            self.needs_watch = true;
+        }
+        if !self.scope.contains(path) {
+            return;
+        }
+        match self.known.entries.insert(path.to_path_buf(), meta) {
+            None => {
+                out.push(ChangeEvent::new(
+                    path,
+                    appeared_kind(path, meta.is_dir),
+                    meta.is_dir,
+                ));
+                if meta.is_dir {
+                    self.rescan_under(path, out);
+                    self.soon
+                        .push((Instant::now() + NEW_DIR_RESCAN, path.to_path_buf()));
+                }
+            }
+            Some(_) if replaced_is_modified && !meta.is_dir => {
+                out.push(ChangeEvent::new(path, ChangeKind::Modified, false));
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// `path` was removed or renamed away: it and everything known below it are gone.
+    fn vanished(&mut self, path: &Path, out: &mut Vec<ChangeEvent>) {
+        if self.watched.remove(path).is_some() {
+            let _ = self.watcher.unwatch(path);
+            self.needs_watch = true;
+        }
+        if self.is_root_or_parent(path) {
+            self.needs_watch = true;
+        }
+        if !self.scope.contains(path) {
+            return;
+        }
+        let mut children = self.known.children_of(path);
+        children.sort_by(|a, b| b.cmp(a));
+        for child in children {
+            if let Some(m) = self.known.entries.remove(&child) {
+                out.push(ChangeEvent::new(
+                    child.clone(),
+                    vanished_kind(&child, m.is_dir),
+                    m.is_dir,
+                ));
+            }
+        }
+        if let Some(m) = self.known.entries.remove(path) {
+            out.push(ChangeEvent::new(
+                path,
+                vanished_kind(path, m.is_dir),
+                m.is_dir,
+            ));
+        }
+    }
+
+    /// A file's content was written.
+    fn written(&mut self, path: &Path, out: &mut Vec<ChangeEvent>) {
+        if !self.scope.contains(path) {
+            return;
+        }
+        let Some(meta) = Meta::of(path) else {
+            return;
+        };
+        if meta.is_dir {
+            return;
+        }
+        let kind = match self.known.entries.insert(path.to_path_buf(), meta) {
+            None => ChangeKind::Created,
+            Some(_) => ChangeKind::Modified,
+        };
+        out.push(ChangeEvent::new(path, kind, false));
+    }
+
+    /// Compares what is under `dir` now with what was known and reports the difference.
+    fn rescan_under(&mut self, dir: &Path, out: &mut Vec<ChangeEvent>) {
+        let mut fresh = Snapshot::default();
+        fresh.scan_into(&self.scope, dir);
+        let mut old = Snapshot::default();
+        let mut old_paths = self.known.children_of(dir);
+        old_paths.push(dir.to_path_buf());
+        for p in old_paths {
+            if let Some(m) = self.known.entries.remove(&p) {
+                old.entries.insert(p, m);
+            }
+        }
+        out.extend(diff(&old, &fresh));
+        self.known.entries.extend(fresh.entries);
+    }
+}
