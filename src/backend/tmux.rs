@@ -59,9 +59,27 @@ impl TmuxServer {
             .unwrap_or_default()
     }
 
-    /// Kills the whole server (private servers only).
+    /// The socket file of a private server (`$TMUX_TMPDIR` or `/tmp`, then `tmux-<uid>/<name>`).
+    pub fn socket_path(&self) -> Option<std::path::PathBuf> {
+        let name = self.socket.as_ref()?;
+        let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".to_string());
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        Some(
+            std::path::Path::new(&dir)
+                .join(format!("tmux-{uid}"))
+                .join(name),
+        )
+    }
+
+    /// Kills the whole server (private servers only) and removes its socket file, which tmux
+    /// leaves behind.
     pub fn kill_server(&self) -> Result<(), BackendError> {
-        self.run(&["kill-server"]).map(|_| ())
+        let result = self.run(&["kill-server"]).map(|_| ());
+        if let Some(path) = self.socket_path() {
+            let _ = std::fs::remove_file(path);
+        }
+        result
     }
 }
 
@@ -84,6 +102,15 @@ pub struct TmuxBackend {
 }
 
 impl TmuxBackend {
+    /// A backend on `server` with `layout`.
+    pub fn new(server: TmuxServer, layout: TmuxLayout) -> TmuxBackend {
+        TmuxBackend {
+            server,
+            layout,
+            panes: Mutex::new(Vec::new()),
+        }
+    }
+
     /// Inside the user's tmux, splitting `lead_pane`.
     pub fn inside(lead_pane: &str) -> TmuxBackend {
         TmuxBackend {

@@ -1,0 +1,153 @@
+//! The tmux pane backend against a real tmux server on a private socket: splitting the lead's
+//! pane, the placeholder + respawn-pane start, colors and titles, hide/show and kill; and a
+//! private server outside tmux.
+
+#[path = "common/tmux.rs"]
+mod test_tmux;
+
+use std::time::Duration;
+
+use teamlead::backend::tmux::{TmuxBackend, TmuxLayout, TmuxServer};
+use teamlead::protocol::Color;
+use test_tmux::TestTmux;
+
+fn backend_inside(t: &TestTmux) -> (TmuxBackend, String) {
+    let lead = t.main_pane();
+    let server = TmuxServer {
+        socket: Some(t.socket.clone()),
+    };
+    (
+        TmuxBackend::new(
+            server,
+            TmuxLayout::Inside {
+                lead_pane: lead.clone(),
+            },
+        ),
+        lead,
+    )
+}
+
+#[test]
+fn inside_tmux_splits_styles_runs_hides_shows_and_kills() {
+    let t = TestTmux::start();
+    let (backend, lead) = backend_inside(&t);
+    let mut panes = Vec::new();
+    for (name, color) in [
+        ("alpha", Color::Red),
+        ("beta", Color::Purple),
+        ("gamma", Color::Orange),
+    ] {
+        let pane = backend.create_pane().expect("create pane");
+        backend.style(&pane, name, Some(color)).expect("style");
+        backend
+            .run_command(&pane, &format!("echo ready-{name}; exec cat"))
+            .expect("run");
+        panes.push(pane);
+    }
+    // Four panes in the lead's window, titled and colored.
+    let listing = t.panes("#{pane_id}|#{pane_title}|#{pane_active}");
+    assert_eq!(listing.len(), 4, "{listing:?}");
+    for (pane, title) in panes.iter().zip(["alpha", "beta", "gamma"]) {
+        assert!(
+            listing
+                .iter()
+                .any(|l| l.starts_with(&format!("{pane}|{title}|")))
+        );
+    }
+    // Each pane's border line shows its name in its color (tmux 3.3 keeps one border style
+    // per window, so the per-pane color lives in pane-border-format).
+    for (pane, color) in panes.iter().zip(["red", "magenta", "colour208"]) {
+        let format = t
+            .run(&["show-options", "-p", "-t", pane, "-v", "pane-border-format"])
+            .unwrap();
+        assert_eq!(
+            format,
+            format!("#[fg={color},bold] #{{pane_title}} #[default]")
+        );
+    }
+    assert_eq!(
+        t.run(&[
+            "show-options",
+            "-w",
+            "-t",
+            "main",
+            "-v",
+            "pane-border-status"
+        ])
+        .unwrap(),
+        "top"
+    );
+    // The lead keeps focus (panes are created with -d) and the command really runs.
+    assert_eq!(
+        t.run(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+            .unwrap(),
+        lead
+    );
+    t.wait_for(
+        "the teammate command output",
+        Duration::from_secs(5),
+        || t.capture(&panes[0]).contains("ready-alpha"),
+    );
+    // The lead's pane is about 30 % of the width.
+    let lead_width: u32 = t
+        .run(&["display-message", "-p", "-t", &lead, "#{pane_width}"])
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((50..=70).contains(&lead_width), "lead width {lead_width}");
+
+    // Hide moves the pane out of the window; show brings it back.
+    backend.hide(&panes[1]).expect("hide");
+    let in_window = t
+        .run(&["list-panes", "-t", "main", "-F", "#{pane_id}"])
+        .unwrap();
+    assert!(!in_window.contains(&panes[1]));
+    assert!(backend.pane_alive(&panes[1]));
+    backend.show(&panes[1]).expect("show");
+    let in_window = t
+        .run(&["list-panes", "-t", "main", "-F", "#{pane_id}"])
+        .unwrap();
+    assert!(in_window.contains(&panes[1]));
+
+    backend.focus(&panes[2]).expect("focus");
+    assert_eq!(
+        t.run(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+            .unwrap(),
+        panes[2]
+    );
+
+    backend.kill(&panes[0]).expect("kill");
+    assert!(!backend.pane_alive(&panes[0]));
+    let in_window = t
+        .run(&["list-panes", "-t", "main", "-F", "#{pane_id}"])
+        .unwrap();
+    assert_eq!(in_window.lines().count(), 3, "{in_window}");
+}
+
+#[test]
+fn outside_tmux_uses_a_private_tiled_server() {
+    let socket = format!("tl-test-{}", uuid::Uuid::new_v4().simple());
+    let backend = TmuxBackend::private(&socket);
+    let guard = TestTmux {
+        socket: socket.clone(),
+    };
+    let a = backend.create_pane().expect("first pane");
+    let b = backend.create_pane().expect("second pane");
+    backend.style(&b, "beta", Some(Color::Pink)).unwrap();
+    let panes = guard.panes("#{pane_id}|#{session_name}");
+    assert_eq!(panes.len(), 2);
+    assert!(panes.iter().all(|p| p.ends_with("|teamlead-swarm")));
+    assert!(panes.iter().any(|p| p.starts_with(&a)));
+    assert_eq!(
+        guard
+            .run(&["show-options", "-p", "-t", &b, "-v", "pane-border-format"])
+            .unwrap(),
+        "#[fg=colour205,bold] #{pane_title} #[default]"
+    );
+    assert_eq!(
+        backend.attach_hint().unwrap(),
+        format!("tmux -L {socket} attach -t teamlead-swarm")
+    );
+    backend.server.kill_server().unwrap();
+    assert!(!backend.server.is_running());
+}
