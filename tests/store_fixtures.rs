@@ -1,7 +1,7 @@
 //! The real Claude Code files in tests/fixtures parse, and going through the store (read,
 //! edit, write, read) loses nothing: every key, known or not, at every level survives.
 
-mod common;
+mod store_common;
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use teamlead::protocol::{InboxEntry, Task, TeamFile};
 use teamlead::store::{TaskList, edit_team, inbox, read_team};
 
-use common::{TempHome, fixtures};
+use store_common::{TempHome, fixtures};
 
 fn raw(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
