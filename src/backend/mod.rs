@@ -7,7 +7,9 @@ pub mod detect;
 pub mod error;
 pub mod iterm2;
 pub mod launch;
+pub mod orphans;
 pub mod tmux;
+pub mod worktree;
 
 pub use error::BackendError;
 
