@@ -13,12 +13,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RemoveKind, RenameMode};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 
 use super::WatchOptions;
 use super::coalesce::coalesce;
-use super::event::{ChangeEvent, ChangeKind, appeared_kind, vanished_kind};
+use super::event::{ChangeEvent, ChangeKind, appeared_kind, is_lock_dir_path, vanished_kind};
 use super::scope::{Meta, Snapshot, WatchScope, diff};
 use super::sink::Sink;
 
@@ -247,24 +247,28 @@ impl NotifyLoop {
         }
         for path in &event.paths {
             match event.kind {
-                EventKind::Create(_) => self.appeared(path, false, out),
-                EventKind::Modify(ModifyKind::Name(RenameMode::From)) => self.vanished(path, out),
+                EventKind::Create(kind) => {
+                    self.appeared(path, false, kind == CreateKind::Folder, out)
+                }
+                EventKind::Modify(ModifyKind::Name(RenameMode::From)) => {
+                    self.vanished(path, false, out)
+                }
                 EventKind::Modify(ModifyKind::Name(RenameMode::To)) => {
-                    self.appeared(path, true, out)
+                    self.appeared(path, true, false, out)
                 }
                 EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => {}
                 EventKind::Modify(ModifyKind::Name(_)) => {
                     if Meta::of(path).is_some() {
-                        self.appeared(path, true, out)
+                        self.appeared(path, true, false, out)
                     } else {
-                        self.vanished(path, out)
+                        self.vanished(path, false, out)
                     }
                 }
                 EventKind::Modify(ModifyKind::Metadata(_)) => {}
                 EventKind::Modify(_) => self.written(path, out),
                 EventKind::Access(AccessKind::Close(AccessMode::Write)) => self.written(path, out),
                 EventKind::Access(_) => {}
-                EventKind::Remove(_) => self.vanished(path, out),
+                EventKind::Remove(kind) => self.vanished(path, kind == RemoveKind::Folder, out),
                 EventKind::Any | EventKind::Other => {}
             }
         }
@@ -275,10 +279,22 @@ impl NotifyLoop {
         self.scope.roots().iter().any(|r| r.starts_with(dir))
     }
 
-    /// `path` was created, or renamed into place (`replaced_is_modified`).
-    fn appeared(&mut self, path: &Path, replaced_is_modified: bool, out: &mut Vec<ChangeEvent>) {
+    /// `path` was created (`folder`: as a directory), or renamed into place
+    /// (`replaced_is_modified`).
+    fn appeared(
+        &mut self,
+        path: &Path,
+        replaced_is_modified: bool,
+        folder: bool,
+        out: &mut Vec<ChangeEvent>,
+    ) {
         let Some(meta) = Meta::of(path) else {
-            return; // gone again; its removal event follows
+            // Gone again; its removal event follows. A lock directory lives that briefly:
+            // report it from the event alone so lock churn is seen.
+            if folder && is_lock_dir_path(path) && self.scope.contains(path) {
+                out.push(ChangeEvent::new(path, ChangeKind::LockAcquired, true));
+            }
+            return;
         };
         if meta.is_dir && self.is_root_or_parent(path) {
             self.needs_watch = true;
@@ -306,8 +322,9 @@ impl NotifyLoop {
         }
     }
 
-    /// `path` was removed or renamed away: it and everything known below it are gone.
-    fn vanished(&mut self, path: &Path, out: &mut Vec<ChangeEvent>) {
+    /// `path` was removed or renamed away (`folder`: a directory was removed): it and
+    /// everything known below it are gone.
+    fn vanished(&mut self, path: &Path, folder: bool, out: &mut Vec<ChangeEvent>) {
         if self.watched.remove(path).is_some() {
             let _ = self.watcher.unwatch(path);
             self.needs_watch = true;
@@ -329,12 +346,17 @@ impl NotifyLoop {
                 ));
             }
         }
-        if let Some(m) = self.known.entries.remove(path) {
-            out.push(ChangeEvent::new(
+        match self.known.entries.remove(path) {
+            Some(m) => out.push(ChangeEvent::new(
                 path,
                 vanished_kind(path, m.is_dir),
                 m.is_dir,
-            ));
+            )),
+            // A lock directory that lived too briefly to be seen on disk.
+            None if folder && is_lock_dir_path(path) => {
+                out.push(ChangeEvent::new(path, ChangeKind::LockReleased, true))
+            }
+            None => {}
         }
     }
 

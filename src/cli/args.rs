@@ -1,0 +1,414 @@
+//! The command line (DESIGN.md "Command line") as clap derive types. No behavior here: the
+//! types are read by the command modules and by the interactive session.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const MAIN_EXAMPLES: &str = "\
+Examples:
+  teamlead                          open the lead session; the team is named after this directory
+  teamlead --team parser-work       open (or resume) the team `parser-work`
+  teamlead --backend in-process     keep every teammate inside this terminal
+  teamlead demo                     an offline demo with `shell` teammates
+  teamlead inspect                  list the teams in the home
+  teamlead inspect my-team --json   everything about one team, as JSON
+  teamlead monitor my-team          a live log of every file change in a team
+
+The home is, first match wins: --home, $TEAMLEAD_HOME, $CLAUDE_CONFIG_DIR, ~/.claude.
+Logs go to a file under the user's state directory (never to the terminal); -v for more.";
+
+/// A terminal lead for teams of coding agents (Claude Code agent-teams protocol).
+#[derive(Debug, Parser)]
+#[command(
+    name = "teamlead",
+    version,
+    about = "A terminal lead for teams of coding agents (Claude Code agent-teams protocol)",
+    after_help = MAIN_EXAMPLES,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// Options of the interactive lead session (when no command is given).
+    #[command(flatten)]
+    pub lead: LeadArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Options every command takes.
+#[derive(Debug, Clone, Default, Args)]
+pub struct GlobalArgs {
+    /// The home holding `teams/` and `tasks/` [default: $TEAMLEAD_HOME, $CLAUDE_CONFIG_DIR, ~/.claude]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// More logging in the log file (-v debug, -vv trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Where teammates run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum BackendChoice {
+    /// Inside tmux → tmux panes; in iTerm2 with `it2` → iTerm2 splits; tmux on PATH → a
+    /// private tmux server; else in-process
+    #[default]
+    Auto,
+    Tmux,
+    Iterm2,
+    InProcess,
+}
+
+/// What runs a teammate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum AgentChoice {
+    /// teamlead's own teammate runtime (`teamlead teammate`)
+    #[default]
+    Builtin,
+    /// Real `claude` processes
+    Claude,
+}
+
+/// The interactive lead session.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LeadArgs {
+    /// The team to lead [default: named after the current directory]
+    #[arg(long, value_name = "NAME")]
+    pub team: Option<String>,
+    /// Where teammates run
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub backend: BackendChoice,
+    /// What runs each teammate
+    #[arg(long, value_enum, default_value_t = AgentChoice::Builtin)]
+    pub agent: AgentChoice,
+}
+
+impl LeadArgs {
+    /// Was any session option given on the command line?
+    pub fn given(&self) -> bool {
+        self.team.is_some()
+            || self.backend != BackendChoice::Auto
+            || self.agent != AgentChoice::Builtin
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Offline demo: a team of in-process `shell` teammates on a small task graph
+    #[command(after_help = "Examples:\n  teamlead demo\n  teamlead --home /tmp/demo-home demo")]
+    Demo(DemoArgs),
+    /// The teammate runtime, with the same flags as `claude` (started by the lead)
+    #[command(after_help = TEAMMATE_EXAMPLES)]
+    Teammate(TeammateArgs),
+    /// Read-only report: teams, members, tasks and what blocks them, unread messages, problems
+    #[command(after_help = INSPECT_EXAMPLES)]
+    Inspect(InspectArgs),
+    /// Read-only live log of every file change in a team (or every team); Ctrl-C to stop
+    #[command(after_help = MONITOR_EXAMPLES)]
+    Monitor(MonitorArgs),
+    /// Append one message to a member's inbox (lock-compatible with Claude Code)
+    #[command(after_help = SEND_EXAMPLES)]
+    Send(SendArgs),
+    /// The task list of a team from the shell
+    #[command(after_help = TASK_EXAMPLES)]
+    Task(TaskArgs),
+    /// Remove dead teams, orphan panes and private tmux servers
+    #[command(after_help = "Examples:\n  teamlead clean --dry-run\n  teamlead clean --orphans")]
+    Clean(CleanArgs),
+    /// Print a shell completion script
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+}
+
+/// `teamlead demo`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DemoArgs {}
+
+const TEAMMATE_EXAMPLES: &str = "\
+Examples:
+  teamlead teammate --agent-id builder@my-team --agent-name builder --team-name my-team \\
+      --agent-color blue --permission-mode default --engine shell
+
+The lead starts this command in a pane; you rarely type it yourself.";
+
+/// The teammate's engine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum EngineChoice {
+    /// Runs each task's command (metadata.command or the first code block); no model
+    #[default]
+    Shell,
+    /// A language model (Anthropic or OpenAI-compatible) with tools
+    Llm,
+}
+
+/// Permission modes as `claude` spells them on its command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    #[value(name = "default")]
+    Default,
+    #[value(name = "acceptEdits")]
+    AcceptEdits,
+    #[value(name = "plan")]
+    Plan,
+    #[value(name = "bypassPermissions")]
+    BypassPermissions,
+}
+
+impl ModeArg {
+    /// The protocol's mode.
+    pub fn mode(self) -> crate::protocol::PermissionMode {
+        use crate::protocol::PermissionMode as M;
+        match self {
+            ModeArg::Default => M::Default,
+            ModeArg::AcceptEdits => M::AcceptEdits,
+            ModeArg::Plan => M::Plan,
+            ModeArg::BypassPermissions => M::BypassPermissions,
+        }
+    }
+}
+
+/// `teamlead teammate`: Claude Code's teammate flags.
+#[derive(Debug, Clone, Args)]
+pub struct TeammateArgs {
+    /// `<name>@<team>`
+    #[arg(long, value_name = "NAME@TEAM")]
+    pub agent_id: String,
+    /// The teammate's name
+    #[arg(long, value_name = "NAME")]
+    pub agent_name: String,
+    /// The team's name
+    #[arg(long, value_name = "TEAM")]
+    pub team_name: String,
+    /// The teammate's palette color
+    #[arg(long, value_name = "COLOR")]
+    pub agent_color: Option<String>,
+    /// The lead's session id
+    #[arg(long, value_name = "ID")]
+    pub parent_session_id: Option<String>,
+    /// Start in plan mode and ask the lead to approve the plan
+    #[arg(long)]
+    pub plan_mode_required: bool,
+    /// The agent type (general-purpose, …)
+    #[arg(long, value_name = "TYPE")]
+    pub agent_type: Option<String>,
+    /// The model of the `llm` engine
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The permission mode to start in
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        conflicts_with = "dangerously_skip_permissions"
+    )]
+    pub permission_mode: Option<ModeArg>,
+    /// Start in bypassPermissions mode
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
+    /// What does the work
+    #[arg(long, value_enum, default_value_t = EngineChoice::Shell)]
+    pub engine: EngineChoice,
+}
+
+impl TeammateArgs {
+    /// The mode the flags ask for (`default` when none).
+    pub fn start_mode(&self) -> crate::protocol::PermissionMode {
+        if self.dangerously_skip_permissions {
+            crate::protocol::PermissionMode::BypassPermissions
+        } else {
+            self.permission_mode.map(ModeArg::mode).unwrap_or_default()
+        }
+    }
+}
+
+const INSPECT_EXAMPLES: &str = "\
+Examples:
+  teamlead inspect                        every team: members, is the lead running, unread for the lead
+  teamlead inspect codebase-research      members, tasks and blockers, unread messages, problems
+  teamlead inspect codebase-research --json | jq '.tasks[] | select(.available)'
+
+inspect never writes, moves or locks anything.";
+
+/// `teamlead inspect`.
+#[derive(Debug, Clone, Args)]
+pub struct InspectArgs {
+    /// The team to report on [default: list every team]
+    #[arg(value_name = "TEAM")]
+    pub team: Option<String>,
+    /// Print one JSON document instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+const MONITOR_EXAMPLES: &str = "\
+Examples:
+  teamlead monitor                 every team in the home
+  teamlead monitor my-team         one team
+  teamlead monitor my-team --locks also show lock directories taken and released
+
+Each line: time since start, team, and what changed, e.g.
+  +12.345s my-team  inbox team-lead: +1 permission_request from builder
+Set TEAMLEAD_WATCH=poll to poll instead of using kernel notifications.";
+
+/// `teamlead monitor`.
+#[derive(Debug, Clone, Args)]
+pub struct MonitorArgs {
+    /// The team to watch [default: every team]
+    #[arg(value_name = "TEAM")]
+    pub team: Option<String>,
+    /// Also show lock directories being acquired and released
+    #[arg(long)]
+    pub locks: bool,
+}
+
+const SEND_EXAMPLES: &str = "\
+Examples:
+  teamlead send --team my-team --to builder \"please rebase on main\"
+  teamlead send --team my-team --to team-lead --from builder --summary \"done\" \"all tests pass\"
+  echo \"long text\" | teamlead send --team my-team --to builder -";
+
+/// `teamlead send`.
+#[derive(Debug, Clone, Args)]
+pub struct SendArgs {
+    /// The team
+    #[arg(long, value_name = "TEAM")]
+    pub team: String,
+    /// The recipient's member name
+    #[arg(long, value_name = "NAME")]
+    pub to: String,
+    /// The sender's name
+    #[arg(long, value_name = "NAME", default_value = crate::protocol::LEAD_NAME)]
+    pub from: String,
+    /// A short preview (at most 200 characters)
+    #[arg(long, value_name = "S")]
+    pub summary: Option<String>,
+    /// The message (`-` reads it from standard input)
+    #[arg(value_name = "TEXT")]
+    pub text: String,
+}
+
+const TASK_EXAMPLES: &str = "\
+Examples:
+  teamlead task add --team my-team \"Write the parser\" --description \"see docs/grammar.md\"
+  teamlead task add --team my-team \"Run the tests\" --blocked-by 1 --command \"cargo test\"
+  teamlead task list --team my-team
+  teamlead task claim 2 --team my-team --owner builder --check-busy
+  teamlead task done 2 --team my-team
+  teamlead task delete 3 --team my-team";
+
+/// `teamlead task`.
+#[derive(Debug, Clone, Args)]
+pub struct TaskArgs {
+    #[command(subcommand)]
+    pub command: TaskCommand,
+}
+
+/// The team a task command works on.
+#[derive(Debug, Clone, Args)]
+pub struct TeamArg {
+    /// The team
+    #[arg(long, value_name = "TEAM")]
+    pub team: String,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum TaskCommand {
+    /// Create a pending task
+    #[command(
+        after_help = "Example:\n  teamlead task add --team my-team \"Run the tests\" --blocked-by 1 --blocked-by 2 --command \"cargo test\""
+    )]
+    Add(TaskAddArgs),
+    /// List the tasks, with owners, blockers and availability
+    #[command(
+        after_help = "Examples:\n  teamlead task list --team my-team\n  teamlead task list --team my-team --json"
+    )]
+    List(TaskListArgs),
+    /// Claim a task for a member (fails if claimed, completed, blocked, or the member is busy)
+    #[command(
+        after_help = "Example:\n  teamlead task claim 4 --team my-team --owner builder --check-busy"
+    )]
+    Claim(TaskClaimArgs),
+    /// Mark a task completed
+    #[command(after_help = "Example:\n  teamlead task done 4 --team my-team")]
+    Done(TaskIdArgs),
+    /// Delete a task (its id is never reused; references to it are removed)
+    #[command(after_help = "Example:\n  teamlead task delete 4 --team my-team")]
+    Delete(TaskIdArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TaskAddArgs {
+    #[command(flatten)]
+    pub team: TeamArg,
+    /// What to do, in a few words
+    #[arg(value_name = "SUBJECT")]
+    pub subject: String,
+    /// The details
+    #[arg(long, short, value_name = "D", default_value = "")]
+    pub description: String,
+    /// Ids of tasks that must be completed first (repeat for several)
+    #[arg(long, value_name = "ID", num_args = 1..)]
+    pub blocked_by: Vec<String>,
+    /// The command a `shell` teammate runs for this task (stored as metadata.command)
+    #[arg(long, value_name = "CMD")]
+    pub command: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TaskListArgs {
+    #[command(flatten)]
+    pub team: TeamArg,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TaskClaimArgs {
+    #[command(flatten)]
+    pub team: TeamArg,
+    /// The task id
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Who claims it
+    #[arg(long, value_name = "NAME")]
+    pub owner: String,
+    /// Fail when the owner already has another unfinished task
+    #[arg(long)]
+    pub check_busy: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TaskIdArgs {
+    #[command(flatten)]
+    pub team: TeamArg,
+    /// The task id
+    #[arg(value_name = "ID")]
+    pub id: String,
+}
+
+/// `teamlead clean`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CleanArgs {
+    /// Also kill orphan panes and private tmux servers whose lead is gone
+    #[arg(long)]
+    pub orphans: bool,
+    /// Only say what would be removed
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  teamlead completions bash > ~/.local/share/bash-completion/completions/teamlead
+  teamlead completions zsh > \"${fpath[1]}/_teamlead\"
+  teamlead completions fish > ~/.config/fish/completions/teamlead.fish";
+
+/// `teamlead completions`.
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}

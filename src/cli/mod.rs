@@ -1,0 +1,147 @@
+//! The command line: clap commands, wiring to the layers below, logging setup, and the one-line
+//! error report. Commands hold no logic of their own beyond gathering what the store says and
+//! formatting it. `main` is what the binary calls: exit 0 on success, 1 on an error (printed
+//! as one `error: …` line), 2 on a usage error (clap's message).
+
+pub mod args;
+mod completions;
+pub mod inspect;
+pub mod logging;
+pub mod monitor;
+mod output;
+mod send;
+pub mod session;
+mod style;
+mod task;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use color_eyre::eyre::{Report, Result};
+
+pub use args::{Cli, Command, GlobalArgs};
+
+use crate::store::Home;
+
+/// What every command gets: the resolved home and the global options.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub home: Home,
+    pub global: GlobalArgs,
+    /// Where the log files are, when logging is on.
+    pub log_dir: Option<PathBuf>,
+}
+
+/// The binary's entry point.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with 0; usage errors to stderr with 2.
+            let code = e.exit_code();
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(code).unwrap_or(2));
+        }
+    };
+    if cli.command.is_some() && cli.lead.given() {
+        use clap::CommandFactory;
+        let e = Cli::command().error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--team, --backend and --agent belong to the interactive session; \
+             commands take their own options (see `teamlead <COMMAND> --help`)",
+        );
+        let _ = e.print();
+        return ExitCode::from(2);
+    }
+    install_panic_hook();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)));
+    match outcome {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(report)) if is_broken_pipe(&report) => ExitCode::SUCCESS,
+        Ok(Err(report)) => {
+            tracing::error!("{report:?}");
+            eprintln!("error: {}", one_line(&report));
+            ExitCode::from(1)
+        }
+        // The panic hook already printed one line.
+        Err(_) => ExitCode::from(1),
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let Cli {
+        global,
+        lead,
+        command,
+    } = cli;
+    if let Some(Command::Completions(args)) = &command {
+        return completions::run(args);
+    }
+    let home = Home::resolve(global.home.as_deref())?;
+    let log_dir = logging::init(global.verbose, Some(&home.root));
+    tracing::info!(
+        "teamlead {} started: {:?} (home {})",
+        env!("CARGO_PKG_VERSION"),
+        std::env::args().collect::<Vec<_>>(),
+        home.root.display()
+    );
+    let ctx = Context {
+        home,
+        global,
+        log_dir,
+    };
+    match command {
+        None => session::run_lead(&ctx, &lead),
+        Some(Command::Demo(args)) => session::run_demo(&ctx, &args),
+        Some(Command::Teammate(args)) => session::run_teammate(&ctx, &args),
+        Some(Command::Clean(args)) => session::run_clean(&ctx, &args),
+        Some(Command::Inspect(args)) => inspect::run(&ctx, &args),
+        Some(Command::Monitor(args)) => monitor::run(&ctx, &args),
+        Some(Command::Send(args)) => send::run(&ctx, &args),
+        Some(Command::Task(args)) => task::run(&ctx, &args),
+        Some(Command::Completions(args)) => completions::run(&args),
+    }
+}
+
+/// An error and its causes as one line (`a: b: c`), skipping a cause whose text the previous
+/// part already contains.
+pub fn one_line(report: &Report) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in report.chain() {
+        let text = cause.to_string().replace(['\n', '\r'], " ");
+        if text.is_empty() || parts.last().is_some_and(|p| p.contains(&text)) {
+            continue;
+        }
+        parts.push(text);
+    }
+    parts.join(": ")
+}
+
+fn is_broken_pipe(report: &Report) -> bool {
+    report.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A panic is a bug: say so in one line (the log has the location), no backtrace.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        tracing::error!("panic{location}: {message}");
+        eprintln!(
+            "error: internal error: {} (this is a bug in teamlead)",
+            message.replace('\n', " ")
+        );
+    }));
+}

@@ -1,0 +1,27 @@
+//! The interactive parts of the command line: the lead session, the demo, the teammate runtime
+//! and `clean`. Placeholder until the session is wired in: each says it is not available.
+
+use color_eyre::eyre::{Result, bail};
+
+use super::Context;
+use super::args::{CleanArgs, DemoArgs, LeadArgs, TeammateArgs};
+
+/// `teamlead [--team NAME] [--backend …] [--agent …]`: the interactive lead session.
+pub fn run_lead(_ctx: &Context, _args: &LeadArgs) -> Result<()> {
+    bail!("the interactive lead session is not available in this build yet")
+}
+
+/// `teamlead demo`.
+pub fn run_demo(_ctx: &Context, _args: &DemoArgs) -> Result<()> {
+    bail!("the demo is not available in this build yet")
+}
+
+/// `teamlead teammate …`: the teammate runtime.
+pub fn run_teammate(_ctx: &Context, _args: &TeammateArgs) -> Result<()> {
+    bail!("the teammate runtime is not available in this build yet")
+}
+
+/// `teamlead clean [--orphans] [--dry-run]`.
+pub fn run_clean(_ctx: &Context, _args: &CleanArgs) -> Result<()> {
+    bail!("clean is not available in this build yet")
+}
