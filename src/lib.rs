@@ -8,3 +8,4 @@ pub mod store;
 pub mod agent;
 pub mod lead;
 pub mod watch;
+pub mod cli;
