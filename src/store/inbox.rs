@@ -106,19 +106,72 @@ pub fn append(home: &Home, team: &str, to: &str, entry: &InboxEntry) -> Result<A
     append_many(home, team, to, std::slice::from_ref(entry))
 }
 
-/// Appends several entries in one locked read-modify-write.
+/// Appends several entries in one locked read-modify-write. The existing text is kept byte
+/// for byte (it is validated as a JSON array, never re-serialized), so entries the store
+/// does not understand survive and an append stays cheap as the inbox grows.
 pub fn append_many(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) -> Result<Appended> {
     let path = ensure_inbox(home, team, to)?;
     let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
-    let mut quarantined = Vec::new();
-    let mut items = load_locked(home, team, &path, &mut quarantined)?.unwrap_or_default();
-    for entry in entries {
-        items.push(serde_json::to_value(entry).map_err(|e| StoreError::parse(&path, e))?);
+    let mut appended = Appended::default();
+    let existing = match read_parsed(&path, |bytes| array_len(bytes).map(|_| bytes.to_vec()))? {
+        Parsed::Missing => Vec::new(),
+        Parsed::Ok(bytes) => bytes,
+        Parsed::Invalid { bytes, detail } => {
+            appended.quarantined = Some(quarantine_bytes(home, team, &path, &bytes, &detail)?);
+            Vec::new()
+        }
+    };
+    write_atomic(&path, &appended_text(&existing, entries))?;
+    Ok(appended)
+}
+
+/// The number of elements of a JSON array text (whitespace only counts as `[]`), without
+/// building the values.
+fn array_len(bytes: &[u8]) -> std::result::Result<usize, String> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(0);
     }
-    write_atomic(&path, &pretty_bytes(&items))?;
-    Ok(Appended {
-        quarantined: quarantined.pop(),
-    })
+    serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(bytes)
+        .map(|v| v.len())
+        .map_err(|e| format!("not a JSON array: {e}"))
+}
+
+/// `existing` (a valid JSON array text, or empty) with `entries` appended in the layout of
+/// `JSON.stringify(array, null, 2)`.
+fn appended_text(existing: &[u8], entries: &[InboxEntry]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(existing.len() + 512 * entries.len());
+    let end = existing
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let body = &existing[..end];
+    let has_items = array_len(body).map(|n| n > 0).unwrap_or(false);
+    let mut first = !has_items;
+    if has_items {
+        // Drop the closing `]` and the whitespace before it.
+        let inner = &body[..body.len() - 1];
+        let inner_end = inner
+            .iter()
+            .rposition(|b| !b.is_ascii_whitespace())
+            .map(|i| i + 1)
+            .unwrap_or(0);
+        out.extend_from_slice(&inner[..inner_end]);
+    } else {
+        out.push(b'[');
+    }
+    for entry in entries {
+        out.extend_from_slice(if first { b"\n  " } else { b",\n  " });
+        first = false;
+        let text = crate::protocol::json::to_pretty(entry).unwrap_or_default();
+        out.extend_from_slice(text.replace('\n', "\n  ").as_bytes());
+    }
+    if first {
+        out.push(b']');
+    } else {
+        out.extend_from_slice(b"\n]");
+    }
+    out
 }
 
 /// Replaces the whole inbox with `entries` under its lock (a teammate's inbox is cleared and
@@ -296,4 +349,38 @@ pub fn take_unread(home: &Home, team: &str, member: &str) -> Result<Drained> {
             quarantined,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(text: &str) -> InboxEntry {
+        let mut e = InboxEntry::new("a", text);
+        e.msg_id = None;
+        e.timestamp = "2026-01-01T00:00:00.000Z".into();
+        e
+    }
+
+    #[test]
+    fn textual_append_matches_json_stringify_layout() {
+        let one = appended_text(b"", &[entry("x")]);
+        let expected = pretty_bytes(&vec![entry("x")]);
+        assert_eq!(
+            String::from_utf8_lossy(&one),
+            String::from_utf8_lossy(&expected)
+        );
+        let two = appended_text(&one, &[entry("y"), entry("z")]);
+        let expected = pretty_bytes(&vec![entry("x"), entry("y"), entry("z")]);
+        assert_eq!(
+            String::from_utf8_lossy(&two),
+            String::from_utf8_lossy(&expected)
+        );
+        let from_empty = appended_text(b"[]\n", &[entry("x")]);
+        assert_eq!(from_empty, pretty_bytes(&vec![entry("x")]));
+        let compact = appended_text(br#"[{"odd":1}]"#, &[entry("x")]);
+        let v: Value = serde_json::from_slice(&compact).unwrap();
+        assert_eq!(v[0], serde_json::json!({"odd": 1}));
+        assert_eq!(v[1]["text"], "x");
+    }
 }

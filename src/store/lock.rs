@@ -22,6 +22,42 @@ pub const REFRESH_EVERY: Duration = Duration::from_secs(5);
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(5);
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
+/// After waiting this long, poll quickly (every 1–10 ms) instead of backing off further.
+const PATIENT_FOR: Duration = Duration::from_secs(1);
+const AGED_POLL_MIN: Duration = Duration::from_millis(1);
+const AGED_POLL_MAX: Duration = Duration::from_millis(10);
+/// A process that just released a contended lock pauses this long (at random, up to) before
+/// taking the same lock again, so a writer in a tight loop cannot starve the waiting ones.
+const FAIRNESS_PAUSE: Duration = Duration::from_millis(10);
+const FAIRNESS_WINDOW: Duration = Duration::from_millis(50);
+
+/// Contended locks this process released recently: (lock directory, when).
+fn recently_released() -> &'static Mutex<Vec<(PathBuf, Instant)>> {
+    static RECENT: OnceLock<Mutex<Vec<(PathBuf, Instant)>>> = OnceLock::new();
+    RECENT.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn note_contended_release(dir: &Path) {
+    let mut recent = match recently_released().lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    recent.retain(|(d, at)| d != dir && at.elapsed() < FAIRNESS_WINDOW);
+    recent.push((dir.to_path_buf(), Instant::now()));
+}
+
+/// True (once) when this process released `dir` after a contended hold within the window.
+fn take_recent_release(dir: &Path) -> bool {
+    let mut recent = match recently_released().lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    let found = recent
+        .iter()
+        .any(|(d, at)| d == dir && at.elapsed() < FAIRNESS_WINDOW);
+    recent.retain(|(d, at)| d != dir && at.elapsed() < FAIRNESS_WINDOW);
+    found
+}
 
 /// The lock directory of `target`: `<target>.lock`.
 pub fn lock_dir_of(target: &Path) -> PathBuf {
@@ -104,6 +140,8 @@ pub fn touch_dir(dir: &Path) -> std::io::Result<()> {
 pub struct LockGuard {
     id: u64,
     dir: PathBuf,
+    /// Someone else held the lock while we were acquiring it.
+    contended: bool,
 }
 
 impl LockGuard {
@@ -126,6 +164,9 @@ impl Drop for LockGuard {
             && e.kind() != std::io::ErrorKind::NotFound
         {
             tracing::warn!("cannot remove lock {}: {e}", self.dir.display());
+        }
+        if still_held && self.contended {
+            note_contended_release(&self.dir);
         }
     }
 }
@@ -179,12 +220,19 @@ fn try_once(dir: &Path) -> Result<Attempt> {
     }
 }
 
-/// Takes `<target>.lock/`, retrying with jittered backoff (5 ms doubling to 100 ms) until
-/// `timeout` has passed. The target itself need not exist.
+/// Takes `<target>.lock/`, retrying with jittered backoff (5 ms doubling to 100 ms; after 1 s
+/// of waiting, every 1–10 ms so long waiters are not starved) until `timeout` has passed.
+/// The target itself need not exist.
 pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
     let dir = lock_dir_of(target);
     let deadline = Instant::now() + timeout;
+    let started = Instant::now();
     let mut backoff = FIRST_BACKOFF;
+    let mut contended = false;
+    if take_recent_release(&dir) {
+        let pause = rand::rng().random_range(Duration::ZERO..FAIRNESS_PAUSE);
+        std::thread::sleep(pause);
+    }
     loop {
         match try_once(&dir)? {
             Attempt::Acquired => {
@@ -199,19 +247,27 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
                     )
                 });
                 start_refresher();
-                return Ok(LockGuard { id, dir });
+                return Ok(LockGuard { id, dir, contended });
             }
             Attempt::Busy => {
+                contended = true;
                 let now = Instant::now();
                 if now >= deadline {
                     return Err(StoreError::LockTimeout {
                         path: target.to_path_buf(),
                     });
                 }
-                let jitter = rand::rng().random_range(0.5..1.5);
-                let wait = backoff.mul_f64(jitter).min(deadline - now);
-                std::thread::sleep(wait);
-                backoff = (backoff * 2).min(MAX_BACKOFF);
+                let mut rng = rand::rng();
+                let wait = if now.duration_since(started) < PATIENT_FOR {
+                    let w = backoff.mul_f64(rng.random_range(0.5..1.5));
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    w
+                } else {
+                    // Aging: a writer that has waited long polls often, so under heavy
+                    // contention the oldest waiters win over newcomers still backing off.
+                    rng.random_range(AGED_POLL_MIN..AGED_POLL_MAX)
+                };
+                std::thread::sleep(wait.min(deadline - now));
             }
         }
     }

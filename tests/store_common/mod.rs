@@ -97,8 +97,10 @@ pub enum ChildJob<'a> {
         count: usize,
         prefix: &'a str,
     },
-    /// Take the lead liveness lock, print `held`, then wait forever.
+    /// Take the lead liveness lock, write `<home>/held-marker`, then wait forever.
     HoldLead { home: &'a Path, team: &'a str },
+    /// Install the signal cleanup, take `<target>.lock/`, write `<target>.held`, wait forever.
+    HoldLock { target: &'a Path },
 }
 
 /// A command that re-runs this test executable as a child doing `job`.
@@ -124,6 +126,7 @@ pub fn child_command(job: ChildJob<'_>) -> Command {
             home.display()
         ),
         ChildJob::HoldLead { home, team } => format!("hold-lead\n{}\n{team}", home.display()),
+        ChildJob::HoldLock { target } => format!("hold-lock\n{}", target.display()),
     };
     cmd.env(CHILD_ENV, spec)
         .env_remove("CLAUDE_CONFIG_DIR")
@@ -167,6 +170,17 @@ pub fn child_entry() {
                 .open(home.root.join("held-marker"))
                 .unwrap();
             out.write_all(b"held").unwrap();
+            loop {
+                std::thread::sleep(Duration::from_secs(60));
+            }
+        }
+        ["hold-lock", target] => {
+            lock::install_signal_cleanup().unwrap();
+            let target = Path::new(target);
+            let _held = lock::acquire(target, Duration::from_secs(10)).unwrap();
+            let mut marker = target.as_os_str().to_owned();
+            marker.push(".held");
+            std::fs::write(PathBuf::from(marker), b"held").unwrap();
             loop {
                 std::thread::sleep(Duration::from_secs(60));
             }

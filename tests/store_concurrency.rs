@@ -1,0 +1,232 @@
+//! Many real writer processes on one inbox: nothing lost, nothing duplicated, and a writer
+//! killed at any moment never leaves an invalid inbox. Stale lock directories are taken over,
+//! fresh ones are waited for, and a signalled process removes the locks it holds.
+
+mod store_common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use rand::Rng;
+use teamlead::protocol::InboxEntry;
+use teamlead::store::{StoreError, inbox, lock};
+
+use store_common::{
+    ChildGuard, ChildJob, TempHome, assert_exactly_once, child_command, inbox_texts, wait_until,
+};
+
+#[test]
+fn child_process_entry() {
+    store_common::child_entry();
+}
+
+const TEAM: &str = "alpha";
+const TO: &str = "team-lead";
+
+fn lock_dir(path: &std::path::Path) -> PathBuf {
+    lock::lock_dir_of(path)
+}
+
+#[test]
+fn thirty_two_writers_times_a_hundred_messages() {
+    let t = TempHome::new();
+    let writers = 32;
+    let per_writer = 100;
+    let prefixes: Vec<String> = (0..writers).map(|w| format!("w{w}")).collect();
+    let children: Vec<ChildGuard> = prefixes
+        .iter()
+        .map(|p| {
+            ChildGuard(
+                child_command(ChildJob::Append {
+                    home: &t.home.root,
+                    team: TEAM,
+                    to: TO,
+                    from: p,
+                    count: per_writer,
+                    prefix: p,
+                })
+                .spawn()
+                .unwrap(),
+            )
+        })
+        .collect();
+    for mut child in children {
+        let out = child.0.wait().unwrap();
+        let mut err = String::new();
+        if let Some(mut e) = child.0.stderr.take() {
+            use std::io::Read;
+            let _ = e.read_to_string(&mut err);
+        }
+        assert!(out.success(), "a writer failed: {err}");
+    }
+    let path = t.home.inbox_path(TEAM, TO).unwrap();
+    let texts = inbox_texts(&path);
+    assert_exactly_once(&texts, &prefixes, per_writer);
+    assert!(!lock_dir(&path).exists(), "lock directory left behind");
+    let read = inbox::read(&t.home, TEAM, TO).unwrap();
+    assert_eq!(read.entries.len(), writers * per_writer);
+    assert!(read.bad.is_empty());
+}
+
+#[test]
+fn sigkilled_writers_never_leave_an_invalid_inbox() {
+    let t = TempHome::new();
+    let path = t.home.inbox_path(TEAM, TO).unwrap();
+    let mut rng = rand::rng();
+    let mut previous = 0;
+    for round in 0..25 {
+        let prefix = format!("r{round}");
+        let mut child = ChildGuard(
+            child_command(ChildJob::Append {
+                home: &t.home.root,
+                team: TEAM,
+                to: TO,
+                from: "killer-test",
+                count: 100_000,
+                prefix: &prefix,
+            })
+            .spawn()
+            .unwrap(),
+        );
+        // Kill it at a random moment while it is appending.
+        let started = wait_until(Duration::from_secs(20), || {
+            std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .and_then(|v| v.as_array().map(Vec::len))
+                .is_some_and(|n| n > previous)
+        });
+        assert!(started, "round {round}: the writer never appended");
+        std::thread::sleep(Duration::from_millis(rng.random_range(0..15)));
+        child.0.kill().unwrap();
+        child.0.wait().unwrap();
+
+        let texts = inbox_texts(&path);
+        assert!(
+            texts.len() >= previous,
+            "round {round}: entries were lost ({} < {previous})",
+            texts.len()
+        );
+        let read = inbox::read(&t.home, TEAM, TO).unwrap();
+        assert!(read.bad.is_empty());
+        previous = texts.len();
+        // A lock held at the moment of the kill stays behind (SIGKILL runs no cleanup); the
+        // writer is dead, so clear it here rather than wait the 10 s staleness each round.
+        let _ = std::fs::remove_dir(lock_dir(&path));
+    }
+    // The inbox still takes appends, and every entry's text is one of ours, in order per round.
+    inbox::append(&t.home, TEAM, TO, &InboxEntry::new("after", "last")).unwrap();
+    let texts = inbox_texts(&path);
+    assert_eq!(texts.last().map(String::as_str), Some("last"));
+    assert_eq!(texts.len(), previous + 1);
+}
+
+fn set_mtime(dir: &std::path::Path, ago: Duration) {
+    let f = std::fs::File::open(dir).unwrap();
+    f.set_modified(SystemTime::now() - ago).unwrap();
+}
+
+#[test]
+fn a_stale_lock_is_taken_over() {
+    let t = TempHome::new();
+    let path = t.home.inbox_path(TEAM, TO).unwrap();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let dir = lock_dir(&path);
+    std::fs::create_dir(&dir).unwrap();
+    set_mtime(&dir, Duration::from_secs(11));
+    let started = Instant::now();
+    inbox::append(
+        &t.home,
+        TEAM,
+        TO,
+        &InboxEntry::new("a", "through a stale lock"),
+    )
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(inbox_texts(&path), vec!["through a stale lock".to_string()]);
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_fresh_lock_is_waited_for() {
+    let t = TempHome::new();
+    let path = t.home.inbox_path(TEAM, TO).unwrap();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let dir = lock_dir(&path);
+    std::fs::create_dir(&dir).unwrap();
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    let home = t.home.clone();
+    let writer = std::thread::spawn(move || {
+        let r = inbox::append(&home, TEAM, TO, &InboxEntry::new("a", "after the wait"));
+        tx.send(r.map(|_| ())).unwrap();
+    });
+    // While the lock is there, the append does not happen.
+    assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+    assert!(inbox_texts(&path).is_empty());
+    std::fs::remove_dir(&dir).unwrap();
+    rx.recv_timeout(Duration::from_secs(5))
+        .expect("append finished after the lock was released")
+        .unwrap();
+    writer.join().unwrap();
+    assert_eq!(inbox_texts(&path), vec!["after the wait".to_string()]);
+}
+
+#[test]
+fn a_busy_lock_times_out_with_a_clear_error() {
+    let t = TempHome::new();
+    let target = t.home.root.join("file.json");
+    let held = lock::acquire(&target, Duration::from_secs(1)).unwrap();
+    let started = Instant::now();
+    let err = lock::acquire(&target, Duration::from_millis(200)).unwrap_err();
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    assert!(matches!(err, StoreError::LockTimeout { .. }));
+    assert!(err.to_string().contains("file.json"), "{err}");
+    drop(held);
+    assert!(!lock_dir(&target).exists());
+    lock::acquire(&target, Duration::from_millis(200)).unwrap();
+}
+
+#[test]
+fn a_held_lock_is_refreshed_every_five_seconds() {
+    let t = TempHome::new();
+    let target = t.home.root.join("long.json");
+    let held = lock::acquire(&target, Duration::from_secs(1)).unwrap();
+    set_mtime(held.dir(), Duration::from_secs(8));
+    let old = std::fs::metadata(held.dir()).unwrap().modified().unwrap();
+    let refreshed = wait_until(Duration::from_secs(8), || {
+        std::fs::metadata(held.dir()).unwrap().modified().unwrap() > old
+    });
+    assert!(refreshed, "the held lock's mtime was not refreshed");
+    // Another process would now see it as fresh, not stale.
+    let age = SystemTime::now()
+        .duration_since(std::fs::metadata(held.dir()).unwrap().modified().unwrap())
+        .unwrap_or_default();
+    assert!(age < Duration::from_secs(2));
+}
+
+#[test]
+fn a_signalled_process_removes_its_locks() {
+    let t = TempHome::new();
+    let target = t.home.root.join("held.json");
+    let mut child = ChildGuard(
+        child_command(ChildJob::HoldLock { target: &target })
+            .spawn()
+            .unwrap(),
+    );
+    let marker = t.home.root.join("held.json.held");
+    assert!(wait_until(Duration::from_secs(20), || marker.exists()));
+    assert!(lock_dir(&target).is_dir());
+    let pid = child.0.id() as i32;
+    // SAFETY: plain kill(2) on our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = child.0.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        status.code(),
+        Some(128 + libc::SIGTERM),
+        "{status:?} {:?}",
+        status.signal()
+    );
+    assert!(!lock_dir(&target).exists(), "the lock survived SIGTERM");
+}
