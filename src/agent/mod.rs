@@ -1,5 +1,22 @@
 //! The teammate runtime: its loop (wait for inbox or tasks, run a turn, idle notification,
-//! shutdown handshake), its permission gate (modes, rules, asking the lead), and its engines
-//! (`shell`: runs task commands, no model).
+//! shutdown handshake), its permission gate (modes, rules, asking the lead through the bridge
+//! or the mailbox), its engines (`shell`: runs task commands, no model), its events for the
+//! lead, and the in-process [`TeammateExecutor`](crate::backend::executor::TeammateExecutor).
 
 pub mod asker;
+pub mod error;
+pub mod events;
+pub mod gate;
+pub mod in_process;
+pub mod mailbox_asker;
+pub mod metrics;
+pub mod runtime;
+pub mod shell;
+
+pub use asker::{AskError, Asking, PermissionAsker};
+pub use error::AgentError;
+pub use events::{LogKind, StopReason, TeammateEvent, TeammateEventKind};
+pub use mailbox_asker::MailboxAsker;
+pub use runtime::{
+    Controls, EngineKind, TeammateConfig, TeammateHandle, run_teammate, spawn_in_process,
+};

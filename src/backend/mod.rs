@@ -5,6 +5,7 @@
 
 pub mod detect;
 pub mod error;
+pub mod executor;
 pub mod iterm2;
 pub mod launch;
 pub mod orphans;

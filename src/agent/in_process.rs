@@ -1,0 +1,203 @@
+//! The in-process [`TeammateExecutor`]: teammates are tokio tasks of the lead's process
+//! (see [`crate::agent::runtime`]), they ask permission through the lead's bridge and still
+//! talk through the inbox files, so every backend behaves the same. `pane_id` and
+//! `backendType` are `in-process`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use tokio::sync::mpsc;
+
+use super::asker::PermissionAsker;
+use super::error::blocking;
+use super::events::TeammateEvent;
+use super::runtime::{TeammateConfig, TeammateHandle, spawn_in_process};
+use crate::backend::executor::{
+    ExecutorError, SpawnRequest, Spawned, TeammateExecutor, shutdown_request_id,
+};
+use crate::protocol::frames::{Frame, ShutdownRequest};
+use crate::protocol::time::now_iso;
+use crate::protocol::{InboxEntry, LEAD_NAME};
+use crate::store::{self, Home, StoreError};
+
+/// `in-process`, as written to `tmuxPaneId` and `backendType`.
+pub const IN_PROCESS: &str = "in-process";
+
+/// Runs the teammates of one team inside this process.
+pub struct InProcessExecutor {
+    home: Home,
+    team: String,
+    asker: Arc<dyn PermissionAsker>,
+    events: mpsc::UnboundedSender<TeammateEvent>,
+    /// Applied to every teammate it starts (the poll interval, mostly).
+    template: Option<Box<dyn Fn(&mut TeammateConfig) + Send + Sync>>,
+    handles: Mutex<HashMap<String, TeammateHandle>>,
+}
+
+impl InProcessExecutor {
+    /// An executor for `team`; its teammates ask through `asker` and report on `events`.
+    pub fn new(
+        home: &Home,
+        team: &str,
+        asker: Arc<dyn PermissionAsker>,
+        events: mpsc::UnboundedSender<TeammateEvent>,
+    ) -> InProcessExecutor {
+        InProcessExecutor {
+            home: home.clone(),
+            team: team.to_string(),
+            asker,
+            events,
+            template: None,
+            handles: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Adjusts every teammate's configuration before it starts.
+    pub fn with_config(
+        mut self,
+        adjust: impl Fn(&mut TeammateConfig) + Send + Sync + 'static,
+    ) -> InProcessExecutor {
+        self.template = Some(Box::new(adjust));
+        self
+    }
+
+    fn handles(&self) -> std::sync::MutexGuard<'_, HashMap<String, TeammateHandle>> {
+        match self.handles.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// The handle of a running (or finished, not yet forgotten) teammate.
+    pub fn handle(&self, name: &str) -> Option<TeammateHandle> {
+        self.handles().get(name).cloned()
+    }
+
+    /// Stops only the current turn of `name` (Esc in its view). False when it was idle.
+    pub fn interrupt(&self, name: &str) -> bool {
+        self.handle(name).is_some_and(|h| h.interrupt_turn())
+    }
+
+    /// Names of the teammates it started that still run.
+    pub fn running(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .handles()
+            .iter()
+            .filter(|(_, h)| h.is_running())
+            .map(|(n, _)| n.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    async fn spawn_inner(&self, request: SpawnRequest) -> Result<Spawned, ExecutorError> {
+        if self.handle(&request.name).is_some_and(|h| h.is_running()) {
+            return Err(ExecutorError::AlreadyRunning(request.name));
+        }
+        let (home, team, name) = (self.home.clone(), self.team.clone(), request.name.clone());
+        let prompt = request.prompt.clone();
+        blocking(move || -> Result<(), StoreError> {
+            store::set_pane(&home, &team, &name, IN_PROCESS, Some(IN_PROCESS))?;
+            let first: Vec<InboxEntry> = prompt
+                .iter()
+                .map(|p| InboxEntry::new(LEAD_NAME, p.clone()))
+                .collect();
+            store::inbox::replace(&home, &team, &name, &first)
+        })
+        .await
+        .map_err(|e| ExecutorError::Failed(e.to_string()))?;
+
+        let mut config = TeammateConfig::new(&self.home, &self.team, &request.name, &request.cwd);
+        config.color = request.color.clone();
+        config.mode = request.mode;
+        config.plan_mode_required = request.plan_mode_required;
+        if let Some(adjust) = &self.template {
+            adjust(&mut config);
+        }
+        let handle = spawn_in_process(config, self.asker.clone(), self.events.clone());
+        self.handles().insert(request.name.clone(), handle);
+        Ok(Spawned {
+            pane_id: IN_PROCESS.to_string(),
+            backend_type: IN_PROCESS.to_string(),
+        })
+    }
+
+    async fn append(&self, name: &str, entry: InboxEntry) -> Result<(), ExecutorError> {
+        let (home, team, to) = (self.home.clone(), self.team.clone(), name.to_string());
+        blocking(move || store::inbox::append(&home, &team, &to, &entry).map(|_| ()))
+            .await
+            .map_err(|e| ExecutorError::Failed(e.to_string()))?;
+        self.wake(name);
+        Ok(())
+    }
+}
+
+impl TeammateExecutor for InProcessExecutor {
+    fn backend_type(&self) -> &'static str {
+        IN_PROCESS
+    }
+
+    fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<Spawned, ExecutorError>> {
+        self.spawn_inner(request).boxed()
+    }
+
+    fn send(&self, name: &str, entry: InboxEntry) -> BoxFuture<'_, Result<(), ExecutorError>> {
+        let name = name.to_string();
+        async move { self.append(&name, entry).await }.boxed()
+    }
+
+    fn wake(&self, name: &str) {
+        if let Some(h) = self.handle(name) {
+            h.wake();
+        }
+    }
+
+    fn terminate(
+        &self,
+        name: &str,
+        reason: Option<&str>,
+    ) -> BoxFuture<'_, Result<String, ExecutorError>> {
+        let name = name.to_string();
+        let reason = reason.map(str::to_string);
+        async move {
+            let request_id = shutdown_request_id(&name);
+            let frame = Frame::ShutdownRequest(ShutdownRequest {
+                request_id: request_id.clone(),
+                from: LEAD_NAME.to_string(),
+                reason,
+                timestamp: now_iso(),
+            });
+            self.append(&name, InboxEntry::frame(LEAD_NAME, &frame))
+                .await?;
+            Ok(request_id)
+        }
+        .boxed()
+    }
+
+    fn kill(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
+        let handle = self.handle(name);
+        let name = name.to_string();
+        async move {
+            let handle = handle.ok_or(ExecutorError::NoSuchTeammate(name))?;
+            handle.kill();
+            handle.join().await;
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn is_active(&self, name: &str) -> bool {
+        self.handle(name).is_some_and(|h| h.is_running())
+    }
+}
+
+impl Drop for InProcessExecutor {
+    /// The teammates die with the executor (their commands are killed).
+    fn drop(&mut self) {
+        for handle in self.handles().values() {
+            handle.kill();
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! The teammate runtime: its configuration and controls, the loop, the files it reads and
+//! writes, and the in-process handle. [`run_teammate`] is the whole teammate; in process it is
+//! a tokio task ([`spawn_in_process`]), and a teammate process will run the same function with
+//! a [`MailboxAsker`](crate::agent::mailbox_asker::MailboxAsker).
+
+pub mod config;
+pub mod handle;
+pub mod incoming;
+pub mod mailroom;
+pub(crate) mod teammate;
+
+use std::sync::Arc;
+
+pub use config::{Controls, EngineKind, TeammateConfig};
+pub use handle::{TeammateHandle, spawn_in_process, spawn_with_controls};
+
+use crate::agent::asker::PermissionAsker;
+use crate::agent::events::{EventSink, StopReason, TeammateEventKind};
+
+/// Runs a teammate until it shuts down (after a `shutdown_request` from the lead) or its
+/// `controls.stop` token is cancelled. Ends with a `Stopped` event.
+pub async fn run_teammate(
+    config: TeammateConfig,
+    asker: Arc<dyn PermissionAsker>,
+    events: EventSink,
+    controls: Controls,
+) -> StopReason {
+    let mut teammate = teammate::Teammate::new(config, asker, events.clone(), controls);
+    let reason = teammate.run().await;
+    events.send(TeammateEventKind::Stopped(reason.clone()));
+    reason
+}

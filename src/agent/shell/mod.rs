@@ -1,0 +1,505 @@
+//! The `shell` engine: a teammate without a model. A turn reads the new messages (each shown in
+//! its inline transcript as a `<teammate-message>`), takes the fenced code block of a message
+//! from `team-lead` as a command to run, and takes one task: one it owns and may resume, or an
+//! available one it claims (`check_busy`). In plan mode it first gets the plan approved. Each
+//! command goes through the permission gate, runs with `sh -c` in its working directory, and is
+//! reported to the lead (or to whoever sent the command) with its exit status and the tail of
+//! its output. A task whose command succeeded is marked completed; one that failed or was
+//! refused stays `in_progress` and owned by the teammate, so the lead sees it (and the teammate
+//! claims nothing else until the lead resets or reassigns it); an interrupted one is resumed
+//! after the next message. Tasks without a command are left for others.
+
+pub mod exec;
+mod plan;
+mod report;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::events::{LogKind, TeammateEventKind};
+use crate::agent::gate::ToolUse;
+use crate::agent::gate::ask::{AskContext, Authorization, authorize};
+use crate::agent::runtime::teammate::{Teammate, TurnOutcome, TurnReport};
+use crate::protocol::frames::IdleReason;
+use crate::protocol::render::teammate_message;
+use crate::protocol::task::first_code_block;
+use crate::protocol::{InboxEntry, LEAD_NAME, Task, TaskStatus};
+use crate::store::ClaimError;
+use crate::store::tasks::{available, unfinished_blockers};
+use exec::ExecOutcome;
+use plan::PlanOutcome;
+use report::{kept_note, outcome_text, short_command, task_label};
+
+/// Output lines of one command shown in the inline transcript.
+const SHOWN_LINES: usize = 200;
+
+/// Where a command came from.
+pub(crate) enum JobSource {
+    Task(Task),
+    /// A fenced code block in a message from `reply_to` (only `team-lead`).
+    Message {
+        reply_to: String,
+    },
+}
+
+/// One command to run this turn.
+pub(crate) struct Job {
+    pub source: JobSource,
+    pub command: Option<String>,
+}
+
+impl Job {
+    fn task(&self) -> Option<&Task> {
+        match &self.source {
+            JobSource::Task(t) => Some(t),
+            JobSource::Message { .. } => None,
+        }
+    }
+}
+
+/// The command in a message: the first fenced code block of a plain message from the lead.
+/// Messages from other teammates are only read (their reports quote output in fences).
+fn message_command(entry: &InboxEntry) -> Option<String> {
+    if entry.from != LEAD_NAME || entry.parse_frame().is_some() {
+        return None;
+    }
+    first_code_block(&entry.text)
+}
+
+/// One turn of the shell engine; `NoTurn` when there is neither a message nor a task.
+pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOutcome {
+    if !content.is_empty() {
+        tm.interrupted.clear();
+    }
+    let mut jobs = Vec::new();
+    for entry in &content {
+        tm.events.send(TeammateEventKind::Received {
+            from: entry.from.clone(),
+            color: entry.color.clone(),
+            summary: entry.summary.clone(),
+            text: entry.text.clone(),
+            rendered: teammate_message(entry),
+        });
+        if let Some(command) = message_command(entry) {
+            jobs.push(Job {
+                source: JobSource::Message {
+                    reply_to: entry.from.clone(),
+                },
+                command: Some(command),
+            });
+        }
+    }
+    if let Some(task) = pick_task(tm).await {
+        let command = task.command();
+        jobs.push(Job {
+            source: JobSource::Task(task),
+            command,
+        });
+    }
+    if content.is_empty() && jobs.is_empty() {
+        return TurnOutcome::NoTurn;
+    }
+    let working_on = jobs
+        .iter()
+        .find_map(Job::task)
+        .map(|t| (t.id.clone(), t.subject.clone()));
+    let cancel = tm.begin_turn(working_on.clone()).await;
+    let mut report = TurnReport::available();
+    if jobs.is_empty() {
+        report.summary = Some(format!("read {} message(s)", content.len()));
+        return TurnOutcome::Ended(report);
+    }
+
+    if tm.gate.mode() == crate::protocol::PermissionMode::Plan {
+        match plan::seek_approval(tm, &jobs, &cancel).await {
+            PlanOutcome::Approved => tm.events.send(TeammateEventKind::Working {
+                task: working_on.clone(),
+            }),
+            PlanOutcome::Rejected(feedback) => {
+                return TurnOutcome::Ended(plan_rejected(tm, &jobs, &feedback).await);
+            }
+            PlanOutcome::Interrupted => {
+                park_interrupted(tm, &jobs);
+                report.reason = IdleReason::Interrupted;
+                report.summary = Some("interrupted while waiting for plan approval".into());
+                return TurnOutcome::Ended(report);
+            }
+            PlanOutcome::Shutdown(request) => {
+                give_back(tm, &jobs).await;
+                report.shutdown = Some(request);
+                return TurnOutcome::Ended(report);
+            }
+            PlanOutcome::Failed(why) => {
+                give_back(tm, &jobs).await;
+                tm.events.log(LogKind::Warning, why.clone());
+                report.reason = IdleReason::Failed;
+                report.failure = Some(why);
+                return TurnOutcome::Ended(report);
+            }
+        }
+    }
+
+    for job in &jobs {
+        match run_job(tm, job, &cancel, working_on.clone()).await {
+            JobEnd::Done {
+                summary,
+                text,
+                task,
+            } => {
+                report.summary = Some(summary);
+                report.result = Some(text);
+                if let Some(id) = task {
+                    report.completed = Some((id, "resolved"));
+                }
+            }
+            JobEnd::Failed {
+                summary,
+                text,
+                task,
+            } => {
+                report.reason = IdleReason::Failed;
+                report.failure = Some(summary.clone());
+                report.summary = Some(summary);
+                report.result = Some(text);
+                if let Some(id) = task {
+                    report.completed = Some((id, "failed"));
+                }
+            }
+            JobEnd::Interrupted => {
+                park_interrupted(tm, std::slice::from_ref(job));
+                report.reason = IdleReason::Interrupted;
+                report.summary = Some("interrupted".to_string());
+                report.failure = None;
+                break;
+            }
+        }
+    }
+    TurnOutcome::Ended(report)
+}
+
+/// A task to work on: one it owns that it may resume (claimed again if only assigned), else
+/// the first available task with a command (claimed with `check_busy`). None while it still
+/// owns an unfinished task it may not resume (failed, refused, interrupted).
+async fn pick_task(tm: &mut Teammate) -> Option<Task> {
+    let all = match tm.mailroom.list_tasks() {
+        Ok(listing) => listing.tasks,
+        Err(e) => {
+            tm.events
+                .log(LogKind::Warning, format!("cannot read the task list: {e}"));
+            return None;
+        }
+    };
+    let me = tm.config.name.clone();
+    let mine: Vec<&Task> = all
+        .iter()
+        .filter(|t| {
+            t.owner.as_deref() == Some(me.as_str())
+                && t.status != TaskStatus::Completed
+                && !t.is_internal()
+        })
+        .collect();
+    // Forget parked tasks that are no longer mine and unfinished (the lead reset them).
+    tm.failed.retain(|id| mine.iter().any(|t| &t.id == id));
+    tm.interrupted.retain(|id| mine.iter().any(|t| &t.id == id));
+    for task in &mine {
+        if tm.failed.contains(&task.id)
+            || tm.interrupted.contains(&task.id)
+            || !unfinished_blockers(task, &all).is_empty()
+        {
+            continue;
+        }
+        if task.status == TaskStatus::InProgress {
+            return Some((*task).clone());
+        }
+        match tm.mailroom.claim(&task.id, false).await {
+            Ok(t) => return Some(t),
+            Err(e) => tm.events.log(
+                LogKind::Warning,
+                format!("cannot start task #{} assigned to me: {e}", task.id),
+            ),
+        }
+    }
+    if !mine.is_empty() {
+        return None;
+    }
+    for task in available(&all) {
+        if task.command().is_none() || tm.declined.contains(&task.id) {
+            continue;
+        }
+        match tm.mailroom.claim(&task.id, true).await {
+            Ok(claimed) => {
+                tm.events
+                    .log(LogKind::Note, format!("claimed {}", task_label(&claimed)));
+                return Some(claimed);
+            }
+            Err(ClaimError::AgentBusy { .. }) => return None,
+            Err(e) => tracing::debug!(teammate = %me, "claim #{}: {e}", task.id),
+        }
+    }
+    None
+}
+
+/// How one job ended.
+enum JobEnd {
+    Done {
+        summary: String,
+        text: String,
+        task: Option<String>,
+    },
+    Failed {
+        summary: String,
+        text: String,
+        task: Option<String>,
+    },
+    Interrupted,
+}
+
+/// Asks, runs and reports one job.
+async fn run_job(
+    tm: &mut Teammate,
+    job: &Job,
+    cancel: &CancellationToken,
+    working_on: Option<(String, String)>,
+) -> JobEnd {
+    let Some(mut command) = job.command.clone() else {
+        let task = job.task();
+        let label = task.map(task_label).unwrap_or_default();
+        let text = format!(
+            "{label} has no command for me to run (a shell teammate runs `metadata.command` or the first fenced code block of the description). {}",
+            kept_note(&tm.config.name)
+        );
+        let summary = format!("{label} not run: no command");
+        return fail(tm, job, summary, text).await;
+    };
+    let description = match &job.source {
+        JobSource::Task(t) => format!("{} (task #{})", t.subject, t.id),
+        JobSource::Message { reply_to } => format!("A command {reply_to} sent"),
+    };
+    let tool = ToolUse::Bash {
+        command: command.clone(),
+        description,
+    };
+    let authorization = {
+        let ctx = AskContext {
+            asker: &tm.asker,
+            name: &tm.config.name,
+            color: tm.config.color.as_deref(),
+            events: &tm.events,
+            cancel,
+        };
+        authorize(&mut tm.gate, &tool, &ctx).await
+    };
+    match authorization {
+        Authorization::Allowed {
+            asked,
+            updated_input,
+            mode,
+        } => {
+            if asked {
+                tm.events
+                    .log(LogKind::Note, "permission granted by team-lead");
+                tm.events
+                    .send(TeammateEventKind::Working { task: working_on });
+            }
+            if let Some(mode) = mode {
+                tm.change_mode(mode, "team-lead").await;
+            }
+            if let Some(updated) = updated_input
+                .as_ref()
+                .and_then(|v| v.get("command"))
+                .and_then(|c| c.as_str())
+            {
+                command = updated.to_string();
+            }
+        }
+        Authorization::Denied { asked, reason } => {
+            if asked {
+                tm.events
+                    .send(TeammateEventKind::Working { task: working_on });
+            }
+            return refused(tm, job, &command, &reason).await;
+        }
+        Authorization::Interrupted => return JobEnd::Interrupted,
+    }
+
+    tm.events.log(LogKind::Command, format!("$ {command}"));
+    let events = tm.events.clone();
+    let mut shown = 0usize;
+    let outcome = exec::run(&command, &tm.config.cwd, cancel, |line| {
+        if shown < SHOWN_LINES {
+            events.log(LogKind::Output, line);
+        }
+        shown += 1;
+    })
+    .await;
+    if shown > SHOWN_LINES {
+        tm.events.log(
+            LogKind::Note,
+            format!("… {} more output line(s) not shown", shown - SHOWN_LINES),
+        );
+    }
+    if outcome.status == exec::ExecStatus::Interrupted {
+        tm.events.log(LogKind::Result, "interrupted");
+        return JobEnd::Interrupted;
+    }
+    if outcome.status.success() {
+        succeeded(tm, job, &command, &outcome).await
+    } else {
+        failed(tm, job, &command, &outcome).await
+    }
+}
+
+/// Reports a command that exited 0 (and completes its task).
+async fn succeeded(tm: &mut Teammate, job: &Job, command: &str, outcome: &ExecOutcome) -> JobEnd {
+    let status = outcome.status.label();
+    match &job.source {
+        JobSource::Task(task) => {
+            if let Err(e) = tm.mailroom.complete(&task.id).await {
+                let summary = format!("task {} ran ({status}) but is not marked done", task.id);
+                let head = format!(
+                    "{} ran, but I could not mark it completed: {e}. {}",
+                    task_label(task),
+                    kept_note(&tm.config.name)
+                );
+                return fail(tm, job, summary, outcome_text(&head, command, outcome)).await;
+            }
+            let summary = format!("task {} done: {status}", task.id);
+            let head = format!("{} done.", task_label(task));
+            let text = outcome_text(&head, command, outcome);
+            send_report(tm, LEAD_NAME, &text, &summary).await;
+            JobEnd::Done {
+                summary,
+                text,
+                task: Some(task.id.clone()),
+            }
+        }
+        JobSource::Message { reply_to } => {
+            let summary = format!("ran `{}`: {status}", short_command(command));
+            let text = outcome_text("Ran the command you sent.", command, outcome);
+            send_report(tm, reply_to, &text, &summary).await;
+            JobEnd::Done {
+                summary,
+                text,
+                task: None,
+            }
+        }
+    }
+}
+
+/// Reports a command that failed.
+async fn failed(tm: &mut Teammate, job: &Job, command: &str, outcome: &ExecOutcome) -> JobEnd {
+    let status = outcome.status.label();
+    let (summary, head) = match &job.source {
+        JobSource::Task(task) => (
+            format!("task {} failed: {status}", task.id),
+            format!(
+                "{} failed. {}",
+                task_label(task),
+                kept_note(&tm.config.name)
+            ),
+        ),
+        JobSource::Message { .. } => (
+            format!("`{}` failed: {status}", short_command(command)),
+            "The command you sent failed.".to_string(),
+        ),
+    };
+    let text = outcome_text(&head, command, outcome);
+    fail(tm, job, summary, text).await
+}
+
+/// Reports a command the gate or the lead refused.
+async fn refused(tm: &mut Teammate, job: &Job, command: &str, reason: &str) -> JobEnd {
+    tm.events.log(LogKind::Result, format!("not run: {reason}"));
+    let (summary, text) = match &job.source {
+        JobSource::Task(task) => (
+            format!("task {} not run: {reason}", task.id),
+            format!(
+                "{} not run: {reason}.\n\n$ {command}\n\n{}",
+                task_label(task),
+                kept_note(&tm.config.name)
+            ),
+        ),
+        JobSource::Message { .. } => (
+            format!("did not run `{}`: {reason}", short_command(command)),
+            format!("I did not run the command you sent: {reason}.\n\n$ {command}"),
+        ),
+    };
+    fail(tm, job, summary, text).await
+}
+
+/// Sends a failure report, parks the task, and says so.
+async fn fail(tm: &mut Teammate, job: &Job, summary: String, text: String) -> JobEnd {
+    let to = match &job.source {
+        JobSource::Task(task) => {
+            tm.failed.insert(task.id.clone());
+            LEAD_NAME.to_string()
+        }
+        JobSource::Message { reply_to } => reply_to.clone(),
+    };
+    send_report(tm, &to, &text, &summary).await;
+    JobEnd::Failed {
+        summary,
+        text,
+        task: job.task().map(|t| t.id.clone()),
+    }
+}
+
+async fn send_report(tm: &Teammate, to: &str, text: &str, summary: &str) {
+    tm.events.log(LogKind::Result, summary.to_string());
+    let entry = tm.mailroom.entry(text, Some(summary));
+    if let Err(e) = tm.mailroom.send(to, entry).await {
+        tm.events.log(
+            LogKind::Warning,
+            format!("cannot send my report to {to}: {e}"),
+        );
+    }
+}
+
+/// Interrupted tasks stay owned and resume after the next message.
+fn park_interrupted(tm: &mut Teammate, jobs: &[Job]) {
+    for task in jobs.iter().filter_map(Job::task) {
+        tm.interrupted.insert(task.id.clone());
+        tm.events.log(
+            LogKind::Note,
+            format!(
+                "interrupted: {} stays mine and resumes after the next message",
+                task_label(task)
+            ),
+        );
+    }
+}
+
+/// Gives the turn's tasks back: pending, no owner.
+async fn give_back(tm: &mut Teammate, jobs: &[Job]) -> Vec<String> {
+    let mut ids = Vec::new();
+    for task in jobs.iter().filter_map(Job::task) {
+        match tm.mailroom.release(&task.id).await {
+            Ok(()) => ids.push(task.id.clone()),
+            Err(e) => tm.events.log(
+                LogKind::Warning,
+                format!("cannot give back task #{}: {e}", task.id),
+            ),
+        }
+    }
+    ids
+}
+
+/// The lead rejected the plan: give the tasks back, do not claim them again until the mode
+/// changes, and tell the lead.
+async fn plan_rejected(tm: &mut Teammate, jobs: &[Job], feedback: &str) -> TurnReport {
+    let ids = give_back(tm, jobs).await;
+    tm.declined.extend(ids.iter().cloned());
+    let mut text = format!("My plan was rejected: {feedback}\n\nI ran nothing.");
+    if !ids.is_empty() {
+        let list: Vec<String> = ids.iter().map(|id| format!("#{id}")).collect();
+        text.push_str(&format!(
+            " I gave back task(s) {} (pending, no owner) and will not claim them again unless my mode changes.",
+            list.join(", ")
+        ));
+    }
+    let summary = "plan rejected: nothing run".to_string();
+    send_report(tm, LEAD_NAME, &text, &summary).await;
+    let mut report = TurnReport::available();
+    report.summary = Some(summary);
+    report.result = Some(text);
+    report
+}
