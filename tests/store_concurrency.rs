@@ -230,3 +230,58 @@ fn a_signalled_process_removes_its_locks() {
     );
     assert!(!lock_dir(&target).exists(), "the lock survived SIGTERM");
 }
+
+#[test]
+fn sigkilled_teamlead_send_never_leaves_an_invalid_inbox() {
+    let t = TempHome::new();
+    let cwd = t.home.root.to_string_lossy().into_owned();
+    teamlead::store::create_team(
+        &t.home,
+        &teamlead::protocol::TeamFile::new(TEAM, None, &cwd),
+    )
+    .unwrap();
+    let path = t.home.inbox_path(TEAM, TO).unwrap();
+    let filler: Vec<InboxEntry> = (0..300)
+        .map(|i| InboxEntry::new("filler", format!("filler-{i}")))
+        .collect();
+    inbox::append_many(&t.home, TEAM, TO, &filler).unwrap();
+    let mut rng = rand::rng();
+    let mut previous = inbox_texts(&path).len();
+    let mut confirmed = Vec::new();
+    for round in 0..40 {
+        let text = format!("send-{round}");
+        let mut child = ChildGuard(
+            std::process::Command::new(env!("CARGO_BIN_EXE_teamlead"))
+                .arg("send")
+                .arg("--home")
+                .arg(&t.home.root)
+                .args(["--team", TEAM, "--to", TO, "--from", "killer-test", &text])
+                .env_remove("CLAUDE_CONFIG_DIR")
+                .env_remove("TEAMLEAD_HOME")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        std::thread::sleep(Duration::from_micros(rng.random_range(0..20_000)));
+        let _ = child.0.kill();
+        let status = child.0.wait().unwrap();
+        if status.success() {
+            // Exit 0 promises the message is durably there.
+            confirmed.push(text);
+        }
+        let texts = inbox_texts(&path);
+        assert!(texts.len() >= previous, "round {round}: entries were lost");
+        previous = texts.len();
+        let _ = std::fs::remove_dir(lock_dir(&path));
+    }
+    eprintln!("{} of 40 sends finished before the kill", confirmed.len());
+    let texts = inbox_texts(&path);
+    for text in &confirmed {
+        assert_eq!(texts.iter().filter(|t| *t == text).count(), 1, "{text}");
+    }
+    assert_eq!(
+        texts.iter().filter(|t| t.starts_with("filler-")).count(),
+        300
+    );
+}
