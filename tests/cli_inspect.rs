@@ -1,0 +1,421 @@
+//! `teamlead inspect` and `teamlead send` with the real binary on copies of the fixtures:
+//! what a user reads (blockers, availability, unread previews, problems), that inspect never
+//! writes, that a sent message shows up, and that bad names fail in one line without writing.
+
+mod cli_common;
+
+use cli_common::{TestHome, lock_dirs, snapshot};
+use serde_json::Value;
+
+fn stdout_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn line_with<'a>(text: &'a str, needle: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{text}"))
+}
+
+#[test]
+fn inspect_seed_team_shows_blockers_availability_and_unread() {
+    let t = TestHome::fixture("seed-2.1.45");
+    let before = snapshot(&t.home());
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout_of(&out);
+
+    let task3 = line_with(&text, "#3 ");
+    assert!(task3.contains("blocked by #2 (in_progress"), "{task3}");
+    assert!(
+        !task3.contains("#1"),
+        "a completed blocker no longer blocks: {task3}"
+    );
+    assert!(line_with(&text, "#4 ").contains("[available]"));
+    assert!(line_with(&text, "#5 ").contains("internal"));
+    assert!(!line_with(&text, "#5 ").contains("available"));
+    assert!(line_with(&text, "available:").contains("#4"));
+
+    assert!(text.contains("team-lead: 3 unread"), "{text}");
+    let perm = line_with(&text, "permission request: Bash `mkdir -p");
+    assert!(perm.contains("from farewell-builder"), "{perm}");
+    assert!(text.contains("greeter is idle"), "{text}");
+    assert!(
+        text.contains("worker: All 2 tasks completed successfully"),
+        "{text}"
+    );
+
+    let member = line_with(&text, "frontend-engineer  ");
+    assert!(
+        member.contains("in-process") && member.contains("blue"),
+        "{member}"
+    );
+    assert!(text.contains("problems: none"), "{text}");
+    assert_eq!(
+        before,
+        snapshot(&t.home()),
+        "inspect must not write anything"
+    );
+}
+
+#[test]
+fn inspect_seed_team_as_json() {
+    let t = TestHome::fixture("seed-2.1.45");
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let task = |id: &str| {
+        doc["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let t3 = task("3");
+    assert_eq!(t3["blocked_by"], serde_json::json!(["1", "2"]));
+    assert_eq!(
+        t3["waiting_on"],
+        serde_json::json!([{"id": "2", "status": "in_progress", "owner": "backend-engineer"}])
+    );
+    assert_eq!(t3["available"], false);
+    assert_eq!(task("4")["available"], true);
+    assert_eq!(task("5")["internal"], true);
+    assert_eq!(doc["available"], serde_json::json!(["4"]));
+
+    let lead_inbox = doc["inboxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["member"] == "team-lead")
+        .unwrap();
+    assert_eq!(lead_inbox["unread"], 3);
+    let recent = lead_inbox["recent_unread"].as_array().unwrap();
+    let perm = recent
+        .iter()
+        .find(|m| m["kind"] == "permission_request")
+        .unwrap();
+    assert_eq!(perm["from"], "farewell-builder");
+    assert!(
+        perm["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("permission request: Bash `mkdir -p")
+    );
+    assert_eq!(doc["members"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["lead_alive"], false);
+    assert_eq!(doc["problems"], serde_json::json!([]));
+}
+
+#[test]
+fn inspect_without_a_team_lists_teams() {
+    let t = TestHome::fixture("seed-2.1.45");
+    let out = t.cmd().arg("inspect").output().unwrap();
+    assert!(out.status.success());
+    let text = stdout_of(&out);
+    let row = line_with(&text, "codebase-research");
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cols,
+        ["codebase-research", "2", "not", "running", "3", "5"],
+        "{row}"
+    );
+
+    let out = t.cmd().args(["inspect", "--json"]).output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["teams"][0]["name"], "codebase-research");
+    assert_eq!(doc["teams"][0]["members"], 2);
+    assert_eq!(doc["teams"][0]["unread_for_lead"], 3);
+    assert_eq!(doc["teams"][0]["lead_alive"], false);
+
+    let empty = TestHome::empty();
+    let out = empty.cmd().arg("inspect").output().unwrap();
+    assert!(out.status.success());
+    assert!(stdout_of(&out).contains("no teams"));
+}
+
+#[test]
+fn inspect_reads_claude_code_files_of_both_versions() {
+    let t = TestHome::fixture("claude-code-2.1.329");
+    let out = t
+        .cmd()
+        .args(["inspect", "session-abc12345"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout_of(&out);
+    assert!(text.contains("team-lead: 5 unread (5 total)"), "{text}");
+    assert!(text.contains("permission request: Bash `touch made_by_bash.txt` from worker"));
+    assert!(text.contains("worker approved shutdown"), "{text}");
+    let worker = line_with(&text, "worker  ");
+    assert!(worker.contains("tmux") && worker.contains("%1") && worker.contains("blue"));
+    assert!(text.contains("problems: none"), "{text}");
+
+    let t = TestHome::fixture("claude-code-2.1.45");
+    let out = t
+        .cmd()
+        .args(["inspect", "session-abc12345"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    assert!(out.status.success(), "{out:?}");
+    assert!(line_with(&text, "worker  ").contains("idle"), "{text}");
+    assert!(text.contains("worker: 0 unread (1 total)"), "{text}");
+    assert!(text.contains("team-lead: 2 unread"), "{text}");
+    assert!(text.contains("worker: mock teammate says hi"), "{text}");
+}
+
+#[test]
+fn inspect_reports_problems_without_touching_them() {
+    let t = TestHome::empty();
+    t.write_team("broken", &["a"]);
+    let team = t.home().join("teams/broken");
+    // A member entry without agentId.
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(team.join("config.json")).unwrap()).unwrap();
+    config["members"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"name": "ghost"}));
+    std::fs::write(team.join("config.json"), config.to_string()).unwrap();
+    // An inbox that is not an array, and one with an entry that fails the schema.
+    std::fs::write(team.join("inboxes/a.json"), "{\"oops\": 1}").unwrap();
+    std::fs::write(
+        team.join("inboxes/team-lead.json"),
+        r#"[{"from":"a","text":"hi","timestamp":"2026-01-01T00:00:00.000Z"},{"text":"no sender"}]"#,
+    )
+    .unwrap();
+    // Tasks: a dangling blocker and a file that is not a task.
+    let tasks = t.home().join("tasks/broken");
+    std::fs::create_dir_all(&tasks).unwrap();
+    std::fs::write(
+        tasks.join("1.json"),
+        r#"{"id":"1","subject":"s","description":"","status":"pending","blocks":[],"blockedBy":["9"]}"#,
+    )
+    .unwrap();
+    std::fs::write(tasks.join("2.json"), "not json").unwrap();
+    // A lock directory a dead writer left 60 s ago.
+    let stale = team.join("config.json.lock");
+    std::fs::create_dir(&stale).unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::open(&stale)
+        .unwrap()
+        .set_times(
+            std::fs::FileTimes::new()
+                .set_modified(old)
+                .set_accessed(old),
+        )
+        .unwrap();
+
+    let before = snapshot(&t.home());
+    let out = t.cmd().args(["inspect", "broken"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("member entry without a string agentId"),
+        "{text}"
+    );
+    assert!(text.contains("inboxes/a.json: not a JSON array"), "{text}");
+    assert!(
+        text.contains("1 entry without string from/text/timestamp"),
+        "{text}"
+    );
+    assert!(
+        text.contains("blocked by #9, which does not exist"),
+        "{text}"
+    );
+    assert!(text.contains("tasks/broken/2.json"), "{text}");
+    assert!(
+        text.contains("config.json.lock: stale lock directory"),
+        "{text}"
+    );
+    assert!(text.contains("team-lead: 1 unread"), "{text}");
+    assert_eq!(
+        before,
+        snapshot(&t.home()),
+        "inspect must not write, move or quarantine"
+    );
+
+    let out = t
+        .cmd()
+        .args(["inspect", "broken", "--json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["problems"].as_array().unwrap().len(), 6, "{doc:#}");
+}
+
+#[test]
+fn send_then_inspect_shows_the_message() {
+    let t = TestHome::fixture("seed-2.1.45");
+    t.cmd()
+        .args([
+            "send",
+            "--team",
+            "codebase-research",
+            "--to",
+            "team-lead",
+            "--from",
+            "frontend-engineer",
+            "--summary",
+            "dashboard mapped",
+            "The dashboard has 14 routes.",
+        ])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "sent to team-lead@codebase-research",
+        ));
+    assert!(lock_dirs(&t.home()).is_empty(), "no lock directory is left");
+
+    let inbox: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            t.home()
+                .join("teams/codebase-research/inboxes/team-lead.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let last = inbox.as_array().unwrap().last().unwrap();
+    assert_eq!(last["from"], "frontend-engineer");
+    assert_eq!(last["text"], "The dashboard has 14 routes.");
+    assert_eq!(last["summary"], "dashboard mapped");
+    assert_eq!(
+        last["color"], "blue",
+        "the sender's color from the team file"
+    );
+    assert_eq!(last["msgV"], 1);
+    assert_eq!(last["type"], "message");
+    assert_eq!(last["read"], false);
+    assert!(last["msg_id"].as_str().is_some_and(|id| id.len() == 36));
+
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    assert!(text.contains("team-lead: 4 unread (4 total)"), "{text}");
+    assert!(
+        text.contains("frontend-engineer: dashboard mapped"),
+        "{text}"
+    );
+
+    // To a teammate that has no inbox yet; from the lead by default.
+    t.cmd()
+        .args([
+            "send",
+            "--team",
+            "codebase-research",
+            "--to",
+            "frontend-engineer",
+            "go on",
+        ])
+        .assert()
+        .success();
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    assert!(text.contains("frontend-engineer: 1 unread"), "{text}");
+    assert!(text.contains("team-lead: go on"), "{text}");
+}
+
+#[test]
+fn bad_names_fail_in_one_line_and_write_nothing() {
+    let t = TestHome::fixture("seed-2.1.45");
+    let before = snapshot(t.root.path());
+    let cases: &[&[&str]] = &[
+        &["send", "--team", "../../etc", "--to", "team-lead", "x"],
+        &[
+            "send",
+            "--team",
+            "codebase-research",
+            "--to",
+            "../../etc",
+            "x",
+        ],
+        &["send", "--team", "codebase-research", "--to", "a/b", "x"],
+        &[
+            "send",
+            "--team",
+            "codebase-research",
+            "--to",
+            "team-lead",
+            "--from",
+            "..",
+            "x",
+        ],
+        &["send", "--team", "no-such-team", "--to", "team-lead", "x"],
+        &["inspect", "../../etc"],
+        &["inspect", "no-such-team"],
+        &["monitor", "../../etc"],
+        &["task", "add", "--team", "../../etc", "s"],
+        &["task", "list", "--team", "no-such-team"],
+        &[
+            "task",
+            "claim",
+            "../1",
+            "--team",
+            "codebase-research",
+            "--owner",
+            "a",
+        ],
+        &[
+            "task",
+            "claim",
+            "4",
+            "--team",
+            "codebase-research",
+            "--owner",
+            "../../x",
+        ],
+        &[
+            "task",
+            "add",
+            "--team",
+            "codebase-research",
+            "s",
+            "--blocked-by",
+            "../2",
+        ],
+    ];
+    for args in cases {
+        let out = t.cmd().args(*args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.lines().count(),
+            1,
+            "{args:?}: one line, got {stderr:?}"
+        );
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let after = snapshot(t.root.path());
+    let added: Vec<_> = after
+        .keys()
+        .filter(|p| !before.contains_key(*p) && !p.starts_with(t.logs()))
+        .collect();
+    assert!(added.is_empty(), "nothing may be created: {added:?}");
+    let home_before: Vec<_> = before
+        .iter()
+        .filter(|(p, _)| p.starts_with(t.home()))
+        .collect();
+    let home_after: Vec<_> = after
+        .iter()
+        .filter(|(p, _)| p.starts_with(t.home()))
+        .collect();
+    assert_eq!(home_before, home_after, "the home is untouched");
+}
