@@ -9,3 +9,4 @@ pub mod agent;
 pub mod lead;
 pub mod watch;
 pub mod cli;
+pub mod ui;

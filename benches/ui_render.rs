@@ -1,0 +1,2 @@
+//! Benchmark of one UI frame (filled in with the UI).
+fn main() {}

@@ -1,0 +1,134 @@
+//! The app loop, generic over the ratatui backend and over its input stream so tests drive it
+//! with a `TestBackend` and scripted keys. One `select!` over controller events, outgoing
+//! commands, terminal input, signals and a one-second tick; a frame is drawn only when
+//! something changed, after every event already waiting has been applied (coalesced redraws).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crossterm::event::Event;
+use futures::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::sync::mpsc;
+use tokio::time::MissedTickBehavior;
+
+use crate::lead::view::{LeadCommand, LeadEvent};
+use crate::ui::error::UiError;
+use crate::ui::render;
+use crate::ui::state::{AppState, QuitState};
+
+/// How the loop talks to the world.
+pub struct AppIo<I, G> {
+    /// Terminal events (crossterm's `EventStream`, or a scripted stream).
+    pub input: I,
+    /// Events from the lead controller.
+    pub events: mpsc::Receiver<LeadEvent>,
+    /// Commands to the lead controller.
+    pub commands: mpsc::Sender<LeadCommand>,
+    /// One item per SIGINT/SIGTERM/SIGHUP (an endless pending stream in tests).
+    pub signals: G,
+    /// The wall clock in epoch milliseconds.
+    pub clock: fn() -> u64,
+}
+
+/// The system clock in epoch milliseconds.
+pub fn system_clock() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn draw_error<E: std::fmt::Display>(e: E) -> UiError {
+    UiError::Terminal(e.to_string())
+}
+
+/// Runs the UI until the controller says `Exited` (or goes away), or the user forces a quit.
+/// Returns the final state. The terminal is left as it is: restoring it is the caller's.
+pub async fn run<B, I, G>(
+    terminal: &mut Terminal<B>,
+    mut state: AppState,
+    mut io: AppIo<I, G>,
+) -> Result<AppState, UiError>
+where
+    B: Backend,
+    I: Stream<Item = std::io::Result<Event>> + Unpin,
+    G: Stream<Item = ()> + Unpin,
+{
+    let mut outbox: VecDeque<LeadCommand> = VecDeque::new();
+    let mut input_open = true;
+    let mut signals_open = true;
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    state.now_ms = (io.clock)();
+    loop {
+        outbox.extend(state.take_commands());
+        if state.dirty {
+            terminal
+                .draw(|frame| render::render(frame, &mut state))
+                .map_err(draw_error)?;
+            state.dirty = false;
+        }
+        if state.exit {
+            break;
+        }
+        tokio::select! {
+            biased;
+            event = io.events.recv() => match event {
+                Some(event) => {
+                    state.apply(event);
+                    // Apply everything already waiting before the next frame.
+                    while !state.exit {
+                        match io.events.try_recv() {
+                            Ok(event) => state.apply(event),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                None => {
+                    // The controller is gone: nothing more will happen.
+                    state.exit = true;
+                    state.dirty = true;
+                }
+            },
+            permit = io.commands.reserve(), if !outbox.is_empty() => match permit {
+                Ok(permit) => {
+                    if let Some(command) = outbox.pop_front() {
+                        permit.send(command);
+                    }
+                }
+                Err(_) => state.exit = true,
+            },
+            input = io.input.next(), if input_open => match input {
+                Some(Ok(event)) => {
+                    state.now_ms = (io.clock)();
+                    state.handle_event(event);
+                }
+                Some(Err(e)) => return Err(UiError::Io(e)),
+                None => input_open = false,
+            },
+            signal = io.signals.next(), if signals_open => match signal {
+                Some(()) => {
+                    if state.quit == QuitState::Requested {
+                        state.exit = true;
+                    } else {
+                        state.send(LeadCommand::Quit);
+                        state.quit = QuitState::Requested;
+                        state.dirty = true;
+                    }
+                }
+                None => signals_open = false,
+            },
+            _ = tick.tick() => state.tick((io.clock)()),
+        }
+    }
+    // Best effort: hand over what is still queued (a Quit, typically).
+    outbox.extend(state.take_commands());
+    for command in outbox {
+        if io.commands.try_send(command).is_err() {
+            break;
+        }
+    }
+    Ok(state)
+}

@@ -1,0 +1,192 @@
+//! The footer row: on the left the mode of the current view (`default mode · shift+tab to
+//! cycle`, `⏸ plan mode on …`), or a hint (badge selected, Ctrl+C armed); on the right the team
+//! badge (`● 3 working · 1 waiting · 2 idle`, absent with no teammates), pending approvals and
+//! `tasks done/total`.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use crate::lead::view::{TeammateStatus, ViewTarget};
+use crate::ui::keymap::{self, Context};
+use crate::ui::modal::fit_spans;
+use crate::ui::palette::{dim, mode_line, mode_style};
+use crate::ui::state::{AppState, Focus, QuitState};
+use crate::ui::transcript::wrap::str_width;
+
+/// Counts for the team badge.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TeamCounts {
+    pub working: usize,
+    pub waiting: usize,
+    pub idle: usize,
+    pub stopping: usize,
+    pub gone: usize,
+}
+
+/// Counts the team by status.
+pub fn team_counts(state: &AppState) -> TeamCounts {
+    let mut c = TeamCounts::default();
+    for t in &state.team {
+        match t.status {
+            TeammateStatus::Working => c.working += 1,
+            TeammateStatus::WaitingForApproval => c.waiting += 1,
+            TeammateStatus::Idle { .. } => c.idle += 1,
+            TeammateStatus::ShuttingDown => c.stopping += 1,
+            TeammateStatus::Gone => c.gone += 1,
+        }
+    }
+    c
+}
+
+/// The badge text (`● 3 working · 1 waiting · 2 idle`), or `None` with no teammates.
+pub fn badge_text(state: &AppState) -> Option<String> {
+    if state.team.is_empty() {
+        return None;
+    }
+    let c = team_counts(state);
+    let parts: Vec<String> = [
+        (c.working, "working"),
+        (c.waiting, "waiting"),
+        (c.idle, "idle"),
+        (c.stopping, "stopping"),
+        (c.gone, "gone"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    Some(format!("● {}", parts.join(" · ")))
+}
+
+/// Pending approvals: permissions plus plans.
+pub fn approvals(state: &AppState) -> usize {
+    state.permissions.len() + state.plans.len()
+}
+
+/// (done, total) of the tasks a human sees (internal ones excluded).
+pub fn task_progress(state: &AppState) -> (usize, usize) {
+    let visible = state.tasks.iter().filter(|t| !t.internal);
+    let (mut done, mut total) = (0, 0);
+    for t in visible {
+        total += 1;
+        if t.status == "completed" {
+            done += 1;
+        }
+    }
+    (done, total)
+}
+
+fn right_spans(state: &AppState) -> Vec<Span<'static>> {
+    let mut spans = Vec::new();
+    if let Some(badge) = badge_text(state) {
+        let c = team_counts(state);
+        let dot = if c.waiting > 0 {
+            Color::Yellow
+        } else if c.working > 0 {
+            Color::Green
+        } else {
+            Color::DarkGray
+        };
+        let selected = state.focus == Focus::Badge && state.modals.is_empty();
+        let base = if selected {
+            Style::default().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::default()
+        };
+        let rest = badge.trim_start_matches('●').to_string();
+        spans.push(Span::styled("●", base.fg(dot)));
+        spans.push(Span::styled(rest, base));
+    }
+    let pending = approvals(state);
+    if pending > 0 {
+        spans.push(Span::raw("   "));
+        spans.push(Span::styled(
+            format!("{pending} approval{}", if pending == 1 { "" } else { "s" }),
+            Style::default()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::BOLD),
+        ));
+    }
+    let (done, total) = task_progress(state);
+    if total > 0 {
+        spans.push(Span::raw("   "));
+        spans.push(Span::styled(format!("tasks {done}/{total}"), dim()));
+    }
+    spans
+}
+
+fn left_spans(state: &AppState) -> Vec<Span<'static>> {
+    match state.quit {
+        QuitState::Armed { .. } => {
+            return vec![Span::styled(
+                "press ctrl+c again to quit",
+                Style::default().fg(Color::Yellow),
+            )];
+        }
+        QuitState::Requested => {
+            return vec![Span::styled(
+                "quitting: shutting the team down… (ctrl+c to force)",
+                Style::default().fg(Color::Yellow),
+            )];
+        }
+        QuitState::Running => {}
+    }
+    if state.focus == Focus::Badge && state.modals.is_empty() {
+        return vec![Span::styled(keymap::hints(Context::Badge), dim())];
+    }
+    let mut spans = Vec::new();
+    if state.busy {
+        spans.push(Span::styled(
+            "✻ working… ",
+            Style::default().fg(Color::Yellow),
+        ));
+    }
+    match &state.view {
+        ViewTarget::Lead => {
+            spans.push(Span::styled(
+                mode_line(state.lead_mode),
+                mode_style(state.lead_mode),
+            ));
+        }
+        ViewTarget::Teammate(name) => {
+            if let Some(t) = state.teammate(name) {
+                spans.push(Span::styled(format!("@{name}: "), dim()));
+                spans.push(Span::styled(mode_line(t.mode), mode_style(t.mode)));
+            }
+        }
+    }
+    spans
+}
+
+/// Draws the footer into its one-row `area`.
+pub fn render(area: Rect, buf: &mut Buffer, state: &AppState) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let width = usize::from(area.width);
+    let right = right_spans(state);
+    let right_width: usize = right.iter().map(|s| str_width(&s.content)).sum();
+    let right = if right_width > width {
+        fit_spans(right, width)
+    } else {
+        right
+    };
+    let right_width: usize = right.iter().map(|s| str_width(&s.content)).sum();
+    let left_room = width.saturating_sub(right_width + 2);
+    let left: Vec<Span<'static>> = left_spans(state)
+        .into_iter()
+        .map(|s| Span::styled(s.content.to_string(), s.style))
+        .collect();
+    let left = if left_room > 0 {
+        fit_spans(left, left_room)
+    } else {
+        Vec::new()
+    };
+    buf.set_line(area.x, area.y, &Line::from(left), area.width);
+    if right_width > 0 {
+        let x = area.x + (width - right_width) as u16;
+        buf.set_line(x, area.y, &Line::from(right), right_width as u16);
+    }
+}

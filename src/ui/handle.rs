@@ -1,0 +1,193 @@
+//! Input handling: terminal events to state changes and commands. Global keys first (Ctrl+C,
+//! Ctrl+T, Ctrl+P), then the top dialog, then the focused part of the main screen (composer or
+//! footer badge). Every binding is looked up in [`crate::ui::keymap`].
+
+use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
+
+use crate::lead::view::{LeadCommand, ViewTarget};
+use crate::ui::keymap::{self, Action, Context};
+use crate::ui::modal::help::HelpDialog;
+use crate::ui::modal::teams::TeamsDialog;
+use crate::ui::modal::{Modal, Outcome};
+use crate::ui::state::{AppState, Focus, QuitState};
+
+impl AppState {
+    /// Handles one terminal event.
+    pub fn handle_event(&mut self, event: Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
+            Event::Paste(text) => self.paste(&text),
+            Event::Resize(_, _) => self.dirty = true,
+            Event::Mouse(mouse) => match mouse.kind {
+                MouseEventKind::ScrollUp => {
+                    self.current_transcript().scroll_by(3);
+                    self.dirty = true;
+                }
+                MouseEventKind::ScrollDown => {
+                    self.current_transcript().scroll_by(-3);
+                    self.dirty = true;
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    /// Pasted text goes to the top dialog's input, else to the composer.
+    pub fn paste(&mut self, text: &str) {
+        self.dirty = true;
+        if let Some(modal) = self.modals.last_mut() {
+            modal.paste(text);
+        } else {
+            self.focus = Focus::Composer;
+            self.composer.insert_str(text);
+            self.refresh_completion();
+        }
+    }
+
+    /// Handles one key press.
+    pub fn handle_key(&mut self, key: KeyEvent) {
+        self.dirty = true;
+        match keymap::lookup(Context::Global, &key) {
+            Some(Action::Quit) => return self.ctrl_c(),
+            Some(Action::ToggleTasks) => {
+                self.show_tasks = !self.show_tasks;
+                return;
+            }
+            Some(Action::OpenApprovals) => return self.open_approvals(),
+            _ => {}
+        }
+        if let QuitState::Armed { .. } = self.quit {
+            self.quit = QuitState::Running;
+        }
+        if let Some(mut modal) = self.modals.pop() {
+            match modal.handle(&key, self) {
+                Outcome::Keep => self.modals.push(modal),
+                Outcome::Close => {}
+                Outcome::Push(top) => {
+                    self.modals.push(modal);
+                    self.modals.push(top);
+                }
+            }
+            return;
+        }
+        match self.focus {
+            Focus::Badge => self.handle_badge(key),
+            Focus::Composer => self.handle_composer(key),
+        }
+    }
+
+    /// Ctrl+C: arm (and clear the composer), then quit, then force.
+    fn ctrl_c(&mut self) {
+        match self.quit {
+            QuitState::Running => {
+                self.composer.clear();
+                self.quit = QuitState::Armed { at_ms: self.now_ms };
+            }
+            QuitState::Armed { .. } => {
+                self.send(LeadCommand::Quit);
+                self.quit = QuitState::Requested;
+            }
+            QuitState::Requested => self.exit = true,
+        }
+    }
+
+    fn handle_badge(&mut self, key: KeyEvent) {
+        match keymap::lookup(Context::Badge, &key) {
+            Some(Action::OpenTeams) => self.modals.push(Modal::Teams(TeamsDialog::new())),
+            Some(Action::BackToComposer) => self.focus = Focus::Composer,
+            _ => {
+                // Typing goes back to the composer.
+                self.focus = Focus::Composer;
+                self.handle_composer(key);
+            }
+        }
+    }
+
+    fn refresh_completion(&mut self) {
+        let names: Vec<(String, Option<String>)> = self
+            .team
+            .iter()
+            .map(|t| (t.name.clone(), t.color.clone()))
+            .collect();
+        self.composer
+            .refresh_completion(self.slash_commands, &names);
+    }
+
+    fn handle_composer(&mut self, key: KeyEvent) {
+        if self.composer.completion().is_some() {
+            let handled = match keymap::lookup(Context::Completion, &key) {
+                Some(Action::Complete) => {
+                    self.composer.accept_completion();
+                    true
+                }
+                Some(Action::CompletionUp) => {
+                    self.composer.completion_mut().map(|c| c.up()).is_some()
+                }
+                Some(Action::CompletionDown) => {
+                    self.composer.completion_mut().map(|c| c.down()).is_some()
+                }
+                Some(Action::CloseCompletion) => {
+                    self.composer.dismiss_completion();
+                    return;
+                }
+                _ => false,
+            };
+            if handled {
+                self.refresh_completion();
+                return;
+            }
+        }
+        match keymap::lookup(Context::Composer, &key) {
+            Some(Action::Submit) => {
+                if self.composer.completion().is_some_and(|c| !c.is_exact()) {
+                    self.composer.accept_completion();
+                } else {
+                    self.submit();
+                }
+            }
+            Some(Action::Newline) => self.composer.newline(),
+            Some(Action::CycleMode) => match &self.view {
+                ViewTarget::Lead => self.send(LeadCommand::CycleLeadMode),
+                ViewTarget::Teammate(name) => {
+                    let name = name.clone();
+                    self.send(LeadCommand::CycleTeammateMode { name });
+                }
+            },
+            Some(Action::NextView) => self.cycle_view(1),
+            Some(Action::PrevView) => self.cycle_view(-1),
+            Some(Action::PageUp) => self.current_transcript().page_up(),
+            Some(Action::PageDown) => self.current_transcript().page_down(),
+            Some(Action::SelectBadge) if self.composer.is_empty() && !self.team.is_empty() => {
+                self.focus = Focus::Badge;
+            }
+            Some(Action::Help) if self.composer.is_empty() => {
+                self.modals.push(Modal::Help(HelpDialog::default()));
+            }
+            Some(Action::Interrupt) => {
+                if let ViewTarget::Teammate(name) = &self.view {
+                    let name = name.clone();
+                    self.send(LeadCommand::InterruptTeammate { name });
+                }
+            }
+            _ => self.composer.input(key),
+        }
+        self.refresh_completion();
+    }
+
+    /// Sends the composer's text to the current view's target.
+    fn submit(&mut self) {
+        let text = self.composer.text();
+        let text = text.trim_end();
+        if text.trim().is_empty() {
+            return;
+        }
+        let text = text.to_string();
+        self.composer.clear();
+        self.current_transcript().follow();
+        self.send(LeadCommand::Submit {
+            target: self.view.clone(),
+            text,
+        });
+    }
+}

@@ -1,0 +1,91 @@
+//! The help dialog: every context of the keymap with its keys, generated from the same table
+//! that handles them.
+
+use std::cell::Cell;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::ui::keymap::{self, Action, Context};
+use crate::ui::modal::{Outcome, frame, hint_line};
+use crate::ui::palette::dim;
+use crate::ui::transcript::wrap::str_width;
+
+/// Scroll position of the help text.
+#[derive(Default)]
+pub struct HelpDialog {
+    scroll: usize,
+    max_scroll: Cell<usize>,
+}
+
+/// The help text, one line per key binding under each context's heading.
+pub fn help_lines() -> Vec<Line<'static>> {
+    let sections = keymap::help_sections();
+    let key_width = sections
+        .iter()
+        .flat_map(|(_, rows)| rows.iter().map(|(k, _)| str_width(k)))
+        .max()
+        .unwrap_or(0);
+    let mut lines = Vec::new();
+    for (i, (title, rows)) in sections.into_iter().enumerate() {
+        if i > 0 {
+            lines.push(Line::default());
+        }
+        lines.push(Line::from(Span::styled(
+            title,
+            Style::default().add_modifier(Modifier::BOLD),
+        )));
+        for (keys, what) in rows {
+            let pad = key_width.saturating_sub(str_width(&keys));
+            lines.push(Line::from(vec![
+                Span::raw("  "),
+                Span::raw(keys),
+                Span::raw(" ".repeat(pad + 2)),
+                Span::styled(what, dim()),
+            ]));
+        }
+    }
+    lines
+}
+
+impl HelpDialog {
+    pub fn handle(&mut self, key: &KeyEvent) -> Outcome {
+        match keymap::lookup(Context::Help, key) {
+            Some(Action::Up) => {
+                self.scroll = self.scroll.saturating_sub(1);
+                Outcome::Keep
+            }
+            Some(Action::Down) => {
+                self.scroll = (self.scroll + 1).min(self.max_scroll.get());
+                Outcome::Keep
+            }
+            Some(Action::Close) => Outcome::Close,
+            _ => Outcome::Keep,
+        }
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+        let title = vec![Span::styled(
+            " Keys ",
+            Style::default().add_modifier(Modifier::BOLD),
+        )];
+        let inner = frame(area, buf, Style::default(), title, None);
+        let lines = help_lines();
+        let visible = usize::from(inner.height.saturating_sub(1));
+        self.max_scroll.set(lines.len().saturating_sub(visible));
+        let scroll = self.scroll.min(self.max_scroll.get());
+        let mut shown: Vec<Line<'static>> = lines.into_iter().skip(scroll).take(visible).collect();
+        while shown.len() < visible {
+            shown.push(Line::default());
+        }
+        shown.push(hint_line(
+            &format!("↑/↓ scroll · {}", keymap::hints(Context::Help)),
+            inner.width,
+        ));
+        Paragraph::new(shown).render(inner, buf);
+    }
+}

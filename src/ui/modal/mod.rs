@@ -1,0 +1,152 @@
+//! The modal stack's dialogs: permission queue, plan approval, teams (list and detail),
+//! confirmation and help. Each dialog owns its small state, handles the keys of its keymap
+//! context and draws itself; the top of the stack gets the keyboard. A dialog is taken off the
+//! stack while it handles a key, so it can change the rest of the state freely, and says with
+//! an [`Outcome`] what becomes of it.
+
+pub mod confirm;
+pub mod feedback;
+pub mod help;
+pub mod permission;
+pub mod plan;
+pub mod teams;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Widget};
+
+use crate::ui::palette::dim;
+use crate::ui::state::AppState;
+use crate::ui::transcript::wrap::{str_width, truncate};
+
+/// One dialog.
+pub enum Modal {
+    Permission(permission::PermissionDialog),
+    Plan(plan::PlanDialog),
+    Teams(teams::TeamsDialog),
+    Confirm(confirm::ConfirmDialog),
+    Help(help::HelpDialog),
+}
+
+/// What becomes of a dialog after a key.
+pub enum Outcome {
+    Keep,
+    Close,
+    /// Keep it and open another on top (a confirmation).
+    Push(Modal),
+}
+
+/// Where dialogs may draw: the screen above the composer (`above_composer`) and the screen
+/// above the footer (`above_footer`).
+#[derive(Debug, Clone, Copy)]
+pub struct Areas {
+    pub above_composer: Rect,
+    pub above_footer: Rect,
+}
+
+impl Modal {
+    /// Handles one key (not Ctrl+C and the other global keys: the caller did those).
+    pub fn handle(&mut self, key: &KeyEvent, state: &mut AppState) -> Outcome {
+        match self {
+            Modal::Permission(d) => d.handle(key, state),
+            Modal::Plan(d) => d.handle(key, state),
+            Modal::Teams(d) => d.handle(key, state),
+            Modal::Confirm(d) => d.handle(key, state),
+            Modal::Help(d) => d.handle(key),
+        }
+    }
+
+    /// Pasted text (feedback inputs take it).
+    pub fn paste(&mut self, text: &str) {
+        match self {
+            Modal::Permission(d) => d.paste(text),
+            Modal::Plan(d) => d.paste(text),
+            Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) => {}
+        }
+    }
+
+    pub fn render(&self, areas: Areas, buf: &mut Buffer, state: &AppState) {
+        match self {
+            Modal::Permission(d) => d.render(areas.above_composer, buf, state),
+            Modal::Plan(d) => d.render(areas.above_composer, buf, state),
+            Modal::Teams(d) => d.render(areas.above_footer, buf, state),
+            Modal::Confirm(d) => d.render(areas.above_footer, buf),
+            Modal::Help(d) => d.render(areas.above_footer, buf),
+        }
+    }
+}
+
+/// A box of `height` rows at the bottom of `area`, full width.
+pub fn bottom_box(area: Rect, height: u16) -> Rect {
+    let height = height.min(area.height);
+    Rect {
+        y: area.y + area.height - height,
+        height,
+        ..area
+    }
+}
+
+/// A box of at most `width`×`height` centered in `area`.
+pub fn centered_box(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}
+
+/// Clears `area`, draws a rounded frame with a left title (spans) and a right title, and
+/// returns the inside.
+pub fn frame(
+    area: Rect,
+    buf: &mut Buffer,
+    border: Style,
+    title: Vec<Span<'static>>,
+    right: Option<String>,
+) -> Rect {
+    Clear.render(area, buf);
+    let mut block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(border);
+    // Keep room for the right title and the corners.
+    let right_width = right.as_deref().map_or(0, |r| str_width(r) + 2);
+    let room = usize::from(area.width).saturating_sub(right_width + 4);
+    block = block.title(Line::from(fit_spans(title, room)));
+    if let Some(right) = right {
+        block = block.title_top(Line::from(format!(" {right} ")).right_aligned());
+    }
+    let inner = block.inner(area);
+    block.render(area, buf);
+    inner
+}
+
+/// Cuts a row of spans to `width` columns.
+pub fn fit_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for span in spans {
+        let w = str_width(&span.content);
+        if used + w <= width {
+            used += w;
+            out.push(span);
+        } else {
+            let rest = width.saturating_sub(used);
+            if rest > 0 {
+                out.push(Span::styled(truncate(&span.content, rest), span.style));
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// A dim hint line (`y yes · n no`), cut to the width.
+pub fn hint_line(text: &str, width: u16) -> Line<'static> {
+    Line::from(Span::styled(truncate(text, usize::from(width)), dim()))
+}

@@ -1,0 +1,255 @@
+//! The plan approval dialog: the head of the plan queue, its text scrollable, approve with a
+//! chosen mode for the teammate (default / acceptEdits / bypassPermissions, ←/→) or reject with
+//! typed feedback. Like permissions, each decision answers exactly the head and Esc keeps the
+//! queue.
+
+use std::cell::Cell;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::lead::view::{LeadCommand, PlanDecision};
+use crate::protocol::PermissionMode;
+use crate::ui::keymap::{self, Action, Context};
+use crate::ui::modal::feedback::FeedbackInput;
+use crate::ui::modal::{Outcome, bottom_box, frame, hint_line};
+use crate::ui::palette::{dim, teammate_color};
+use crate::ui::state::AppState;
+use crate::ui::transcript::wrap::{sanitize, wrap_line};
+
+/// The modes a plan can be approved into.
+pub const APPROVE_MODES: [PermissionMode; 3] = [
+    PermissionMode::Default,
+    PermissionMode::AcceptEdits,
+    PermissionMode::BypassPermissions,
+];
+
+/// The dialog's own state; the plan itself is the queue's head.
+pub struct PlanDialog {
+    head: Option<String>,
+    scroll: usize,
+    initial_mode: usize,
+    mode: usize,
+    feedback: Option<FeedbackInput>,
+    /// Rows of plan text the last frame could show, and how many there were.
+    page: Cell<(usize, usize)>,
+}
+
+impl PlanDialog {
+    /// A dialog whose mode choice starts at the lead's mode (`plan` counts as `default`).
+    pub fn new(lead_mode: PermissionMode) -> PlanDialog {
+        let initial_mode = APPROVE_MODES
+            .iter()
+            .position(|m| *m == lead_mode.for_teammate())
+            .unwrap_or(0);
+        PlanDialog {
+            head: None,
+            scroll: 0,
+            initial_mode,
+            mode: initial_mode,
+            feedback: None,
+            page: Cell::new((0, 0)),
+        }
+    }
+
+    /// The mode an approval would carry.
+    pub fn mode(&self) -> PermissionMode {
+        APPROVE_MODES[self.mode]
+    }
+
+    fn follow(&mut self, head: &str) {
+        if self.head.as_deref() != Some(head) {
+            self.head = Some(head.to_string());
+            self.scroll = 0;
+            self.mode = self.initial_mode;
+            self.feedback = None;
+        }
+    }
+
+    fn answer(&mut self, state: &mut AppState, decision: PlanDecision) -> Outcome {
+        if let Some(head) = state.plans.take_head() {
+            state.send(LeadCommand::AnswerPlan {
+                request_id: head.request_id,
+                decision,
+            });
+        }
+        self.head = None;
+        if state.plans.is_empty() {
+            Outcome::Close
+        } else {
+            Outcome::Keep
+        }
+    }
+
+    fn scroll_by(&mut self, rows: isize) {
+        let (visible, total) = self.page.get();
+        let max = total.saturating_sub(visible);
+        self.scroll = self.scroll.saturating_add_signed(rows).min(max);
+    }
+
+    pub fn paste(&mut self, text: &str) {
+        if let Some(input) = &mut self.feedback {
+            input.paste(text);
+        }
+    }
+
+    pub fn handle(&mut self, key: &KeyEvent, state: &mut AppState) -> Outcome {
+        let Some(head) = state.plans.head().cloned() else {
+            return Outcome::Close;
+        };
+        self.follow(&head.request_id);
+        if let Some(input) = &mut self.feedback {
+            return match keymap::lookup(Context::Feedback, key) {
+                Some(Action::SendFeedback) => {
+                    let feedback = input.text();
+                    if feedback.is_empty() {
+                        Outcome::Keep
+                    } else {
+                        self.answer(state, PlanDecision::Reject { feedback })
+                    }
+                }
+                Some(Action::CancelFeedback) => {
+                    self.feedback = None;
+                    Outcome::Keep
+                }
+                _ => {
+                    input.input(key);
+                    Outcome::Keep
+                }
+            };
+        }
+        let page = self.page.get().0.max(2) as isize - 1;
+        match keymap::lookup(Context::Plan, key) {
+            Some(Action::Approve) => {
+                let mode = self.mode();
+                self.answer(state, PlanDecision::Approve { mode })
+            }
+            Some(Action::Reject) => {
+                self.feedback = Some(FeedbackInput::new(&format!(
+                    "tell @{} what to change (enter to send)",
+                    head.from
+                )));
+                Outcome::Keep
+            }
+            Some(Action::PrevOption) => {
+                self.mode = (self.mode + APPROVE_MODES.len() - 1) % APPROVE_MODES.len();
+                Outcome::Keep
+            }
+            Some(Action::NextOption) => {
+                self.mode = (self.mode + 1) % APPROVE_MODES.len();
+                Outcome::Keep
+            }
+            Some(Action::Up) => {
+                self.scroll_by(-1);
+                Outcome::Keep
+            }
+            Some(Action::Down) => {
+                self.scroll_by(1);
+                Outcome::Keep
+            }
+            Some(Action::PageUp) => {
+                self.scroll_by(-page);
+                Outcome::Keep
+            }
+            Some(Action::PageDown) => {
+                self.scroll_by(page);
+                Outcome::Keep
+            }
+            Some(Action::Later) => Outcome::Close,
+            _ => Outcome::Keep,
+        }
+    }
+
+    /// Draws the dialog over the bottom of `area` (at most all of it).
+    pub fn render(&self, area: Rect, buf: &mut Buffer, state: &AppState) {
+        let Some(head) = state.plans.head() else {
+            return;
+        };
+        let fresh = self.head.as_deref() != Some(head.request_id.as_str());
+        let (scroll, mode, feedback) = if fresh {
+            (0, self.initial_mode, None)
+        } else {
+            (self.scroll, self.mode, self.feedback.as_ref())
+        };
+        let inner_width = area.width.saturating_sub(2).max(1);
+        let text: Vec<Line<'static>> = sanitize(&head.plan)
+            .lines()
+            .flat_map(|l| wrap_line(&Line::from(l.to_string()), 0, inner_width))
+            .collect();
+        // Rows below the text: blank, choice (or feedback input), blank, hints.
+        let fixed = 4;
+        let max_text = usize::from(area.height.saturating_sub(2)).saturating_sub(fixed);
+        let visible = text.len().min(max_text);
+        self.page.set((visible, text.len()));
+        let scroll = scroll.min(text.len().saturating_sub(visible));
+        let height = (visible + fixed + 2) as u16;
+        let outer = bottom_box(area, height);
+        let color = teammate_color(head.color.as_deref());
+        let title = vec![
+            Span::raw(" "),
+            Span::styled(
+                format!(" @{} ", head.from),
+                Style::default()
+                    .bg(color)
+                    .fg(Color::Black)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(" wants to proceed with this plan "),
+        ];
+        let mut right = format!("1 of {}", state.plans.len());
+        if text.len() > visible {
+            right = format!(
+                "{}–{}/{} · {right}",
+                scroll + 1,
+                scroll + visible,
+                text.len()
+            );
+        }
+        let inner = frame(outer, buf, Style::default().fg(color), title, Some(right));
+        let mut lines: Vec<Line<'static>> = text.into_iter().skip(scroll).take(visible).collect();
+        lines.push(Line::default());
+        let chosen = Style::default()
+            .fg(Color::Cyan)
+            .add_modifier(Modifier::BOLD);
+        let input_row = lines.len();
+        if feedback.is_some() {
+            lines.push(Line::from(Span::styled("› ", chosen)));
+        } else {
+            lines.push(Line::from(vec![
+                Span::styled("❯ Approve", chosen),
+                Span::raw(" · mode "),
+                Span::styled(
+                    format!("◂ {} ▸", APPROVE_MODES[mode]),
+                    Style::default().add_modifier(Modifier::BOLD),
+                ),
+                Span::styled("   n reject with feedback", dim()),
+            ]));
+        }
+        lines.push(Line::default());
+        let hints = if feedback.is_some() {
+            keymap::hints(Context::Feedback)
+        } else {
+            keymap::hints(Context::Plan)
+        };
+        lines.push(hint_line(&hints, inner.width));
+        Paragraph::new(lines).render(inner, buf);
+        if let Some(input) = feedback {
+            let y = inner.y + input_row as u16;
+            if y < inner.y + inner.height {
+                input.render(
+                    Rect {
+                        x: inner.x + 2,
+                        y,
+                        width: inner.width.saturating_sub(2),
+                        height: 1,
+                    },
+                    buf,
+                );
+            }
+        }
+    }
+}

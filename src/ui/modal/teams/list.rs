@@ -1,0 +1,139 @@
+//! The teams dialog's list: one row per teammate with its color dot, name, status, mode,
+//! backend and current task; columns drop from the right when the screen is narrow.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::lead::view::TeammateView;
+use crate::ui::keymap::{self, Context};
+use crate::ui::modal::{bottom_box, fit_spans, frame, hint_line};
+use crate::ui::palette::{dim, mode_style, name_style, status_style, status_text, teammate_color};
+use crate::ui::state::AppState;
+use crate::ui::transcript::wrap::{str_width, truncate};
+
+fn pad(text: &str, width: usize) -> String {
+    let cut = truncate(text, width);
+    let fill = width.saturating_sub(str_width(&cut));
+    format!("{cut}{}", " ".repeat(fill))
+}
+
+fn status_of(t: &TeammateView, now_ms: u64) -> String {
+    let mut status = status_text(&t.status, now_ms);
+    if t.hidden {
+        status.push_str(" · hidden");
+    }
+    status
+}
+
+fn task_of(t: &TeammateView) -> String {
+    t.current_task
+        .as_ref()
+        .map(|(id, subject)| format!("#{id} {subject}"))
+        .unwrap_or_default()
+}
+
+/// Draws the list with row `selected` highlighted.
+pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
+    let team = &state.team;
+    let rows = team.len().max(1);
+    let height = (rows as u16 + 4).min(area.height);
+    let outer = bottom_box(area, height);
+    let title = vec![Span::styled(
+        format!(
+            " Team {} · {} teammate{} ",
+            state.team_name,
+            team.len(),
+            if team.len() == 1 { "" } else { "s" }
+        ),
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    let inner = frame(outer, buf, Style::default(), title, None);
+    let width = usize::from(inner.width);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if team.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "No teammates yet. /spawn NAME \"PROMPT\" starts one.",
+            dim(),
+        )));
+    }
+    // Column widths: name and status as wide as needed (capped), the task gets the rest.
+    let name_w = team
+        .iter()
+        .map(|t| str_width(&t.name))
+        .max()
+        .unwrap_or(0)
+        .min(16);
+    let status_w = team
+        .iter()
+        .map(|t| str_width(&status_of(t, state.now_ms)))
+        .max()
+        .unwrap_or(0)
+        .min(24);
+    let mode_w = team
+        .iter()
+        .map(|t| t.mode.as_str().len())
+        .max()
+        .unwrap_or(0);
+    let backend_w = team
+        .iter()
+        .map(|t| str_width(&t.backend))
+        .max()
+        .unwrap_or(0);
+    let base = 4 + name_w + 2 + status_w;
+    let show_mode = base + 2 + mode_w <= width;
+    let show_backend = show_mode && base + 2 + mode_w + 2 + backend_w <= width;
+    let used = base
+        + if show_mode { 2 + mode_w } else { 0 }
+        + if show_backend { 2 + backend_w } else { 0 };
+    let task_w = width.saturating_sub(used + 2);
+    let visible = usize::from(inner.height.saturating_sub(2));
+    let first = selected.saturating_sub(visible.saturating_sub(1));
+    for (i, t) in team.iter().enumerate().skip(first).take(visible) {
+        let is_selected = i == selected;
+        let mut spans = vec![
+            Span::raw(if is_selected { "❯ " } else { "  " }),
+            Span::styled(
+                "● ",
+                Style::default().fg(teammate_color(t.color.as_deref())),
+            ),
+            Span::styled(pad(&t.name, name_w), name_style(t.color.as_deref())),
+            Span::raw("  "),
+            Span::styled(
+                pad(&status_of(t, state.now_ms), status_w),
+                status_style(&t.status),
+            ),
+        ];
+        if show_mode {
+            spans.push(Span::raw("  "));
+            spans.push(Span::styled(
+                pad(t.mode.as_str(), mode_w),
+                mode_style(t.mode),
+            ));
+        }
+        if show_backend {
+            spans.push(Span::raw("  "));
+            spans.push(Span::styled(pad(&t.backend, backend_w), dim()));
+        }
+        if task_w >= 6 {
+            spans.push(Span::raw("  "));
+            spans.push(Span::raw(truncate(&task_of(t), task_w)));
+        }
+        let mut line = Line::from(fit_spans(spans, width));
+        if t.hidden {
+            line = line.style(dim());
+        }
+        if is_selected {
+            line = line.style(Style::default().add_modifier(Modifier::REVERSED));
+        }
+        lines.push(line);
+    }
+    while lines.len() < visible {
+        lines.push(Line::default());
+    }
+    lines.push(Line::default());
+    lines.push(hint_line(&keymap::hints(Context::TeamsList), inner.width));
+    Paragraph::new(lines).render(inner, buf);
+}

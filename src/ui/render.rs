@@ -1,0 +1,161 @@
+//! The screen layout: (teammate view header) / transcript / (task panel) / composer / footer,
+//! then the completion popup and the dialogs on top.
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use crate::lead::view::ViewTarget;
+use crate::ui::modal::{Areas, fit_spans};
+use crate::ui::palette::{dim, status_text, teammate_color};
+use crate::ui::state::{AppState, Focus};
+use crate::ui::transcript::wrap::str_width;
+use crate::ui::{footer, tasks};
+
+/// Draws the whole screen into a frame.
+pub fn render(frame: &mut Frame<'_>, state: &mut AppState) {
+    let area = frame.area();
+    draw(area, frame.buffer_mut(), state);
+}
+
+/// Draws the whole screen into `area` of `buf`.
+pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
+    if area.height < 3 || area.width < 10 {
+        buf.set_string(area.x, area.y, "teamlead: terminal too small", dim());
+        return;
+    }
+    let footer_area = Rect {
+        y: area.y + area.height - 1,
+        height: 1,
+        ..area
+    };
+    let above_footer = Rect {
+        height: area.height - 1,
+        ..area
+    };
+    let composer_height = state
+        .composer
+        .height(area.width)
+        .min(above_footer.height / 2)
+        .max(3.min(above_footer.height));
+    let composer_area = Rect {
+        y: above_footer.y + above_footer.height - composer_height,
+        height: composer_height,
+        ..area
+    };
+    let mut above_composer = Rect {
+        height: above_footer.height - composer_height,
+        ..area
+    };
+    let mut body = above_composer;
+    if state.show_tasks {
+        let h = tasks::height(state).min(body.height / 2);
+        let panel = Rect {
+            y: body.y + body.height - h,
+            height: h,
+            ..body
+        };
+        tasks::render(panel, buf, state);
+        body.height -= h;
+    }
+    if let ViewTarget::Teammate(name) = state.view.clone()
+        && body.height > 1
+    {
+        header(Rect { height: 1, ..body }, buf, state, &name);
+        body.y += 1;
+        body.height -= 1;
+        above_composer.y += 1;
+        above_composer.height -= 1;
+    }
+    let empty_lead = state.view == ViewTarget::Lead && state.transcript.is_empty();
+    if empty_lead {
+        welcome(body, buf, state);
+    } else {
+        state.current_transcript().render(body, buf);
+    }
+
+    let composer_focused = state.modals.is_empty() && state.focus == Focus::Composer;
+    let (accent, placeholder) = match &state.view {
+        ViewTarget::Lead => (
+            Color::DarkGray,
+            "message the lead · / for commands · @name to address a teammate".to_string(),
+        ),
+        ViewTarget::Teammate(name) => (
+            teammate_color(state.color_of(name).as_deref()),
+            format!("message @{name}"),
+        ),
+    };
+    state
+        .composer
+        .render(composer_area, buf, composer_focused, accent, &placeholder);
+    footer::render(footer_area, buf, state);
+
+    if composer_focused && let Some(popup) = state.composer.completion() {
+        popup.render(above_composer, buf);
+    }
+    let areas = Areas {
+        above_composer,
+        above_footer,
+    };
+    for modal in &state.modals {
+        modal.render(areas, buf, state);
+    }
+}
+
+/// The colored bar over a teammate's inline view.
+fn header(area: Rect, buf: &mut Buffer, state: &AppState, name: &str) {
+    let color = teammate_color(state.color_of(name).as_deref());
+    let style = Style::default().bg(color).fg(Color::Black);
+    buf.set_style(area, style);
+    let status = state
+        .teammate(name)
+        .map(|t| status_text(&t.status, state.now_ms))
+        .unwrap_or_default();
+    let left = vec![
+        Span::styled(format!(" ● @{name} "), style.add_modifier(Modifier::BOLD)),
+        Span::styled(format!("· {status} "), style),
+    ];
+    let right = " esc interrupt · shift+↓ next view ";
+    let width = usize::from(area.width);
+    let left = fit_spans(left, width);
+    let left_width: usize = left.iter().map(|s| str_width(&s.content)).sum();
+    buf.set_line(area.x, area.y, &Line::from(left), area.width);
+    let right_width = str_width(right);
+    if left_width + right_width <= width {
+        let x = area.x + (width - right_width) as u16;
+        buf.set_string(x, area.y, right, style);
+    }
+}
+
+/// What an empty lead transcript shows.
+fn welcome(area: Rect, buf: &mut Buffer, state: &AppState) {
+    let mut lines = vec![Line::from(vec![
+        Span::styled("teamlead", Style::default().add_modifier(Modifier::BOLD)),
+        Span::styled(
+            if state.team_name.is_empty() {
+                String::new()
+            } else {
+                format!(" · team {}", state.team_name)
+            },
+            dim(),
+        ),
+        Span::styled(
+            if state.backend.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", state.backend)
+            },
+            dim(),
+        ),
+    ])];
+    lines.push(Line::from(Span::styled(
+        "/spawn NAME \"PROMPT\" starts a teammate · ? for keys",
+        dim(),
+    )));
+    for (y, line) in (area.y..area.y + area.height).zip(lines) {
+        let spans = fit_spans(line.spans, usize::from(area.width));
+        buf.set_line(area.x, y, &Line::from(spans), area.width);
+    }
+}

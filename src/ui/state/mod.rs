@@ -1,0 +1,293 @@
+//! The UI's whole state and how controller events change it: transcripts (main and per
+//! in-process teammate), the team, the permission and plan queues, tasks, the lead's mode and
+//! backend, the modal stack, the composer, focus and the current view. Commands for the
+//! controller are collected in an outbox the app loop sends.
+
+pub mod queue;
+
+use std::collections::HashMap;
+
+use crate::lead::view::{
+    LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, ViewTarget,
+};
+use crate::protocol::PermissionMode;
+use crate::ui::composer::Composer;
+use crate::ui::modal::Modal;
+use crate::ui::modal::permission::PermissionDialog;
+use crate::ui::modal::plan::PlanDialog;
+use crate::ui::transcript::Transcript;
+
+use queue::LocalQueue;
+
+/// The backend label of teammates that run inside this process (they have inline views).
+pub const IN_PROCESS: &str = "in-process";
+
+/// Which part of the main screen has the keyboard when no dialog is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Composer,
+    /// The footer's team badge.
+    Badge,
+}
+
+/// Where quitting stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuitState {
+    Running,
+    /// Ctrl+C pressed once; at this time (ms).
+    Armed {
+        at_ms: u64,
+    },
+    /// Quit sent; waiting for the controller to finish.
+    Requested,
+}
+
+/// How long a first Ctrl+C waits for the second.
+pub const QUIT_ARM_MS: u64 = 2_000;
+
+/// Everything the screen shows.
+pub struct AppState {
+    pub team_name: String,
+    pub backend: String,
+    pub lead_mode: PermissionMode,
+    pub busy: bool,
+    pub transcript: Transcript,
+    /// In-process teammates' own transcripts, by name.
+    pub inline: HashMap<String, Transcript>,
+    pub team: Vec<TeammateView>,
+    pub permissions: LocalQueue<PendingPermission>,
+    pub plans: LocalQueue<PendingPlan>,
+    pub tasks: Vec<TaskView>,
+    /// Dialogs, bottom first; the last one has the keyboard.
+    pub modals: Vec<Modal>,
+    pub composer: Composer,
+    pub focus: Focus,
+    pub view: ViewTarget,
+    pub show_tasks: bool,
+    /// The wall clock, epoch ms (the app loop updates it; tests set it).
+    pub now_ms: u64,
+    pub quit: QuitState,
+    /// Set when the UI should leave its loop.
+    pub exit: bool,
+    /// Something changed since the last draw.
+    pub dirty: bool,
+    /// `/` commands and their one-line help, for completion.
+    pub slash_commands: &'static [(&'static str, &'static str)],
+    outbox: Vec<LeadCommand>,
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        AppState::new()
+    }
+}
+
+impl AppState {
+    pub fn new() -> AppState {
+        AppState {
+            team_name: String::new(),
+            backend: String::new(),
+            lead_mode: PermissionMode::Default,
+            busy: false,
+            transcript: Transcript::new(),
+            inline: HashMap::new(),
+            team: Vec::new(),
+            permissions: LocalQueue::default(),
+            plans: LocalQueue::default(),
+            tasks: Vec::new(),
+            modals: Vec::new(),
+            composer: Composer::new(),
+            focus: Focus::Composer,
+            view: ViewTarget::Lead,
+            show_tasks: false,
+            now_ms: 0,
+            quit: QuitState::Running,
+            exit: false,
+            dirty: true,
+            slash_commands: crate::ui::slash_commands(),
+            outbox: Vec::new(),
+        }
+    }
+
+    /// Queues a command for the controller.
+    pub fn send(&mut self, command: LeadCommand) {
+        self.outbox.push(command);
+    }
+
+    /// Takes the queued commands (oldest first).
+    pub fn take_commands(&mut self) -> Vec<LeadCommand> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// A teammate by name.
+    pub fn teammate(&self, name: &str) -> Option<&TeammateView> {
+        self.team.iter().find(|t| t.name == name)
+    }
+
+    /// A teammate's palette color name.
+    pub fn color_of(&self, name: &str) -> Option<String> {
+        self.teammate(name).and_then(|t| t.color.clone())
+    }
+
+    /// Whether a teammate runs in this process (and so has an inline view).
+    pub fn is_in_process(&self, name: &str) -> bool {
+        self.teammate(name).is_some_and(|t| t.backend == IN_PROCESS)
+    }
+
+    /// The views Shift+↓/↑ cycles through: the lead, then each in-process teammate.
+    pub fn views(&self) -> Vec<ViewTarget> {
+        std::iter::once(ViewTarget::Lead)
+            .chain(
+                self.team
+                    .iter()
+                    .filter(|t| t.backend == IN_PROCESS)
+                    .map(|t| ViewTarget::Teammate(t.name.clone())),
+            )
+            .collect()
+    }
+
+    /// Moves to the next (`+1`) or previous (`-1`) view.
+    pub fn cycle_view(&mut self, step: isize) {
+        let views = self.views();
+        let at = views.iter().position(|v| *v == self.view).unwrap_or(0);
+        let n = views.len() as isize;
+        let next = (at as isize + step).rem_euclid(n) as usize;
+        self.view = views[next].clone();
+    }
+
+    /// The transcript of the current view.
+    pub fn current_transcript(&mut self) -> &mut Transcript {
+        match &self.view {
+            ViewTarget::Lead => &mut self.transcript,
+            ViewTarget::Teammate(name) => self.inline.entry(name.clone()).or_default(),
+        }
+    }
+
+    /// Applies one controller event.
+    pub fn apply(&mut self, event: LeadEvent) {
+        self.dirty = true;
+        match event {
+            LeadEvent::Started {
+                team,
+                backend,
+                lead_mode,
+            } => {
+                self.team_name = team;
+                self.backend = backend;
+                self.lead_mode = lead_mode;
+            }
+            LeadEvent::Transcript(item) => {
+                let team = &self.team;
+                self.transcript.push(&item, |name| {
+                    team.iter()
+                        .find(|t| t.name == name)
+                        .and_then(|t| t.color.clone())
+                });
+            }
+            LeadEvent::TeammateTranscript { name, item } => {
+                let team = &self.team;
+                self.inline.entry(name).or_default().push(&item, |name| {
+                    team.iter()
+                        .find(|t| t.name == name)
+                        .and_then(|t| t.color.clone())
+                });
+            }
+            LeadEvent::LeadMode(mode) => self.lead_mode = mode,
+            LeadEvent::Team(team) => {
+                self.team = team;
+                if let ViewTarget::Teammate(name) = &self.view
+                    && !self.is_in_process(name)
+                {
+                    self.view = ViewTarget::Lead;
+                }
+                if self.team.is_empty() && self.focus == Focus::Badge {
+                    self.focus = Focus::Composer;
+                }
+            }
+            LeadEvent::Permissions(queue) => {
+                let fresh = self.permissions.replace(queue);
+                self.sync_modal(
+                    fresh,
+                    self.permissions.is_empty(),
+                    |m| matches!(m, Modal::Permission(_)),
+                    || Modal::Permission(PermissionDialog::default()),
+                );
+            }
+            LeadEvent::Plans(queue) => {
+                let fresh = self.plans.replace(queue);
+                let mode = self.lead_mode;
+                self.sync_modal(
+                    fresh,
+                    self.plans.is_empty(),
+                    |m| matches!(m, Modal::Plan(_)),
+                    || Modal::Plan(PlanDialog::new(mode)),
+                );
+            }
+            LeadEvent::Tasks(tasks) => self.tasks = tasks,
+            LeadEvent::Busy(busy) => self.busy = busy,
+            LeadEvent::Exited => self.exit = true,
+        }
+    }
+
+    /// Opens a queue's dialog when something new arrived, closes it when the queue is empty.
+    fn sync_modal(
+        &mut self,
+        fresh: bool,
+        empty: bool,
+        is_it: impl Fn(&Modal) -> bool,
+        open: impl FnOnce() -> Modal,
+    ) {
+        if empty {
+            self.modals.retain(|m| !is_it(m));
+        } else if fresh && !self.modals.iter().any(&is_it) {
+            self.modals.push(open());
+        }
+    }
+
+    /// Opens the approvals dialog (permissions first, then plans) if anything waits.
+    pub fn open_approvals(&mut self) {
+        if !self.permissions.is_empty() {
+            if !self
+                .modals
+                .iter()
+                .any(|m| matches!(m, Modal::Permission(_)))
+            {
+                self.modals
+                    .push(Modal::Permission(PermissionDialog::default()));
+            }
+        } else if !self.plans.is_empty() && !self.modals.iter().any(|m| matches!(m, Modal::Plan(_)))
+        {
+            self.modals
+                .push(Modal::Plan(PlanDialog::new(self.lead_mode)));
+        }
+    }
+
+    /// Switches to a teammate's inline view (in-process) — true — or asks the controller to
+    /// jump to its pane — false.
+    pub fn open_teammate(&mut self, name: &str) -> bool {
+        if self.is_in_process(name) {
+            self.view = ViewTarget::Teammate(name.to_string());
+            true
+        } else {
+            self.send(LeadCommand::Jump {
+                name: name.to_string(),
+            });
+            false
+        }
+    }
+
+    /// The clock moved: expire a lone Ctrl+C; redraw when time is on screen.
+    pub fn tick(&mut self, now_ms: u64) {
+        self.now_ms = now_ms;
+        if let QuitState::Armed { at_ms } = self.quit
+            && now_ms.saturating_sub(at_ms) >= QUIT_ARM_MS
+        {
+            self.quit = QuitState::Running;
+            self.dirty = true;
+        }
+        let idle_shown = self.modals.iter().any(|m| matches!(m, Modal::Teams(_)));
+        if idle_shown {
+            self.dirty = true;
+        }
+    }
+}

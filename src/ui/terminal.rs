@@ -1,0 +1,143 @@
+//! The real terminal: raw mode, alternate screen, bracketed paste and (where the terminal
+//! supports it) disambiguated keys so Shift+Enter is seen; restored on drop, on panic (a hook
+//! that restores before the previous hook prints) and after SIGINT/SIGTERM/SIGHUP (the loop
+//! asks the controller to quit and returns normally). [`run_tui`] is the production entry.
+
+use std::io::{Stdout, Write, stdout};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, EventStream, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use crossterm::{cursor, execute};
+use futures::Stream;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::sync::mpsc;
+
+use crate::lead::view::{LeadCommand, LeadEvent};
+use crate::ui::app::{self, AppIo};
+use crate::ui::error::UiError;
+use crate::ui::state::AppState;
+
+/// Whether the terminal is in UI mode (so restoring twice is harmless).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether keyboard enhancement flags were pushed.
+static ENHANCED: AtomicBool = AtomicBool::new(false);
+static HOOK: Once = Once::new();
+
+/// Puts the terminal back as it was. Safe to call at any time, any number of times.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = stdout();
+    if ENHANCED.swap(false, Ordering::SeqCst) {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(
+        out,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+    let _ = out.flush();
+}
+
+/// Restores the terminal when dropped (normal exit and errors alike).
+pub struct TerminalGuard {
+    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl TerminalGuard {
+    /// Enters UI mode and installs the panic hook (once per process).
+    pub fn enter() -> Result<TerminalGuard, UiError> {
+        HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                restore();
+                previous(info);
+            }));
+        });
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut out = stdout();
+        let entered = execute!(
+            out,
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            cursor::Hide
+        );
+        if let Err(e) = entered {
+            restore();
+            return Err(e.into());
+        }
+        if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
+            && execute!(
+                out,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )
+            .is_ok()
+        {
+            ENHANCED.store(true, Ordering::SeqCst);
+        }
+        match Terminal::new(CrosstermBackend::new(stdout())) {
+            Ok(terminal) => Ok(TerminalGuard { terminal }),
+            Err(e) => {
+                restore();
+                Err(e.into())
+            }
+        }
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// One item per SIGINT, SIGTERM or SIGHUP.
+pub fn signal_stream() -> Result<impl Stream<Item = ()> + Unpin, UiError> {
+    use futures::StreamExt;
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut streams = Vec::new();
+    for kind in [
+        SignalKind::interrupt(),
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+    ] {
+        let s = signal(kind)?;
+        streams.push(
+            futures::stream::unfold(s, |mut s| async move { s.recv().await.map(|()| ((), s)) })
+                .boxed(),
+        );
+    }
+    Ok(futures::stream::select_all(streams))
+}
+
+/// Runs the UI on the real terminal until the controller exits; the terminal is restored
+/// however this ends.
+pub async fn run_tui(
+    events: mpsc::Receiver<LeadEvent>,
+    commands: mpsc::Sender<LeadCommand>,
+) -> Result<(), UiError> {
+    let signals = signal_stream()?;
+    let mut guard = TerminalGuard::enter()?;
+    let io = AppIo {
+        input: EventStream::new(),
+        events,
+        commands,
+        signals,
+        clock: app::system_clock,
+    };
+    let result = app::run(&mut guard.terminal, AppState::new(), io).await;
+    drop(guard);
+    result.map(|_| ())
+}
