@@ -8,6 +8,7 @@ use super::atomic::{Parsed, check_regular_file, read_parsed, write_atomic};
 use super::error::{Result, StoreError, io_at};
 use super::home::{DELETED_MARKER, Home};
 use super::lock::{self, DEFAULT_LOCK_TIMEOUT};
+use crate::protocol::names::{NameError, is_canonical};
 use crate::protocol::{Member, PermissionMode, TeamFile};
 
 fn parse_team(bytes: &[u8]) -> std::result::Result<TeamFile, String> {
@@ -23,10 +24,21 @@ fn read_team_at(team: &str, path: &Path) -> Result<TeamFile> {
     }
 }
 
-/// Creates `teams/<team>/config.json` (and `inboxes/`) for `file.name`. Fails with
-/// `AlreadyExists` when the team file exists.
+/// teamlead only creates names matching `^[a-z0-9][a-z0-9-]{0,63}$` (PROTOCOL.md 1).
+fn require_canonical(name: &str) -> Result<()> {
+    if is_canonical(name) {
+        Ok(())
+    } else {
+        Err(StoreError::BadName(NameError::Invalid(name.to_string())))
+    }
+}
+
+/// Creates `teams/<team>/config.json` (and `inboxes/`) for `file.name`, which must be a
+/// canonical name (`^[a-z0-9][a-z0-9-]{0,63}$`). Fails with `AlreadyExists` when the team
+/// file exists.
 pub fn create_team(home: &Home, file: &TeamFile) -> Result<()> {
     let team = file.name.as_str();
+    require_canonical(team)?;
     let path = home.config_path(team)?;
     home.ensure_dir(&home.inboxes_dir(team)?)?;
     let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
@@ -65,8 +77,9 @@ fn member_missing(team: &str, name: &str) -> StoreError {
     StoreError::not_found(format!("member `{name}` of team `{team}`"))
 }
 
-/// Adds a member; `AlreadyExists` when the name is taken.
+/// Adds a member (its name must be canonical); `AlreadyExists` when the name is taken.
 pub fn add_member(home: &Home, team: &str, member: Member) -> Result<()> {
+    require_canonical(&member.name)?;
     edit_team(home, team, |file| {
         if file.member(&member.name).is_some() {
             return Err(StoreError::AlreadyExists {
