@@ -88,6 +88,7 @@ impl DeliveryLog {
             buf.push_str(&serde_json::to_string(&line).unwrap_or_default());
             buf.push('\n');
         }
+        let created = !self.path.exists();
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -96,6 +97,9 @@ impl DeliveryLog {
         f.write_all(buf.as_bytes())
             .and_then(|()| f.sync_all())
             .map_err(io_at(&self.path))?;
+        if created && let Some(dir) = self.path.parent() {
+            super::atomic::sync_dir(dir)?;
+        }
         for e in entries {
             self.keys.insert(e.dedup_key());
         }

@@ -29,15 +29,24 @@ impl LeadLiveness {
             .truncate(false)
             .open(&path)
             .map_err(io_at(&path))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(StoreError::LeadAlive {
-                    team: team.to_string(),
-                    pid: read_pid(&mut file),
-                });
+        // A reader checking liveness holds the lock for an instant: try a few times before
+        // concluding that another lead is running.
+        let mut attempts = 0;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if attempts < 5 => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(StoreError::LeadAlive {
+                        team: team.to_string(),
+                        pid: read_pid(&mut file),
+                    });
+                }
+                Err(TryLockError::Error(e)) => return Err(StoreError::io(&path, e)),
             }
-            Err(TryLockError::Error(e)) => return Err(StoreError::io(&path, e)),
         }
         let pid = std::process::id().to_string();
         file.set_len(0)
