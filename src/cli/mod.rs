@@ -145,3 +145,29 @@ fn install_panic_hook() {
         );
     }));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use color_eyre::eyre::{WrapErr, eyre};
+
+    #[test]
+    fn errors_are_one_line_without_repeats() {
+        let inner: Result<()> = Err(eyre!("task #3 not found\nsecond line"));
+        let report = inner.wrap_err("cannot finish").unwrap_err();
+        assert_eq!(
+            one_line(&report),
+            "cannot finish: task #3 not found second line"
+        );
+        let store = crate::store::StoreError::not_found("team `x`");
+        let report = Report::new(store).wrap_err("team `x` not found");
+        assert_eq!(one_line(&report), "team `x` not found");
+    }
+
+    #[test]
+    fn broken_pipes_are_not_errors() {
+        let io = std::io::Error::new(std::io::ErrorKind::BrokenPipe, "closed");
+        assert!(is_broken_pipe(&Report::new(io)));
+        assert!(!is_broken_pipe(&eyre!("other")));
+    }
+}

@@ -31,8 +31,10 @@ pub fn run(ctx: &Context, args: &MonitorArgs) -> Result<()> {
         digester.prime(&scope);
         let style = Style::stdout();
         let mut out = Out::new();
+        let exists = scope.roots().iter().any(|r| r.is_dir());
         let what = match &args.team {
-            Some(team) => format!("team {team}"),
+            Some(team) if exists => format!("team {team}"),
+            Some(team) => format!("team {team} (it does not exist yet)"),
             None => "every team".to_string(),
         };
         out.line(style.dim(&format!(
