@@ -25,6 +25,9 @@ use crate::store::{self, Home, StoreError};
 /// `in-process`, as written to `tmuxPaneId` and `backendType`.
 pub const IN_PROCESS: &str = "in-process";
 
+/// Adjusts a teammate's configuration before it starts.
+type ConfigAdjuster = Box<dyn Fn(&mut TeammateConfig) + Send + Sync>;
+
 /// Runs the teammates of one team inside this process.
 pub struct InProcessExecutor {
     home: Home,
@@ -32,7 +35,7 @@ pub struct InProcessExecutor {
     asker: Arc<dyn PermissionAsker>,
     events: mpsc::UnboundedSender<TeammateEvent>,
     /// Applied to every teammate it starts (the poll interval, mostly).
-    template: Option<Box<dyn Fn(&mut TeammateConfig) + Send + Sync>>,
+    template: Option<ConfigAdjuster>,
     handles: Mutex<HashMap<String, TeammateHandle>>,
 }
 

@@ -2,8 +2,8 @@
 //! request goes to the lead's inbox as a `permission_request` frame, and the answer is the
 //! `permission_response` from `team-lead` with the same `request_id` that appears in the
 //! teammate's own inbox and matches the request (`PermissionResponse::matches`: a bound answer
-//! must name the same tool call). Answers from anyone else are left alone (the loop logs them
-//! as refused).
+//! must name the same tool call). An answer to the request from anyone else, or bound to
+//! another tool call, is taken out of the inbox and logged, and the wait goes on.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use super::asker::{AskError, Asking, PermissionAsker};
 use super::runtime::incoming::wait_for;
 use super::runtime::mailroom::Mailroom;
-use crate::protocol::frames::{Frame, PermissionResponse};
+use crate::protocol::frames::{Frame, PermissionRequest, PermissionResponse};
 use crate::protocol::{InboxEntry, LEAD_NAME};
 use crate::store::Home;
 
@@ -50,28 +50,36 @@ impl MailboxAsker {
     }
 }
 
-/// Is this entry the lead's answer to `request`?
-fn answer_to(
-    entry: &InboxEntry,
-    request: &crate::protocol::frames::PermissionRequest,
-) -> Option<PermissionResponse> {
-    if entry.from != LEAD_NAME {
+/// What an inbox entry is to a waiting request.
+enum Answer {
+    /// The lead's answer.
+    Lead(Box<PermissionResponse>),
+    /// An answer to it that may not be applied (another sender, another tool call): taken out
+    /// of the inbox and logged.
+    Refused(String),
+}
+
+/// Is this entry an answer to `request`?
+fn answer_to(entry: &InboxEntry, request: &PermissionRequest) -> Option<Answer> {
+    let Frame::PermissionResponse(r) = entry.parse_frame()? else {
+        return None;
+    };
+    if r.request_id != request.request_id {
         return None;
     }
-    match entry.parse_frame()? {
-        Frame::PermissionResponse(r) if r.request_id == request.request_id => {
-            if r.matches(request) {
-                Some(r)
-            } else {
-                tracing::warn!(
-                    request_id = %r.request_id,
-                    "refused a permission_response bound to another tool call"
-                );
-                None
-            }
-        }
-        _ => None,
+    if entry.from != LEAD_NAME {
+        return Some(Answer::Refused(format!(
+            "ignored permission_response {} from {}: only {LEAD_NAME} may answer",
+            r.request_id, entry.from
+        )));
     }
+    if !r.matches(request) {
+        return Some(Answer::Refused(format!(
+            "refused permission_response {}: it is bound to another tool call",
+            r.request_id
+        )));
+    }
+    Some(Answer::Lead(Box::new(r)))
 }
 
 impl PermissionAsker for MailboxAsker {
@@ -84,11 +92,19 @@ impl PermissionAsker for MailboxAsker {
                 .send_frame(LEAD_NAME, &frame)
                 .await
                 .map_err(|e| AskError::Failed(e.to_string()))?;
-            wait_for(&this.mailroom, &this.wake, this.poll, |entry| {
-                answer_to(entry, &request)
-            })
-            .await
-            .map_err(|e| AskError::Failed(e.to_string()))
+            loop {
+                let answer = wait_for(&this.mailroom, &this.wake, this.poll, |entry| {
+                    answer_to(entry, &request)
+                })
+                .await
+                .map_err(|e| AskError::Failed(e.to_string()))?;
+                match answer {
+                    Answer::Lead(response) => return Ok(*response),
+                    Answer::Refused(why) => {
+                        tracing::warn!(teammate = this.mailroom.name(), "{why}")
+                    }
+                }
+            }
         }
         .boxed()
     }

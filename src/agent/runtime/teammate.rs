@@ -58,7 +58,7 @@ impl TurnReport {
 pub(crate) enum TurnOutcome {
     /// Nothing to do: no turn was started.
     NoTurn,
-    Ended(TurnReport),
+    Ended(Box<TurnReport>),
 }
 
 /// A running teammate's state.
@@ -146,7 +146,7 @@ impl Teammate {
             match shell::turn(self, content).await {
                 TurnOutcome::NoTurn => self.idle_wait().await,
                 TurnOutcome::Ended(report) => {
-                    if let Some(stop) = self.finish_turn(report).await {
+                    if let Some(stop) = self.finish_turn(*report).await {
                         return stop;
                     }
                 }

@@ -34,7 +34,7 @@ const SHOWN_LINES: usize = 200;
 
 /// Where a command came from.
 pub(crate) enum JobSource {
-    Task(Task),
+    Task(Box<Task>),
     /// A fenced code block in a message from `reply_to` (only `team-lead`).
     Message {
         reply_to: String,
@@ -91,7 +91,7 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
     if let Some(task) = pick_task(tm).await {
         let command = task.command();
         jobs.push(Job {
-            source: JobSource::Task(task),
+            source: JobSource::Task(Box::new(task)),
             command,
         });
     }
@@ -106,7 +106,7 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
     let mut report = TurnReport::available();
     if jobs.is_empty() {
         report.summary = Some(format!("read {} message(s)", content.len()));
-        return TurnOutcome::Ended(report);
+        return TurnOutcome::Ended(Box::new(report));
     }
 
     if tm.gate.mode() == crate::protocol::PermissionMode::Plan {
@@ -115,25 +115,25 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
                 task: working_on.clone(),
             }),
             PlanOutcome::Rejected(feedback) => {
-                return TurnOutcome::Ended(plan_rejected(tm, &jobs, &feedback).await);
+                return TurnOutcome::Ended(Box::new(plan_rejected(tm, &jobs, &feedback).await));
             }
             PlanOutcome::Interrupted => {
                 park_interrupted(tm, &jobs);
                 report.reason = IdleReason::Interrupted;
                 report.summary = Some("interrupted while waiting for plan approval".into());
-                return TurnOutcome::Ended(report);
+                return TurnOutcome::Ended(Box::new(report));
             }
             PlanOutcome::Shutdown(request) => {
                 give_back(tm, &jobs).await;
                 report.shutdown = Some(request);
-                return TurnOutcome::Ended(report);
+                return TurnOutcome::Ended(Box::new(report));
             }
             PlanOutcome::Failed(why) => {
                 give_back(tm, &jobs).await;
                 tm.events.log(LogKind::Warning, why.clone());
                 report.reason = IdleReason::Failed;
                 report.failure = Some(why);
-                return TurnOutcome::Ended(report);
+                return TurnOutcome::Ended(Box::new(report));
             }
         }
     }
@@ -173,7 +173,7 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
             }
         }
     }
-    TurnOutcome::Ended(report)
+    TurnOutcome::Ended(Box::new(report))
 }
 
 /// A task to work on: one it owns that it may resume (claimed again if only assigned), else

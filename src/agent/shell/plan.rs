@@ -32,6 +32,8 @@ pub(crate) enum PlanOutcome {
 
 enum Picked {
     Answer(PlanApprovalResponse),
+    /// An answer to this plan from someone other than `team-lead`: taken out and logged.
+    Refused(String),
     SetMode(PermissionMode),
     Shutdown(ShutdownRequest),
 }
@@ -85,15 +87,27 @@ async fn write_plan_file(tm: &Teammate, request_ms: u64, content: &str) -> Strin
 }
 
 fn pick(entry: &InboxEntry, request_id: &str, digest: &str) -> Option<Picked> {
+    let frame = entry.parse_frame()?;
     if entry.from != LEAD_NAME {
-        return None;
+        return match frame {
+            Frame::PlanApprovalResponse(r) if r.request_id == request_id => {
+                Some(Picked::Refused(format!(
+                    "ignored plan_approval_response from {}: only {LEAD_NAME} may answer",
+                    entry.from
+                )))
+            }
+            _ => None,
+        };
     }
-    match entry.parse_frame()? {
-        Frame::PlanApprovalResponse(r)
-            if r.request_id == request_id
-                && r.plan_digest.as_deref().is_none_or(|d| d == digest) =>
-        {
-            Some(Picked::Answer(r))
+    match frame {
+        Frame::PlanApprovalResponse(r) if r.request_id == request_id => {
+            if r.plan_digest.as_deref().is_none_or(|d| d == digest) {
+                Some(Picked::Answer(r))
+            } else {
+                Some(Picked::Refused(
+                    "ignored a plan_approval_response for another version of the plan".into(),
+                ))
+            }
         }
         Frame::ModeSetRequest(m) => Some(Picked::SetMode(m.mode)),
         Frame::ShutdownRequest(r) => Some(Picked::Shutdown(r)),
@@ -138,6 +152,7 @@ pub(crate) async fn seek_approval(
         match waited {
             Err(e) => return PlanOutcome::Failed(format!("cannot read my inbox: {e}")),
             Ok(Picked::Shutdown(r)) => return PlanOutcome::Shutdown(r),
+            Ok(Picked::Refused(why)) => tm.events.log(LogKind::Warning, why),
             Ok(Picked::SetMode(mode)) => {
                 tm.change_mode(mode, "team-lead").await;
                 if mode != PermissionMode::Plan {
