@@ -21,6 +21,7 @@ use crate::protocol::frames::{Frame, ShutdownRequest};
 use crate::protocol::time::now_iso;
 use crate::protocol::{InboxEntry, LEAD_NAME};
 use crate::store::{self, Home, StoreError};
+use crate::watch::ChangeEvent;
 
 /// `in-process`, as written to `tmuxPaneId` and `backendType`.
 pub const IN_PROCESS: &str = "in-process";
@@ -95,6 +96,21 @@ impl InProcessExecutor {
         names
     }
 
+    /// Wakes the teammates a file change concerns (feed it the lead's watcher events): a change
+    /// of `inboxes/<name>.json` wakes `name`; a change in the task directory wakes every
+    /// teammate. Lock directories and other files wake nobody.
+    pub fn on_change(&self, event: &ChangeEvent) {
+        match wake_target(&self.home, &self.team, event) {
+            Some(WakeTarget::One(name)) => self.wake(&name),
+            Some(WakeTarget::All) => {
+                for handle in self.handles().values() {
+                    handle.wake();
+                }
+            }
+            None => {}
+        }
+    }
+
     async fn spawn_inner(&self, request: SpawnRequest) -> Result<Spawned, ExecutorError> {
         if self.handle(&request.name).is_some_and(|h| h.is_running()) {
             return Err(ExecutorError::AlreadyRunning(request.name));
@@ -135,6 +151,33 @@ impl InProcessExecutor {
         self.wake(name);
         Ok(())
     }
+}
+
+/// Who a file change should wake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WakeTarget {
+    /// The owner of the inbox that changed.
+    One(String),
+    /// Everyone (the task list changed).
+    All,
+}
+
+/// Who a change under the home concerns: an inbox's owner, or everyone for a task file.
+pub fn wake_target(home: &Home, team: &str, event: &ChangeEvent) -> Option<WakeTarget> {
+    if event.kind.is_lock() || event.is_dir {
+        return None;
+    }
+    let name = event.file_name()?;
+    let parent = event.path.parent()?;
+    if home.inboxes_dir(team).ok().as_deref() == Some(parent) {
+        return name
+            .strip_suffix(".json")
+            .map(|n| WakeTarget::One(n.to_string()));
+    }
+    if home.tasks_dir(team).ok().as_deref() == Some(parent) && name.ends_with(".json") {
+        return Some(WakeTarget::All);
+    }
+    None
 }
 
 impl TeammateExecutor for InProcessExecutor {
@@ -193,6 +236,57 @@ impl TeammateExecutor for InProcessExecutor {
 
     fn is_active(&self, name: &str) -> bool {
         self.handle(name).is_some_and(|h| h.is_running())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::ChangeKind;
+
+    #[test]
+    fn changes_wake_the_inbox_owner_or_everyone() {
+        let home = Home::new("/h");
+        let ev = |p: &str, kind| ChangeEvent::new(p, kind, false);
+        assert_eq!(
+            wake_target(
+                &home,
+                "t",
+                &ev("/h/teams/t/inboxes/alpha.json", ChangeKind::Modified)
+            ),
+            Some(WakeTarget::One("alpha".into()))
+        );
+        assert_eq!(
+            wake_target(&home, "t", &ev("/h/tasks/t/3.json", ChangeKind::Created)),
+            Some(WakeTarget::All)
+        );
+        assert_eq!(
+            wake_target(
+                &home,
+                "t",
+                &ev("/h/teams/t/config.json", ChangeKind::Modified)
+            ),
+            None
+        );
+        assert_eq!(
+            wake_target(
+                &home,
+                "t",
+                &ev(
+                    "/h/teams/t/inboxes/alpha.json.lock",
+                    ChangeKind::LockAcquired
+                )
+            ),
+            None
+        );
+        assert_eq!(
+            wake_target(
+                &home,
+                "u",
+                &ev("/h/teams/t/inboxes/alpha.json", ChangeKind::Modified)
+            ),
+            None
+        );
     }
 }
 
