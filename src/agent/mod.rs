@@ -10,6 +10,7 @@ pub mod gate;
 pub mod in_process;
 pub mod mailbox_asker;
 pub mod metrics;
+pub mod process;
 pub mod runtime;
 pub mod shell;
 

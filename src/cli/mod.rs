@@ -4,6 +4,7 @@
 //! as one `error: …` line), 2 on a usage error (clap's message).
 
 pub mod args;
+mod clean;
 mod completions;
 pub mod inspect;
 pub mod logging;
@@ -13,6 +14,7 @@ mod send;
 pub mod session;
 mod style;
 mod task;
+mod teammate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

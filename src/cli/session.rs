@@ -17,11 +17,11 @@ pub fn run_demo(_ctx: &Context, _args: &DemoArgs) -> Result<()> {
 }
 
 /// `teamlead teammate …`: the teammate runtime.
-pub fn run_teammate(_ctx: &Context, _args: &TeammateArgs) -> Result<()> {
-    bail!("the teammate runtime is not available in this build yet")
+pub fn run_teammate(ctx: &Context, args: &TeammateArgs) -> Result<()> {
+    super::teammate::run(ctx, args)
 }
 
 /// `teamlead clean [--orphans] [--dry-run]`.
-pub fn run_clean(_ctx: &Context, _args: &CleanArgs) -> Result<()> {
-    bail!("clean is not available in this build yet")
+pub fn run_clean(ctx: &Context, args: &CleanArgs) -> Result<()> {
+    super::clean::run(ctx, args)
 }

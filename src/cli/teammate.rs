@@ -1,0 +1,73 @@
+//! `teamlead teammate …`: starts the teammate runtime as its own process (what a pane runs),
+//! with the same flags as `claude`. Checks the flags, builds the configuration, runs it.
+
+use color_eyre::eyre::{Result, bail, eyre};
+
+use super::Context;
+use super::args::{EngineChoice, TeammateArgs};
+use crate::agent::events::StopReason;
+use crate::agent::runtime::TeammateConfig;
+use crate::protocol::names::check_path_component;
+use crate::protocol::{AgentId, Color};
+
+/// Runs one teammate until it shuts down.
+pub fn run(ctx: &Context, args: &TeammateArgs) -> Result<()> {
+    let config = config_from(ctx, args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let reason = runtime.block_on(crate::agent::process::run(
+        config,
+        Box::new(std::io::stdout()),
+    ));
+    match reason {
+        StopReason::Shutdown | StopReason::Killed => Ok(()),
+        StopReason::Failed(why) => bail!("the teammate stopped: {why}"),
+    }
+}
+
+/// The runtime's configuration from the command line and the pane's environment.
+pub fn config_from(ctx: &Context, args: &TeammateArgs) -> Result<TeammateConfig> {
+    let id = AgentId::parse(&args.agent_id)
+        .ok_or_else(|| eyre!("--agent-id must be NAME@TEAM, got `{}`", args.agent_id))?;
+    if id.name != args.agent_name || id.team != args.team_name {
+        bail!(
+            "--agent-id `{}` does not match --agent-name `{}` and --team-name `{}`",
+            args.agent_id,
+            args.agent_name,
+            args.team_name
+        );
+    }
+    check_path_component(&args.agent_name)?;
+    check_path_component(&args.team_name)?;
+    if let EngineChoice::Llm = args.engine {
+        bail!("the llm engine is not available in this build: use --engine shell");
+    }
+    if !ctx.home.config_path(&args.team_name)?.exists() {
+        bail!(
+            "team `{}` does not exist under {}",
+            args.team_name,
+            ctx.home.root.display()
+        );
+    }
+    let cwd = std::env::current_dir()?;
+    let mut config = TeammateConfig::new(&ctx.home, &args.team_name, &args.agent_name, cwd);
+    config.color = args
+        .agent_color
+        .as_deref()
+        .and_then(Color::parse)
+        .map(|c| c.as_str().to_string());
+    config.mode = args.start_mode();
+    config.plan_mode_required = args.plan_mode_required;
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    (config.pane_id, config.backend_type) = match (env("TMUX_PANE"), env("ITERM_SESSION_ID")) {
+        (Some(pane), _) => (pane, "tmux".to_string()),
+        (None, Some(session)) => (
+            crate::backend::iterm2::lead_session_uuid(&session),
+            "iterm2".to_string(),
+        ),
+        (None, None) => (String::new(), "tmux".to_string()),
+    };
+    Ok(config)
+}
