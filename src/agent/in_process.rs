@@ -239,6 +239,15 @@ impl TeammateExecutor for InProcessExecutor {
     }
 }
 
+impl Drop for InProcessExecutor {
+    /// The teammates die with the executor (their commands are killed).
+    fn drop(&mut self) {
+        for handle in self.handles().values() {
+            handle.kill();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,14 +296,5 @@ mod tests {
             ),
             None
         );
-    }
-}
-
-impl Drop for InProcessExecutor {
-    /// The teammates die with the executor (their commands are killed).
-    fn drop(&mut self) {
-        for handle in self.handles().values() {
-            handle.kill();
-        }
     }
 }
