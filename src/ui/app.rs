@@ -69,6 +69,7 @@ where
                 .draw(|frame| render::render(frame, &mut state))
                 .map_err(draw_error)?;
             state.dirty = false;
+            state.frames += 1;
         }
         if state.exit {
             break;

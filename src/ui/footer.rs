@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use crate::lead::view::{TeammateStatus, ViewTarget};
 use crate::ui::keymap::{self, Context};
 use crate::ui::modal::fit_spans;
-use crate::ui::palette::{dim, mode_line, mode_style};
+use crate::ui::palette::{dim, mode_label, mode_line, mode_style};
 use crate::ui::state::{AppState, Focus, QuitState};
 use crate::ui::transcript::wrap::str_width;
 
@@ -78,30 +78,42 @@ pub fn task_progress(state: &AppState) -> (usize, usize) {
     (done, total)
 }
 
-fn right_spans(state: &AppState) -> Vec<Span<'static>> {
-    let mut spans = Vec::new();
-    if let Some(badge) = badge_text(state) {
-        let c = team_counts(state);
-        let dot = if c.waiting > 0 {
-            Color::Yellow
-        } else if c.working > 0 {
-            Color::Green
-        } else {
-            Color::DarkGray
-        };
-        let selected = state.focus == Focus::Badge && state.modals.is_empty();
-        let base = if selected {
-            Style::default().add_modifier(Modifier::REVERSED)
-        } else {
-            Style::default()
-        };
-        let rest = badge.trim_start_matches('●').to_string();
-        spans.push(Span::styled("●", base.fg(dot)));
-        spans.push(Span::styled(rest, base));
-    }
+/// The badge with its dot, full (`● 1 working · 2 idle`) or short (`● 3 teammates`).
+fn badge_spans(state: &AppState, short: bool) -> Vec<Span<'static>> {
+    let Some(badge) = badge_text(state) else {
+        return Vec::new();
+    };
+    let c = team_counts(state);
+    let dot = if c.waiting > 0 {
+        Color::Yellow
+    } else if c.working > 0 {
+        Color::Green
+    } else {
+        Color::DarkGray
+    };
+    let selected = state.focus == Focus::Badge && state.modals.is_empty();
+    let base = if selected {
+        Style::default().add_modifier(Modifier::REVERSED)
+    } else {
+        Style::default()
+    };
+    let rest = if short {
+        let n = state.team.len();
+        format!(" {n} teammate{}", if n == 1 { "" } else { "s" })
+    } else {
+        badge.trim_start_matches('●').to_string()
+    };
+    vec![Span::styled("●", base.fg(dot)), Span::styled(rest, base)]
+}
+
+/// The right side: badge, approvals, tasks; `short` badge, and `with_tasks`.
+fn right_spans(state: &AppState, short: bool, with_tasks: bool) -> Vec<Span<'static>> {
+    let mut spans = badge_spans(state, short);
     let pending = approvals(state);
     if pending > 0 {
-        spans.push(Span::raw("   "));
+        if !spans.is_empty() {
+            spans.push(Span::raw("   "));
+        }
         spans.push(Span::styled(
             format!("{pending} approval{}", if pending == 1 { "" } else { "s" }),
             Style::default()
@@ -110,14 +122,17 @@ fn right_spans(state: &AppState) -> Vec<Span<'static>> {
         ));
     }
     let (done, total) = task_progress(state);
-    if total > 0 {
-        spans.push(Span::raw("   "));
+    if with_tasks && total > 0 {
+        if !spans.is_empty() {
+            spans.push(Span::raw("   "));
+        }
         spans.push(Span::styled(format!("tasks {done}/{total}"), dim()));
     }
     spans
 }
 
-fn left_spans(state: &AppState) -> Vec<Span<'static>> {
+/// The left side, full or short.
+fn left_spans(state: &AppState, short: bool) -> Vec<Span<'static>> {
     match state.quit {
         QuitState::Armed { .. } => {
             return vec![Span::styled(
@@ -127,7 +142,7 @@ fn left_spans(state: &AppState) -> Vec<Span<'static>> {
         }
         QuitState::Requested => {
             return vec![Span::styled(
-                "quitting: shutting the team down… (ctrl+c to force)",
+                "quitting… (ctrl+c to force)",
                 Style::default().fg(Color::Yellow),
             )];
         }
@@ -143,50 +158,87 @@ fn left_spans(state: &AppState) -> Vec<Span<'static>> {
             Style::default().fg(Color::Yellow),
         ));
     }
+    let line = |mode| {
+        if short {
+            mode_label(mode)
+        } else {
+            mode_line(mode)
+        }
+    };
     match &state.view {
         ViewTarget::Lead => {
             spans.push(Span::styled(
-                mode_line(state.lead_mode),
+                line(state.lead_mode),
                 mode_style(state.lead_mode),
             ));
         }
         ViewTarget::Teammate(name) => {
             if let Some(t) = state.teammate(name) {
                 spans.push(Span::styled(format!("@{name}: "), dim()));
-                spans.push(Span::styled(mode_line(t.mode), mode_style(t.mode)));
+                spans.push(Span::styled(line(t.mode), mode_style(t.mode)));
             }
         }
     }
     spans
 }
 
-/// Draws the footer into its one-row `area`.
+fn width_of(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(|s| str_width(&s.content)).sum()
+}
+
+/// The footer's rows: one (left and right) when they fit, else the left above the right.
+fn layout(state: &AppState, width: u16) -> Vec<(Vec<Span<'static>>, Vec<Span<'static>>)> {
+    let width = usize::from(width);
+    let full_right = right_spans(state, false, true);
+    if full_right.is_empty() {
+        return vec![(left_spans(state, false), Vec::new())];
+    }
+    for right in [full_right.clone(), right_spans(state, false, false)] {
+        for short in [false, true] {
+            let left = left_spans(state, short);
+            if width_of(&left) + 2 + width_of(&right) <= width {
+                return vec![(left, right)];
+            }
+        }
+    }
+    let right = [
+        full_right,
+        right_spans(state, false, false),
+        right_spans(state, true, true),
+        right_spans(state, true, false),
+    ]
+    .into_iter()
+    .find(|r| width_of(r) <= width)
+    .unwrap_or_else(|| fit_spans(right_spans(state, true, false), width));
+    vec![(left_spans(state, false), Vec::new()), (Vec::new(), right)]
+}
+
+/// Rows the footer needs at this width (1 or 2).
+pub fn height(state: &AppState, width: u16) -> u16 {
+    layout(state, width).len() as u16
+}
+
+/// Draws the footer into `area` (as many rows as [`height`] said).
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState) {
     if area.height == 0 || area.width == 0 {
         return;
     }
     let width = usize::from(area.width);
-    let right = right_spans(state);
-    let right_width: usize = right.iter().map(|s| str_width(&s.content)).sum();
-    let right = if right_width > width {
-        fit_spans(right, width)
-    } else {
-        right
-    };
-    let right_width: usize = right.iter().map(|s| str_width(&s.content)).sum();
-    let left_room = width.saturating_sub(right_width + 2);
-    let left: Vec<Span<'static>> = left_spans(state)
+    for ((left, right), y) in layout(state, area.width)
         .into_iter()
-        .map(|s| Span::styled(s.content.to_string(), s.style))
-        .collect();
-    let left = if left_room > 0 {
-        fit_spans(left, left_room)
-    } else {
-        Vec::new()
-    };
-    buf.set_line(area.x, area.y, &Line::from(left), area.width);
-    if right_width > 0 {
-        let x = area.x + (width - right_width) as u16;
-        buf.set_line(x, area.y, &Line::from(right), right_width as u16);
+        .zip(area.y..area.y + area.height)
+    {
+        let right_width = width_of(&right);
+        let left = fit_spans(
+            left,
+            width
+                .saturating_sub(right_width + 2)
+                .max(if right.is_empty() { width } else { 0 }),
+        );
+        buf.set_line(area.x, y, &Line::from(left), area.width);
+        if right_width > 0 {
+            let x = area.x + (width - right_width.min(width)) as u16;
+            buf.set_line(x, y, &Line::from(right), right_width as u16);
+        }
     }
 }

@@ -45,6 +45,16 @@ pub fn mode_line(mode: PermissionMode) -> &'static str {
     }
 }
 
+/// The short form of [`mode_line`] for narrow footers.
+pub fn mode_label(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::Default => "default mode",
+        PermissionMode::AcceptEdits => "⏵⏵ accept edits on",
+        PermissionMode::Plan => "⏸ plan mode on",
+        PermissionMode::BypassPermissions => "⏵⏵ bypass permissions on",
+    }
+}
+
 /// The color of a mode's footer text.
 pub fn mode_style(mode: PermissionMode) -> Style {
     match mode {

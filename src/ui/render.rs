@@ -26,13 +26,14 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
         buf.set_string(area.x, area.y, "teamlead: terminal too small", dim());
         return;
     }
+    let footer_height = footer::height(state, area.width);
     let footer_area = Rect {
-        y: area.y + area.height - 1,
-        height: 1,
+        y: area.y + area.height - footer_height,
+        height: footer_height,
         ..area
     };
     let above_footer = Rect {
-        height: area.height - 1,
+        height: area.height - footer_height,
         ..area
     };
     let composer_height = state

@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::lead::view::LeadCommand;
 use crate::ui::keymap::{self, Action, Context};
-use crate::ui::modal::{Outcome, centered_box, frame, hint_line};
+use crate::ui::modal::{Outcome, centered_box, frame, hint_lines};
 use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::str_width;
 
@@ -57,11 +57,8 @@ impl ConfirmDialog {
             Style::default().add_modifier(Modifier::BOLD),
         )];
         let inner = frame(outer, buf, Style::default().fg(Color::Red), title, None);
-        let lines = vec![
-            Line::from(self.question.clone()),
-            Line::default(),
-            hint_line(&keymap::hints(Context::Confirm), inner.width),
-        ];
+        let mut lines = vec![Line::from(self.question.clone()), Line::default()];
+        lines.extend(hint_lines(&keymap::hints(Context::Confirm), inner.width));
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .render(inner, buf);

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::ui::keymap::{self, Action, Context};
-use crate::ui::modal::{Outcome, frame, hint_line};
+use crate::ui::modal::{Outcome, frame, hint_lines};
 use crate::ui::palette::dim;
 use crate::ui::transcript::wrap::str_width;
 
@@ -75,17 +75,18 @@ impl HelpDialog {
         )];
         let inner = frame(area, buf, Style::default(), title, None);
         let lines = help_lines();
-        let visible = usize::from(inner.height.saturating_sub(1));
+        let hints = hint_lines(
+            &format!("↑/↓ scroll · {}", keymap::hints(Context::Help)),
+            inner.width,
+        );
+        let visible = usize::from(inner.height).saturating_sub(hints.len());
         self.max_scroll.set(lines.len().saturating_sub(visible));
         let scroll = self.scroll.min(self.max_scroll.get());
         let mut shown: Vec<Line<'static>> = lines.into_iter().skip(scroll).take(visible).collect();
         while shown.len() < visible {
             shown.push(Line::default());
         }
-        shown.push(hint_line(
-            &format!("↑/↓ scroll · {}", keymap::hints(Context::Help)),
-            inner.width,
-        ));
+        shown.extend(hints);
         Paragraph::new(shown).render(inner, buf);
     }
 }

@@ -146,7 +146,44 @@ pub fn fit_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> 
     out
 }
 
-/// A dim hint line (`y yes · n no`), cut to the width.
-pub fn hint_line(text: &str, width: u16) -> Line<'static> {
-    Line::from(Span::styled(truncate(text, usize::from(width)), dim()))
+/// Dim hint rows (`y yes · n no · esc later`), broken between hints to fit the width.
+pub fn hint_lines(text: &str, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width.max(1));
+    let mut rows: Vec<String> = Vec::new();
+    let mut row = String::new();
+    for hint in text.split(" · ") {
+        if row.is_empty() {
+            row = hint.to_string();
+        } else if str_width(&row) + 3 + str_width(hint) <= width {
+            row.push_str(" · ");
+            row.push_str(hint);
+        } else {
+            rows.push(std::mem::replace(&mut row, hint.to_string()));
+        }
+    }
+    rows.push(row);
+    rows.into_iter()
+        .map(|r| Line::from(Span::styled(truncate(&r, width), dim())))
+        .collect()
+}
+
+/// The first title that fits in `width` columns with a right title of `right` columns
+/// (the last one, cut, when none does).
+pub fn pick_title(
+    variants: Vec<Vec<Span<'static>>>,
+    width: u16,
+    right: usize,
+) -> Vec<Span<'static>> {
+    let room = usize::from(width).saturating_sub(right + 4);
+    let fits = |spans: &Vec<Span<'static>>| {
+        spans.iter().map(|s| str_width(&s.content)).sum::<usize>() <= room
+    };
+    let mut last = Vec::new();
+    for variant in variants {
+        if fits(&variant) {
+            return variant;
+        }
+        last = variant;
+    }
+    last
 }

@@ -16,10 +16,10 @@ use crate::lead::view::{LeadCommand, PlanDecision};
 use crate::protocol::PermissionMode;
 use crate::ui::keymap::{self, Action, Context};
 use crate::ui::modal::feedback::FeedbackInput;
-use crate::ui::modal::{Outcome, bottom_box, frame, hint_line};
+use crate::ui::modal::{Outcome, bottom_box, frame, hint_lines, pick_title};
 use crate::ui::palette::{dim, teammate_color};
 use crate::ui::state::AppState;
-use crate::ui::transcript::wrap::{sanitize, wrap_line};
+use crate::ui::transcript::wrap::{sanitize, str_width, wrap_line};
 
 /// The modes a plan can be approved into.
 pub const APPROVE_MODES: [PermissionMode; 3] = [
@@ -180,8 +180,16 @@ impl PlanDialog {
             .lines()
             .flat_map(|l| wrap_line(&Line::from(l.to_string()), 0, inner_width))
             .collect();
+        let hints = hint_lines(
+            &if feedback.is_some() {
+                keymap::hints(Context::Feedback)
+            } else {
+                keymap::hints(Context::Plan)
+            },
+            inner_width,
+        );
         // Rows below the text: blank, choice (or feedback input), blank, hints.
-        let fixed = 4;
+        let fixed = 3 + hints.len();
         let max_text = usize::from(area.height.saturating_sub(2)).saturating_sub(fixed);
         let visible = text.len().min(max_text);
         self.page.set((visible, text.len()));
@@ -189,17 +197,6 @@ impl PlanDialog {
         let height = (visible + fixed + 2) as u16;
         let outer = bottom_box(area, height);
         let color = teammate_color(head.color.as_deref());
-        let title = vec![
-            Span::raw(" "),
-            Span::styled(
-                format!(" @{} ", head.from),
-                Style::default()
-                    .bg(color)
-                    .fg(Color::Black)
-                    .add_modifier(Modifier::BOLD),
-            ),
-            Span::raw(" wants to proceed with this plan "),
-        ];
         let mut right = format!("1 of {}", state.plans.len());
         if text.len() > visible {
             right = format!(
@@ -209,6 +206,25 @@ impl PlanDialog {
                 text.len()
             );
         }
+        let badge = Span::styled(
+            format!(" @{} ", head.from),
+            Style::default()
+                .bg(color)
+                .fg(Color::Black)
+                .add_modifier(Modifier::BOLD),
+        );
+        let title = pick_title(
+            vec![
+                vec![
+                    Span::raw(" "),
+                    badge.clone(),
+                    Span::raw(" wants to proceed with this plan "),
+                ],
+                vec![Span::raw(" "), badge, Span::raw(" plan ")],
+            ],
+            area.width,
+            right.chars().count() + 2,
+        );
         let inner = frame(outer, buf, Style::default().fg(color), title, Some(right));
         let mut lines: Vec<Line<'static>> = text.into_iter().skip(scroll).take(visible).collect();
         lines.push(Line::default());
@@ -219,23 +235,23 @@ impl PlanDialog {
         if feedback.is_some() {
             lines.push(Line::from(Span::styled("› ", chosen)));
         } else {
-            lines.push(Line::from(vec![
+            let mut choice = vec![
                 Span::styled("❯ Approve", chosen),
                 Span::raw(" · mode "),
                 Span::styled(
                     format!("◂ {} ▸", APPROVE_MODES[mode]),
                     Style::default().add_modifier(Modifier::BOLD),
                 ),
-                Span::styled("   n reject with feedback", dim()),
-            ]));
+            ];
+            let reject = "   n reject with feedback";
+            let used: usize = choice.iter().map(|s| str_width(&s.content)).sum();
+            if used + str_width(reject) <= usize::from(inner.width) {
+                choice.push(Span::styled(reject, dim()));
+            }
+            lines.push(Line::from(choice));
         }
         lines.push(Line::default());
-        let hints = if feedback.is_some() {
-            keymap::hints(Context::Feedback)
-        } else {
-            keymap::hints(Context::Plan)
-        };
-        lines.push(hint_line(&hints, inner.width));
+        lines.extend(hints);
         Paragraph::new(lines).render(inner, buf);
         if let Some(input) = feedback {
             let y = inner.y + input_row as u16;

@@ -71,6 +71,8 @@ pub struct AppState {
     pub exit: bool,
     /// Something changed since the last draw.
     pub dirty: bool,
+    /// Frames drawn so far (the app loop counts them).
+    pub frames: u64,
     /// `/` commands and their one-line help, for completion.
     pub slash_commands: &'static [(&'static str, &'static str)],
     outbox: Vec<LeadCommand>,
@@ -104,6 +106,7 @@ impl AppState {
             quit: QuitState::Running,
             exit: false,
             dirty: true,
+            frames: 0,
             slash_commands: crate::ui::slash_commands(),
             outbox: Vec::new(),
         }

@@ -18,7 +18,7 @@ use crate::protocol::PermissionUpdate;
 use crate::protocol::permission::PermissionRule;
 use crate::ui::keymap::{self, Action, Context};
 use crate::ui::modal::feedback::FeedbackInput;
-use crate::ui::modal::{Outcome, bottom_box, frame, hint_line};
+use crate::ui::modal::{Outcome, bottom_box, frame, hint_lines, pick_title};
 use crate::ui::palette::{dim, teammate_color};
 use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::{sanitize, str_width, wrap_line};
@@ -178,11 +178,14 @@ impl PermissionDialog {
         // Fixed rows: options (or feedback) and hints; the rest is description and input.
         let opts = options(head);
         let option_lines = option_lines(&opts, selected, inner_width, feedback.is_some());
-        let hints = if feedback.is_some() {
-            keymap::hints(Context::Feedback)
-        } else {
-            keymap::hints(Context::Permission)
-        };
+        let hints = hint_lines(
+            &if feedback.is_some() {
+                keymap::hints(Context::Feedback)
+            } else {
+                keymap::hints(Context::Permission)
+            },
+            inner_width,
+        );
         let mut top: Vec<Line<'static>> = Vec::new();
         if !head.description.trim().is_empty() {
             top.extend(wrap_line(
@@ -200,7 +203,7 @@ impl PermissionDialog {
                 Line::from(spans)
             })
             .collect();
-        let fixed = option_lines.len() + 2 + usize::from(feedback.is_some());
+        let fixed = option_lines.len() + 1 + hints.len() + usize::from(feedback.is_some());
         let max_inner = usize::from(area.height.saturating_sub(2));
         let room = max_inner.saturating_sub(fixed + top.len());
         let mut lines = top;
@@ -221,27 +224,36 @@ impl PermissionDialog {
         if feedback.is_some() {
             lines.push(Line::default());
         }
-        lines.push(hint_line(&hints, inner_width));
+        lines.extend(hints);
 
         let height = (lines.len() as u16 + 2).min(area.height);
         let outer = bottom_box(area, height);
-        let title = vec![
-            Span::raw(" "),
-            Span::styled(
-                format!(" @{} ", head.worker),
-                Style::default()
-                    .bg(teammate_color(head.color.as_deref()))
-                    .fg(Color::Black)
-                    .add_modifier(Modifier::BOLD),
-            ),
-            Span::raw(" needs permission ─ "),
-            Span::styled(
-                head.tool_name.clone(),
-                Style::default().add_modifier(Modifier::BOLD),
-            ),
-            Span::raw(" "),
-        ];
+        let badge = Span::styled(
+            format!(" @{} ", head.worker),
+            Style::default()
+                .bg(teammate_color(head.color.as_deref()))
+                .fg(Color::Black)
+                .add_modifier(Modifier::BOLD),
+        );
+        let tool = Span::styled(
+            head.tool_name.clone(),
+            Style::default().add_modifier(Modifier::BOLD),
+        );
         let counter = format!("1 of {}", state.permissions.len());
+        let title = pick_title(
+            vec![
+                vec![
+                    Span::raw(" "),
+                    badge.clone(),
+                    Span::raw(" needs permission ─ "),
+                    tool.clone(),
+                    Span::raw(" "),
+                ],
+                vec![Span::raw(" "), badge, Span::raw(" "), tool, Span::raw(" ")],
+            ],
+            area.width,
+            counter.len() + 2,
+        );
         let inner = frame(
             outer,
             buf,

@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::view::TeammateView;
 use crate::ui::keymap::{self, Context};
-use crate::ui::modal::{bottom_box, frame, hint_line};
+use crate::ui::modal::{bottom_box, frame, hint_lines};
 use crate::ui::palette::{dim, mode_style, status_style, status_text, teammate_color};
 use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::{sanitize, truncate, wrap_line};
@@ -108,7 +108,8 @@ pub fn render(t: &TeammateView, expanded: bool, area: Rect, buf: &mut Buffer, st
         lines.extend(row(label, text(message.replace('\n', " ")), width));
     }
 
-    let height = (lines.len() as u16 + 4).min(area.height);
+    let hints = hint_lines(&keymap::hints(Context::TeamsDetail), width);
+    let height = (lines.len() + 3 + hints.len()).min(usize::from(area.height)) as u16;
     let outer = bottom_box(area, height);
     let color = teammate_color(t.color.as_deref());
     let title = vec![
@@ -123,12 +124,12 @@ pub fn render(t: &TeammateView, expanded: bool, area: Rect, buf: &mut Buffer, st
         Span::raw(" "),
     ];
     let inner = frame(outer, buf, Style::default().fg(color), title, None);
-    let visible = usize::from(inner.height.saturating_sub(2));
+    let visible = usize::from(inner.height).saturating_sub(1 + hints.len());
     let mut shown: Vec<Line<'static>> = lines.into_iter().take(visible).collect();
     while shown.len() < visible {
         shown.push(Line::default());
     }
     shown.push(Line::default());
-    shown.push(hint_line(&keymap::hints(Context::TeamsDetail), inner.width));
+    shown.extend(hints);
     Paragraph::new(shown).render(inner, buf);
 }

@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::view::TeammateView;
 use crate::ui::keymap::{self, Context};
-use crate::ui::modal::{bottom_box, fit_spans, frame, hint_line};
+use crate::ui::modal::{bottom_box, fit_spans, frame, hint_lines};
 use crate::ui::palette::{dim, mode_style, name_style, status_style, status_text, teammate_color};
 use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::{str_width, truncate};
@@ -39,7 +39,11 @@ fn task_of(t: &TeammateView) -> String {
 pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
     let team = &state.team;
     let rows = team.len().max(1);
-    let height = (rows as u16 + 4).min(area.height);
+    let hints = hint_lines(
+        &keymap::hints(Context::TeamsList),
+        area.width.saturating_sub(2),
+    );
+    let height = (rows + 3 + hints.len()).min(usize::from(area.height)) as u16;
     let outer = bottom_box(area, height);
     let title = vec![Span::styled(
         format!(
@@ -89,7 +93,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
         + if show_mode { 2 + mode_w } else { 0 }
         + if show_backend { 2 + backend_w } else { 0 };
     let task_w = width.saturating_sub(used + 2);
-    let visible = usize::from(inner.height.saturating_sub(2));
+    let visible = usize::from(inner.height).saturating_sub(1 + hints.len());
     let first = selected.saturating_sub(visible.saturating_sub(1));
     for (i, t) in team.iter().enumerate().skip(first).take(visible) {
         let is_selected = i == selected;
@@ -134,6 +138,6 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
         lines.push(Line::default());
     }
     lines.push(Line::default());
-    lines.push(hint_line(&keymap::hints(Context::TeamsList), inner.width));
+    lines.extend(hints);
     Paragraph::new(lines).render(inner, buf);
 }

@@ -1,0 +1,258 @@
+//! The whole app loop on a `TestBackend`, driven by a scripted key stream and a fake lead (the
+//! test holds the other ends of the event and command channels): the commands it sends, the
+//! final screen, and that bursts of events are drawn as one frame.
+
+mod ui_common;
+
+use std::io;
+use std::time::Duration;
+
+use crossterm::event::{Event, KeyCode, KeyEvent};
+use futures::channel::mpsc::{UnboundedSender, unbounded};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tokio::sync::mpsc;
+
+use teamlead::lead::view::{
+    LeadCommand, LeadEvent, PermissionDecision, TranscriptItem, ViewTarget,
+};
+use teamlead::protocol::PermissionMode;
+use teamlead::ui::{AppIo, AppState};
+use ui_common::*;
+
+struct Script {
+    keys: UnboundedSender<io::Result<Event>>,
+    events: mpsc::Sender<LeadEvent>,
+    commands: mpsc::Receiver<LeadCommand>,
+    seen: Vec<LeadCommand>,
+}
+
+impl Script {
+    fn keys(&self, keys: &[KeyEvent]) {
+        for k in keys {
+            self.keys
+                .unbounded_send(Ok(Event::Key(*k)))
+                .expect("app reads keys");
+        }
+    }
+
+    fn text(&self, text: &str) {
+        let keys: Vec<KeyEvent> = text.chars().map(ch).collect();
+        self.keys(&keys);
+    }
+
+    async fn event(&self, event: LeadEvent) {
+        self.events.send(event).await.expect("app reads events");
+    }
+
+    /// The next command the app sends (fails after a deadline).
+    async fn command(&mut self) -> LeadCommand {
+        let command = tokio::time::timeout(Duration::from_secs(10), self.commands.recv())
+            .await
+            .expect("a command within the deadline")
+            .expect("app still running");
+        self.seen.push(command.clone());
+        command
+    }
+}
+
+#[tokio::test]
+async fn scripted_session_sends_the_right_commands_and_ends_on_exited() {
+    let (event_tx, event_rx) = mpsc::channel(64);
+    let (command_tx, command_rx) = mpsc::channel(64);
+    let (key_tx, key_rx) = unbounded();
+    let mut terminal = Terminal::new(TestBackend::new(80, 20)).expect("terminal");
+    let mut script = Script {
+        keys: key_tx,
+        events: event_tx,
+        commands: command_rx,
+        seen: Vec::new(),
+    };
+    script
+        .event(LeadEvent::Started {
+            team: "demo".to_string(),
+            backend: "in-process".to_string(),
+            lead_mode: PermissionMode::Default,
+        })
+        .await;
+    script.event(LeadEvent::Team(mixed_team())).await;
+    let io = AppIo {
+        input: key_rx,
+        events: event_rx,
+        commands: command_tx,
+        signals: futures::stream::pending(),
+        clock,
+    };
+    let app = teamlead::ui::run(&mut terminal, AppState::new(), io);
+
+    let lead = async move {
+        // A prompt to the lead; the fake lead echoes it as the controller does.
+        script.text("hello team");
+        script.keys(&[key(KeyCode::Enter)]);
+        assert_eq!(
+            script.command().await,
+            LeadCommand::Submit {
+                target: ViewTarget::Lead,
+                text: "hello team".to_string()
+            }
+        );
+        script
+            .event(LeadEvent::Transcript(TranscriptItem::User {
+                text: "hello team".to_string(),
+            }))
+            .await;
+        script
+            .event(teammate_turn(
+                "builder",
+                "blue",
+                Some("parser done"),
+                "All 42 tests pass.",
+            ))
+            .await;
+
+        // A permission request arrives; y answers it once: the second y finds no dialog and
+        // is typed into the composer (Backspace removes it).
+        script
+            .event(LeadEvent::Permissions(vec![bash_request(
+                7,
+                "tester",
+                "green",
+                "cargo test",
+            )]))
+            .await;
+        script.keys(&[ch('y'), ch('y'), key(KeyCode::Backspace)]);
+        assert_eq!(
+            script.command().await,
+            LeadCommand::AnswerPermission {
+                key: 7,
+                decision: PermissionDecision::AllowOnce
+            }
+        );
+        script.event(LeadEvent::Permissions(vec![])).await;
+
+        // Shift+Tab cycles the lead's mode; the controller reports the new mode.
+        script.keys(&[shift_tab()]);
+        assert_eq!(script.command().await, LeadCommand::CycleLeadMode);
+        script
+            .event(LeadEvent::LeadMode(PermissionMode::AcceptEdits))
+            .await;
+
+        // Teams dialog from the badge; Shift+Tab there cycles every teammate's mode, once.
+        script.keys(&[
+            key(KeyCode::Down),
+            key(KeyCode::Enter),
+            shift_tab(),
+            key(KeyCode::Esc),
+        ]);
+        assert_eq!(script.command().await, LeadCommand::CycleAllModes);
+
+        // Ctrl+C twice: Quit; the controller finishes and says so.
+        script.keys(&[ctrl('c'), ctrl('c')]);
+        assert_eq!(script.command().await, LeadCommand::Quit);
+        script
+            .event(LeadEvent::Transcript(TranscriptItem::System {
+                text: "The team has shut down.".to_string(),
+            }))
+            .await;
+        script.event(LeadEvent::Exited).await;
+        // Nothing else was sent (the second y, Down and Esc were not commands).
+        let rest = tokio::time::timeout(Duration::from_secs(10), script.commands.recv())
+            .await
+            .expect("the app ends and closes its command channel");
+        assert_eq!(rest, None);
+        script.seen
+    };
+
+    let (state, seen) = tokio::join!(app, lead);
+    let state = state.expect("app loop ends cleanly");
+    assert!(state.exit);
+    assert_eq!(seen.len(), 5, "{seen:?}");
+    let screen = rows(&terminal);
+    let text = screen.join("\n");
+    assert!(text.contains("> hello team"), "{text}");
+    assert!(text.contains("●builder parser done"), "{text}");
+    assert!(text.contains("The team has shut down."), "{text}");
+    assert!(text.contains("quitting"), "{text}");
+    assert_eq!(state.lead_mode, PermissionMode::AcceptEdits);
+    insta::assert_snapshot!("app_loop_final_screen", terminal.backend());
+}
+
+#[tokio::test]
+async fn a_burst_of_events_is_drawn_as_one_frame() {
+    let (event_tx, event_rx) = mpsc::channel(2048);
+    let (command_tx, _command_rx) = mpsc::channel(8);
+    let (_key_tx, key_rx) = unbounded::<io::Result<Event>>();
+    for i in 0..1000 {
+        event_tx
+            .send(LeadEvent::Transcript(TranscriptItem::System {
+                text: format!("note {i}"),
+            }))
+            .await
+            .expect("send");
+    }
+    event_tx.send(LeadEvent::Exited).await.expect("send");
+    let mut terminal = Terminal::new(TestBackend::new(60, 12)).expect("terminal");
+    let io = AppIo {
+        input: key_rx,
+        events: event_rx,
+        commands: command_tx,
+        signals: futures::stream::pending(),
+        clock,
+    };
+    let state = teamlead::ui::run(&mut terminal, AppState::new(), io)
+        .await
+        .expect("app loop");
+    // The first frame (before any event), then one for the whole burst.
+    assert_eq!(state.frames, 2);
+    assert!(rows(&terminal).join("\n").contains("note 999"));
+}
+
+#[tokio::test]
+async fn a_signal_asks_the_controller_to_quit() {
+    let (event_tx, event_rx) = mpsc::channel(8);
+    let (command_tx, mut command_rx) = mpsc::channel(8);
+    let (_key_tx, key_rx) = unbounded::<io::Result<Event>>();
+    let (signal_tx, signal_rx) = unbounded::<()>();
+    let mut terminal = Terminal::new(TestBackend::new(60, 12)).expect("terminal");
+    let io = AppIo {
+        input: key_rx,
+        events: event_rx,
+        commands: command_tx,
+        signals: signal_rx,
+        clock,
+    };
+    let app = teamlead::ui::run(&mut terminal, AppState::new(), io);
+    let lead = async move {
+        signal_tx.unbounded_send(()).expect("signal");
+        let command = tokio::time::timeout(Duration::from_secs(10), command_rx.recv())
+            .await
+            .expect("deadline");
+        assert_eq!(command, Some(LeadCommand::Quit));
+        event_tx.send(LeadEvent::Exited).await.expect("send");
+    };
+    let (state, ()) = tokio::join!(app, lead);
+    assert!(state.expect("app loop").exit);
+}
+
+#[tokio::test]
+async fn the_loop_ends_when_the_controller_goes_away() {
+    let (event_tx, event_rx) = mpsc::channel::<LeadEvent>(8);
+    let (command_tx, _command_rx) = mpsc::channel(8);
+    let (_key_tx, key_rx) = unbounded::<io::Result<Event>>();
+    let mut terminal = Terminal::new(TestBackend::new(60, 12)).expect("terminal");
+    drop(event_tx);
+    let io = AppIo {
+        input: key_rx,
+        events: event_rx,
+        commands: command_tx,
+        signals: futures::stream::pending(),
+        clock,
+    };
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        teamlead::ui::run(&mut terminal, AppState::new(), io),
+    )
+    .await
+    .expect("ends without a controller");
+    assert!(result.expect("no error").exit);
+}

@@ -1,0 +1,595 @@
+//! Key-driven tests of the UI state: the commands each key sequence sends, and what the
+//! dialogs do with the queues (FIFO, one decision per key, Esc keeps everything queued).
+
+mod ui_common;
+
+use crossterm::event::{KeyCode, KeyModifiers};
+
+use teamlead::lead::view::{
+    LeadCommand, LeadEvent, PermissionDecision, PlanDecision, TranscriptItem, ViewTarget,
+};
+use teamlead::protocol::PermissionMode;
+use teamlead::protocol::PermissionUpdate;
+use teamlead::protocol::permission::PermissionRule;
+use teamlead::ui::AppState;
+use teamlead::ui::modal::Modal;
+use teamlead::ui::state::Focus;
+use ui_common::*;
+
+fn with_requests(keys: &[u64]) -> AppState {
+    let queue = keys
+        .iter()
+        .map(|k| bash_request(*k, "tester", "green", &format!("cargo test #{k}")))
+        .collect();
+    state_with(vec![
+        LeadEvent::Team(mixed_team()),
+        LeadEvent::Permissions(queue),
+    ])
+}
+
+fn answered_keys(commands: &[LeadCommand]) -> Vec<u64> {
+    commands
+        .iter()
+        .filter_map(|c| match c {
+            LeadCommand::AnswerPermission { key, .. } => Some(*key),
+            _ => None,
+        })
+        .collect()
+}
+
+fn permission_open(state: &AppState) -> bool {
+    state
+        .modals
+        .iter()
+        .any(|m| matches!(m, Modal::Permission(_)))
+}
+
+fn screen_text(state: &mut AppState) -> String {
+    rows(&screen(state, 80, 24)).join("\n")
+}
+
+#[test]
+fn permission_queue_is_answered_in_arrival_order() {
+    let mut state = with_requests(&[11, 5, 42]);
+    assert!(permission_open(&state), "the dialog opens on arrival");
+    let commands = press(&mut state, &[ch('y'), ch('y'), ch('y')]);
+    assert_eq!(answered_keys(&commands), vec![11, 5, 42]);
+    assert!(!permission_open(&state), "closed when the queue is empty");
+}
+
+#[test]
+fn each_key_makes_exactly_one_decision() {
+    let mut state = with_requests(&[1]);
+    let commands = press(&mut state, &[ch('y'), ch('y')]);
+    assert_eq!(
+        commands,
+        vec![LeadCommand::AnswerPermission {
+            key: 1,
+            decision: PermissionDecision::AllowOnce
+        }]
+    );
+    // A snapshot sent before the controller saw the answer still holds request 1: it must
+    // not come back, and a key press must not answer it again.
+    state.apply(LeadEvent::Permissions(vec![bash_request(
+        1,
+        "tester",
+        "green",
+        "cargo test",
+    )]));
+    assert!(!permission_open(&state));
+    assert_eq!(press(&mut state, &[ctrl('p'), ch('y')]), vec![]);
+    assert!(
+        screen_text(&mut state).contains("> "),
+        "back to the composer"
+    );
+}
+
+#[test]
+fn esc_keeps_every_request_queued() {
+    let mut state = with_requests(&[1, 2, 3]);
+    assert!(screen_text(&mut state).contains("1 of 3"));
+    assert_eq!(press(&mut state, &[key(KeyCode::Esc)]), vec![]);
+    assert!(!permission_open(&state));
+    assert_eq!(state.permissions.len(), 3);
+    assert!(screen_text(&mut state).contains("3 approvals"));
+    // Reopen with Ctrl+P: still the same head, 1 of 3.
+    assert_eq!(press(&mut state, &[ctrl('p')]), vec![]);
+    let text = screen_text(&mut state);
+    assert!(text.contains("1 of 3"), "{text}");
+    assert!(text.contains("cargo test #1"), "{text}");
+    // Closed again, a NEW request reopens the dialog by itself.
+    press(&mut state, &[key(KeyCode::Esc)]);
+    let mut queue: Vec<_> = [1, 2, 3, 4]
+        .iter()
+        .map(|k| bash_request(*k, "tester", "green", &format!("cargo test #{k}")))
+        .collect();
+    state.apply(LeadEvent::Permissions(queue.clone()));
+    assert!(permission_open(&state));
+    assert!(screen_text(&mut state).contains("1 of 4"));
+    // The same requests again are not news: closed stays closed.
+    press(&mut state, &[key(KeyCode::Esc)]);
+    queue.truncate(4);
+    state.apply(LeadEvent::Permissions(queue));
+    assert!(!permission_open(&state));
+}
+
+#[test]
+fn always_uses_the_suggestion_or_a_session_rule_for_the_tool() {
+    let mut state = state_with(vec![
+        LeadEvent::Team(mixed_team()),
+        LeadEvent::Permissions(vec![
+            bash_request(1, "tester", "green", "cargo test"),
+            edit_request(2, "builder", "blue"),
+        ]),
+    ]);
+    let commands = press(&mut state, &[ch('a'), ch('a')]);
+    let bash_rule = PermissionUpdate::allow_session(PermissionRule {
+        tool_name: "Bash".to_string(),
+        rule_content: Some("cargo test:*".to_string()),
+    });
+    let edit_rule = PermissionUpdate::allow_session(PermissionRule {
+        tool_name: "Edit".to_string(),
+        rule_content: None,
+    });
+    assert_eq!(
+        commands,
+        vec![
+            LeadCommand::AnswerPermission {
+                key: 1,
+                decision: PermissionDecision::AllowAlways(vec![bash_rule]),
+            },
+            LeadCommand::AnswerPermission {
+                key: 2,
+                decision: PermissionDecision::AllowAlways(vec![edit_rule]),
+            },
+        ]
+    );
+}
+
+#[test]
+fn no_asks_why_and_sends_the_feedback() {
+    let mut state = with_requests(&[1, 2]);
+    assert_eq!(press(&mut state, &[ch('n')]), vec![]);
+    assert!(screen_text(&mut state).contains("tell @tester why"));
+    // In the feedback line, y and n are text, not decisions.
+    type_text(&mut state, "try nextest, y not");
+    let commands = press(&mut state, &[key(KeyCode::Enter)]);
+    assert_eq!(
+        commands,
+        vec![LeadCommand::AnswerPermission {
+            key: 1,
+            decision: PermissionDecision::Deny {
+                feedback: Some("try nextest, y not".to_string())
+            },
+        }]
+    );
+    // Empty feedback: a plain no. Esc in the feedback line goes back to the options.
+    assert_eq!(press(&mut state, &[ch('n'), key(KeyCode::Esc)]), vec![]);
+    assert!(permission_open(&state));
+    let commands = press(&mut state, &[ch('n'), key(KeyCode::Enter)]);
+    assert_eq!(
+        commands,
+        vec![LeadCommand::AnswerPermission {
+            key: 2,
+            decision: PermissionDecision::Deny { feedback: None },
+        }]
+    );
+}
+
+#[test]
+fn arrows_and_enter_choose_an_option() {
+    let mut state = with_requests(&[1, 2]);
+    let commands = press(&mut state, &[key(KeyCode::Right), key(KeyCode::Enter)]);
+    assert!(matches!(
+        commands.as_slice(),
+        [LeadCommand::AnswerPermission {
+            key: 1,
+            decision: PermissionDecision::AllowAlways(_)
+        }]
+    ));
+    // The selection resets for the next request; ← from Yes wraps to No.
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Left), key(KeyCode::Enter)]),
+        vec![]
+    );
+    assert!(screen_text(&mut state).contains("tell @tester why"));
+}
+
+#[test]
+fn o_opens_the_requesters_view_and_keeps_the_queue() {
+    let mut state = state_with(vec![
+        LeadEvent::Team(mixed_team()),
+        LeadEvent::Permissions(vec![
+            edit_request(1, "builder", "blue"),
+            bash_request(2, "tester", "green", "cargo test"),
+        ]),
+    ]);
+    // builder runs in-process: its inline view opens, nothing is sent, the dialog stays.
+    assert_eq!(press(&mut state, &[ch('o')]), vec![]);
+    assert_eq!(state.view, ViewTarget::Teammate("builder".to_string()));
+    assert!(permission_open(&state));
+    assert_eq!(state.permissions.len(), 2);
+    // tester is in a tmux pane: the controller is asked to jump there.
+    press(&mut state, &[ch('y')]);
+    assert_eq!(
+        press(&mut state, &[ch('o')]),
+        vec![LeadCommand::Jump {
+            name: "tester".to_string()
+        }]
+    );
+}
+
+#[test]
+fn plan_approval_with_a_mode_or_rejection_with_feedback() {
+    let mut state = state_with(vec![
+        LeadEvent::Team(mixed_team()),
+        LeadEvent::Plans(vec![
+            plan_request("p1", "builder", "blue"),
+            plan_request("p2", "docs", "yellow"),
+            plan_request("p3", "tester", "green"),
+        ]),
+    ]);
+    assert!(state.modals.iter().any(|m| matches!(m, Modal::Plan(_))));
+    let commands = press(&mut state, &[ch('y'), key(KeyCode::Right), ch('y')]);
+    assert_eq!(
+        commands,
+        vec![
+            LeadCommand::AnswerPlan {
+                request_id: "p1".to_string(),
+                decision: PlanDecision::Approve {
+                    mode: PermissionMode::Default
+                },
+            },
+            LeadCommand::AnswerPlan {
+                request_id: "p2".to_string(),
+                decision: PlanDecision::Approve {
+                    mode: PermissionMode::AcceptEdits
+                },
+            },
+        ]
+    );
+    // Rejecting needs a reason: Enter on an empty line sends nothing.
+    assert_eq!(press(&mut state, &[ch('n'), key(KeyCode::Enter)]), vec![]);
+    type_text(&mut state, "split step 2");
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Enter)]),
+        vec![LeadCommand::AnswerPlan {
+            request_id: "p3".to_string(),
+            decision: PlanDecision::Reject {
+                feedback: "split step 2".to_string()
+            },
+        }]
+    );
+    assert!(state.modals.is_empty());
+}
+
+#[test]
+fn plan_mode_choice_starts_at_the_leads_mode_for_teammates() {
+    let mut state = state_with(vec![
+        LeadEvent::LeadMode(PermissionMode::BypassPermissions),
+        LeadEvent::Plans(vec![plan_request("p1", "builder", "blue")]),
+    ]);
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Enter)]),
+        vec![LeadCommand::AnswerPlan {
+            request_id: "p1".to_string(),
+            decision: PlanDecision::Approve {
+                mode: PermissionMode::BypassPermissions
+            },
+        }]
+    );
+}
+
+fn open_teams(state: &mut AppState) {
+    assert_eq!(press(state, &[key(KeyCode::Down)]), vec![]);
+    assert_eq!(state.focus, Focus::Badge);
+    assert_eq!(press(state, &[key(KeyCode::Enter)]), vec![]);
+    assert!(state.modals.iter().any(|m| matches!(m, Modal::Teams(_))));
+}
+
+#[test]
+fn badge_is_selected_from_an_empty_composer_and_opens_the_teams_dialog() {
+    let mut state = state_with(vec![]);
+    // No teammates, no badge: ↓ does not leave the composer.
+    press(&mut state, &[key(KeyCode::Down)]);
+    assert_eq!(state.focus, Focus::Composer);
+    state.apply(LeadEvent::Team(mixed_team()));
+    // Text in the composer: ↓ is the composer's.
+    type_text(&mut state, "hi");
+    press(&mut state, &[key(KeyCode::Down)]);
+    assert_eq!(state.focus, Focus::Composer);
+    state.composer.clear();
+    press(&mut state, &[key(KeyCode::Down)]);
+    assert_eq!(state.focus, Focus::Badge);
+    assert!(screen_text(&mut state).contains("enter open the teams dialog"));
+    press(&mut state, &[key(KeyCode::Up)]);
+    assert_eq!(state.focus, Focus::Composer);
+    open_teams(&mut state);
+    assert!(screen_text(&mut state).contains("Team demo · 4 teammates"));
+}
+
+#[test]
+fn shift_tab_in_the_teams_list_cycles_all_modes_once() {
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    open_teams(&mut state);
+    assert_eq!(
+        press(&mut state, &[shift_tab()]),
+        vec![LeadCommand::CycleAllModes]
+    );
+}
+
+#[test]
+fn kill_asks_for_confirmation_first() {
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    open_teams(&mut state);
+    press(&mut state, &[key(KeyCode::Down)]);
+    assert_eq!(
+        press(&mut state, &[ch('k')]),
+        vec![],
+        "no kill without a yes"
+    );
+    let text = screen_text(&mut state);
+    assert!(text.contains("Kill @tester?"), "{text}");
+    assert_eq!(press(&mut state, &[ch('n')]), vec![]);
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Esc)]),
+        vec![],
+        "esc closes the teams dialog"
+    );
+    assert!(state.modals.is_empty());
+    open_teams(&mut state);
+    press(&mut state, &[key(KeyCode::Down)]);
+    assert_eq!(
+        press(&mut state, &[ch('k'), ch('y')]),
+        vec![LeadCommand::Kill {
+            name: "tester".to_string()
+        }]
+    );
+    assert!(
+        state.modals.iter().any(|m| matches!(m, Modal::Teams(_))),
+        "the teams dialog stays open under the confirmation"
+    );
+}
+
+#[test]
+fn teams_list_actions_target_the_selected_teammate() {
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    open_teams(&mut state);
+    let commands = press(
+        &mut state,
+        &[
+            ch('j'),
+            ch('j'),
+            ch('s'),
+            ch('h'),
+            key(KeyCode::Up),
+            ch('s'),
+            ch('p'),
+        ],
+    );
+    assert_eq!(
+        commands,
+        vec![
+            LeadCommand::Shutdown {
+                name: "docs".to_string()
+            },
+            LeadCommand::ToggleHidden {
+                name: "docs".to_string()
+            },
+            LeadCommand::Shutdown {
+                name: "tester".to_string()
+            },
+            LeadCommand::PruneIdle,
+        ]
+    );
+}
+
+#[test]
+fn teams_selection_follows_the_teammate_across_snapshots() {
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    open_teams(&mut state);
+    press(&mut state, &[key(KeyCode::Down), key(KeyCode::Down)]);
+    // builder leaves: docs is still the selected teammate.
+    let team: Vec<_> = mixed_team().into_iter().skip(1).collect();
+    state.apply(LeadEvent::Team(team));
+    assert!(screen_text(&mut state).contains("❯ ● docs"));
+    assert_eq!(
+        press(&mut state, &[ch('s')]),
+        vec![LeadCommand::Shutdown {
+            name: "docs".to_string()
+        }]
+    );
+}
+
+#[test]
+fn detail_cycles_its_mode_and_jumps() {
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    open_teams(&mut state);
+    press(&mut state, &[key(KeyCode::Down), key(KeyCode::Enter)]);
+    assert!(screen_text(&mut state).contains("tester@demo"));
+    let commands = press(&mut state, &[shift_tab(), key(KeyCode::Enter), ch('e')]);
+    assert_eq!(
+        commands,
+        vec![
+            LeadCommand::CycleTeammateMode {
+                name: "tester".to_string()
+            },
+            LeadCommand::Jump {
+                name: "tester".to_string()
+            },
+        ]
+    );
+    // ← back to the list, up to builder (in-process): v opens its inline view and closes.
+    press(
+        &mut state,
+        &[key(KeyCode::Left), key(KeyCode::Up), key(KeyCode::Enter)],
+    );
+    assert_eq!(press(&mut state, &[ch('v')]), vec![]);
+    assert_eq!(state.view, ViewTarget::Teammate("builder".to_string()));
+    assert!(state.modals.is_empty());
+}
+
+#[test]
+fn composer_submits_to_the_current_view() {
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    type_text(&mut state, "hello team");
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Enter)]),
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "hello team".to_string()
+        }]
+    );
+    assert!(state.composer.is_empty());
+    // Empty text is not sent.
+    assert_eq!(press(&mut state, &[key(KeyCode::Enter)]), vec![]);
+    // Alt+Enter and Shift+Enter break the line.
+    type_text(&mut state, "one");
+    press(&mut state, &[key_mod(KeyCode::Enter, KeyModifiers::ALT)]);
+    type_text(&mut state, "two");
+    press(&mut state, &[key_mod(KeyCode::Enter, KeyModifiers::SHIFT)]);
+    type_text(&mut state, "three");
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Enter)]),
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "one\ntwo\nthree".to_string()
+        }]
+    );
+    // Shift+Tab cycles the lead's mode.
+    assert_eq!(
+        press(&mut state, &[shift_tab()]),
+        vec![LeadCommand::CycleLeadMode]
+    );
+}
+
+#[test]
+fn inline_views_cycle_through_in_process_teammates() {
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    let shift_down = key_mod(KeyCode::Down, KeyModifiers::SHIFT);
+    let shift_up = key_mod(KeyCode::Up, KeyModifiers::SHIFT);
+    press(&mut state, &[shift_down]);
+    assert_eq!(state.view, ViewTarget::Teammate("builder".to_string()));
+    type_text(&mut state, "use a Pratt parser");
+    let commands = press(
+        &mut state,
+        &[key(KeyCode::Enter), key(KeyCode::Esc), shift_tab()],
+    );
+    assert_eq!(
+        commands,
+        vec![
+            LeadCommand::Submit {
+                target: ViewTarget::Teammate("builder".to_string()),
+                text: "use a Pratt parser".to_string()
+            },
+            LeadCommand::InterruptTeammate {
+                name: "builder".to_string()
+            },
+            LeadCommand::CycleTeammateMode {
+                name: "builder".to_string()
+            },
+        ]
+    );
+    // Only builder runs in-process: the cycle is lead → builder → lead.
+    press(&mut state, &[shift_down]);
+    assert_eq!(state.view, ViewTarget::Lead);
+    press(&mut state, &[shift_up]);
+    assert_eq!(state.view, ViewTarget::Teammate("builder".to_string()));
+    // Esc in the lead's view interrupts nothing.
+    press(&mut state, &[shift_up]);
+    assert_eq!(press(&mut state, &[key(KeyCode::Esc)]), vec![]);
+    // A teammate that leaves takes its view with it.
+    state.apply(LeadEvent::Team(mixed_team()));
+    press(&mut state, &[shift_down]);
+    state.apply(LeadEvent::Team(vec![]));
+    assert_eq!(state.view, ViewTarget::Lead);
+}
+
+#[test]
+fn slash_and_at_completion() {
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    type_text(&mut state, "/sp");
+    let text = screen_text(&mut state);
+    assert!(text.contains("/spawn"), "{text}");
+    press(&mut state, &[key(KeyCode::Tab)]);
+    assert_eq!(state.composer.text(), "/spawn ");
+    type_text(&mut state, "helper \"ask @te");
+    press(&mut state, &[key(KeyCode::Tab)]);
+    assert_eq!(state.composer.text(), "/spawn helper \"ask @tester ");
+    state.composer.clear();
+    // Enter on a partial command completes it instead of sending it.
+    type_text(&mut state, "/qu");
+    assert_eq!(press(&mut state, &[key(KeyCode::Enter)]), vec![]);
+    assert_eq!(state.composer.text(), "/quit ");
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Enter)]),
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/quit".to_string()
+        }]
+    );
+}
+
+#[test]
+fn ctrl_c_twice_quits() {
+    let mut state = state_with(vec![]);
+    type_text(&mut state, "draft");
+    assert_eq!(press(&mut state, &[ctrl('c')]), vec![]);
+    assert!(
+        state.composer.is_empty(),
+        "the first ctrl+c clears the composer"
+    );
+    assert!(screen_text(&mut state).contains("press ctrl+c again to quit"));
+    // Another key disarms it.
+    press(&mut state, &[ch('x'), ctrl('c')]);
+    assert_eq!(press(&mut state, &[ch('y')]), vec![]);
+    assert_eq!(
+        press(&mut state, &[ctrl('c'), ctrl('c')]),
+        vec![LeadCommand::Quit]
+    );
+    assert!(!state.exit, "waits for the controller to finish");
+    press(&mut state, &[ctrl('c')]);
+    assert!(state.exit, "a third ctrl+c forces the exit");
+}
+
+#[test]
+fn help_and_task_list_toggle() {
+    let mut state = state_with(vec![
+        LeadEvent::Team(mixed_team()),
+        LeadEvent::Tasks(tasks()),
+    ]);
+    press(&mut state, &[ch('?')]);
+    let text = screen_text(&mut state);
+    assert!(text.contains("Keys"), "{text}");
+    assert!(text.contains("ctrl+c"), "{text}");
+    press(&mut state, &[key(KeyCode::Esc), ctrl('t')]);
+    let text = screen_text(&mut state);
+    assert!(text.contains("Tasks 1/4"), "{text}");
+    assert!(
+        text.contains("◻ #4 Fuzz the parser @builder · blocked by #1"),
+        "{text}"
+    );
+    assert!(!text.contains("#5"), "internal tasks stay hidden: {text}");
+    press(&mut state, &[ctrl('t')]);
+    assert!(!screen_text(&mut state).contains("Tasks 1/4"));
+    // With text in the composer, ? is just a character.
+    type_text(&mut state, "why?");
+    assert_eq!(state.composer.text(), "why?");
+}
+
+#[test]
+fn transcript_pages_up_and_back_down() {
+    let mut state = state_with(vec![]);
+    for i in 0..100 {
+        state.apply(LeadEvent::Transcript(TranscriptItem::System {
+            text: format!("note {i}"),
+        }));
+    }
+    assert!(screen_text(&mut state).contains("note 99"));
+    press(&mut state, &[key(KeyCode::PageUp)]);
+    let text = screen_text(&mut state);
+    assert!(!text.contains("note 99"), "{text}");
+    assert!(text.contains("↓ more"), "{text}");
+    press(&mut state, &[key(KeyCode::PageDown)]);
+    assert!(screen_text(&mut state).contains("note 99"));
+}

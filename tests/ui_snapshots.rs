@@ -1,0 +1,265 @@
+//! Snapshots of what the UI draws, at widths 80 and 40: the footer (no teammates, a mixed
+//! team), the teams dialog (list and detail), the permission dialog (Bash and Edit, 1 and 3
+//! queued), the plan dialog and a transcript with teammate turns and frames.
+
+mod ui_common;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+
+use teamlead::lead::view::{LeadEvent, TranscriptItem};
+use teamlead::ui::footer;
+use teamlead::ui::modal::Modal;
+use teamlead::ui::modal::teams::TeamsDialog;
+use ui_common::*;
+
+const WIDTHS: [u16; 2] = [80, 40];
+
+fn footer_line(state: &teamlead::ui::AppState, width: u16) -> Terminal<TestBackend> {
+    let height = footer::height(state, width);
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
+    terminal
+        .draw(|frame| footer::render(frame.area(), frame.buffer_mut(), state))
+        .expect("draw");
+    terminal
+}
+
+#[test]
+fn footer_without_teammates_shows_only_the_mode() {
+    let state = state_with(vec![]);
+    for w in WIDTHS {
+        let t = footer_line(&state, w);
+        assert!(!rows(&t)[0].contains('●'), "no badge without teammates");
+        insta::assert_snapshot!(format!("footer_empty_{w}"), t.backend());
+    }
+}
+
+#[test]
+fn footer_with_a_mixed_team_shows_counts_approvals_and_tasks() {
+    let state = state_with(vec![
+        LeadEvent::Team(mixed_team()),
+        LeadEvent::Permissions(vec![
+            bash_request(1, "tester", "green", "cargo test -p parser"),
+            edit_request(2, "builder", "blue"),
+        ]),
+        LeadEvent::Plans(vec![plan_request(
+            "plan_approval-1@docs@demo",
+            "docs",
+            "yellow",
+        )]),
+        LeadEvent::Tasks(tasks()),
+        LeadEvent::LeadMode(teamlead::protocol::PermissionMode::Plan),
+    ]);
+    let t = footer_line(&state, 80);
+    let row = &rows(&t)[0];
+    assert!(row.contains("● 1 working · 1 waiting · 2 idle"), "{row}");
+    assert!(row.contains("3 approvals"), "{row}");
+    assert!(row.contains("tasks 1/4"), "{row}");
+    for w in WIDTHS {
+        insta::assert_snapshot!(
+            format!("footer_mixed_team_{w}"),
+            footer_line(&state, w).backend()
+        );
+    }
+}
+
+fn teams_state() -> teamlead::ui::AppState {
+    let mut state = state_with(vec![
+        LeadEvent::Team(mixed_team()),
+        LeadEvent::Tasks(tasks()),
+    ]);
+    state.modals.push(Modal::Teams(TeamsDialog::new()));
+    state
+}
+
+#[test]
+fn teams_dialog_list() {
+    for w in WIDTHS {
+        let mut state = teams_state();
+        // Select the second row.
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        let t = screen(&mut state, w, 16);
+        insta::assert_snapshot!(format!("teams_list_{w}"), t.backend());
+    }
+}
+
+#[test]
+fn teams_dialog_detail() {
+    for w in WIDTHS {
+        let mut state = teams_state();
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        let t = screen(&mut state, w, 20);
+        let text = rows(&t).join("\n");
+        assert!(text.contains("builder@demo"), "{text}");
+        insta::assert_snapshot!(format!("teams_detail_{w}"), t.backend());
+    }
+}
+
+#[test]
+fn permission_dialog_for_bash() {
+    for (queued, name) in [(1, "one"), (3, "three")] {
+        for w in WIDTHS {
+            let mut queue = vec![bash_request(1, "tester", "green", "cargo test -p parser")];
+            if queued == 3 {
+                queue.push(edit_request(2, "builder", "blue"));
+                queue.push(bash_request(3, "docs", "yellow", "mdbook build"));
+            }
+            let mut state = state_with(vec![
+                LeadEvent::Team(mixed_team()),
+                LeadEvent::Permissions(queue),
+            ]);
+            let t = screen(&mut state, w, 20);
+            let text = rows(&t).join("\n");
+            assert!(text.contains(&format!("1 of {queued}")), "{text}");
+            assert!(text.contains("cargo test -p parser"), "{text}");
+            insta::assert_snapshot!(format!("permission_bash_{name}_{w}"), t.backend());
+        }
+    }
+}
+
+#[test]
+fn permission_dialog_for_edit_shows_a_diff() {
+    for (queued, name) in [(1, "one"), (3, "three")] {
+        for w in WIDTHS {
+            let mut queue = vec![edit_request(7, "builder", "blue")];
+            if queued == 3 {
+                queue.push(bash_request(8, "tester", "green", "cargo test"));
+                queue.push(bash_request(9, "docs", "yellow", "mdbook build"));
+            }
+            let mut state = state_with(vec![
+                LeadEvent::Team(mixed_team()),
+                LeadEvent::Permissions(queue),
+            ]);
+            let t = screen(&mut state, w, 24);
+            let text = rows(&t).join("\n");
+            assert!(text.contains("-     todo!()"), "{text}");
+            assert!(text.contains("+     Parser::new(input).parse()"), "{text}");
+            insta::assert_snapshot!(format!("permission_edit_{name}_{w}"), t.backend());
+        }
+    }
+}
+
+#[test]
+fn permission_badge_is_in_the_workers_color() {
+    let mut state = state_with(vec![
+        LeadEvent::Team(mixed_team()),
+        LeadEvent::Permissions(vec![bash_request(1, "tester", "green", "cargo test")]),
+    ]);
+    let t = screen(&mut state, 80, 20);
+    let buf = t.backend().buffer();
+    let (x, y) = (0..buf.area.height)
+        .flat_map(|y| (0..buf.area.width).map(move |x| (x, y)))
+        .find(|&(x, y)| buf[(x, y)].symbol() == "@" && buf[(x + 1, y)].symbol() == "t")
+        .expect("badge on screen");
+    assert_eq!(buf[(x, y)].bg, Color::Green);
+}
+
+#[test]
+fn plan_dialog() {
+    for w in WIDTHS {
+        let mut state = state_with(vec![
+            LeadEvent::Team(mixed_team()),
+            LeadEvent::Plans(vec![plan_request(
+                "plan_approval-1@builder@demo",
+                "builder",
+                "blue",
+            )]),
+        ]);
+        let t = screen(&mut state, w, 22);
+        let text = rows(&t).join("\n");
+        let title = if w == 80 {
+            "wants to proceed with this plan"
+        } else {
+            "@builder  plan"
+        };
+        assert!(text.contains(title), "{text}");
+        assert!(text.contains("◂ default ▸"), "{text}");
+        insta::assert_snapshot!(format!("plan_{w}"), t.backend());
+    }
+}
+
+fn conversation() -> Vec<LeadEvent> {
+    vec![
+        LeadEvent::Team(mixed_team()),
+        LeadEvent::Transcript(TranscriptItem::User {
+            text: "/spawn builder \"build and test the parser\"".to_string(),
+        }),
+        LeadEvent::Transcript(TranscriptItem::System {
+            text: "builder joined the team (in-process, blue).".to_string(),
+        }),
+        frame_item("builder", "blue", "claimed task #1 Write the parser"),
+        teammate_turn(
+            "builder",
+            "blue",
+            Some("parser skeleton compiles"),
+            "The tokenizer and the parser skeleton compile. Next I will write the tests for every grammar rule and run cargo test.",
+        ),
+        LeadEvent::Transcript(TranscriptItem::ToTeammate {
+            to: "tester".to_string(),
+            text: "please test the lexer too".to_string(),
+        }),
+        frame_item("tester", "green", "is idle (available)"),
+        frame_item("tester", "green", "asked to run Bash: cargo test -p lexer"),
+        teammate_turn(
+            "docs",
+            "yellow",
+            None,
+            "Outline is done:\n- usage\n- grammar",
+        ),
+        LeadEvent::Transcript(TranscriptItem::Lead {
+            text: "Two teammates are working; docs is idle.".to_string(),
+        }),
+    ]
+}
+
+#[test]
+fn transcript_with_teammate_turns_and_frames() {
+    for w in WIDTHS {
+        let mut state = state_with(conversation());
+        let t = screen(&mut state, w, 24);
+        insta::assert_snapshot!(format!("transcript_{w}"), t.backend());
+    }
+    // The sender's name is drawn in its color.
+    let mut state = state_with(conversation());
+    let t = screen(&mut state, 80, 24);
+    let buf = t.backend().buffer();
+    let y = rows(&t)
+        .iter()
+        .position(|r| r.starts_with("●builder parser skeleton"))
+        .expect("teammate turn on screen") as u16;
+    assert_eq!(buf[(1, y)].fg, Color::Blue);
+    let frame_row = rows(&t)
+        .iter()
+        .position(|r| r.contains("●tester is idle"))
+        .expect("frame on screen") as u16;
+    assert_eq!(buf[(3, frame_row)].fg, Color::Green);
+}
+
+#[test]
+fn teammate_inline_view_has_a_colored_header() {
+    for w in WIDTHS {
+        let mut state = state_with(vec![
+            LeadEvent::Team(mixed_team()),
+            LeadEvent::TeammateTranscript {
+                name: "builder".to_string(),
+                item: TranscriptItem::User {
+                    text: "use a Pratt parser for expressions".to_string(),
+                },
+            },
+            LeadEvent::TeammateTranscript {
+                name: "builder".to_string(),
+                item: TranscriptItem::Lead {
+                    text: "Switching the expression parser to Pratt parsing.".to_string(),
+                },
+            },
+        ]);
+        state.handle_key(key_mod(
+            crossterm::event::KeyCode::Down,
+            crossterm::event::KeyModifiers::SHIFT,
+        ));
+        let t = screen(&mut state, w, 12);
+        assert_eq!(t.backend().buffer()[(0, 0)].bg, Color::Blue);
+        insta::assert_snapshot!(format!("inline_view_{w}"), t.backend());
+    }
+}
