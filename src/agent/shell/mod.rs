@@ -10,14 +10,11 @@
 //! after the next message. Tasks without a command are left for others.
 
 pub mod exec;
+mod job;
 mod plan;
 mod report;
 
-use tokio_util::sync::CancellationToken;
-
 use crate::agent::events::{LogKind, TeammateEventKind};
-use crate::agent::gate::ToolUse;
-use crate::agent::gate::ask::{AskContext, Authorization, authorize};
 use crate::agent::runtime::teammate::{Teammate, TurnOutcome, TurnReport};
 use crate::protocol::frames::IdleReason;
 use crate::protocol::render::teammate_message;
@@ -25,12 +22,9 @@ use crate::protocol::task::first_code_block;
 use crate::protocol::{InboxEntry, LEAD_NAME, Task, TaskStatus};
 use crate::store::ClaimError;
 use crate::store::tasks::{available, unfinished_blockers};
-use exec::ExecOutcome;
+use job::{JobEnd, run_job, send_report};
 use plan::PlanOutcome;
-use report::{kept_note, outcome_text, short_command, task_label};
-
-/// Output lines of one command shown in the inline transcript.
-const SHOWN_LINES: usize = 200;
+use report::task_label;
 
 /// Where a command came from.
 pub(crate) enum JobSource {
@@ -236,222 +230,6 @@ async fn pick_task(tm: &mut Teammate) -> Option<Task> {
         }
     }
     None
-}
-
-/// How one job ended.
-enum JobEnd {
-    Done {
-        summary: String,
-        text: String,
-        task: Option<String>,
-    },
-    Failed {
-        summary: String,
-        text: String,
-        task: Option<String>,
-    },
-    Interrupted,
-}
-
-/// Asks, runs and reports one job.
-async fn run_job(
-    tm: &mut Teammate,
-    job: &Job,
-    cancel: &CancellationToken,
-    working_on: Option<(String, String)>,
-) -> JobEnd {
-    let Some(mut command) = job.command.clone() else {
-        let task = job.task();
-        let label = task.map(task_label).unwrap_or_default();
-        let text = format!(
-            "{label} has no command for me to run (a shell teammate runs `metadata.command` or the first fenced code block of the description). {}",
-            kept_note(&tm.config.name)
-        );
-        let summary = format!("{label} not run: no command");
-        return fail(tm, job, summary, text).await;
-    };
-    let description = match &job.source {
-        JobSource::Task(t) => format!("{} (task #{})", t.subject, t.id),
-        JobSource::Message { reply_to } => format!("A command {reply_to} sent"),
-    };
-    let tool = ToolUse::Bash {
-        command: command.clone(),
-        description,
-    };
-    let authorization = {
-        let ctx = AskContext {
-            asker: &tm.asker,
-            name: &tm.config.name,
-            color: tm.config.color.as_deref(),
-            events: &tm.events,
-            cancel,
-        };
-        authorize(&mut tm.gate, &tool, &ctx).await
-    };
-    match authorization {
-        Authorization::Allowed {
-            asked,
-            updated_input,
-            mode,
-        } => {
-            if asked {
-                tm.events
-                    .log(LogKind::Note, "permission granted by team-lead");
-                tm.events
-                    .send(TeammateEventKind::Working { task: working_on });
-            }
-            if let Some(mode) = mode {
-                tm.change_mode(mode, "team-lead").await;
-            }
-            if let Some(updated) = updated_input
-                .as_ref()
-                .and_then(|v| v.get("command"))
-                .and_then(|c| c.as_str())
-            {
-                command = updated.to_string();
-            }
-        }
-        Authorization::Denied { asked, reason } => {
-            if asked {
-                tm.events
-                    .send(TeammateEventKind::Working { task: working_on });
-            }
-            return refused(tm, job, &command, &reason).await;
-        }
-        Authorization::Interrupted => return JobEnd::Interrupted,
-    }
-
-    tm.events.log(LogKind::Command, format!("$ {command}"));
-    let events = tm.events.clone();
-    let mut shown = 0usize;
-    let outcome = exec::run(&command, &tm.config.cwd, cancel, |line| {
-        if shown < SHOWN_LINES {
-            events.log(LogKind::Output, line);
-        }
-        shown += 1;
-    })
-    .await;
-    if shown > SHOWN_LINES {
-        tm.events.log(
-            LogKind::Note,
-            format!("… {} more output line(s) not shown", shown - SHOWN_LINES),
-        );
-    }
-    if outcome.status == exec::ExecStatus::Interrupted {
-        tm.events.log(LogKind::Result, "interrupted");
-        return JobEnd::Interrupted;
-    }
-    if outcome.status.success() {
-        succeeded(tm, job, &command, &outcome).await
-    } else {
-        failed(tm, job, &command, &outcome).await
-    }
-}
-
-/// Reports a command that exited 0 (and completes its task).
-async fn succeeded(tm: &mut Teammate, job: &Job, command: &str, outcome: &ExecOutcome) -> JobEnd {
-    let status = outcome.status.label();
-    match &job.source {
-        JobSource::Task(task) => {
-            if let Err(e) = tm.mailroom.complete(&task.id).await {
-                let summary = format!("task {} ran ({status}) but is not marked done", task.id);
-                let head = format!(
-                    "{} ran, but I could not mark it completed: {e}. {}",
-                    task_label(task),
-                    kept_note(&tm.config.name)
-                );
-                return fail(tm, job, summary, outcome_text(&head, command, outcome)).await;
-            }
-            let summary = format!("task {} done: {status}", task.id);
-            let head = format!("{} done.", task_label(task));
-            let text = outcome_text(&head, command, outcome);
-            send_report(tm, LEAD_NAME, &text, &summary).await;
-            JobEnd::Done {
-                summary,
-                text,
-                task: Some(task.id.clone()),
-            }
-        }
-        JobSource::Message { reply_to } => {
-            let summary = format!("ran `{}`: {status}", short_command(command));
-            let text = outcome_text("Ran the command you sent.", command, outcome);
-            send_report(tm, reply_to, &text, &summary).await;
-            JobEnd::Done {
-                summary,
-                text,
-                task: None,
-            }
-        }
-    }
-}
-
-/// Reports a command that failed.
-async fn failed(tm: &mut Teammate, job: &Job, command: &str, outcome: &ExecOutcome) -> JobEnd {
-    let status = outcome.status.label();
-    let (summary, head) = match &job.source {
-        JobSource::Task(task) => (
-            format!("task {} failed: {status}", task.id),
-            format!(
-                "{} failed. {}",
-                task_label(task),
-                kept_note(&tm.config.name)
-            ),
-        ),
-        JobSource::Message { .. } => (
-            format!("`{}` failed: {status}", short_command(command)),
-            "The command you sent failed.".to_string(),
-        ),
-    };
-    let text = outcome_text(&head, command, outcome);
-    fail(tm, job, summary, text).await
-}
-
-/// Reports a command the gate or the lead refused.
-async fn refused(tm: &mut Teammate, job: &Job, command: &str, reason: &str) -> JobEnd {
-    tm.events.log(LogKind::Result, format!("not run: {reason}"));
-    let (summary, text) = match &job.source {
-        JobSource::Task(task) => (
-            format!("task {} not run: {reason}", task.id),
-            format!(
-                "{} not run: {reason}.\n\n$ {command}\n\n{}",
-                task_label(task),
-                kept_note(&tm.config.name)
-            ),
-        ),
-        JobSource::Message { .. } => (
-            format!("did not run `{}`: {reason}", short_command(command)),
-            format!("I did not run the command you sent: {reason}.\n\n$ {command}"),
-        ),
-    };
-    fail(tm, job, summary, text).await
-}
-
-/// Sends a failure report, parks the task, and says so.
-async fn fail(tm: &mut Teammate, job: &Job, summary: String, text: String) -> JobEnd {
-    let to = match &job.source {
-        JobSource::Task(task) => {
-            tm.failed.insert(task.id.clone());
-            LEAD_NAME.to_string()
-        }
-        JobSource::Message { reply_to } => reply_to.clone(),
-    };
-    send_report(tm, &to, &text, &summary).await;
-    JobEnd::Failed {
-        summary,
-        text,
-        task: job.task().map(|t| t.id.clone()),
-    }
-}
-
-async fn send_report(tm: &Teammate, to: &str, text: &str, summary: &str) {
-    tm.events.log(LogKind::Result, summary.to_string());
-    let entry = tm.mailroom.entry(text, Some(summary));
-    if let Err(e) = tm.mailroom.send(to, entry).await {
-        tm.events.log(
-            LogKind::Warning,
-            format!("cannot send my report to {to}: {e}"),
-        );
-    }
 }
 
 /// Interrupted tasks stay owned and resume after the next message.
