@@ -197,7 +197,10 @@ async fn mode_set_request_from_the_lead_changes_the_mode() {
     .await;
     assert_eq!(asker.count(), 0);
     // A mode change alone is no turn: the only idle notification is the task's.
-    let idle = wait_for("the idle notification", 10, || idles(&team).into_iter().next()).await;
+    let idle = wait_for("the idle notification", 10, || {
+        idles(&team).into_iter().next()
+    })
+    .await;
     assert_eq!(idle.completed_task_id.as_deref(), Some(task.id.as_str()));
     assert_eq!(idles(&team).len(), 1);
 }
