@@ -91,7 +91,7 @@ fn esc_keeps_every_request_queued() {
     assert_eq!(press(&mut state, &[key(KeyCode::Esc)]), vec![]);
     assert!(!permission_open(&state));
     assert_eq!(state.permissions.len(), 3);
-    assert!(screen_text(&mut state).contains("3 approvals"));
+    assert!(screen_text(&mut state).contains("3 approvals (ctrl+p)"));
     // Reopen with Ctrl+P: still the same head, 1 of 3.
     assert_eq!(press(&mut state, &[ctrl('p')]), vec![]);
     let text = screen_text(&mut state);

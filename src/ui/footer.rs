@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 
 use crate::lead::view::{TeammateStatus, ViewTarget};
 use crate::ui::keymap::{self, Context};
-use crate::ui::modal::fit_spans;
+use crate::ui::modal::{Modal, fit_spans};
 use crate::ui::palette::{dim, mode_label, mode_line, mode_style};
 use crate::ui::state::{AppState, Focus, QuitState};
 use crate::ui::transcript::wrap::str_width;
@@ -108,6 +108,16 @@ fn badge_spans(state: &AppState, short: bool) -> Vec<Span<'static>> {
 
 /// The right side: badge, approvals, tasks; `short` badge, and `with_tasks`.
 fn right_spans(state: &AppState, short: bool, with_tasks: bool) -> Vec<Span<'static>> {
+    right_spans_hinted(state, short, with_tasks, false)
+}
+
+/// [`right_spans`], with `(ctrl+p)` after the approvals when `hint`.
+fn right_spans_hinted(
+    state: &AppState,
+    short: bool,
+    with_tasks: bool,
+    hint: bool,
+) -> Vec<Span<'static>> {
     let mut spans = badge_spans(state, short);
     let pending = approvals(state);
     if pending > 0 {
@@ -120,6 +130,9 @@ fn right_spans(state: &AppState, short: bool, with_tasks: bool) -> Vec<Span<'sta
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),
         ));
+        if hint {
+            spans.push(Span::styled(" (ctrl+p)", dim()));
+        }
     }
     let (done, total) = task_progress(state);
     if with_tasks && total > 0 {
@@ -193,7 +206,18 @@ fn layout(state: &AppState, width: u16) -> Vec<(Vec<Span<'static>>, Vec<Span<'st
     if full_right.is_empty() {
         return vec![(left_spans(state, false), Vec::new())];
     }
-    for right in [full_right.clone(), right_spans(state, false, false)] {
+    // While the approvals are waiting with their dialog closed, say how to reopen it.
+    let dialog_open = state
+        .modals
+        .iter()
+        .any(|m| matches!(m, Modal::Permission(_) | Modal::Plan(_)));
+    let mut candidates = Vec::new();
+    if approvals(state) > 0 && !dialog_open {
+        candidates.push(right_spans_hinted(state, false, true, true));
+    }
+    candidates.push(full_right.clone());
+    candidates.push(right_spans(state, false, false));
+    for right in candidates {
         for short in [false, true] {
             let left = left_spans(state, short);
             if width_of(&left) + 2 + width_of(&right) <= width {

@@ -247,22 +247,27 @@ impl AppState {
         }
     }
 
-    /// Opens the approvals dialog (permissions first, then plans) if anything waits.
+    /// Opens the approvals dialog (permissions first, then plans) if anything waits, or brings
+    /// it to the top of the stack.
     pub fn open_approvals(&mut self) {
-        if !self.permissions.is_empty() {
-            if !self
-                .modals
-                .iter()
-                .any(|m| matches!(m, Modal::Permission(_)))
-            {
-                self.modals
-                    .push(Modal::Permission(PermissionDialog::default()));
-            }
-        } else if !self.plans.is_empty() && !self.modals.iter().any(|m| matches!(m, Modal::Plan(_)))
-        {
-            self.modals
-                .push(Modal::Plan(PlanDialog::new(self.lead_mode)));
-        }
+        let (is_it, open): (fn(&Modal) -> bool, Modal) = if !self.permissions.is_empty() {
+            (
+                |m| matches!(m, Modal::Permission(_)),
+                Modal::Permission(PermissionDialog::default()),
+            )
+        } else if !self.plans.is_empty() {
+            (
+                |m| matches!(m, Modal::Plan(_)),
+                Modal::Plan(PlanDialog::new(self.lead_mode)),
+            )
+        } else {
+            return;
+        };
+        let modal = match self.modals.iter().position(is_it) {
+            Some(at) => self.modals.remove(at),
+            None => open,
+        };
+        self.modals.push(modal);
     }
 
     /// Switches to a teammate's inline view (in-process) — true — or asks the controller to
