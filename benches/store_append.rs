@@ -55,15 +55,15 @@ fn ms(d: Duration) -> String {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<46} {:>7} {:>10} {:>10} {:>10} {:>12}",
+        "{:<54} {:>7} {:>10} {:>10} {:>10} {:>12}",
         "operation", "n", "p50 ms", "p99 ms", "max ms", "msgs/s"
     );
-    println!("{}", "-".repeat(100));
+    println!("{}", "-".repeat(108));
     for row in rows {
         let mut s = row.samples.clone();
         s.sort();
         println!(
-            "{:<46} {:>7} {:>10} {:>10} {:>10} {:>12}",
+            "{:<54} {:>7} {:>10} {:>10} {:>10} {:>12}",
             row.what,
             s.len(),
             ms(percentile(&s, 0.50)),

@@ -2,6 +2,10 @@
 //! Code uses for every file it shares: `mkdir <target>.lock`; a directory older than 10 s is
 //! stale and taken over; a held lock's mtime is refreshed every 5 s by one background thread
 //! over a registry of held locks; release is `rmdir`. Nothing is ever put inside the directory.
+//!
+//! Like proper-lockfile, the stale takeover (`rmdir` then `mkdir`) has a narrow race: two
+//! processes that both judged the same dead lock stale can, in rare timing, both end up
+//! believing they hold it. Stale locks only exist after a crash, so this is accepted.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -113,14 +117,20 @@ fn refresh_due() {
             .collect()
     });
     for (id, dir) in due {
-        if let Err(e) = touch_dir(&dir) {
+        let touched = touch_dir(&dir);
+        let still_held = with_registry(|reg| match reg.get_mut(&id) {
+            Some(h) => {
+                h.last_touch = Instant::now();
+                true
+            }
+            None => false,
+        });
+        // A lock released meanwhile is no news; a held one that vanished was taken over.
+        if let Err(e) = touched
+            && still_held
+        {
             tracing::warn!("lock {} could not be refreshed: {e}", dir.display());
         }
-        with_registry(|reg| {
-            if let Some(h) = reg.get_mut(&id) {
-                h.last_touch = Instant::now();
-            }
-        });
     }
 }
 
