@@ -2,7 +2,7 @@
 //! pane, the placeholder + respawn-pane start, colors and titles, hide/show and kill; and a
 //! private server outside tmux.
 
-#[path = "common/tmux.rs"]
+#[path = "tmux_common/mod.rs"]
 mod test_tmux;
 
 use std::time::Duration;

@@ -21,6 +21,8 @@ pub fn run(ctx: &Context, args: &TeammateArgs) -> Result<()> {
         config,
         Box::new(std::io::stdout()),
     ));
+    // A blocking read still in flight must not keep a stopped teammate alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     match reason {
         StopReason::Shutdown | StopReason::Killed => Ok(()),
         StopReason::Failed(why) => bail!("the teammate stopped: {why}"),
