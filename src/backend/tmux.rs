@@ -246,12 +246,10 @@ impl TmuxBackend {
         let _ = self
             .server
             .run(&["set-option", "-p", "-t", &id, "remain-on-exit", "failed"]);
-        if let TmuxLayout::Inside { .. } = self.layout {
-            if let Ok(w) = self.window_of(&id) {
-                let _ =
-                    self.server
-                        .run(&["set-option", "-w", "-t", &w, "pane-border-status", "top"]);
-            }
+        if let (TmuxLayout::Inside { .. }, Ok(w)) = (&self.layout, self.window_of(&id)) {
+            let _ = self
+                .server
+                .run(&["set-option", "-w", "-t", &w, "pane-border-status", "top"]);
         }
         panes.push(id.clone());
         Ok(id)
