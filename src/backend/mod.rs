@@ -9,6 +9,7 @@ pub mod executor;
 pub mod iterm2;
 pub mod launch;
 pub mod orphans;
+pub mod pane_executor;
 pub mod tmux;
 pub mod worktree;
 
