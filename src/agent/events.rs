@@ -1,8 +1,11 @@
 //! What a running teammate tells whoever watches it (the lead maps these onto its own view
 //! types; agent sits below lead and knows nothing of them): lines of its inline transcript and
-//! changes of its status.
+//! changes of its status; and its [`UsageMeter`], the running totals of tokens, requests,
+//! tool uses and turns that whoever holds the meter can read or watch.
 
-use tokio::sync::mpsc;
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch};
 
 use crate::protocol::PermissionMode;
 use crate::protocol::frames::IdleReason;
@@ -109,5 +112,65 @@ impl EventSink {
             kind,
             text: text.into(),
         });
+    }
+}
+
+/// What a teammate has used so far (an `llm` teammate fills every field; a `shell` teammate
+/// only counts turns and tool uses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Input tokens the service reported, over all requests.
+    pub input_tokens: u64,
+    /// Output tokens the service reported, over all requests.
+    pub output_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    /// Model requests that got an answer.
+    pub requests: u64,
+    /// Attempts repeated after a rate limit, overload, server or network error.
+    pub retries: u64,
+    /// Tool calls made (allowed or not).
+    pub tool_uses: u64,
+    /// Turns started.
+    pub turns: u64,
+    /// Turns that ended `failed`.
+    pub failed_turns: u64,
+    /// Times older turns were replaced by a summary.
+    pub compactions: u64,
+}
+
+/// Running [`Usage`] totals shared between a teammate and whoever watches it. Cheap to clone;
+/// every clone reads and adds to the same totals.
+#[derive(Debug, Clone)]
+pub struct UsageMeter {
+    tx: Arc<watch::Sender<Usage>>,
+}
+
+impl Default for UsageMeter {
+    fn default() -> Self {
+        UsageMeter::new()
+    }
+}
+
+impl UsageMeter {
+    pub fn new() -> UsageMeter {
+        UsageMeter {
+            tx: Arc::new(watch::channel(Usage::default()).0),
+        }
+    }
+
+    /// The totals now.
+    pub fn snapshot(&self) -> Usage {
+        *self.tx.borrow()
+    }
+
+    /// A receiver that sees every change (`changed().await`, then `borrow()`).
+    pub fn subscribe(&self) -> watch::Receiver<Usage> {
+        self.tx.subscribe()
+    }
+
+    /// Changes the totals (watchers are told).
+    pub fn update(&self, change: impl FnOnce(&mut Usage)) {
+        self.tx.send_modify(change);
     }
 }

@@ -1,13 +1,15 @@
 //! The teammate runtime: its loop (wait for inbox or tasks, run a turn, idle notification,
 //! shutdown handshake), its permission gate (modes, rules, asking the lead through the bridge
-//! or the mailbox), its engines (`shell`: runs task commands, no model), its events for the
-//! lead, and the in-process [`TeammateExecutor`](crate::backend::executor::TeammateExecutor).
+//! or the mailbox), its engines (`shell`: runs task commands, no model; `llm`: a language model
+//! with tools), its events and usage for the lead, and the in-process
+//! [`TeammateExecutor`](crate::backend::executor::TeammateExecutor).
 
 pub mod asker;
 pub mod error;
 pub mod events;
 pub mod gate;
 pub mod in_process;
+pub mod llm;
 pub mod mailbox_asker;
 pub mod metrics;
 pub mod process;
@@ -16,7 +18,7 @@ pub mod shell;
 
 pub use asker::{AskError, Asking, PermissionAsker};
 pub use error::AgentError;
-pub use events::{LogKind, StopReason, TeammateEvent, TeammateEventKind};
+pub use events::{LogKind, StopReason, TeammateEvent, TeammateEventKind, Usage, UsageMeter};
 pub use mailbox_asker::MailboxAsker;
 pub use runtime::{
     Controls, EngineKind, TeammateConfig, TeammateHandle, run_teammate, spawn_in_process,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{PermissionGate, ToolUse, Verdict};
+use super::{PermissionGate, ToolCall, ToolUse, Verdict};
 use crate::agent::asker::{AskError, Asking, PermissionAsker};
 use crate::agent::events::{EventSink, TeammateEventKind};
 use crate::protocol::PermissionMode;
@@ -45,6 +45,16 @@ pub async fn authorize(
     tool: &ToolUse,
     ctx: &AskContext<'_>,
 ) -> Authorization {
+    authorize_call(gate, tool, None, ctx).await
+}
+
+/// [`authorize`] for a model's tool call: the request carries the call's id and whole input.
+pub async fn authorize_call(
+    gate: &mut PermissionGate,
+    tool: &ToolUse,
+    call: Option<ToolCall<'_>>,
+    ctx: &AskContext<'_>,
+) -> Authorization {
     match gate.check(tool) {
         Verdict::Allow => Authorization::Allowed {
             asked: false,
@@ -56,7 +66,7 @@ pub async fn authorize(
             reason,
         },
         Verdict::Ask => {
-            let request = gate.request(ctx.name, tool);
+            let request = gate.request_for_call(ctx.name, tool, call.as_ref());
             let preview = clip(
                 &first_line(&input_preview(&request.tool_name, &request.input)),
                 80,

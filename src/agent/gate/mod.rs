@@ -3,7 +3,8 @@
 //! allows edits inside the working directories but asks for Bash; `plan` is read-only until a
 //! plan is approved (the engine runs the plan handshake, the gate only refuses); and
 //! `bypassPermissions` allows everything. Deny rules win in every mode, then ask rules, then
-//! allow rules, then the mode. Asking itself lives in [`ask`].
+//! allow rules, then the mode. Searches (Glob, Grep) are reads. Team tools (messages, tasks,
+//! plans) never ask; in plan mode only the read-only ones pass. Asking itself lives in [`ask`].
 
 pub mod ask;
 pub mod bash;
@@ -33,16 +34,29 @@ pub enum ToolUse {
     Edit { path: PathBuf },
     /// Creates or replaces a file.
     Write { path: PathBuf },
+    /// Lists files matching a glob pattern under `path` (a read).
+    Glob { pattern: String, path: PathBuf },
+    /// Searches file contents under `path` (a read).
+    Grep { pattern: String, path: PathBuf },
+    /// A team tool (SendMessage, TaskList, TaskUpdate, SubmitPlan, …): never asks; refused in
+    /// plan mode unless `read_only`.
+    Team { tool: String, read_only: bool },
 }
+
+/// Why plan mode refuses a tool.
+pub const PLAN_MODE_READ_ONLY: &str = "plan mode is read-only until a plan is approved";
 
 impl ToolUse {
     /// The tool's name as the protocol writes it.
-    pub fn tool_name(&self) -> &'static str {
+    pub fn tool_name(&self) -> &str {
         match self {
             ToolUse::Bash { .. } => "Bash",
             ToolUse::Read { .. } => "Read",
             ToolUse::Edit { .. } => "Edit",
             ToolUse::Write { .. } => "Write",
+            ToolUse::Glob { .. } => "Glob",
+            ToolUse::Grep { .. } => "Grep",
+            ToolUse::Team { tool, .. } => tool,
         }
     }
 
@@ -56,6 +70,10 @@ impl ToolUse {
             ToolUse::Read { path } | ToolUse::Edit { path } | ToolUse::Write { path } => {
                 json!({"file_path": path.to_string_lossy()})
             }
+            ToolUse::Glob { pattern, path } | ToolUse::Grep { pattern, path } => {
+                json!({"pattern": pattern, "path": path.to_string_lossy()})
+            }
+            ToolUse::Team { .. } => json!({}),
         }
     }
 
@@ -75,6 +93,13 @@ impl ToolUse {
             ToolUse::Read { path } => format!("Read {}", path.display()),
             ToolUse::Edit { path } => format!("Edit {}", path.display()),
             ToolUse::Write { path } => format!("Write {}", path.display()),
+            ToolUse::Glob { pattern, path } => {
+                format!("Find files matching `{pattern}` in {}", path.display())
+            }
+            ToolUse::Grep { pattern, path } => {
+                format!("Search for `{}` in {}", clip(pattern, 60), path.display())
+            }
+            ToolUse::Team { tool, .. } => tool.clone(),
         }
     }
 }
@@ -159,7 +184,28 @@ impl PermissionGate {
             ToolUse::Read { path } => self.check_file("Read", path, false),
             ToolUse::Edit { path } => self.check_file("Edit", path, true),
             ToolUse::Write { path } => self.check_file("Write", path, true),
+            ToolUse::Glob { path, .. } | ToolUse::Grep { path, .. } => {
+                self.check_file("Read", path, false)
+            }
+            ToolUse::Team { tool, read_only } => self.check_team(tool, *read_only),
         }
+    }
+
+    fn check_team(&self, tool: &str, read_only: bool) -> Verdict {
+        if self
+            .rules
+            .deny
+            .iter()
+            .any(|r| r.tool_name == tool && r.rule_content.is_none())
+        {
+            return Verdict::Deny(format!("a deny rule forbids {tool}"));
+        }
+        if self.mode == PermissionMode::Plan && !read_only {
+            return Verdict::Deny(format!(
+                "{PLAN_MODE_READ_ONLY}: submit your plan with SubmitPlan first"
+            ));
+        }
+        Verdict::Allow
     }
 
     fn check_bash(&self, command: &str) -> Verdict {
@@ -171,9 +217,7 @@ impl PermissionGate {
         }
         match self.mode {
             PermissionMode::BypassPermissions => Verdict::Allow,
-            PermissionMode::Plan => {
-                Verdict::Deny("plan mode is read-only until a plan is approved".to_string())
-            }
+            PermissionMode::Plan => Verdict::Deny(PLAN_MODE_READ_ONLY.to_string()),
             PermissionMode::Default | PermissionMode::AcceptEdits => {
                 if self.rules.asks_bash(command) {
                     Verdict::Ask
@@ -204,9 +248,7 @@ impl PermissionGate {
         match (self.mode, writes) {
             (_, false) if inside => Verdict::Allow,
             (_, false) => Verdict::Ask,
-            (PermissionMode::Plan, true) => {
-                Verdict::Deny("plan mode is read-only until a plan is approved".to_string())
-            }
+            (PermissionMode::Plan, true) => Verdict::Deny(PLAN_MODE_READ_ONLY.to_string()),
             (PermissionMode::AcceptEdits, true) if inside => Verdict::Allow,
             _ => Verdict::Ask,
         }
@@ -249,12 +291,30 @@ impl PermissionGate {
                     destination: crate::protocol::permission::Destination::Session,
                 }]
             }
+            ToolUse::Glob { path, .. } | ToolUse::Grep { path, .. } => {
+                vec![PermissionUpdate::AddDirectories {
+                    directories: vec![self.absolute(path).to_string_lossy().into_owned()],
+                    destination: crate::protocol::permission::Destination::Session,
+                }]
+            }
+            ToolUse::Team { .. } => Vec::new(),
         }
     }
 
     /// The `permission_request` for this use by teammate `name`: a fresh `perm-<ms>-<7 base36>`
     /// id, a fresh tool-use id, the input and the suggestions.
     pub fn request(&self, name: &str, tool: &ToolUse) -> PermissionRequest {
+        self.request_for_call(name, tool, None)
+    }
+
+    /// [`request`](Self::request) for a model's tool call: its own tool-use id and its whole
+    /// input (an Edit's old and new strings, …), so the lead sees what would happen.
+    pub fn request_for_call(
+        &self,
+        name: &str,
+        tool: &ToolUse,
+        call: Option<&ToolCall<'_>>,
+    ) -> PermissionRequest {
         let suggestions = self
             .suggestions(tool)
             .iter()
@@ -264,12 +324,24 @@ impl PermissionGate {
             request_id: request_id("perm"),
             agent_id: name.to_string(),
             tool_name: tool.tool_name().to_string(),
-            tool_use_id: Some(tool_use_id()),
+            tool_use_id: Some(
+                call.map(|c| c.tool_use_id.to_string())
+                    .unwrap_or_else(tool_use_id),
+            ),
             description: tool.description(),
-            input: tool.input(),
+            input: call
+                .map(|c| c.input.clone())
+                .unwrap_or_else(|| tool.input()),
             permission_suggestions: suggestions,
         }
     }
+}
+
+/// A model's tool call, as the permission request shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToolCall<'a> {
+    pub tool_use_id: &'a str,
+    pub input: &'a Value,
 }
 
 /// `toolu_` and 24 hex digits, as tool-use ids look.
@@ -319,6 +391,47 @@ mod tests {
         assert!(matches!(gate.check(&bash("ls")), Verdict::Deny(_)));
         gate.set_mode(PermissionMode::BypassPermissions);
         assert_eq!(gate.check(&bash("rm -rf x")), Verdict::Allow);
+    }
+
+    #[test]
+    fn searches_are_reads_and_team_tools_follow_plan_mode() {
+        let mut gate = PermissionGate::new(PermissionMode::Plan, "/w");
+        let grep = ToolUse::Grep {
+            pattern: "fn main".into(),
+            path: "src".into(),
+        };
+        assert_eq!(gate.check(&grep), Verdict::Allow);
+        let outside = ToolUse::Glob {
+            pattern: "*.rs".into(),
+            path: "/etc".into(),
+        };
+        assert_eq!(gate.check(&outside), Verdict::Ask);
+        let list = ToolUse::Team {
+            tool: "TaskList".into(),
+            read_only: true,
+        };
+        let update = ToolUse::Team {
+            tool: "TaskUpdate".into(),
+            read_only: false,
+        };
+        assert_eq!(gate.check(&list), Verdict::Allow);
+        assert!(matches!(gate.check(&update), Verdict::Deny(why) if why.contains("SubmitPlan")));
+        gate.set_mode(PermissionMode::Default);
+        assert_eq!(gate.check(&update), Verdict::Allow);
+        let input = json!({"file_path": "a.rs", "old_string": "x", "new_string": "y"});
+        let call = ToolCall {
+            tool_use_id: "toolu_model",
+            input: &input,
+        };
+        let request = gate.request_for_call(
+            "builder",
+            &ToolUse::Edit {
+                path: "a.rs".into(),
+            },
+            Some(&call),
+        );
+        assert_eq!(request.tool_use_id.as_deref(), Some("toolu_model"));
+        assert_eq!(request.input["new_string"], "y");
     }
 
     #[test]

@@ -9,16 +9,42 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::events::UsageMeter;
+use crate::agent::llm::LlmConfig;
 use crate::protocol::PermissionMode;
 use crate::store::Home;
 
 /// Which engine does a teammate's turns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum EngineKind {
     /// Runs task commands (`metadata.command` or the first fenced code block) and fenced code
     /// blocks the lead sends; no model.
     #[default]
     Shell,
+    /// A language model with tools (Anthropic or OpenAI-compatible).
+    Llm(Box<LlmConfig>),
+}
+
+impl EngineKind {
+    /// The `llm` engine with this configuration.
+    pub fn llm(config: LlmConfig) -> EngineKind {
+        EngineKind::Llm(Box::new(config))
+    }
+
+    /// `shell` or `llm`, as `--engine` spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EngineKind::Shell => "shell",
+            EngineKind::Llm(_) => "llm",
+        }
+    }
+
+    /// Uses `model` for an `llm` engine (the spawn request's model); nothing for `shell`.
+    pub fn set_model(&mut self, model: Option<&str>) {
+        if let (EngineKind::Llm(config), Some(model)) = (self, model) {
+            **config = (**config).clone().with_model(model);
+        }
+    }
 }
 
 /// Everything a teammate needs to run.
@@ -42,6 +68,8 @@ pub struct TeammateConfig {
     pub backend_type: String,
     /// The safety poll of an idle teammate (it also wakes on [`Controls::wake`]).
     pub poll_interval: Duration,
+    /// Its running totals (tokens, requests, tool uses, turns); keep a clone to read them.
+    pub usage: UsageMeter,
 }
 
 impl TeammateConfig {
@@ -59,6 +87,7 @@ impl TeammateConfig {
             pane_id: "in-process".to_string(),
             backend_type: "in-process".to_string(),
             poll_interval: Duration::from_secs(1),
+            usage: UsageMeter::new(),
         }
     }
 

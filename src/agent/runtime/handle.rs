@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{Controls, TeammateConfig};
 use crate::agent::asker::PermissionAsker;
-use crate::agent::events::{EventSink, StopReason, TeammateEvent};
+use crate::agent::events::{EventSink, StopReason, TeammateEvent, Usage, UsageMeter};
 
 /// The lead's grip on one in-process teammate. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -21,6 +21,7 @@ pub struct TeammateHandle {
 struct Inner {
     name: String,
     controls: Controls,
+    usage: UsageMeter,
     /// Cancelled when the loop has ended.
     done: CancellationToken,
     stop_reason: Mutex<Option<StopReason>>,
@@ -47,6 +48,7 @@ pub fn spawn_with_controls(
     let inner = Arc::new(Inner {
         name: config.name.clone(),
         controls: controls.clone(),
+        usage: config.usage.clone(),
         done: CancellationToken::new(),
         stop_reason: Mutex::new(None),
     });
@@ -71,6 +73,16 @@ impl TeammateHandle {
     /// Its controls (to hand the wake notifier to a watcher).
     pub fn controls(&self) -> &Controls {
         &self.inner.controls
+    }
+
+    /// Its usage so far (tokens, requests, tool uses, turns).
+    pub fn usage(&self) -> Usage {
+        self.inner.usage.snapshot()
+    }
+
+    /// Its usage meter (to [`subscribe`](UsageMeter::subscribe) to changes).
+    pub fn usage_meter(&self) -> &UsageMeter {
+        &self.inner.usage
     }
 
     /// Look at the inbox and the task list now (call it right after writing its inbox).

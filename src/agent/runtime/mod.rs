@@ -7,6 +7,7 @@ pub mod config;
 pub mod handle;
 pub mod incoming;
 pub mod mailroom;
+pub(crate) mod plan_approval;
 pub(crate) mod teammate;
 
 use std::sync::Arc;

@@ -3,19 +3,20 @@
 //! otherwise sleep until woken, until the inbox or the task directory changes (checked with
 //! two `stat`s every poll interval), or until the slow full look every few polls. The same loop
 //! runs in a teammate process; only the asker (mailbox) and the watcher of the events differ.
+//! The engine (`shell` or `llm`) does the turns; the loop counts them in the usage meter.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::config::{Controls, TeammateConfig};
+use super::config::{Controls, EngineKind, TeammateConfig};
 use super::incoming::{Incoming, classify};
 use super::mailroom::{Mailroom, Signature};
 use crate::agent::asker::PermissionAsker;
 use crate::agent::events::{EventSink, LogKind, StopReason, TeammateEventKind};
 use crate::agent::gate::PermissionGate;
-use crate::agent::shell;
+use crate::agent::{llm, shell};
 use crate::protocol::frames::{
     Frame, IdleNotification, IdleReason, ShutdownApproved, ShutdownRequest,
 };
@@ -75,6 +76,8 @@ pub(crate) struct Teammate {
     pub interrupted: HashSet<String>,
     /// Tasks whose plan the lead rejected: not claimed again until its mode changes.
     pub declined: HashSet<String>,
+    /// The `llm` engine's session (its conversation), made at its first turn.
+    pub llm: Option<Box<llm::session::Session>>,
     signature: Signature,
     polls: u64,
 }
@@ -103,6 +106,7 @@ impl Teammate {
             failed: HashSet::new(),
             interrupted: HashSet::new(),
             declined: HashSet::new(),
+            llm: None,
             signature: Signature::default(),
             // Spread the full looks of many teammates started together.
             polls: rand::random_range(0..FULL_LOOK_EVERY),
@@ -143,7 +147,11 @@ impl Teammate {
                     Incoming::Content => content.push(entry),
                 }
             }
-            match shell::turn(self, content).await {
+            let outcome = match self.config.engine {
+                EngineKind::Shell => shell::turn(self, content).await,
+                EngineKind::Llm(_) => llm::turn::turn(self, content).await,
+            };
+            match outcome {
                 TurnOutcome::NoTurn => self.idle_wait().await,
                 TurnOutcome::Ended(report) => {
                     if let Some(stop) = self.finish_turn(*report).await {
@@ -192,6 +200,7 @@ impl Teammate {
     /// Starts a turn: a fresh turn token, `isActive: true`, the `Working` event.
     pub async fn begin_turn(&mut self, task: Option<(String, String)>) -> CancellationToken {
         let token = self.controls.begin_turn();
+        self.config.usage.update(|u| u.turns += 1);
         if let Err(e) = self.mailroom.set_active(true).await {
             tracing::debug!(teammate = self.name(), "isActive true: {e}");
         }
@@ -211,6 +220,9 @@ impl Teammate {
         }
         if let Err(e) = self.mailroom.set_active(false).await {
             tracing::debug!(teammate = self.name(), "isActive false: {e}");
+        }
+        if report.reason == IdleReason::Failed {
+            self.config.usage.update(|u| u.failed_turns += 1);
         }
         let notification = IdleNotification {
             from: self.config.name.clone(),

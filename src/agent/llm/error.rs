@@ -1,0 +1,130 @@
+//! What can go wrong talking to a model, and which of it is worth another attempt: rate limits
+//! (429), timeouts (408), conflicts (409), server errors (5xx, 529 overloaded), an
+//! `overloaded_error`/`api_error` in the stream, network errors and streams that end early are
+//! retried; refused credentials (401/403) and bad requests (400, 404, 413, 422) are not.
+//! Messages never hold a key (server texts are scrubbed before they get here).
+
+use std::time::Duration;
+
+/// One failed model request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    /// A non-2xx answer.
+    #[error("{}", describe_status(*status, kind.as_deref(), message))]
+    Status {
+        status: u16,
+        /// The service's error type (`rate_limit_error`, `overloaded_error`, …), if it said.
+        kind: Option<String>,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    /// An `error` event inside a streaming answer.
+    #[error("the model service reported {kind}: {message}")]
+    Stream { kind: String, message: String },
+    /// The service could not be reached, or the connection broke.
+    #[error("cannot reach the model service at {url}: {detail}")]
+    Network { url: String, detail: String },
+    /// The answer was not what the wire format promises (cut short, unreadable).
+    #[error("the model service sent an unreadable answer: {0}")]
+    Protocol(String),
+    /// The turn was interrupted.
+    #[error("interrupted")]
+    Cancelled,
+    /// The HTTP client could not be made.
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+}
+
+fn describe_status(status: u16, kind: Option<&str>, message: &str) -> String {
+    let what = match status {
+        401 | 403 => "the model service refused the credentials",
+        429 => "the model service is rate limiting",
+        529 => "the model service is overloaded",
+        500..=599 => "the model service failed",
+        _ => "the model service rejected the request",
+    };
+    let kind = kind.map(|k| format!(" {k}")).unwrap_or_default();
+    if message.is_empty() {
+        format!("{what} (HTTP {status}{kind})")
+    } else {
+        format!("{what} (HTTP {status}{kind}): {message}")
+    }
+}
+
+impl LlmError {
+    /// Worth another attempt.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::Status { status, kind, .. } => {
+                matches!(status, 408 | 409 | 429 | 500..=599)
+                    || matches!(
+                        kind.as_deref(),
+                        Some("overloaded_error" | "rate_limit_error")
+                    )
+            }
+            LlmError::Stream { kind, .. } => matches!(
+                kind.as_str(),
+                "overloaded_error" | "api_error" | "rate_limit_error" | "server_error"
+            ),
+            LlmError::Network { .. } | LlmError::Protocol(_) => true,
+            LlmError::Cancelled | LlmError::Client(_) => false,
+        }
+    }
+
+    /// Credentials refused (401/403).
+    pub fn is_auth(&self) -> bool {
+        matches!(
+            self,
+            LlmError::Status {
+                status: 401 | 403,
+                ..
+            }
+        )
+    }
+
+    /// The wait the service asked for (`retry-after`).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LlmError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(code: u16, kind: Option<&str>) -> LlmError {
+        LlmError::Status {
+            status: code,
+            kind: kind.map(str::to_string),
+            message: "m".into(),
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn retry_classes() {
+        for code in [408, 409, 429, 500, 502, 503, 529] {
+            assert!(status(code, None).is_retryable(), "{code}");
+        }
+        for code in [400, 401, 403, 404, 413] {
+            assert!(!status(code, None).is_retryable(), "{code}");
+        }
+        assert!(status(400, Some("overloaded_error")).is_retryable());
+        assert!(status(401, None).is_auth());
+        assert_eq!(
+            status(401, Some("authentication_error")).to_string(),
+            "the model service refused the credentials (HTTP 401 authentication_error): m"
+        );
+        assert!(
+            LlmError::Stream {
+                kind: "overloaded_error".into(),
+                message: "Overloaded".into()
+            }
+            .is_retryable()
+        );
+        assert!(!LlmError::Cancelled.is_retryable());
+    }
+}

@@ -1,0 +1,303 @@
+//! The tools an `llm` teammate's model may call, with their JSON schemas, and running one call:
+//! the input is read into the tool's own type (a bad input is a tool error the model sees),
+//! the permission gate decides (asking the lead when it says so, through the teammate's
+//! asker), then the tool runs. Files and commands: Bash, Read, Write, Edit, Glob, Grep. The
+//! team: SendMessage, TaskList, TaskGet, TaskCreate, TaskUpdate, and SubmitPlan (plan mode).
+
+mod files;
+mod plan;
+mod search;
+mod shell;
+mod team;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::events::{LogKind, TeammateEventKind};
+use crate::agent::gate::ask::{AskContext, Authorization, authorize_call};
+use crate::agent::gate::{ToolCall, ToolUse};
+use crate::agent::llm::conversation::ToolSpec;
+use crate::agent::runtime::teammate::Teammate;
+use crate::protocol::frames::ShutdownRequest;
+
+/// The most characters of one tool result sent to the model.
+pub const RESULT_CHARS: usize = 30_000;
+
+/// One call the model made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+}
+
+/// What the turn must do after a call, besides sending its result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Control {
+    /// The turn was interrupted while the call waited or ran.
+    Interrupted,
+    /// The lead asked for a shutdown while the call waited.
+    Shutdown(Box<ShutdownRequest>),
+}
+
+/// The outcome of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+    pub control: Option<Control>,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: content.into(),
+            is_error: false,
+            control: None,
+        }
+    }
+
+    pub fn error(content: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+            control: None,
+        }
+    }
+
+    pub fn interrupted() -> ToolOutput {
+        ToolOutput {
+            content: "Interrupted by the user: not done.".to_string(),
+            is_error: true,
+            control: Some(Control::Interrupted),
+        }
+    }
+}
+
+/// What a turn tracks across its calls.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnState {
+    /// The task the turn works on (id, subject), for the `Working` status.
+    pub task: Option<(String, String)>,
+    /// A task of this teammate it marked completed in this turn.
+    pub completed: Option<String>,
+}
+
+/// Every tool, in the order the model is shown them.
+pub fn specs() -> Vec<ToolSpec> {
+    let mut all = Vec::new();
+    all.extend(shell::specs());
+    all.extend(files::specs());
+    all.extend(search::specs());
+    all.extend(team::specs());
+    all.extend(plan::specs());
+    all
+}
+
+pub(crate) fn spec(name: &str, description: &str, input_schema: Value) -> ToolSpec {
+    ToolSpec {
+        name: name.to_string(),
+        description: description.to_string(),
+        input_schema,
+    }
+}
+
+/// The call's input as the tool's type; the error is what the model is told.
+pub(crate) fn parse<T: DeserializeOwned>(call: &Call) -> Result<T, ToolOutput> {
+    if let Value::String(raw) = &call.input {
+        return Err(ToolOutput::error(format!(
+            "The input of {} was not valid JSON: {}",
+            call.name,
+            crate::protocol::inbox::clip(raw, 200)
+        )));
+    }
+    let input = if call.input.is_null() {
+        json!({})
+    } else {
+        call.input.clone()
+    };
+    serde_json::from_value(input)
+        .map_err(|e| ToolOutput::error(format!("Invalid input for {}: {e}", call.name)))
+}
+
+/// The permission outcome of a call.
+pub(crate) enum Permit {
+    /// Go ahead; the lead may have edited the input.
+    Go {
+        updated_input: Option<Value>,
+    },
+    Refused(ToolOutput),
+    Interrupted,
+}
+
+/// Asks the gate (and through it the lead) for `tool`, made by `call`.
+pub(crate) async fn permit(
+    tm: &mut Teammate,
+    tool: &ToolUse,
+    call: &Call,
+    state: &TurnState,
+    cancel: &CancellationToken,
+) -> Permit {
+    let authorization = {
+        let ctx = AskContext {
+            asker: &tm.asker,
+            name: &tm.config.name,
+            color: tm.config.color.as_deref(),
+            events: &tm.events,
+            cancel,
+        };
+        let details = ToolCall {
+            tool_use_id: &call.id,
+            input: &call.input,
+        };
+        authorize_call(&mut tm.gate, tool, Some(details), &ctx).await
+    };
+    match authorization {
+        Authorization::Allowed {
+            asked,
+            updated_input,
+            mode,
+        } => {
+            if asked {
+                tm.events
+                    .log(LogKind::Note, "permission granted by team-lead");
+                tm.events.send(TeammateEventKind::Working {
+                    task: state.task.clone(),
+                });
+            }
+            if let Some(mode) = mode {
+                tm.change_mode(mode, "team-lead").await;
+            }
+            Permit::Go { updated_input }
+        }
+        Authorization::Denied { asked, reason } => {
+            if asked {
+                tm.events.send(TeammateEventKind::Working {
+                    task: state.task.clone(),
+                });
+            }
+            let who = if asked {
+                "team-lead denied it"
+            } else {
+                "not allowed"
+            };
+            Permit::Refused(ToolOutput::error(format!(
+                "Permission to use {} was refused ({who}): {reason}. Do not retry the same call; change your approach or ask team-lead with SendMessage.",
+                tool.tool_name()
+            )))
+        }
+        Authorization::Interrupted => Permit::Interrupted,
+    }
+}
+
+/// Runs one call: parse, permission, the tool itself.
+pub(crate) async fn run(
+    tm: &mut Teammate,
+    call: &Call,
+    state: &mut TurnState,
+    cancel: &CancellationToken,
+) -> ToolOutput {
+    let mut output = match call.name.as_str() {
+        "Bash" => shell::bash(tm, call, state, cancel).await,
+        "Read" => files::read(tm, call, state, cancel).await,
+        "Write" => files::write(tm, call, state, cancel).await,
+        "Edit" => files::edit(tm, call, state, cancel).await,
+        "Glob" => search::glob(tm, call, state, cancel).await,
+        "Grep" => search::grep(tm, call, state, cancel).await,
+        "SendMessage" => team::send_message(tm, call, state, cancel).await,
+        "TaskList" => team::task_list(tm, call, state, cancel).await,
+        "TaskGet" => team::task_get(tm, call, state, cancel).await,
+        "TaskCreate" => team::task_create(tm, call, state, cancel).await,
+        "TaskUpdate" => team::task_update(tm, call, state, cancel).await,
+        "SubmitPlan" => plan::submit_plan(tm, call, state, cancel).await,
+        other => ToolOutput::error(format!(
+            "There is no tool named `{other}`. Use one of: {}.",
+            specs()
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    };
+    output.content = clip_result(&output.content);
+    output
+}
+
+/// A result cut to [`RESULT_CHARS`]: its start and its end, with a note of what was left out.
+pub fn clip_result(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= RESULT_CHARS {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(RESULT_CHARS / 3).collect();
+    let tail: String = text.chars().skip(count - RESULT_CHARS * 2 / 3).collect();
+    format!(
+        "{head}\n… [{} characters left out] …\n{tail}",
+        count - head.chars().count() - tail.chars().count()
+    )
+}
+
+/// A team tool's permission (never asks; plan mode lets only the read-only ones through).
+pub(crate) async fn permit_team(
+    tm: &mut Teammate,
+    call: &Call,
+    read_only: bool,
+    state: &TurnState,
+    cancel: &CancellationToken,
+) -> Result<(), ToolOutput> {
+    let tool = ToolUse::Team {
+        tool: call.name.clone(),
+        read_only,
+    };
+    match permit(tm, &tool, call, state, cancel).await {
+        Permit::Go { .. } => Ok(()),
+        Permit::Refused(out) => Err(out),
+        Permit::Interrupted => Err(ToolOutput::interrupted()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_an_object_schema_and_a_unique_name() {
+        let all = specs();
+        let mut names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            vec![
+                "Bash",
+                "Read",
+                "Write",
+                "Edit",
+                "Glob",
+                "Grep",
+                "SendMessage",
+                "TaskList",
+                "TaskGet",
+                "TaskCreate",
+                "TaskUpdate",
+                "SubmitPlan"
+            ]
+        );
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        for s in &all {
+            assert_eq!(s.input_schema["type"], "object", "{}", s.name);
+            assert!(s.input_schema.get("properties").is_some(), "{}", s.name);
+            assert!(!s.description.is_empty());
+        }
+    }
+
+    #[test]
+    fn long_results_keep_both_ends() {
+        let text = format!("START{}END", "x".repeat(RESULT_CHARS * 2));
+        let clipped = clip_result(&text);
+        assert!(clipped.starts_with("START") && clipped.ends_with("END"));
+        assert!(clipped.chars().count() < RESULT_CHARS + 100);
+        assert!(clipped.contains("characters left out"));
+    }
+}
