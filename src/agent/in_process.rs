@@ -135,6 +135,8 @@ impl InProcessExecutor {
         if let Some(adjust) = &self.template {
             adjust(&mut config);
         }
+        // An `llm` teammate uses the model the lead asked for (a `shell` one has none).
+        config.engine.set_model(request.model.as_deref());
         let handle = spawn_in_process(config, self.asker.clone(), self.events.clone());
         self.handles().insert(request.name.clone(), handle);
         Ok(Spawned {

@@ -1,12 +1,15 @@
 //! `teamlead teammate …`: starts the teammate runtime as its own process (what a pane runs),
-//! with the same flags as `claude`. Checks the flags, builds the configuration, runs it.
+//! with the same flags as `claude`. Checks the flags, builds the configuration (for
+//! `--engine llm`, the model service from `--model`, the environment and the config file),
+//! runs it.
 
 use color_eyre::eyre::{Result, bail, eyre};
 
 use super::Context;
 use super::args::{EngineChoice, TeammateArgs};
 use crate::agent::events::StopReason;
-use crate::agent::runtime::TeammateConfig;
+use crate::agent::llm::LlmConfig;
+use crate::agent::runtime::{EngineKind, TeammateConfig};
 use crate::protocol::names::check_path_component;
 use crate::protocol::{AgentId, Color};
 
@@ -43,9 +46,6 @@ pub fn config_from(ctx: &Context, args: &TeammateArgs) -> Result<TeammateConfig>
     }
     check_path_component(&args.agent_name)?;
     check_path_component(&args.team_name)?;
-    if let EngineChoice::Llm = args.engine {
-        bail!("the llm engine is not available in this build: use --engine shell");
-    }
     if !ctx.home.config_path(&args.team_name)?.exists() {
         bail!(
             "team `{}` does not exist under {}",
@@ -61,6 +61,11 @@ pub fn config_from(ctx: &Context, args: &TeammateArgs) -> Result<TeammateConfig>
         .and_then(Color::parse)
         .map(|c| c.as_str().to_string());
     config.mode = args.start_mode();
+    if let EngineChoice::Llm = args.engine {
+        // One line, never a key: the flag over the environment over the config file.
+        let llm = LlmConfig::from_environment(args.model.as_deref()).map_err(|e| eyre!("{e}"))?;
+        config.engine = EngineKind::llm(llm);
+    }
     config.plan_mode_required = args.plan_mode_required;
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     (config.pane_id, config.backend_type) = match (env("TMUX_PANE"), env("ITERM_SESSION_ID")) {

@@ -124,10 +124,14 @@ impl Teammate {
         {
             self.gate.add_team_allowed_paths(paths);
         }
+        let engine = match &self.config.engine {
+            EngineKind::Shell => String::new(),
+            EngineKind::Llm(llm) => format!(", model {}", llm.describe()),
+        };
         self.events.log(
             LogKind::Note,
             format!(
-                "{} started in {} ({} mode)",
+                "{} started in {} ({} mode{engine})",
                 self.config.agent_id(),
                 self.config.cwd.display(),
                 self.gate.mode()
