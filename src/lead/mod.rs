@@ -2,4 +2,16 @@
 //! in-memory leader permission bridge, plan approvals, shutdown and cleanup. It never renders: it
 //! takes [`view::LeadCommand`]s and emits [`view::LeadEvent`]s.
 
+pub mod bridge;
+pub mod commands;
+pub mod controller;
+pub mod demo;
+pub mod poller;
+pub mod queue;
+pub mod team_view;
+pub mod turns;
 pub mod view;
+
+pub use commands::slash_commands;
+pub use controller::{Lead, LeadError, LeadHandle, LeadOptions};
+pub use demo::{DemoPlan, setup_demo};

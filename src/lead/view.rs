@@ -14,7 +14,9 @@ pub enum TeammateStatus {
     /// Waiting for the lead to answer a permission or plan request.
     WaitingForApproval,
     /// Idle since this epoch-ms time.
-    Idle { since_ms: u64 },
+    Idle {
+        since_ms: u64,
+    },
     ShuttingDown,
     Gone,
 }
@@ -76,7 +78,9 @@ pub enum PermissionDecision {
     AllowOnce,
     /// Allow and add these rules (a suggestion, or "always allow this tool for this teammate").
     AllowAlways(Vec<PermissionUpdate>),
-    Deny { feedback: Option<String> },
+    Deny {
+        feedback: Option<String>,
+    },
 }
 
 /// One plan waiting for approval.
@@ -146,24 +150,48 @@ pub enum ViewTarget {
 #[derive(Debug, Clone, PartialEq)]
 pub enum LeadCommand {
     /// Composer text submitted in a view (slash commands, `@name text`, plain text).
-    Submit { target: ViewTarget, text: String },
+    Submit {
+        target: ViewTarget,
+        text: String,
+    },
     /// Shift+Tab in the main view.
     CycleLeadMode,
     /// Shift+Tab in the teams dialog list: all equal → next, mixed → default.
     CycleAllModes,
     /// Shift+Tab in a teammate's detail view.
-    CycleTeammateMode { name: String },
-    SetTeammateMode { name: String, mode: PermissionMode },
-    Shutdown { name: String },
-    Kill { name: String },
+    CycleTeammateMode {
+        name: String,
+    },
+    SetTeammateMode {
+        name: String,
+        mode: PermissionMode,
+    },
+    Shutdown {
+        name: String,
+    },
+    Kill {
+        name: String,
+    },
     PruneIdle,
-    ToggleHidden { name: String },
+    ToggleHidden {
+        name: String,
+    },
     /// Jump to a teammate's pane (pane backends) — in-process jumps are UI-only.
-    Jump { name: String },
-    AnswerPermission { key: u64, decision: PermissionDecision },
-    AnswerPlan { request_id: String, decision: PlanDecision },
+    Jump {
+        name: String,
+    },
+    AnswerPermission {
+        key: u64,
+        decision: PermissionDecision,
+    },
+    AnswerPlan {
+        request_id: String,
+        decision: PlanDecision,
+    },
     /// Esc in a teammate's view: stop only its current turn.
-    InterruptTeammate { name: String },
+    InterruptTeammate {
+        name: String,
+    },
     /// Graceful quit (what `/quit` does).
     Quit,
 }
@@ -180,7 +208,10 @@ pub enum LeadEvent {
     /// Appended to the main transcript.
     Transcript(TranscriptItem),
     /// Appended to an in-process teammate's inline view.
-    TeammateTranscript { name: String, item: TranscriptItem },
+    TeammateTranscript {
+        name: String,
+        item: TranscriptItem,
+    },
     LeadMode(PermissionMode),
     Team(Vec<TeammateView>),
     Permissions(Vec<PendingPermission>),

@@ -1,0 +1,542 @@
+//! The composer's language: slash commands (`/spawn`, `/task …`, `/msg`, …), `@name text`
+//! mentions and plain text, parsed into a typed [`Input`] with clear errors, plus the command
+//! list with one-line help that the UI's completion and `/help` use.
+
+use crate::protocol::PermissionMode;
+
+/// Every slash command with its one-line help, in the order `/help` shows them.
+pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
+    &[
+        (
+            "/spawn",
+            "/spawn NAME [--plan] [--mode M] PROMPT — start a teammate with this prompt",
+        ),
+        (
+            "/task add",
+            "/task add SUBJECT [--blocked-by 1,2] [--command CMD] — add a task",
+        ),
+        ("/task list", "/task list — show the task list"),
+        (
+            "/task assign",
+            "/task assign ID NAME — give a task to a teammate",
+        ),
+        ("/msg", "/msg @NAME TEXT — send a message to a teammate"),
+        (
+            "/broadcast",
+            "/broadcast TEXT — send a message to every teammate",
+        ),
+        (
+            "/shutdown",
+            "/shutdown NAME|all — ask a teammate (or all) to shut down",
+        ),
+        ("/kill", "/kill NAME — stop a teammate at once"),
+        (
+            "/mode",
+            "/mode NAME MODE — set a teammate's permission mode",
+        ),
+        ("/team", "/team — show the team"),
+        (
+            "/team delete",
+            "/team delete — delete the team (after its teammates are gone)",
+        ),
+        ("/help", "/help — list the commands"),
+        ("/quit", "/quit — shut the team down and exit"),
+    ]
+}
+
+/// A parsed slash command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashCommand {
+    Spawn {
+        name: String,
+        plan_mode_required: bool,
+        mode: Option<PermissionMode>,
+        prompt: String,
+    },
+    TaskAdd {
+        subject: String,
+        blocked_by: Vec<String>,
+        command: Option<String>,
+    },
+    TaskList,
+    TaskAssign {
+        id: String,
+        name: String,
+    },
+    Msg {
+        to: String,
+        text: String,
+    },
+    Broadcast {
+        text: String,
+    },
+    Shutdown {
+        target: ShutdownTarget,
+    },
+    Kill {
+        name: String,
+    },
+    Mode {
+        name: String,
+        mode: PermissionMode,
+    },
+    Team,
+    TeamDelete,
+    Help,
+    Quit,
+}
+
+/// Who `/shutdown` is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShutdownTarget {
+    One(String),
+    All,
+}
+
+/// What the user submitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Slash(SlashCommand),
+    /// `@name text`.
+    Mention {
+        to: String,
+        text: String,
+    },
+    /// Anything else (for the lead model, when there is one).
+    Plain(String),
+    /// Only whitespace.
+    Empty,
+}
+
+/// Why a command could not be parsed; the message says what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("unknown command `{0}` (try /help)")]
+    Unknown(String),
+    #[error("usage: {0}")]
+    Usage(&'static str),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn usage(command: &str) -> CommandError {
+    let line = slash_commands()
+        .iter()
+        .find(|(c, _)| *c == command)
+        .map(|(_, help)| help.split(" — ").next().unwrap_or(help))
+        .unwrap_or("/help");
+    CommandError::Usage(line)
+}
+
+/// Parses composer text.
+pub fn parse_input(text: &str) -> Result<Input, CommandError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Ok(Input::Empty);
+    }
+    if let Some(rest) = trimmed.strip_prefix('/') {
+        return parse_slash(rest).map(Input::Slash);
+    }
+    if let Some(rest) = trimmed.strip_prefix('@') {
+        let (name, body) = split_word(rest);
+        if !name.is_empty() {
+            return Ok(Input::Mention {
+                to: name.to_string(),
+                text: body.trim().to_string(),
+            });
+        }
+    }
+    Ok(Input::Plain(trimmed.to_string()))
+}
+
+/// The first whitespace-delimited word and the rest (untrimmed).
+fn split_word(s: &str) -> (&str, &str) {
+    let s = s.trim_start();
+    match s.find(char::is_whitespace) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, ""),
+    }
+}
+
+/// One shell-like token: the value (quotes removed) and where the raw text continues.
+struct Token {
+    value: String,
+    end: usize,
+}
+
+/// Reads the next token of `s` from byte `at`: `"…"` and `'…'` group words, `\` escapes in
+/// double quotes. `None` at the end of the text.
+fn next_token(s: &str, at: usize) -> Result<Option<(usize, Token)>, CommandError> {
+    let bytes = s.as_bytes();
+    let mut i = at;
+    while i < bytes.len() && (bytes[i] as char).is_ascii_whitespace() {
+        i += 1;
+    }
+    if i >= bytes.len() {
+        return Ok(None);
+    }
+    let start = i;
+    let mut value = String::new();
+    let mut chars = s[i..].char_indices().peekable();
+    let mut quote: Option<char> = None;
+    let mut end = s.len();
+    while let Some((off, c)) = chars.next() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some('"') if c == '\\' => {
+                if let Some((_, n)) = chars.next() {
+                    value.push(n);
+                }
+            }
+            Some(_) => value.push(c),
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c.is_whitespace() => {
+                end = i + off;
+                break;
+            }
+            None => value.push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err(CommandError::Invalid("unclosed quote".to_string()));
+    }
+    Ok(Some((start, Token { value, end })))
+}
+
+/// The rest of the text from `at` as one argument: a single quoted token is unquoted, anything
+/// else is kept as typed (trimmed).
+fn rest_text(s: &str, at: usize) -> Result<String, CommandError> {
+    let rest = s.get(at..).unwrap_or("").trim();
+    if rest.starts_with('"') || rest.starts_with('\'') {
+        if let Some((_, tok)) = next_token(rest, 0)?
+            && rest[tok.end..].trim().is_empty()
+        {
+            return Ok(tok.value);
+        }
+    }
+    Ok(rest.to_string())
+}
+
+fn all_tokens(s: &str) -> Result<Vec<String>, CommandError> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some((_, tok)) = next_token(s, at)? {
+        at = tok.end;
+        out.push(tok.value);
+    }
+    Ok(out)
+}
+
+fn parse_mode(s: &str) -> Result<PermissionMode, CommandError> {
+    s.parse::<PermissionMode>()
+        .map_err(|e| CommandError::Invalid(e.to_string()))
+}
+
+fn strip_at(name: &str) -> String {
+    name.trim_start_matches('@').to_string()
+}
+
+fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
+    let (word, args) = split_word(rest);
+    let word_lower = word.to_ascii_lowercase();
+    match word_lower.as_str() {
+        "spawn" => parse_spawn(args),
+        "task" | "tasks" => parse_task(args),
+        "msg" | "message" => {
+            let (to, text) = split_word(args);
+            let to = strip_at(to);
+            let text = rest_text(text, 0)?;
+            if to.is_empty() || text.is_empty() {
+                return Err(usage("/msg"));
+            }
+            Ok(SlashCommand::Msg { to, text })
+        }
+        "broadcast" => {
+            let text = rest_text(args, 0)?;
+            if text.is_empty() {
+                return Err(usage("/broadcast"));
+            }
+            Ok(SlashCommand::Broadcast { text })
+        }
+        "shutdown" => match all_tokens(args)?.as_slice() {
+            [t] if t == "all" => Ok(SlashCommand::Shutdown {
+                target: ShutdownTarget::All,
+            }),
+            [name] => Ok(SlashCommand::Shutdown {
+                target: ShutdownTarget::One(strip_at(name)),
+            }),
+            _ => Err(usage("/shutdown")),
+        },
+        "kill" => match all_tokens(args)?.as_slice() {
+            [name] => Ok(SlashCommand::Kill {
+                name: strip_at(name),
+            }),
+            _ => Err(usage("/kill")),
+        },
+        "mode" => match all_tokens(args)?.as_slice() {
+            [name, mode] => Ok(SlashCommand::Mode {
+                name: strip_at(name),
+                mode: parse_mode(mode)?,
+            }),
+            _ => Err(usage("/mode")),
+        },
+        "team" => match all_tokens(args)?.as_slice() {
+            [] => Ok(SlashCommand::Team),
+            [d] if d == "delete" => Ok(SlashCommand::TeamDelete),
+            _ => Err(CommandError::Usage("/team  or  /team delete")),
+        },
+        "help" | "?" => Ok(SlashCommand::Help),
+        "quit" | "exit" => Ok(SlashCommand::Quit),
+        "" => Err(CommandError::Unknown("/".to_string())),
+        _ => Err(CommandError::Unknown(format!("/{word}"))),
+    }
+}
+
+fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
+    let Some((_, name_tok)) = next_token(args, 0)? else {
+        return Err(usage("/spawn"));
+    };
+    if name_tok.value.starts_with("--") {
+        return Err(usage("/spawn"));
+    }
+    let name = strip_at(&name_tok.value);
+    let mut at = name_tok.end;
+    let mut plan_mode_required = false;
+    let mut mode = None;
+    loop {
+        let Some((start, tok)) = next_token(args, at)? else {
+            break;
+        };
+        match tok.value.as_str() {
+            "--plan" => {
+                plan_mode_required = true;
+                at = tok.end;
+            }
+            "--mode" => {
+                let Some((_, m)) = next_token(args, tok.end)? else {
+                    return Err(CommandError::Invalid("--mode needs a MODE".to_string()));
+                };
+                mode = Some(parse_mode(&m.value)?);
+                at = m.end;
+            }
+            flag if flag.starts_with("--") && flag.len() > 2 => {
+                return Err(CommandError::Invalid(format!(
+                    "unknown option `{flag}` for /spawn (use --plan or --mode M)"
+                )));
+            }
+            _ => {
+                at = start;
+                break;
+            }
+        }
+    }
+    let prompt = rest_text(args, at)?;
+    if prompt.is_empty() {
+        return Err(CommandError::Invalid(
+            "/spawn needs a PROMPT: /spawn NAME [--plan] [--mode M] PROMPT".to_string(),
+        ));
+    }
+    Ok(SlashCommand::Spawn {
+        name,
+        plan_mode_required,
+        mode,
+        prompt,
+    })
+}
+
+fn parse_task(args: &str) -> Result<SlashCommand, CommandError> {
+    let (sub, rest) = split_word(args);
+    match sub.to_ascii_lowercase().as_str() {
+        "add" => {
+            let tokens = all_tokens(rest)?;
+            let mut subject = Vec::new();
+            let mut blocked_by = Vec::new();
+            let mut command = None;
+            let mut it = tokens.into_iter();
+            while let Some(tok) = it.next() {
+                match tok.as_str() {
+                    "--blocked-by" => {
+                        let list = it.next().ok_or_else(|| {
+                            CommandError::Invalid("--blocked-by needs ids: 1,2".to_string())
+                        })?;
+                        for id in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                            let id = id.trim_start_matches('#');
+                            if id.parse::<u64>().is_err() {
+                                return Err(CommandError::Invalid(format!(
+                                    "`{id}` is not a task id"
+                                )));
+                            }
+                            blocked_by.push(id.to_string());
+                        }
+                    }
+                    "--command" => {
+                        command = Some(it.next().ok_or_else(|| {
+                            CommandError::Invalid(
+                                "--command needs a CMD (quote it: --command \"wc -l *.txt\")"
+                                    .to_string(),
+                            )
+                        })?);
+                    }
+                    _ => subject.push(tok),
+                }
+            }
+            let subject = subject.join(" ");
+            if subject.trim().is_empty() {
+                return Err(usage("/task add"));
+            }
+            Ok(SlashCommand::TaskAdd {
+                subject,
+                blocked_by,
+                command,
+            })
+        }
+        "list" | "ls" | "" => Ok(SlashCommand::TaskList),
+        "assign" => match all_tokens(rest)?.as_slice() {
+            [id, name] => {
+                let id = id.trim_start_matches('#').to_string();
+                if id.is_empty() {
+                    return Err(usage("/task assign"));
+                }
+                Ok(SlashCommand::TaskAssign {
+                    id,
+                    name: strip_at(name),
+                })
+            }
+            _ => Err(usage("/task assign")),
+        },
+        other => Err(CommandError::Unknown(format!("/task {other}"))),
+    }
+}
+
+/// The `/help` text.
+pub fn help_text() -> String {
+    let mut out = String::from("Commands:");
+    for (_, help) in slash_commands() {
+        out.push_str("\n  ");
+        out.push_str(help);
+    }
+    out.push_str("\n  @NAME TEXT — message a teammate");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slash(text: &str) -> SlashCommand {
+        match parse_input(text) {
+            Ok(Input::Slash(c)) => c,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn spawn_with_flags_and_quoted_prompt() {
+        assert_eq!(
+            slash("/spawn builder --plan --mode acceptEdits \"build and test the parser\""),
+            SlashCommand::Spawn {
+                name: "builder".into(),
+                plan_mode_required: true,
+                mode: Some(PermissionMode::AcceptEdits),
+                prompt: "build and test the parser".into(),
+            }
+        );
+        assert_eq!(
+            slash("/spawn Tester run the --quick tests"),
+            SlashCommand::Spawn {
+                name: "Tester".into(),
+                plan_mode_required: false,
+                mode: None,
+                prompt: "run the --quick tests".into(),
+            }
+        );
+        assert!(parse_input("/spawn builder").is_err());
+        assert!(parse_input("/spawn builder --mode yolo go").is_err());
+        assert!(parse_input("/spawn builder \"unclosed").is_err());
+    }
+
+    #[test]
+    fn task_commands() {
+        assert_eq!(
+            slash("/task add count the lines --blocked-by 1,#2 --command \"wc -l *.txt\""),
+            SlashCommand::TaskAdd {
+                subject: "count the lines".into(),
+                blocked_by: vec!["1".into(), "2".into()],
+                command: Some("wc -l *.txt".into()),
+            }
+        );
+        assert_eq!(slash("/task list"), SlashCommand::TaskList);
+        assert_eq!(
+            slash("/task assign #3 @builder"),
+            SlashCommand::TaskAssign {
+                id: "3".into(),
+                name: "builder".into()
+            }
+        );
+        assert!(matches!(
+            parse_input("/task add --blocked-by x y"),
+            Err(CommandError::Invalid(_))
+        ));
+        assert!(matches!(
+            parse_input("/task frob"),
+            Err(CommandError::Unknown(_))
+        ));
+    }
+
+    #[test]
+    fn messages_and_team_commands() {
+        assert_eq!(
+            slash("/msg @builder please  rerun\nthe tests"),
+            SlashCommand::Msg {
+                to: "builder".into(),
+                text: "please  rerun\nthe tests".into()
+            }
+        );
+        assert_eq!(
+            slash("/broadcast stop"),
+            SlashCommand::Broadcast {
+                text: "stop".into()
+            }
+        );
+        assert_eq!(
+            slash("/shutdown all"),
+            SlashCommand::Shutdown {
+                target: ShutdownTarget::All
+            }
+        );
+        assert_eq!(
+            slash("/mode builder plan"),
+            SlashCommand::Mode {
+                name: "builder".into(),
+                mode: PermissionMode::Plan
+            }
+        );
+        assert_eq!(slash("/team delete"), SlashCommand::TeamDelete);
+        assert_eq!(slash("/quit"), SlashCommand::Quit);
+        assert_eq!(
+            parse_input("/frobnicate"),
+            Err(CommandError::Unknown("/frobnicate".into()))
+        );
+        assert_eq!(
+            parse_input("/kill").unwrap_err().to_string(),
+            "usage: /kill NAME"
+        );
+    }
+
+    #[test]
+    fn mentions_and_plain_text() {
+        assert_eq!(
+            parse_input("@builder run it again").unwrap(),
+            Input::Mention {
+                to: "builder".into(),
+                text: "run it again".into()
+            }
+        );
+        assert_eq!(
+            parse_input("hello team").unwrap(),
+            Input::Plain("hello team".into())
+        );
+        assert_eq!(parse_input("   ").unwrap(), Input::Empty);
+        assert!(help_text().contains("/spawn NAME"));
+    }
+}

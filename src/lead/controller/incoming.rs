@@ -1,0 +1,364 @@
+//! What the controller does with what arrives: entries of the lead's inbox (idle reports,
+//! permission and plan requests, shutdown answers, synthetic turns), events of in-process
+//! teammates (their inline transcript and status), the leader bridge's asks, and the human's
+//! answers to the queues.
+
+use super::state::{Controller, Phase};
+use crate::agent::events::{LogKind, StopReason, TeammateEvent, TeammateEventKind};
+use crate::lead::bridge::BridgeMessage;
+use crate::lead::poller::{Incoming, turn_item};
+use crate::lead::queue::{Answer, plan_response};
+use crate::lead::team_view::Activity;
+use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision, TranscriptItem};
+use crate::protocol::frames::{Frame, IdleReason, ShutdownApproved};
+use crate::protocol::inbox::clip;
+use crate::protocol::time::{now_ms, parse_iso_ms};
+use crate::protocol::{InboxEntry, LEAD_NAME, Task};
+use crate::store;
+
+impl Controller {
+    /// The palette color of a member, if any.
+    pub fn color_of(&self, name: &str) -> Option<String> {
+        self.team_file.member(name).and_then(|m| m.color.clone())
+    }
+
+    /// Delivers a synthetic turn now, or keeps it while the lead is mid-turn.
+    pub fn offer_turn(&mut self, item: TranscriptItem) {
+        if let Some(item) = self.turns.offer(item) {
+            self.emit(LeadEvent::Transcript(item));
+        }
+    }
+
+    /// Sets the `busy` flag (a lead model's turn); the turns that waited are delivered.
+    #[allow(dead_code)]
+    pub fn set_busy(&mut self, busy: bool) {
+        let waited = self.turns.set_busy(busy);
+        self.emit(LeadEvent::Busy(busy));
+        for item in waited {
+            self.emit(LeadEvent::Transcript(item));
+        }
+    }
+
+    /// One entry of the lead's inbox.
+    pub fn on_incoming(&mut self, incoming: Incoming) {
+        let entry = incoming.entry().clone();
+        let from = entry.from.clone();
+        let color = entry.color.clone().or_else(|| self.color_of(&from));
+        if from != LEAD_NAME && self.team_file.member(&from).is_some() {
+            self.tracking
+                .entry(from.clone())
+                .or_default()
+                .remember(entry.one_liner());
+        }
+        match incoming {
+            Incoming::Idle { notification, .. } => {
+                let since_ms = parse_iso_ms(&notification.timestamp).unwrap_or_else(now_ms);
+                if let Some(t) = self.tracking.get_mut(&from)
+                    && t.activity != Activity::Exited
+                {
+                    t.activity = Activity::Idle { since_ms };
+                }
+                let noteworthy = notification.completed_task_id.is_some()
+                    || notification.idle_reason == Some(IdleReason::Failed);
+                if noteworthy {
+                    let frame = Frame::IdleNotification(notification);
+                    self.offer_turn(turn_item(&entry, Some(&frame), color));
+                }
+            }
+            Incoming::Permission { request, .. } => {
+                let claimed = request.agent_id.clone();
+                if self.permissions.push_inbox(&from, color, request).is_none() && claimed != from {
+                    self.note(format!(
+                        "Dropped a permission request from {from} that claims to come from {claimed}."
+                    ));
+                }
+            }
+            Incoming::Sandbox { request, .. } => {
+                let claimed = request.worker_name.clone();
+                if self
+                    .permissions
+                    .push_sandbox(&from, color, request)
+                    .is_none()
+                    && claimed != from
+                {
+                    self.note(format!(
+                        "Dropped a sandbox request from {from} that claims to come from {claimed}."
+                    ));
+                }
+            }
+            Incoming::Plan { request, .. } => {
+                if request.from != from {
+                    self.note(format!(
+                        "Dropped a plan from {from} that claims to come from {}.",
+                        request.from
+                    ));
+                } else {
+                    self.plans.push(&from, color, request);
+                }
+            }
+            Incoming::ShutdownApproved { approved, .. } => {
+                self.on_shutdown_approved(&from, approved)
+            }
+            Incoming::ShutdownRejected { rejected, .. } => {
+                if let Some(t) = self.tracking.get_mut(&from)
+                    && t.shutdown_request.as_deref() == Some(rejected.request_id.as_str())
+                {
+                    t.shutdown_request = None;
+                }
+                let reason = if rejected.reason.trim().is_empty() {
+                    "no reason given".to_string()
+                } else {
+                    clip(&rejected.reason, 200)
+                };
+                self.note(format!("{from} rejected the shutdown: {reason}"));
+            }
+            Incoming::Turn { frame, .. } => {
+                self.offer_turn(turn_item(&entry, frame.as_ref(), color));
+            }
+        }
+    }
+
+    /// A `shutdown_approved`: acted on only when it answers a shutdown this lead sent to that
+    /// member, and (when it names a pane) comes from the member's recorded pane.
+    fn on_shutdown_approved(&mut self, from: &str, approved: ShutdownApproved) {
+        let expected = self
+            .tracking
+            .get(from)
+            .and_then(|t| t.shutdown_request.clone());
+        let Some(member) = self.team_file.member(from) else {
+            tracing::info!("ignored shutdown_approved from {from}: not a member");
+            return;
+        };
+        let pane_ok = approved
+            .pane_id
+            .as_deref()
+            .is_none_or(|p| p == member.tmux_pane_id);
+        if expected.as_deref() != Some(approved.request_id.as_str())
+            || approved.from != from
+            || !pane_ok
+        {
+            tracing::info!(
+                "ignored shutdown_approved from {from} (request {}, pane {:?}): it matches no shutdown this lead sent",
+                approved.request_id,
+                approved.pane_id
+            );
+            return;
+        }
+        if let Some(handle) = self.executor.handle(from) {
+            handle.kill();
+        }
+        self.remove_teammate(from, "has shut down");
+    }
+
+    /// Removes a teammate that is gone: member out of `config.json`, its unfinished tasks back
+    /// to pending with no owner, its queued requests dropped, and a note.
+    pub fn remove_teammate(&mut self, name: &str, what_happened: &str) {
+        let agent_id = self.team_file.member(name).map(|m| m.agent_id.clone());
+        match store::remove_member(&self.home, &self.team, name) {
+            Ok(_) | Err(store::StoreError::NotFound { .. }) => {}
+            Err(e) => self.note(format!("Could not remove {name} from the team file: {e}")),
+        }
+        let mut unassigned: Vec<Task> = Vec::new();
+        let owners = std::iter::once(name.to_string()).chain(agent_id);
+        for owner in owners {
+            match self.task_list.unassign_owner(&owner) {
+                Ok(tasks) => unassigned.extend(tasks),
+                Err(e) => self.note(format!("Could not unassign the tasks of {owner}: {e}")),
+            }
+        }
+        unassigned.sort_by_key(Task::numeric_id);
+        self.permissions.remove_worker(name);
+        self.plans.remove_worker(name);
+        self.tracking.remove(name);
+        self.note(gone_note(name, what_happened, &unassigned));
+        self.reload_team();
+        self.reload_tasks();
+    }
+
+    /// An event of an in-process teammate: its inline transcript and its status.
+    pub fn on_teammate_event(&mut self, event: TeammateEvent) {
+        let name = event.name;
+        let item = match event.kind {
+            TeammateEventKind::Received {
+                from,
+                color,
+                summary,
+                text,
+                ..
+            } => {
+                let entry = InboxEntry {
+                    summary,
+                    color,
+                    ..InboxEntry::new(&from, text)
+                };
+                let frame = entry.parse_frame();
+                let fallback = self.color_of(&from);
+                Some(turn_item(&entry, frame.as_ref(), fallback))
+            }
+            TeammateEventKind::Log { kind, text } => Some(match kind {
+                LogKind::Command => TranscriptItem::Lead { text },
+                LogKind::Result => TranscriptItem::Lead {
+                    text: format!("→ {text}"),
+                },
+                LogKind::Output | LogKind::Note => TranscriptItem::System { text },
+                LogKind::Warning => TranscriptItem::System {
+                    text: format!("! {text}"),
+                },
+            }),
+            TeammateEventKind::Working { .. } => {
+                if let Some(t) = self.tracking.get_mut(&name)
+                    && t.activity != Activity::Exited
+                {
+                    t.activity = Activity::Working;
+                }
+                None
+            }
+            TeammateEventKind::WaitingForApproval { what } => Some(TranscriptItem::System {
+                text: format!("waiting for team lead approval: {}", clip(&what, 160)),
+            }),
+            TeammateEventKind::Idle { .. } => {
+                if let Some(t) = self.tracking.get_mut(&name)
+                    && !matches!(t.activity, Activity::Idle { .. } | Activity::Exited)
+                {
+                    t.activity = Activity::Idle { since_ms: now_ms() };
+                }
+                None
+            }
+            TeammateEventKind::ModeChanged(mode) => Some(TranscriptItem::System {
+                text: format!("mode is now {mode}"),
+            }),
+            TeammateEventKind::Stopped(reason) => {
+                if let Some(t) = self.tracking.get_mut(&name) {
+                    t.activity = Activity::Exited;
+                }
+                if let StopReason::Failed(why) = &reason
+                    && self.team_file.member(&name).is_some()
+                {
+                    self.note(format!("{name} stopped: {why}"));
+                }
+                Some(TranscriptItem::System {
+                    text: match reason {
+                        StopReason::Shutdown => "shut down".to_string(),
+                        StopReason::Killed => "stopped".to_string(),
+                        StopReason::Failed(why) => format!("failed: {why}"),
+                    },
+                })
+            }
+        };
+        if let Some(item) = item {
+            self.emit(LeadEvent::TeammateTranscript { name, item });
+        }
+    }
+
+    /// The bridge: an in-process teammate asks, or withdraws its ask.
+    pub fn on_bridge(&mut self, message: BridgeMessage) {
+        match message {
+            BridgeMessage::Ask {
+                ask_id,
+                asking,
+                reply,
+            } => {
+                if self.phase != Phase::Running {
+                    let response = crate::protocol::frames::PermissionResponse::deny(
+                        &asking.request,
+                        Some("The lead is shutting down."),
+                    );
+                    let _ = reply.send(response);
+                    return;
+                }
+                let color = asking
+                    .color
+                    .clone()
+                    .or_else(|| self.color_of(&asking.worker));
+                let asking = crate::agent::asker::Asking { color, ..asking };
+                self.permissions.push_bridge(ask_id, asking, reply);
+            }
+            BridgeMessage::Withdrawn { ask_id } => {
+                self.permissions.withdraw(ask_id);
+            }
+        }
+    }
+
+    /// The human's answer to one permission request; a key that is not queued (answered
+    /// already, or withdrawn) does nothing.
+    pub fn answer_permission(&mut self, key: u64, decision: PermissionDecision) {
+        let Some(queued) = self.permissions.take(key) else {
+            return;
+        };
+        match queued.answer(&decision) {
+            Answer::Bridge { reply, response } => {
+                let _ = reply.send(response);
+            }
+            Answer::Inbox { to, frame } => {
+                if let Err(e) = self.deliver(&to, InboxEntry::frame(LEAD_NAME, &frame)) {
+                    self.note(format!("Could not send the answer to {to}: {e}"));
+                }
+            }
+        }
+    }
+
+    /// The human's answer to a plan; an unknown request id does nothing.
+    pub fn answer_plan(&mut self, request_id: &str, decision: PlanDecision) {
+        let Some((plan, request)) = self.plans.take(request_id) else {
+            return;
+        };
+        let response = plan_response(&request, &decision);
+        let entry = InboxEntry::frame(LEAD_NAME, &Frame::PlanApprovalResponse(response.clone()));
+        if let Err(e) = self.deliver(&plan.from, entry) {
+            self.note(format!(
+                "Could not send the plan answer to {}: {e}",
+                plan.from
+            ));
+            return;
+        }
+        match (&decision, response.permission_mode) {
+            (PlanDecision::Approve { .. }, Some(mode)) => {
+                self.note(format!("Approved {}'s plan ({mode} mode).", plan.from))
+            }
+            (PlanDecision::Approve { .. }, None) => {
+                self.note(format!("Approved {}'s plan.", plan.from))
+            }
+            (PlanDecision::Reject { feedback }, _) => self.note(format!(
+                "Rejected {}'s plan: {}",
+                plan.from,
+                clip(feedback, 200)
+            )),
+        }
+    }
+}
+
+/// `"<name> has shut down. N task(s) were unassigned: #id \"subject\", …"` (without the task
+/// part when none were).
+pub fn gone_note(name: &str, what_happened: &str, unassigned: &[Task]) -> String {
+    if unassigned.is_empty() {
+        return format!("{name} {what_happened}.");
+    }
+    let list: Vec<String> = unassigned
+        .iter()
+        .map(|t| format!("#{} \"{}\"", t.id, t.subject))
+        .collect();
+    format!(
+        "{name} {what_happened}. {} task(s) were unassigned: {}",
+        unassigned.len(),
+        list.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gone_note_lists_unassigned_tasks() {
+        let a = Task::new("2", "write the parser", "");
+        let b = Task::new("5", "test it", "");
+        assert_eq!(
+            gone_note("builder", "has shut down", &[a, b]),
+            "builder has shut down. 2 task(s) were unassigned: #2 \"write the parser\", #5 \"test it\""
+        );
+        assert_eq!(
+            gone_note("builder", "has shut down", &[]),
+            "builder has shut down."
+        );
+    }
+}

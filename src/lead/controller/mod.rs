@@ -1,0 +1,139 @@
+//! The lead controller: [`Lead::start`] creates the team, takes the lead liveness lock, and runs
+//! one tokio task that owns all lead state and selects over the UI's [`LeadCommand`]s, file
+//! changes of the team (inboxes, `config.json`, tasks), events of in-process teammates, the
+//! leader permission bridge, and a slow safety poll. It reports everything as [`LeadEvent`]s
+//! and never renders.
+
+mod incoming;
+mod state;
+mod submit;
+mod team_ops;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::bridge::LeaderBridge;
+use super::demo::DemoPlan;
+use super::view::{LeadCommand, LeadEvent};
+use crate::protocol::PermissionMode;
+use crate::protocol::names::{NameError, sanitize};
+use crate::store::{Home, StoreError};
+
+pub use state::QUIT_TIMEOUT;
+
+/// How often the controller looks at the files even without a change event.
+pub const SAFETY_POLL: Duration = Duration::from_secs(2);
+
+/// How a lead session starts.
+#[derive(Debug)]
+pub struct LeadOptions {
+    pub home: Home,
+    /// The team name as asked for (sanitized); `None` → the name of `cwd`'s directory.
+    pub team: Option<String>,
+    /// Where the lead (and its teammates) work.
+    pub cwd: PathBuf,
+    /// The lead's permission mode at start.
+    pub lead_mode: PermissionMode,
+    /// The backend label shown in the UI (`in-process` for now).
+    pub backend: String,
+    /// A demo to run: its tasks are created and its teammates spawned at start; its temporary
+    /// directory is removed at quit.
+    pub demo: Option<DemoPlan>,
+}
+
+impl LeadOptions {
+    /// A lead for the directory `cwd`, team named after it, `default` mode, in-process.
+    pub fn new(home: Home, cwd: impl Into<PathBuf>) -> LeadOptions {
+        LeadOptions {
+            home,
+            team: None,
+            cwd: cwd.into(),
+            lead_mode: PermissionMode::Default,
+            backend: "in-process".to_string(),
+            demo: None,
+        }
+    }
+
+    /// The same options with this team name.
+    pub fn with_team(mut self, team: impl Into<String>) -> LeadOptions {
+        self.team = Some(team.into());
+        self
+    }
+
+    /// The same options running `plan` (team name and working directory come from the plan).
+    pub fn with_demo(mut self, plan: DemoPlan) -> LeadOptions {
+        self.team = Some(plan.team.clone());
+        self.cwd = plan.workdir().to_path_buf();
+        self.demo = Some(plan);
+        self
+    }
+
+    /// The sanitized team name.
+    pub fn team_name(&self) -> Result<String, LeadError> {
+        let requested = match &self.team {
+            Some(t) => t.clone(),
+            None => self
+                .cwd
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("team")
+                .to_string(),
+        };
+        match sanitize(&requested) {
+            Ok(name) => Ok(name),
+            Err(NameError::Empty) if self.team.is_none() => Ok("team".to_string()),
+            Err(e) => Err(LeadError::TeamName(e)),
+        }
+    }
+}
+
+/// Why a lead could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LeadError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("bad team name: {0}")]
+    TeamName(NameError),
+    #[error("the lead must be started inside a tokio runtime")]
+    NoRuntime,
+}
+
+/// What the UI keeps of a running lead.
+#[derive(Debug, Clone)]
+pub struct LeadHandle {
+    /// Where the UI sends its commands.
+    pub commands: mpsc::Sender<LeadCommand>,
+    /// The leader permission bridge (in-process teammates ask through it).
+    pub bridge: LeaderBridge,
+    /// The team this lead runs.
+    pub team: String,
+}
+
+/// The lead controller.
+pub struct Lead;
+
+impl Lead {
+    /// Creates the team and starts the controller task on the current tokio runtime. Events
+    /// arrive on the returned receiver, starting with `Started`; the task ends after `Quit`
+    /// (with `Exited`), or when both the commands sender and the event receiver are dropped.
+    pub fn start(opts: LeadOptions) -> Result<(LeadHandle, mpsc::Receiver<LeadEvent>), LeadError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| LeadError::NoRuntime)?;
+        let (commands_tx, commands_rx) = mpsc::channel(256);
+        let (events_tx, events_rx) = mpsc::channel(4096);
+        let (bridge, bridge_rx) = LeaderBridge::new();
+        let (controller, channels) =
+            state::Controller::create(opts, bridge.clone(), bridge_rx, commands_rx, events_tx)?;
+        let team = controller.team_name().to_string();
+        runtime.spawn(controller.run(channels));
+        Ok((
+            LeadHandle {
+                commands: commands_tx,
+                bridge,
+                team,
+            },
+            events_rx,
+        ))
+    }
+}

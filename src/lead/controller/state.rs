@@ -1,0 +1,530 @@
+//! The controller's state and its loop: what it owns (the team file and task list as last read,
+//! the queues, the teammates' runtimes and tracking, the delivery log), the `select!` over its
+//! inputs, and publishing: after every step the snapshots the UI shows are rebuilt and sent
+//! only when they changed.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::{LeadError, LeadOptions, SAFETY_POLL};
+use crate::agent::events::TeammateEvent;
+use crate::agent::in_process::InProcessExecutor;
+use crate::backend::executor::TeammateExecutor;
+use crate::lead::bridge::{BridgeMessage, LeaderBridge};
+use crate::lead::demo::DemoPlan;
+use crate::lead::poller::Poller;
+use crate::lead::queue::{PermissionQueue, PlanQueue};
+use crate::lead::team_view::{Tracking, task_views, team_views};
+use crate::lead::turns::TurnQueue;
+use crate::lead::view::{
+    LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, TranscriptItem,
+};
+use crate::protocol::time::now_ms;
+use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode, Task, TeamFile};
+use crate::store::tasks::TaskList;
+use crate::store::{self, Home, LeadLiveness, StoreError};
+use crate::watch::{ChangeEvent, WatchOptions, WatchScope, Watcher};
+
+/// How long `/quit` waits for teammates to approve their shutdown before killing them.
+pub const QUIT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The controller's inputs.
+pub(crate) struct Channels {
+    pub commands: mpsc::Receiver<LeadCommand>,
+    pub bridge: mpsc::UnboundedReceiver<BridgeMessage>,
+    pub teammates: mpsc::UnboundedReceiver<TeammateEvent>,
+    pub changes: Option<mpsc::UnboundedReceiver<ChangeEvent>>,
+}
+
+/// Where the session is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Running,
+    /// Shutdown requests sent; waiting for the answers until the deadline.
+    Quitting {
+        deadline: Instant,
+    },
+    /// Cleaned up; the loop ends.
+    Done,
+}
+
+/// The snapshots last sent to the UI.
+#[derive(Debug, Default)]
+struct Published {
+    team: Option<Vec<TeammateView>>,
+    tasks: Option<Vec<TaskView>>,
+    permissions: Option<Vec<PendingPermission>>,
+    plans: Option<Vec<PendingPlan>>,
+}
+
+/// All lead state; owned by the controller task.
+pub(crate) struct Controller {
+    pub home: Home,
+    pub team: String,
+    pub cwd: PathBuf,
+    pub backend: String,
+    pub lead_mode: PermissionMode,
+    pub team_file: TeamFile,
+    pub tasks: Vec<Task>,
+    pub task_list: TaskList,
+    pub permissions: PermissionQueue,
+    pub plans: PlanQueue,
+    pub tracking: HashMap<String, Tracking>,
+    pub executor: Arc<InProcessExecutor>,
+    pub poller: Poller,
+    pub turns: TurnQueue,
+    /// Teammates spawned this session (the palette round-robin).
+    pub spawned: usize,
+    pub phase: Phase,
+    pub demo: Option<DemoPlan>,
+    events: mpsc::Sender<LeadEvent>,
+    outbox: Vec<LeadEvent>,
+    published: Published,
+    ui_gone: bool,
+    liveness: Option<LeadLiveness>,
+    _watcher: Option<Watcher>,
+    /// Problems already reported (each is told once).
+    reported: HashSet<String>,
+}
+
+impl Controller {
+    /// Sets the team up on disk and builds the state (no task started yet).
+    pub fn create(
+        mut opts: LeadOptions,
+        bridge: LeaderBridge,
+        bridge_rx: mpsc::UnboundedReceiver<BridgeMessage>,
+        commands: mpsc::Receiver<LeadCommand>,
+        events: mpsc::Sender<LeadEvent>,
+    ) -> Result<(Controller, Channels), LeadError> {
+        let team = opts.team_name()?;
+        let home = opts.home.clone();
+        let cwd = opts.cwd.clone();
+        let mut notes = Vec::new();
+        // A team directory without a live lead was left by a crashed session: sweep it.
+        if home.config_path(&team)?.exists() {
+            if store::is_lead_alive(&home, &team) {
+                return Err(StoreError::LeadAlive {
+                    team: team.clone(),
+                    pid: store::liveness::lead_pid(&home, &team),
+                }
+                .into());
+            }
+            store::delete_team(&home, &team)?;
+            notes.push(format!(
+                "Removed the team `{team}` left behind by a previous session (its lead was gone)."
+            ));
+        }
+        let mut file = TeamFile::new(&team, None, &cwd.to_string_lossy());
+        if let Some(lead) = file.member_mut(LEAD_NAME) {
+            lead.mode = Some(opts.lead_mode.as_str().to_string());
+        }
+        store::create_team(&home, &file)?;
+        let liveness = LeadLiveness::acquire(&home, &team)?;
+        let task_list = TaskList::new(&home, &team)?;
+        home.ensure_dir(task_list.dir())?;
+        let poller = Poller::open(&home, &team)?;
+        let (changes, watcher) = match WatchScope::team(&home, &team)
+            .ok()
+            .map(|scope| crate::watch::watch(&scope, &WatchOptions::default()))
+        {
+            Some(Ok((watcher, rx))) => (Some(rx), Some(watcher)),
+            Some(Err(e)) => {
+                notes.push(format!(
+                    "No file watcher ({e}); checking the files every {} s.",
+                    SAFETY_POLL.as_secs()
+                ));
+                (None, None)
+            }
+            None => (None, None),
+        };
+        let (teammate_tx, teammate_rx) = mpsc::unbounded_channel();
+        let executor = Arc::new(InProcessExecutor::new(
+            &home,
+            &team,
+            bridge.asker(),
+            teammate_tx,
+        ));
+        let mut controller = Controller {
+            home,
+            team,
+            cwd,
+            backend: std::mem::take(&mut opts.backend),
+            lead_mode: opts.lead_mode,
+            team_file: file,
+            tasks: Vec::new(),
+            task_list,
+            permissions: PermissionQueue::new(),
+            plans: PlanQueue::new(),
+            tracking: HashMap::new(),
+            executor,
+            poller,
+            turns: TurnQueue::new(),
+            spawned: 0,
+            phase: Phase::Running,
+            demo: opts.demo.take(),
+            events,
+            outbox: Vec::new(),
+            published: Published::default(),
+            ui_gone: false,
+            liveness: Some(liveness),
+            _watcher: watcher,
+            reported: HashSet::new(),
+        };
+        controller.emit(LeadEvent::Started {
+            team: controller.team.clone(),
+            backend: controller.backend.clone(),
+            lead_mode: controller.lead_mode,
+        });
+        controller.emit(LeadEvent::LeadMode(controller.lead_mode));
+        for note in notes {
+            controller.note(note);
+        }
+        let channels = Channels {
+            commands,
+            bridge: bridge_rx,
+            teammates: teammate_rx,
+            changes,
+        };
+        Ok((controller, channels))
+    }
+
+    pub fn team_name(&self) -> &str {
+        &self.team
+    }
+
+    /// The controller task.
+    pub async fn run(mut self, mut ch: Channels) {
+        self.reload_team();
+        self.reload_tasks();
+        self.start_demo().await;
+        let mut safety = tokio::time::interval(SAFETY_POLL);
+        safety.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut commands_open = true;
+        loop {
+            self.publish();
+            self.flush().await;
+            if self.phase == Phase::Done {
+                break;
+            }
+            let deadline = match self.phase {
+                Phase::Quitting { deadline } => Some(deadline),
+                _ => None,
+            };
+            tokio::select! {
+                command = ch.commands.recv(), if commands_open => match command {
+                    Some(command) => self.on_command(command).await,
+                    None => {
+                        commands_open = false;
+                        self.begin_quit("the user interface is gone");
+                    }
+                },
+                Some(change) = next_change(&mut ch.changes) => {
+                    let mut batch = vec![change];
+                    if let Some(rx) = ch.changes.as_mut() {
+                        while let Ok(more) = rx.try_recv() {
+                            batch.push(more);
+                        }
+                    }
+                    self.on_changes(&batch);
+                }
+                Some(event) = ch.teammates.recv() => {
+                    self.on_teammate_event(event);
+                    while let Ok(more) = ch.teammates.try_recv() {
+                        self.on_teammate_event(more);
+                    }
+                }
+                Some(message) = ch.bridge.recv() => self.on_bridge(message),
+                _ = safety.tick() => self.on_safety_poll(),
+                _ = sleep_until_opt(deadline) => self.finish_quit().await,
+            }
+            self.check_quit_progress().await;
+        }
+    }
+
+    /// Queues an event for the UI.
+    pub fn emit(&mut self, event: LeadEvent) {
+        if !self.ui_gone {
+            self.outbox.push(event);
+        }
+    }
+
+    /// A system note in the main transcript.
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.emit(LeadEvent::Transcript(TranscriptItem::System {
+            text: text.into(),
+        }));
+    }
+
+    /// A note about a problem, told once.
+    pub fn note_once(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        if self.reported.insert(text.clone()) {
+            tracing::warn!("{text}");
+            self.note(text);
+        }
+    }
+
+    /// Sends what is queued; a UI that stopped listening starts a graceful quit.
+    async fn flush(&mut self) {
+        let events: Vec<LeadEvent> = std::mem::take(&mut self.outbox);
+        for event in events {
+            if self.ui_gone {
+                break;
+            }
+            if self.events.send(event).await.is_err() {
+                self.ui_gone = true;
+                self.begin_quit("the user interface is gone");
+            }
+        }
+        self.outbox.clear();
+    }
+
+    /// Rebuilds the snapshots and queues those that changed.
+    pub fn publish(&mut self) {
+        if self.phase == Phase::Done {
+            return;
+        }
+        let waiting = self.permissions.waiting_by_worker();
+        let plans = &self.plans;
+        let team = team_views(&self.team_file, &self.tasks, &self.tracking, &|name| {
+            waiting.contains_key(name) || plans.has_worker(name)
+        });
+        if self.published.team.as_ref() != Some(&team) {
+            self.published.team = Some(team.clone());
+            self.emit(LeadEvent::Team(team));
+        }
+        let tasks = task_views(&self.tasks);
+        if self.published.tasks.as_ref() != Some(&tasks) {
+            self.published.tasks = Some(tasks.clone());
+            self.emit(LeadEvent::Tasks(tasks));
+        }
+        let permissions = self.permissions.views();
+        if self.published.permissions.as_ref() != Some(&permissions) {
+            self.published.permissions = Some(permissions.clone());
+            self.emit(LeadEvent::Permissions(permissions));
+        }
+        let plans = self.plans.views();
+        if self.published.plans.as_ref() != Some(&plans) {
+            self.published.plans = Some(plans.clone());
+            self.emit(LeadEvent::Plans(plans));
+        }
+    }
+
+    /// Re-reads `config.json` (after a change event, or by the safety poll).
+    pub fn reload_team(&mut self) {
+        match store::read_team(&self.home, &self.team) {
+            Ok(file) => {
+                let now = now_ms();
+                for member in file.teammates() {
+                    self.tracking
+                        .entry(member.name.clone())
+                        .or_default()
+                        .observe_is_active(member.is_active, now);
+                }
+                for bad in &file.invalid_members {
+                    let text = format!(
+                        "config.json has a member entry without a string agentId and name: {}",
+                        crate::protocol::inbox::clip(&bad.to_string(), 120)
+                    );
+                    self.note_once(text);
+                }
+                self.team_file = file;
+            }
+            Err(StoreError::NotFound { .. }) if self.phase == Phase::Running => {
+                self.note_once("The team file config.json is gone: the team was deleted.");
+            }
+            Err(StoreError::NotFound { .. }) => {}
+            Err(e) => self.note_once(format!("Cannot read the team file: {e}")),
+        }
+    }
+
+    /// Re-reads the task list.
+    pub fn reload_tasks(&mut self) {
+        match self.task_list.list() {
+            Ok(listing) => {
+                for problem in listing.problems {
+                    self.note_once(format!("Skipped a task file: {problem}"));
+                }
+                self.tasks = listing.tasks;
+            }
+            Err(e) => self.note_once(format!("Cannot read the task list: {e}")),
+        }
+    }
+
+    /// Drains the lead's inbox and acts on every entry.
+    pub fn poll_inbox(&mut self) {
+        match self.poller.poll() {
+            Ok(polled) => {
+                for path in polled.quarantined {
+                    self.note(format!(
+                        "Bad input in the lead's inbox was moved aside to {}",
+                        path.display()
+                    ));
+                }
+                for incoming in polled.incoming {
+                    self.on_incoming(incoming);
+                }
+            }
+            Err(e) => self.note_once(format!("Cannot read the lead's inbox: {e}")),
+        }
+    }
+
+    /// File changes: the lead's inbox, the team file, the tasks; teammates' inboxes wake them.
+    fn on_changes(&mut self, batch: &[ChangeEvent]) {
+        let inbox = self.home.inbox_path(&self.team, LEAD_NAME).ok();
+        let config = self.home.config_path(&self.team).ok();
+        let tasks_dir = self.task_list.dir().to_path_buf();
+        let (mut lead_inbox, mut team, mut tasks) = (false, false, false);
+        for change in batch {
+            if change.kind.is_lock() {
+                continue;
+            }
+            self.executor.on_change(change);
+            if Some(&change.path) == inbox.as_ref() {
+                lead_inbox = true;
+            } else if Some(&change.path) == config.as_ref() {
+                team = true;
+            } else if change.path.parent() == Some(tasks_dir.as_path()) {
+                tasks = true;
+            }
+        }
+        if team {
+            self.reload_team();
+        }
+        if tasks {
+            self.reload_tasks();
+        }
+        if lead_inbox {
+            self.poll_inbox();
+        }
+    }
+
+    /// The slow safety net: look at everything.
+    fn on_safety_poll(&mut self) {
+        self.permissions.prune_closed();
+        self.reload_team();
+        self.reload_tasks();
+        self.poll_inbox();
+    }
+
+    /// Appends `entry` to `to`'s inbox and wakes it if it runs here.
+    pub fn deliver(&mut self, to: &str, entry: InboxEntry) -> Result<(), StoreError> {
+        store::inbox::append(&self.home, &self.team, to, &entry)?;
+        self.executor.wake(to);
+        Ok(())
+    }
+
+    /// Starts the graceful quit (idempotent).
+    pub fn begin_quit(&mut self, why: &str) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        tracing::info!("lead quitting: {why}");
+        self.deny_everything_pending("The lead is shutting down.");
+        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        let mut asked = 0;
+        for name in &names {
+            let pending = self
+                .tracking
+                .get(name)
+                .is_some_and(|t| t.shutdown_request.is_some());
+            if pending || self.send_shutdown_request(name, Some("the lead is quitting")) {
+                asked += 1;
+            }
+        }
+        if asked > 0 {
+            self.note(format!(
+                "Asking {asked} teammate(s) to shut down (waiting up to {} s)…",
+                QUIT_TIMEOUT.as_secs()
+            ));
+        }
+        self.phase = Phase::Quitting {
+            deadline: Instant::now() + QUIT_TIMEOUT,
+        };
+    }
+
+    /// Ends the quit when every teammate has left.
+    async fn check_quit_progress(&mut self) {
+        if matches!(self.phase, Phase::Quitting { .. })
+            && self.team_file.teammates().next().is_none()
+        {
+            self.finish_quit().await;
+        }
+    }
+
+    /// Kills what is left, deletes the team, releases the liveness lock, says `Exited`.
+    pub async fn finish_quit(&mut self) {
+        if self.phase == Phase::Done {
+            return;
+        }
+        let left: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        if !left.is_empty() {
+            self.note(format!(
+                "Killing {} teammate(s) that did not shut down in time: {}",
+                left.len(),
+                left.join(", ")
+            ));
+        }
+        for name in self.executor.running() {
+            let _ = self.executor.kill(&name).await;
+        }
+        self.deny_everything_pending("The lead is shutting down.");
+        match store::delete_team(&self.home, &self.team) {
+            Ok(()) | Err(StoreError::NotFound { .. }) => {}
+            Err(e) => self.note(format!("Could not delete the team: {e}")),
+        }
+        if let Some(demo) = self.demo.take() {
+            drop(demo);
+        }
+        self.liveness = None;
+        self.emit(LeadEvent::Exited);
+        self.phase = Phase::Done;
+        self.flush().await;
+    }
+
+    /// Answers every queued permission and plan with a refusal (at quit).
+    fn deny_everything_pending(&mut self, why: &str) {
+        let keys: Vec<u64> = self.permissions.views().iter().map(|p| p.key).collect();
+        for key in keys {
+            self.answer_permission(
+                key,
+                crate::lead::view::PermissionDecision::Deny {
+                    feedback: Some(why.to_string()),
+                },
+            );
+        }
+        let plans: Vec<String> = self
+            .plans
+            .views()
+            .into_iter()
+            .map(|p| p.request_id)
+            .collect();
+        for request_id in plans {
+            self.answer_plan(
+                &request_id,
+                crate::lead::view::PlanDecision::Reject {
+                    feedback: why.to_string(),
+                },
+            );
+        }
+    }
+}
+
+async fn next_change(rx: &mut Option<mpsc::UnboundedReceiver<ChangeEvent>>) -> Option<ChangeEvent> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}

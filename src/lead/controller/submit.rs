@@ -1,0 +1,404 @@
+//! Composer text: slash commands, `@name text`, text in a teammate's view, and plain text
+//! (there is no lead model yet: the user is told how to address teammates). Also spawning
+//! teammates, the task commands, and starting a demo plan.
+
+use serde_json::{Map, Value};
+
+use super::state::Controller;
+use crate::backend::executor::{SpawnRequest, TeammateExecutor};
+use crate::lead::commands::{Input, ShutdownTarget, SlashCommand, help_text, parse_input};
+use crate::lead::team_view::{backend_of, status_of};
+use crate::lead::view::{LeadEvent, TeammateStatus, TranscriptItem, ViewTarget};
+use crate::protocol::frames::{Frame, TaskAssignment};
+use crate::protocol::names::unique_member_name;
+use crate::protocol::time::now_iso;
+use crate::protocol::{Color, InboxEntry, LEAD_NAME, Member, PermissionMode};
+
+/// What a user is told when plain text has nowhere to go.
+pub const NO_LEAD_MODEL: &str = "There is no lead model in this session: address teammates with `@name text`, `/msg @name text` or `/broadcast text` (/help lists every command).";
+
+impl Controller {
+    /// Text submitted in a view.
+    pub async fn on_submit(&mut self, target: ViewTarget, text: String) {
+        if let ViewTarget::Teammate(name) = target {
+            return self.message_teammate(&name, &text, false);
+        }
+        match parse_input(&text) {
+            Ok(Input::Empty) => {}
+            Ok(Input::Mention { to, text }) => self.message_teammate(&to, &text, true),
+            Ok(Input::Plain(text)) => {
+                self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
+                self.note(NO_LEAD_MODEL);
+            }
+            Ok(Input::Slash(SlashCommand::Msg { to, text })) => {
+                self.message_teammate(&to, &text, true)
+            }
+            Ok(Input::Slash(SlashCommand::Broadcast { text })) => self.broadcast(&text),
+            Ok(Input::Slash(command)) => {
+                self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
+                self.run_slash(command).await;
+            }
+            Err(e) => {
+                self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
+                self.note(e.to_string());
+            }
+        }
+    }
+
+    async fn run_slash(&mut self, command: SlashCommand) {
+        match command {
+            SlashCommand::Spawn {
+                name,
+                plan_mode_required,
+                mode,
+                prompt,
+            } => {
+                self.spawn_teammate(&name, plan_mode_required, mode, &prompt)
+                    .await;
+            }
+            SlashCommand::TaskAdd {
+                subject,
+                blocked_by,
+                command,
+            } => {
+                self.add_task(&subject, "", blocked_by, command.as_deref());
+            }
+            SlashCommand::TaskList => self.list_tasks(),
+            SlashCommand::TaskAssign { id, name } => self.assign_task(&id, &name),
+            SlashCommand::Msg { to, text } => self.message_teammate(&to, &text, true),
+            SlashCommand::Broadcast { text } => self.broadcast(&text),
+            SlashCommand::Shutdown {
+                target: ShutdownTarget::All,
+            } => self.shutdown_all(),
+            SlashCommand::Shutdown {
+                target: ShutdownTarget::One(name),
+            } => self.shutdown_one(&name),
+            SlashCommand::Kill { name } => self.kill(&name).await,
+            SlashCommand::Mode { name, mode } => self.set_teammate_mode(&name, mode),
+            SlashCommand::Team => self.show_team(),
+            SlashCommand::TeamDelete => {
+                let left = self.team_file.teammates().count();
+                if left > 0 {
+                    self.note(format!(
+                        "The team still has {left} teammate(s): shut them down first (/shutdown all), or /quit."
+                    ));
+                } else {
+                    self.note("Deleting the team.");
+                    self.begin_quit("/team delete");
+                }
+            }
+            SlashCommand::Help => self.note(help_text()),
+            SlashCommand::Quit => self.begin_quit("asked by the user"),
+        }
+    }
+
+    /// Sends `text` to a teammate's inbox from `team-lead`; `echo` shows it in the transcript.
+    pub fn message_teammate(&mut self, to: &str, text: &str, echo: bool) {
+        let to = to.trim_start_matches('@');
+        if self.team_file.member(to).is_none_or(|m| m.is_lead()) {
+            if echo {
+                self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
+                    to: to.to_string(),
+                    text: text.to_string(),
+                }));
+            }
+            return self.no_such_teammate(to);
+        }
+        if text.trim().is_empty() {
+            self.note(format!("Nothing to send to {to}."));
+            return;
+        }
+        match self.deliver(to, InboxEntry::new(LEAD_NAME, text)) {
+            Ok(()) => {
+                if echo {
+                    self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
+                        to: to.to_string(),
+                        text: text.to_string(),
+                    }));
+                }
+            }
+            Err(e) => self.note(format!("Could not send the message to {to}: {e}")),
+        }
+    }
+
+    /// Sends `text` to every teammate.
+    pub fn broadcast(&mut self, text: &str) {
+        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
+            to: "everyone".to_string(),
+            text: text.to_string(),
+        }));
+        if names.is_empty() {
+            self.note("There are no teammates to send it to.");
+            return;
+        }
+        for name in names {
+            if let Err(e) = self.deliver(&name, InboxEntry::new(LEAD_NAME, text)) {
+                self.note(format!("Could not send the message to {name}: {e}"));
+            }
+        }
+    }
+
+    /// `/spawn`: member entry first, then the runtime (which clears the inbox and writes the
+    /// prompt as the first message from `team-lead`).
+    pub async fn spawn_teammate(
+        &mut self,
+        requested: &str,
+        plan_mode_required: bool,
+        mode: Option<PermissionMode>,
+        prompt: &str,
+    ) -> Option<String> {
+        if self.phase != super::state::Phase::Running {
+            self.note("The lead is shutting down: no new teammates.");
+            return None;
+        }
+        self.reload_team();
+        let taken: Vec<&str> = self
+            .team_file
+            .members
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        let name = match unique_member_name(requested, &taken) {
+            Ok(n) => n,
+            Err(e) => {
+                self.note(format!("Cannot spawn `{requested}`: {e}"));
+                return None;
+            }
+        };
+        let color = Color::nth(self.spawned);
+        self.spawned += 1;
+        let mode = if plan_mode_required {
+            PermissionMode::Plan
+        } else {
+            mode.unwrap_or(self.lead_mode.for_teammate())
+        };
+        let cwd = self.cwd.to_string_lossy().into_owned();
+        let mut member = Member::new(&name, &self.team, &cwd);
+        member.prompt = Some(prompt.to_string());
+        member.color = Some(color.as_str().to_string());
+        member.plan_mode_required = plan_mode_required.then_some(true);
+        member.backend_type = Some("in-process".to_string());
+        member.tmux_pane_id = "in-process".to_string();
+        member.mode = Some(mode.as_str().to_string());
+        if let Err(e) = crate::store::add_member(&self.home, &self.team, member) {
+            self.note(format!("Cannot add {name} to the team: {e}"));
+            return None;
+        }
+        let request = SpawnRequest {
+            color: Some(color.as_str().to_string()),
+            mode,
+            plan_mode_required,
+            prompt: Some(prompt.to_string()),
+            ..SpawnRequest::new(&name, self.cwd.clone())
+        };
+        if let Err(e) = self.executor.spawn(request).await {
+            self.note(format!("Could not start {name}: {e}"));
+            let _ = crate::store::remove_member(&self.home, &self.team, &name);
+            self.reload_team();
+            return None;
+        }
+        self.tracking.entry(name.clone()).or_default();
+        self.reload_team();
+        let renamed = if name != requested {
+            format!(" (as {name})")
+        } else {
+            String::new()
+        };
+        self.note(format!(
+            "Spawned {name}{renamed}: {color}, in-process, {mode} mode{}.",
+            if plan_mode_required {
+                ", plan approval required"
+            } else {
+                ""
+            }
+        ));
+        Some(name)
+    }
+
+    /// `/task add`: a pending task, optionally with a command for shell teammates.
+    pub fn add_task(
+        &mut self,
+        subject: &str,
+        description: &str,
+        blocked_by: Vec<String>,
+        command: Option<&str>,
+    ) -> Option<String> {
+        let metadata = command.map(|c| {
+            let mut m = Map::new();
+            m.insert("command".to_string(), Value::String(c.to_string()));
+            m
+        });
+        match self
+            .task_list
+            .create(subject, description, blocked_by.clone(), metadata)
+        {
+            Ok(task) => {
+                let blockers = if blocked_by.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", blocked by {}",
+                        blocked_by
+                            .iter()
+                            .map(|b| format!("#{b}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                self.note(format!(
+                    "Added task #{} \"{}\"{blockers}.",
+                    task.id, task.subject
+                ));
+                self.reload_tasks();
+                Some(task.id)
+            }
+            Err(e) => {
+                self.note(format!("Cannot add the task: {e}"));
+                None
+            }
+        }
+    }
+
+    fn list_tasks(&mut self) {
+        self.reload_tasks();
+        let views = crate::lead::team_view::task_views(&self.tasks);
+        let lines: Vec<String> = views
+            .iter()
+            .filter(|t| !t.internal)
+            .map(|t| {
+                let owner = t
+                    .owner
+                    .as_deref()
+                    .map(|o| format!(" ({o})"))
+                    .unwrap_or_default();
+                let blocked = if t.blocked_by.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " — blocked by {}",
+                        t.blocked_by
+                            .iter()
+                            .map(|b| format!("#{b}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                format!("#{} [{}] {}{owner}{blocked}", t.id, t.status, t.subject)
+            })
+            .collect();
+        if lines.is_empty() {
+            self.note("No tasks yet: /task add SUBJECT [--blocked-by 1,2] [--command CMD]");
+        } else {
+            self.note(format!("Tasks:\n{}", lines.join("\n")));
+        }
+    }
+
+    /// `/task assign ID NAME`: sets the owner and sends `task_assignment` to it.
+    fn assign_task(&mut self, id: &str, name: &str) {
+        if self.team_file.member(name).is_none_or(|m| m.is_lead()) {
+            return self.no_such_teammate(name);
+        }
+        let owner = name.to_string();
+        let updated = self.task_list.update(id, |t| {
+            t.owner = Some(owner);
+            Ok(t.clone())
+        });
+        let task = match updated {
+            Ok(t) => t,
+            Err(e) => {
+                self.note(format!("Cannot assign task #{id}: {e}"));
+                return;
+            }
+        };
+        let frame = Frame::TaskAssignment(TaskAssignment {
+            task_id: task.id.clone(),
+            subject: task.subject.clone(),
+            description: task.description.clone(),
+            assigned_by: LEAD_NAME.to_string(),
+            timestamp: now_iso(),
+        });
+        if let Err(e) = self.deliver(name, InboxEntry::frame(LEAD_NAME, &frame)) {
+            self.note(format!("Could not tell {name} about task #{id}: {e}"));
+        }
+        self.reload_tasks();
+        self.note(format!(
+            "Assigned task #{} \"{}\" to {name}.",
+            task.id, task.subject
+        ));
+    }
+
+    fn show_team(&mut self) {
+        self.reload_team();
+        let waiting = self.permissions.waiting_by_worker();
+        let mut lines = vec![format!(
+            "Team {} — lead mode {}, backend {}",
+            self.team, self.lead_mode, self.backend
+        )];
+        for m in self.team_file.teammates() {
+            let status = status_of(
+                m,
+                self.tracking.get(&m.name),
+                waiting.contains_key(&m.name) || self.plans.has_worker(&m.name),
+            );
+            let status = match status {
+                TeammateStatus::Working => "working".to_string(),
+                TeammateStatus::WaitingForApproval => "waiting for approval".to_string(),
+                TeammateStatus::Idle { .. } => "idle".to_string(),
+                TeammateStatus::ShuttingDown => "shutting down".to_string(),
+                TeammateStatus::Gone => "gone".to_string(),
+            };
+            lines.push(format!(
+                "  {} — {status}, {} mode, {}",
+                m.name,
+                m.permission_mode(),
+                backend_of(m)
+            ));
+        }
+        if lines.len() == 1 {
+            lines.push("  no teammates yet: /spawn NAME PROMPT".to_string());
+        }
+        self.note(lines.join("\n"));
+    }
+
+    /// Creates the demo's tasks and spawns its teammates (at start).
+    pub async fn start_demo(&mut self) {
+        let Some(plan) = self.demo.as_ref() else {
+            return;
+        };
+        let tasks = plan.tasks.clone();
+        let teammates = plan.teammates.clone();
+        let workdir = plan.workdir().display().to_string();
+        self.note(format!(
+            "Demo: {} teammates work on {} tasks in {workdir}. Approve their Bash requests and the plan when asked; /quit shuts the team down and removes everything.",
+            teammates.len(),
+            tasks.len()
+        ));
+        let mut ids: Vec<String> = Vec::new();
+        for task in &tasks {
+            let blocked_by: Vec<String> = task
+                .blocked_by
+                .iter()
+                .filter_map(|i| ids.get(*i).cloned())
+                .collect();
+            match self.add_task(
+                &task.subject,
+                &task.description,
+                blocked_by,
+                Some(&task.command),
+            ) {
+                Some(id) => ids.push(id),
+                None => return,
+            }
+        }
+        for mate in &teammates {
+            self.spawn_teammate(
+                &mate.name,
+                mate.plan_mode_required,
+                Some(mate.mode),
+                &mate.prompt,
+            )
+            .await;
+        }
+    }
+}

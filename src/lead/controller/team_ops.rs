@@ -1,0 +1,225 @@
+//! The UI's commands, and the team operations behind them: modes (the lead's, one teammate's,
+//! "cycle all" in one team-file write), shutdown requests, kill, prune idle, hide/jump (pane
+//! backends only), interrupting a teammate's turn, and quit.
+
+use super::state::Controller;
+use crate::backend::executor::{TeammateExecutor, shutdown_request_id};
+use crate::lead::team_view::status_of;
+use crate::lead::view::{LeadCommand, LeadEvent, TeammateStatus};
+use crate::protocol::frames::{Frame, ModeSetRequest, ShutdownRequest};
+use crate::protocol::time::now_iso;
+use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
+use crate::store;
+
+impl Controller {
+    /// One command from the UI.
+    pub async fn on_command(&mut self, command: LeadCommand) {
+        match command {
+            LeadCommand::Submit { target, text } => self.on_submit(target, text).await,
+            LeadCommand::CycleLeadMode => {
+                self.lead_mode = self.lead_mode.next();
+                let mode = self.lead_mode;
+                if let Err(e) = store::set_modes(&self.home, &self.team, &[(LEAD_NAME, mode)]) {
+                    tracing::warn!("recording the lead's mode: {e}");
+                }
+                self.emit(LeadEvent::LeadMode(mode));
+            }
+            LeadCommand::CycleAllModes => self.cycle_all_modes(),
+            LeadCommand::CycleTeammateMode { name } => {
+                match self.team_file.member(&name).map(|m| m.permission_mode()) {
+                    Some(mode) => self.set_teammate_mode(&name, mode.next()),
+                    None => self.no_such_teammate(&name),
+                }
+            }
+            LeadCommand::SetTeammateMode { name, mode } => self.set_teammate_mode(&name, mode),
+            LeadCommand::Shutdown { name } => self.shutdown_one(&name),
+            LeadCommand::Kill { name } => self.kill(&name).await,
+            LeadCommand::PruneIdle => self.prune_idle(),
+            LeadCommand::ToggleHidden { name } | LeadCommand::Jump { name } => {
+                self.pane_only(&name)
+            }
+            LeadCommand::AnswerPermission { key, decision } => {
+                self.answer_permission(key, decision)
+            }
+            LeadCommand::AnswerPlan {
+                request_id,
+                decision,
+            } => self.answer_plan(&request_id, decision),
+            LeadCommand::InterruptTeammate { name } => {
+                if !self.executor.interrupt(&name) {
+                    tracing::debug!("interrupt {name}: no turn running");
+                }
+            }
+            LeadCommand::Quit => self.begin_quit("asked by the user"),
+        }
+    }
+
+    pub fn no_such_teammate(&mut self, name: &str) {
+        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        if names.is_empty() {
+            self.note(format!(
+                "There is no teammate named {name} (the team has none yet: /spawn NAME PROMPT)."
+            ));
+        } else {
+            self.note(format!(
+                "There is no teammate named {name} (teammates: {}).",
+                names.join(", ")
+            ));
+        }
+    }
+
+    /// Sends `mode_set_request` to each of `names` (after the team file was written).
+    fn send_mode_requests(&mut self, names: &[String], mode: PermissionMode) {
+        for name in names {
+            let frame = Frame::ModeSetRequest(ModeSetRequest {
+                mode,
+                from: LEAD_NAME.to_string(),
+            });
+            if let Err(e) = self.deliver(name, InboxEntry::frame(LEAD_NAME, &frame)) {
+                self.note(format!("Could not send the mode to {name}: {e}"));
+            }
+        }
+    }
+
+    /// Shift+Tab in the teams dialog: all equal → next, mixed → default; one team-file write,
+    /// then one `mode_set_request` per teammate.
+    pub fn cycle_all_modes(&mut self) {
+        let members: Vec<(String, PermissionMode)> = self
+            .team_file
+            .teammates()
+            .map(|m| (m.name.clone(), m.permission_mode()))
+            .collect();
+        if members.is_empty() {
+            self.note("There are no teammates to change.");
+            return;
+        }
+        let modes: Vec<PermissionMode> = members.iter().map(|(_, m)| *m).collect();
+        let target = PermissionMode::cycle_all(&modes);
+        let pairs: Vec<(&str, PermissionMode)> =
+            members.iter().map(|(n, _)| (n.as_str(), target)).collect();
+        if let Err(e) = store::set_modes(&self.home, &self.team, &pairs) {
+            self.note(format!("Could not change the modes: {e}"));
+            return;
+        }
+        let names: Vec<String> = members.into_iter().map(|(n, _)| n).collect();
+        self.send_mode_requests(&names, target);
+        self.reload_team();
+        self.note(format!("Every teammate is now in {target} mode."));
+    }
+
+    /// One teammate's mode: team-file write, then `mode_set_request`.
+    pub fn set_teammate_mode(&mut self, name: &str, mode: PermissionMode) {
+        if self.team_file.member(name).is_none_or(|m| m.is_lead()) {
+            return self.no_such_teammate(name);
+        }
+        if let Err(e) = store::set_modes(&self.home, &self.team, &[(name, mode)]) {
+            self.note(format!("Could not change {name}'s mode: {e}"));
+            return;
+        }
+        self.send_mode_requests(&[name.to_string()], mode);
+        self.reload_team();
+        self.note(format!("{name} is now in {mode} mode."));
+    }
+
+    /// Writes a `shutdown_request` to `name`'s inbox and remembers its id. False on failure.
+    pub fn send_shutdown_request(&mut self, name: &str, reason: Option<&str>) -> bool {
+        let request_id = shutdown_request_id(name);
+        let frame = Frame::ShutdownRequest(ShutdownRequest {
+            request_id: request_id.clone(),
+            from: LEAD_NAME.to_string(),
+            reason: reason.map(str::to_string),
+            timestamp: now_iso(),
+        });
+        match self.deliver(name, InboxEntry::frame(LEAD_NAME, &frame)) {
+            Ok(()) => {
+                self.tracking
+                    .entry(name.to_string())
+                    .or_default()
+                    .shutdown_request = Some(request_id);
+                true
+            }
+            Err(e) => {
+                self.note(format!("Could not ask {name} to shut down: {e}"));
+                false
+            }
+        }
+    }
+
+    /// Asks one teammate to shut down.
+    pub fn shutdown_one(&mut self, name: &str) {
+        if self.team_file.member(name).is_none_or(|m| m.is_lead()) {
+            return self.no_such_teammate(name);
+        }
+        if self.send_shutdown_request(name, None) {
+            self.note(format!("Asked {name} to shut down."));
+        }
+    }
+
+    /// Asks every teammate to shut down.
+    pub fn shutdown_all(&mut self) {
+        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        if names.is_empty() {
+            self.note("There are no teammates to shut down.");
+            return;
+        }
+        let asked = names
+            .iter()
+            .filter(|n| self.send_shutdown_request(n, None))
+            .count();
+        self.note(format!("Asked {asked} teammate(s) to shut down."));
+    }
+
+    /// Stops a teammate now: its runtime is killed, it leaves the team, its tasks are freed.
+    pub async fn kill(&mut self, name: &str) {
+        if self.team_file.member(name).is_none_or(|m| m.is_lead()) {
+            return self.no_such_teammate(name);
+        }
+        if self.executor.handle(name).is_some() {
+            if let Err(e) = self.executor.kill(name).await {
+                tracing::warn!("killing {name}: {e}");
+            }
+        }
+        self.remove_teammate(name, "was killed");
+    }
+
+    /// Asks every idle teammate to shut down.
+    pub fn prune_idle(&mut self) {
+        let idle: Vec<String> = self
+            .team_file
+            .teammates()
+            .filter(|m| {
+                matches!(
+                    status_of(m, self.tracking.get(&m.name), false),
+                    TeammateStatus::Idle { .. }
+                )
+            })
+            .map(|m| m.name.clone())
+            .collect();
+        if idle.is_empty() {
+            self.note("No teammate is idle.");
+            return;
+        }
+        let asked: Vec<String> = idle
+            .into_iter()
+            .filter(|n| self.send_shutdown_request(n, Some("idle")))
+            .collect();
+        self.note(format!(
+            "Asked {} idle teammate(s) to shut down: {}",
+            asked.len(),
+            asked.join(", ")
+        ));
+    }
+
+    /// Hide/show and jump exist for pane teammates only.
+    fn pane_only(&mut self, name: &str) {
+        match self.team_file.member(name) {
+            None => self.no_such_teammate(name),
+            Some(m) if crate::lead::team_view::backend_of(m) == "in-process" => self.note(format!(
+                "{name} is in-process: use Shift+↓ to open its view."
+            )),
+            Some(_) => self.note(format!(
+                "{name} runs in a pane, which this lead session does not manage."
+            )),
+        }
+    }
+}

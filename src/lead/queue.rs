@@ -1,0 +1,505 @@
+//! The permission queue and the plan queue. One FIFO of tool-use confirmations fed by the leader
+//! bridge (in-process teammates) and by `permission_request` / `sandbox_permission_request`
+//! frames (pane teammates); every queued request has a queue-unique key and is answered at most
+//! once: [`PermissionQueue::take`] removes it, so a second answer to the same key is a no-op.
+//! Answers are computed here as data ([`Answer`]); the controller delivers them.
+
+use std::collections::{HashMap, VecDeque};
+
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use super::view::{
+    PendingPermission, PendingPlan, PermissionDecision, PermissionSource, PlanDecision,
+};
+use crate::agent::asker::Asking;
+use crate::protocol::frames::{
+    Frame, PermissionRequest, PermissionResponse, PlanApprovalRequest, PlanApprovalResponse,
+    SandboxPermissionRequest, SandboxPermissionResponse, plan_digest,
+};
+use crate::protocol::permission::PermissionRule;
+use crate::protocol::time::now_iso;
+use crate::protocol::{PermissionMode, PermissionUpdate};
+
+/// The tool name a sandbox network request is shown with.
+pub const SANDBOX_TOOL_NAME: &str = "SandboxNetworkAccess";
+
+/// Who waits for the answer, and how it is delivered.
+#[derive(Debug)]
+pub enum Requester {
+    /// An in-process teammate awaiting the bridge's oneshot.
+    Bridge {
+        ask_id: u64,
+        request: PermissionRequest,
+        reply: oneshot::Sender<PermissionResponse>,
+    },
+    /// A pane teammate awaiting a `permission_response` in its inbox.
+    Inbox { request: PermissionRequest },
+    /// A teammate awaiting a `sandbox_permission_response` in its inbox.
+    Sandbox { request: SandboxPermissionRequest },
+}
+
+/// One queued request: what the dialog shows and who to answer.
+#[derive(Debug)]
+pub struct QueuedPermission {
+    pub pending: PendingPermission,
+    pub requester: Requester,
+}
+
+/// An answer, ready to deliver.
+#[derive(Debug)]
+pub enum Answer {
+    /// Send `response` through the bridge's oneshot (the teammate may have gone: ignore errors).
+    Bridge {
+        reply: oneshot::Sender<PermissionResponse>,
+        response: PermissionResponse,
+    },
+    /// Append `frame` to `to`'s inbox, from `team-lead`.
+    Inbox { to: String, frame: Frame },
+}
+
+impl QueuedPermission {
+    /// The answer to deliver for `decision`.
+    pub fn answer(self, decision: &PermissionDecision) -> Answer {
+        let worker = self.pending.worker;
+        match self.requester {
+            Requester::Bridge { request, reply, .. } => Answer::Bridge {
+                response: permission_response(&request, decision),
+                reply,
+            },
+            Requester::Inbox { request } => Answer::Inbox {
+                to: worker,
+                frame: Frame::PermissionResponse(permission_response(&request, decision)),
+            },
+            Requester::Sandbox { request } => Answer::Inbox {
+                to: worker,
+                frame: Frame::SandboxPermissionResponse(SandboxPermissionResponse {
+                    request_id: request.request_id,
+                    host: request.host_pattern.host,
+                    allow: !matches!(decision, PermissionDecision::Deny { .. }),
+                    timestamp: now_iso(),
+                }),
+            },
+        }
+    }
+}
+
+/// The `permission_response` for a decision: bound when the request had a `tool_use_id`.
+/// `AllowAlways` with no updates means "always allow this tool for this teammate this session".
+pub fn permission_response(
+    request: &PermissionRequest,
+    decision: &PermissionDecision,
+) -> PermissionResponse {
+    match decision {
+        PermissionDecision::AllowOnce => PermissionResponse::approve(request, Vec::new()),
+        PermissionDecision::AllowAlways(updates) => {
+            let updates = if updates.is_empty() {
+                vec![PermissionUpdate::allow_session(PermissionRule {
+                    tool_name: request.tool_name.clone(),
+                    rule_content: None,
+                })]
+            } else {
+                updates.clone()
+            };
+            PermissionResponse::approve(request, updates)
+        }
+        PermissionDecision::Deny { feedback } => {
+            PermissionResponse::deny(request, feedback.as_deref())
+        }
+    }
+}
+
+/// The FIFO of pending tool-use confirmations.
+#[derive(Debug, Default)]
+pub struct PermissionQueue {
+    items: VecDeque<QueuedPermission>,
+    next_key: u64,
+}
+
+impl PermissionQueue {
+    pub fn new() -> PermissionQueue {
+        PermissionQueue::default()
+    }
+
+    fn push(&mut self, mut pending: PendingPermission, requester: Requester) -> u64 {
+        self.next_key += 1;
+        pending.key = self.next_key;
+        self.items
+            .push_back(QueuedPermission { pending, requester });
+        self.next_key
+    }
+
+    fn has_request(&self, worker: &str, request_id: &str) -> bool {
+        self.items
+            .iter()
+            .any(|q| q.pending.worker == worker && q.pending.request_id == request_id)
+    }
+
+    /// Queues a bridge request; returns its key.
+    pub fn push_bridge(
+        &mut self,
+        ask_id: u64,
+        asking: Asking,
+        reply: oneshot::Sender<PermissionResponse>,
+    ) -> u64 {
+        let pending = pending_for(
+            &asking.worker,
+            asking.color.clone(),
+            &asking.request,
+            PermissionSource::Bridge,
+        );
+        self.push(
+            pending,
+            Requester::Bridge {
+                ask_id,
+                request: asking.request,
+                reply,
+            },
+        )
+    }
+
+    /// Queues a `permission_request` frame from `from`'s envelope. `None` when it was dropped:
+    /// its `agent_id` is not the sender, or the same request is queued already.
+    pub fn push_inbox(
+        &mut self,
+        from: &str,
+        color: Option<String>,
+        request: PermissionRequest,
+    ) -> Option<u64> {
+        if request.agent_id != from || self.has_request(from, &request.request_id) {
+            return None;
+        }
+        let pending = pending_for(from, color, &request, PermissionSource::Inbox);
+        Some(self.push(pending, Requester::Inbox { request }))
+    }
+
+    /// Queues a `sandbox_permission_request` from `from`. `None` when its `workerName` is not
+    /// the sender or it is queued already.
+    pub fn push_sandbox(
+        &mut self,
+        from: &str,
+        color: Option<String>,
+        request: SandboxPermissionRequest,
+    ) -> Option<u64> {
+        if request.worker_name != from || self.has_request(from, &request.request_id) {
+            return None;
+        }
+        let host = request.host_pattern.host.clone();
+        let pending = PendingPermission {
+            key: 0,
+            request_id: request.request_id.clone(),
+            worker: from.to_string(),
+            color: color.or_else(|| request.worker_color.clone()),
+            tool_name: SANDBOX_TOOL_NAME.to_string(),
+            description: format!("Allow network access to {host}"),
+            input: json!({ "host": host }),
+            suggestions: Vec::new(),
+            source: PermissionSource::Inbox,
+        };
+        Some(self.push(pending, Requester::Sandbox { request }))
+    }
+
+    /// Removes and returns the request with this key; `None` when it was answered (or never
+    /// existed), so a second answer does nothing.
+    pub fn take(&mut self, key: u64) -> Option<QueuedPermission> {
+        let at = self.items.iter().position(|q| q.pending.key == key)?;
+        self.items.remove(at)
+    }
+
+    /// Forgets the bridge request `ask_id` (its asker went away). True when one was removed.
+    pub fn withdraw(&mut self, ask_id: u64) -> bool {
+        let before = self.items.len();
+        self.items.retain(
+            |q| !matches!(&q.requester, Requester::Bridge { ask_id: a, .. } if *a == ask_id),
+        );
+        before != self.items.len()
+    }
+
+    /// Forgets bridge requests whose asker is gone. True when any was removed.
+    pub fn prune_closed(&mut self) -> bool {
+        let before = self.items.len();
+        self.items.retain(
+            |q| !matches!(&q.requester, Requester::Bridge { reply, .. } if reply.is_closed()),
+        );
+        before != self.items.len()
+    }
+
+    /// Removes every request of a teammate that left (its bridge asks see `LeadGone`).
+    pub fn remove_worker(&mut self, worker: &str) -> usize {
+        let before = self.items.len();
+        self.items.retain(|q| q.pending.worker != worker);
+        before - self.items.len()
+    }
+
+    /// The queue as the dialog shows it, oldest first.
+    pub fn views(&self) -> Vec<PendingPermission> {
+        self.items.iter().map(|q| q.pending.clone()).collect()
+    }
+
+    /// How many requests each worker has waiting.
+    pub fn waiting_by_worker(&self) -> HashMap<String, usize> {
+        let mut out = HashMap::new();
+        for q in &self.items {
+            *out.entry(q.pending.worker.clone()).or_insert(0) += 1;
+        }
+        out
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+fn pending_for(
+    worker: &str,
+    color: Option<String>,
+    request: &PermissionRequest,
+    source: PermissionSource,
+) -> PendingPermission {
+    PendingPermission {
+        key: 0,
+        request_id: request.request_id.clone(),
+        worker: worker.to_string(),
+        color,
+        tool_name: request.tool_name.clone(),
+        description: request.description.clone(),
+        input: request.input.clone(),
+        suggestions: request.suggestions(),
+        source,
+    }
+}
+
+/// The FIFO of plans waiting for approval.
+#[derive(Debug, Default)]
+pub struct PlanQueue {
+    items: VecDeque<(PendingPlan, PlanApprovalRequest)>,
+}
+
+impl PlanQueue {
+    pub fn new() -> PlanQueue {
+        PlanQueue::default()
+    }
+
+    /// Queues a plan from `from`; `false` when the same request is queued already.
+    pub fn push(
+        &mut self,
+        from: &str,
+        color: Option<String>,
+        request: PlanApprovalRequest,
+    ) -> bool {
+        if self
+            .items
+            .iter()
+            .any(|(p, _)| p.request_id == request.request_id)
+        {
+            return false;
+        }
+        let pending = PendingPlan {
+            request_id: request.request_id.clone(),
+            from: from.to_string(),
+            color,
+            plan: request.plan_content.clone(),
+        };
+        self.items.push_back((pending, request));
+        true
+    }
+
+    /// Removes and returns the plan with this request id (at most once).
+    pub fn take(&mut self, request_id: &str) -> Option<(PendingPlan, PlanApprovalRequest)> {
+        let at = self
+            .items
+            .iter()
+            .position(|(p, _)| p.request_id == request_id)?;
+        self.items.remove(at)
+    }
+
+    /// Removes every plan of a teammate that left.
+    pub fn remove_worker(&mut self, worker: &str) -> usize {
+        let before = self.items.len();
+        self.items.retain(|(p, _)| p.from != worker);
+        before - self.items.len()
+    }
+
+    pub fn views(&self) -> Vec<PendingPlan> {
+        self.items.iter().map(|(p, _)| p.clone()).collect()
+    }
+
+    /// Is a plan of this worker waiting?
+    pub fn has_worker(&self, worker: &str) -> bool {
+        self.items.iter().any(|(p, _)| p.from == worker)
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// The `plan_approval_response` for a decision. An approval carries the mode to continue in
+/// (`plan` maps to `default`) and the digest of the approved plan.
+pub fn plan_response(
+    request: &PlanApprovalRequest,
+    decision: &PlanDecision,
+) -> PlanApprovalResponse {
+    match decision {
+        PlanDecision::Approve { mode } => PlanApprovalResponse {
+            request_id: request.request_id.clone(),
+            approved: true,
+            feedback: None,
+            timestamp: now_iso(),
+            permission_mode: Some(PermissionMode::for_teammate(*mode)),
+            plan_digest: Some(plan_digest(&request.plan_content)),
+        },
+        PlanDecision::Reject { feedback } => PlanApprovalResponse {
+            request_id: request.request_id.clone(),
+            approved: false,
+            feedback: Some(feedback.clone()).filter(|f| !f.trim().is_empty()),
+            timestamp: now_iso(),
+            permission_mode: None,
+            plan_digest: Some(plan_digest(&request.plan_content)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::frames::HostPattern;
+
+    fn request(id: &str, worker: &str, tool_use: Option<&str>) -> PermissionRequest {
+        PermissionRequest {
+            request_id: id.into(),
+            agent_id: worker.into(),
+            tool_name: "Bash".into(),
+            tool_use_id: tool_use.map(str::to_string),
+            description: "d".into(),
+            input: json!({"command": "ls"}),
+            permission_suggestions: vec![],
+        }
+    }
+
+    #[test]
+    fn fifo_across_feeds_and_single_answer() {
+        let mut q = PermissionQueue::new();
+        let a = q
+            .push_inbox("w1", None, request("p1", "w1", Some("t1")))
+            .unwrap();
+        let (tx, _rx) = oneshot::channel();
+        let b = q.push_bridge(
+            7,
+            Asking {
+                worker: "w2".into(),
+                color: None,
+                request: request("p2", "w2", None),
+            },
+            tx,
+        );
+        let c = q
+            .push_sandbox(
+                "w3",
+                None,
+                SandboxPermissionRequest {
+                    request_id: "sandbox-1".into(),
+                    worker_id: "w3@t".into(),
+                    worker_name: "w3".into(),
+                    worker_color: Some("green".into()),
+                    host_pattern: HostPattern {
+                        host: "example.com".into(),
+                    },
+                    created_at: 1,
+                },
+            )
+            .unwrap();
+        let keys: Vec<u64> = q.views().iter().map(|p| p.key).collect();
+        assert_eq!(keys, vec![a, b, c]);
+        assert!(q.take(a).is_some());
+        assert!(q.take(a).is_none());
+        assert!(q.withdraw(7));
+        let sandbox = q.take(c).unwrap();
+        match sandbox.answer(&PermissionDecision::AllowOnce) {
+            Answer::Inbox {
+                to,
+                frame: Frame::SandboxPermissionResponse(r),
+            } => {
+                assert_eq!(to, "w3");
+                assert!(r.allow);
+                assert_eq!(r.host, "example.com");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn spoofed_and_repeated_requests_are_dropped() {
+        let mut q = PermissionQueue::new();
+        assert!(
+            q.push_inbox("mallory", None, request("p1", "w1", None))
+                .is_none()
+        );
+        assert!(
+            q.push_inbox("w1", None, request("p1", "w1", None))
+                .is_some()
+        );
+        assert!(
+            q.push_inbox("w1", None, request("p1", "w1", None))
+                .is_none()
+        );
+        assert_eq!(q.len(), 1);
+    }
+
+    #[test]
+    fn answers_are_bound_and_always_allow_adds_a_session_rule() {
+        let req = request("p1", "w1", Some("toolu_9"));
+        let r = permission_response(&req, &PermissionDecision::AllowAlways(vec![]));
+        let bound = r.approved_request.clone().unwrap();
+        assert_eq!(bound.input_digest, req.input_digest());
+        let updates = r.response.unwrap().permission_updates.unwrap();
+        assert_eq!(
+            updates,
+            vec![PermissionUpdate::allow_session(PermissionRule {
+                tool_name: "Bash".into(),
+                rule_content: None
+            })]
+        );
+        let r = permission_response(
+            &req,
+            &PermissionDecision::Deny {
+                feedback: Some("use cargo check".into()),
+            },
+        );
+        assert_eq!(r.error.as_deref(), Some("use cargo check"));
+        assert_eq!(r.tool_use_id.as_deref(), Some("toolu_9"));
+    }
+
+    #[test]
+    fn plan_answers_carry_mode_and_digest() {
+        let req = PlanApprovalRequest {
+            from: "planner".into(),
+            timestamp: now_iso(),
+            plan_file_path: String::new(),
+            plan_content: "1. do it".into(),
+            request_id: "plan_approval-1@planner@t".into(),
+        };
+        let mut plans = PlanQueue::new();
+        assert!(plans.push("planner", None, req.clone()));
+        assert!(!plans.push("planner", None, req.clone()));
+        let (_, req) = plans.take("plan_approval-1@planner@t").unwrap();
+        assert!(plans.take("plan_approval-1@planner@t").is_none());
+        let r = plan_response(
+            &req,
+            &PlanDecision::Approve {
+                mode: PermissionMode::Plan,
+            },
+        );
+        assert_eq!(r.permission_mode, Some(PermissionMode::Default));
+        assert_eq!(r.plan_digest, Some(plan_digest("1. do it")));
+    }
+}
