@@ -28,13 +28,22 @@ pub fn estimate_tokens(system: &str, tools: &[ToolSpec], messages: &[Message]) -
     (system.len() + tools + messages) / 4 + 1
 }
 
-/// The index of the first message kept: the start of the `keep`-th exchange from the end.
-/// `None` when there are no more than `keep` exchanges (nothing older to summarize).
+/// The text a summary message starts with.
+const SUMMARY_START: &str = "<conversation-summary>";
+
+/// A message made by [`summary_message`].
+pub fn is_summary(message: &Message) -> bool {
+    message.is_prompt() && message.text().starts_with(SUMMARY_START)
+}
+
+/// The index of the first message kept: the start of the `keep`-th exchange from the end (a
+/// summary of earlier compactions is not an exchange). `None` when there are no more than
+/// `keep` exchanges (nothing older to summarize).
 pub fn keep_from(messages: &[Message], keep: usize) -> Option<usize> {
     let starts: Vec<usize> = messages
         .iter()
         .enumerate()
-        .filter(|(_, m)| m.is_prompt())
+        .filter(|(_, m)| m.is_prompt() && !is_summary(m))
         .map(|(i, _)| i)
         .collect();
     let keep = keep.max(1);
@@ -122,7 +131,7 @@ pub fn fallback_summary(older: &[Message]) -> String {
 /// The message that stands for the compacted part.
 pub fn summary_message(summary: &str) -> Message {
     Message::user(format!(
-        "<conversation-summary>\n{}\n</conversation-summary>\nThe conversation before this point \
+        "{SUMMARY_START}\n{}\n</conversation-summary>\nThe conversation before this point \
 was replaced by the summary above to save space.",
         summary.trim()
     ))
@@ -349,5 +358,10 @@ mod tests {
         assert_eq!(keep_from(&messages, 1), Some(8));
         assert_eq!(keep_from(&messages, 3), None);
         assert_eq!(keep_from(&messages, 0), Some(8));
+        // A summary alone before the kept exchange is not summarized again.
+        let mut compacted = vec![summary_message("earlier")];
+        compacted.extend_from_slice(&messages[8..]);
+        assert!(is_summary(&compacted[0]));
+        assert_eq!(keep_from(&compacted, 1), None);
     }
 }
