@@ -1,0 +1,188 @@
+//! `teamlead teammate --engine llm` as a real process: with nothing configured it stops with
+//! one clear line; with a config file (provider, base URL, model alias, the name of the key's
+//! variable) it answers a message from the lead through a local Anthropic-speaking server,
+//! shuts down on request, and the key is in none of its files, logs or pane output.
+
+mod cli_common;
+mod llm_common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cli_common::TestHome;
+use llm_common::{Reply, ScriptServer, anthropic};
+use teamlead::protocol::frames::{Frame, ShutdownRequest};
+use teamlead::protocol::time::now_iso;
+use teamlead::protocol::{InboxEntry, LEAD_NAME};
+use teamlead::store::{Home, inbox};
+
+const TEAM: &str = "llm-team";
+const KEY: &str = "sk-ant-api03-PANE-SECRET-9931";
+
+/// Kills the child on drop.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The teammate command with no model variables inherited and a private config directory.
+fn teammate_cmd(t: &TestHome, config_dir: &std::path::Path) -> Command {
+    let mut cmd = t.std_cmd();
+    for var in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "TEAMLEAD_MODEL",
+        "TEAMLEAD_PROVIDER",
+        "TEAMLEAD_CONFIG",
+        "ITERM_SESSION_ID",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("XDG_CONFIG_HOME", config_dir).args([
+        "teammate",
+        "--agent-id",
+        &format!("pane@{TEAM}"),
+        "--agent-name",
+        "pane",
+        "--team-name",
+        TEAM,
+        "--permission-mode",
+        "default",
+        "--engine",
+        "llm",
+    ]);
+    cmd
+}
+
+#[test]
+fn nothing_configured_is_one_line() {
+    let t = TestHome::empty();
+    t.write_team(TEAM, &["pane"]);
+    let config_dir = t.root.path().join("config");
+    let out = teammate_cmd(&t, &config_dir)
+        .current_dir(t.root.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: no model configured: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) or OPENAI_BASE_URL/OPENAI_API_KEY"),
+        "{stderr}"
+    );
+}
+
+fn contains_key(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read(&path).is_ok_and(|b| String::from_utf8_lossy(&b).contains(KEY))
+            {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pane_teammate_answers_through_the_configured_service_and_shuts_down() {
+    let server = ScriptServer::start(vec![Reply::Sse(anthropic::text("Hi from a pane."))]).await;
+    let t = TestHome::empty();
+    t.write_team(TEAM, &["pane"]);
+    let home = Home::new(t.home());
+    let config_dir = t.root.path().join("config");
+    std::fs::create_dir_all(config_dir.join("teamlead")).unwrap();
+    std::fs::write(
+        config_dir.join("teamlead/config.json"),
+        serde_json::json!({"llm": {
+            "provider": "anthropic",
+            "base_url": server.base_url(),
+            "model": "opus",
+            "api_key_env": "MY_TEST_KEY",
+            "retry": {"max_attempts": 2, "base_delay_ms": 10}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let work = t.root.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    inbox::append(&home, TEAM, "pane", &InboxEntry::new(LEAD_NAME, "Say hi.")).unwrap();
+    let pane_output = t.root.path().join("pane.out");
+    let child = teammate_cmd(&t, &config_dir)
+        .env("MY_TEST_KEY", KEY)
+        .current_dir(&work)
+        .stdout(Stdio::from(std::fs::File::create(&pane_output).unwrap()))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut guard = Guard(child);
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let idle = loop {
+        let found = inbox::read(&home, TEAM, LEAD_NAME)
+            .map(|r| r.entries)
+            .unwrap_or_default()
+            .iter()
+            .find_map(|e| match e.parse_frame() {
+                Some(Frame::IdleNotification(n)) => Some(n),
+                _ => None,
+            });
+        if let Some(n) = found {
+            break n;
+        }
+        assert!(Instant::now() < deadline, "no idle notification");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(idle.from, "pane");
+    assert_eq!(idle.result.as_deref(), Some("Hi from a pane."));
+    let got = server.requests();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body["model"], "claude-opus-4-1");
+    assert_eq!(got[0].header("x-api-key"), Some(KEY));
+    assert!(
+        got[0].body["messages"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Say hi.")
+    );
+
+    let shutdown = Frame::ShutdownRequest(ShutdownRequest {
+        request_id: "shutdown-1@pane".to_string(),
+        from: LEAD_NAME.into(),
+        reason: None,
+        timestamp: now_iso(),
+    });
+    inbox::append(
+        &home,
+        TEAM,
+        "pane",
+        &InboxEntry::frame(LEAD_NAME, &shutdown),
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = guard.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the teammate did not exit");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success());
+    let pane = std::fs::read_to_string(&pane_output).unwrap();
+    assert!(pane.contains("claude-opus-4-1"), "{pane}");
+    for dir in [t.home(), t.logs(), t.root.path().join("work")] {
+        assert_eq!(contains_key(&dir), None, "the key leaked");
+    }
+    assert!(!pane.contains(KEY));
+}
