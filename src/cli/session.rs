@@ -1,19 +1,61 @@
-//! The interactive parts of the command line: the lead session, the demo, the teammate runtime
-//! and `clean`. Placeholder until the session is wired in: each says it is not available.
+//! The interactive parts of the command line: the lead session and the demo (the lead
+//! controller and the terminal UI on one tokio runtime), the teammate runtime and `clean`.
 
-use color_eyre::eyre::{Result, bail};
+use std::time::Duration;
+
+use color_eyre::eyre::{Result, WrapErr, bail};
 
 use super::Context;
-use super::args::{CleanArgs, DemoArgs, LeadArgs, TeammateArgs};
+use super::args::{AgentChoice, BackendChoice, CleanArgs, DemoArgs, LeadArgs, TeammateArgs};
+use crate::lead::controller::{Lead, LeadOptions};
+use crate::lead::demo::setup_demo;
+
+/// How long the controller may keep cleaning up after the UI has gone.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Starts the controller with `opts` and runs the UI until the controller exits.
+fn run_session(opts: LeadOptions) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .wrap_err("cannot start the async runtime")?;
+    let result = runtime.block_on(async move {
+        let (handle, events) = Lead::start(opts).wrap_err("cannot start the lead session")?;
+        crate::ui::run_tui(events, handle.commands.clone())
+            .await
+            .wrap_err("the terminal UI failed")
+    });
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    result
+}
 
 /// `teamlead [--team NAME] [--backend …] [--agent …]`: the interactive lead session.
-pub fn run_lead(_ctx: &Context, _args: &LeadArgs) -> Result<()> {
-    bail!("the interactive lead session is not available in this build yet")
+pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
+    match args.backend {
+        BackendChoice::Auto | BackendChoice::InProcess => {}
+        BackendChoice::Tmux | BackendChoice::Iterm2 => {
+            bail!(
+                "the lead session runs in-process teammates only in this build (use --backend in-process)"
+            )
+        }
+    }
+    if args.agent == AgentChoice::Claude {
+        bail!(
+            "the lead session runs teamlead's own teammates only in this build (--agent builtin)"
+        );
+    }
+    let cwd = std::env::current_dir().wrap_err("cannot read the current directory")?;
+    let mut opts = LeadOptions::new(ctx.home.clone(), cwd);
+    if let Some(team) = &args.team {
+        opts = opts.with_team(team.clone());
+    }
+    run_session(opts)
 }
 
 /// `teamlead demo`.
-pub fn run_demo(_ctx: &Context, _args: &DemoArgs) -> Result<()> {
-    bail!("the demo is not available in this build yet")
+pub fn run_demo(ctx: &Context, _args: &DemoArgs) -> Result<()> {
+    let plan = setup_demo(&ctx.home).wrap_err("cannot prepare the demo")?;
+    run_session(LeadOptions::new(ctx.home.clone(), ".").with_demo(plan))
 }
 
 /// `teamlead teammate …`: the teammate runtime.

@@ -22,23 +22,7 @@ pub use error::UiError;
 pub use state::AppState;
 pub use terminal::run_tui;
 
-/// `/` commands with their one-line help, for the composer's completion.
+/// `/` commands with their one-line help, for the composer's completion (the lead's list).
 pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
-    FALLBACK_COMMANDS
+    crate::lead::commands::slash_commands()
 }
-
-/// The commands the lead understands, until the lead exports its own list.
-const FALLBACK_COMMANDS: &[(&str, &str)] = &[
-    ("/spawn", "start a teammate: /spawn NAME \"PROMPT\""),
-    ("/msg", "message a teammate: /msg NAME TEXT"),
-    ("/broadcast", "message every teammate"),
-    ("/task", "add, assign or list tasks"),
-    ("/tasks", "show the task list"),
-    ("/team", "open the teams dialog"),
-    ("/mode", "set a teammate's permission mode"),
-    ("/shutdown", "ask a teammate to shut down"),
-    ("/kill", "stop a teammate at once"),
-    ("/prune", "shut down idle teammates"),
-    ("/help", "list the commands"),
-    ("/quit", "shut the team down and quit"),
-];
