@@ -108,6 +108,15 @@ impl Completion {
     }
 }
 
+/// A command's help without the command's own name in front (`/spawn NAME …` → `NAME …`).
+fn command_help(name: &str, help: &str) -> String {
+    help.strip_prefix(name)
+        .map(str::trim_start)
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(help)
+        .to_string()
+}
+
 /// The completion for `line` (the cursor's line, up to the cursor) on row `row`, if any.
 pub fn complete(
     row: usize,
@@ -122,7 +131,7 @@ pub fn complete(
             .filter(|(name, _)| name.starts_with(before_cursor))
             .map(|(name, help)| Candidate {
                 insert: (*name).to_string(),
-                help: (*help).to_string(),
+                help: command_help(name, help),
                 color: None,
             })
             .collect();
@@ -194,6 +203,11 @@ mod tests {
         assert!(complete(0, "/x", COMMANDS, &names()).is_none());
         // Several words: the whole text before the cursor is the word.
         let task = complete(0, "/task a", COMMANDS, &names()).expect("popup");
+        assert_eq!(
+            command_help("/task add", "/task add SUBJECT — add"),
+            "SUBJECT — add"
+        );
+        assert_eq!(command_help("/quit", "quit"), "quit");
         assert_eq!(task.candidates.len(), 1);
         assert_eq!(task.word, "/task a");
         // Past the command, names still complete.

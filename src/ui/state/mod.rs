@@ -293,7 +293,8 @@ impl AppState {
             self.quit = QuitState::Running;
             self.dirty = true;
         }
-        let idle_shown = self.modals.iter().any(|m| matches!(m, Modal::Teams(_)));
+        let idle_shown = matches!(self.view, ViewTarget::Teammate(_))
+            || self.modals.iter().any(|m| matches!(m, Modal::Teams(_)));
         if idle_shown {
             self.dirty = true;
         }
