@@ -337,6 +337,11 @@ fn kill_asks_for_confirmation_first() {
         "esc closes the teams dialog"
     );
     assert!(state.modals.is_empty());
+    assert_eq!(
+        state.focus,
+        Focus::Composer,
+        "the composer has the keyboard again"
+    );
     open_teams(&mut state);
     press(&mut state, &[key(KeyCode::Down)]);
     assert_eq!(

@@ -94,7 +94,11 @@ impl AppState {
 
     fn handle_badge(&mut self, key: KeyEvent) {
         match keymap::lookup(Context::Badge, &key) {
-            Some(Action::OpenTeams) => self.modals.push(Modal::Teams(TeamsDialog::new())),
+            Some(Action::OpenTeams) => {
+                // The dialog has the keyboard; when it closes, the composer has it again.
+                self.focus = Focus::Composer;
+                self.modals.push(Modal::Teams(TeamsDialog::new()));
+            }
             Some(Action::BackToComposer) => self.focus = Focus::Composer,
             _ => {
                 // Typing goes back to the composer.

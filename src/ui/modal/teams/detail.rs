@@ -53,7 +53,7 @@ pub fn render(t: &TeammateView, expanded: bool, area: Rect, buf: &mut Buffer, st
         text(t.model.clone().unwrap_or_else(|| "—".to_string())),
         width,
     ));
-    let pane = if t.pane_id.is_empty() {
+    let pane = if t.pane_id.is_empty() || t.pane_id == t.backend {
         t.backend.clone()
     } else {
         format!("{} · pane {}", t.backend, t.pane_id)
