@@ -136,7 +136,7 @@ async fn a_teammate_claims_a_task_runs_bash_after_approval_reports_and_completes
     assert_eq!(first.body["stream"], true);
     assert_eq!(first.body["max_tokens"], 8192);
     assert_eq!(first.tool_names().len(), 12);
-    let system = first.body["system"].as_str().unwrap();
+    let system = &first.system_text();
     assert!(system.contains("You are builder, a member of the agent team \"t\""));
     assert!(system.contains("Your plain text output is seen by no one"));
     let prompt = first.body["messages"][0]["content"][0]["text"]
@@ -157,15 +157,15 @@ async fn a_teammate_claims_a_task_runs_bash_after_approval_reports_and_completes
     );
     assert_eq!(
         got[1].last_message(),
-        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01Bash", "content": "a.txt\nb.txt"}]})
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01Bash", "content": "a.txt\nb.txt", "cache_control": {"type": "ephemeral"}}]})
     );
     assert_eq!(
         got[2].last_message(),
-        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_02Send", "content": "Message sent to team-lead."}]})
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_02Send", "content": "Message sent to team-lead.", "cache_control": {"type": "ephemeral"}}]})
     );
     assert_eq!(
         got[3].last_message(),
-        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_03Done", "content": "Task #1: marked it completed."}]})
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_03Done", "content": "Task #1: marked it completed.", "cache_control": {"type": "ephemeral"}}]})
     );
 
     let used = usage.snapshot();
@@ -251,12 +251,7 @@ async fn a_plan_mode_teammate_changes_nothing_until_its_plan_is_approved() {
             .contains("plan mode is read-only"),
         "{refused}"
     );
-    assert!(
-        got[0].body["system"]
-            .as_str()
-            .unwrap()
-            .contains("You are in plan mode")
-    );
+    assert!(got[0].system_text().contains("You are in plan mode"));
     running
         .wait_event("waiting for plan approval", |e| {
             matches!(e, TeammateEventKind::WaitingForApproval { what } if what.contains("plan"))
@@ -301,12 +296,7 @@ async fn a_plan_mode_teammate_changes_nothing_until_its_plan_is_approved() {
             .unwrap()
             .starts_with("team-lead approved your plan")
     );
-    assert!(
-        !got[2].body["system"]
-            .as_str()
-            .unwrap()
-            .contains("You are in plan mode")
-    );
+    assert!(!got[2].system_text().contains("You are in plan mode"));
 }
 
 #[tokio::test]
@@ -531,12 +521,7 @@ async fn a_long_conversation_is_compacted_through_a_summary_request() {
     assert_eq!(got.len(), 3);
     let summary_request = &got[1];
     assert!(summary_request.body.get("tools").is_none());
-    assert!(
-        summary_request.body["system"]
-            .as_str()
-            .unwrap()
-            .contains("summarize")
-    );
+    assert!(summary_request.system_text().contains("summarize"));
     let asked = summary_request.body["messages"][0]["content"][0]["text"]
         .as_str()
         .unwrap();

@@ -115,8 +115,8 @@ async fn anthropic_stream_with_a_tool_call_and_the_exact_request() {
         json!({
             "model": "claude-sonnet-4-5",
             "max_tokens": 8192,
-            "system": "You are builder.",
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "Run the tests."}]}],
+            "system": [{"type": "text", "text": "You are builder.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Run the tests.", "cache_control": {"type": "ephemeral"}}]}],
             "tools": tools,
             "stream": true
         })

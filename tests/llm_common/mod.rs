@@ -54,6 +54,19 @@ impl Recorded {
             .unwrap_or_default()
     }
 
+    /// The system prompt's text (a string, or Anthropic's array of text blocks).
+    pub fn system_text(&self) -> String {
+        match &self.body["system"] {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        }
+    }
+
     /// The last message of the body.
     pub fn last_message(&self) -> Value {
         self.body["messages"]

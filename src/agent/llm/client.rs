@@ -119,6 +119,7 @@ impl LlmClient {
                 &request.system,
                 &request.messages,
                 &request.tools,
+                c.prompt_caching,
             ),
             Provider::OpenAi => openai::request_body(
                 &c.model,

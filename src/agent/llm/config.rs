@@ -2,7 +2,8 @@
 //! environment (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, `ANTHROPIC_BASE_URL`,
 //! `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `TEAMLEAD_MODEL`, `TEAMLEAD_PROVIDER`) and the config
 //! file `<config dir>/teamlead/config.json` (its `"llm"` object: `provider`, `base_url`,
-//! `model`, `api_key_env`, `max_tokens`, `context_tokens`, `keep_exchanges`, `retry`).
+//! `model`, `api_key_env`, `max_tokens`, `context_tokens`, `keep_exchanges`, `prompt_caching`,
+//! `retry`).
 //!
 //! Order: a flag beats the environment, which beats the file. The provider is the explicit one
 //! (`TEAMLEAD_PROVIDER` or the file), else the one whose base URL is set (Anthropic first),
@@ -130,6 +131,8 @@ pub struct LlmConfig {
     /// only when configured).
     pub max_tokens: u32,
     pub max_tokens_configured: bool,
+    /// Anthropic only: mark the system prompt and the conversation as cacheable.
+    pub prompt_caching: bool,
     pub retry: RetryPolicy,
     pub context: ContextBudget,
     /// The longest silence on a streaming answer before the attempt counts as a network error.
@@ -158,6 +161,8 @@ pub struct FileSettings {
     pub max_tokens: Option<u32>,
     pub context_tokens: Option<usize>,
     pub keep_exchanges: Option<usize>,
+    /// Anthropic prompt caching (default true).
+    pub prompt_caching: Option<bool>,
     pub retry: Option<FileRetry>,
 }
 
@@ -260,6 +265,7 @@ impl LlmConfig {
             auth_token: None,
             max_tokens: 8192,
             max_tokens_configured: false,
+            prompt_caching: true,
             retry: RetryPolicy::default(),
             context: ContextBudget::default(),
             read_timeout: Duration::from_secs(600),
@@ -419,6 +425,9 @@ impl LlmConfig {
         if let Some(keep) = file.keep_exchanges {
             config.context.keep_exchanges = keep.max(1);
         }
+        if let Some(cache) = file.prompt_caching {
+            config.prompt_caching = cache;
+        }
         if let Some(retry) = &file.retry {
             if let Some(n) = retry.max_attempts {
                 config.retry.max_attempts = n.max(1);
@@ -539,6 +548,7 @@ mod tests {
             max_tokens: Some(2048),
             context_tokens: Some(50_000),
             keep_exchanges: Some(2),
+            prompt_caching: Some(false),
             retry: Some(FileRetry {
                 max_attempts: Some(2),
                 base_delay_ms: Some(5),
@@ -552,6 +562,7 @@ mod tests {
         assert_eq!(c.max_tokens, 2048);
         assert!(c.max_tokens_configured);
         assert_eq!(c.context.max_tokens, 50_000);
+        assert!(!c.prompt_caching);
         assert_eq!(c.retry.max_attempts, 2);
         // The environment beats the file.
         let c = resolve(

@@ -3,7 +3,10 @@
 //! and the streamed answer: `message_start` (input tokens), `content_block_start` (`text` or
 //! `tool_use` with id and name), `content_block_delta` (`text_delta`, or `input_json_delta`
 //! whose `partial_json` pieces make the tool input), `content_block_stop`, `message_delta`
-//! (`stop_reason`, output tokens), `message_stop`, `ping`, and `error`.
+//! (`stop_reason`, output tokens), `message_stop`, `ping`, and `error`. With prompt caching, the
+//! system prompt (and with it the tools before it) and the conversation so far carry
+//! `cache_control: {type: "ephemeral"}` breakpoints, so each step of a turn re-reads them from
+//! the cache instead of paying for them again.
 
 use std::collections::BTreeMap;
 
@@ -16,21 +19,36 @@ use crate::agent::llm::conversation::{
 use crate::agent::llm::error::LlmError;
 use crate::agent::llm::sse::SseEvent;
 
-/// The request body.
+/// The request body; `cache` adds the prompt-caching breakpoints.
 pub fn request_body(
     model: &str,
     max_tokens: u32,
     system: &str,
     messages: &[Message],
     tools: &[ToolSpec],
+    cache: bool,
 ) -> Value {
+    let breakpoint = || json!({"type": "ephemeral"});
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
     body.insert("max_tokens".into(), json!(max_tokens));
     if !system.is_empty() {
-        body.insert("system".into(), json!(system));
+        let system = if cache {
+            json!([{"type": "text", "text": system, "cache_control": breakpoint()}])
+        } else {
+            json!(system)
+        };
+        body.insert("system".into(), system);
     }
-    let messages: Vec<Value> = alternating(messages).iter().map(message_json).collect();
+    let mut messages: Vec<Value> = alternating(messages).iter().map(message_json).collect();
+    if cache
+        && let Some(block) = messages
+            .last_mut()
+            .and_then(|m| m["content"].as_array_mut())
+            .and_then(|blocks| blocks.last_mut())
+    {
+        block["cache_control"] = breakpoint();
+    }
     body.insert("messages".into(), Value::Array(messages));
     if !tools.is_empty() {
         let tools: Vec<Value> = tools
@@ -415,7 +433,7 @@ mod tests {
             description: "reads".into(),
             input_schema: json!({"type": "object"}),
         }];
-        let body = request_body("m", 100, "sys", &messages, &tools);
+        let body = request_body("m", 100, "sys", &messages, &tools, false);
         assert_eq!(
             body,
             json!({
@@ -430,6 +448,20 @@ mod tests {
                 "tools": [{"name": "Read", "description": "reads", "input_schema": {"type": "object"}}],
                 "stream": true
             })
+        );
+        let cached = request_body("m", 100, "sys", &messages, &tools, true);
+        assert_eq!(
+            cached["system"],
+            json!([{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}])
+        );
+        assert_eq!(
+            cached["messages"][2]["content"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert!(
+            cached["messages"][0]["content"][0]
+                .get("cache_control")
+                .is_none()
         );
     }
 }
