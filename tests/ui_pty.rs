@@ -175,3 +175,21 @@ fn ctrl_c_twice_quits() {
     assert!(session.wait_exit(), "exit status 0");
     terminal_given_back(session.screen.lock().expect("screen").screen());
 }
+
+#[test]
+fn sigterm_quits_gracefully_and_restores_the_terminal() {
+    let home = tempfile::tempdir().expect("home");
+    let project = tempfile::tempdir().expect("project");
+    let mut session = Session::start(home.path(), project.path(), &["--team", "sigterm"]);
+    started(&session);
+    let pid = session.child.process_id().expect("pid");
+    // SAFETY: kill(2) on the pid of our own child, which has not been reaped yet.
+    let sent = unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(sent, 0, "SIGTERM sent");
+    assert!(session.wait_exit(), "exit status 0 after a graceful quit");
+    terminal_given_back(session.screen.lock().expect("screen").screen());
+    assert!(
+        !home.path().join("teams").join("sigterm").exists(),
+        "the team is removed"
+    );
+}

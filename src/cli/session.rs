@@ -7,8 +7,9 @@ use color_eyre::eyre::{Result, WrapErr, bail};
 
 use super::Context;
 use super::args::{AgentChoice, BackendChoice, CleanArgs, DemoArgs, LeadArgs, TeammateArgs};
-use crate::lead::controller::{Lead, LeadOptions};
+use crate::lead::controller::{Lead, LeadOptions, QUIT_TIMEOUT};
 use crate::lead::demo::setup_demo;
+use crate::lead::view::LeadCommand;
 
 /// How long the controller may keep cleaning up after the UI has gone.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -21,9 +22,14 @@ fn run_session(opts: LeadOptions) -> Result<()> {
         .wrap_err("cannot start the async runtime")?;
     let result = runtime.block_on(async move {
         let (handle, events) = Lead::start(opts).wrap_err("cannot start the lead session")?;
-        crate::ui::run_tui(events, handle.commands.clone())
-            .await
-            .wrap_err("the terminal UI failed")
+        let ui = crate::ui::run_tui(events, handle.commands.clone()).await;
+        if ui.is_err() {
+            // The terminal failed (a hangup, typically): the team still gets its graceful quit.
+            let _ = handle.commands.try_send(LeadCommand::Quit);
+            let _ =
+                tokio::time::timeout(QUIT_TIMEOUT + SHUTDOWN_GRACE, handle.commands.closed()).await;
+        }
+        ui.wrap_err("the terminal UI failed")
     });
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     result
