@@ -73,6 +73,19 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
     let empty_lead = state.view == ViewTarget::Lead && state.transcript.is_empty();
     if empty_lead {
         welcome(body, buf, state);
+    } else if state.current_transcript().is_empty() {
+        if let ViewTarget::Teammate(name) = &state.view {
+            let note = format!("Nothing from @{name} yet.");
+            buf.set_line(
+                body.x,
+                body.y,
+                &Line::from(fit_spans(
+                    vec![Span::styled(note, dim())],
+                    usize::from(body.width),
+                )),
+                body.width,
+            );
+        }
     } else {
         state.current_transcript().render(body, buf);
     }
