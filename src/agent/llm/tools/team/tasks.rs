@@ -1,98 +1,19 @@
-//! The team tools: SendMessage (to a teammate, to `team-lead`, or `*` for everyone else; a
-//! plain inbox entry with a summary, never a protocol frame) and the shared task list:
-//! TaskList, TaskGet, TaskCreate, TaskUpdate (claiming goes through the store's claim, whose
-//! failures — `task_not_found`, `already_claimed`, `already_resolved`, `blocked`,
-//! `agent_busy` — come back as tool errors; completing, releasing and assigning check the
-//! owner). Assigning a task to another member sends it a `task_assignment`.
+//! The task tools: TaskList and TaskGet (read-only), TaskCreate, and TaskUpdate, whose claim is
+//! the store's claim (its failure codes become tool errors) and whose completing, giving back
+//! and assigning check the owner under the task's lock.
 
 use serde::Deserialize;
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, ToolOutput, TurnState, parse, permit_team, spec};
+use super::{others, task_id};
 use crate::agent::error::blocking;
-use crate::agent::llm::conversation::ToolSpec;
+use crate::agent::llm::tools::{Call, ToolOutput, TurnState, parse, permit_team};
 use crate::agent::runtime::teammate::Teammate;
 use crate::protocol::frames::{Frame, TaskAssignment};
-use crate::protocol::inbox::{clip, first_line};
 use crate::protocol::time::now_iso;
-use crate::protocol::{LEAD_NAME, Task, TaskStatus};
+use crate::protocol::{Task, TaskStatus};
 use crate::store::tasks::{is_available, unfinished_blockers};
 use crate::store::{self, StoreError};
-
-pub fn specs() -> Vec<ToolSpec> {
-    vec![
-        spec(
-            "SendMessage",
-            "Sends a message to a teammate by name, to \"team-lead\", or to \"*\" (everyone in \
-             the team but you). This is the only way anyone sees what you say: your plain text \
-             reaches no one.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "to": {"type": "string", "description": "A member name, \"team-lead\", or \"*\""},
-                    "message": {"type": "string", "description": "The message (markdown)"},
-                    "summary": {"type": "string", "description": "A 5-10 word preview shown in the recipient's list"}
-                },
-                "required": ["to", "message"]
-            }),
-        ),
-        spec(
-            "TaskList",
-            "Lists the team's tasks: id, status, owner, and what blocks each. A task is \
-             available when it is pending, has no owner and all its blockers are completed.",
-            json!({"type": "object", "properties": {}}),
-        ),
-        spec(
-            "TaskGet",
-            "Shows one task in full: subject, description, status, owner, blockers.",
-            json!({
-                "type": "object",
-                "properties": {"taskId": {"type": "string", "description": "The task id"}},
-                "required": ["taskId"]
-            }),
-        ),
-        spec(
-            "TaskCreate",
-            "Adds a pending task to the team's list (for work you find that someone should do).",
-            json!({
-                "type": "object",
-                "properties": {
-                    "subject": {"type": "string", "description": "A short imperative title"},
-                    "description": {"type": "string", "description": "What to do and how to know it is done"},
-                    "blockedBy": {"type": "array", "items": {"type": "string"}, "description": "Ids of tasks that must be completed first"}
-                },
-                "required": ["subject", "description"]
-            }),
-        ),
-        spec(
-            "TaskUpdate",
-            "Changes a task. status \"in_progress\" claims it for you (fails if someone else \
-             owns it, it is completed or blocked, or you already work on another task); \
-             \"completed\" marks your task done (only when it really is); \"pending\" gives \
-             your task back. owner assigns it to another member (they are told).",
-            json!({
-                "type": "object",
-                "properties": {
-                    "taskId": {"type": "string", "description": "The task id"},
-                    "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
-                    "owner": {"type": "string", "description": "Assign to this member"},
-                    "subject": {"type": "string"},
-                    "description": {"type": "string"}
-                },
-                "required": ["taskId"]
-            }),
-        ),
-    ]
-}
-
-#[derive(Debug, Deserialize)]
-struct SendInput {
-    to: String,
-    message: String,
-    #[serde(default)]
-    summary: Option<String>,
-}
 
 #[derive(Debug, Deserialize)]
 struct TaskIdInput {
@@ -123,103 +44,6 @@ struct UpdateInput {
     description: Option<String>,
 }
 
-/// A task id given as `"3"`, `3` or `"#3"`.
-fn task_id(value: &serde_json::Value) -> Result<String, ToolOutput> {
-    let text = match value {
-        serde_json::Value::String(s) => s.trim().trim_start_matches('#').to_string(),
-        serde_json::Value::Number(n) => n.to_string(),
-        _ => String::new(),
-    };
-    if text.is_empty() || crate::protocol::names::check_path_component(&text).is_err() {
-        return Err(ToolOutput::error(format!("`{value}` is not a task id")));
-    }
-    Ok(text)
-}
-
-/// The team's members other than `me` (the lead included).
-fn others(tm: &Teammate) -> Result<Vec<String>, ToolOutput> {
-    let team = store::read_team(&tm.config.home, &tm.config.team)
-        .map_err(|e| ToolOutput::error(format!("Cannot read the team file: {e}")))?;
-    let mut names: Vec<String> = team
-        .members
-        .iter()
-        .map(|m| m.name.clone())
-        .filter(|n| n != &tm.config.name)
-        .collect();
-    if !names.iter().any(|n| n == LEAD_NAME) {
-        names.insert(0, LEAD_NAME.to_string());
-    }
-    Ok(names)
-}
-
-pub(super) async fn send_message(
-    tm: &mut Teammate,
-    call: &Call,
-    state: &mut TurnState,
-    cancel: &CancellationToken,
-) -> ToolOutput {
-    let input: SendInput = match parse(call) {
-        Ok(i) => i,
-        Err(out) => return out,
-    };
-    if let Err(out) = permit_team(tm, call, true, state, cancel).await {
-        return out;
-    }
-    if input.message.trim().is_empty() {
-        return ToolOutput::error("The message is empty.");
-    }
-    if Frame::parse(&input.message).is_some() {
-        return ToolOutput::error(
-            "Messages are plain text; protocol frames cannot be sent with SendMessage.",
-        );
-    }
-    let members = match others(tm) {
-        Ok(m) => m,
-        Err(out) => return out,
-    };
-    let to = input.to.trim().trim_start_matches('@').to_string();
-    let recipients: Vec<String> = if to == "*" {
-        members.clone()
-    } else if to == tm.config.name {
-        return ToolOutput::error("That is you: send to a teammate, team-lead or *.");
-    } else if members.contains(&to) {
-        vec![to.clone()]
-    } else {
-        return ToolOutput::error(format!(
-            "There is no member named `{to}`. Members: {}, or * for all.",
-            members.join(", ")
-        ));
-    };
-    let summary = input
-        .summary
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| clip(s, 200))
-        .unwrap_or_else(|| clip(&first_line(&input.message), 80));
-    let mut sent = Vec::new();
-    for name in &recipients {
-        let entry = tm.mailroom.entry(input.message.clone(), Some(&summary));
-        match tm.mailroom.send(name, entry).await {
-            Ok(()) => sent.push(name.clone()),
-            Err(e) => {
-                return ToolOutput::error(format!(
-                    "Could not deliver to {name}: {e}{}",
-                    if sent.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (delivered to {})", sent.join(", "))
-                    }
-                ));
-            }
-        }
-    }
-    if sent.is_empty() {
-        return ToolOutput::ok("Nobody else is in the team: the message went nowhere.");
-    }
-    ToolOutput::ok(format!("Message sent to {}.", sent.join(", ")))
-}
-
 fn status_word(task: &Task, all: &[Task]) -> String {
     let blockers = unfinished_blockers(task, all);
     match task.status {
@@ -245,7 +69,7 @@ fn owner_word(task: &Task, me: &str) -> String {
 }
 
 /// One line per task (internal lifecycle tasks left out).
-pub(super) fn list_text(all: &[Task], me: &str) -> String {
+fn list_text(all: &[Task], me: &str) -> String {
     let lines: Vec<String> = all
         .iter()
         .filter(|t| !t.is_internal())
@@ -267,7 +91,7 @@ pub(super) fn list_text(all: &[Task], me: &str) -> String {
 }
 
 /// A task in full.
-pub(super) fn task_text(task: &Task, all: &[Task], me: &str) -> String {
+fn task_text(task: &Task, all: &[Task], me: &str) -> String {
     let mut text = format!(
         "Task #{}: {}\nStatus: {}\nOwner: {}\n",
         task.id,
@@ -300,7 +124,7 @@ pub(super) fn task_text(task: &Task, all: &[Task], me: &str) -> String {
     text
 }
 
-pub(super) async fn task_list(
+pub(in crate::agent::llm::tools) async fn task_list(
     tm: &mut Teammate,
     call: &Call,
     state: &mut TurnState,
@@ -315,7 +139,7 @@ pub(super) async fn task_list(
     }
 }
 
-pub(super) async fn task_get(
+pub(in crate::agent::llm::tools) async fn task_get(
     tm: &mut Teammate,
     call: &Call,
     state: &mut TurnState,
@@ -342,7 +166,7 @@ pub(super) async fn task_get(
     }
 }
 
-pub(super) async fn task_create(
+pub(in crate::agent::llm::tools) async fn task_create(
     tm: &mut Teammate,
     call: &Call,
     state: &mut TurnState,
@@ -376,7 +200,7 @@ pub(super) async fn task_create(
     }
 }
 
-pub(super) async fn task_update(
+pub(in crate::agent::llm::tools) async fn task_update(
     tm: &mut Teammate,
     call: &Call,
     state: &mut TurnState,
