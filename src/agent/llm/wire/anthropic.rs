@@ -292,7 +292,8 @@ impl AnthropicStream {
             .blocks
             .into_values()
             .filter_map(|partial| match partial {
-                Partial::Text(t) if t.is_empty() => None,
+                // The API refuses blank text blocks when they are sent back.
+                Partial::Text(t) if t.trim().is_empty() => None,
                 Partial::Text(t) => Some(Block::Text(t)),
                 Partial::Tool { id, name, json } => {
                     let input = if json.trim().is_empty() {

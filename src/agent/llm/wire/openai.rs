@@ -241,7 +241,7 @@ impl OpenAiStream {
             ));
         }
         let mut content = Vec::new();
-        if !self.text.is_empty() {
+        if !self.text.trim().is_empty() {
             content.push(Block::Text(self.text));
         }
         for (index, call) in self.calls {
