@@ -1,7 +1,8 @@
 //! The tools of an `llm` teammate through the engine: several calls in one answer run in order
 //! and their results go back together; Read and Grep inside the working directory pass, Edit
 //! asks the lead first (default mode); TaskUpdate's claim reports the store's failure codes
-//! (`already_claimed`, `blocked`); SendMessage to `*` reaches every other member.
+//! (`already_claimed`, `blocked`); SendMessage to `*` reaches every other member; the
+//! teammate's own key is scrubbed from file contents and command output, and unset for commands.
 
 mod agent_common;
 mod llm_common;
@@ -130,4 +131,51 @@ async fn several_calls_in_one_answer_run_in_order_through_the_gate() {
     );
     assert_eq!(team.task("1").owner.as_deref(), Some("tester"));
     assert_eq!(team.task("2").owner, None);
+}
+
+#[tokio::test]
+async fn the_teammates_own_key_is_scrubbed_from_what_tools_return() {
+    const KEY: &str = "sk-ant-api03-SCRUB-ME-7781";
+    let team = TestTeam::new(&["worker"]);
+    std::fs::write(team.work.join(".env"), format!("ANTHROPIC_API_KEY={KEY}\n")).unwrap();
+    let server = ScriptServer::start(vec![
+        Reply::Sse(anthropic::message(
+            None,
+            &[
+                ("toolu_r", "Read", json!({"file_path": ".env"})),
+                (
+                    "toolu_b",
+                    "Bash",
+                    json!({"command": "cat .env; echo \"env=[$ANTHROPIC_API_KEY]\""}),
+                ),
+            ],
+        )),
+        Reply::Sse(anthropic::text("Nothing to see.")),
+    ])
+    .await;
+    let mut llm = LlmConfig::new(Provider::Anthropic, &server.base_url(), "claude-haiku-4-5")
+        .with_api_key(teamlead::agent::llm::ApiKey::new(KEY));
+    llm.retry.base_delay = Duration::from_millis(10);
+    let mut config = team.config("worker", PermissionMode::BypassPermissions);
+    config.engine = EngineKind::llm(llm);
+    team.send("worker", InboxEntry::new(LEAD_NAME, "What is in .env?"));
+    let mut running = spawn(config, RecordingAsker::new(Policy::Approve).shared());
+
+    wait_for("the idle notification", 10, || {
+        idles(&team).first().cloned()
+    })
+    .await;
+    let got = server.requests();
+    assert_eq!(got.len(), 2);
+    let results = got[1].last_message()["content"].clone();
+    assert_eq!(
+        results[0]["content"],
+        "     1\tANTHROPIC_API_KEY=<redacted>\n"
+    );
+    assert_eq!(
+        results[1]["content"],
+        "ANTHROPIC_API_KEY=<redacted>\nenv=[]"
+    );
+    assert!(!got[1].body.to_string().contains(KEY));
+    assert!(!format!("{:?}", running.collect()).contains(KEY));
 }

@@ -3,6 +3,7 @@
 //! the permission gate decides (asking the lead when it says so, through the teammate's
 //! asker), then the tool runs. Files and commands: Bash, Read, Write, Edit, Glob, Grep. The
 //! team: SendMessage, TaskList, TaskGet, TaskCreate, TaskUpdate, and SubmitPlan (plan mode).
+//! Every result has the teammate's own key scrubbed out before the model or anyone sees it.
 
 mod files;
 mod plan;
@@ -220,8 +221,23 @@ pub(crate) async fn run(
                 .join(", ")
         )),
     };
-    output.content = clip_result(&output.content);
+    output.content = clip_result(&scrub_secrets(tm, &output.content));
     output
+}
+
+/// `text` without the teammate's own API key or token (a file or a command's output may hold
+/// it: the model, the transcript and the messages never get it).
+pub(crate) fn scrub_secrets(tm: &Teammate, text: &str) -> String {
+    match &tm.config.engine {
+        crate::agent::runtime::EngineKind::Llm(config) => {
+            let mut text = text.to_string();
+            for key in [&config.api_key, &config.auth_token].into_iter().flatten() {
+                text = key.scrub(&text);
+            }
+            text
+        }
+        crate::agent::runtime::EngineKind::Shell => text.to_string(),
+    }
 }
 
 /// A result cut to [`RESULT_CHARS`]: its start and its end, with a note of what was left out.

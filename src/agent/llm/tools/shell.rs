@@ -1,7 +1,8 @@
 //! The Bash tool: `sh -c <command>` in the teammate's working directory (through the shell
 //! engine's runner: its own process group, killed with the turn or at the timeout), after the
 //! gate allows it. The model gets stdout and stderr interleaved (the start and the end when
-//! long) and the exit code; the transcript shows the first lines.
+//! long) and the exit code; the transcript shows the first lines. The model services' key
+//! variables are unset for the command, and the key is scrubbed from what it prints.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Permit, ToolOutput, TurnState, parse, permit, spec};
+use super::{Call, Permit, ToolOutput, TurnState, parse, permit, scrub_secrets, spec};
 use crate::agent::events::LogKind;
 use crate::agent::gate::ToolUse;
 use crate::agent::llm::conversation::ToolSpec;
@@ -24,6 +25,8 @@ const HEAD_CHARS: usize = 8_000;
 /// Characters kept from the end of the output.
 const TAIL_CHARS: usize = 16_000;
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Unset before every command: the model never reads the teammate's own credentials.
+const UNSET_KEYS: &str = "unset ANTHROPIC_API_KEY ANTHROPIC_AUTH_TOKEN OPENAI_API_KEY; ";
 const MAX_TIMEOUT_MS: u64 = 600_000;
 
 pub fn specs() -> Vec<ToolSpec> {
@@ -143,12 +146,15 @@ pub(super) async fn bash(
     let events = tm.events.clone();
     let mut shown = 0usize;
     let mut collected = Collected::default();
-    let outcome = exec::run(&command, &tm.config.cwd, &run_token, |line| {
+    let scrubbed = |line: &str| scrub_secrets(tm, line);
+    let run = format!("{UNSET_KEYS}{command}");
+    let outcome = exec::run(&run, &tm.config.cwd, &run_token, |line| {
+        let line = scrubbed(line);
         if shown < SHOWN_LINES {
-            events.log(LogKind::Output, line);
+            events.log(LogKind::Output, line.clone());
         }
         shown += 1;
-        collected.push(line);
+        collected.push(&line);
     })
     .await;
     timer.abort();
