@@ -20,7 +20,7 @@ pub enum BridgeMessage {
     Ask {
         /// Bridge-unique id of this ask (used by `Withdrawn`).
         ask_id: u64,
-        asking: Asking,
+        asking: Box<Asking>,
         reply: oneshot::Sender<PermissionResponse>,
     },
     /// The asking future was dropped before an answer came: forget the request.
@@ -76,16 +76,18 @@ impl PermissionAsker for LeaderBridge {
         let (reply, answer) = oneshot::channel();
         let sent = self.tx.send(BridgeMessage::Ask {
             ask_id,
-            asking,
+            asking: Box::new(asking),
             reply,
         });
         // Made before the first poll, so an ask dropped unpolled is withdrawn too.
-        let mut guard = WithdrawOnDrop {
+        let guard = WithdrawOnDrop {
             tx: self.tx.clone(),
             ask_id,
             answered: sent.is_err(),
         };
         async move {
+            // Moves the whole guard in (a field assignment alone would capture only the field).
+            let mut guard = guard;
             if sent.is_err() {
                 return Err(AskError::LeadGone);
             }

@@ -207,12 +207,11 @@ fn next_token(s: &str, at: usize) -> Result<Option<(usize, Token)>, CommandError
 /// else is kept as typed (trimmed).
 fn rest_text(s: &str, at: usize) -> Result<String, CommandError> {
     let rest = s.get(at..).unwrap_or("").trim();
-    if rest.starts_with('"') || rest.starts_with('\'') {
-        if let Some((_, tok)) = next_token(rest, 0)?
-            && rest[tok.end..].trim().is_empty()
-        {
-            return Ok(tok.value);
-        }
+    if (rest.starts_with('"') || rest.starts_with('\''))
+        && let Some((_, tok)) = next_token(rest, 0)?
+        && rest[tok.end..].trim().is_empty()
+    {
+        return Ok(tok.value);
     }
     Ok(rest.to_string())
 }
@@ -303,10 +302,7 @@ fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
     let mut at = name_tok.end;
     let mut plan_mode_required = false;
     let mut mode = None;
-    loop {
-        let Some((start, tok)) = next_token(args, at)? else {
-            break;
-        };
+    while let Some((start, tok)) = next_token(args, at)? {
         match tok.value.as_str() {
             "--plan" => {
                 plan_mode_required = true;

@@ -18,13 +18,16 @@ pub struct DemoTeammate {
     pub mode: PermissionMode,
 }
 
-/// One task of the demo; `blocked_by` holds indices of earlier tasks in [`DemoPlan::tasks`].
+/// One task of the demo; `blocked_by` holds indices of earlier tasks in [`DemoPlan::tasks`];
+/// `owner` is the teammate it is assigned to (so every teammate, the planner included, gets
+/// work whatever the timing).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DemoTask {
     pub subject: String,
     pub description: String,
     pub command: String,
     pub blocked_by: Vec<usize>,
+    pub owner: Option<String>,
 }
 
 /// Everything the demo needs; dropping it removes its working directory.
@@ -44,12 +47,19 @@ impl DemoPlan {
     }
 }
 
-fn task(subject: &str, description: &str, command: &str, blocked_by: &[usize]) -> DemoTask {
+fn task(
+    subject: &str,
+    description: &str,
+    command: &str,
+    blocked_by: &[usize],
+    owner: &str,
+) -> DemoTask {
     DemoTask {
         subject: subject.to_string(),
         description: description.to_string(),
         command: command.to_string(),
         blocked_by: blocked_by.to_vec(),
+        owner: Some(owner.to_string()),
     }
 }
 
@@ -63,7 +73,7 @@ fn teammate(name: &str, prompt: &str, plan_mode_required: bool) -> DemoTeammate 
 }
 
 /// The six tasks: one that lays out the files, three that work on them in parallel, a checksum
-/// of the results, and a report.
+/// of the results, and a report; two for each teammate.
 pub fn demo_tasks() -> Vec<DemoTask> {
     vec![
         task(
@@ -71,36 +81,42 @@ pub fn demo_tasks() -> Vec<DemoTask> {
             "Create data/ and out/ and write the input files.",
             "mkdir -p data out && printf 'pear\\napple\\nfig\\nbanana\\ncherry\\n' > data/fruit.txt && printf 'the quick brown fox\\njumps over the lazy dog\\n' > data/words.txt && ls -l data",
             &[],
+            "builder",
         ),
         task(
             "Count the lines",
             "Count the lines of every input file.",
             "wc -l data/fruit.txt data/words.txt | tee out/line-counts.txt",
             &[0],
+            "counter",
         ),
         task(
             "Sort the fruit",
             "Sort the fruit list alphabetically.",
             "sort data/fruit.txt | tee out/fruit-sorted.txt",
             &[0],
+            "reviewer",
         ),
         task(
             "Count the words",
             "Count the words of the sentence file.",
             "tr -s ' ' '\\n' < data/words.txt | grep -c . | tee out/word-count.txt",
             &[0],
+            "builder",
         ),
         task(
             "Checksum the results",
             "Checksum every result file.",
             "cksum out/line-counts.txt out/fruit-sorted.txt out/word-count.txt | tee out/CHECKSUMS",
             &[1, 2, 3],
+            "counter",
         ),
         task(
             "Write the report",
             "Put the results together in out/REPORT.md.",
             "{ echo '# Demo report'; echo; echo '## Lines'; cat out/line-counts.txt; echo; echo '## Fruit'; cat out/fruit-sorted.txt; echo; echo '## Words'; cat out/word-count.txt; echo; echo '## Checksums'; cat out/CHECKSUMS; } > out/REPORT.md && wc -l out/REPORT.md",
             &[4],
+            "reviewer",
         ),
     ]
 }

@@ -270,7 +270,7 @@ impl Controller {
                     .color
                     .clone()
                     .or_else(|| self.color_of(&asking.worker));
-                let asking = crate::agent::asker::Asking { color, ..asking };
+                let asking = crate::agent::asker::Asking { color, ..*asking };
                 self.permissions.push_bridge(ask_id, asking, reply);
             }
             BridgeMessage::Withdrawn { ask_id } => {

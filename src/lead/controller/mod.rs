@@ -41,6 +41,8 @@ pub struct LeadOptions {
     /// A demo to run: its tasks are created and its teammates spawned at start; its temporary
     /// directory is removed at quit.
     pub demo: Option<DemoPlan>,
+    /// How long quitting waits for teammates to approve their shutdown before killing them.
+    pub quit_timeout: Duration,
 }
 
 impl LeadOptions {
@@ -53,6 +55,7 @@ impl LeadOptions {
             lead_mode: PermissionMode::Default,
             backend: "in-process".to_string(),
             demo: None,
+            quit_timeout: QUIT_TIMEOUT,
         }
     }
 
@@ -67,6 +70,12 @@ impl LeadOptions {
         self.team = Some(plan.team.clone());
         self.cwd = plan.workdir().to_path_buf();
         self.demo = Some(plan);
+        self
+    }
+
+    /// The same options with another quit timeout.
+    pub fn with_quit_timeout(mut self, timeout: Duration) -> LeadOptions {
+        self.quit_timeout = timeout;
         self
     }
 

@@ -81,6 +81,7 @@ pub(crate) struct Controller {
     /// Teammates spawned this session (the palette round-robin).
     pub spawned: usize,
     pub phase: Phase,
+    pub quit_timeout: Duration,
     pub demo: Option<DemoPlan>,
     events: mpsc::Sender<LeadEvent>,
     outbox: Vec<LeadEvent>,
@@ -166,6 +167,7 @@ impl Controller {
             turns: TurnQueue::new(),
             spawned: 0,
             phase: Phase::Running,
+            quit_timeout: opts.quit_timeout,
             demo: opts.demo.take(),
             events,
             outbox: Vec::new(),
@@ -425,6 +427,7 @@ impl Controller {
             return;
         }
         tracing::info!("lead quitting: {why}");
+        self.reload_team();
         self.deny_everything_pending("The lead is shutting down.");
         let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
         let mut asked = 0;
@@ -439,12 +442,12 @@ impl Controller {
         }
         if asked > 0 {
             self.note(format!(
-                "Asking {asked} teammate(s) to shut down (waiting up to {} s)…",
-                QUIT_TIMEOUT.as_secs()
+                "Asking {asked} teammate(s) to shut down (waiting up to {:.1} s)…",
+                self.quit_timeout.as_secs_f64()
             ));
         }
         self.phase = Phase::Quitting {
-            deadline: Instant::now() + QUIT_TIMEOUT,
+            deadline: Instant::now() + self.quit_timeout,
         };
     }
 

@@ -95,7 +95,7 @@ impl Controller {
     /// Sends `text` to a teammate's inbox from `team-lead`; `echo` shows it in the transcript.
     pub fn message_teammate(&mut self, to: &str, text: &str, echo: bool) {
         let to = to.trim_start_matches('@');
-        if self.team_file.member(to).is_none_or(|m| m.is_lead()) {
+        if !self.has_teammate(to) {
             if echo {
                 self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                     to: to.to_string(),
@@ -123,6 +123,7 @@ impl Controller {
 
     /// Sends `text` to every teammate.
     pub fn broadcast(&mut self, text: &str) {
+        self.reload_team();
         let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
         self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
             to: "everyone".to_string(),
@@ -296,7 +297,7 @@ impl Controller {
 
     /// `/task assign ID NAME`: sets the owner and sends `task_assignment` to it.
     fn assign_task(&mut self, id: &str, name: &str) {
-        if self.team_file.member(name).is_none_or(|m| m.is_lead()) {
+        if !self.has_teammate(name) {
             return self.no_such_teammate(name);
         }
         let owner = name.to_string();
@@ -311,6 +312,19 @@ impl Controller {
                 return;
             }
         };
+        self.send_assignment(&task.id, name);
+        self.reload_tasks();
+        self.note(format!(
+            "Assigned task #{} \"{}\" to {name}.",
+            task.id, task.subject
+        ));
+    }
+
+    /// Sends `task_assignment` for task `id` to `owner`.
+    fn send_assignment(&mut self, id: &str, owner: &str) {
+        let Ok(task) = self.task_list.get(id) else {
+            return;
+        };
         let frame = Frame::TaskAssignment(TaskAssignment {
             task_id: task.id.clone(),
             subject: task.subject.clone(),
@@ -318,14 +332,9 @@ impl Controller {
             assigned_by: LEAD_NAME.to_string(),
             timestamp: now_iso(),
         });
-        if let Err(e) = self.deliver(name, InboxEntry::frame(LEAD_NAME, &frame)) {
-            self.note(format!("Could not tell {name} about task #{id}: {e}"));
+        if let Err(e) = self.deliver(owner, InboxEntry::frame(LEAD_NAME, &frame)) {
+            self.note(format!("Could not tell {owner} about task #{id}: {e}"));
         }
-        self.reload_tasks();
-        self.note(format!(
-            "Assigned task #{} \"{}\" to {name}.",
-            task.id, task.subject
-        ));
     }
 
     fn show_team(&mut self) {
@@ -381,16 +390,27 @@ impl Controller {
                 .iter()
                 .filter_map(|i| ids.get(*i).cloned())
                 .collect();
-            match self.add_task(
+            let Some(id) = self.add_task(
                 &task.subject,
                 &task.description,
                 blocked_by,
                 Some(&task.command),
-            ) {
-                Some(id) => ids.push(id),
-                None => return,
+            ) else {
+                return;
+            };
+            // Owners are set before anyone runs, so no teammate claims another's task.
+            if let Some(owner) = &task.owner {
+                let owner = owner.clone();
+                if let Err(e) = self.task_list.update(&id, |t| {
+                    t.owner = Some(owner);
+                    Ok(())
+                }) {
+                    self.note(format!("Cannot assign task #{id}: {e}"));
+                }
             }
+            ids.push(id);
         }
+        self.reload_tasks();
         for mate in &teammates {
             self.spawn_teammate(
                 &mate.name,
@@ -399,6 +419,12 @@ impl Controller {
                 &mate.prompt,
             )
             .await;
+        }
+        // Each teammate hears of its tasks after its prompt (spawning clears its inbox).
+        for (task, id) in tasks.iter().zip(&ids) {
+            if let Some(owner) = &task.owner {
+                self.send_assignment(id, owner);
+            }
         }
     }
 }

@@ -26,9 +26,11 @@ impl Controller {
             }
             LeadCommand::CycleAllModes => self.cycle_all_modes(),
             LeadCommand::CycleTeammateMode { name } => {
-                match self.team_file.member(&name).map(|m| m.permission_mode()) {
-                    Some(mode) => self.set_teammate_mode(&name, mode.next()),
-                    None => self.no_such_teammate(&name),
+                if !self.has_teammate(&name) {
+                    return self.no_such_teammate(&name);
+                }
+                if let Some(mode) = self.team_file.member(&name).map(|m| m.permission_mode()) {
+                    self.set_teammate_mode(&name, mode.next());
                 }
             }
             LeadCommand::SetTeammateMode { name, mode } => self.set_teammate_mode(&name, mode),
@@ -52,6 +54,16 @@ impl Controller {
             }
             LeadCommand::Quit => self.begin_quit("asked by the user"),
         }
+    }
+
+    /// Is `name` a teammate? A miss re-reads the team file first (it may have just changed).
+    pub fn has_teammate(&mut self, name: &str) -> bool {
+        let known = |c: &Controller| c.team_file.member(name).is_some_and(|m| !m.is_lead());
+        if known(self) {
+            return true;
+        }
+        self.reload_team();
+        known(self)
     }
 
     pub fn no_such_teammate(&mut self, name: &str) {
@@ -84,6 +96,7 @@ impl Controller {
     /// Shift+Tab in the teams dialog: all equal → next, mixed → default; one team-file write,
     /// then one `mode_set_request` per teammate.
     pub fn cycle_all_modes(&mut self) {
+        self.reload_team();
         let members: Vec<(String, PermissionMode)> = self
             .team_file
             .teammates()
@@ -109,7 +122,7 @@ impl Controller {
 
     /// One teammate's mode: team-file write, then `mode_set_request`.
     pub fn set_teammate_mode(&mut self, name: &str, mode: PermissionMode) {
-        if self.team_file.member(name).is_none_or(|m| m.is_lead()) {
+        if !self.has_teammate(name) {
             return self.no_such_teammate(name);
         }
         if let Err(e) = store::set_modes(&self.home, &self.team, &[(name, mode)]) {
@@ -147,7 +160,7 @@ impl Controller {
 
     /// Asks one teammate to shut down.
     pub fn shutdown_one(&mut self, name: &str) {
-        if self.team_file.member(name).is_none_or(|m| m.is_lead()) {
+        if !self.has_teammate(name) {
             return self.no_such_teammate(name);
         }
         if self.send_shutdown_request(name, None) {
@@ -157,6 +170,7 @@ impl Controller {
 
     /// Asks every teammate to shut down.
     pub fn shutdown_all(&mut self) {
+        self.reload_team();
         let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
         if names.is_empty() {
             self.note("There are no teammates to shut down.");
@@ -171,19 +185,20 @@ impl Controller {
 
     /// Stops a teammate now: its runtime is killed, it leaves the team, its tasks are freed.
     pub async fn kill(&mut self, name: &str) {
-        if self.team_file.member(name).is_none_or(|m| m.is_lead()) {
+        if !self.has_teammate(name) {
             return self.no_such_teammate(name);
         }
-        if self.executor.handle(name).is_some() {
-            if let Err(e) = self.executor.kill(name).await {
-                tracing::warn!("killing {name}: {e}");
-            }
+        if self.executor.handle(name).is_some()
+            && let Err(e) = self.executor.kill(name).await
+        {
+            tracing::warn!("killing {name}: {e}");
         }
         self.remove_teammate(name, "was killed");
     }
 
     /// Asks every idle teammate to shut down.
     pub fn prune_idle(&mut self) {
+        self.reload_team();
         let idle: Vec<String> = self
             .team_file
             .teammates()
@@ -212,6 +227,9 @@ impl Controller {
 
     /// Hide/show and jump exist for pane teammates only.
     fn pane_only(&mut self, name: &str) {
+        if !self.has_teammate(name) {
+            return self.no_such_teammate(name);
+        }
         match self.team_file.member(name) {
             None => self.no_such_teammate(name),
             Some(m) if crate::lead::team_view::backend_of(m) == "in-process" => self.note(format!(

@@ -1,0 +1,314 @@
+//! Team operations of the lead as a user sees them in the files: cycling every mode in one
+//! team-file write, the shutdown handshake (only a matching `shutdown_approved` removes a
+//! member and frees its tasks), de-duplicated delivery, messages and frames as turns, and
+//! `/quit` removing the team.
+
+mod lead_common;
+
+use lead_common::{Session, eventually};
+use teamlead::lead::view::{LeadCommand, LeadEvent, TeammateStatus, TranscriptItem};
+use teamlead::protocol::frames::{Frame, ShutdownApproved, TaskCompleted};
+use teamlead::protocol::time::now_iso;
+use teamlead::protocol::{InboxEntry, PermissionMode, TaskStatus};
+use teamlead::store::{self, TaskList};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cycle_all_modes_writes_the_team_once_and_tells_each_teammate_once() {
+    let mut s = Session::start("modes").await;
+    s.add_pane_member("alpha", "%1", "plan");
+    s.add_pane_member("beta", "%2", "plan");
+    s.wait_for(
+        "both teammates",
+        |e| matches!(e, LeadEvent::Team(t) if t.len() == 2),
+    )
+    .await;
+    let config = s.home.config_path(&s.team).unwrap();
+    let before = std::fs::read_to_string(&config).unwrap();
+
+    s.send(LeadCommand::CycleAllModes).await;
+    s.wait_note("Every teammate is now in bypassPermissions mode")
+        .await;
+
+    let team = store::read_team(&s.home, &s.team).unwrap();
+    for name in ["alpha", "beta"] {
+        assert_eq!(
+            team.member(name).unwrap().permission_mode(),
+            PermissionMode::BypassPermissions
+        );
+        let modes: Vec<PermissionMode> = s
+            .frames_in(name)
+            .into_iter()
+            .filter_map(|(e, f)| match f {
+                Frame::ModeSetRequest(m) => {
+                    assert_eq!(e.from, "team-lead");
+                    Some(m.mode)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(modes, [PermissionMode::BypassPermissions], "{name}");
+    }
+    // One write: the only difference to the file before is the two modes.
+    let expected = before.replace("\"mode\": \"plan\"", "\"mode\": \"bypassPermissions\"");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), expected);
+
+    // Mixed modes → everyone to default.
+    s.send(LeadCommand::SetTeammateMode {
+        name: "alpha".into(),
+        mode: PermissionMode::AcceptEdits,
+    })
+    .await;
+    s.wait_note("alpha is now in acceptEdits mode").await;
+    s.send(LeadCommand::CycleAllModes).await;
+    s.wait_note("Every teammate is now in default mode").await;
+    let team = s
+        .wait_for("the views in default mode", |e| {
+            matches!(e, LeadEvent::Team(t) if t.iter().all(|v| v.mode == PermissionMode::Default))
+        })
+        .await;
+    let LeadEvent::Team(views) = team else {
+        unreachable!()
+    };
+    assert_eq!(views.len(), 2);
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_matching_shutdown_approval_removes_the_teammate() {
+    let mut s = Session::start("shutdowns").await;
+    s.add_pane_member("worker", "%7", "default");
+    let tasks = TaskList::new(&s.home, &s.team).unwrap();
+    let a = tasks.create("Write the parser", "", vec![], None).unwrap();
+    let b = tasks.create("Test the parser", "", vec![], None).unwrap();
+    let c = tasks.create("Already done", "", vec![], None).unwrap();
+    tasks.claim(&a.id, "worker", false).unwrap();
+    tasks
+        .update(&b.id, |t| {
+            t.owner = Some("worker".into());
+            Ok(())
+        })
+        .unwrap();
+    tasks.claim(&c.id, "worker", false).unwrap();
+    tasks.complete(&c.id).unwrap();
+
+    s.send(LeadCommand::Shutdown {
+        name: "worker".into(),
+    })
+    .await;
+    s.wait_for("worker shutting down", |e| {
+        matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.name == "worker" && v.status == TeammateStatus::ShuttingDown))
+    })
+    .await;
+    let request_id = s
+        .frames_in("worker")
+        .into_iter()
+        .find_map(|(e, f)| match f {
+            Frame::ShutdownRequest(r) => {
+                assert_eq!(e.from, "team-lead");
+                assert_eq!(r.from, "team-lead");
+                Some(r.request_id)
+            }
+            _ => None,
+        })
+        .expect("a shutdown_request");
+    assert!(request_id.starts_with("shutdown-") && request_id.ends_with("@worker"));
+
+    let approved = |request_id: &str, pane: &str| {
+        InboxEntry::frame(
+            "worker",
+            &Frame::ShutdownApproved(ShutdownApproved {
+                request_id: request_id.to_string(),
+                from: "worker".to_string(),
+                timestamp: now_iso(),
+                pane_id: Some(pane.to_string()),
+                backend_type: Some("tmux".to_string()),
+            }),
+        )
+    };
+    // A forged id and the wrong pane are both ignored.
+    s.to_lead(&approved("shutdown-1@worker", "%7"));
+    s.to_lead(&approved(&request_id, "%99"));
+    s.to_lead(&InboxEntry::new(
+        "worker",
+        "marker after the forged approvals",
+    ));
+    s.wait_turn("marker after the forged approvals").await;
+    let team = store::read_team(&s.home, &s.team).unwrap();
+    assert!(
+        team.member("worker").is_some(),
+        "a forged approval removed the member"
+    );
+
+    s.to_lead(&approved(&request_id, "%7"));
+    let note = s.wait_note("has shut down").await;
+    assert_eq!(
+        note,
+        format!(
+            "worker has shut down. 2 task(s) were unassigned: #{} \"Write the parser\", #{} \"Test the parser\"",
+            a.id, b.id
+        )
+    );
+    let team = store::read_team(&s.home, &s.team).unwrap();
+    assert!(team.member("worker").is_none());
+    for id in [&a.id, &b.id] {
+        let t = tasks.get(id).unwrap();
+        assert_eq!(t.status, TaskStatus::Pending);
+        assert_eq!(t.owner, None);
+    }
+    assert_eq!(tasks.get(&c.id).unwrap().status, TaskStatus::Completed);
+    s.wait_for(
+        "the team without worker",
+        |e| matches!(e, LeadEvent::Team(t) if t.is_empty()),
+    )
+    .await;
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivered_entry_is_shown_once_and_frames_are_one_liners() {
+    let mut s = Session::start("dedup").await;
+    s.add_pane_member("worker", "%2", "default");
+    let entry = InboxEntry::new("worker", "the build is green").with_summary(Some("green build"));
+    s.to_lead(&entry);
+    let item = s.wait_turn("the build is green").await;
+    assert_eq!(
+        item,
+        TranscriptItem::Teammate {
+            from: "worker".into(),
+            color: Some("green".into()),
+            summary: Some("green build".into()),
+            text: "the build is green".into(),
+        }
+    );
+    // The same entry again (a writer that retried), then a frame, then a marker.
+    s.to_lead(&entry);
+    s.to_lead(&InboxEntry::frame(
+        "worker",
+        &Frame::TaskCompleted(TaskCompleted {
+            from: Some("worker".into()),
+            task_id: "4".into(),
+            task_subject: Some("build".into()),
+            timestamp: None,
+        }),
+    ));
+    s.to_lead(&InboxEntry::new("worker", "marker"));
+    s.wait_turn("marker").await;
+    let turns = s
+        .seen
+        .iter()
+        .filter(|e| {
+            matches!(e, LeadEvent::Transcript(TranscriptItem::Teammate { text, .. }) if text == "the build is green")
+        })
+        .count();
+    assert_eq!(turns, 1);
+    let frame_line = s.seen.iter().find_map(|e| match e {
+        LeadEvent::Transcript(TranscriptItem::Frame { from, line, .. }) => {
+            Some((from.clone(), line.clone()))
+        }
+        _ => None,
+    });
+    assert_eq!(
+        frame_line,
+        Some(("worker".into(), "task #4 completed \"build\"".into()))
+    );
+    // The inbox was emptied after delivery; the recent messages show in the teammate view.
+    let inbox = store::inbox::read(&s.home, &s.team, "team-lead").unwrap();
+    assert!(inbox.entries.is_empty(), "{inbox:?}");
+    let views = s
+        .wait_for("recent messages", |e| {
+            matches!(e, LeadEvent::Team(t) if t.first().is_some_and(|v| v.recent_messages.len() >= 3))
+        })
+        .await;
+    let LeadEvent::Team(views) = views else {
+        unreachable!()
+    };
+    assert_eq!(
+        views[0].recent_messages.last().map(String::as_str),
+        Some("worker: marker")
+    );
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn composer_text_reaches_teammates_and_quit_removes_the_team() {
+    let mut s = Session::start("composer").await;
+    s.add_pane_member("worker", "%2", "default");
+    s.submit("@worker please rebase").await;
+    s.wait_for("the echo", |e| {
+        matches!(e, LeadEvent::Transcript(TranscriptItem::ToTeammate { to, text }) if to == "worker" && text == "please rebase")
+    })
+    .await;
+    s.submit("hello there").await;
+    s.wait_note("@name text").await;
+    s.submit("/msg @nobody hi").await;
+    s.wait_note("no teammate named nobody").await;
+    s.submit("/task add count the lines --command \"wc -l *.txt\"")
+        .await;
+    s.wait_note("Added task #1 \"count the lines\"").await;
+    s.wait_tasks("the task", |t| t.len() == 1).await;
+    s.submit("/task assign 1 worker").await;
+    s.wait_note("Assigned task #1").await;
+    s.submit("/frobnicate").await;
+    s.wait_note("unknown command `/frobnicate`").await;
+
+    let texts: Vec<String> = store::inbox::read(&s.home, &s.team, "worker")
+        .unwrap()
+        .entries
+        .into_iter()
+        .map(|e| {
+            assert_eq!(e.from, "team-lead");
+            e.text
+        })
+        .collect();
+    assert_eq!(texts[0], "please rebase");
+    assert!(matches!(Frame::parse(&texts[1]), Some(Frame::TaskAssignment(a)) if a.task_id == "1"));
+    let task = TaskList::new(&s.home, &s.team).unwrap().get("1").unwrap();
+    assert_eq!(task.owner.as_deref(), Some("worker"));
+
+    let team_dir = s.team_dir();
+    let tasks_dir = s.tasks_dir();
+    assert!(teamlead::store::is_lead_alive(&s.home, &s.team));
+    s.submit("/quit").await;
+    s.wait_for("Exited", |e| matches!(e, LeadEvent::Exited))
+        .await;
+    assert!(!team_dir.exists(), "team dir left behind");
+    assert!(!tasks_dir.exists(), "tasks dir left behind");
+    let home = s.home.clone();
+    let team = s.team.clone();
+    eventually("the liveness lock released", move || {
+        !teamlead::store::is_lead_alive(&home, &team)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_swept() {
+    let s = Session::start("twice").await;
+    let opts = teamlead::lead::LeadOptions::new(s.home.clone(), s.cwd.path()).with_team("twice");
+    let err = teamlead::lead::Lead::start(opts).expect_err("second lead");
+    assert!(
+        err.to_string().contains("already has a running lead"),
+        "{err}"
+    );
+    drop(s);
+
+    // A team left by a crashed lead (no liveness lock held) is swept at start.
+    let home_dir = tempfile::tempdir().unwrap();
+    let home = teamlead::store::Home::new(home_dir.path());
+    let mut stale = teamlead::protocol::TeamFile::new("stale", None, "/nowhere");
+    stale.members.push(teamlead::protocol::Member::new(
+        "ghost", "stale", "/nowhere",
+    ));
+    store::create_team(&home, &stale).unwrap();
+    let opts = teamlead::lead::LeadOptions::new(home.clone(), home_dir.path()).with_team("stale");
+    let (handle, mut events) = teamlead::lead::Lead::start(opts).expect("starts");
+    let team = store::read_team(&home, "stale").unwrap();
+    assert!(team.member("ghost").is_none());
+    assert_eq!(team.member("team-lead").unwrap().tmux_pane_id, "leader");
+    handle.commands.send(LeadCommand::Quit).await.unwrap();
+    while let Some(e) = events.recv().await {
+        if e == LeadEvent::Exited {
+            break;
+        }
+    }
+}
