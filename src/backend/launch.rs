@@ -4,7 +4,7 @@
 use crate::protocol::PermissionMode;
 
 /// Variables passed through to a teammate when set in the lead's environment.
-pub const PASS_THROUGH_VARS: [&str; 16] = [
+pub const PASS_THROUGH_VARS: [&str; 23] = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_API_KEY",
     "CLAUDE_CONFIG_DIR",
@@ -21,6 +21,13 @@ pub const PASS_THROUGH_VARS: [&str; 16] = [
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
     "TEAMLEAD_HOME",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "TEAMLEAD_MODEL",
+    "TEAMLEAD_PROVIDER",
+    "TEAMLEAD_CONFIG",
+    "XDG_CONFIG_HOME",
 ];
 
 /// Which program runs the teammate.
