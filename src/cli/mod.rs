@@ -16,6 +16,7 @@ mod style;
 mod task;
 mod teammate;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -63,7 +64,8 @@ pub fn main() -> ExitCode {
         Ok(Err(report)) if is_broken_pipe(&report) => ExitCode::SUCCESS,
         Ok(Err(report)) => {
             tracing::error!("{report:?}");
-            eprintln!("error: {}", one_line(&report));
+            // Never `eprintln!`: with the terminal gone (a hangup) it would panic.
+            let _ = writeln!(std::io::stderr(), "error: {}", one_line(&report));
             ExitCode::from(1)
         }
         // The panic hook already printed one line.
@@ -141,7 +143,9 @@ fn install_panic_hook() {
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
         tracing::error!("panic{location}: {message}");
-        eprintln!(
+        // A failing write must not panic inside the panic hook (that aborts).
+        let _ = writeln!(
+            std::io::stderr(),
             "error: internal error: {} (this is a bug in teamlead)",
             message.replace('\n', " ")
         );

@@ -138,6 +138,13 @@ pub async fn run_tui(
         clock: app::system_clock,
     };
     let result = app::run(&mut guard.terminal, AppState::new(), io).await;
-    drop(guard);
+    restore();
+    if result.is_err() {
+        // The terminal is gone (a hangup): ratatui's `Terminal` would try to show the cursor
+        // when dropped and print the failure to the dead stderr, which panics. Leak it instead.
+        std::mem::forget(guard);
+    } else {
+        drop(guard);
+    }
     result.map(|_| ())
 }
