@@ -30,6 +30,10 @@ use crate::store::tasks::TaskList;
 use crate::store::{self, Home, LeadLiveness, StoreError};
 use crate::watch::{ChangeEvent, WatchOptions, WatchScope, Watcher};
 
+/// The lead reacts to a quiet file this soon: bursts of its own writes are short, and a drain
+/// that finds nothing new costs little, so a short window keeps message latency low.
+const WATCH_COALESCE: Duration = Duration::from_millis(2);
+
 /// How long `/quit` waits for teammates to approve their shutdown before killing them.
 pub const QUIT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -131,7 +135,13 @@ impl Controller {
         let poller = Poller::open(&home, &team)?;
         let (changes, watcher) = match WatchScope::team(&home, &team)
             .ok()
-            .map(|scope| crate::watch::watch(&scope, &WatchOptions::default()))
+            .map(|scope| {
+                let options = WatchOptions {
+                    coalesce: WATCH_COALESCE,
+                    ..WatchOptions::default()
+                };
+                crate::watch::watch(&scope, &options)
+            })
         {
             Some(Ok((watcher, rx))) => (Some(rx), Some(watcher)),
             Some(Err(e)) => {
