@@ -21,6 +21,10 @@ struct Session {
 
 impl Session {
     fn start(home: &Path, cwd: &Path, args: &[&str]) -> Session {
+        Session::start_env(home, cwd, args, &[])
+    }
+
+    fn start_env(home: &Path, cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Session {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: 30,
@@ -39,6 +43,9 @@ impl Session {
         cmd.env("TERM", "xterm-256color");
         for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
             cmd.env_remove(var);
+        }
+        for (key, value) in env {
+            cmd.env(key, value);
         }
         let child = pair.slave.spawn_command(cmd).expect("spawn teamlead");
         drop(pair.slave);
@@ -191,5 +198,111 @@ fn sigterm_quits_gracefully_and_restores_the_terminal() {
     assert!(
         !home.path().join("teams").join("sigterm").exists(),
         "the team is removed"
+    );
+}
+
+/// The demo end to end: tasks are claimed, a Bash request is approved by key and its task shows
+/// as completed on screen and in its task file; every later request and the plan are approved
+/// until all six tasks are done; `/quit` then removes the team, its tasks and the demo's
+/// working directory, and leaves no process behind.
+#[test]
+fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
+    let home = tempfile::tempdir().expect("home");
+    let project = tempfile::tempdir().expect("project");
+    let tmp = tempfile::tempdir().expect("tmp for the demo's working directory");
+    let mut session = Session::start_env(
+        home.path(),
+        project.path(),
+        &["demo"],
+        &[("TMPDIR", tmp.path())],
+    );
+    session.wait_for("the first Bash request", |s| {
+        let c = s.contents();
+        c.contains("needs permission") && c.contains("Bash") && c.contains("Lay out the workspace")
+    });
+    let team = std::fs::read_dir(home.path().join("tasks"))
+        .expect("tasks dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .next()
+        .expect("the demo team's task list");
+    let task_file = home.path().join("tasks").join(&team).join("1.json");
+    let status = |path: &Path| -> String {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["status"].as_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    assert_eq!(status(&task_file), "in_progress");
+    session.send(b"y");
+    // The footer counts it (the transcript line may sit under the reviewer's plan dialog).
+    session.wait_for("task #1 completed on screen", |s| {
+        s.contents().contains("tasks 1/6")
+    });
+    assert_eq!(status(&task_file), "completed");
+
+    // Approve whatever is asked (Bash requests, the reviewer's plan) until every task is done.
+    let start = Instant::now();
+    loop {
+        let screen = session.contents();
+        if screen.contains("tasks 6/6") && !screen.contains("needs permission") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "the demo did not finish:\n{screen}"
+        );
+        if screen.contains("needs permission") || screen.contains("wants to proceed") {
+            session.send(b"y");
+        }
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    for id in 1..=6 {
+        let path = home
+            .path()
+            .join("tasks")
+            .join(&team)
+            .join(format!("{id}.json"));
+        assert_eq!(status(&path), "completed", "task {id}");
+    }
+    let workdir: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("tmp")
+        .flatten()
+        .collect();
+    assert_eq!(
+        workdir.len(),
+        1,
+        "the demo works in one directory under TMPDIR"
+    );
+    let report = workdir[0].path().join("out/REPORT.md");
+    assert!(report.exists(), "the last task wrote its report");
+
+    session.send(b"/quit\r");
+    assert!(session.wait_exit(), "exit status 0");
+    terminal_given_back(session.screen.lock().expect("screen").screen());
+    assert!(
+        !home.path().join("teams").join(&team).exists(),
+        "team directory removed"
+    );
+    assert!(
+        !home.path().join("tasks").join(&team).exists(),
+        "task list removed"
+    );
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).expect("tmp").count(),
+        0,
+        "demo directory removed"
+    );
+    // No process is left that still works in the demo's directory or on its home.
+    let needle = home.path().to_string_lossy().into_owned();
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", &needle])
+        .output()
+        .expect("pgrep");
+    assert!(
+        left.stdout.is_empty(),
+        "leftover processes: {}",
+        String::from_utf8_lossy(&left.stdout)
     );
 }
