@@ -33,8 +33,9 @@ async fn spawned_teammate_asks_works_reports_and_quits() {
     assert_eq!(queue[0].tool_name, "Bash");
     assert_eq!(queue[0].source, PermissionSource::Bridge);
     assert_eq!(queue[0].color.as_deref(), Some("red"));
-    s.wait_for("builder waiting", |e| {
-        matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.name == "builder" && v.status == TeammateStatus::WaitingForApproval))
+    s.wait_team("builder waiting", |t| {
+        t.iter()
+            .any(|v| v.name == "builder" && v.status == TeammateStatus::WaitingForApproval)
     })
     .await;
     s.send(LeadCommand::AnswerPermission {
@@ -59,8 +60,9 @@ async fn spawned_teammate_asks_works_reports_and_quits() {
             .iter()
             .any(|e| matches!(e, LeadEvent::TeammateTranscript { name, .. } if name == "builder"))
     );
-    s.wait_for("builder idle", |e| {
-        matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.name == "builder" && matches!(v.status, TeammateStatus::Idle { .. })))
+    s.wait_team("builder idle", |t| {
+        t.iter()
+            .any(|v| v.name == "builder" && matches!(v.status, TeammateStatus::Idle { .. }))
     })
     .await;
 
@@ -218,4 +220,36 @@ async fn the_demo_plan_runs_and_quit_removes_everything() {
     }
     assert!(!home.team_dir(&team).unwrap().exists());
     assert!(!workdir.exists(), "the demo directory was not removed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupting_a_teammate_withdraws_its_request() {
+    let mut s = Session::start("interrupt").await;
+    s.submit("/spawn worker \"wait for work\"").await;
+    s.wait_note("Spawned worker").await;
+    s.submit("/task add touch it --command \"touch it.txt\"")
+        .await;
+    let queue = s
+        .wait_permissions("worker's Bash request", |p| !p.is_empty())
+        .await;
+    assert_eq!(queue[0].worker, "worker");
+    s.send(LeadCommand::InterruptTeammate {
+        name: "worker".into(),
+    })
+    .await;
+    s.wait_permissions("the request withdrawn", |p| p.is_empty())
+        .await;
+    // Answering the withdrawn request does nothing.
+    s.send(LeadCommand::AnswerPermission {
+        key: queue[0].key,
+        decision: PermissionDecision::AllowOnce,
+    })
+    .await;
+    s.wait_team("worker idle", |t| {
+        t.iter()
+            .any(|v| v.name == "worker" && matches!(v.status, TeammateStatus::Idle { .. }))
+    })
+    .await;
+    assert!(!s.cwd.path().join("it.txt").exists());
+    s.quit().await;
 }

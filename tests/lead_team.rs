@@ -215,13 +215,10 @@ async fn a_redelivered_entry_is_shown_once_and_frames_are_one_liners() {
     let inbox = store::inbox::read(&s.home, &s.team, "team-lead").unwrap();
     assert!(inbox.entries.is_empty(), "{inbox:?}");
     let views = s
-        .wait_for("recent messages", |e| {
-            matches!(e, LeadEvent::Team(t) if t.first().is_some_and(|v| v.recent_messages.len() >= 3))
+        .wait_team("recent messages", |t| {
+            t.first().is_some_and(|v| v.recent_messages.len() >= 3)
         })
         .await;
-    let LeadEvent::Team(views) = views else {
-        unreachable!()
-    };
     assert_eq!(
         views[0].recent_messages.last().map(String::as_str),
         Some("worker: marker")

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use teamlead::lead::view::{LeadCommand, LeadEvent, PendingPermission, TaskView, TranscriptItem};
+use teamlead::lead::view::{
+    LeadCommand, LeadEvent, PendingPermission, TaskView, TeammateView, TranscriptItem,
+};
 use teamlead::lead::{Lead, LeadHandle, LeadOptions};
 use teamlead::protocol::frames::Frame;
 use teamlead::protocol::{InboxEntry, Member};
@@ -113,6 +115,29 @@ impl Session {
             .await
         {
             LeadEvent::Permissions(p) => p,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Waits until the current `Team` snapshot (the last one seen, or a later one) satisfies
+    /// `pred`.
+    pub async fn wait_team(
+        &mut self,
+        what: &str,
+        pred: impl Fn(&[TeammateView]) -> bool,
+    ) -> Vec<TeammateView> {
+        let latest = self.seen.iter().rev().find_map(|e| match e {
+            LeadEvent::Team(t) => Some(t.clone()),
+            _ => None,
+        });
+        if let Some(team) = latest.filter(|t| pred(t)) {
+            return team;
+        }
+        match self
+            .wait_for(what, |e| matches!(e, LeadEvent::Team(t) if pred(t)))
+            .await
+        {
+            LeadEvent::Team(t) => t,
             _ => unreachable!(),
         }
     }
