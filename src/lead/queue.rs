@@ -1,4 +1,4 @@
-//! The permission queue and the plan queue. One FIFO of tool-use confirmations fed by the leader
+//! The permission queue (the plan queue is in [`super::plan_queue`]). One FIFO of tool-use confirmations fed by the leader
 //! bridge (in-process teammates) and by `permission_request` / `sandbox_permission_request`
 //! frames (pane teammates); every queued request has a queue-unique key and is answered at most
 //! once: [`PermissionQueue::take`] removes it, so a second answer to the same key is a no-op.
@@ -9,17 +9,17 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use super::view::{
-    PendingPermission, PendingPlan, PermissionDecision, PermissionSource, PlanDecision,
-};
+use super::view::{PendingPermission, PermissionDecision, PermissionSource};
 use crate::agent::asker::Asking;
+use crate::protocol::PermissionUpdate;
 use crate::protocol::frames::{
-    Frame, PermissionRequest, PermissionResponse, PlanApprovalRequest, PlanApprovalResponse,
-    SandboxPermissionRequest, SandboxPermissionResponse, plan_digest,
+    Frame, PermissionRequest, PermissionResponse, SandboxPermissionRequest,
+    SandboxPermissionResponse,
 };
 use crate::protocol::permission::PermissionRule;
 use crate::protocol::time::now_iso;
-use crate::protocol::{PermissionMode, PermissionUpdate};
+
+pub use super::plan_queue::{PlanQueue, plan_response};
 
 /// The tool name a sandbox network request is shown with.
 pub const SANDBOX_TOOL_NAME: &str = "SandboxNetworkAccess";
@@ -273,101 +273,6 @@ fn pending_for(
     }
 }
 
-/// The FIFO of plans waiting for approval.
-#[derive(Debug, Default)]
-pub struct PlanQueue {
-    items: VecDeque<(PendingPlan, PlanApprovalRequest)>,
-}
-
-impl PlanQueue {
-    pub fn new() -> PlanQueue {
-        PlanQueue::default()
-    }
-
-    /// Queues a plan from `from`; `false` when the same request is queued already.
-    pub fn push(
-        &mut self,
-        from: &str,
-        color: Option<String>,
-        request: PlanApprovalRequest,
-    ) -> bool {
-        if self
-            .items
-            .iter()
-            .any(|(p, _)| p.request_id == request.request_id)
-        {
-            return false;
-        }
-        let pending = PendingPlan {
-            request_id: request.request_id.clone(),
-            from: from.to_string(),
-            color,
-            plan: request.plan_content.clone(),
-        };
-        self.items.push_back((pending, request));
-        true
-    }
-
-    /// Removes and returns the plan with this request id (at most once).
-    pub fn take(&mut self, request_id: &str) -> Option<(PendingPlan, PlanApprovalRequest)> {
-        let at = self
-            .items
-            .iter()
-            .position(|(p, _)| p.request_id == request_id)?;
-        self.items.remove(at)
-    }
-
-    /// Removes every plan of a teammate that left.
-    pub fn remove_worker(&mut self, worker: &str) -> usize {
-        let before = self.items.len();
-        self.items.retain(|(p, _)| p.from != worker);
-        before - self.items.len()
-    }
-
-    pub fn views(&self) -> Vec<PendingPlan> {
-        self.items.iter().map(|(p, _)| p.clone()).collect()
-    }
-
-    /// Is a plan of this worker waiting?
-    pub fn has_worker(&self, worker: &str) -> bool {
-        self.items.iter().any(|(p, _)| p.from == worker)
-    }
-
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-}
-
-/// The `plan_approval_response` for a decision. An approval carries the mode to continue in
-/// (`plan` maps to `default`) and the digest of the approved plan.
-pub fn plan_response(
-    request: &PlanApprovalRequest,
-    decision: &PlanDecision,
-) -> PlanApprovalResponse {
-    match decision {
-        PlanDecision::Approve { mode } => PlanApprovalResponse {
-            request_id: request.request_id.clone(),
-            approved: true,
-            feedback: None,
-            timestamp: now_iso(),
-            permission_mode: Some(PermissionMode::for_teammate(*mode)),
-            plan_digest: Some(plan_digest(&request.plan_content)),
-        },
-        PlanDecision::Reject { feedback } => PlanApprovalResponse {
-            request_id: request.request_id.clone(),
-            approved: false,
-            feedback: Some(feedback.clone()).filter(|f| !f.trim().is_empty()),
-            timestamp: now_iso(),
-            permission_mode: None,
-            plan_digest: Some(plan_digest(&request.plan_content)),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,29 +382,5 @@ mod tests {
         );
         assert_eq!(r.error.as_deref(), Some("use cargo check"));
         assert_eq!(r.tool_use_id.as_deref(), Some("toolu_9"));
-    }
-
-    #[test]
-    fn plan_answers_carry_mode_and_digest() {
-        let req = PlanApprovalRequest {
-            from: "planner".into(),
-            timestamp: now_iso(),
-            plan_file_path: String::new(),
-            plan_content: "1. do it".into(),
-            request_id: "plan_approval-1@planner@t".into(),
-        };
-        let mut plans = PlanQueue::new();
-        assert!(plans.push("planner", None, req.clone()));
-        assert!(!plans.push("planner", None, req.clone()));
-        let (_, req) = plans.take("plan_approval-1@planner@t").unwrap();
-        assert!(plans.take("plan_approval-1@planner@t").is_none());
-        let r = plan_response(
-            &req,
-            &PlanDecision::Approve {
-                mode: PermissionMode::Plan,
-            },
-        );
-        assert_eq!(r.permission_mode, Some(PermissionMode::Default));
-        assert_eq!(r.plan_digest, Some(plan_digest("1. do it")));
     }
 }

@@ -5,6 +5,7 @@
 //! and never renders.
 
 mod incoming;
+mod quit;
 mod state;
 mod submit;
 mod team_ops;

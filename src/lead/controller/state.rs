@@ -91,7 +91,7 @@ pub(crate) struct Controller {
     outbox: Vec<LeadEvent>,
     published: Published,
     ui_gone: bool,
-    liveness: Option<LeadLiveness>,
+    pub liveness: Option<LeadLiveness>,
     _watcher: Option<Watcher>,
     /// Problems already reported (each is told once).
     reported: HashSet<String>,
@@ -133,25 +133,16 @@ impl Controller {
         let task_list = TaskList::new(&home, &team)?;
         home.ensure_dir(task_list.dir())?;
         let poller = Poller::open(&home, &team)?;
-        let (changes, watcher) = match WatchScope::team(&home, &team)
-            .ok()
-            .map(|scope| {
-                let options = WatchOptions {
-                    coalesce: WATCH_COALESCE,
-                    ..WatchOptions::default()
-                };
-                crate::watch::watch(&scope, &options)
-            })
-        {
-            Some(Ok((watcher, rx))) => (Some(rx), Some(watcher)),
-            Some(Err(e)) => {
+        let (changes, watcher) = match start_watcher(&home, &team) {
+            Ok(Some((watcher, rx))) => (Some(rx), Some(watcher)),
+            Ok(None) => (None, None),
+            Err(e) => {
                 notes.push(format!(
                     "No file watcher ({e}); checking the files every {} s.",
                     SAFETY_POLL.as_secs()
                 ));
                 (None, None)
             }
-            None => (None, None),
         };
         let (teammate_tx, teammate_rx) = mpsc::unbounded_channel();
         let executor = Arc::new(InProcessExecutor::new(
@@ -282,7 +273,7 @@ impl Controller {
     }
 
     /// Sends what is queued; a UI that stopped listening starts a graceful quit.
-    async fn flush(&mut self) {
+    pub async fn flush(&mut self) {
         let events: Vec<LeadEvent> = std::mem::take(&mut self.outbox);
         for event in events {
             if self.ui_gone {
@@ -430,102 +421,21 @@ impl Controller {
         self.executor.wake(to);
         Ok(())
     }
+}
 
-    /// Starts the graceful quit (idempotent).
-    pub fn begin_quit(&mut self, why: &str) {
-        if self.phase != Phase::Running {
-            return;
-        }
-        tracing::info!("lead quitting: {why}");
-        self.reload_team();
-        self.deny_everything_pending("The lead is shutting down.");
-        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
-        let mut asked = 0;
-        for name in &names {
-            let pending = self
-                .tracking
-                .get(name)
-                .is_some_and(|t| t.shutdown_request.is_some());
-            if pending || self.send_shutdown_request(name, Some("the lead is quitting")) {
-                asked += 1;
-            }
-        }
-        if asked > 0 {
-            self.note(format!(
-                "Asking {asked} teammate(s) to shut down (waiting up to {:.1} s)…",
-                self.quit_timeout.as_secs_f64()
-            ));
-        }
-        self.phase = Phase::Quitting {
-            deadline: Instant::now() + self.quit_timeout,
-        };
-    }
-
-    /// Ends the quit when every teammate has left.
-    async fn check_quit_progress(&mut self) {
-        if matches!(self.phase, Phase::Quitting { .. })
-            && self.team_file.teammates().next().is_none()
-        {
-            self.finish_quit().await;
-        }
-    }
-
-    /// Kills what is left, deletes the team, releases the liveness lock, says `Exited`.
-    pub async fn finish_quit(&mut self) {
-        if self.phase == Phase::Done {
-            return;
-        }
-        let left: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
-        if !left.is_empty() {
-            self.note(format!(
-                "Killing {} teammate(s) that did not shut down in time: {}",
-                left.len(),
-                left.join(", ")
-            ));
-        }
-        for name in self.executor.running() {
-            let _ = self.executor.kill(&name).await;
-        }
-        self.deny_everything_pending("The lead is shutting down.");
-        match store::delete_team(&self.home, &self.team) {
-            Ok(()) | Err(StoreError::NotFound { .. }) => {}
-            Err(e) => self.note(format!("Could not delete the team: {e}")),
-        }
-        if let Some(demo) = self.demo.take() {
-            drop(demo);
-        }
-        self.liveness = None;
-        self.emit(LeadEvent::Exited);
-        self.phase = Phase::Done;
-        self.flush().await;
-    }
-
-    /// Answers every queued permission and plan with a refusal (at quit).
-    fn deny_everything_pending(&mut self, why: &str) {
-        let keys: Vec<u64> = self.permissions.views().iter().map(|p| p.key).collect();
-        for key in keys {
-            self.answer_permission(
-                key,
-                crate::lead::view::PermissionDecision::Deny {
-                    feedback: Some(why.to_string()),
-                },
-            );
-        }
-        let plans: Vec<String> = self
-            .plans
-            .views()
-            .into_iter()
-            .map(|p| p.request_id)
-            .collect();
-        for request_id in plans {
-            self.answer_plan(
-                &request_id,
-                crate::lead::view::PlanDecision::Reject {
-                    feedback: why.to_string(),
-                },
-            );
-        }
-    }
+/// One watcher over the team's directories, reacting within [`WATCH_COALESCE`].
+fn start_watcher(
+    home: &Home,
+    team: &str,
+) -> Result<Option<(Watcher, mpsc::UnboundedReceiver<ChangeEvent>)>, crate::watch::WatchError> {
+    let Ok(scope) = WatchScope::team(home, team) else {
+        return Ok(None);
+    };
+    let options = WatchOptions {
+        coalesce: WATCH_COALESCE,
+        ..WatchOptions::default()
+    };
+    crate::watch::watch(&scope, &options).map(Some)
 }
 
 async fn next_change(rx: &mut Option<mpsc::UnboundedReceiver<ChangeEvent>>) -> Option<ChangeEvent> {

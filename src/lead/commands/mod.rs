@@ -4,6 +4,10 @@
 
 use crate::protocol::PermissionMode;
 
+mod lexer;
+
+use lexer::{all_tokens, next_token, rest_text, split_word};
+
 /// Every slash command with its one-line help, in the order `/help` shows them.
 pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
     &[
@@ -147,83 +151,6 @@ pub fn parse_input(text: &str) -> Result<Input, CommandError> {
         }
     }
     Ok(Input::Plain(trimmed.to_string()))
-}
-
-/// The first whitespace-delimited word and the rest (untrimmed).
-fn split_word(s: &str) -> (&str, &str) {
-    let s = s.trim_start();
-    match s.find(char::is_whitespace) {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, ""),
-    }
-}
-
-/// One shell-like token: the value (quotes removed) and where the raw text continues.
-struct Token {
-    value: String,
-    end: usize,
-}
-
-/// Reads the next token of `s` from byte `at`: `"…"` and `'…'` group words, `\` escapes in
-/// double quotes. `None` at the end of the text.
-fn next_token(s: &str, at: usize) -> Result<Option<(usize, Token)>, CommandError> {
-    let bytes = s.as_bytes();
-    let mut i = at;
-    while i < bytes.len() && (bytes[i] as char).is_ascii_whitespace() {
-        i += 1;
-    }
-    if i >= bytes.len() {
-        return Ok(None);
-    }
-    let start = i;
-    let mut value = String::new();
-    let mut chars = s[i..].char_indices().peekable();
-    let mut quote: Option<char> = None;
-    let mut end = s.len();
-    while let Some((off, c)) = chars.next() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some('"') if c == '\\' => {
-                if let Some((_, n)) = chars.next() {
-                    value.push(n);
-                }
-            }
-            Some(_) => value.push(c),
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None if c.is_whitespace() => {
-                end = i + off;
-                break;
-            }
-            None => value.push(c),
-        }
-    }
-    if quote.is_some() {
-        return Err(CommandError::Invalid("unclosed quote".to_string()));
-    }
-    Ok(Some((start, Token { value, end })))
-}
-
-/// The rest of the text from `at` as one argument: a single quoted token is unquoted, anything
-/// else is kept as typed (trimmed).
-fn rest_text(s: &str, at: usize) -> Result<String, CommandError> {
-    let rest = s.get(at..).unwrap_or("").trim();
-    if (rest.starts_with('"') || rest.starts_with('\''))
-        && let Some((_, tok)) = next_token(rest, 0)?
-        && rest[tok.end..].trim().is_empty()
-    {
-        return Ok(tok.value);
-    }
-    Ok(rest.to_string())
-}
-
-fn all_tokens(s: &str) -> Result<Vec<String>, CommandError> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while let Some((_, tok)) = next_token(s, at)? {
-        at = tok.end;
-        out.push(tok.value);
-    }
-    Ok(out)
 }
 
 fn parse_mode(s: &str) -> Result<PermissionMode, CommandError> {
@@ -416,123 +343,4 @@ pub fn help_text() -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn slash(text: &str) -> SlashCommand {
-        match parse_input(text) {
-            Ok(Input::Slash(c)) => c,
-            other => panic!("{text}: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn spawn_with_flags_and_quoted_prompt() {
-        assert_eq!(
-            slash("/spawn builder --plan --mode acceptEdits \"build and test the parser\""),
-            SlashCommand::Spawn {
-                name: "builder".into(),
-                plan_mode_required: true,
-                mode: Some(PermissionMode::AcceptEdits),
-                prompt: "build and test the parser".into(),
-            }
-        );
-        assert_eq!(
-            slash("/spawn Tester run the --quick tests"),
-            SlashCommand::Spawn {
-                name: "Tester".into(),
-                plan_mode_required: false,
-                mode: None,
-                prompt: "run the --quick tests".into(),
-            }
-        );
-        assert!(parse_input("/spawn builder").is_err());
-        assert!(parse_input("/spawn builder --mode yolo go").is_err());
-        assert!(parse_input("/spawn builder \"unclosed").is_err());
-    }
-
-    #[test]
-    fn task_commands() {
-        assert_eq!(
-            slash("/task add count the lines --blocked-by 1,#2 --command \"wc -l *.txt\""),
-            SlashCommand::TaskAdd {
-                subject: "count the lines".into(),
-                blocked_by: vec!["1".into(), "2".into()],
-                command: Some("wc -l *.txt".into()),
-            }
-        );
-        assert_eq!(slash("/task list"), SlashCommand::TaskList);
-        assert_eq!(
-            slash("/task assign #3 @builder"),
-            SlashCommand::TaskAssign {
-                id: "3".into(),
-                name: "builder".into()
-            }
-        );
-        assert!(matches!(
-            parse_input("/task add --blocked-by x y"),
-            Err(CommandError::Invalid(_))
-        ));
-        assert!(matches!(
-            parse_input("/task frob"),
-            Err(CommandError::Unknown(_))
-        ));
-    }
-
-    #[test]
-    fn messages_and_team_commands() {
-        assert_eq!(
-            slash("/msg @builder please  rerun\nthe tests"),
-            SlashCommand::Msg {
-                to: "builder".into(),
-                text: "please  rerun\nthe tests".into()
-            }
-        );
-        assert_eq!(
-            slash("/broadcast stop"),
-            SlashCommand::Broadcast {
-                text: "stop".into()
-            }
-        );
-        assert_eq!(
-            slash("/shutdown all"),
-            SlashCommand::Shutdown {
-                target: ShutdownTarget::All
-            }
-        );
-        assert_eq!(
-            slash("/mode builder plan"),
-            SlashCommand::Mode {
-                name: "builder".into(),
-                mode: PermissionMode::Plan
-            }
-        );
-        assert_eq!(slash("/team delete"), SlashCommand::TeamDelete);
-        assert_eq!(slash("/quit"), SlashCommand::Quit);
-        assert_eq!(
-            parse_input("/frobnicate"),
-            Err(CommandError::Unknown("/frobnicate".into()))
-        );
-        assert_eq!(
-            parse_input("/kill").unwrap_err().to_string(),
-            "usage: /kill NAME"
-        );
-    }
-
-    #[test]
-    fn mentions_and_plain_text() {
-        assert_eq!(
-            parse_input("@builder run it again").unwrap(),
-            Input::Mention {
-                to: "builder".into(),
-                text: "run it again".into()
-            }
-        );
-        assert_eq!(
-            parse_input("hello team").unwrap(),
-            Input::Plain("hello team".into())
-        );
-        assert_eq!(parse_input("   ").unwrap(), Input::Empty);
-        assert!(help_text().contains("/spawn NAME"));
-    }
-}
+mod tests;

@@ -1,0 +1,109 @@
+//! Quitting: shutdown requests to every teammate, waiting (up to the quit timeout) for their
+//! `shutdown_approved`, then killing what is left, deleting the team and its tasks, releasing
+//! the liveness lock and saying `Exited`. Whatever waits in the queues is refused first, so no
+//! teammate stays blocked on an answer that will not come.
+
+use tokio::time::Instant;
+
+use super::state::{Controller, Phase};
+use crate::backend::executor::TeammateExecutor;
+use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision};
+use crate::store::{self, StoreError};
+
+impl Controller {
+    /// Starts the graceful quit (idempotent).
+    pub fn begin_quit(&mut self, why: &str) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        tracing::info!("lead quitting: {why}");
+        self.reload_team();
+        self.deny_everything_pending("The lead is shutting down.");
+        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        let mut asked = 0;
+        for name in &names {
+            let pending = self
+                .tracking
+                .get(name)
+                .is_some_and(|t| t.shutdown_request.is_some());
+            if pending || self.send_shutdown_request(name, Some("the lead is quitting")) {
+                asked += 1;
+            }
+        }
+        if asked > 0 {
+            self.note(format!(
+                "Asking {asked} teammate(s) to shut down (waiting up to {:.1} s)…",
+                self.quit_timeout.as_secs_f64()
+            ));
+        }
+        self.phase = Phase::Quitting {
+            deadline: Instant::now() + self.quit_timeout,
+        };
+    }
+
+    /// Ends the quit when every teammate has left.
+    pub async fn check_quit_progress(&mut self) {
+        if matches!(self.phase, Phase::Quitting { .. })
+            && self.team_file.teammates().next().is_none()
+        {
+            self.finish_quit().await;
+        }
+    }
+
+    /// Kills what is left, deletes the team, releases the liveness lock, says `Exited`.
+    pub async fn finish_quit(&mut self) {
+        if self.phase == Phase::Done {
+            return;
+        }
+        let left: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        if !left.is_empty() {
+            self.note(format!(
+                "Killing {} teammate(s) that did not shut down in time: {}",
+                left.len(),
+                left.join(", ")
+            ));
+        }
+        for name in self.executor.running() {
+            let _ = self.executor.kill(&name).await;
+        }
+        self.deny_everything_pending("The lead is shutting down.");
+        match store::delete_team(&self.home, &self.team) {
+            Ok(()) | Err(StoreError::NotFound { .. }) => {}
+            Err(e) => self.note(format!("Could not delete the team: {e}")),
+        }
+        if let Some(demo) = self.demo.take() {
+            drop(demo);
+        }
+        self.liveness = None;
+        self.emit(LeadEvent::Exited);
+        self.phase = Phase::Done;
+        self.flush().await;
+    }
+
+    /// Answers every queued permission and plan with a refusal (at quit).
+    pub fn deny_everything_pending(&mut self, why: &str) {
+        let keys: Vec<u64> = self.permissions.views().iter().map(|p| p.key).collect();
+        for key in keys {
+            self.answer_permission(
+                key,
+                PermissionDecision::Deny {
+                    feedback: Some(why.to_string()),
+                },
+            );
+        }
+        let plans: Vec<String> = self
+            .plans
+            .views()
+            .into_iter()
+            .map(|p| p.request_id)
+            .collect();
+        for request_id in plans {
+            self.answer_plan(
+                &request_id,
+                PlanDecision::Reject {
+                    feedback: why.to_string(),
+                },
+            );
+        }
+    }
+}
