@@ -28,6 +28,8 @@ pub struct SpawnRequest {
     pub prompt: Option<String>,
     pub model: Option<String>,
     pub agent_type: String,
+    /// Run a real `claude` process (pane executors only).
+    pub claude: bool,
 }
 
 impl SpawnRequest {
@@ -42,6 +44,7 @@ impl SpawnRequest {
             prompt: None,
             model: None,
             agent_type: "general-purpose".to_string(),
+            claude: false,
         }
     }
 }

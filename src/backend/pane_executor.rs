@@ -68,8 +68,16 @@ impl PaneExecutor {
     /// The command line for one teammate, with the home passed on so `teamlead teammate` finds
     /// the same files as its lead.
     pub fn command_line(&self, request: &SpawnRequest) -> String {
+        let program = if request.claude {
+            TeammateProgram::Claude {
+                binary: super::launch::claude_binary(&|k| std::env::var(k).ok()),
+            }
+        } else {
+            self.program.clone()
+        };
+        let is_teamlead = matches!(program, TeammateProgram::Teamlead { .. });
         let launch = TeammateLaunch {
-            program: self.program.clone(),
+            program,
             cwd: request.cwd.to_string_lossy().into_owned(),
             name: request.name.clone(),
             team: self.team.clone(),
@@ -81,7 +89,6 @@ impl PaneExecutor {
             lead_mode: request.mode,
         };
         let root = self.home.root.to_string_lossy().into_owned();
-        let is_teamlead = matches!(self.program, TeammateProgram::Teamlead { .. });
         launch.command_line(&|key| {
             if key == "TEAMLEAD_HOME" && is_teamlead {
                 Some(root.clone())

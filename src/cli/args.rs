@@ -82,12 +82,16 @@ pub struct LeadArgs {
     /// What runs each teammate
     #[arg(long, value_enum, default_value_t = AgentChoice::Builtin)]
     pub agent: AgentChoice,
+    /// Give every teammate its own git worktree and branch (also: /spawn --worktree)
+    #[arg(long)]
+    pub worktree: bool,
 }
 
 impl LeadArgs {
     /// Was any session option given on the command line?
     pub fn given(&self) -> bool {
         self.team.is_some()
+            || self.worktree
             || self.backend != BackendChoice::Auto
             || self.agent != AgentChoice::Builtin
     }

@@ -16,6 +16,14 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Starts the controller with `opts` and runs the UI until the controller exits.
 fn run_session(opts: LeadOptions) -> Result<()> {
+    // A panic of the main thread (the UI) kills the lead's panes and removes its team first.
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() == Some("main") {
+            crate::lead::emergency::run();
+        }
+        previous(info);
+    }));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -37,21 +45,30 @@ fn run_session(opts: LeadOptions) -> Result<()> {
 
 /// `teamlead [--team NAME] [--backend …] [--agent …]`: the interactive lead session.
 pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
-    match args.backend {
-        BackendChoice::Auto | BackendChoice::InProcess => {}
-        BackendChoice::Tmux | BackendChoice::Iterm2 => {
-            bail!(
-                "the lead session runs in-process teammates only in this build (use --backend in-process)"
-            )
-        }
-    }
-    if args.agent == AgentChoice::Claude {
+    use crate::backend::detect::{self, BackendRequest, CapturedEnv};
+    use crate::backend::iterm2::Iterm2Backend;
+    let request = match args.backend {
+        BackendChoice::Auto => BackendRequest::Auto,
+        BackendChoice::Tmux => BackendRequest::Tmux,
+        BackendChoice::Iterm2 => BackendRequest::Iterm2,
+        BackendChoice::InProcess => BackendRequest::InProcess,
+    };
+    // One detection per session, from the environment captured now.
+    let choice = detect::detect(
+        &CapturedEnv::from_process(),
+        request,
+        &Iterm2Backend::is_available,
+    );
+    let claude = args.agent == AgentChoice::Claude;
+    if claude && choice.label() == "in-process" {
         bail!(
-            "the lead session runs teamlead's own teammates only in this build (--agent builtin)"
+            "--agent claude needs a pane backend (tmux or iTerm2) and none is usable here: install tmux or drop --agent claude"
         );
     }
     let cwd = std::env::current_dir().wrap_err("cannot read the current directory")?;
-    let mut opts = LeadOptions::new(ctx.home.clone(), cwd);
+    let mut opts = LeadOptions::new(ctx.home.clone(), cwd).with_backend(choice);
+    opts.claude_by_default = claude;
+    opts.worktree_by_default = args.worktree;
     if let Some(team) = &args.team {
         opts = opts.with_team(team.clone());
     }

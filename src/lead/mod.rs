@@ -6,6 +6,7 @@ pub mod bridge;
 pub mod commands;
 pub mod controller;
 pub mod demo;
+pub mod emergency;
 pub mod plan_queue;
 pub mod poller;
 pub mod queue;

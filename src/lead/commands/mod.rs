@@ -13,7 +13,7 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
     &[
         (
             "/spawn",
-            "/spawn NAME [--plan] [--mode M] PROMPT — start a teammate with this prompt",
+            "/spawn NAME [--plan] [--mode M] [--agent claude] [--worktree] PROMPT — start a teammate with this prompt",
         ),
         (
             "/task add",
@@ -55,6 +55,10 @@ pub enum SlashCommand {
         name: String,
         plan_mode_required: bool,
         mode: Option<PermissionMode>,
+        /// `--agent claude`: a real Claude Code process (pane backends only).
+        claude: bool,
+        /// `--worktree`: its own git worktree and branch.
+        worktree: bool,
         prompt: String,
     },
     TaskAdd {
@@ -229,11 +233,34 @@ fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
     let mut at = name_tok.end;
     let mut plan_mode_required = false;
     let mut mode = None;
+    let mut claude = false;
+    let mut worktree = false;
     while let Some((start, tok)) = next_token(args, at)? {
         match tok.value.as_str() {
             "--plan" => {
                 plan_mode_required = true;
                 at = tok.end;
+            }
+            "--worktree" => {
+                worktree = true;
+                at = tok.end;
+            }
+            "--agent" => {
+                let Some((_, a)) = next_token(args, tok.end)? else {
+                    return Err(CommandError::Invalid(
+                        "--agent needs builtin or claude".to_string(),
+                    ));
+                };
+                claude = match a.value.as_str() {
+                    "claude" => true,
+                    "builtin" => false,
+                    other => {
+                        return Err(CommandError::Invalid(format!(
+                            "unknown agent `{other}` (use builtin or claude)"
+                        )));
+                    }
+                };
+                at = a.end;
             }
             "--mode" => {
                 let Some((_, m)) = next_token(args, tok.end)? else {
@@ -244,7 +271,7 @@ fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
             }
             flag if flag.starts_with("--") && flag.len() > 2 => {
                 return Err(CommandError::Invalid(format!(
-                    "unknown option `{flag}` for /spawn (use --plan or --mode M)"
+                    "unknown option `{flag}` for /spawn (use --plan, --mode M, --agent claude or --worktree)"
                 )));
             }
             _ => {
@@ -256,13 +283,16 @@ fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
     let prompt = rest_text(args, at)?;
     if prompt.is_empty() {
         return Err(CommandError::Invalid(
-            "/spawn needs a PROMPT: /spawn NAME [--plan] [--mode M] PROMPT".to_string(),
+            "/spawn needs a PROMPT: /spawn NAME [--plan] [--mode M] [--agent claude] [--worktree] PROMPT"
+                .to_string(),
         ));
     }
     Ok(SlashCommand::Spawn {
         name,
         plan_mode_required,
         mode,
+        claude,
+        worktree,
         prompt,
     })
 }

@@ -17,6 +17,8 @@ fn spawn_with_flags_and_quoted_prompt() {
             name: "builder".into(),
             plan_mode_required: true,
             mode: Some(PermissionMode::AcceptEdits),
+            claude: false,
+            worktree: false,
             prompt: "build and test the parser".into(),
         }
     );
@@ -26,9 +28,23 @@ fn spawn_with_flags_and_quoted_prompt() {
             name: "Tester".into(),
             plan_mode_required: false,
             mode: None,
+            claude: false,
+            worktree: false,
             prompt: "run the --quick tests".into(),
         }
     );
+    assert_eq!(
+        slash("/spawn reviewer --agent claude --worktree review the diff"),
+        SlashCommand::Spawn {
+            name: "reviewer".into(),
+            plan_mode_required: false,
+            mode: None,
+            claude: true,
+            worktree: true,
+            prompt: "review the diff".into(),
+        }
+    );
+    assert!(parse_input("/spawn x --agent gpt go").is_err());
     assert!(parse_input("/spawn builder").is_err());
     assert!(parse_input("/spawn builder --mode yolo go").is_err());
     assert!(parse_input("/spawn builder \"unclosed").is_err());

@@ -147,6 +147,10 @@ impl Controller {
         if let Some(handle) = self.executor.handle(from) {
             handle.kill();
         }
+        if self.is_pane_member(from) {
+            // The teammate exits by itself and its pane closes; kill the pane if it lingers.
+            self.release_pane(from);
+        }
         self.remove_teammate(from, "has shut down");
     }
 

@@ -5,6 +5,7 @@
 //! and never renders.
 
 mod incoming;
+mod panes;
 mod quit;
 mod state;
 mod submit;
@@ -37,8 +38,14 @@ pub struct LeadOptions {
     pub cwd: PathBuf,
     /// The lead's permission mode at start.
     pub lead_mode: PermissionMode,
-    /// The backend label shown in the UI (`in-process` for now).
+    /// The backend label shown in the UI (from `backend_choice`).
     pub backend: String,
+    /// Where teammates run: chosen once per session (backend::detect).
+    pub backend_choice: crate::backend::detect::BackendChoice,
+    /// Pane teammates are real `claude` processes unless `/spawn --agent builtin`.
+    pub claude_by_default: bool,
+    /// Every teammate gets its own git worktree unless told otherwise.
+    pub worktree_by_default: bool,
     /// A demo to run: its tasks are created and its teammates spawned at start; its temporary
     /// directory is removed at quit.
     pub demo: Option<DemoPlan>,
@@ -55,6 +62,9 @@ impl LeadOptions {
             cwd: cwd.into(),
             lead_mode: PermissionMode::Default,
             backend: "in-process".to_string(),
+            backend_choice: crate::backend::detect::BackendChoice::InProcess { notice: None },
+            claude_by_default: false,
+            worktree_by_default: false,
             demo: None,
             quit_timeout: QUIT_TIMEOUT,
         }
@@ -71,6 +81,13 @@ impl LeadOptions {
         self.team = Some(plan.team.clone());
         self.cwd = plan.workdir().to_path_buf();
         self.demo = Some(plan);
+        self
+    }
+
+    /// The same options with teammates where `choice` says (panes or in-process).
+    pub fn with_backend(mut self, choice: crate::backend::detect::BackendChoice) -> LeadOptions {
+        self.backend = choice.label().to_string();
+        self.backend_choice = choice;
         self
     }
 
@@ -106,6 +123,10 @@ pub enum LeadError {
     Store(#[from] StoreError),
     #[error("bad team name: {0}")]
     TeamName(NameError),
+    #[error(
+        "team `{0}` already exists and was not started by teamlead (another lead may own it): pick another name with --team"
+    )]
+    ForeignTeam(String),
     #[error("the lead must be started inside a tokio runtime")]
     NoRuntime,
 }
@@ -136,7 +157,14 @@ impl Lead {
         let (controller, channels) =
             state::Controller::create(opts, bridge.clone(), bridge_rx, commands_rx, events_tx)?;
         let team = controller.team_name().to_string();
-        runtime.spawn(controller.run(channels));
+        runtime.spawn(async move {
+            use futures::FutureExt;
+            // A panic of the controller must not leave panes, servers or the team behind.
+            let run = std::panic::AssertUnwindSafe(controller.run(channels));
+            if run.catch_unwind().await.is_err() {
+                super::emergency::run();
+            }
+        });
         Ok((
             LeadHandle {
                 commands: commands_tx,

@@ -66,8 +66,19 @@ impl Controller {
         for name in self.executor.running() {
             let _ = self.executor.kill(&name).await;
         }
+        self.kill_all_panes().await;
         self.deny_everything_pending("The lead is shutting down.");
-        match store::delete_team(&self.home, &self.team) {
+        let removed = store::delete_team_with(&self.home, &self.team, |file| {
+            for m in &file.members {
+                if let Some(path) = &m.worktree_path
+                    && let Err(e) = crate::backend::worktree::remove(std::path::Path::new(path))
+                {
+                    tracing::warn!("removing the worktree {path}: {e}");
+                }
+            }
+        });
+        crate::lead::emergency::unregister();
+        match removed {
             Ok(()) | Err(StoreError::NotFound { .. }) => {}
             Err(e) => self.note(format!("Could not delete the team: {e}")),
         }

@@ -80,6 +80,10 @@ pub(crate) struct Controller {
     pub plans: PlanQueue,
     pub tracking: HashMap<String, Tracking>,
     pub executor: Arc<InProcessExecutor>,
+    /// Pane teammates (tmux, iTerm2), when the session has a pane backend.
+    pub panes: Option<super::panes::PaneSession>,
+    pub claude_by_default: bool,
+    pub worktree_by_default: bool,
     pub poller: Poller,
     pub turns: TurnQueue,
     /// Teammates spawned this session (the palette round-robin).
@@ -110,7 +114,9 @@ impl Controller {
         let home = opts.home.clone();
         let cwd = opts.cwd.clone();
         let mut notes = Vec::new();
-        // A team directory without a live lead was left by a crashed session: sweep it.
+        // A team directory without a live lead was left by a crashed teamlead session: sweep
+        // it. A team without teamlead's liveness file belongs to another lead (Claude Code):
+        // never touch it.
         if home.config_path(&team)?.exists() {
             if store::is_lead_alive(&home, &team) {
                 return Err(StoreError::LeadAlive {
@@ -119,10 +125,36 @@ impl Controller {
                 }
                 .into());
             }
-            store::delete_team(&home, &team)?;
+            if !home.lead_lock_path(&team)?.exists() {
+                return Err(LeadError::ForeignTeam(team));
+            }
+            for orphan in crate::backend::orphans::find(&home) {
+                if matches!(&orphan, crate::backend::orphans::Orphan::DeadTeam { team: t, .. } if *t == team)
+                {
+                    let _ = crate::backend::orphans::remove(&home, &orphan);
+                }
+            }
+            if home.config_path(&team)?.exists() {
+                store::delete_team(&home, &team)?;
+            }
             notes.push(format!(
                 "Removed the team `{team}` left behind by a previous session (its lead was gone)."
             ));
+        }
+        let orphans = crate::backend::orphans::find(&home);
+        if !orphans.is_empty() {
+            let list: Vec<String> = orphans.iter().take(5).map(|o| o.to_string()).collect();
+            notes.push(format!(
+                "Found {} thing(s) left behind by earlier sessions: {}{}. /clean removes them.",
+                orphans.len(),
+                list.join("; "),
+                if orphans.len() > 5 { "; …" } else { "" }
+            ));
+        }
+        if let crate::backend::detect::BackendChoice::InProcess { notice: Some(n) } =
+            &opts.backend_choice
+        {
+            notes.push(format!("{n}."));
         }
         let mut file = TeamFile::new(&team, None, &cwd.to_string_lossy());
         if let Some(lead) = file.member_mut(LEAD_NAME) {
@@ -144,6 +176,24 @@ impl Controller {
                 (None, None)
             }
         };
+        let panes = super::panes::PaneSession::open(
+            &opts.backend_choice,
+            &home,
+            &team,
+            &file.lead_session_id,
+            opts.claude_by_default,
+        );
+        crate::lead::emergency::register(
+            &home,
+            &team,
+            panes.as_ref().map(|p| p.executor.backend().clone()),
+            panes.as_ref().and_then(|p| p.private.clone()),
+        );
+        if let Some(hint) = panes.as_ref().and_then(|p| p.attach_hint.clone()) {
+            notes.push(format!(
+                "Teammates run in panes of a private tmux server: watch them with `{hint}`."
+            ));
+        }
         let (teammate_tx, teammate_rx) = mpsc::unbounded_channel();
         let executor = Arc::new(InProcessExecutor::new(
             &home,
@@ -164,6 +214,9 @@ impl Controller {
             plans: PlanQueue::new(),
             tracking: HashMap::new(),
             executor,
+            panes,
+            claude_by_default: opts.claude_by_default,
+            worktree_by_default: opts.worktree_by_default,
             poller,
             turns: TurnQueue::new(),
             spawned: 0,

@@ -51,10 +51,17 @@ impl Controller {
                 name,
                 plan_mode_required,
                 mode,
+                claude,
+                worktree,
                 prompt,
             } => {
-                self.spawn_teammate(&name, plan_mode_required, mode, &prompt)
-                    .await;
+                let flags = SpawnFlags {
+                    plan_mode_required,
+                    mode,
+                    claude: claude.then_some(true),
+                    worktree: worktree.then_some(true),
+                };
+                self.spawn_teammate_with(&name, flags, &prompt).await;
             }
             SlashCommand::TaskAdd {
                 subject,
@@ -140,8 +147,7 @@ impl Controller {
         }
     }
 
-    /// `/spawn`: member entry first, then the runtime (which clears the inbox and writes the
-    /// prompt as the first message from `team-lead`).
+    /// `/spawn` with only the common options (in a pane when the session has a pane backend).
     pub async fn spawn_teammate(
         &mut self,
         requested: &str,
@@ -149,8 +155,32 @@ impl Controller {
         mode: Option<PermissionMode>,
         prompt: &str,
     ) -> Option<String> {
+        let flags = SpawnFlags {
+            plan_mode_required,
+            mode,
+            ..SpawnFlags::default()
+        };
+        self.spawn_teammate_with(requested, flags, prompt).await
+    }
+
+    /// `/spawn`: member entry first, then the runtime or pane (which clears the inbox and writes
+    /// the prompt as the first message from `team-lead`).
+    pub async fn spawn_teammate_with(
+        &mut self,
+        requested: &str,
+        flags: SpawnFlags,
+        prompt: &str,
+    ) -> Option<String> {
         if self.phase != super::state::Phase::Running {
             self.note("The lead is shutting down: no new teammates.");
+            return None;
+        }
+        let in_pane = self.panes.is_some();
+        let claude = flags.claude.unwrap_or(self.claude_by_default);
+        if claude && !in_pane {
+            self.note(
+                "Claude Code teammates need a pane backend (tmux or iTerm2); this session runs teammates in-process.",
+            );
             return None;
         }
         self.reload_team();
@@ -167,21 +197,49 @@ impl Controller {
                 return None;
             }
         };
+        let mut cwd = self.cwd.clone();
+        let mut worktree_path = None;
+        if flags.worktree.unwrap_or(self.worktree_by_default) {
+            match crate::backend::worktree::create(&self.cwd, &self.team, &name) {
+                Ok(w) => {
+                    cwd = w.path.clone();
+                    worktree_path = Some(w.path.to_string_lossy().into_owned());
+                    self.note(format!(
+                        "{name} works in its own worktree {} (branch {}).",
+                        w.path.display(),
+                        w.branch
+                    ));
+                }
+                Err(e) => {
+                    self.note(format!("Cannot give {name} a worktree: {e}"));
+                    return None;
+                }
+            }
+        }
         let color = Color::nth(self.spawned);
         self.spawned += 1;
+        let plan_mode_required = flags.plan_mode_required;
         let mode = if plan_mode_required {
             PermissionMode::Plan
         } else {
-            mode.unwrap_or(self.lead_mode.for_teammate())
+            flags.mode.unwrap_or(self.lead_mode.for_teammate())
         };
-        let cwd = self.cwd.to_string_lossy().into_owned();
-        let mut member = Member::new(&name, &self.team, &cwd);
+        let mut member = Member::new(&name, &self.team, &cwd.to_string_lossy());
         member.prompt = Some(prompt.to_string());
         member.color = Some(color.as_str().to_string());
         member.plan_mode_required = plan_mode_required.then_some(true);
-        member.backend_type = Some("in-process".to_string());
-        member.tmux_pane_id = "in-process".to_string();
+        let where_ = if in_pane {
+            let label = self.backend.clone();
+            member.backend_type = Some(label.clone());
+            member.tmux_pane_id = String::new();
+            label
+        } else {
+            member.backend_type = Some("in-process".to_string());
+            member.tmux_pane_id = "in-process".to_string();
+            "in-process".to_string()
+        };
         member.mode = Some(mode.as_str().to_string());
+        member.worktree_path = worktree_path.clone();
         if let Err(e) = crate::store::add_member(&self.home, &self.team, member) {
             self.note(format!("Cannot add {name} to the team: {e}"));
             return None;
@@ -191,14 +249,32 @@ impl Controller {
             mode,
             plan_mode_required,
             prompt: Some(prompt.to_string()),
-            ..SpawnRequest::new(&name, self.cwd.clone())
+            claude,
+            ..SpawnRequest::new(&name, cwd)
         };
-        if let Err(e) = self.executor.spawn(request).await {
-            self.note(format!("Could not start {name}: {e}"));
-            let _ = crate::store::remove_member(&self.home, &self.team, &name);
-            self.reload_team();
-            return None;
-        }
+        let started = if in_pane {
+            self.spawn_in_pane(request)
+                .await
+                .map(|pane| format!("{where_} pane {pane}"))
+        } else {
+            self.executor
+                .spawn(request)
+                .await
+                .map(|_| where_)
+                .map_err(|e| e.to_string())
+        };
+        let place = match started {
+            Ok(place) => place,
+            Err(e) => {
+                self.note(format!("Could not start {name}: {e}"));
+                let _ = crate::store::remove_member(&self.home, &self.team, &name);
+                if let Some(path) = worktree_path {
+                    let _ = crate::backend::worktree::remove(std::path::Path::new(&path));
+                }
+                self.reload_team();
+                return None;
+            }
+        };
         self.tracking.entry(name.clone()).or_default();
         self.reload_team();
         let renamed = if name != requested {
@@ -207,7 +283,8 @@ impl Controller {
             String::new()
         };
         self.note(format!(
-            "Spawned {name}{renamed}: {color}, in-process, {mode} mode{}.",
+            "Spawned {name}{renamed}: {color}, {place}{}, {mode} mode{}.",
+            if claude { ", Claude Code" } else { "" },
             if plan_mode_required {
                 ", plan approval required"
             } else {
@@ -427,4 +504,15 @@ impl Controller {
             }
         }
     }
+}
+
+/// The options of one `/spawn`; `None` takes the session's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpawnFlags {
+    pub plan_mode_required: bool,
+    pub mode: Option<PermissionMode>,
+    /// A real `claude` process.
+    pub claude: Option<bool>,
+    /// Its own git worktree.
+    pub worktree: Option<bool>,
 }

@@ -37,8 +37,15 @@ impl Controller {
             LeadCommand::Shutdown { name } => self.shutdown_one(&name),
             LeadCommand::Kill { name } => self.kill(&name).await,
             LeadCommand::PruneIdle => self.prune_idle(),
-            LeadCommand::ToggleHidden { name } | LeadCommand::Jump { name } => {
-                self.pane_only(&name)
+            LeadCommand::ToggleHidden { name } => {
+                if self.pane_only(&name) {
+                    self.toggle_hidden(&name).await;
+                }
+            }
+            LeadCommand::Jump { name } => {
+                if self.pane_only(&name) {
+                    self.jump(&name).await;
+                }
             }
             LeadCommand::AnswerPermission { key, decision } => {
                 self.answer_permission(key, decision)
@@ -188,7 +195,9 @@ impl Controller {
         if !self.has_teammate(name) {
             return self.no_such_teammate(name);
         }
-        if self.executor.handle(name).is_some()
+        if self.is_pane_member(name) {
+            self.kill_pane(name).await;
+        } else if self.executor.handle(name).is_some()
             && let Err(e) = self.executor.kill(name).await
         {
             tracing::warn!("killing {name}: {e}");
@@ -225,19 +234,30 @@ impl Controller {
         ));
     }
 
-    /// Hide/show and jump exist for pane teammates only.
-    fn pane_only(&mut self, name: &str) {
+    /// Hide/show and jump exist for pane teammates only: true when `name` has a pane here.
+    fn pane_only(&mut self, name: &str) -> bool {
         if !self.has_teammate(name) {
-            return self.no_such_teammate(name);
+            self.no_such_teammate(name);
+            return false;
         }
         match self.team_file.member(name) {
-            None => self.no_such_teammate(name),
-            Some(m) if crate::lead::team_view::backend_of(m) == "in-process" => self.note(format!(
-                "{name} is in-process: use Shift+↓ to open its view."
-            )),
-            Some(_) => self.note(format!(
-                "{name} runs in a pane, which this lead session does not manage."
-            )),
+            None => {
+                self.no_such_teammate(name);
+                false
+            }
+            Some(m) if crate::lead::team_view::backend_of(m) == "in-process" => {
+                self.note(format!(
+                    "{name} is in-process: use Shift+↓ to open its view."
+                ));
+                false
+            }
+            Some(_) if self.panes.is_none() => {
+                self.note(format!(
+                    "{name} runs in a pane this lead session did not open."
+                ));
+                false
+            }
+            Some(_) => true,
         }
     }
 }
