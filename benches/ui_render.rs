@@ -44,6 +44,7 @@ fn team() -> Vec<TeammateView> {
             current_task: Some((i.to_string(), format!("task number {i}"))),
             owned_tasks: Vec::new(),
             recent_messages: Vec::new(),
+            usage: None,
         })
         .collect()
 }

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod controller;
 pub mod demo;
 pub mod emergency;
+pub mod model;
 pub mod plan_queue;
 pub mod poller;
 pub mod queue;

@@ -159,6 +159,7 @@ pub fn teammate_view(
         recent_messages: tracking
             .map(|t| t.recent.iter().cloned().collect())
             .unwrap_or_default(),
+        usage: None,
     }
 }
 

@@ -45,6 +45,26 @@ pub struct TeammateView {
     pub owned_tasks: Vec<(String, String, String)>,
     /// The last few messages it sent, as one-liners.
     pub recent_messages: Vec<String>,
+    /// What its model used so far; `None` when nothing (a `shell` teammate, a pane teammate
+    /// whose meter lives in another process).
+    pub usage: Option<UsageView>,
+}
+
+/// What a model used: a teammate's, or the lead model's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsageView {
+    /// Input tokens, cache reads and writes included.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub tool_uses: u64,
+    pub turns: u64,
+}
+
+impl UsageView {
+    /// Input and output tokens.
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
 }
 
 /// Where a permission request came from.
@@ -192,6 +212,8 @@ pub enum LeadCommand {
     InterruptTeammate {
         name: String,
     },
+    /// Esc in the lead's view while the lead model is mid-turn: stop that turn.
+    InterruptLead,
     /// Graceful quit (what `/quit` does).
     Quit,
 }
@@ -219,6 +241,8 @@ pub enum LeadEvent {
     Tasks(Vec<TaskView>),
     /// The lead model is mid-turn (or not); the UI shows a spinner.
     Busy(bool),
+    /// What the lead model has used so far (sent when it changes).
+    LeadUsage(UsageView),
     /// The controller has finished (after `/quit`); the UI exits.
     Exited,
 }

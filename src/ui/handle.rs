@@ -168,12 +168,14 @@ impl AppState {
             Some(Action::Help) if self.composer.is_empty() => {
                 self.modals.push(Modal::Help(HelpDialog::default()));
             }
-            Some(Action::Interrupt) => {
-                if let ViewTarget::Teammate(name) = &self.view {
+            Some(Action::Interrupt) => match &self.view {
+                ViewTarget::Teammate(name) => {
                     let name = name.clone();
                     self.send(LeadCommand::InterruptTeammate { name });
                 }
-            }
+                ViewTarget::Lead if self.busy => self.send(LeadCommand::InterruptLead),
+                ViewTarget::Lead => {}
+            },
             _ => self.composer.input(key),
         }
         self.refresh_completion();

@@ -49,6 +49,7 @@ pub fn teammate(name: &str, color: &str, status: TeammateStatus, backend: &str) 
         current_task: None,
         owned_tasks: Vec::new(),
         recent_messages: Vec::new(),
+        usage: None,
     }
 }
 

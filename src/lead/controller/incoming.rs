@@ -9,6 +9,7 @@ use crate::lead::bridge::BridgeMessage;
 use crate::lead::poller::{Incoming, turn_item};
 use crate::lead::queue::{Answer, plan_response};
 use crate::lead::team_view::Activity;
+use crate::lead::turns::SyntheticTurn;
 use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision, TranscriptItem};
 use crate::protocol::frames::{Frame, IdleReason, ShutdownApproved};
 use crate::protocol::inbox::clip;
@@ -22,20 +23,19 @@ impl Controller {
         self.team_file.member(name).and_then(|m| m.color.clone())
     }
 
-    /// Delivers a synthetic turn now, or keeps it while the lead is mid-turn.
-    pub fn offer_turn(&mut self, item: TranscriptItem) {
-        if let Some(item) = self.turns.offer(item) {
-            self.emit(LeadEvent::Transcript(item));
-        }
-    }
-
-    /// Sets the `busy` flag (a lead model's turn); the turns that waited are delivered.
-    #[allow(dead_code)]
-    pub fn set_busy(&mut self, busy: bool) {
-        let waited = self.turns.set_busy(busy);
-        self.emit(LeadEvent::Busy(busy));
-        for item in waited {
-            self.emit(LeadEvent::Transcript(item));
+    /// Delivers a synthetic turn now (to the transcript, and to the lead model when there is
+    /// one), or keeps it while the lead model is mid-turn. `item` shows `entry`.
+    pub fn offer_turn(&mut self, entry: &InboxEntry, item: TranscriptItem) {
+        let color = match &item {
+            TranscriptItem::Teammate { color, .. } | TranscriptItem::Frame { color, .. } => {
+                color.clone()
+            }
+            _ => None,
+        };
+        let entry = entry.clone().with_color(color.as_deref());
+        if let Some(turn) = self.turns.offer(SyntheticTurn { item, entry }) {
+            self.emit(LeadEvent::Transcript(turn.item));
+            self.lead_model_hears(&[turn.entry]);
         }
     }
 
@@ -62,7 +62,7 @@ impl Controller {
                     || notification.idle_reason == Some(IdleReason::Failed);
                 if noteworthy {
                     let frame = Frame::IdleNotification(notification);
-                    self.offer_turn(turn_item(&entry, Some(&frame), color));
+                    self.offer_turn(&entry, turn_item(&entry, Some(&frame), color));
                 }
             }
             Incoming::Permission { request, .. } => {
@@ -113,7 +113,7 @@ impl Controller {
                 self.note(format!("{from} rejected the shutdown: {reason}"));
             }
             Incoming::Turn { frame, .. } => {
-                self.offer_turn(turn_item(&entry, frame.as_ref(), color));
+                self.offer_turn(&entry, turn_item(&entry, frame.as_ref(), color));
             }
         }
     }

@@ -5,6 +5,7 @@
 //! and never renders.
 
 mod incoming;
+mod model;
 mod panes;
 mod quit;
 mod state;
@@ -51,6 +52,8 @@ pub struct LeadOptions {
     pub demo: Option<DemoPlan>,
     /// How long quitting waits for teammates to approve their shutdown before killing them.
     pub quit_timeout: Duration,
+    /// The lead model (`--lead-model`): plain composer text and teammates' messages go to it.
+    pub lead_model: Option<crate::agent::llm::LlmConfig>,
 }
 
 impl LeadOptions {
@@ -67,6 +70,7 @@ impl LeadOptions {
             worktree_by_default: false,
             demo: None,
             quit_timeout: QUIT_TIMEOUT,
+            lead_model: None,
         }
     }
 
@@ -88,6 +92,12 @@ impl LeadOptions {
     pub fn with_backend(mut self, choice: crate::backend::detect::BackendChoice) -> LeadOptions {
         self.backend = choice.label().to_string();
         self.backend_choice = choice;
+        self
+    }
+
+    /// The same options with a lead model talking to `config`.
+    pub fn with_lead_model(mut self, config: crate::agent::llm::LlmConfig) -> LeadOptions {
+        self.lead_model = Some(config);
         self
     }
 

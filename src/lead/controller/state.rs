@@ -86,13 +86,15 @@ pub(crate) struct Controller {
     pub worktree_by_default: bool,
     pub poller: Poller,
     pub turns: TurnQueue,
+    /// The optional lead model (`--lead-model`).
+    pub lead_model: Option<super::model::LeadModel>,
     /// Teammates spawned this session (the palette round-robin).
     pub spawned: usize,
     pub phase: Phase,
     pub quit_timeout: Duration,
     pub demo: Option<DemoPlan>,
     events: mpsc::Sender<LeadEvent>,
-    outbox: Vec<LeadEvent>,
+    pub(super) outbox: Vec<LeadEvent>,
     published: Published,
     ui_gone: bool,
     pub liveness: Option<LeadLiveness>,
@@ -219,6 +221,7 @@ impl Controller {
             worktree_by_default: opts.worktree_by_default,
             poller,
             turns: TurnQueue::new(),
+            lead_model: super::model::LeadModel::open(opts.lead_model.take(), &mut notes),
             spawned: 0,
             phase: Phase::Running,
             quit_timeout: opts.quit_timeout,
@@ -295,6 +298,9 @@ impl Controller {
                     }
                 }
                 Some(message) = ch.bridge.recv() => self.on_bridge(message),
+                Some(event) = super::model::LeadModel::next_event(&mut self.lead_model) => {
+                    self.on_model_event(event).await
+                }
                 _ = safety.tick() => self.on_safety_poll(),
                 _ = sleep_until_opt(deadline) => self.finish_quit().await,
             }
@@ -347,9 +353,10 @@ impl Controller {
         }
         let waiting = self.permissions.waiting_by_worker();
         let plans = &self.plans;
-        let team = team_views(&self.team_file, &self.tasks, &self.tracking, &|name| {
+        let mut team = team_views(&self.team_file, &self.tasks, &self.tracking, &|name| {
             waiting.contains_key(name) || plans.has_worker(name)
         });
+        self.publish_usage(&mut team);
         if self.published.team.as_ref() != Some(&team) {
             self.published.team = Some(team.clone());
             self.emit(LeadEvent::Team(team));

@@ -27,8 +27,12 @@ impl Controller {
             Ok(Input::Empty) => {}
             Ok(Input::Mention { to, text }) => self.message_teammate(&to, &text, true),
             Ok(Input::Plain(text)) => {
-                self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
-                self.note(NO_LEAD_MODEL);
+                self.emit(LeadEvent::Transcript(TranscriptItem::User {
+                    text: text.clone(),
+                }));
+                if !self.ask_lead_model(text) {
+                    self.note(NO_LEAD_MODEL);
+                }
             }
             Ok(Input::Slash(SlashCommand::Msg { to, text })) => {
                 self.message_teammate(&to, &text, true)
@@ -373,7 +377,7 @@ impl Controller {
     }
 
     /// `/task assign ID NAME`: sets the owner and sends `task_assignment` to it.
-    fn assign_task(&mut self, id: &str, name: &str) {
+    pub fn assign_task(&mut self, id: &str, name: &str) {
         if !self.has_teammate(name) {
             return self.no_such_teammate(name);
         }

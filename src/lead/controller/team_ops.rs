@@ -54,6 +54,7 @@ impl Controller {
                 request_id,
                 decision,
             } => self.answer_plan(&request_id, decision),
+            LeadCommand::InterruptLead => self.interrupt_lead_model(),
             LeadCommand::InterruptTeammate { name } => {
                 if !self.executor.interrupt(&name) {
                     tracing::debug!("interrupt {name}: no turn running");

@@ -150,7 +150,7 @@ pub const KEYMAP: &[Binding] = &[
         C::Composer,
         &[ESC],
         A::Interrupt,
-        "interrupt the teammate's turn (its view)",
+        "interrupt the current turn (the lead model's, or the teammate's in its view)",
         false,
     ),
     bind(C::Completion, &[TAB], A::Complete, "complete", true),

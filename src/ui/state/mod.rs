@@ -8,7 +8,8 @@ pub mod queue;
 use std::collections::HashMap;
 
 use crate::lead::view::{
-    LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, ViewTarget,
+    LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, UsageView,
+    ViewTarget,
 };
 use crate::protocol::PermissionMode;
 use crate::ui::composer::Composer;
@@ -51,6 +52,8 @@ pub struct AppState {
     pub backend: String,
     pub lead_mode: PermissionMode,
     pub busy: bool,
+    /// What the lead model has used (none without one).
+    pub lead_usage: Option<UsageView>,
     pub transcript: Transcript,
     /// In-process teammates' own transcripts, by name.
     pub inline: HashMap<String, Transcript>,
@@ -91,6 +94,7 @@ impl AppState {
             backend: String::new(),
             lead_mode: PermissionMode::Default,
             busy: false,
+            lead_usage: None,
             transcript: Transcript::new(),
             inline: HashMap::new(),
             team: Vec::new(),
@@ -228,6 +232,7 @@ impl AppState {
             }
             LeadEvent::Tasks(tasks) => self.tasks = tasks,
             LeadEvent::Busy(busy) => self.busy = busy,
+            LeadEvent::LeadUsage(usage) => self.lead_usage = Some(usage),
             LeadEvent::Exited => self.exit = true,
         }
     }

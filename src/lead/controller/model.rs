@@ -1,0 +1,453 @@
+//! The controller's side of the optional lead model: plain composer text and synthetic turns
+//! become model turns (one at a time: while a turn runs, synthetic turns wait in the
+//! [`TurnQueue`](crate::lead::turns::TurnQueue) and the human's text waits here; both go to the
+//! model together when the turn ends), the model's answer goes into the transcript, its tool
+//! calls run through the slash commands' code (spawn, tasks, messages, shutdown) with the notes
+//! they write as the result, and usage (the lead model's and every in-process teammate's) is
+//! published for the UI. Permission requests and plans never reach the model: they are queued
+//! for the human before anything is offered as a turn, and no tool answers them.
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::state::{Controller, Phase};
+use crate::agent::events::UsageMeter;
+use crate::agent::llm::LlmConfig;
+use crate::agent::llm::tools::Call;
+use crate::lead::model::{
+    LeadPromptContext, LeadTool, ModelEvent, ModelSession, TeammateLine, ToolReply, TurnEnd,
+    call_line, lead_system_prompt, lead_tool_specs, parse_call, spawn_turn, usage_view,
+};
+use crate::lead::team_view::{backend_of, status_of, task_views};
+use crate::lead::view::{LeadEvent, TeammateStatus, TeammateView, TranscriptItem, UsageView};
+use crate::protocol::render::synthetic_turn;
+use crate::protocol::{InboxEntry, LEAD_NAME};
+
+/// The lead model of a session.
+pub(crate) struct LeadModel {
+    /// `None` while a turn runs (the turn's task holds it).
+    session: Option<Box<ModelSession>>,
+    usage: UsageMeter,
+    published: Option<UsageView>,
+    events_tx: mpsc::UnboundedSender<ModelEvent>,
+    events_rx: mpsc::UnboundedReceiver<ModelEvent>,
+    /// The running turn's token.
+    turn: Option<CancellationToken>,
+    /// Turn texts waiting for the next turn (the human's words typed mid-turn, turns that
+    /// waited through an interrupted turn), oldest first.
+    pending: Vec<String>,
+}
+
+impl LeadModel {
+    /// The model of a session started with `--lead-model`; `None` (with a note) when its
+    /// client cannot be made, or when there is no model.
+    pub fn open(config: Option<LlmConfig>, notes: &mut Vec<String>) -> Option<LeadModel> {
+        let config = config?;
+        match ModelSession::new(&config) {
+            Ok(session) => {
+                notes.push(format!(
+                    "Lead model: {}. Plain text goes to it; @name text still goes to a teammate.",
+                    config.describe()
+                ));
+                let (events_tx, events_rx) = mpsc::unbounded_channel();
+                Some(LeadModel {
+                    session: Some(Box::new(session)),
+                    usage: UsageMeter::new(),
+                    published: None,
+                    events_tx,
+                    events_rx,
+                    turn: None,
+                    pending: Vec::new(),
+                })
+            }
+            Err(e) => {
+                notes.push(format!("No lead model: {e}"));
+                None
+            }
+        }
+    }
+
+    /// What its running turn says next (pending forever while none runs).
+    pub async fn next_event(model: &mut Option<LeadModel>) -> Option<ModelEvent> {
+        match model {
+            Some(m) => m.events_rx.recv().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Its usage so far.
+    pub fn usage(&self) -> &UsageMeter {
+        &self.usage
+    }
+}
+
+impl Drop for LeadModel {
+    /// A turn still running ends with the session.
+    fn drop(&mut self) {
+        if let Some(turn) = &self.turn {
+            turn.cancel();
+        }
+    }
+}
+
+fn reply(content: impl Into<String>, is_error: bool) -> ToolReply {
+    ToolReply {
+        content: content.into(),
+        is_error,
+    }
+}
+
+impl Controller {
+    /// Plain composer text for the lead model (already shown in the transcript): a turn now,
+    /// or after the running one. False when the session has no lead model.
+    pub fn ask_lead_model(&mut self, text: String) -> bool {
+        let Some(model) = self.lead_model.as_mut() else {
+            return false;
+        };
+        model.pending.push(text);
+        if model.turn.is_none() {
+            self.start_model_turn();
+        }
+        true
+    }
+
+    /// Synthetic turns delivered now (the model is idle): they become its next turn.
+    pub fn lead_model_hears(&mut self, entries: &[InboxEntry]) {
+        let Some(model) = self.lead_model.as_mut() else {
+            return;
+        };
+        if entries.is_empty() {
+            return;
+        }
+        model.pending.push(synthetic_turn(entries));
+        if model.turn.is_none() {
+            self.start_model_turn();
+        }
+    }
+
+    /// Esc in the lead's view: stops the lead model's turn (what waits stays for the next).
+    pub fn interrupt_lead_model(&mut self) {
+        match self.lead_model.as_ref().and_then(|m| m.turn.as_ref()) {
+            Some(turn) => turn.cancel(),
+            None => tracing::debug!("interrupt the lead model: no turn running"),
+        }
+    }
+
+    /// Starts a turn with everything pending; false when nothing was started.
+    fn start_model_turn(&mut self) -> bool {
+        if self.phase != Phase::Running {
+            return false;
+        }
+        let system = self.lead_prompt();
+        let Some(model) = self.lead_model.as_mut() else {
+            return false;
+        };
+        if model.turn.is_some() || model.pending.is_empty() {
+            return false;
+        }
+        let Some(session) = model.session.take() else {
+            return false;
+        };
+        let text = std::mem::take(&mut model.pending).join("\n\n");
+        let cancel = CancellationToken::new();
+        model.turn = Some(cancel.clone());
+        spawn_turn(
+            session,
+            system,
+            lead_tool_specs(),
+            text,
+            model.usage.clone(),
+            model.events_tx.clone(),
+            cancel,
+        );
+        let waited = self.turns.set_busy(true);
+        debug_assert!(waited.is_empty());
+        self.emit(LeadEvent::Busy(true));
+        true
+    }
+
+    /// The system prompt with the team as it is now.
+    fn lead_prompt(&self) -> String {
+        let teammates: Vec<TeammateLine> = self
+            .team_file
+            .teammates()
+            .map(|m| TeammateLine {
+                name: m.name.clone(),
+                backend: backend_of(m),
+                mode: m.permission_mode().to_string(),
+            })
+            .collect();
+        lead_system_prompt(&LeadPromptContext {
+            team: &self.team,
+            cwd: &self.cwd,
+            teammates: &teammates,
+        })
+    }
+
+    /// One event of the running turn.
+    pub async fn on_model_event(&mut self, event: ModelEvent) {
+        match event {
+            ModelEvent::Text(text) => {
+                self.emit(LeadEvent::Transcript(TranscriptItem::Lead { text }))
+            }
+            ModelEvent::Notice(text) => self.note(text),
+            ModelEvent::Tool { call, reply: tx } => {
+                let result = if self.phase == Phase::Running {
+                    self.run_lead_tool(&call).await
+                } else {
+                    self.interrupt_lead_model();
+                    reply("The lead is shutting down: nothing was done.", true)
+                };
+                let _ = tx.send(result);
+            }
+            ModelEvent::Ended { session, end } => {
+                let interrupted = end == TurnEnd::Interrupted;
+                match end {
+                    TurnEnd::Done => {}
+                    TurnEnd::Interrupted => self.note("Interrupted the lead model's turn."),
+                    TurnEnd::StepLimit(n) => self.note(format!(
+                        "The lead model stopped after {n} model calls in one turn."
+                    )),
+                    TurnEnd::Failed(why) => {
+                        self.note(format!("The lead model's turn failed: {why}"))
+                    }
+                }
+                if let Some(model) = self.lead_model.as_mut() {
+                    model.session = Some(session);
+                    model.turn = None;
+                }
+                self.after_model_turn(interrupted);
+            }
+        }
+    }
+
+    /// The turn ended: what waited is shown and goes to the model at once, unless the human
+    /// interrupted (then it waits for the next turn).
+    fn after_model_turn(&mut self, interrupted: bool) {
+        let waited = self.turns.set_busy(false);
+        let mut entries = Vec::new();
+        for turn in waited {
+            self.emit(LeadEvent::Transcript(turn.item));
+            entries.push(turn.entry);
+        }
+        if let Some(model) = self.lead_model.as_mut()
+            && !entries.is_empty()
+        {
+            model.pending.push(synthetic_turn(&entries));
+        }
+        if interrupted || !self.start_model_turn() {
+            self.emit(LeadEvent::Busy(false));
+        }
+    }
+
+    /// System notes queued for the UI since `mark` (the outbox length before an action).
+    fn notes_since(&self, mark: usize) -> Vec<String> {
+        self.outbox
+            .get(mark..)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| match e {
+                LeadEvent::Transcript(TranscriptItem::System { text }) => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Runs one tool call of the lead model through the slash commands' code; the notes the
+    /// human sees are the model's result too.
+    async fn run_lead_tool(&mut self, call: &Call) -> ToolReply {
+        let tool = match parse_call(call) {
+            Ok(tool) => tool,
+            Err(e) => {
+                let text = format!("{}: {e}", call.name);
+                self.note(format!("lead model: {text}"));
+                return reply(format!("Error: {text}"), true);
+            }
+        };
+        self.emit(LeadEvent::Transcript(TranscriptItem::Lead {
+            text: call_line(&tool),
+        }));
+        let mark = self.outbox.len();
+        let (ok, extra) = match tool {
+            LeadTool::SpawnTeammate {
+                name,
+                prompt,
+                plan_mode_required,
+                mode,
+            } => match self
+                .spawn_teammate(&name, plan_mode_required, mode, &prompt)
+                .await
+            {
+                Some(got) => (true, Some(format!("The teammate's name is {got}."))),
+                None => (false, None),
+            },
+            LeadTool::TaskCreate {
+                subject,
+                description,
+                blocked_by,
+                command,
+            } => match self.add_task(&subject, &description, blocked_by, command.as_deref()) {
+                Some(id) => (true, Some(format!("The task id is {id}."))),
+                None => (false, None),
+            },
+            LeadTool::TaskAssign { task_id, owner } => {
+                self.assign_task(&task_id, &owner);
+                let owned = self
+                    .tasks
+                    .iter()
+                    .any(|t| t.id == task_id && t.owner.as_deref() == Some(owner.as_str()));
+                (owned, None)
+            }
+            LeadTool::TaskList => return reply(self.task_list_text(), false),
+            LeadTool::SendMessage { to, text, summary } => {
+                return self.lead_send(&to, &text, summary.as_deref());
+            }
+            LeadTool::ShutdownTeammate { name } => {
+                let known = self.has_teammate(&name);
+                self.shutdown_one(&name);
+                let asked = self
+                    .tracking
+                    .get(&name)
+                    .is_some_and(|t| t.shutdown_request.is_some());
+                (known && asked, None)
+            }
+        };
+        let mut lines = self.notes_since(mark);
+        lines.extend(extra);
+        if lines.is_empty() {
+            lines.push(if ok { "Done." } else { "It could not be done." }.to_string());
+        }
+        reply(lines.join("\n"), !ok)
+    }
+
+    /// The task list and the teammates' statuses, for the model.
+    fn task_list_text(&mut self) -> String {
+        self.reload_team();
+        self.reload_tasks();
+        let mut lines = Vec::new();
+        let tasks: Vec<_> = task_views(&self.tasks)
+            .into_iter()
+            .filter(|t| !t.internal)
+            .collect();
+        if tasks.is_empty() {
+            lines.push("No tasks.".to_string());
+        } else {
+            lines.push("Tasks:".to_string());
+        }
+        for t in tasks {
+            let owner = t
+                .owner
+                .map(|o| format!(", owner {o}"))
+                .unwrap_or_else(|| ", no owner".to_string());
+            let blocked = if t.blocked_by.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", blocked by {}",
+                    t.blocked_by
+                        .iter()
+                        .map(|b| format!("#{b}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            lines.push(format!(
+                "#{} \"{}\": {}{owner}{blocked}",
+                t.id, t.subject, t.status
+            ));
+        }
+        let waiting = self.permissions.waiting_by_worker();
+        let teammates: Vec<String> = self
+            .team_file
+            .teammates()
+            .map(|m| {
+                let status = status_of(
+                    m,
+                    self.tracking.get(&m.name),
+                    waiting.contains_key(&m.name) || self.plans.has_worker(&m.name),
+                );
+                let status = match status {
+                    TeammateStatus::Working => "working",
+                    TeammateStatus::WaitingForApproval => "waiting for the human's approval",
+                    TeammateStatus::Idle { .. } => "idle",
+                    TeammateStatus::ShuttingDown => "shutting down",
+                    TeammateStatus::Gone => "gone",
+                };
+                format!("{} ({status}, {} mode)", m.name, m.permission_mode())
+            })
+            .collect();
+        if teammates.is_empty() {
+            lines.push("Teammates: none.".to_string());
+        } else {
+            lines.push(format!("Teammates: {}.", teammates.join(", ")));
+        }
+        lines.join("\n")
+    }
+
+    /// SendMessage: from `team-lead` to one teammate or to every one (`*`), with the same
+    /// membership check and delivery as `/msg` and `/broadcast`, and the model's summary.
+    fn lead_send(&mut self, to: &str, text: &str, summary: Option<&str>) -> ToolReply {
+        let entry = InboxEntry::new(LEAD_NAME, text).with_summary(summary);
+        let names: Vec<String> = if to == "*" {
+            self.reload_team();
+            self.team_file.teammates().map(|m| m.name.clone()).collect()
+        } else if to == LEAD_NAME {
+            return reply("That is you: send to a teammate by name, or *.", true);
+        } else if self.has_teammate(to) {
+            vec![to.to_string()]
+        } else {
+            let mark = self.outbox.len();
+            self.no_such_teammate(to);
+            return reply(self.notes_since(mark).join("\n"), true);
+        };
+        if names.is_empty() {
+            return reply("There are no teammates yet: nothing was sent.", true);
+        }
+        self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
+            to: if to == "*" {
+                "everyone".to_string()
+            } else {
+                to.to_string()
+            },
+            text: text.to_string(),
+        }));
+        let mut sent = Vec::new();
+        let mut failed = Vec::new();
+        for name in names {
+            match self.deliver(&name, entry.clone()) {
+                Ok(()) => sent.push(name),
+                Err(e) => {
+                    let why = format!("Could not send the message to {name}: {e}");
+                    self.note(why.clone());
+                    failed.push(why);
+                }
+            }
+        }
+        if failed.is_empty() {
+            reply(format!("Message sent to {}.", sent.join(", ")), false)
+        } else {
+            reply(failed.join("\n"), sent.is_empty())
+        }
+    }
+
+    /// Fills in every in-process teammate's usage and sends the lead model's when it changed
+    /// (called when the snapshots are published).
+    pub fn publish_usage(&mut self, team: &mut [TeammateView]) {
+        for view in team.iter_mut() {
+            view.usage = self
+                .executor
+                .handle(&view.name)
+                .and_then(|h| usage_view(&h.usage()));
+        }
+        let changed = self.lead_model.as_mut().and_then(|model| {
+            let now = usage_view(&model.usage().snapshot())?;
+            (model.published != Some(now)).then(|| {
+                model.published = Some(now);
+                now
+            })
+        });
+        if let Some(now) = changed {
+            self.emit(LeadEvent::LeadUsage(now));
+        }
+    }
+}

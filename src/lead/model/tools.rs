@@ -1,0 +1,413 @@
+//! The lead model's tools, with their JSON schemas, and reading one call into a typed
+//! [`LeadTool`]: SpawnTeammate, TaskCreate, TaskAssign, TaskList, SendMessage and
+//! ShutdownTeammate. The controller runs them through the same code as the slash commands.
+//! There is deliberately no tool to answer a permission request or a plan: those stay with the
+//! human.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::agent::llm::conversation::ToolSpec;
+use crate::agent::llm::tools::Call;
+use crate::protocol::PermissionMode;
+use crate::protocol::inbox::{clip, first_line};
+
+/// One call of the lead model, read and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeadTool {
+    SpawnTeammate {
+        name: String,
+        prompt: String,
+        plan_mode_required: bool,
+        mode: Option<PermissionMode>,
+    },
+    TaskCreate {
+        subject: String,
+        description: String,
+        blocked_by: Vec<String>,
+        command: Option<String>,
+    },
+    TaskAssign {
+        task_id: String,
+        owner: String,
+    },
+    TaskList,
+    SendMessage {
+        /// A teammate's name, or `*` for every teammate.
+        to: String,
+        text: String,
+        summary: Option<String>,
+    },
+    ShutdownTeammate {
+        name: String,
+    },
+}
+
+fn spec(name: &str, description: &str, input_schema: Value) -> ToolSpec {
+    ToolSpec {
+        name: name.to_string(),
+        description: description.to_string(),
+        input_schema,
+    }
+}
+
+/// Every lead tool, in the order the model is shown them.
+pub fn lead_tool_specs() -> Vec<ToolSpec> {
+    vec![
+        spec(
+            "SpawnTeammate",
+            "Starts a new teammate: another agent with its own context that works in parallel. \
+             It does not see this conversation: the prompt must say everything it needs (the \
+             goal, where to look, how to report back with SendMessage). Its name may get a \
+             suffix when taken; the result says the name it got.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "A short lower-case name such as \"builder\" or \"tester\""},
+                    "prompt": {"type": "string", "description": "Its instructions, self-contained"},
+                    "plan_mode_required": {"type": "boolean", "description": "It must have a plan approved by the human before it changes anything"},
+                    "mode": {"type": "string", "enum": ["default", "acceptEdits", "plan", "bypassPermissions"], "description": "Its permission mode (default: the lead's)"}
+                },
+                "required": ["name", "prompt"]
+            }),
+        ),
+        spec(
+            "TaskCreate",
+            "Adds a pending task to the team's shared task list. An idle teammate claims an \
+             available task by itself (pending, no owner, every blocker completed), or you \
+             give it to one with TaskAssign.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "subject": {"type": "string", "description": "A short imperative title"},
+                    "description": {"type": "string", "description": "What to do and how to know it is done"},
+                    "blocked_by": {"type": "array", "items": {"type": "string"}, "description": "Ids of tasks that must be completed first"},
+                    "command": {"type": "string", "description": "A shell command that does the task (shell teammates run it)"}
+                },
+                "required": ["subject"]
+            }),
+        ),
+        spec(
+            "TaskAssign",
+            "Gives a task to a teammate: it becomes the owner and is told with a task_assignment \
+             message.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "task_id": {"type": "string", "description": "The task id"},
+                    "owner": {"type": "string", "description": "The teammate's name"}
+                },
+                "required": ["task_id", "owner"]
+            }),
+        ),
+        spec(
+            "TaskList",
+            "Shows the task list (id, status, owner, blockers) and every teammate's status.",
+            json!({"type": "object", "properties": {}}),
+        ),
+        spec(
+            "SendMessage",
+            "Sends a message to a teammate by name, or to \"*\" (every teammate). This is the \
+             only way to reach a teammate after it was spawned: your answers are seen by the \
+             human only.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "to": {"type": "string", "description": "A teammate's name, or \"*\""},
+                    "text": {"type": "string", "description": "The message (markdown)"},
+                    "summary": {"type": "string", "description": "A 5-10 word preview"}
+                },
+                "required": ["to", "text"]
+            }),
+        ),
+        spec(
+            "ShutdownTeammate",
+            "Asks a teammate to finish and leave the team (it may refuse while it works). Its \
+             unfinished tasks go back to pending.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "The teammate's name"}
+                },
+                "required": ["name"]
+            }),
+        ),
+    ]
+}
+
+#[derive(Debug, Deserialize)]
+struct SpawnInput {
+    name: String,
+    prompt: String,
+    #[serde(default, alias = "planModeRequired")]
+    plan_mode_required: Option<bool>,
+    #[serde(default)]
+    mode: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CreateInput {
+    subject: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default, alias = "blockedBy")]
+    blocked_by: Option<Vec<Value>>,
+    #[serde(default)]
+    command: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AssignInput {
+    #[serde(alias = "taskId", alias = "id")]
+    task_id: Value,
+    #[serde(alias = "name", alias = "to")]
+    owner: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct SendInput {
+    to: String,
+    #[serde(alias = "message")]
+    text: String,
+    #[serde(default)]
+    summary: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct NameInput {
+    name: String,
+}
+
+/// A task id given as `"3"`, `3` or `"#3"`.
+fn task_id(value: &Value) -> Result<String, String> {
+    let text = match value {
+        Value::String(s) => s.trim().trim_start_matches('#').to_string(),
+        Value::Number(n) => n.to_string(),
+        _ => String::new(),
+    };
+    if text.is_empty() || crate::protocol::names::check_path_component(&text).is_err() {
+        return Err(format!("`{value}` is not a task id"));
+    }
+    Ok(text)
+}
+
+/// A member name as the model may write it (`@builder`, ` builder `).
+fn member_name(text: &str) -> Result<String, String> {
+    let name = text.trim().trim_start_matches('@').trim().to_string();
+    if name.is_empty() {
+        return Err("the name is empty".to_string());
+    }
+    Ok(name)
+}
+
+fn input<T: for<'de> Deserialize<'de>>(call: &Call) -> Result<T, String> {
+    if let Value::String(raw) = &call.input {
+        return Err(format!(
+            "the input of {} was not valid JSON: {}",
+            call.name,
+            clip(raw, 200)
+        ));
+    }
+    let value = if call.input.is_null() {
+        json!({})
+    } else {
+        call.input.clone()
+    };
+    serde_json::from_value(value).map_err(|e| format!("invalid input for {}: {e}", call.name))
+}
+
+/// Reads one call; the error is what the model is told.
+pub fn parse_call(call: &Call) -> Result<LeadTool, String> {
+    match call.name.as_str() {
+        "SpawnTeammate" => {
+            let i: SpawnInput = input(call)?;
+            if i.prompt.trim().is_empty() {
+                return Err("the prompt is empty: say what the teammate should do".to_string());
+            }
+            let mode = match i.mode.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+                Some(m) => Some(m.parse::<PermissionMode>().map_err(|e| e.to_string())?),
+                None => None,
+            };
+            Ok(LeadTool::SpawnTeammate {
+                name: member_name(&i.name)?,
+                prompt: i.prompt,
+                plan_mode_required: i.plan_mode_required.unwrap_or(false),
+                mode,
+            })
+        }
+        "TaskCreate" => {
+            let i: CreateInput = input(call)?;
+            if i.subject.trim().is_empty() {
+                return Err("the subject is empty".to_string());
+            }
+            let blocked_by = i
+                .blocked_by
+                .unwrap_or_default()
+                .iter()
+                .map(task_id)
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(LeadTool::TaskCreate {
+                subject: i.subject.trim().to_string(),
+                description: i.description.unwrap_or_default(),
+                blocked_by,
+                command: i.command.filter(|c| !c.trim().is_empty()),
+            })
+        }
+        "TaskAssign" => {
+            let i: AssignInput = input(call)?;
+            Ok(LeadTool::TaskAssign {
+                task_id: task_id(&i.task_id)?,
+                owner: member_name(&i.owner)?,
+            })
+        }
+        "TaskList" => Ok(LeadTool::TaskList),
+        "SendMessage" => {
+            let i: SendInput = input(call)?;
+            if i.text.trim().is_empty() {
+                return Err("the message is empty".to_string());
+            }
+            let to = i.to.trim().trim_start_matches('@').trim().to_string();
+            if to.is_empty() {
+                return Err("say who the message is for: a teammate's name or *".to_string());
+            }
+            Ok(LeadTool::SendMessage {
+                to,
+                text: i.text,
+                summary: i
+                    .summary
+                    .map(|s| clip(s.trim(), 200))
+                    .filter(|s| !s.is_empty()),
+            })
+        }
+        "ShutdownTeammate" => {
+            let i: NameInput = input(call)?;
+            Ok(LeadTool::ShutdownTeammate {
+                name: member_name(&i.name)?,
+            })
+        }
+        other => Err(format!(
+            "there is no tool named `{other}`; use one of: {}",
+            lead_tool_specs()
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// One line for the transcript: what the lead model is doing.
+pub fn call_line(tool: &LeadTool) -> String {
+    let line = match tool {
+        LeadTool::SpawnTeammate { name, prompt, .. } => {
+            format!("SpawnTeammate {name}: {}", first_line(prompt))
+        }
+        LeadTool::TaskCreate { subject, .. } => format!("TaskCreate \"{subject}\""),
+        LeadTool::TaskAssign { task_id, owner } => format!("TaskAssign #{task_id} → {owner}"),
+        LeadTool::TaskList => "TaskList".to_string(),
+        LeadTool::SendMessage {
+            to, text, summary, ..
+        } => format!(
+            "SendMessage → {to}: {}",
+            summary.clone().unwrap_or_else(|| first_line(text))
+        ),
+        LeadTool::ShutdownTeammate { name } => format!("ShutdownTeammate {name}"),
+    };
+    clip(&line, 160)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(name: &str, input: Value) -> Call {
+        Call {
+            id: "toolu_1".into(),
+            name: name.into(),
+            input,
+        }
+    }
+
+    #[test]
+    fn every_tool_has_an_object_schema_and_none_answers_permissions() {
+        let names: Vec<String> = lead_tool_specs().into_iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            [
+                "SpawnTeammate",
+                "TaskCreate",
+                "TaskAssign",
+                "TaskList",
+                "SendMessage",
+                "ShutdownTeammate"
+            ]
+        );
+        for s in lead_tool_specs() {
+            assert_eq!(s.input_schema["type"], "object");
+            let name = s.name.to_lowercase();
+            assert!(
+                !name.contains("permission") && !name.contains("plan"),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn calls_are_read_leniently_and_checked() {
+        assert_eq!(
+            parse_call(&call(
+                "SpawnTeammate",
+                json!({"name": "@builder", "prompt": "build it", "mode": "acceptEdits"})
+            )),
+            Ok(LeadTool::SpawnTeammate {
+                name: "builder".into(),
+                prompt: "build it".into(),
+                plan_mode_required: false,
+                mode: Some(PermissionMode::AcceptEdits),
+            })
+        );
+        assert_eq!(
+            parse_call(&call(
+                "TaskAssign",
+                json!({"task_id": 3, "owner": "builder"})
+            )),
+            Ok(LeadTool::TaskAssign {
+                task_id: "3".into(),
+                owner: "builder".into()
+            })
+        );
+        assert_eq!(
+            parse_call(&call(
+                "TaskCreate",
+                json!({"subject": "test", "blocked_by": ["#1", 2]})
+            )),
+            Ok(LeadTool::TaskCreate {
+                subject: "test".into(),
+                description: String::new(),
+                blocked_by: vec!["1".into(), "2".into()],
+                command: None
+            })
+        );
+        assert!(
+            parse_call(&call(
+                "TaskAssign",
+                json!({"task_id": "../x", "owner": "b"})
+            ))
+            .is_err()
+        );
+        assert!(
+            parse_call(&call(
+                "SpawnTeammate",
+                json!({"name": "b", "mode": "yolo", "prompt": "p"})
+            ))
+            .is_err()
+        );
+        assert!(parse_call(&call("SendMessage", json!({"to": "b", "text": "  "}))).is_err());
+        assert!(
+            parse_call(&call("AnswerPermission", json!({})))
+                .unwrap_err()
+                .contains("no tool named")
+        );
+        assert!(parse_call(&call("TaskAssign", Value::String("{".into()))).is_err());
+    }
+}
