@@ -30,7 +30,14 @@ fn run_session(opts: LeadOptions) -> Result<()> {
         .wrap_err("cannot start the async runtime")?;
     let result = runtime.block_on(async move {
         let (handle, events) = Lead::start(opts).wrap_err("cannot start the lead session")?;
-        let ui = crate::ui::run_tui(events, handle.commands.clone()).await;
+        let mut attach = |argv: &[String]| {
+            // The UI has left the screen: the program (tmux attach) owns the terminal until
+            // the user detaches.
+            if let Some((program, args)) = argv.split_first() {
+                let _ = std::process::Command::new(program).args(args).status();
+            }
+        };
+        let ui = crate::ui::run_tui(events, handle.commands.clone(), &mut attach).await;
         if ui.is_err() {
             // The terminal failed (a hangup, typically): the team still gets its graceful quit.
             let _ = handle.commands.try_send(LeadCommand::Quit);
@@ -71,6 +78,12 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
     opts.worktree_by_default = args.worktree;
     if let Some(team) = &args.team {
         opts = opts.with_team(team.clone());
+    }
+    if let Some(model) = &args.lead_model {
+        let model = Some(model.as_str()).filter(|m| !m.trim().is_empty());
+        let config = crate::agent::llm::LlmConfig::from_environment(model)
+            .map_err(|e| color_eyre::eyre::eyre!("--lead-model: {e}"))?;
+        opts = opts.with_lead_model(config);
     }
     run_session(opts)
 }

@@ -243,6 +243,9 @@ pub enum LeadEvent {
     Busy(bool),
     /// What the lead model has used so far (sent when it changes).
     LeadUsage(UsageView),
+    /// Give the terminal to this program until it ends (attaching to the teammates' private
+    /// tmux server on a jump); the UI leaves its screen, waits, then redraws.
+    HandOverTerminal { argv: Vec<String> },
     /// The controller has finished (after `/quit`); the UI exits.
     Exited,
 }

@@ -48,8 +48,22 @@ fn draw_error<E: std::fmt::Display>(e: E) -> UiError {
 /// Returns the final state. The terminal is left as it is: restoring it is the caller's.
 pub async fn run<B, I, G>(
     terminal: &mut Terminal<B>,
-    mut state: AppState,
+    state: AppState,
     mut io: AppIo<I, G>,
+) -> Result<AppState, UiError>
+where
+    B: Backend,
+    I: Stream<Item = std::io::Result<Event>> + Unpin,
+    G: Stream<Item = ()> + Unpin,
+{
+    run_io(terminal, state, &mut io).await
+}
+
+/// [`run`] on borrowed I/O, so the caller can resume it after handing the terminal over.
+pub async fn run_io<B, I, G>(
+    terminal: &mut Terminal<B>,
+    mut state: AppState,
+    io: &mut AppIo<I, G>,
 ) -> Result<AppState, UiError>
 where
     B: Backend,

@@ -123,28 +123,61 @@ pub fn signal_stream() -> Result<impl Stream<Item = ()> + Unpin, UiError> {
 }
 
 /// Runs the UI on the real terminal until the controller exits; the terminal is restored
-/// however this ends.
+/// however this ends. When the controller asks for the terminal (`HandOverTerminal`), the UI
+/// leaves its screen, stops reading keys, calls `hand_over` with the program (the caller runs
+/// it: the UI never starts processes), then takes the terminal back and redraws.
 pub async fn run_tui(
     events: mpsc::Receiver<LeadEvent>,
     commands: mpsc::Sender<LeadCommand>,
+    hand_over: &mut (dyn FnMut(&[String]) + Send),
 ) -> Result<(), UiError> {
     let signals = signal_stream()?;
-    let mut guard = TerminalGuard::enter()?;
-    let io = AppIo {
+    let mut io = AppIo {
         input: EventStream::new(),
         events,
         commands,
         signals,
         clock: app::system_clock,
     };
-    let result = app::run(&mut guard.terminal, AppState::new(), io).await;
-    restore();
-    if result.is_err() {
-        // The terminal is gone (a hangup): ratatui's `Terminal` would try to show the cursor
-        // when dropped and print the failure to the dead stderr, which panics. Leak it instead.
-        std::mem::forget(guard);
-    } else {
-        drop(guard);
+    let mut state = AppState::new();
+    loop {
+        let mut guard = TerminalGuard::enter()?;
+        let result = app::run_io(&mut guard.terminal, state, &mut io).await;
+        restore();
+        match result {
+            Ok(mut next) => {
+                drop(guard);
+                let Some(argv) = next.hand_over.take() else {
+                    return Ok(());
+                };
+                // Nobody may read the keyboard while the program has it.
+                let AppIo {
+                    input,
+                    events,
+                    commands,
+                    signals,
+                    clock,
+                } = io;
+                drop(input);
+                hand_over(&argv);
+                io = AppIo {
+                    input: EventStream::new(),
+                    events,
+                    commands,
+                    signals,
+                    clock,
+                };
+                next.exit = false;
+                next.dirty = true;
+                state = next;
+            }
+            Err(e) => {
+                // The terminal is gone (a hangup): ratatui's `Terminal` would try to show the
+                // cursor when dropped and print the failure to the dead stderr, which panics.
+                // Leak it instead.
+                std::mem::forget(guard);
+                return Err(e);
+            }
+        }
     }
-    result.map(|_| ())
 }

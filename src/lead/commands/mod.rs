@@ -43,6 +43,10 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
             "/team delete",
             "/team delete — delete the team (after its teammates are gone)",
         ),
+        (
+            "/clean",
+            "/clean — remove what dead sessions left behind (teams, panes, tmux servers, locks)",
+        ),
         ("/help", "/help — list the commands"),
         ("/quit", "/quit — shut the team down and exit"),
     ]
@@ -90,6 +94,8 @@ pub enum SlashCommand {
     },
     Team,
     TeamDelete,
+    /// Remove orphans of dead sessions.
+    Clean,
     Help,
     Quit,
 }
@@ -215,6 +221,7 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
             [d] if d == "delete" => Ok(SlashCommand::TeamDelete),
             _ => Err(CommandError::Usage("/team  or  /team delete")),
         },
+        "clean" => Ok(SlashCommand::Clean),
         "help" | "?" => Ok(SlashCommand::Help),
         "quit" | "exit" => Ok(SlashCommand::Quit),
         "" => Err(CommandError::Unknown("/".to_string())),

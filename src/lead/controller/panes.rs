@@ -12,6 +12,7 @@ use crate::backend::iterm2::Iterm2Backend;
 use crate::backend::launch::TeammateProgram;
 use crate::backend::pane_executor::PaneExecutor;
 use crate::backend::tmux::{TmuxBackend, TmuxServer};
+use crate::lead::view::LeadEvent;
 use crate::store::{self, Home};
 
 /// Everything the lead keeps about its pane backend.
@@ -173,14 +174,47 @@ impl Controller {
         let Some(panes) = &self.panes else { return };
         let executor = panes.executor.clone();
         let hint = panes.attach_hint.clone();
+        let private = panes.private.clone();
         match executor.focus(name).await {
-            Ok(()) => match hint {
-                Some(hint) => self.note(format!(
-                    "{name}'s pane is selected on the teammates' tmux server: attach with `{hint}` (detach with ctrl+b d)."
-                )),
-                None => self.note(format!("Jumped to {name}'s pane.")),
+            Ok(()) => match (private.and_then(|p| p.socket), hint) {
+                (Some(socket), Some(hint)) => {
+                    // Outside tmux: the lead's screen steps aside while the user is attached to
+                    // the private server at that pane, and comes back when they detach.
+                    self.note(format!(
+                        "Attached to {name}'s pane (`{hint}`); detach with ctrl+b d to come back."
+                    ));
+                    self.emit(LeadEvent::HandOverTerminal {
+                        argv: vec![
+                            "tmux".into(),
+                            "-L".into(),
+                            socket,
+                            "attach".into(),
+                            "-t".into(),
+                            crate::backend::tmux::SWARM_SESSION.into(),
+                        ],
+                    });
+                }
+                _ => self.note(format!("Jumped to {name}'s pane.")),
             },
             Err(e) => self.note(format!("Could not jump to {name}: {e}")),
+        }
+    }
+
+    /// `/clean`: removes what dead sessions left behind (never this session's team).
+    pub fn clean_orphans(&mut self) {
+        use crate::backend::orphans::{self, Orphan};
+        let found: Vec<Orphan> = orphans::find(&self.home)
+            .into_iter()
+            .filter(|o| !matches!(o, Orphan::GoneMember { team, .. } if *team == self.team))
+            .collect();
+        if found.is_empty() {
+            return self.note("Nothing to clean.");
+        }
+        for orphan in found {
+            match orphans::remove(&self.home, &orphan) {
+                Ok(()) => self.note(format!("Removed: {orphan}.")),
+                Err(e) => self.note(format!("Could not remove {orphan}: {e}")),
+            }
         }
     }
 

@@ -99,6 +99,7 @@ impl Controller {
                 }
             }
             SlashCommand::Help => self.note(help_text()),
+            SlashCommand::Clean => self.clean_orphans(),
             SlashCommand::Quit => self.begin_quit("asked by the user"),
         }
     }

@@ -43,6 +43,11 @@ pub enum QuitState {
     Requested,
 }
 
+/// The most entries the main transcript keeps (the oldest go first).
+pub const MAIN_TRANSCRIPT_ENTRIES: usize = 20_000;
+/// The most entries an in-process teammate's inline view keeps.
+pub const TEAMMATE_TRANSCRIPT_ENTRIES: usize = 2_000;
+
 /// How long a first Ctrl+C waits for the second.
 pub const QUIT_ARM_MS: u64 = 2_000;
 
@@ -72,6 +77,9 @@ pub struct AppState {
     pub quit: QuitState,
     /// Set when the UI should leave its loop.
     pub exit: bool,
+    /// A program that wants the terminal (a jump to a pane of the private tmux server): the
+    /// loop returns, the caller runs it, then resumes the loop.
+    pub hand_over: Option<Vec<String>>,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// Frames drawn so far (the app loop counts them).
@@ -95,7 +103,7 @@ impl AppState {
             lead_mode: PermissionMode::Default,
             busy: false,
             lead_usage: None,
-            transcript: Transcript::new(),
+            transcript: Transcript::with_limit(MAIN_TRANSCRIPT_ENTRIES),
             inline: HashMap::new(),
             team: Vec::new(),
             permissions: LocalQueue::default(),
@@ -109,6 +117,7 @@ impl AppState {
             now_ms: 0,
             quit: QuitState::Running,
             exit: false,
+            hand_over: None,
             dirty: true,
             frames: 0,
             slash_commands: crate::ui::slash_commands(),
@@ -166,7 +175,10 @@ impl AppState {
     pub fn current_transcript(&mut self) -> &mut Transcript {
         match &self.view {
             ViewTarget::Lead => &mut self.transcript,
-            ViewTarget::Teammate(name) => self.inline.entry(name.clone()).or_default(),
+            ViewTarget::Teammate(name) => self
+                .inline
+                .entry(name.clone())
+                .or_insert_with(|| Transcript::with_limit(TEAMMATE_TRANSCRIPT_ENTRIES)),
         }
     }
 
@@ -193,7 +205,11 @@ impl AppState {
             }
             LeadEvent::TeammateTranscript { name, item } => {
                 let team = &self.team;
-                self.inline.entry(name).or_default().push(&item, |name| {
+                let view = self
+                    .inline
+                    .entry(name)
+                    .or_insert_with(|| Transcript::with_limit(TEAMMATE_TRANSCRIPT_ENTRIES));
+                view.push(&item, |name| {
                     team.iter()
                         .find(|t| t.name == name)
                         .and_then(|t| t.color.clone())
@@ -234,6 +250,10 @@ impl AppState {
             LeadEvent::Busy(busy) => self.busy = busy,
             LeadEvent::LeadUsage(usage) => self.lead_usage = Some(usage),
             LeadEvent::Exited => self.exit = true,
+            LeadEvent::HandOverTerminal { argv } => {
+                self.hand_over = Some(argv);
+                self.exit = true;
+            }
         }
     }
 
@@ -298,7 +318,9 @@ impl AppState {
             self.quit = QuitState::Running;
             self.dirty = true;
         }
-        let idle_shown = matches!(self.view, ViewTarget::Teammate(_))
+        // Idle times and the lead model's spinner move with the clock.
+        let idle_shown = self.busy
+            || matches!(self.view, ViewTarget::Teammate(_))
             || self.modals.iter().any(|m| matches!(m, Modal::Teams(_)));
         if idle_shown {
             self.dirty = true;
