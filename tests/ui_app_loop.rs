@@ -256,3 +256,44 @@ async fn the_loop_ends_when_the_controller_goes_away() {
     .expect("ends without a controller");
     assert!(result.expect("no error").exit);
 }
+
+/// `HandOverTerminal` ends the loop with the program to run (the caller runs it and resumes
+/// with the same state and channels), and the resumed loop goes on with the queued events.
+#[tokio::test]
+async fn hand_over_returns_the_program_and_the_loop_resumes() {
+    let (event_tx, event_rx) = mpsc::channel(64);
+    let (command_tx, _command_rx) = mpsc::channel(64);
+    let (_key_tx, key_rx) = unbounded();
+    let mut terminal = Terminal::new(TestBackend::new(80, 20)).expect("terminal");
+    let argv = vec!["tmux".to_string(), "attach".to_string()];
+    event_tx
+        .send(LeadEvent::HandOverTerminal { argv: argv.clone() })
+        .await
+        .expect("send");
+    let mut io = AppIo {
+        input: key_rx,
+        events: event_rx,
+        commands: command_tx,
+        signals: futures::stream::pending(),
+        clock,
+    };
+    let mut state = teamlead::ui::app::run_io(&mut terminal, AppState::new(), &mut io)
+        .await
+        .expect("the loop returns");
+    assert_eq!(state.hand_over.take(), Some(argv));
+    // Resume: the next events are read by the same loop, and Exited ends it for good.
+    state.exit = false;
+    event_tx
+        .send(LeadEvent::Transcript(TranscriptItem::System {
+            text: "back from the pane".to_string(),
+        }))
+        .await
+        .expect("send");
+    event_tx.send(LeadEvent::Exited).await.expect("send");
+    let state = teamlead::ui::app::run_io(&mut terminal, state, &mut io)
+        .await
+        .expect("the loop ends");
+    assert!(state.hand_over.is_none());
+    let screen = format!("{:?}", terminal.backend());
+    assert!(screen.contains("back from the pane"), "{screen}");
+}
