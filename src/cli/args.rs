@@ -85,6 +85,10 @@ pub struct LeadArgs {
     /// Give every teammate its own git worktree and branch (also: /spawn --worktree)
     #[arg(long)]
     pub worktree: bool,
+    /// A language model leads the team: plain text goes to it (MODEL: sonnet, opus, haiku or
+    /// a model name; without it TEAMLEAD_MODEL or the llm config decides; see docs/llm.md)
+    #[arg(long, value_name = "MODEL", num_args = 0..=1, default_missing_value = "")]
+    pub lead_model: Option<String>,
 }
 
 impl LeadArgs {
@@ -92,6 +96,7 @@ impl LeadArgs {
     pub fn given(&self) -> bool {
         self.team.is_some()
             || self.worktree
+            || self.lead_model.is_some()
             || self.backend != BackendChoice::Auto
             || self.agent != AgentChoice::Builtin
     }

@@ -1,7 +1,8 @@
-//! The footer row: on the left the mode of the current view (`default mode · shift+tab to
-//! cycle`, `⏸ plan mode on …`), or a hint (badge selected, Ctrl+C armed); on the right the team
-//! badge (`● 3 working · 1 waiting · 2 idle`, absent with no teammates), pending approvals and
-//! `tasks done/total`.
+//! The footer row: on the left the lead model's spinner while it thinks (`✻ thinking…`) and the
+//! mode of the current view (`default mode · shift+tab to cycle`, `⏸ plan mode on …`), or a
+//! hint (badge selected, Ctrl+C armed); on the right the team badge (`● 3 working · 1 waiting ·
+//! 2 idle`, absent with no teammates), pending approvals, `tasks done/total` and the tokens
+//! the session's models used (`12.3k tok`, absent while zero).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -141,7 +142,19 @@ fn right_spans_hinted(
         }
         spans.push(Span::styled(format!("tasks {done}/{total}"), dim()));
     }
+    if with_tasks && let Some(tokens) = crate::ui::usage::footer_text(state) {
+        if !spans.is_empty() {
+            spans.push(Span::raw("   "));
+        }
+        spans.push(Span::styled(tokens, dim()));
+    }
     spans
+}
+
+/// The lead model's spinner: one glyph per second while it is mid-turn.
+pub fn spinner(now_ms: u64) -> &'static str {
+    const FRAMES: [&str; 4] = ["✻", "✶", "✳", "✢"];
+    FRAMES[((now_ms / 1000) % FRAMES.len() as u64) as usize]
 }
 
 /// The left side, full or short.
@@ -166,10 +179,13 @@ fn left_spans(state: &AppState, short: bool) -> Vec<Span<'static>> {
     }
     let mut spans = Vec::new();
     if state.busy {
-        spans.push(Span::styled(
-            "✻ working… ",
-            Style::default().fg(Color::Yellow),
-        ));
+        let glyph = spinner(state.now_ms);
+        let text = match (&state.view, short) {
+            (_, true) => format!("{glyph} "),
+            (ViewTarget::Lead, false) => format!("{glyph} thinking… (esc to interrupt) "),
+            (ViewTarget::Teammate(_), false) => format!("{glyph} lead thinking… "),
+        };
+        spans.push(Span::styled(text, Style::default().fg(Color::Yellow)));
     }
     let line = |mode| {
         if short {

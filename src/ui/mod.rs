@@ -16,6 +16,7 @@ pub mod state;
 pub mod tasks;
 pub mod terminal;
 pub mod transcript;
+pub mod usage;
 
 pub use app::{AppIo, run};
 pub use error::UiError;

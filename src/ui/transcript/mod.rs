@@ -1,9 +1,13 @@
 //! The transcript: an append-only list of styled entries (one per [`TranscriptItem`]) with a
 //! scroll position counted in rows from the bottom. Rendering walks from the newest entry up
 //! and wraps only what is visible; wrapped rows are cached per entry for the current width, so a
-//! frame costs the same with ten or ten thousand entries.
+//! frame costs the same with ten or ten thousand entries. A transcript made
+//! [`with_limit`](Transcript::with_limit) keeps only its newest entries, so memory stays bounded
+//! however long the session runs.
 
 pub mod wrap;
+
+use std::collections::VecDeque;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -49,7 +53,9 @@ impl Entry {
 /// A scrollable transcript.
 #[derive(Default)]
 pub struct Transcript {
-    entries: Vec<Entry>,
+    entries: VecDeque<Entry>,
+    /// The most entries kept (the oldest go first); `None` keeps everything.
+    limit: Option<usize>,
     last_kind: Option<Kind>,
     /// Rows scrolled up from the bottom; 0 follows new output.
     scroll: usize,
@@ -67,6 +73,14 @@ enum Kind {
 impl Transcript {
     pub fn new() -> Transcript {
         Transcript::default()
+    }
+
+    /// A transcript that keeps only its newest `limit` entries (at least one).
+    pub fn with_limit(limit: usize) -> Transcript {
+        Transcript {
+            limit: Some(limit.max(1)),
+            ..Transcript::default()
+        }
     }
 
     /// Number of entries.
@@ -102,7 +116,12 @@ impl Transcript {
         if self.scroll > 0 && self.last_width > 0 {
             self.scroll += entry.height(self.last_width);
         }
-        self.entries.push(entry);
+        self.entries.push_back(entry);
+        if let Some(limit) = self.limit {
+            while self.entries.len() > limit {
+                self.entries.pop_front();
+            }
+        }
     }
 
     /// Rows scrolled up from the bottom.
@@ -155,8 +174,9 @@ impl Transcript {
         // Pass 2: the window [covered - scroll - height, covered - scroll).
         let end = covered - self.scroll;
         let start = end.saturating_sub(height);
-        let rows = self.entries[first..]
-            .iter()
+        let rows = self
+            .entries
+            .range(first..)
             .filter_map(|e| e.wrapped.as_ref().map(|(_, rows)| rows))
             .flatten()
             .skip(start)
@@ -324,6 +344,23 @@ mod tests {
         t.page_down();
         assert_eq!(t.scroll(), 0);
         assert_eq!(screen(&mut t, 20, 4)[3], "> line 20");
+    }
+
+    #[test]
+    fn a_limited_transcript_keeps_only_its_newest_entries() {
+        let mut t = Transcript::with_limit(3);
+        for i in 0..10 {
+            t.push(&user(&format!("line {i}")), |_| None);
+        }
+        assert_eq!(t.len(), 3);
+        let rows = screen(&mut t, 20, 8);
+        let text = rows.join("\n");
+        assert!(text.contains("line 7") && text.contains("line 9"), "{text}");
+        assert!(!text.contains("line 6"), "{text}");
+        // Scrolled to the top, the oldest kept entry (after its separator) is on top.
+        t.scroll_by(100);
+        let rows = screen(&mut t, 40, 3);
+        assert_eq!(rows[..2], ["", "> line 7"]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! The teams dialog's detail of one teammate: agent id, status, mode, model, backend and pane,
-//! cwd, worktree, the spawn prompt (one line, or all of it with `e`), owned tasks and recent
-//! messages.
+//! The teams dialog's detail of one teammate: agent id, status, mode, model, usage (tokens in
+//! and out, tool uses and turns, when its model used any), backend and pane, cwd, worktree, the
+//! spawn prompt (one line, or all of it with `e`), owned tasks and recent messages.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -53,6 +53,13 @@ pub fn render(t: &TeammateView, expanded: bool, area: Rect, buf: &mut Buffer, st
         text(t.model.clone().unwrap_or_else(|| "—".to_string())),
         width,
     ));
+    if let Some(usage) = &t.usage {
+        lines.extend(row(
+            "usage",
+            text(crate::ui::usage::detail_line(usage)),
+            width,
+        ));
+    }
     let pane = if t.pane_id.is_empty() || t.pane_id == t.backend {
         t.backend.clone()
     } else {

@@ -1,5 +1,6 @@
 //! The teams dialog's list: one row per teammate with its color dot, name, status, mode,
-//! backend and current task; columns drop from the right when the screen is narrow.
+//! backend, tokens its model used (`12.3k tok`, when any) and current task; columns drop from
+//! the right when the screen is narrow.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -13,6 +14,10 @@ use crate::ui::modal::{bottom_box, fit_spans, frame, hint_lines};
 use crate::ui::palette::{dim, mode_style, name_style, status_style, status_text, teammate_color};
 use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::{str_width, truncate};
+use crate::ui::usage::tokens_short;
+
+/// The narrowest task column worth giving up the backend column for the tokens.
+const MIN_TASK_WIDTH: usize = 12;
 
 fn pad(text: &str, width: usize) -> String {
     let cut = truncate(text, width);
@@ -26,6 +31,10 @@ fn status_of(t: &TeammateView, now_ms: u64) -> String {
         status.push_str(" · hidden");
     }
     status
+}
+
+fn usage_of(t: &TeammateView) -> String {
+    t.usage.as_ref().map(tokens_short).unwrap_or_default()
 }
 
 fn task_of(t: &TeammateView) -> String {
@@ -86,12 +95,30 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
         .map(|t| str_width(&t.backend))
         .max()
         .unwrap_or(0);
+    let usage_w = team
+        .iter()
+        .map(|t| str_width(&usage_of(t)))
+        .max()
+        .unwrap_or(0);
     let base = 4 + name_w + 2 + status_w;
     let show_mode = base + 2 + mode_w <= width;
-    let show_backend = show_mode && base + 2 + mode_w + 2 + backend_w <= width;
+    // Tokens rank above the backend: the backend goes first when the task would get too
+    // narrow.
+    let show_usage = show_mode && usage_w > 0 && base + 2 + mode_w + 2 + usage_w <= width;
+    let usage_cols = if show_usage { 2 + usage_w } else { 0 };
+    let mut show_backend = show_mode && base + 2 + mode_w + usage_cols + 2 + backend_w <= width;
+    let has_tasks = team.iter().any(|t| t.current_task.is_some());
+    if show_usage
+        && show_backend
+        && has_tasks
+        && base + 2 + mode_w + usage_cols + 2 + backend_w + 2 + MIN_TASK_WIDTH > width
+    {
+        show_backend = false;
+    }
     let used = base
         + if show_mode { 2 + mode_w } else { 0 }
-        + if show_backend { 2 + backend_w } else { 0 };
+        + if show_backend { 2 + backend_w } else { 0 }
+        + if show_usage { 2 + usage_w } else { 0 };
     let task_w = width.saturating_sub(used + 2);
     let visible = usize::from(inner.height).saturating_sub(1 + hints.len());
     let first = selected.saturating_sub(visible.saturating_sub(1));
@@ -120,6 +147,12 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
         if show_backend {
             spans.push(Span::raw("  "));
             spans.push(Span::styled(pad(&t.backend, backend_w), dim()));
+        }
+        if show_usage {
+            let usage = usage_of(t);
+            let fill = usage_w.saturating_sub(str_width(&usage));
+            spans.push(Span::raw("  "));
+            spans.push(Span::styled(format!("{}{usage}", " ".repeat(fill)), dim()));
         }
         if task_w >= 6 {
             spans.push(Span::raw("  "));
