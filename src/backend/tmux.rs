@@ -152,12 +152,65 @@ impl TmuxBackend {
         ])
     }
 
+    /// Pane ids of one window (empty when it does not exist).
+    fn panes_of_window(&self, window: &str) -> Vec<String> {
+        self.server
+            .run(&["list-panes", "-t", window, "-F", "#{pane_id}"])
+            .map(|s| s.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// Does the private server have its swarm session (it may run with only hidden panes)?
+    fn swarm_exists(&self) -> bool {
+        self.server
+            .run(&["has-session", "-t", SWARM_SESSION])
+            .is_ok()
+    }
+
+    /// Creates the swarm session (and the server when needed) with a pane running `cat`.
+    fn new_swarm(&self) -> Result<String, BackendError> {
+        let id = self.server.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            SWARM_SESSION,
+            "-n",
+            "teammates",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "--",
+            "cat",
+        ])?;
+        let _ = self.server.run(&[
+            "set-option",
+            "-w",
+            "-t",
+            &format!("{SWARM_SESSION}:teammates"),
+            "pane-border-status",
+            "top",
+        ]);
+        Ok(id)
+    }
+
     /// Creates a pane running `cat` and returns its id. Serialized: one at a time.
     pub fn create_pane(&self) -> Result<String, BackendError> {
         let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
+        // Panes that closed by themselves (a teammate that shut down) are forgotten.
+        let alive = self.server.pane_ids();
+        panes.retain(|p| alive.contains(p));
         let id = match &self.layout {
             TmuxLayout::Inside { lead_pane } => {
-                let id = match panes.last() {
+                let window = self.window_of(lead_pane)?;
+                // Only a teammate pane beside the lead is split (a hidden one is elsewhere).
+                let beside_lead = self.panes_of_window(&window);
+                let visible: Vec<&String> =
+                    panes.iter().filter(|p| beside_lead.contains(p)).collect();
+                let id = match visible.last() {
                     None => self.server.run(&[
                         "split-window",
                         "-d",
@@ -173,7 +226,7 @@ impl TmuxBackend {
                         "cat",
                     ])?,
                     Some(last) => {
-                        let dir = if panes.len() % 2 == 1 { "-v" } else { "-h" };
+                        let dir = if visible.len() % 2 == 1 { "-v" } else { "-h" };
                         self.server.run(&[
                             "split-window",
                             "-d",
@@ -188,34 +241,25 @@ impl TmuxBackend {
                         ])?
                     }
                 };
-                let window = self.window_of(lead_pane)?;
                 let _ = self
                     .server
                     .run(&["select-layout", "-t", &window, "main-vertical"]);
                 let _ = self
                     .server
                     .run(&["resize-pane", "-t", lead_pane, "-x", "30%"]);
+                let _ = self.server.run(&[
+                    "set-option",
+                    "-w",
+                    "-t",
+                    &window,
+                    "pane-border-status",
+                    "top",
+                ]);
                 id
             }
             TmuxLayout::Private => {
-                let id = if !self.server.is_running() {
-                    self.server.run(&[
-                        "new-session",
-                        "-d",
-                        "-s",
-                        SWARM_SESSION,
-                        "-n",
-                        "teammates",
-                        "-x",
-                        "200",
-                        "-y",
-                        "50",
-                        "-P",
-                        "-F",
-                        "#{pane_id}",
-                        "--",
-                        "cat",
-                    ])?
+                if !self.swarm_exists() {
+                    self.new_swarm()?
                 } else {
                     let target = format!("{SWARM_SESSION}:teammates");
                     let id = self.server.run(&[
@@ -231,26 +275,12 @@ impl TmuxBackend {
                     ])?;
                     let _ = self.server.run(&["select-layout", "-t", &target, "tiled"]);
                     id
-                };
-                let _ = self.server.run(&[
-                    "set-option",
-                    "-w",
-                    "-t",
-                    &format!("{SWARM_SESSION}:teammates"),
-                    "pane-border-status",
-                    "top",
-                ]);
-                id
+                }
             }
         };
         let _ = self
             .server
             .run(&["set-option", "-p", "-t", &id, "remain-on-exit", "failed"]);
-        if let (TmuxLayout::Inside { .. }, Ok(w)) = (&self.layout, self.window_of(&id)) {
-            let _ = self
-                .server
-                .run(&["set-option", "-w", "-t", &w, "pane-border-status", "top"]);
-        }
         panes.push(id.clone());
         Ok(id)
     }
@@ -298,30 +328,60 @@ impl TmuxBackend {
         self.server.run(&["kill-pane", "-t", pane]).map(|_| ())
     }
 
-    /// Moves a pane to the hidden session.
+    /// Moves a pane to the hidden session. The session is created with a placeholder pane that
+    /// is killed once the pane is in, so the session holds only hidden panes and tmux removes it
+    /// when the last one is shown or killed (nothing is left on the user's server).
     pub fn hide(&self, pane: &str) -> Result<(), BackendError> {
-        if self
+        let placeholder = if self
             .server
             .run(&["has-session", "-t", HIDDEN_SESSION])
             .is_err()
         {
-            self.server
-                .run(&["new-session", "-d", "-s", HIDDEN_SESSION, "--", "cat"])?;
-        }
+            Some(self.server.run(&[
+                "new-session",
+                "-d",
+                "-s",
+                HIDDEN_SESSION,
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "--",
+                "cat",
+            ])?)
+        } else {
+            None
+        };
         let target = format!("{HIDDEN_SESSION}:");
-        self.server
+        let moved = self
+            .server
             .run(&["break-pane", "-d", "-s", pane, "-t", &target])
-            .map(|_| ())
+            .map(|_| ());
+        if let Some(placeholder) = placeholder {
+            let _ = self.server.run(&["kill-pane", "-t", &placeholder]);
+        }
+        moved
     }
 
-    /// Brings a hidden pane back next to the others.
+    /// Brings a hidden pane back next to the others. On a private server whose swarm window
+    /// went away (every visible pane was hidden or closed) the window is made again.
     pub fn show(&self, pane: &str) -> Result<(), BackendError> {
+        let mut placeholder = None;
         let (window, layout) = match &self.layout {
             TmuxLayout::Inside { lead_pane } => (self.window_of(lead_pane)?, "main-vertical"),
-            TmuxLayout::Private => (format!("{SWARM_SESSION}:teammates"), "tiled"),
+            TmuxLayout::Private => {
+                if !self.swarm_exists() {
+                    placeholder = Some(self.new_swarm()?);
+                }
+                (format!("{SWARM_SESSION}:teammates"), "tiled")
+            }
         };
-        self.server
-            .run(&["join-pane", "-d", "-h", "-s", pane, "-t", &window])?;
+        let joined = self
+            .server
+            .run(&["join-pane", "-d", "-h", "-s", pane, "-t", &window]);
+        if let Some(placeholder) = placeholder {
+            let _ = self.server.run(&["kill-pane", "-t", &placeholder]);
+        }
+        joined?;
         let _ = self.server.run(&["select-layout", "-t", &window, layout]);
         if let TmuxLayout::Inside { lead_pane } = &self.layout {
             let _ = self
