@@ -71,7 +71,8 @@ impl PaneDisplay {
             }
             TeammateEventKind::Log { kind, text } => {
                 let mark = match kind {
-                    LogKind::Command => "$ ",
+                    // Engines write the command line with its own mark (`$ cmd`, `Bash(cmd)`).
+                    LogKind::Command => "",
                     LogKind::Output => "  ",
                     LogKind::Result => "→ ",
                     LogKind::Warning => "! ",
