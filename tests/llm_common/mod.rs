@@ -96,6 +96,24 @@ pub enum Reply {
     Stall(String),
     /// Close the connection without answering.
     Close,
+    /// Wait until the gate is opened, then answer with the inner reply (a turn that is
+    /// "mid-stream" for as long as the test wants).
+    Held(Gate, Box<Reply>),
+}
+
+/// Opened once by the test to release a [`Reply::Held`] (opening before the request arrives
+/// works too).
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<Notify>);
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate::default()
+    }
+
+    pub fn open(&self) {
+        self.0.notify_one();
+    }
 }
 
 impl Reply {
@@ -237,7 +255,7 @@ async fn serve(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()> 
     };
     state.requests.lock().unwrap().push(recorded);
     state.arrived.notify_waiters();
-    let reply = state
+    let mut reply = state
         .replies
         .lock()
         .unwrap()
@@ -248,7 +266,12 @@ async fn serve(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()> 
                 r#"{"error":{"message":"the test script has no more replies"}}"#,
             )
         });
+    while let Reply::Held(gate, inner) = reply {
+        gate.0.notified().await;
+        reply = *inner;
+    }
     match reply {
+        Reply::Held(..) => unreachable!("resolved above"),
         Reply::Sse(text) => {
             write_sse_head(&mut socket).await?;
             for piece in pieces(&text) {
