@@ -101,6 +101,13 @@ impl Controller {
     /// Plain composer text for the lead model (already shown in the transcript): a turn now,
     /// or after the running one. False when the session has no lead model.
     pub fn ask_lead_model(&mut self, text: String) -> bool {
+        if self.lead_model.is_none() {
+            return false;
+        }
+        if self.phase != Phase::Running {
+            self.note("The lead is shutting down: the lead model takes no more turns.");
+            return true;
+        }
         let Some(model) = self.lead_model.as_mut() else {
             return false;
         };
