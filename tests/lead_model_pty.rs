@@ -1,5 +1,5 @@
 //! `teamlead --lead-model sonnet` end to end: the real binary in a pseudo-terminal (portable-pty
-//! + vt100), its model a local server speaking the Anthropic streaming format found through
+//! and vt100), its model a local server speaking the Anthropic streaming format found through
 //! `ANTHROPIC_BASE_URL`. Plain text goes to the model, the footer spins while it answers, the
 //! answer and the tokens used show on screen, the key never does, and `/quit` ends it.
 //! Temporary home and config directory, no ~/.claude, no tmux.
