@@ -1,6 +1,6 @@
 //! Composer text: slash commands, `@name text`, text in a teammate's view, and plain text
-//! (there is no lead model yet: the user is told how to address teammates). Also spawning
-//! teammates, the task commands, and starting a demo plan.
+//! (to the lead model when the session has one, else the user is told how to address
+//! teammates). Also spawning teammates, the task commands, and starting a demo plan.
 
 use serde_json::{Map, Value};
 
@@ -15,7 +15,7 @@ use crate::protocol::time::now_iso;
 use crate::protocol::{Color, InboxEntry, LEAD_NAME, Member, PermissionMode};
 
 /// What a user is told when plain text has nowhere to go.
-pub const NO_LEAD_MODEL: &str = "There is no lead model in this session: address teammates with `@name text`, `/msg @name text` or `/broadcast text` (/help lists every command).";
+pub const NO_LEAD_MODEL: &str = "There is no lead model in this session (start teamlead with --lead-model for one): address teammates with `@name text`, `/msg @name text` or `/broadcast text` (/help lists every command).";
 
 impl Controller {
     /// Text submitted in a view.
