@@ -2,6 +2,7 @@
 //! - time from spawn (create the tmux pane, write the prompt, start `teamlead teammate`) to the
 //!   teammate's first `idle_notification` in the lead's inbox, over several spawns;
 //! - RSS of one idle `teamlead teammate` process.
+//!
 //! Uses a private tmux server (`-L`) that is killed at the end.
 
 use std::path::Path;

@@ -289,7 +289,8 @@ async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_swept() {
     );
     drop(s);
 
-    // A team left by a crashed lead (no liveness lock held) is swept at start.
+    // A team of another lead (no teamlead liveness file: a Claude Code lead's) is refused and
+    // left exactly as it was.
     let home_dir = tempfile::tempdir().unwrap();
     let home = teamlead::store::Home::new(home_dir.path());
     let mut stale = teamlead::protocol::TeamFile::new("stale", None, "/nowhere");
@@ -297,6 +298,17 @@ async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_swept() {
         "ghost", "stale", "/nowhere",
     ));
     store::create_team(&home, &stale).unwrap();
+    let before = std::fs::read(home.config_path("stale").unwrap()).unwrap();
+    let opts = teamlead::lead::LeadOptions::new(home.clone(), home_dir.path()).with_team("stale");
+    let err = teamlead::lead::Lead::start(opts).expect_err("a foreign team is not taken over");
+    assert!(err.to_string().contains("was not started by teamlead"), "{err}");
+    assert_eq!(std::fs::read(home.config_path("stale").unwrap()).unwrap(), before);
+
+    // A team left by a crashed teamlead lead (its liveness file is there, its lock free) is
+    // swept at start.
+    let lock = home.lead_lock_path("stale").unwrap();
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, "999999").unwrap();
     let opts = teamlead::lead::LeadOptions::new(home.clone(), home_dir.path()).with_team("stale");
     let (handle, mut events) = teamlead::lead::Lead::start(opts).expect("starts");
     let team = store::read_team(&home, "stale").unwrap();
