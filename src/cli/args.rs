@@ -89,6 +89,13 @@ pub struct LeadArgs {
     /// a model name; without it TEAMLEAD_MODEL or the llm config decides; see docs/llm.md)
     #[arg(long, value_name = "MODEL", num_args = 0..=1, default_missing_value = "")]
     pub lead_model: Option<String>,
+    /// What does the teammates' work: `shell` runs task commands, `llm` is a coding agent
+    /// (Anthropic or OpenAI-compatible; see docs/llm.md)
+    #[arg(long, value_enum, default_value_t = EngineChoice::Shell)]
+    pub engine: EngineChoice,
+    /// The teammates' model with `--engine llm` (sonnet, opus, haiku or a model name)
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
 }
 
 impl LeadArgs {
@@ -97,6 +104,8 @@ impl LeadArgs {
         self.team.is_some()
             || self.worktree
             || self.lead_model.is_some()
+            || self.engine != EngineChoice::Shell
+            || self.model.is_some()
             || self.backend != BackendChoice::Auto
             || self.agent != AgentChoice::Builtin
     }

@@ -79,6 +79,14 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
     if let Some(team) = &args.team {
         opts = opts.with_team(team.clone());
     }
+    if args.engine == super::args::EngineChoice::Llm {
+        let config = crate::agent::llm::LlmConfig::from_environment(args.model.as_deref())
+            .map_err(|e| color_eyre::eyre::eyre!("--engine llm: {e}"))?;
+        opts.teammate_model = args.model.clone();
+        opts.teammate_llm = Some(config);
+    } else if args.model.is_some() {
+        bail!("--model is the model of llm teammates: add --engine llm");
+    }
     if let Some(model) = &args.lead_model {
         let model = Some(model.as_str()).filter(|m| !m.trim().is_empty());
         let config = crate::agent::llm::LlmConfig::from_environment(model)

@@ -54,6 +54,10 @@ pub struct LeadOptions {
     pub quit_timeout: Duration,
     /// The lead model (`--lead-model`): plain composer text and teammates' messages go to it.
     pub lead_model: Option<crate::agent::llm::LlmConfig>,
+    /// Teammates are llm coding agents with this configuration (`--engine llm`); shell otherwise.
+    pub teammate_llm: Option<crate::agent::llm::LlmConfig>,
+    /// The teammates' model (`--model`), passed to pane teammates too.
+    pub teammate_model: Option<String>,
 }
 
 impl LeadOptions {
@@ -71,6 +75,8 @@ impl LeadOptions {
             demo: None,
             quit_timeout: QUIT_TIMEOUT,
             lead_model: None,
+            teammate_llm: None,
+            teammate_model: None,
         }
     }
 

@@ -32,6 +32,7 @@ impl PaneSession {
         team: &str,
         lead_session_id: &str,
         claude_by_default: bool,
+        engine: &str,
     ) -> Option<PaneSession> {
         let program = if claude_by_default {
             TeammateProgram::Claude {
@@ -42,7 +43,7 @@ impl PaneSession {
                 binary: std::env::current_exe()
                     .map(|p| p.to_string_lossy().into_owned())
                     .unwrap_or_else(|_| "teamlead".to_string()),
-                engine: std::env::var("TEAMLEAD_ENGINE").unwrap_or_else(|_| "shell".to_string()),
+                engine: engine.to_string(),
             }
         };
         let (backend, private, attach_hint): (Arc<dyn PaneBackend>, _, _) = match choice {

@@ -83,6 +83,7 @@ pub(crate) struct Controller {
     /// Pane teammates (tmux, iTerm2), when the session has a pane backend.
     pub panes: Option<super::panes::PaneSession>,
     pub claude_by_default: bool,
+    pub teammate_model: Option<String>,
     pub worktree_by_default: bool,
     pub poller: Poller,
     pub turns: TurnQueue,
@@ -184,6 +185,11 @@ impl Controller {
             &team,
             &file.lead_session_id,
             opts.claude_by_default,
+            if opts.teammate_llm.is_some() {
+                "llm"
+            } else {
+                "shell"
+            },
         );
         crate::lead::emergency::register(
             &home,
@@ -197,12 +203,13 @@ impl Controller {
             ));
         }
         let (teammate_tx, teammate_rx) = mpsc::unbounded_channel();
-        let executor = Arc::new(InProcessExecutor::new(
-            &home,
-            &team,
-            bridge.asker(),
-            teammate_tx,
-        ));
+        let mut executor = InProcessExecutor::new(&home, &team, bridge.asker(), teammate_tx);
+        if let Some(llm) = opts.teammate_llm.clone() {
+            executor = executor.with_config(move |c| {
+                c.engine = crate::agent::runtime::EngineKind::llm(llm.clone());
+            });
+        }
+        let executor = Arc::new(executor);
         let mut controller = Controller {
             home,
             team,
@@ -218,6 +225,7 @@ impl Controller {
             executor,
             panes,
             claude_by_default: opts.claude_by_default,
+            teammate_model: opts.teammate_model.clone(),
             worktree_by_default: opts.worktree_by_default,
             poller,
             turns: TurnQueue::new(),

@@ -255,6 +255,7 @@ impl Controller {
             plan_mode_required,
             prompt: Some(prompt.to_string()),
             claude,
+            model: self.teammate_model.clone(),
             ..SpawnRequest::new(&name, cwd)
         };
         let started = if in_pane {
