@@ -486,3 +486,43 @@ fn lead_model_without_any_configuration_is_one_line_and_no_session() {
     );
     assert!(!home.path().join("teams").exists(), "no team was made");
 }
+
+/// `teamlead --engine llm`: the lead's in-process teammates are llm coding agents. One answers
+/// its prompt through the local server, and its usage shows in the team snapshot the teams
+/// dialog and the footer render.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_teammates_of_the_lead_report_their_usage() {
+    let server = ScriptServer::start(vec![Reply::Sse(anthropic::text("Hello lead, ready."))]).await;
+    let home_dir = tempfile::tempdir().expect("temp home");
+    let cwd = tempfile::tempdir().expect("temp cwd");
+    let home = Home::new(home_dir.path());
+    let mut opts = LeadOptions::new(home.clone(), cwd.path())
+        .with_team("thinkers")
+        .with_quit_timeout(Duration::from_secs(2));
+    opts.teammate_llm = Some(config(&server));
+    let (handle, events) = Lead::start(opts).expect("lead starts");
+    let team = handle.team.clone();
+    let mut s = Session {
+        home_dir,
+        cwd,
+        home,
+        team,
+        handle,
+        events,
+        seen: Vec::new(),
+    };
+    s.submit("/spawn thinker \"say hello\"").await;
+    let team = s
+        .wait_team("the teammate's usage", |t| {
+            t.iter()
+                .any(|m| m.name == "thinker" && m.usage.as_ref().is_some_and(|u| u.turns >= 1))
+        })
+        .await;
+    let usage = team[0].usage.clone().expect("usage");
+    assert!(usage.total_tokens() > 0, "{usage:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "one model turn for the prompt");
+    assert!(messages_of(&requests[0]).contains("say hello"));
+    s.send(LeadCommand::Quit).await;
+    s.wait_for("Exited", |e| *e == LeadEvent::Exited).await;
+}
