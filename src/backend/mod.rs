@@ -33,6 +33,10 @@ pub trait PaneBackend: Send + Sync {
     fn focus(&self, pane: &str) -> Result<(), BackendError>;
     /// True while the pane exists.
     fn pane_alive(&self, pane: &str) -> bool;
+    /// True while the pane's program runs (a pane may outlive it, e.g. tmux's `remain-on-exit`).
+    fn pane_running(&self, pane: &str) -> bool {
+        self.pane_alive(pane)
+    }
 }
 
 impl PaneBackend for tmux::TmuxBackend {
@@ -62,6 +66,9 @@ impl PaneBackend for tmux::TmuxBackend {
     }
     fn pane_alive(&self, pane: &str) -> bool {
         tmux::TmuxBackend::pane_alive(self, pane)
+    }
+    fn pane_running(&self, pane: &str) -> bool {
+        tmux::TmuxBackend::pane_running(self, pane)
     }
 }
 

@@ -232,7 +232,7 @@ impl TeammateExecutor for PaneExecutor {
 
     fn is_active(&self, name: &str) -> bool {
         match self.panes().get(name) {
-            Some(pane) => self.backend.pane_alive(pane),
+            Some(pane) => self.backend.pane_running(pane),
             None => false,
         }
     }

@@ -403,4 +403,13 @@ impl TmuxBackend {
     pub fn pane_alive(&self, pane: &str) -> bool {
         self.server.pane_ids().iter().any(|p| p == pane)
     }
+
+    /// True while the pane exists and its program runs. With `remain-on-exit failed` tmux may
+    /// keep the pane of a program that exited 0, dead, when the pty closed before it collected
+    /// the exit status (seen with tmux 3.3a).
+    pub fn pane_running(&self, pane: &str) -> bool {
+        self.server
+            .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"])
+            .is_ok_and(|out| out.lines().any(|l| l == format!("{pane} 0")))
+    }
 }
