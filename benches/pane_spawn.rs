@@ -86,7 +86,10 @@ fn main() {
         rt.block_on(executor.spawn(request)).expect("spawn");
         let deadline = start + Duration::from_secs(20);
         while idle_count(&home, &name) == 0 {
-            assert!(Instant::now() < deadline, "no idle_notification from {name}");
+            assert!(
+                Instant::now() < deadline,
+                "no idle_notification from {name}"
+            );
             std::thread::sleep(Duration::from_millis(2));
         }
         times.push(start.elapsed());

@@ -2,11 +2,11 @@
 //! agent-teams file protocol. Layers (see docs/DESIGN.md): `protocol` → `store` → `watch` →
 //! `backend` → `agent` → `lead` → `ui` → `cli`; each depends only on the ones before it.
 
-pub mod protocol;
-pub mod backend;
-pub mod store;
 pub mod agent;
-pub mod lead;
-pub mod watch;
+pub mod backend;
 pub mod cli;
+pub mod lead;
+pub mod protocol;
+pub mod store;
 pub mod ui;
+pub mod watch;

@@ -301,8 +301,14 @@ async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_swept() {
     let before = std::fs::read(home.config_path("stale").unwrap()).unwrap();
     let opts = teamlead::lead::LeadOptions::new(home.clone(), home_dir.path()).with_team("stale");
     let err = teamlead::lead::Lead::start(opts).expect_err("a foreign team is not taken over");
-    assert!(err.to_string().contains("was not started by teamlead"), "{err}");
-    assert_eq!(std::fs::read(home.config_path("stale").unwrap()).unwrap(), before);
+    assert!(
+        err.to_string().contains("was not started by teamlead"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(home.config_path("stale").unwrap()).unwrap(),
+        before
+    );
 
     // A team left by a crashed teamlead lead (its liveness file is there, its lock free) is
     // swept at start.

@@ -245,7 +245,9 @@ pub enum LeadEvent {
     LeadUsage(UsageView),
     /// Give the terminal to this program until it ends (attaching to the teammates' private
     /// tmux server on a jump); the UI leaves its screen, waits, then redraws.
-    HandOverTerminal { argv: Vec<String> },
+    HandOverTerminal {
+        argv: Vec<String>,
+    },
     /// The controller has finished (after `/quit`); the UI exits.
     Exited,
 }
