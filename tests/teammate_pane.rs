@@ -206,9 +206,11 @@ fn pane_teammate_asks_runs_and_shuts_down() {
                 && a.pane_id.as_deref() == Some(pane.as_str()))
         })
     });
-    wait_until("the pane to close", Duration::from_secs(5), || {
-        !backend.pane_alive(&pane)
-    });
+    wait_until(
+        "the teammate process to end (its pane closes or is dead)",
+        Duration::from_secs(5),
+        || !backend.pane_running(&pane),
+    );
 }
 
 #[test]
@@ -234,7 +236,7 @@ fn pane_teammates_exit_when_the_lead_dies() {
     lead.kill();
     let killed_at = Instant::now();
     let deadline = Instant::now() + Duration::from_secs(5);
-    while backend.pane_alive(&a) || backend.pane_alive(&b) {
+    while backend.pane_running(&a) || backend.pane_running(&b) {
         assert!(
             Instant::now() < deadline,
             "teammates still running 5 s after the lead died:\n{}\n---\n{}",
