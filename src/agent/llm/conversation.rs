@@ -164,6 +164,24 @@ pub struct TokenUsage {
     pub cache_creation_input_tokens: u64,
 }
 
+impl TokenUsage {
+    /// Adds this request to a usage meter and returns the context it filled (input, cache
+    /// and output tokens), which the compaction budget compares against.
+    pub fn record(&self, meter: &crate::agent::events::UsageMeter) -> usize {
+        meter.update(|u| {
+            u.requests += 1;
+            u.input_tokens += self.input_tokens;
+            u.output_tokens += self.output_tokens;
+            u.cache_read_input_tokens += self.cache_read_input_tokens;
+            u.cache_creation_input_tokens += self.cache_creation_input_tokens;
+        });
+        (self.input_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
+            + self.output_tokens) as usize
+    }
+}
+
 /// The model's complete answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelResponse {

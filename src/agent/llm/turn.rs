@@ -189,31 +189,13 @@ async fn steps(
             Err(e) => return TurnEnd::Failed(e),
         };
         let usage = response.usage;
-        tm.config.usage.update(|u| {
-            u.requests += 1;
-            u.input_tokens += usage.input_tokens;
-            u.output_tokens += usage.output_tokens;
-            u.cache_read_input_tokens += usage.cache_read_input_tokens;
-            u.cache_creation_input_tokens += usage.cache_creation_input_tokens;
-        });
-        session.reported_context = (usage.input_tokens
-            + usage.cache_read_input_tokens
-            + usage.cache_creation_input_tokens
-            + usage.output_tokens) as usize;
+        session.reported_context = usage.record(&tm.config.usage);
         let message = Message::assistant(response.content);
         let text = message.text();
         if !text.trim().is_empty() {
             *last_text = text;
         }
-        let calls: Vec<Call> = message
-            .tool_uses()
-            .into_iter()
-            .map(|(id, name, input)| Call {
-                id: id.to_string(),
-                name: name.to_string(),
-                input: input.clone(),
-            })
-            .collect();
+        let calls = Call::all_of(&message);
         if !message.content.is_empty() {
             session.history.push(message);
         }

@@ -232,27 +232,9 @@ impl Turn {
                 Err(e) => return TurnEnd::Failed(scrub(&config, &e.to_string())),
             };
             let used = response.usage;
-            self.usage.update(|u| {
-                u.requests += 1;
-                u.input_tokens += used.input_tokens;
-                u.output_tokens += used.output_tokens;
-                u.cache_read_input_tokens += used.cache_read_input_tokens;
-                u.cache_creation_input_tokens += used.cache_creation_input_tokens;
-            });
-            session.reported_context = (used.input_tokens
-                + used.cache_read_input_tokens
-                + used.cache_creation_input_tokens
-                + used.output_tokens) as usize;
+            session.reported_context = used.record(&self.usage);
             let message = Message::assistant(response.content);
-            let calls: Vec<Call> = message
-                .tool_uses()
-                .into_iter()
-                .map(|(id, name, input)| Call {
-                    id: id.to_string(),
-                    name: name.to_string(),
-                    input: input.clone(),
-                })
-                .collect();
+            let calls = Call::all_of(&message);
             if !message.content.is_empty() {
                 session.history.push(message);
             }

@@ -33,6 +33,21 @@ pub struct Call {
     pub input: Value,
 }
 
+impl Call {
+    /// The tool calls of an assistant message, in order.
+    pub fn all_of(message: &crate::agent::llm::conversation::Message) -> Vec<Call> {
+        message
+            .tool_uses()
+            .into_iter()
+            .map(|(id, name, input)| Call {
+                id: id.to_string(),
+                name: name.to_string(),
+                input: input.clone(),
+            })
+            .collect()
+    }
+}
+
 /// What the turn must do after a call, besides sending its result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Control {
