@@ -65,17 +65,9 @@ fn is_teamlead_team(home: &Home, team: &str) -> bool {
     home.lead_lock_path(team).is_ok_and(|p| p.exists())
 }
 
-/// The directory holding tmux sockets of this user.
-fn tmux_socket_dir() -> PathBuf {
-    let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".to_string());
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    Path::new(&dir).join(format!("tmux-{uid}"))
-}
-
 /// Private servers of dead leads, from the socket directory.
 fn dead_private_servers() -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(tmux_socket_dir()) else {
+    let Ok(entries) = std::fs::read_dir(TmuxServer::socket_dir()) else {
         return Vec::new();
     };
     let mut found: Vec<String> = entries

@@ -59,17 +59,18 @@ impl TmuxServer {
             .unwrap_or_default()
     }
 
-    /// The socket file of a private server (`$TMUX_TMPDIR` or `/tmp`, then `tmux-<uid>/<name>`).
-    pub fn socket_path(&self) -> Option<std::path::PathBuf> {
-        let name = self.socket.as_ref()?;
+    /// The directory of this user's tmux sockets (`$TMUX_TMPDIR` or `/tmp`, then `tmux-<uid>`).
+    pub fn socket_dir() -> std::path::PathBuf {
         let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".to_string());
         // SAFETY: getuid has no preconditions and cannot fail.
         let uid = unsafe { libc::getuid() };
-        Some(
-            std::path::Path::new(&dir)
-                .join(format!("tmux-{uid}"))
-                .join(name),
-        )
+        std::path::Path::new(&dir).join(format!("tmux-{uid}"))
+    }
+
+    /// The socket file of a private server.
+    pub fn socket_path(&self) -> Option<std::path::PathBuf> {
+        let name = self.socket.as_ref()?;
+        Some(TmuxServer::socket_dir().join(name))
     }
 
     /// Kills the whole server (private servers only) and removes its socket file, which tmux
