@@ -3,6 +3,7 @@
 //! names, timestamps, the `<teammate-message>` rendering and the input digest. No I/O here.
 
 pub mod color;
+pub mod display;
 pub mod frames;
 pub mod inbox;
 pub mod json;

@@ -11,6 +11,7 @@ pub mod inbox;
 pub mod liveness;
 pub mod lock;
 pub mod quarantine;
+pub mod safe_file;
 pub mod scan;
 pub mod tasks;
 pub mod team;

@@ -1,23 +1,16 @@
 //! Word wrapping of styled lines into screen rows, with a hanging indent for continuation rows
 //! and hard splits for words wider than the screen. Text is sanitized first: tabs become spaces
-//! and control characters (escape sequences a teammate might send) are dropped.
+//! and control characters (escape sequences a teammate might send) are shown as visible escapes.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
-/// Text safe to put in a terminal cell: tabs as four spaces, no control characters.
+/// Text safe to put in a terminal cell: line breaks kept, tabs as four spaces, every other
+/// control character, escape sequence introducer or bidi override shown as a visible escape
+/// (the one escaping function, [`crate::protocol::display::visible_text`]).
 pub fn sanitize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\t' => out.push_str("    "),
-            '\n' => out.push('\n'),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
+    crate::protocol::display::visible_text(text).into_owned()
 }
 
 fn char_width(c: char) -> usize {
