@@ -1,0 +1,27 @@
+//! The conformance suite against real Claude Code clients (issue 11): every scenario runs
+//! against every client of the matrix (2.1.45 and the newest release, installed by `.ci/run`),
+//! with teamlead as the lead (the real binary, `--agent claude`, in a private tmux server) and
+//! `claude` as pane teammates, all talking to the scripted model server on loopback. Test
+//! names end in the client's label, so a failure says which version broke.
+
+#[path = "claude_code_common/mod.rs"]
+mod common;
+
+#[path = "claude_code/messages.rs"]
+mod messages;
+
+/// One test per scenario and client: `<scenario>_v2_1_45` and `<scenario>_latest`.
+macro_rules! matrix {
+    ($($scenario:path => $name:ident),* $(,)?) => {
+        mod v2_1_45 {
+            $(#[test] fn $name() { if let Some(c) = crate::common::clients_or_skip("2.1.45") { $scenario(&c) } })*
+        }
+        mod latest {
+            $(#[test] fn $name() { if let Some(c) = crate::common::clients_or_skip("latest") { $scenario(&c) } })*
+        }
+    };
+}
+
+matrix! {
+    crate::messages::prompt_and_message_round_trip => prompt_and_message_round_trip,
+}

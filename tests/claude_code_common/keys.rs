@@ -1,0 +1,71 @@
+//! The key sequences that answer the lead's dialogs, in one place: the permission dialog (yes,
+//! always, no with feedback) and the plan dialog (approve into a mode, reject with feedback).
+//! Each waits until its dialog is on screen, then pauses longer than the dialog's key grace
+//! period before typing (a dialog that arrives while the user types ignores keys briefly).
+
+use std::time::Duration;
+
+use super::Scene;
+
+/// Longer than the dialogs' key grace period (about 500 ms).
+const GRACE: Duration = Duration::from_millis(700);
+
+/// An answer to the permission dialog.
+#[derive(Debug, Clone)]
+pub enum PermissionAnswer {
+    Yes,
+    /// The "Yes, and …" option (the request's own suggestions).
+    Always,
+    No(String),
+}
+
+/// Waits for the permission dialog, then answers its head.
+pub fn answer_permission(scene: &Scene, answer: PermissionAnswer) {
+    scene.wait_screen("the permission dialog", |s| s.contains("needs permission"));
+    std::thread::sleep(GRACE);
+    match answer {
+        PermissionAnswer::Yes => scene.keys(&["y"]),
+        PermissionAnswer::Always => scene.keys(&["a"]),
+        PermissionAnswer::No(feedback) => {
+            scene.keys(&["n"]);
+            scene.wait_screen("the feedback input", |s| s.contains("why"));
+            scene.type_text(&feedback);
+            scene.wait_screen("the typed feedback", |s| s.contains(&feedback));
+            scene.keys(&["Enter"]);
+        }
+    }
+}
+
+/// Waits for the plan dialog showing `plan_marker`, then approves it into `mode` (one of
+/// default / acceptEdits / bypassPermissions; the dialog starts at the lead's mode, default).
+pub fn approve_plan(scene: &Scene, plan_marker: &str, mode: &str) {
+    wait_plan(scene, plan_marker);
+    let steps = match mode {
+        "default" => 0,
+        "acceptEdits" => 1,
+        "bypassPermissions" => 2,
+        other => panic!("no plan approval into {other}"),
+    };
+    for _ in 0..steps {
+        scene.keys(&["Right"]);
+    }
+    scene.wait_screen(&format!("the plan dialog on {mode}"), |s| {
+        s.contains(&format!("◂ {mode} ▸"))
+    });
+    scene.keys(&["y"]);
+}
+
+/// Waits for the plan dialog showing `plan_marker`, then rejects it with `feedback`.
+pub fn reject_plan(scene: &Scene, plan_marker: &str, feedback: &str) {
+    wait_plan(scene, plan_marker);
+    scene.keys(&["n"]);
+    std::thread::sleep(Duration::from_millis(200));
+    scene.type_text(feedback);
+    scene.wait_screen("the typed plan feedback", |s| s.contains(feedback));
+    scene.keys(&["Enter"]);
+}
+
+fn wait_plan(scene: &Scene, plan_marker: &str) {
+    scene.wait_screen("the plan dialog", |s| s.contains(plan_marker) && s.contains("◂ "));
+    std::thread::sleep(GRACE);
+}

@@ -1,0 +1,297 @@
+//! The harness of the Claude Code conformance suite: the client versions under test (installed
+//! by `.ci/run` into `tests/interop/node_modules`), a scene per scenario (a temporary
+//! `CLAUDE_CONFIG_DIR` that is also teamlead's home, a temporary `HOME`, the scripted model
+//! server, and the real `teamlead --agent claude` lead in a pane of a private tmux server whose
+//! environment points every `claude` at the model server), and the screen and file checks the
+//! scenarios share. Nothing outlives a scene: the reaper kills what is left on drop.
+
+#![allow(dead_code)]
+
+#[path = "../panes_common/mod.rs"]
+pub mod panes_common;
+#[path = "../model_server/mod.rs"]
+pub mod model_server;
+
+mod keys;
+mod version;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub use keys::PermissionAnswer;
+pub use model_server::{Act, ModelServer, Rule};
+pub use panes_common::{
+    Reaper, TestTmux, Workspace, pane_infos, processes, sh_quote, wait_until,
+};
+pub use version::{Client, clients_or_skip};
+
+/// How long a wait on a real `claude` may take before the scenario fails (node cold starts on a
+/// busy 2-core machine are slow).
+pub const WAIT: Duration = Duration::from_secs(60);
+
+/// The API key the clients send (only its last 20 characters matter, for `.claude.json`).
+pub const API_KEY: &str = "sk-ant-conformance-0123456789abcdefghij";
+
+/// Environment of every process in the scene's tmux server (the lead and its teammates).
+pub fn client_env(scene_home: &Path, user_home: &Path, base_url: &str) -> Vec<(String, String)> {
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    [
+        ("CLAUDE_CONFIG_DIR", s(scene_home)),
+        ("HOME", s(user_home)),
+        ("XDG_STATE_HOME", s(&user_home.join(".local/state"))),
+        ("XDG_CONFIG_HOME", s(&user_home.join(".config"))),
+        ("TERM", "xterm-256color".into()),
+        ("ANTHROPIC_BASE_URL", base_url.into()),
+        ("ANTHROPIC_API_KEY", API_KEY.into()),
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+        ("ENABLE_TOOL_SEARCH", "false".into()),
+        (
+            "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL",
+            "1".into(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// Writes `<config dir>/.claude.json`: onboarding done, the API key approved, `cwd` trusted.
+pub fn write_claude_json(config_dir: &Path, cwd: &Path) {
+    let key_tail = &API_KEY[API_KEY.len() - 20..];
+    let project = serde_json::json!({"hasTrustDialogAccepted": true,
+        "hasCompletedProjectOnboarding": true, "allowedTools": []});
+    let mut projects = serde_json::Map::new();
+    projects.insert(cwd.to_string_lossy().into_owned(), project.clone());
+    if let Ok(real) = cwd.canonicalize() {
+        projects.insert(real.to_string_lossy().into_owned(), project);
+    }
+    let doc = serde_json::json!({"hasCompletedOnboarding": true, "theme": "dark", "numStartups": 5,
+        "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
+        "projects": projects});
+    std::fs::write(config_dir.join(".claude.json"), doc.to_string()).expect("write .claude.json");
+}
+
+/// One scenario against one client: files, model server, tmux server with the lead.
+pub struct Scene {
+    pub client: Client,
+    pub ws: Workspace,
+    pub user_home: tempfile::TempDir,
+    pub model: ModelServer,
+    pub tmux: TestTmux,
+    /// The lead's pane.
+    pub pane: String,
+    pub lead_pid: u32,
+    pub started: Instant,
+    // Dropped first (fields drop in order): kills whatever is left.
+    reaper: Option<Reaper>,
+}
+
+impl Drop for Scene {
+    fn drop(&mut self) {
+        drop(self.reaper.take());
+        let _ = self.tmux.run(&["kill-server"]);
+    }
+}
+
+impl Scene {
+    /// A scene whose lead runs `teamlead --agent claude` plus `lead_args`.
+    pub fn start(client: &Client, prefix: &str, rules: Vec<Rule>, lead_args: &[&str]) -> Scene {
+        let ws = Workspace::new(prefix);
+        let user_home = tempfile::tempdir().expect("temp HOME");
+        let model = ModelServer::start(rules);
+        write_claude_json(ws.home(), ws.work());
+        let launcher = client.launcher(user_home.path());
+        let tmux = TestTmux {
+            socket: format!("tl-cc-{}", uuid::Uuid::new_v4().simple()),
+        };
+        let mut words = vec![
+            "exec".to_string(),
+            sh_quote(env!("CARGO_BIN_EXE_teamlead")),
+            "--home".into(),
+            sh_quote(&ws.home().to_string_lossy()),
+            "--team".into(),
+            ws.team.clone(),
+            "--agent".into(),
+            "claude".into(),
+        ];
+        words.extend(lead_args.iter().map(|a| sh_quote(a)));
+        let mut cmd = Command::new("tmux");
+        cmd.args(["-L", &tmux.socket, "-f", "/dev/null"])
+            .args(["new-session", "-d", "-s", "main", "-x", "220", "-y", "50"])
+            .arg("-c")
+            .arg(ws.work())
+            .arg(words.join(" "));
+        for var in [
+            "TMUX",
+            "TMUX_PANE",
+            "TEAMLEAD_HOME",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDECODE",
+            "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.envs(client_env(ws.home(), user_home.path(), &model.base_url()))
+            .env("TEAMLEAD_CLAUDE_BIN", &launcher);
+        let out = cmd.output().expect("run tmux");
+        assert!(
+            out.status.success(),
+            "start the scene's tmux server: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = tmux
+            .run(&["display-message", "-p", "-t", "main", "#{pane_id} #{pane_pid}"])
+            .expect("the lead's pane");
+        let (pane, pid) = line.split_once(' ').expect("pane id and pid");
+        let mut reaper = Reaper::new(&ws);
+        let lead_pid: u32 = pid.parse().expect("pid");
+        reaper.lead_pid = Some(lead_pid);
+        let scene = Scene {
+            client: client.clone(),
+            ws,
+            user_home,
+            model,
+            pane: pane.to_string(),
+            lead_pid,
+            tmux,
+            started: Instant::now(),
+            reaper: Some(reaper),
+        };
+        scene.wait_screen("the lead's screen", |s| s.contains("shift+tab to cycle"));
+        scene
+    }
+
+    pub fn screen(&self) -> String {
+        self.tmux.capture(&self.pane)
+    }
+
+    /// What the scene looks like, for failure messages.
+    pub fn explain(&self) -> String {
+        let panes: Vec<String> = pane_infos(&self.tmux)
+            .iter()
+            .map(|p| format!("{} {} pid {}", p.id, p.title, p.pid))
+            .collect();
+        let mut out = format!(
+            "client {}\nlead screen:\n{}\npanes: {panes:?}\nconfig: {}\nmodel requests:\n{}",
+            self.client.label,
+            self.screen(),
+            self.ws.config(),
+            self.model.summary()
+        );
+        for p in pane_infos(&self.tmux) {
+            if p.id != self.pane {
+                out.push_str(&format!(
+                    "\n--- pane {} ({}):\n{}",
+                    p.id,
+                    p.title,
+                    self.tmux.capture(&p.id)
+                ));
+            }
+        }
+        out
+    }
+
+    /// Waits for `cond`; the failure names the client and shows the scene.
+    pub fn wait(&self, what: &str, cond: impl FnMut() -> bool) -> Duration {
+        let what = format!("[{}] {what}", self.client.label);
+        wait_until(&what, WAIT, cond, || self.explain())
+    }
+
+    pub fn wait_screen(&self, what: &str, check: impl Fn(&str) -> bool) -> Duration {
+        self.wait(what, || check(&self.screen()))
+    }
+
+    /// Sends tmux key names to the lead's pane.
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", self.pane.as_str()];
+        args.extend_from_slice(keys);
+        self.tmux.run(&args).expect("send-keys");
+    }
+
+    pub fn type_text(&self, text: &str) {
+        self.tmux
+            .run(&["send-keys", "-t", &self.pane, "-l", text])
+            .expect("send-keys -l");
+    }
+
+    /// Types a composer line, waits until it shows, presses Enter.
+    pub fn submit(&self, line: &str) {
+        self.type_text(line);
+        self.wait_screen(&format!("the composer to show `{line}`"), |s| {
+            s.contains(line)
+        });
+        self.keys(&["Enter"]);
+    }
+
+    /// A member's entry in config.json (`Null` when absent).
+    pub fn member(&self, name: &str) -> serde_json::Value {
+        self.ws.config()["members"]
+            .as_array()
+            .and_then(|ms| ms.iter().find(|m| m["name"] == name).cloned())
+            .unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The running `claude` processes of this team's member `name`.
+    pub fn teammate_pids(&self, name: &str) -> Vec<u32> {
+        let id = format!("{name}@{}", self.ws.team);
+        processes(|args| {
+            args.iter().any(|a| a == &id) && !args.iter().any(|a| a == "teammate")
+        })
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect()
+    }
+
+    /// `/spawn NAME ARGS…` and wait until its first turn has ended (the lead shows it idle).
+    /// Returns the time from Enter to the first idle notification in the lead's log.
+    pub fn spawn(&self, name: &str, args: &str) -> Duration {
+        let line = format!("/spawn {name} {args}");
+        self.type_text(&line);
+        self.wait_screen("the spawn line in the composer", |s| s.contains(&line));
+        let start = Instant::now();
+        self.keys(&["Enter"]);
+        self.wait_screen(&format!("`Spawned {name}`"), |s| {
+            s.contains(&format!("Spawned {name}"))
+        });
+        self.wait(&format!("{name}'s first idle notification"), || {
+            self.ws
+                .lead_mail_from(name)
+                .iter()
+                .any(|t| t.contains("idle_notification"))
+        });
+        start.elapsed()
+    }
+
+    /// The pane of a member, from config.json.
+    pub fn pane_of(&self, name: &str) -> String {
+        self.ws
+            .pane_of(name)
+            .unwrap_or_else(|| panic!("[{}] no pane for {name}\n{}", self.client.label, self.explain()))
+    }
+
+    pub fn pane_exists(&self, pane: &str) -> bool {
+        pane_infos(&self.tmux).iter().any(|p| p.id == pane)
+    }
+
+    /// A file of the working directory.
+    pub fn work_file(&self, name: &str) -> PathBuf {
+        self.ws.work().join(name)
+    }
+
+    /// Answers the permission dialog at the head of the queue (see [`keys`]).
+    pub fn answer(&self, answer: PermissionAnswer) {
+        keys::answer_permission(self, answer);
+    }
+}
+
+/// Prints one timing line (shown with `--nocapture`; the report collects them).
+pub fn timing(client: &Client, what: &str, took: Duration) {
+    eprintln!(
+        "timing [{}] {what}: {} ms",
+        client.label,
+        took.as_millis()
+    );
+}

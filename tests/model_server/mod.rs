@@ -1,0 +1,281 @@
+//! A scripted model server for the Claude Code conformance suite: speaks the Anthropic Messages
+//! API on loopback (`POST /v1/messages`, streaming SSE or one JSON message), records every
+//! request, and answers from a per-test script keyed on what the last user turn contains. An
+//! action is written once and rendered in the tool schema of the client that asked (read from
+//! the request's `tools`): `SendMessage` is flat and `type`-discriminated in 2.1.45 and
+//! `{to, message, summary}` in newer releases; `ExitPlanMode` carries the plan only in newer
+//! ones. Requests without tools (titles, summaries) and turns no rule matches get plain text.
+//! Blocking I/O on plain threads, so the synchronous tests need no runtime.
+
+#![allow(dead_code)]
+
+#[path = "../llm_common/streams.rs"]
+mod streams;
+mod wire;
+
+use std::collections::HashMap;
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub use wire::Request;
+
+/// What the model does.
+#[derive(Debug, Clone)]
+pub enum Act {
+    /// Plain text, end of turn.
+    Text(String),
+    /// SendMessage to the lead.
+    SendToLead { summary: String, message: String },
+    /// Bash with this command.
+    Bash { command: String, description: String },
+    /// Write a file.
+    Write { path: String, content: String },
+    /// Edit a file (Claude Code wants it read first: use `Read` before it in a sequence).
+    Edit { path: String, old: String, new: String },
+    /// Read a file.
+    Read { path: String },
+    /// ExitPlanMode with this plan (2.1.45 takes the plan from its plan file: write it first).
+    ExitPlanMode { plan: String },
+    /// Answers the `shutdown_request` of the last user turn with approve.
+    ApproveShutdown,
+    /// Any tool, input as given.
+    Tool { name: String, input: Value },
+}
+
+/// One rule: when the last user turn contains `needle`, do `steps` (one per model turn: each
+/// next step answers the tool result of the previous one), at most `times` times.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub needle: String,
+    pub steps: Vec<Act>,
+    pub times: usize,
+}
+
+impl Rule {
+    pub fn on(needle: &str, act: Act) -> Rule {
+        Rule {
+            needle: needle.to_string(),
+            steps: vec![act],
+            times: usize::MAX,
+        }
+    }
+
+    pub fn seq(needle: &str, steps: Vec<Act>) -> Rule {
+        Rule {
+            needle: needle.to_string(),
+            steps,
+            times: usize::MAX,
+        }
+    }
+
+    pub fn once(mut self) -> Rule {
+        self.times = 1;
+        self
+    }
+}
+
+#[derive(Default)]
+struct State {
+    rules: Mutex<Vec<Rule>>,
+    /// Remaining steps, keyed by the id of the tool call whose result they answer.
+    pending: Mutex<HashMap<String, Vec<Act>>>,
+    requests: Mutex<Vec<Request>>,
+    next_id: AtomicUsize,
+    stop: AtomicBool,
+}
+
+/// The server; stops accepting when dropped.
+pub struct ModelServer {
+    pub port: u16,
+    state: Arc<State>,
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        self.state.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+impl ModelServer {
+    pub fn start(rules: Vec<Rule>) -> ModelServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the model server");
+        let port = listener.local_addr().expect("addr").port();
+        let state = Arc::new(State::default());
+        *state.rules.lock().unwrap() = rules;
+        let s = state.clone();
+        std::thread::spawn(move || {
+            for socket in listener.incoming() {
+                if s.stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(socket) = socket else { continue };
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    let _ = serve(socket, &s);
+                });
+            }
+        });
+        ModelServer { port, state }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Adds a rule (checked after the existing ones).
+    pub fn add(&self, rule: Rule) {
+        self.state.rules.lock().unwrap().push(rule);
+    }
+
+    pub fn requests(&self) -> Vec<Request> {
+        self.state.requests.lock().unwrap().clone()
+    }
+
+    /// Did any request carry `needle` anywhere in its messages?
+    pub fn saw(&self, needle: &str) -> bool {
+        self.requests().iter().any(|r| r.messages_text().contains(needle))
+    }
+
+    /// The recorded requests in one line each, for failure messages.
+    pub fn summary(&self) -> String {
+        self.requests()
+            .iter()
+            .map(|r| {
+                let mut last = r.last_user_text();
+                if last.len() > 300 {
+                    let mut cut = 300;
+                    while !last.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    last.truncate(cut);
+                }
+                format!("[{} tools] {}", r.tools().len(), last.replace('\n', " "))
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+fn serve(mut socket: TcpStream, state: &State) -> std::io::Result<()> {
+    socket.set_read_timeout(Some(Duration::from_secs(30)))?;
+    // One request per connection is enough; keep-alive clients reconnect after `close`.
+    let Some(request) = wire::read_request(&mut socket)? else {
+        return Ok(());
+    };
+    if !request.path.starts_with("/v1/messages") || request.path.contains("count_tokens") {
+        let body = json!({"type": "error", "error": {"type": "not_found_error", "message": "not here"}});
+        return wire::write_json(&mut socket, 404, &body.to_string());
+    }
+    state.requests.lock().unwrap().push(request.clone());
+    let id = format!(
+        "toolu_cc{:022}",
+        state.next_id.fetch_add(1, Ordering::SeqCst) + 1
+    );
+    let act = decide(state, &request, &id);
+    let (text, call) = render(&act, &request);
+    if request.body["stream"].as_bool().unwrap_or(false) {
+        let calls: Vec<(&str, &str, Value)> = call
+            .iter()
+            .map(|(name, input)| (id.as_str(), name.as_str(), input.clone()))
+            .collect();
+        wire::write_sse(
+            &mut socket,
+            &streams::anthropic::message(text.as_deref(), &calls),
+        )
+    } else {
+        wire::write_json(&mut socket, 200, &wire::json_message(text, call, &id).to_string())
+    }
+}
+
+/// The next act for this request: a pending step answering one of its tool results, else the
+/// first rule matching its last user turn, else plain text.
+fn decide(state: &State, request: &Request, id: &str) -> Act {
+    if request.tools().is_empty() {
+        return Act::Text("Conformance side request.".into());
+    }
+    let mut pending = state.pending.lock().unwrap();
+    for id in request.last_tool_result_ids() {
+        if let Some(mut steps) = pending.remove(&id) {
+            let act = steps.remove(0);
+            if !steps.is_empty() {
+                pending.insert(id.to_string(), steps);
+            }
+            return act;
+        }
+    }
+    let last = request.last_user_text();
+    let mut rules = state.rules.lock().unwrap();
+    if let Some(rule) = rules
+        .iter_mut()
+        .find(|r| r.times > 0 && last.contains(&r.needle))
+    {
+        rule.times -= 1;
+        let mut steps = rule.steps.clone();
+        let act = steps.remove(0);
+        if !steps.is_empty() {
+            pending.insert(id.to_string(), steps);
+        }
+        return act;
+    }
+    Act::Text("Done.".into())
+}
+
+/// The act as (text, tool call) in the asking client's schema.
+fn render(act: &Act, request: &Request) -> (Option<String>, Option<(String, Value)>) {
+    let call = |name: &str, input: Value| (None, Some((name.to_string(), input)));
+    let flat_send = request.send_message_is_flat();
+    match act {
+        Act::Text(t) => (Some(t.clone()), None),
+        Act::SendToLead { summary, message } if flat_send => call(
+            "SendMessage",
+            json!({"type": "message", "recipient": "team-lead", "content": message, "summary": summary}),
+        ),
+        Act::SendToLead { summary, message } => call(
+            "SendMessage",
+            json!({"to": "team-lead", "message": message, "summary": summary}),
+        ),
+        Act::Bash {
+            command,
+            description,
+        } => call(
+            "Bash",
+            json!({"command": command, "description": description}),
+        ),
+        Act::Write { path, content } => {
+            call("Write", json!({"file_path": path, "content": content}))
+        }
+        Act::Edit { path, old, new } => call(
+            "Edit",
+            json!({"file_path": path, "old_string": old, "new_string": new}),
+        ),
+        Act::Read { path } => call("Read", json!({"file_path": path})),
+        Act::ExitPlanMode { plan } => {
+            if request.tool_has_property("ExitPlanMode", "plan") {
+                call("ExitPlanMode", json!({"plan": plan}))
+            } else {
+                call("ExitPlanMode", json!({}))
+            }
+        }
+        Act::ApproveShutdown => {
+            let request_id = request.shutdown_request_id().unwrap_or_default();
+            if flat_send {
+                call(
+                    "SendMessage",
+                    json!({"type": "shutdown_response", "request_id": request_id, "approve": true}),
+                )
+            } else {
+                call(
+                    "SendMessage",
+                    json!({"to": "team-lead", "message": {"type": "shutdown_response", "request_id": request_id, "approve": true}}),
+                )
+            }
+        }
+        Act::Tool { name, input } => call(name, input.clone()),
+    }
+}
