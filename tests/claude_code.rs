@@ -9,6 +9,8 @@ mod common;
 
 #[path = "claude_code/messages.rs"]
 mod messages;
+#[path = "claude_code/permissions.rs"]
+mod permissions;
 
 /// One test per scenario and client: `<scenario>_v2_1_45` and `<scenario>_latest`.
 macro_rules! matrix {
@@ -24,4 +26,5 @@ macro_rules! matrix {
 
 matrix! {
     crate::messages::prompt_and_message_round_trip => prompt_and_message_round_trip,
+    crate::permissions::answers_from_the_queue => permissions_answered_from_the_queue,
 }

@@ -30,7 +30,9 @@ pub fn prompt_and_message_round_trip(client: &Client) {
         s.contains("CC-REPLY-ONE")
     });
     assert!(
-        scene.model.saw("<teammate-message teammate_id=\"team-lead\""),
+        scene
+            .model
+            .saw("<teammate-message teammate_id=\"team-lead\""),
         "[{}] the prompt reached the model as a teammate-message\n{}",
         client.label,
         scene.model.summary()

@@ -14,8 +14,11 @@ const GRACE: Duration = Duration::from_millis(700);
 #[derive(Debug, Clone)]
 pub enum PermissionAnswer {
     Yes,
-    /// The "Yes, and …" option (the request's own suggestions).
+    /// The first "Yes, and …" option (the request's first suggestion, or "always allow the
+    /// tool this session" when it has none).
     Always,
+    /// The "Yes, and …" option whose label contains this text.
+    AlwaysOption(String),
     No(String),
 }
 
@@ -26,6 +29,19 @@ pub fn answer_permission(scene: &Scene, answer: PermissionAnswer) {
     match answer {
         PermissionAnswer::Yes => scene.keys(&["y"]),
         PermissionAnswer::Always => scene.keys(&["a"]),
+        PermissionAnswer::AlwaysOption(label) => {
+            // Move the selection to the option, then choose it.
+            let selected = |s: &str| s.lines().any(|l| l.contains('❯') && l.contains(&label));
+            for _ in 0..6 {
+                if selected(&scene.screen()) {
+                    break;
+                }
+                scene.keys(&["Right"]);
+                std::thread::sleep(Duration::from_millis(150));
+            }
+            scene.wait_screen(&format!("the option `{label}` selected"), selected);
+            scene.keys(&["Enter"]);
+        }
         PermissionAnswer::No(feedback) => {
             scene.keys(&["n"]);
             scene.wait_screen("the feedback input", |s| s.contains("why"));
@@ -66,6 +82,8 @@ pub fn reject_plan(scene: &Scene, plan_marker: &str, feedback: &str) {
 }
 
 fn wait_plan(scene: &Scene, plan_marker: &str) {
-    scene.wait_screen("the plan dialog", |s| s.contains(plan_marker) && s.contains("◂ "));
+    scene.wait_screen("the plan dialog", |s| {
+        s.contains(plan_marker) && s.contains("◂ ")
+    });
     std::thread::sleep(GRACE);
 }

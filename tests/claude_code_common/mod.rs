@@ -7,10 +7,10 @@
 
 #![allow(dead_code)]
 
-#[path = "../panes_common/mod.rs"]
-pub mod panes_common;
 #[path = "../model_server/mod.rs"]
 pub mod model_server;
+#[path = "../panes_common/mod.rs"]
+pub mod panes_common;
 
 mod keys;
 mod version;
@@ -21,9 +21,7 @@ use std::time::{Duration, Instant};
 
 pub use keys::PermissionAnswer;
 pub use model_server::{Act, ModelServer, Rule};
-pub use panes_common::{
-    Reaper, TestTmux, Workspace, pane_infos, processes, sh_quote, wait_until,
-};
+pub use panes_common::{Reaper, TestTmux, Workspace, pane_infos, processes, sh_quote, wait_until};
 pub use version::{Client, clients_or_skip};
 
 /// How long a wait on a real `claude` may take before the scenario fails (node cold starts on a
@@ -55,6 +53,13 @@ pub fn client_env(scene_home: &Path, user_home: &Path, base_url: &str) -> Vec<(S
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
+    // A developer keeping failed scenes also gets Claude Code's debug logs.
+    .chain(std::env::var("TEAMLEAD_CC_KEEP").ok().map(|_| {
+        (
+            "CLAUDE_CODE_DEBUG_LOGS_DIR".to_string(),
+            s(&user_home.join("claude-debug")),
+        )
+    }))
     .collect()
 }
 
@@ -92,6 +97,7 @@ pub struct Scene {
 impl Drop for Scene {
     fn drop(&mut self) {
         drop(self.reaper.take());
+        self.keep_for_debugging();
         let _ = self.tmux.run(&["kill-server"]);
     }
 }
@@ -143,7 +149,13 @@ impl Scene {
             String::from_utf8_lossy(&out.stderr)
         );
         let line = tmux
-            .run(&["display-message", "-p", "-t", "main", "#{pane_id} #{pane_pid}"])
+            .run(&[
+                "display-message",
+                "-p",
+                "-t",
+                "main",
+                "#{pane_id} #{pane_pid}",
+            ])
             .expect("the lead's pane");
         let (pane, pid) = line.split_once(' ').expect("pane id and pid");
         let mut reaper = Reaper::new(&ws);
@@ -164,6 +176,32 @@ impl Scene {
         scene
     }
 
+    /// With `TEAMLEAD_CC_KEEP=DIR`, a failed scene leaves a copy of its homes and the model's
+    /// requests in `DIR/<team>/` for a developer to read.
+    fn keep_for_debugging(&self) {
+        let Ok(dir) = std::env::var("TEAMLEAD_CC_KEEP") else {
+            return;
+        };
+        if !std::thread::panicking() {
+            return;
+        }
+        let target = Path::new(&dir).join(format!("{}-{}", self.ws.team, self.client.label));
+        let _ = std::fs::create_dir_all(&target);
+        let bodies: Vec<serde_json::Value> =
+            self.model.requests().into_iter().map(|r| r.body).collect();
+        let _ = std::fs::write(
+            target.join("requests.json"),
+            serde_json::to_string_pretty(&bodies).unwrap_or_default(),
+        );
+        for (from, name) in [(self.ws.home(), "home"), (self.user_home.path(), "user")] {
+            let _ = Command::new("cp")
+                .arg("-a")
+                .arg(from)
+                .arg(target.join(name))
+                .status();
+        }
+    }
+
     pub fn screen(&self) -> String {
         self.tmux.capture(&self.pane)
     }
@@ -174,11 +212,24 @@ impl Scene {
             .iter()
             .map(|p| format!("{} {} pid {}", p.id, p.title, p.pid))
             .collect();
+        let mail: Vec<String> = self
+            .ws
+            .members()
+            .iter()
+            .filter(|m| *m != "team-lead")
+            .flat_map(|m| {
+                self.lead_mail(m)
+                    .into_iter()
+                    .map(move |t| format!("{m}: {t}"))
+            })
+            .map(|t| t.chars().take(200).collect())
+            .collect();
         let mut out = format!(
-            "client {}\nlead screen:\n{}\npanes: {panes:?}\nconfig: {}\nmodel requests:\n{}",
+            "client {}\nlead screen:\n{}\npanes: {panes:?}\nconfig: {}\nlead mail:\n{}\nmodel requests:\n{}",
             self.client.label,
             self.screen(),
-            self.ws.config(),
+            self.config(),
+            mail.join("\n"),
             self.model.summary()
         );
         for p in pane_infos(&self.tmux) {
@@ -226,9 +277,21 @@ impl Scene {
         self.keys(&["Enter"]);
     }
 
+    /// config.json, parsed; retried briefly, since Claude Code writes it in place.
+    pub fn config(&self) -> serde_json::Value {
+        for _ in 0..10 {
+            let config = self.ws.config();
+            if !config.is_null() {
+                return config;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        serde_json::Value::Null
+    }
+
     /// A member's entry in config.json (`Null` when absent).
     pub fn member(&self, name: &str) -> serde_json::Value {
-        self.ws.config()["members"]
+        self.config()["members"]
             .as_array()
             .and_then(|ms| ms.iter().find(|m| m["name"] == name).cloned())
             .unwrap_or(serde_json::Value::Null)
@@ -237,12 +300,10 @@ impl Scene {
     /// The running `claude` processes of this team's member `name`.
     pub fn teammate_pids(&self, name: &str) -> Vec<u32> {
         let id = format!("{name}@{}", self.ws.team);
-        processes(|args| {
-            args.iter().any(|a| a == &id) && !args.iter().any(|a| a == "teammate")
-        })
-        .into_iter()
-        .map(|(pid, _)| pid)
-        .collect()
+        processes(|args| args.iter().any(|a| a == &id) && !args.iter().any(|a| a == "teammate"))
+            .into_iter()
+            .map(|(pid, _)| pid)
+            .collect()
     }
 
     /// `/spawn NAME ARGS…` and wait until its first turn has ended (the lead shows it idle).
@@ -265,11 +326,76 @@ impl Scene {
         start.elapsed()
     }
 
+    /// The texts `name` sent the lead (its inbox and the lead's delivery log), each once even
+    /// while the lead is between logging an entry and removing it from the inbox.
+    pub fn lead_mail(&self, name: &str) -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
+        self.ws
+            .lead_mail_from(name)
+            .into_iter()
+            .filter(|t| seen.insert(t.clone()))
+            .collect()
+    }
+
+    /// How many idle notifications `name` has sent the lead.
+    pub fn idles(&self, name: &str) -> usize {
+        self.lead_mail(name)
+            .iter()
+            .filter(|t| t.contains("idle_notification"))
+            .count()
+    }
+
+    /// The `permission_request` frames `name` has sent the lead, parsed.
+    pub fn permission_requests(&self, name: &str) -> Vec<serde_json::Value> {
+        self.lead_mail(name)
+            .iter()
+            .filter_map(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+            .filter(|v| v["type"] == "permission_request")
+            .collect()
+    }
+
+    /// Types `@name text` into the composer and sends it; returns the idle count before, for
+    /// [`Scene::wait_turn_end`].
+    pub fn say(&self, name: &str, text: &str) -> usize {
+        let before = self.idles(name);
+        self.submit(&format!("@{name} {text}"));
+        before
+    }
+
+    /// Waits until `name` has gone idle again after `before` idle notifications.
+    pub fn wait_turn_end(&self, name: &str, before: usize) {
+        self.wait(&format!("{name}'s turn to end"), || {
+            self.idles(name) > before
+        });
+    }
+
+    /// Opens the teams dialog (footer badge, Enter), waits until `name`'s row shows `mode`,
+    /// and closes it again.
+    pub fn wait_teams_dialog_mode(&self, name: &str, mode: &str) {
+        self.keys(&["Down"]);
+        self.wait_screen("the footer badge selected", |s| {
+            s.contains("open the teams dialog")
+        });
+        self.keys(&["Enter"]);
+        self.wait_screen(&format!("the teams dialog showing {name} in {mode}"), |s| {
+            s.lines()
+                .any(|l| l.contains(&format!("● {name}")) && l.contains(mode))
+        });
+        self.keys(&["Escape"]);
+        self.wait_screen("the teams dialog closed", |s| {
+            s.contains("shift+tab to cycle")
+        });
+    }
+
     /// The pane of a member, from config.json.
     pub fn pane_of(&self, name: &str) -> String {
-        self.ws
-            .pane_of(name)
-            .unwrap_or_else(|| panic!("[{}] no pane for {name}\n{}", self.client.label, self.explain()))
+        self.ws.pane_of(name).unwrap_or_else(|| {
+            panic!(
+                "[{}] no pane for {name}\n{}",
+                self.client.label,
+                self.explain()
+            )
+        })
     }
 
     pub fn pane_exists(&self, pane: &str) -> bool {
@@ -289,9 +415,5 @@ impl Scene {
 
 /// Prints one timing line (shown with `--nocapture`; the report collects them).
 pub fn timing(client: &Client, what: &str, took: Duration) {
-    eprintln!(
-        "timing [{}] {what}: {} ms",
-        client.label,
-        took.as_millis()
-    );
+    eprintln!("timing [{}] {what}: {} ms", client.label, took.as_millis());
 }

@@ -31,11 +31,18 @@ pub enum Act {
     /// SendMessage to the lead.
     SendToLead { summary: String, message: String },
     /// Bash with this command.
-    Bash { command: String, description: String },
+    Bash {
+        command: String,
+        description: String,
+    },
     /// Write a file.
     Write { path: String, content: String },
     /// Edit a file (Claude Code wants it read first: use `Read` before it in a sequence).
-    Edit { path: String, old: String, new: String },
+    Edit {
+        path: String,
+        old: String,
+        new: String,
+    },
     /// Read a file.
     Read { path: String },
     /// ExitPlanMode with this plan (2.1.45 takes the plan from its plan file: write it first).
@@ -139,7 +146,9 @@ impl ModelServer {
 
     /// Did any request carry `needle` anywhere in its messages?
     pub fn saw(&self, needle: &str) -> bool {
-        self.requests().iter().any(|r| r.messages_text().contains(needle))
+        self.requests()
+            .iter()
+            .any(|r| r.messages_text().contains(needle))
     }
 
     /// The recorded requests in one line each, for failure messages.
@@ -169,7 +178,8 @@ fn serve(mut socket: TcpStream, state: &State) -> std::io::Result<()> {
         return Ok(());
     };
     if !request.path.starts_with("/v1/messages") || request.path.contains("count_tokens") {
-        let body = json!({"type": "error", "error": {"type": "not_found_error", "message": "not here"}});
+        let body =
+            json!({"type": "error", "error": {"type": "not_found_error", "message": "not here"}});
         return wire::write_json(&mut socket, 404, &body.to_string());
     }
     state.requests.lock().unwrap().push(request.clone());
@@ -184,12 +194,14 @@ fn serve(mut socket: TcpStream, state: &State) -> std::io::Result<()> {
             .iter()
             .map(|(name, input)| (id.as_str(), name.as_str(), input.clone()))
             .collect();
-        wire::write_sse(
-            &mut socket,
-            &streams::anthropic::message(text.as_deref(), &calls),
-        )
+        // Every answer needs its own message id: clients merge the blocks of messages that
+        // share one.
+        let events = streams::anthropic::message(text.as_deref(), &calls)
+            .replace("msg_01XFDUDYJgAACzvnptvVoYEL", &format!("msg_{id}"));
+        wire::write_sse(&mut socket, &events)
     } else {
-        wire::write_json(&mut socket, 200, &wire::json_message(text, call, &id).to_string())
+        let body = wire::json_message(text, call, &id);
+        wire::write_json(&mut socket, 200, &body.to_string())
     }
 }
 

@@ -236,12 +236,16 @@ pub fn json_message(text: Option<String>, call: Option<(String, Value)>, id: &st
     if let Some(t) = text {
         content.push(json!({"type": "text", "text": t}));
     }
-    let stop = if call.is_some() { "tool_use" } else { "end_turn" };
+    let stop = if call.is_some() {
+        "tool_use"
+    } else {
+        "end_turn"
+    };
     if let Some((name, input)) = call {
         content.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
     }
     json!({
-        "id": "msg_conformance", "type": "message", "role": "assistant", "content": content,
+        "id": format!("msg_{id}"), "type": "message", "role": "assistant", "content": content,
         "model": "claude-sonnet-4-5", "stop_reason": stop, "stop_sequence": null,
         "usage": {"input_tokens": 1200, "output_tokens": 40}
     })

@@ -14,7 +14,7 @@ use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision, TranscriptI
 use crate::protocol::frames::{Frame, IdleReason, ShutdownApproved};
 use crate::protocol::inbox::clip;
 use crate::protocol::time::{now_ms, parse_iso_ms};
-use crate::protocol::{InboxEntry, LEAD_NAME, Task};
+use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode, PermissionUpdate, Task};
 use crate::store;
 
 impl Controller {
@@ -289,6 +289,7 @@ impl Controller {
         let Some(queued) = self.permissions.take(key) else {
             return;
         };
+        let worker = queued.pending.worker.clone();
         match queued.answer(&decision) {
             Answer::Bridge { reply, response } => {
                 let _ = reply.send(response);
@@ -296,9 +297,32 @@ impl Controller {
             Answer::Inbox { to, frame } => {
                 if let Err(e) = self.deliver(&to, InboxEntry::frame(LEAD_NAME, &frame)) {
                     self.note(format!("Could not send the answer to {to}: {e}"));
+                    return;
                 }
             }
         }
+        // A `setMode` among the updates changes the teammate's mode; Claude Code applies it
+        // without writing config.json, so the lead records it (the teams dialog reads it there).
+        if let PermissionDecision::AllowAlways(updates) = &decision
+            && let Some(mode) = updates.iter().rev().find_map(|u| match u {
+                PermissionUpdate::SetMode { mode, .. } => Some(*mode),
+                _ => None,
+            })
+        {
+            self.record_mode(&worker, mode);
+        }
+    }
+
+    /// Writes a teammate's new mode into config.json (a mode it switched to on the lead's
+    /// answer: a permission update or an approved plan).
+    fn record_mode(&mut self, name: &str, mode: PermissionMode) {
+        if self.team_file.member(name).is_none() {
+            return;
+        }
+        if let Err(e) = store::set_modes(&self.home, &self.team, &[(name, mode)]) {
+            self.note(format!("Could not record {name}'s mode: {e}"));
+        }
+        self.reload_team();
     }
 
     /// The human's answer to a plan; an unknown request id does nothing.
@@ -317,6 +341,8 @@ impl Controller {
         }
         match (&decision, response.permission_mode) {
             (PlanDecision::Approve { .. }, Some(mode)) => {
+                // 2.1.45 switches to the approved mode without writing config.json.
+                self.record_mode(&plan.from, mode);
                 self.note(format!("Approved {}'s plan ({mode} mode).", plan.from))
             }
             (PlanDecision::Approve { .. }, None) => {
