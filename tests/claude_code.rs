@@ -9,8 +9,14 @@ mod common;
 
 #[path = "claude_code/messages.rs"]
 mod messages;
+#[path = "claude_code/modes.rs"]
+mod modes;
 #[path = "claude_code/permissions.rs"]
 mod permissions;
+#[path = "claude_code/plan.rs"]
+mod plan;
+#[path = "claude_code/shutdown.rs"]
+mod shutdown;
 
 /// One test per scenario and client: `<scenario>_v2_1_45` and `<scenario>_latest`.
 macro_rules! matrix {
@@ -27,4 +33,8 @@ macro_rules! matrix {
 matrix! {
     crate::messages::prompt_and_message_round_trip => prompt_and_message_round_trip,
     crate::permissions::answers_from_the_queue => permissions_answered_from_the_queue,
+    crate::plan::plan_approvals => plan_approvals,
+    crate::modes::cycle_from_the_teams_dialog => mode_cycle_from_the_teams_dialog,
+    crate::shutdown::shutdown_and_kill => shutdown_and_kill,
+    crate::shutdown::quit_with_several_teammates => quit_with_several_teammates,
 }

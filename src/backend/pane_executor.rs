@@ -159,6 +159,12 @@ impl PaneExecutor {
         self.blocking(move |b| b.focus(&pane)).await
     }
 
+    /// The teammates whose panes this executor still holds (panes being released after a
+    /// shutdown included).
+    pub fn names(&self) -> Vec<String> {
+        self.panes().keys().cloned().collect()
+    }
+
     /// Forgets a teammate whose pane closed by itself (after its shutdown).
     pub fn forget(&self, name: &str) {
         self.panes().remove(name);

@@ -12,7 +12,7 @@ pub mod model_server;
 #[path = "../panes_common/mod.rs"]
 pub mod panes_common;
 
-mod keys;
+pub mod keys;
 mod version;
 
 use std::path::{Path, PathBuf};
@@ -297,13 +297,26 @@ impl Scene {
             .unwrap_or(serde_json::Value::Null)
     }
 
-    /// The running `claude` processes of this team's member `name`.
+    /// The running `claude` processes of this team's member `name`: those naming its agent id,
+    /// and the process of its pane (Claude Code sets its process title to `claude`, which
+    /// hides the arguments of a `node cli.js` teammate).
     pub fn teammate_pids(&self, name: &str) -> Vec<u32> {
         let id = format!("{name}@{}", self.ws.team);
-        processes(|args| args.iter().any(|a| a == &id) && !args.iter().any(|a| a == "teammate"))
-            .into_iter()
-            .map(|(pid, _)| pid)
-            .collect()
+        let mut pids: Vec<u32> = processes(|args| {
+            args.iter().any(|a| a == &id) && !args.iter().any(|a| a == "teammate")
+        })
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
+        if let Some(pane) = self.member(name)["tmuxPaneId"].as_str()
+            && let Some(info) = pane_infos(&self.tmux).into_iter().find(|p| p.id == pane)
+            && info.pid != 0
+            && panes_common::alive(info.pid)
+            && !pids.contains(&info.pid)
+        {
+            pids.push(info.pid);
+        }
+        pids
     }
 
     /// `/spawn NAME ARGS…` and wait until its first turn has ended (the lead shows it idle).

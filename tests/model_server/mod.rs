@@ -229,7 +229,18 @@ fn decide(state: &State, request: &Request, id: &str) -> Act {
     {
         rule.times -= 1;
         let mut steps = rule.steps.clone();
-        let act = steps.remove(0);
+        let mut act = steps.remove(0);
+        // Clients read the plan from the plan file their plan-mode prompt names (2.1.45's
+        // ExitPlanMode takes no plan at all): write it there first.
+        if let Act::ExitPlanMode { plan } = &act
+            && let Some(path) = request.plan_file_path()
+        {
+            steps.insert(0, act.clone());
+            act = Act::Write {
+                path,
+                content: plan.clone(),
+            };
+        }
         if !steps.is_empty() {
             pending.insert(id.to_string(), steps);
         }

@@ -111,6 +111,19 @@ impl Request {
         content_text(&self.body["system"])
     }
 
+    /// The plan file the client names (`…/plans/<slug>.md`), from the system prompt or the
+    /// messages.
+    pub fn plan_file_path(&self) -> Option<String> {
+        let text = format!("{}\n{}", self.system_text(), self.messages_text());
+        let stop = |c: char| c.is_whitespace() || "\"'`()<>".contains(c);
+        text.match_indices("/plans/").find_map(|(at, _)| {
+            let start = text[..at].rfind(stop).map(|i| i + 1).unwrap_or(0);
+            let end = at + text[at..].find(".md")? + 3;
+            let path = &text[start..end];
+            (path.starts_with('/') && !path.contains(stop)).then(|| path.to_string())
+        })
+    }
+
     /// The `requestId` of the last `shutdown_request` in the last user turn.
     pub fn shutdown_request_id(&self) -> Option<String> {
         let text = self.last_user_text();

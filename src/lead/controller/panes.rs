@@ -224,12 +224,19 @@ impl Controller {
         let Some(panes) = &self.panes else { return };
         let executor = panes.executor.clone();
         let private = panes.private.clone();
-        let names: Vec<String> = self
+        let mut names: Vec<String> = self
             .team_file
             .teammates()
             .filter(|m| matches!(m.backend_type.as_deref(), Some("tmux") | Some("iterm2")))
             .map(|m| m.name.clone())
             .collect();
+        // Panes still being released after a shutdown: their members are gone from the team
+        // file, and the lead may exit before the release task kills them.
+        for name in executor.names() {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
         for name in names {
             let _ = executor.kill(&name).await;
         }
