@@ -93,6 +93,8 @@ struct State {
     requests: Mutex<Vec<Request>>,
     next_id: AtomicUsize,
     stop: AtomicBool,
+    /// The plan of the last ExitPlanMode, for a client that asks for its plan file first.
+    last_plan: Mutex<Option<String>>,
 }
 
 /// The server; stops accepting when dropped.
@@ -222,6 +224,22 @@ fn decide(state: &State, request: &Request, id: &str) -> Act {
         }
     }
     let last = request.last_user_text();
+    // "No plan file found at <path>": write the plan there, then call ExitPlanMode again.
+    if let Some(at) = last.find("No plan file found at ")
+        && let Some(plan) = state.last_plan.lock().unwrap().clone()
+    {
+        let rest = &last[at + "No plan file found at ".len()..];
+        if let Some(end) = rest.find(".md") {
+            pending.insert(
+                id.to_string(),
+                vec![Act::ExitPlanMode { plan: plan.clone() }],
+            );
+            return Act::Write {
+                path: rest[..end + 3].to_string(),
+                content: plan,
+            };
+        }
+    }
     let mut rules = state.rules.lock().unwrap();
     if let Some(rule) = rules
         .iter_mut()
@@ -232,6 +250,9 @@ fn decide(state: &State, request: &Request, id: &str) -> Act {
         let mut act = steps.remove(0);
         // Clients read the plan from the plan file their plan-mode prompt names (2.1.45's
         // ExitPlanMode takes no plan at all): write it there first.
+        if let Act::ExitPlanMode { plan } = &act {
+            *state.last_plan.lock().unwrap() = Some(plan.clone());
+        }
         if let Act::ExitPlanMode { plan } = &act
             && let Some(path) = request.plan_file_path()
         {
