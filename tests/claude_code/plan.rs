@@ -65,12 +65,11 @@ pub fn plan_approvals(client: &Client) {
         scene.member("bold")["mode"] == "bypassPermissions"
     });
     let asked = scene.permission_requests("bold").len();
-    let before = scene.idles("bold");
-    scene.say("bold", "CC-WRITE-Q");
+    let before = scene.say("bold", "CC-WRITE-Q");
     scene.wait("bypass_w.txt to exist", || {
         scene.work_file("bypass_w.txt").exists()
     });
-    scene.wait_turn_end("bold", before + 1);
+    scene.wait_turn_end("bold", before);
     let before = scene.say("bold", "CC-TOUCH-BYPASS");
     scene.wait("bypass.txt to exist", || {
         scene.work_file("bypass.txt").exists()
