@@ -8,6 +8,7 @@ pub mod error;
 pub mod executor;
 pub mod iterm2;
 pub mod launch;
+pub mod lead_probe;
 pub mod orphans;
 pub mod pane_executor;
 pub mod tmux;

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::protocol::inbox::clip;
 use crate::protocol::{InboxEntry, LEAD_NAME, Task, TeamFile};
 use crate::store::tasks::{TaskList, available, is_available, unfinished_blockers};
-use crate::store::{Home, StoreError, inbox, liveness, scan};
+use crate::store::{Home, StoreError, inbox, scan};
 
 /// How many unread messages of each inbox are previewed.
 pub const PREVIEWS_PER_INBOX: usize = 3;
@@ -31,6 +31,9 @@ pub struct TeamRow {
     pub members: Option<usize>,
     pub lead_alive: bool,
     pub lead_pid: Option<u32>,
+    /// `alive`, `dead` or `unknown` (`backend::lead_probe`), and why.
+    pub lead_status: &'static str,
+    pub lead_evidence: Vec<String>,
     pub unread_for_lead: usize,
     pub tasks: usize,
     /// Why the team file could not be read, if it could not.
@@ -48,6 +51,9 @@ pub struct TeamReport {
     pub lead_session_id: Option<String>,
     pub lead_alive: bool,
     pub lead_pid: Option<u32>,
+    /// `alive`, `dead` or `unknown` (`backend::lead_probe`), and why.
+    pub lead_status: &'static str,
+    pub lead_evidence: Vec<String>,
     pub members: Vec<MemberRow>,
     pub tasks: Vec<TaskRow>,
     /// Ids of the tasks a teammate could claim now.
@@ -153,7 +159,8 @@ fn team_row(home: &Home, name: &str) -> TeamRow {
         .and_then(|l| l.list())
         .map(|l| l.tasks.len())
         .unwrap_or(0);
-    let lead_pid = liveness::lead_pid(home, name);
+    let lead = crate::backend::lead_probe::probe(home, name);
+    let lead_pid = lead.status.is_alive().then(|| lead.pid.unwrap_or(0));
     let (members, description, problem) = match file {
         Ok(f) => (Some(f.members.len()), f.description, None),
         Err(e) => (None, None, Some(e.to_string())),
@@ -162,8 +169,10 @@ fn team_row(home: &Home, name: &str) -> TeamRow {
         name: name.to_string(),
         description,
         members,
-        lead_alive: lead_pid.is_some(),
+        lead_alive: lead.status.is_alive(),
         lead_pid,
+        lead_status: lead.status.label(),
+        lead_evidence: lead.status.evidence().to_vec(),
         unread_for_lead,
         tasks,
         problem,
@@ -256,7 +265,8 @@ pub fn team_report(home: &Home, team: &str) -> Result<TeamReport, StoreError> {
         ));
     }
 
-    let lead_pid = liveness::lead_pid(home, team);
+    let lead = crate::backend::lead_probe::probe(home, team);
+    let lead_pid = lead.status.is_alive().then(|| lead.pid.unwrap_or(0));
     Ok(TeamReport {
         home: home.root.display().to_string(),
         name: team.to_string(),
@@ -267,8 +277,10 @@ pub fn team_report(home: &Home, team: &str) -> Result<TeamReport, StoreError> {
             .map(|f| crate::protocol::time::iso_from_ms(f.created_at)),
         lead_agent_id: file.as_ref().map(|f| f.lead_agent_id.clone()),
         lead_session_id: file.as_ref().map(|f| f.lead_session_id.clone()),
-        lead_alive: lead_pid.is_some(),
+        lead_alive: lead.status.is_alive(),
         lead_pid,
+        lead_status: lead.status.label(),
+        lead_evidence: lead.status.evidence().to_vec(),
         members,
         tasks,
         available: available_ids,

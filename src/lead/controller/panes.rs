@@ -203,11 +203,8 @@ impl Controller {
 
     /// `/clean`: removes what dead sessions left behind (never this session's team).
     pub fn clean_orphans(&mut self) {
-        use crate::backend::orphans::{self, Orphan};
-        let found: Vec<Orphan> = orphans::find(&self.home)
-            .into_iter()
-            .filter(|o| !matches!(o, Orphan::GoneMember { team, .. } if *team == self.team))
-            .collect();
+        use crate::backend::orphans;
+        let found = orphans::find(&self.home);
         if found.is_empty() {
             return self.note("Nothing to clean.");
         }
