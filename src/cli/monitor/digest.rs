@@ -193,21 +193,27 @@ impl Digester {
     fn changed(&mut self, event: &ChangeEvent, team: &str, place: &Place) -> Vec<String> {
         let created = event.kind == ChangeKind::Created;
         let path = &event.path;
-        let is_file_place = matches!(
-            place,
+        let expected = match place {
             Place::Config
-                | Place::Inbox(_)
-                | Place::Task(_)
-                | Place::DeliveryLog(_)
-                | Place::HighWatermark
-        );
-        if is_file_place
+            | Place::Inbox(_)
+            | Place::Task(_)
+            | Place::DeliveryLog(_)
+            | Place::HighWatermark => Some(FileKind::Regular),
+            Place::TeamDir | Place::TasksDir | Place::InboxesDir => Some(FileKind::Directory),
+            _ => None,
+        };
+        if let Some(expected) = expected
             && let Ok(Some(kind)) = FileKind::at(path)
-            && kind != FileKind::Regular
+            && kind != expected
         {
             self.seen.remove(path);
+            let verb = if expected == FileKind::Regular {
+                "read"
+            } else {
+                "followed"
+            };
             return vec![format!(
-                "{}: is now {}, not read",
+                "{}: is now {}, not {verb}",
                 label(place),
                 kind.describe()
             )];
