@@ -95,7 +95,7 @@ mod tests {
     #[test]
     fn places() {
         let root = Path::new("/h");
-        let at = |p: &str| locate(root, Path::new(p)).map(|(t, p)| (t, p));
+        let at = |p: &str| locate(root, Path::new(p));
         assert_eq!(at("/h/teams/t"), Some(("t".into(), Place::TeamDir)));
         assert_eq!(
             at("/h/teams/t/inboxes/a.json"),
