@@ -2,6 +2,8 @@
 //! events, and rendering an `AppState` into a `TestBackend`.
 #![allow(dead_code)]
 
+pub mod pty;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
