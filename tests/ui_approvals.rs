@@ -14,8 +14,8 @@ use serde_json::json;
 use teamlead::lead::view::{
     LeadCommand, LeadEvent, PendingPermission, PermissionDecision, PlanDecision, ViewTarget,
 };
-use teamlead::protocol::permission::{PermissionRule, PermissionUpdate};
 use teamlead::protocol::PermissionMode;
+use teamlead::protocol::permission::{PermissionRule, PermissionUpdate};
 use teamlead::ui::AppState;
 use teamlead::ui::modal::Modal;
 use teamlead::ui::modal::guard::{GRACE_MS, TYPING_PAUSE_MS};
@@ -230,7 +230,10 @@ fn enter_alone_never_approves_a_bash_write_or_edit() {
 
 #[test]
 fn always_is_two_steps_and_shows_the_exact_rule() {
-    let mut state = state_with(vec![alpha_team(), LeadEvent::Permissions(vec![rm_request(1)])]);
+    let mut state = state_with(vec![
+        alpha_team(),
+        LeadEvent::Permissions(vec![rm_request(1)]),
+    ]);
     assert_eq!(press_slowly(&mut state, &[ch('a')]), vec![]);
     let screen = text(&mut state, 80);
     assert!(
@@ -276,7 +279,10 @@ fn malformed_suggestions_are_never_offered() {
         LeadEvent::Permissions(vec![bad, group, multi]),
     ]);
     let screen = text(&mut state, 80);
-    assert!(screen.contains("allow Bash(cargo test:*) for @alpha"), "{screen}");
+    assert!(
+        screen.contains("allow Bash(cargo test:*) for @alpha"),
+        "{screen}"
+    );
     assert!(!screen.contains("{:*"), "{screen}");
     assert!(!screen.contains("bypassPermissions"), "{screen}");
     let commands = press_slowly(&mut state, &[ch('a'), ch('a')]);
@@ -339,7 +345,10 @@ fn confirm_dialogs_ignore_keys_in_their_grace() {
     let mut state = state_with(vec![alpha_team()]);
     press(&mut state, &[key(KeyCode::Down), key(KeyCode::Enter)]);
     after_grace(&mut state);
-    assert_eq!(press(&mut state, &[key(KeyCode::Down), ch('k'), ch('y')]), vec![]);
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Down), ch('k'), ch('y')]),
+        vec![]
+    );
     assert!(text(&mut state, 80).contains("Kill @builder?"));
     assert_eq!(
         press_slowly(&mut state, &[ch('y')]),
@@ -405,7 +414,12 @@ fn snapshot_the_always_confirmation() {
     for w in WIDTHS {
         let mut state = state_with(vec![
             alpha_team(),
-            LeadEvent::Permissions(vec![bash_request(1, "alpha", "blue", "cargo test -p parser")]),
+            LeadEvent::Permissions(vec![bash_request(
+                1,
+                "alpha",
+                "blue",
+                "cargo test -p parser",
+            )]),
         ]);
         press_slowly(&mut state, &[ch('a')]);
         let t = screen(&mut state, w, 18);
@@ -417,7 +431,12 @@ fn snapshot_the_always_confirmation() {
 fn snapshot_the_plan_mode_confirmation() {
     for w in WIDTHS {
         let mut state = state_with(vec![alpha_team()]);
-        let keys = [key(KeyCode::Down), key(KeyCode::Enter), key(KeyCode::Enter), shift_tab()];
+        let keys = [
+            key(KeyCode::Down),
+            key(KeyCode::Enter),
+            key(KeyCode::Enter),
+            shift_tab(),
+        ];
         press_slowly(&mut state, &keys);
         let t = screen(&mut state, w, 24);
         insta::assert_snapshot!(format!("approvals_plan_mode_confirm_{w}"), t.backend());

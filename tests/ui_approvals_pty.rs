@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use teamlead::protocol::frames::{Frame, PermissionRequest, PlanApprovalRequest, ResponseSubtype};
 use teamlead::protocol::InboxEntry;
+use teamlead::protocol::frames::{Frame, PermissionRequest, PlanApprovalRequest, ResponseSubtype};
 use teamlead::ui::modal::guard::GRACE_MS;
 use ui_common::pty::{DEADLINE, Session};
 
@@ -58,7 +58,15 @@ fn send_from_alpha(home: &Path, frame: &Frame) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_teamlead"))
         .arg("--home")
         .arg(home)
-        .args(["send", "--team", TEAM, "--to", "team-lead", "--from", "alpha"])
+        .args([
+            "send",
+            "--team",
+            TEAM,
+            "--to",
+            "team-lead",
+            "--from",
+            "alpha",
+        ])
         .arg(frame.to_text())
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("TEAMLEAD_HOME")
@@ -138,7 +146,10 @@ fn typed_text_is_sent_and_only_deliberate_keys_answer() {
     let screen = session.contents();
     assert!(screen.contains("needs permission"), "{screen}");
     assert!(!screen.contains("Always?"), "`a` did nothing:\n{screen}");
-    assert!(!screen.contains("empty for no reason"), "`n` did nothing:\n{screen}");
+    assert!(
+        !screen.contains("empty for no reason"),
+        "`n` did nothing:\n{screen}"
+    );
     assert!(
         !frames_to(h, "alpha")
             .iter()
@@ -196,7 +207,10 @@ fn typed_text_is_sent_and_only_deliberate_keys_answer() {
     wait_out_the_grace_period();
     let screen = session.contents();
     assert!(screen.contains("wants to proceed"), "{screen}");
-    assert!(!screen.contains("what to change"), "`n` did nothing:\n{screen}");
+    assert!(
+        !screen.contains("what to change"),
+        "`n` did nothing:\n{screen}"
+    );
     assert!(
         !frames_to(h, "alpha")
             .iter()

@@ -175,7 +175,10 @@ fn no_asks_why_and_sends_the_feedback() {
         }]
     );
     // Empty feedback: a plain no. Esc in the feedback line goes back to the options.
-    assert_eq!(press_slowly(&mut state, &[ch('n'), key(KeyCode::Esc)]), vec![]);
+    assert_eq!(
+        press_slowly(&mut state, &[ch('n'), key(KeyCode::Esc)]),
+        vec![]
+    );
     assert!(permission_open(&state));
     let commands = press_slowly(&mut state, &[ch('n'), key(KeyCode::Enter)]);
     assert_eq!(
@@ -196,7 +199,11 @@ fn arrows_and_enter_choose_an_option() {
     // → selects Yes, → again the "always" option; Enter on it asks to confirm the rule.
     let commands = press_slowly(
         &mut state,
-        &[key(KeyCode::Right), key(KeyCode::Right), key(KeyCode::Enter)],
+        &[
+            key(KeyCode::Right),
+            key(KeyCode::Right),
+            key(KeyCode::Enter),
+        ],
     );
     assert_eq!(commands, vec![]);
     assert!(screen_text(&mut state).contains("Always? allow Bash(cargo test:*)"));
@@ -270,7 +277,10 @@ fn plan_approval_with_a_mode_or_rejection_with_feedback() {
         ]
     );
     // Rejecting needs a reason: Enter on an empty line sends nothing.
-    assert_eq!(press_slowly(&mut state, &[ch('n'), key(KeyCode::Enter)]), vec![]);
+    assert_eq!(
+        press_slowly(&mut state, &[ch('n'), key(KeyCode::Enter)]),
+        vec![]
+    );
     type_text(&mut state, "split step 2");
     assert_eq!(
         press_slowly(&mut state, &[key(KeyCode::Enter)]),

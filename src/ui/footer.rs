@@ -131,8 +131,7 @@ fn right_spans_hinted(
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),
         ));
-        if hint
-            && let Some(key) = keymap::key_label(Context::Global, keymap::Action::OpenApprovals)
+        if hint && let Some(key) = keymap::key_label(Context::Global, keymap::Action::OpenApprovals)
         {
             spans.push(Span::styled(format!(" ({key})"), dim()));
         }

@@ -188,12 +188,35 @@ mod tests {
 
     #[test]
     fn prefixes_keep_subcommands_and_refuse_what_is_not_a_command_word() {
-        assert_eq!(suggested_prefix("cargo test -p x").as_deref(), Some("cargo test"));
-        assert_eq!(suggested_prefix("git status").as_deref(), Some("git status"));
-        assert_eq!(suggested_prefix("cargo --version").as_deref(), Some("cargo"));
-        assert_eq!(suggested_prefix("rm -rf ~/important").as_deref(), Some("rm"));
-        assert_eq!(suggested_prefix("./run.sh now").as_deref(), Some("./run.sh"));
-        for odd in ["{ make; }", "(cd x", "FOO=1 make", "\"$X\" y", "$HOME/bin/x", "!", "*"] {
+        assert_eq!(
+            suggested_prefix("cargo test -p x").as_deref(),
+            Some("cargo test")
+        );
+        assert_eq!(
+            suggested_prefix("git status").as_deref(),
+            Some("git status")
+        );
+        assert_eq!(
+            suggested_prefix("cargo --version").as_deref(),
+            Some("cargo")
+        );
+        assert_eq!(
+            suggested_prefix("rm -rf ~/important").as_deref(),
+            Some("rm")
+        );
+        assert_eq!(
+            suggested_prefix("./run.sh now").as_deref(),
+            Some("./run.sh")
+        );
+        for odd in [
+            "{ make; }",
+            "(cd x",
+            "FOO=1 make",
+            "\"$X\" y",
+            "$HOME/bin/x",
+            "!",
+            "*",
+        ] {
             assert_eq!(suggested_prefix(odd), None, "{odd}");
         }
     }

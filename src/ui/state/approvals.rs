@@ -174,7 +174,9 @@ impl AppState {
             return None;
         }
         Some(Modal::Confirm(ConfirmDialog::cycle_all_leaving_plan_mode(
-            &leaving, to, self.now_ms,
+            &leaving,
+            to,
+            self.now_ms,
         )))
     }
 }

@@ -15,13 +15,11 @@ use crossterm::event::KeyEvent;
 
 use crate::lead::view::{LeadCommand, PendingPermission, PermissionDecision};
 use crate::protocol::PermissionUpdate;
-use crate::protocol::permission::{
-    Destination, PermissionRule, RuleBehavior, fallback_update,
-};
+use crate::protocol::permission::{Destination, PermissionRule, RuleBehavior, fallback_update};
 use crate::ui::keymap::{self, Action, Context};
+use crate::ui::modal::Outcome;
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::guard::Guard;
-use crate::ui::modal::Outcome;
 use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::sanitize;
 
@@ -69,7 +67,10 @@ pub fn describe(update: &PermissionUpdate, worker: &str) -> String {
             where_it_applies(destination)
         ),
         PermissionUpdate::SetMode { mode, destination } => {
-            format!("switch @{worker} to {mode} {}", where_it_applies(destination))
+            format!(
+                "switch @{worker} to {mode} {}",
+                where_it_applies(destination)
+            )
         }
         PermissionUpdate::AddDirectories {
             directories,

@@ -118,10 +118,9 @@ impl TeamsDialog {
                 state.send(LeadCommand::Shutdown { name });
                 Outcome::Keep
             }
-            Some(Action::Kill) => Outcome::Push(Modal::Confirm(ConfirmDialog::kill(
-                &name,
-                state.now_ms,
-            ))),
+            Some(Action::Kill) => {
+                Outcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, state.now_ms)))
+            }
             Some(Action::ToggleHidden) => {
                 state.send(LeadCommand::ToggleHidden { name });
                 Outcome::Keep
