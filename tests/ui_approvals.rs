@@ -341,6 +341,27 @@ fn plan_dialog_has_the_same_protections() {
 }
 
 #[test]
+fn a_plan_that_arrived_behind_a_permission_dialog_waits_its_turn() {
+    let mut state = state_with(vec![
+        alpha_team(),
+        LeadEvent::Permissions(vec![rm_request(1)]),
+    ]);
+    assert!(dialog_open(&state));
+    state.apply(LeadEvent::Plans(vec![plan_request("p1", "alpha", "blue")]));
+    assert!(state.approvals_waiting, "the plan is not shown yet");
+    assert_eq!(answers(&press_slowly(&mut state, &[ch('y')])), 1);
+    assert!(!dialog_open(&state));
+    assert!(text(&mut state, 80).contains("1 approval waiting · @alpha has a plan"));
+    wait_ms(&mut state, TYPING_PAUSE_MS);
+    assert!(state.modals.iter().any(|m| matches!(m, Modal::Plan(_))));
+    // Esc leaves it queued and closed: it does not come back by itself.
+    press_slowly(&mut state, &[key(KeyCode::Esc)]);
+    wait_ms(&mut state, 10 * TYPING_PAUSE_MS);
+    assert!(!dialog_open(&state));
+    assert_eq!(state.plans.len(), 1);
+}
+
+#[test]
 fn confirm_dialogs_ignore_keys_in_their_grace() {
     let mut state = state_with(vec![alpha_team()]);
     press(&mut state, &[key(KeyCode::Down), key(KeyCode::Enter)]);

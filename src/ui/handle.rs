@@ -97,7 +97,16 @@ impl AppState {
             }
             match modal.handle(&key, self) {
                 Outcome::Keep => self.modals.push(modal),
-                Outcome::Close => {}
+                Outcome::Close => {
+                    let answered_all = match &modal {
+                        Modal::Permission(_) => self.permissions.is_empty(),
+                        Modal::Plan(_) => self.plans.is_empty(),
+                        _ => false,
+                    };
+                    if answered_all {
+                        self.unshown_requests_wait();
+                    }
+                }
                 Outcome::Push(top) => {
                     self.modals.push(modal);
                     self.modals.push(top);

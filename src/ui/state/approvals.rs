@@ -18,11 +18,15 @@ impl AppState {
     /// without a dialog to show it, follow the heads, and focus a waiting request if typing
     /// has stopped.
     pub(crate) fn queues_changed(&mut self, fresh_permissions: bool, fresh_plans: bool) {
+        let before = self.modals.len();
         if self.permissions.is_empty() {
             self.modals.retain(|m| !matches!(m, Modal::Permission(_)));
         }
         if self.plans.is_empty() {
             self.modals.retain(|m| !matches!(m, Modal::Plan(_)));
+        }
+        if self.modals.len() != before {
+            self.unshown_requests_wait();
         }
         let shown = |state: &AppState, permission: bool| {
             state.modals.iter().any(|m| match m {
@@ -39,6 +43,23 @@ impl AppState {
         }
         self.sync_dialogs();
         self.focus_waiting_approvals();
+    }
+
+    /// A dialog closed because its queue is empty: requests of the other kind that no dialog
+    /// shows (they arrived while it had the keyboard) wait for the keyboard again.
+    pub(crate) fn unshown_requests_wait(&mut self) {
+        let shown = |permission: bool| {
+            self.modals.iter().any(|m| match m {
+                Modal::Permission(_) => permission,
+                Modal::Plan(_) => !permission,
+                _ => false,
+            })
+        };
+        if (!self.permissions.is_empty() && !shown(true))
+            || (!self.plans.is_empty() && !shown(false))
+        {
+            self.approvals_waiting = true;
+        }
     }
 
     /// Requests (permissions and plans) not answered yet.
