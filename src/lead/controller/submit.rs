@@ -85,7 +85,16 @@ impl Controller {
                 target: ShutdownTarget::One(name),
             } => self.shutdown_one(&name),
             SlashCommand::Kill { name } => self.kill(&name).await,
-            SlashCommand::Mode { name, mode } => self.set_teammate_mode(&name, mode),
+            SlashCommand::Mode { name, mode, force } => {
+                if !force && self.leaves_required_plan(&name, mode) {
+                    self.note(format!(
+                        "{name} requires plan mode: it must have its plan approved before it changes anything. \
+                         To move it to {mode} anyway: /mode {name} {mode} --force"
+                    ));
+                } else {
+                    self.set_teammate_mode(&name, mode);
+                }
+            }
             SlashCommand::Team => self.show_team(),
             SlashCommand::TeamDelete => {
                 let left = self.team_file.teammates().count();
@@ -418,6 +427,16 @@ impl Controller {
         if let Err(e) = self.deliver(owner, InboxEntry::frame(LEAD_NAME, &frame)) {
             self.note(format!("Could not tell {owner} about task #{id}: {e}"));
         }
+    }
+
+    /// Would moving `name` to `mode` take a plan-mode-required teammate out of plan mode?
+    fn leaves_required_plan(&self, name: &str, mode: PermissionMode) -> bool {
+        self.team_file.member(name).is_some_and(|m| {
+            let now = m.mode.as_deref().and_then(|s| s.parse::<PermissionMode>().ok());
+            m.plan_mode_required == Some(true)
+                && now.unwrap_or(PermissionMode::Plan) == PermissionMode::Plan
+                && mode != PermissionMode::Plan
+        })
     }
 
     fn show_team(&mut self) {
