@@ -113,7 +113,10 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
     if meta.len() > limit {
         return Err(StoreError::parse(
             path,
-            format!("{} bytes, more than the {limit} this reader accepts", meta.len()),
+            format!(
+                "{} bytes, more than the {limit} this reader accepts",
+                meta.len()
+            ),
         ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
@@ -150,7 +153,11 @@ mod tests {
             read_regular(&link, 10),
             Err(StoreError::Symlink { .. })
         ));
-        assert!(read_regular(&dir.path().join("none"), 10).unwrap().is_none());
+        assert!(
+            read_regular(&dir.path().join("none"), 10)
+                .unwrap()
+                .is_none()
+        );
         let big = dir.path().join("big");
         std::fs::write(&big, [b'1'; 11]).unwrap();
         assert!(read_regular(&big, 10).is_err());
