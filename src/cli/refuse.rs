@@ -42,3 +42,22 @@ pub fn refuse_if_any(home: &Home, problems: &[Problem], doing: &str) -> Result<(
 pub fn warn(home: &Home, p: &Problem) {
     let _ = writeln!(std::io::stderr(), "warning: {}", problem_line(home, p));
 }
+
+/// Says on stderr that the lock directory of `target` is stale and will be taken over (the
+/// protocol removes a lock untouched for 10 s), so the removal is never silent.
+pub fn note_stale_lock(home: &Home, target: &Path) {
+    let lock = crate::store::lock::lock_dir_of(target);
+    let age = std::fs::symlink_metadata(&lock)
+        .ok()
+        .filter(|m| m.is_dir())
+        .and_then(|m| m.modified().ok())
+        .and_then(|m| std::time::SystemTime::now().duration_since(m).ok());
+    if let Some(age) = age.filter(|a| *a > crate::store::lock::STALE_AFTER) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: {}: stale lock directory (untouched for {} s) taken over and removed",
+            shown_path(home, &lock),
+            age.as_secs()
+        );
+    }
+}

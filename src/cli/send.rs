@@ -11,10 +11,10 @@ use color_eyre::eyre::{Result, WrapErr, bail};
 use super::Context;
 use super::args::SendArgs;
 use super::output::Out;
-use super::refuse::{refuse_if_any, shown_path};
+use super::refuse::{note_stale_lock, refuse_if_any, shown_path};
 use crate::protocol::InboxEntry;
 use crate::protocol::names::check_path_component;
-use crate::store::audit::{Expect, before_write};
+use crate::store::audit::{Expect, ProblemKind, before_write};
 use crate::store::{inbox, lock, read_team};
 
 pub fn run(ctx: &Context, args: &SendArgs) -> Result<()> {
@@ -25,11 +25,10 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<()> {
     // Look before touching: a link, a FIFO, a stray lock or an inbox that is not a JSON array
     // is named and left as it is.
     let config = home.config_path(&args.team)?;
-    refuse_if_any(
-        home,
-        &before_write(home, &config, Expect::JsonObject),
-        "read the team file",
-    )?;
+    let mut config_problems = before_write(home, &config, Expect::JsonObject);
+    // send only reads the team file: its lock does not matter here.
+    config_problems.retain(|p| p.kind != ProblemKind::StrayLockFile);
+    refuse_if_any(home, &config_problems, "read the team file")?;
     let path = home.inbox_path(&args.team, &args.to)?;
     refuse_if_any(
         home,
@@ -54,6 +53,7 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<()> {
         .with_summary(args.summary.as_deref())
         .with_color(color.as_deref());
     lock::install_signal_cleanup()?;
+    note_stale_lock(home, &path);
     let appended = inbox::append(home, &args.team, &args.to, &entry)?;
     tracing::info!(
         "sent {} from {} to {}@{}",

@@ -11,7 +11,7 @@ use super::Context;
 use super::args::{TaskArgs, TaskCommand};
 use super::inspect::report::{TeamReport, report_from};
 use super::output::Out;
-use super::refuse::{refuse_if_any, warn};
+use super::refuse::{note_stale_lock, refuse_if_any, warn};
 use super::style::{Style, pad};
 use crate::protocol::display::{escape_json_output, visible_line};
 use crate::protocol::names::check_path_component;
@@ -64,6 +64,7 @@ pub fn run(ctx: &Context, args: &TaskArgs) -> Result<()> {
             for id in &a.blocked_by {
                 check_task(home, &list, id, "add a task blocked by it")?;
             }
+            note_stale_lock(home, &list.dir().join(".lock"));
             let metadata = a.command.as_ref().map(|c| {
                 let mut m = Map::new();
                 m.insert("command".into(), Value::String(c.clone()));

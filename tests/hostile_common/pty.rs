@@ -1,0 +1,1 @@
+//! The lead session in a pseudo-terminal for the hostile suite (filled in by `hostile_lead`).
