@@ -131,7 +131,11 @@ fn hostile_homes_against_every_command() {
             fails,
         )
     });
-    assert!(results.len() >= 100, "the table has {} cases", results.len());
+    assert!(
+        results.len() >= 100,
+        "the table has {} cases",
+        results.len()
+    );
     report("command table", &results, started);
 }
 
@@ -213,7 +217,10 @@ fn monitor_case(cat: &Category) -> (Vec<String>, Duration) {
         let _ = child.0.kill();
         let _ = child.0.wait();
         for (path, was, now) in changes(&before, &fingerprint(&home)) {
-            fails.push(format!("monitor changed {} ({was} → {now})", path.display()));
+            fails.push(format!(
+                "monitor changed {} ({was} → {now})",
+                path.display()
+            ));
         }
     }
     let _ = child.0.kill();

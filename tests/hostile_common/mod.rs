@@ -163,11 +163,7 @@ pub fn raw_control(bytes: &[u8]) -> Option<String> {
         .find(|(_, c)| *c != '\n' && is_unsafe(*c))
         .map(|(i, c)| {
             let start = text[..i].char_indices().rev().nth(20).map_or(0, |(j, _)| j);
-            format!(
-                "U+{:04X} at byte {i} after {:?}",
-                c as u32,
-                &text[start..i]
-            )
+            format!("U+{:04X} at byte {i} after {:?}", c as u32, &text[start..i])
         })
 }
 
@@ -177,7 +173,12 @@ pub fn panicked(run: &Run) -> Option<String> {
     if run.code == Some(101) {
         return Some("exit code 101".into());
     }
-    for sign in ["panicked", "RUST_BACKTRACE", "stack backtrace", "this is a bug in teamlead"] {
+    for sign in [
+        "panicked",
+        "RUST_BACKTRACE",
+        "stack backtrace",
+        "this is a bug in teamlead",
+    ] {
         if text.contains(sign) {
             return Some(format!("`{sign}` in the output"));
         }
@@ -193,7 +194,9 @@ pub fn parallel<T: Send + 'static, R: Send + 'static>(
 ) -> Vec<R> {
     let count = jobs.len();
     let queue = Arc::new(Mutex::new(jobs.into_iter().enumerate().collect::<Vec<_>>()));
-    let results = Arc::new(Mutex::new((0..count).map(|_| None).collect::<Vec<Option<R>>>()));
+    let results = Arc::new(Mutex::new(
+        (0..count).map(|_| None).collect::<Vec<Option<R>>>(),
+    ));
     let f = Arc::new(f);
     let handles: Vec<_> = (0..workers)
         .map(|_| {
