@@ -4,6 +4,7 @@
 //! lock, and the quarantine of bad input. It knows nothing of processes or the UI.
 
 pub mod atomic;
+pub mod audit;
 pub mod delivery;
 pub mod error;
 pub mod home;
