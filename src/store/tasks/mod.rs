@@ -81,6 +81,7 @@ impl TaskList {
         self.home.check_inside(&self.dir)?;
         self.home.ensure_dir(&self.dir)?;
         let target = self.dir.join(".lock");
+        self.home.check_inside(&target)?;
         create_exclusive(&target, b"")?;
         lock::acquire(&target, DEFAULT_LOCK_TIMEOUT)
     }
