@@ -255,6 +255,13 @@ fn a_fifo_or_directory_liveness_file_never_blocks() {
             "lead.lock",
             |h| liveness::check_lead(&h, TEAM).map(drop),
         );
+        expect_refused(
+            &t,
+            &format!("{kind} lead.lock: recorded_pid"),
+            Want::NotAFile,
+            "lead.lock",
+            |h| liveness::recorded_pid(&h, TEAM).map(drop),
+        );
         let h = t.home.clone();
         assert!(!within("is_lead_alive", move || liveness::is_lead_alive(
             &h, TEAM
@@ -555,6 +562,37 @@ fn an_unknown_key_survives_every_team_edit() {
     let after: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(after["futureKey"], serde_json::json!({"nested": [1, 2]}));
     assert_eq!(after["members"][1]["memberFuture"], "kept");
+}
+
+#[test]
+fn files_past_the_size_bound_are_refused_unread() {
+    use teamlead::store::safe_file::MAX_FILE_BYTES;
+    let t = seeded();
+    let path = inbox_path(&t);
+    // Sparse: costs no disk and no time; a reader that read it all would take seconds.
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(MAX_FILE_BYTES + 1).unwrap();
+    drop(f);
+    for (name, f) in inbox_ops() {
+        let h = t.home.clone();
+        let err = within(name, move || f(h)).unwrap_err();
+        assert!(Want::Parse.matches(&err), "{name}: {err}");
+        assert!(err.to_string().contains("bytes"), "{name}: {err}");
+    }
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), MAX_FILE_BYTES + 1);
+    let config = t.home.config_path(TEAM).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&config)
+        .unwrap()
+        .set_len(MAX_FILE_BYTES + 1)
+        .unwrap();
+    let h = t.home.clone();
+    let err = within("read_team", move || read_team(&h, TEAM)).unwrap_err();
+    assert!(
+        Want::Parse.matches(&err) && err.to_string().contains("config.json"),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

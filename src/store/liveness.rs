@@ -102,3 +102,15 @@ pub fn check_lead(home: &Home, team: &str) -> Result<Option<u32>> {
         Err(TryLockError::Error(e)) => Err(StoreError::io(&path, e)),
     }
 }
+
+/// The pid written in `team`'s liveness file, whether or not that lead still runs; `None`
+/// when there is no file or it holds no pid. Never blocks: a FIFO, a directory or a symbolic
+/// link there is an error.
+pub fn recorded_pid(home: &Home, team: &str) -> Result<Option<u32>> {
+    let path = home.lead_lock_path(team)?;
+    home.check_inside(&path)?;
+    let Some(mut file) = open_regular(&path)? else {
+        return Ok(None);
+    };
+    Ok(read_pid(&path, &mut file))
+}
