@@ -3,158 +3,22 @@
 //! every kind of bad `.highwatermark`, stray `.lock` files and tasks locks of the wrong kind.
 //! For each, every store entry point that reaches the bad file returns promptly (each runs on
 //! its own thread with a deadline), with the right typed error naming the file in one line,
-//! and leaves every byte, mode and link of the tree as it was. Also: what the store creates
-//! is private (0600 files, 0700 directories), and task ids are never reused nor wrapped.
+//! and leaves every byte, mode and link of the tree as it was. (Bad high-water marks, ids and
+//! modes are in `store_ids_modes.rs`.)
 
 mod store_common;
 
-use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use teamlead::protocol::{InboxEntry, Member, PermissionMode};
-use teamlead::store::{
-    ClaimError, DeliveryLog, Home, LeadLiveness, StoreError, TaskList, edit_team, inbox, liveness,
-    read_team, scan,
-};
+use teamlead::protocol::InboxEntry;
+use teamlead::store::{Home, LeadLiveness, StoreError, TaskList, inbox, liveness, read_team, scan};
 
 use store_common::TempHome;
 use store_common::hostile::{
-    DEADLINE, TEAM, Want, deep, expect_refused, mkfifo, put, remove_any, seeded, snapshot, within,
+    TEAM, Want, bad_json, expect_refused, id_ops, inbox_ops, inbox_path, mkfifo, op, put,
+    remove_any, run_all, seeded, task_ops, tasks_dir, team_ops, within,
 };
-
-type Op = Box<dyn FnOnce(Home) -> Result<(), StoreError> + Send>;
-
-fn op(f: impl FnOnce(Home) -> Result<(), StoreError> + Send + 'static) -> Op {
-    Box::new(f)
-}
-
-fn claim_err(e: ClaimError) -> StoreError {
-    match e {
-        ClaimError::Store(e) => e,
-        other => panic!("a store error was wanted, got {other}"),
-    }
-}
-
-/// Every entry point that reads or writes `worker`'s inbox.
-fn inbox_ops() -> Vec<(&'static str, Op)> {
-    vec![
-        (
-            "inbox::read",
-            op(|h| inbox::read(&h, TEAM, "worker").map(drop)),
-        ),
-        (
-            "inbox::append",
-            op(|h| inbox::append(&h, TEAM, "worker", &InboxEntry::new("a", "x")).map(drop)),
-        ),
-        (
-            "inbox::replace",
-            op(|h| inbox::replace(&h, TEAM, "worker", &[InboxEntry::new("a", "x")])),
-        ),
-        (
-            "inbox::drain_unread",
-            op(|h| {
-                let logs = tempfile::tempdir().unwrap();
-                let mut log = DeliveryLog::open(&logs.path().join("log.jsonl"))?;
-                inbox::drain_unread(&h, TEAM, "worker", &mut log).map(drop)
-            }),
-        ),
-        (
-            "inbox::take_unread",
-            op(|h| inbox::take_unread(&h, TEAM, "worker").map(drop)),
-        ),
-        (
-            "inbox::mark_read",
-            op(|h| inbox::mark_read(&h, TEAM, "worker", &["k".to_string()]).map(drop)),
-        ),
-    ]
-}
-
-/// Every entry point that edits the team file (plus the plain read).
-fn team_ops() -> Vec<(&'static str, Op)> {
-    vec![
-        ("read_team", op(|h| read_team(&h, TEAM).map(drop))),
-        ("edit_team", op(|h| edit_team(&h, TEAM, |_| Ok(())))),
-        (
-            "set_active",
-            op(|h| teamlead::store::set_active(&h, TEAM, "worker", true)),
-        ),
-        (
-            "add_member",
-            op(|h| teamlead::store::add_member(&h, TEAM, Member::new("newbie", TEAM, "/"))),
-        ),
-        (
-            "remove_member",
-            op(|h| teamlead::store::remove_member(&h, TEAM, "worker").map(drop)),
-        ),
-        (
-            "set_modes",
-            op(|h| teamlead::store::set_modes(&h, TEAM, &[("worker", PermissionMode::Plan)])),
-        ),
-        (
-            "set_pane",
-            op(|h| teamlead::store::set_pane(&h, TEAM, "worker", "%9", Some("tmux"))),
-        ),
-    ]
-}
-
-/// Entry points that read or write task `1`.
-fn task_ops() -> Vec<(&'static str, Op)> {
-    vec![
-        (
-            "TaskList::get",
-            op(|h| TaskList::new(&h, TEAM)?.get("1").map(drop)),
-        ),
-        (
-            "TaskList::update",
-            op(|h| TaskList::new(&h, TEAM)?.update("1", |_| Ok(()))),
-        ),
-        (
-            "TaskList::complete",
-            op(|h| TaskList::new(&h, TEAM)?.complete("1").map(drop)),
-        ),
-        (
-            "TaskList::claim",
-            op(|h| {
-                TaskList::new(&h, TEAM)?
-                    .claim("1", "worker", false)
-                    .map(drop)
-                    .map_err(claim_err)
-            }),
-        ),
-    ]
-}
-
-/// Entry points that need the high-water mark or the list lock.
-fn id_ops() -> Vec<(&'static str, Op)> {
-    vec![
-        (
-            "TaskList::create",
-            op(|h| {
-                TaskList::new(&h, TEAM)?
-                    .create("new", "", vec![], None)
-                    .map(drop)
-            }),
-        ),
-        (
-            "TaskList::delete",
-            op(|h| TaskList::new(&h, TEAM)?.delete("2").map(drop)),
-        ),
-    ]
-}
-
-fn run_all(t: &TempHome, case: &str, want: Want, names: &str, ops: Vec<(&'static str, Op)>) {
-    for (name, f) in ops {
-        expect_refused(t, &format!("{case}: {name}"), want, names, f);
-    }
-}
-
-fn inbox_path(t: &TempHome) -> std::path::PathBuf {
-    t.home.inbox_path(TEAM, "worker").unwrap()
-}
-
-fn tasks_dir(t: &TempHome) -> std::path::PathBuf {
-    t.home.tasks_dir(TEAM).unwrap()
-}
 
 // ---------------------------------------------------------------------------------------------
 // FIFOs and other wrong kinds of file
@@ -450,32 +314,6 @@ fn the_home_root_itself_may_be_a_symlink() {
 // ---------------------------------------------------------------------------------------------
 // Content that cannot be parsed
 
-/// Bad JSON contents, each a parse error for every reader and writer.
-fn bad_json() -> Vec<(&'static str, Vec<u8>)> {
-    vec![
-        ("50,000 levels deep", deep(50_000, "").into_bytes()),
-        (
-            "deep inside an object",
-            format!(
-                r#"[{{"from":"a","text":"x","timestamp":"t","x":{}}}]"#,
-                deep(50_000, "1")
-            )
-            .into_bytes(),
-        ),
-        (
-            "invalid UTF-8",
-            b"[{\"from\":\"a\",\"text\":\"\xff\xfe\",\"timestamp\":\"2026-01-01T00:00:00.000Z\"}]"
-                .to_vec(),
-        ),
-        (
-            "a lone surrogate",
-            br#"[{"from":"a","text":"\ud800","timestamp":"2026-01-01T00:00:00.000Z"}]"#.to_vec(),
-        ),
-        ("truncated", br#"[{"from":"a","text":"x","timest"#.to_vec()),
-        ("binary", vec![0, 159, 146, 150, 0, 1]),
-    ]
-}
-
 #[test]
 fn unparsable_inboxes_are_refused_by_every_reader_and_writer() {
     let mut cases = bad_json();
@@ -596,125 +434,6 @@ fn files_past_the_size_bound_are_refused_unread() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The high-water mark and task ids
-
-#[test]
-fn a_bad_highwatermark_stops_new_ids_and_is_left_alone() {
-    let cases: Vec<(&str, Vec<u8>)> = vec![
-        ("garbage", b"twelve".to_vec()),
-        ("binary", vec![0xff, 0x00, 0x13]),
-        ("negative", b"-3".to_vec()),
-        ("overflowing", b"18446744073709551616".to_vec()),
-        ("fractional", b"2.5".to_vec()),
-        ("empty", b"".to_vec()),
-        ("too large a file", vec![b'7'; 5000]),
-    ];
-    for (what, bytes) in cases {
-        let t = seeded();
-        put(&tasks_dir(&t).join(".highwatermark"), &bytes);
-        let mut ops = id_ops();
-        ops.push((
-            "highwatermark",
-            op(|h| TaskList::new(&h, TEAM)?.highwatermark().map(drop)),
-        ));
-        run_all(
-            &t,
-            &format!(".highwatermark {what}"),
-            Want::Parse,
-            ".highwatermark",
-            ops,
-        );
-    }
-    for kind in ["directory", "fifo"] {
-        let t = seeded();
-        let path = tasks_dir(&t).join(".highwatermark");
-        remove_any(&path);
-        if kind == "fifo" {
-            mkfifo(&path);
-        } else {
-            std::fs::create_dir(&path).unwrap();
-        }
-        run_all(
-            &t,
-            &format!(".highwatermark {kind}"),
-            Want::NotAFile,
-            ".highwatermark",
-            id_ops(),
-        );
-    }
-}
-
-#[test]
-fn ids_at_the_top_of_u64_are_exhausted_not_wrapped() {
-    let t = seeded();
-    let hwm = tasks_dir(&t).join(".highwatermark");
-    put(&hwm, (u64::MAX - 1).to_string().as_bytes());
-    let list = TaskList::new(&t.home, TEAM).unwrap();
-    let last = list.create("last", "", vec![], None).unwrap();
-    assert_eq!(last.id, u64::MAX.to_string());
-    expect_refused(
-        &t,
-        "hwm and file at u64::MAX",
-        Want::Exhausted,
-        "exhausted",
-        |h| {
-            TaskList::new(&h, TEAM)?
-                .create("more", "", vec![], None)
-                .map(drop)
-        },
-    );
-
-    // The high-water mark alone at the top.
-    let t = seeded();
-    put(
-        &tasks_dir(&t).join(".highwatermark"),
-        u64::MAX.to_string().as_bytes(),
-    );
-    expect_refused(&t, "hwm at u64::MAX", Want::Exhausted, "tasks", |h| {
-        TaskList::new(&h, TEAM)?
-            .create("more", "", vec![], None)
-            .map(drop)
-    });
-
-    // A task file name beyond u64 exhausts the ids too (it is never ignored and overtaken).
-    let t = seeded();
-    put(&tasks_dir(&t).join("99999999999999999999999.json"), b"{}");
-    expect_refused(
-        &t,
-        "file name beyond u64",
-        Want::Exhausted,
-        "exhausted",
-        |h| {
-            TaskList::new(&h, TEAM)?
-                .create("more", "", vec![], None)
-                .map(drop)
-        },
-    );
-}
-
-#[test]
-fn ids_are_never_reused_after_deletes() {
-    let t = seeded();
-    let list = TaskList::new(&t.home, TEAM).unwrap();
-    let three = list.create("three", "", vec![], None).unwrap();
-    assert_eq!(three.id, "3");
-    list.delete("3").unwrap();
-    assert_eq!(list.create("four", "", vec![], None).unwrap().id, "4");
-    for id in ["1", "2", "4"] {
-        list.delete(id).unwrap();
-    }
-    assert!(list.list().unwrap().tasks.is_empty());
-    assert_eq!(list.highwatermark().unwrap(), 4);
-    assert_eq!(list.create("five", "", vec![], None).unwrap().id, "5");
-    // A file written by another program beyond the mark still counts.
-    put(&tasks_dir(&t).join("41.json"), b"{}");
-    assert_eq!(list.create("x", "", vec![], None).unwrap().id, "42");
-    // And so does a mark beyond every file.
-    put(&tasks_dir(&t).join(".highwatermark"), b"100\n");
-    assert_eq!(list.create("y", "", vec![], None).unwrap().id, "101");
-}
-
-// ---------------------------------------------------------------------------------------------
 // Lock paths of the wrong kind
 
 #[test]
@@ -807,57 +526,5 @@ fn tasks_list_locks_of_the_wrong_kind_fail_at_once() {
             ".lock.lock",
             id_ops(),
         );
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Modes
-
-#[test]
-fn what_the_store_creates_is_private() {
-    let t = seeded();
-    let list = TaskList::new(&t.home, TEAM).unwrap();
-    list.delete("2").unwrap(); // writes .highwatermark
-    let _lead = LeadLiveness::acquire(&t.home, TEAM).unwrap();
-    // A bad entry is quarantined by a drain.
-    let lead_inbox = t.home.inbox_path(TEAM, "team-lead").unwrap();
-    put(&lead_inbox, br#"[{"from": 5}]"#);
-    std::fs::set_permissions(&lead_inbox, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let logs = tempfile::tempdir().unwrap();
-    let mut log = DeliveryLog::open(&logs.path().join("log.jsonl")).unwrap();
-    let drained = inbox::drain_unread(&t.home, TEAM, "team-lead", &mut log).unwrap();
-    assert_eq!(drained.quarantined.len(), 1);
-    let plan = t.home.plan_path(TEAM, "worker", 1).unwrap();
-    t.home.write_file(&plan, b"# plan").unwrap();
-    // A lock directory while held.
-    let held = teamlead::store::lock::acquire(&inbox_path(&t), DEADLINE).unwrap();
-    let lock_mode = std::fs::metadata(held.dir()).unwrap().permissions().mode() & 0o777;
-    drop(held);
-    assert_eq!(lock_mode, 0o700);
-
-    let mut checked = 0;
-    for (path, node) in snapshot(&t.home.root) {
-        match node {
-            store_common::hostile::Node::File { mode, .. } => {
-                assert_eq!(mode, 0o600, "{}", path.display());
-            }
-            store_common::hostile::Node::Dir { mode } => {
-                assert_eq!(mode, 0o700, "{}", path.display());
-            }
-            other => panic!("{}: {other:?}", path.display()),
-        }
-        checked += 1;
-    }
-    // teams/alpha/{config.json,inboxes/…,.teamlead/lead.lock}, tasks/alpha/{1.json,.lock,
-    // .highwatermark}, quarantine/alpha/*, plans/*.
-    assert!(checked >= 16, "{checked} entries checked");
-    for must in [
-        "teams/alpha/.teamlead/lead.lock",
-        "tasks/alpha/.highwatermark",
-        "tasks/alpha/.lock",
-        "plans",
-        "quarantine/alpha",
-    ] {
-        assert!(t.home.root.join(must).exists(), "{must}");
     }
 }

@@ -1,7 +1,8 @@
 //! Harness for the hostile-file tests: a seeded home (team `alpha` with a member, inboxes,
 //! two tasks and a high-water mark), FIFOs, a snapshot of every byte, mode and link of a
 //! tree, and `expect_refused`, which runs one store entry point on its own thread with a
-//! deadline and checks that it returned the wanted error, promptly, leaving the tree as it was.
+//! deadline and checks that it returned the wanted error, promptly, leaving the tree as it was;
+//! the tables of entry points (`inbox_ops`, `team_ops`, `task_ops`, `id_ops`) and bad JSON.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -9,8 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use teamlead::protocol::{InboxEntry, Member, TeamFile};
-use teamlead::store::{Home, StoreError, TaskList};
+use teamlead::protocol::{InboxEntry, Member, PermissionMode, TeamFile};
+use teamlead::store::{
+    ClaimError, DeliveryLog, Home, StoreError, TaskList, edit_team, inbox, read_team,
+};
 
 use super::TempHome;
 
@@ -186,4 +189,164 @@ pub fn expect_refused(
 /// A `[[[…]]]` of `levels` levels around `inner`.
 pub fn deep(levels: usize, inner: &str) -> String {
     format!("{}{inner}{}", "[".repeat(levels), "]".repeat(levels))
+}
+
+pub type Op = Box<dyn FnOnce(Home) -> Result<(), StoreError> + Send>;
+
+pub fn op(f: impl FnOnce(Home) -> Result<(), StoreError> + Send + 'static) -> Op {
+    Box::new(f)
+}
+
+pub fn claim_err(e: ClaimError) -> StoreError {
+    match e {
+        ClaimError::Store(e) => e,
+        other => panic!("a store error was wanted, got {other}"),
+    }
+}
+
+/// Every entry point that reads or writes `worker`'s inbox.
+pub fn inbox_ops() -> Vec<(&'static str, Op)> {
+    vec![
+        (
+            "inbox::read",
+            op(|h| inbox::read(&h, TEAM, "worker").map(drop)),
+        ),
+        (
+            "inbox::append",
+            op(|h| inbox::append(&h, TEAM, "worker", &InboxEntry::new("a", "x")).map(drop)),
+        ),
+        (
+            "inbox::replace",
+            op(|h| inbox::replace(&h, TEAM, "worker", &[InboxEntry::new("a", "x")])),
+        ),
+        (
+            "inbox::drain_unread",
+            op(|h| {
+                let logs = tempfile::tempdir().unwrap();
+                let mut log = DeliveryLog::open(&logs.path().join("log.jsonl"))?;
+                inbox::drain_unread(&h, TEAM, "worker", &mut log).map(drop)
+            }),
+        ),
+        (
+            "inbox::take_unread",
+            op(|h| inbox::take_unread(&h, TEAM, "worker").map(drop)),
+        ),
+        (
+            "inbox::mark_read",
+            op(|h| inbox::mark_read(&h, TEAM, "worker", &["k".to_string()]).map(drop)),
+        ),
+    ]
+}
+
+/// Every entry point that edits the team file (plus the plain read).
+pub fn team_ops() -> Vec<(&'static str, Op)> {
+    vec![
+        ("read_team", op(|h| read_team(&h, TEAM).map(drop))),
+        ("edit_team", op(|h| edit_team(&h, TEAM, |_| Ok(())))),
+        (
+            "set_active",
+            op(|h| teamlead::store::set_active(&h, TEAM, "worker", true)),
+        ),
+        (
+            "add_member",
+            op(|h| teamlead::store::add_member(&h, TEAM, Member::new("newbie", TEAM, "/"))),
+        ),
+        (
+            "remove_member",
+            op(|h| teamlead::store::remove_member(&h, TEAM, "worker").map(drop)),
+        ),
+        (
+            "set_modes",
+            op(|h| teamlead::store::set_modes(&h, TEAM, &[("worker", PermissionMode::Plan)])),
+        ),
+        (
+            "set_pane",
+            op(|h| teamlead::store::set_pane(&h, TEAM, "worker", "%9", Some("tmux"))),
+        ),
+    ]
+}
+
+/// Entry points that read or write task `1`.
+pub fn task_ops() -> Vec<(&'static str, Op)> {
+    vec![
+        (
+            "TaskList::get",
+            op(|h| TaskList::new(&h, TEAM)?.get("1").map(drop)),
+        ),
+        (
+            "TaskList::update",
+            op(|h| TaskList::new(&h, TEAM)?.update("1", |_| Ok(()))),
+        ),
+        (
+            "TaskList::complete",
+            op(|h| TaskList::new(&h, TEAM)?.complete("1").map(drop)),
+        ),
+        (
+            "TaskList::claim",
+            op(|h| {
+                TaskList::new(&h, TEAM)?
+                    .claim("1", "worker", false)
+                    .map(drop)
+                    .map_err(claim_err)
+            }),
+        ),
+    ]
+}
+
+/// Entry points that need the high-water mark or the list lock.
+pub fn id_ops() -> Vec<(&'static str, Op)> {
+    vec![
+        (
+            "TaskList::create",
+            op(|h| {
+                TaskList::new(&h, TEAM)?
+                    .create("new", "", vec![], None)
+                    .map(drop)
+            }),
+        ),
+        (
+            "TaskList::delete",
+            op(|h| TaskList::new(&h, TEAM)?.delete("2").map(drop)),
+        ),
+    ]
+}
+
+pub fn run_all(t: &TempHome, case: &str, want: Want, names: &str, ops: Vec<(&'static str, Op)>) {
+    for (name, f) in ops {
+        expect_refused(t, &format!("{case}: {name}"), want, names, f);
+    }
+}
+
+pub fn inbox_path(t: &TempHome) -> std::path::PathBuf {
+    t.home.inbox_path(TEAM, "worker").unwrap()
+}
+
+pub fn tasks_dir(t: &TempHome) -> std::path::PathBuf {
+    t.home.tasks_dir(TEAM).unwrap()
+}
+
+/// Bad JSON contents, each a parse error for every reader and writer.
+pub fn bad_json() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("50,000 levels deep", deep(50_000, "").into_bytes()),
+        (
+            "deep inside an object",
+            format!(
+                r#"[{{"from":"a","text":"x","timestamp":"t","x":{}}}]"#,
+                deep(50_000, "1")
+            )
+            .into_bytes(),
+        ),
+        (
+            "invalid UTF-8",
+            b"[{\"from\":\"a\",\"text\":\"\xff\xfe\",\"timestamp\":\"2026-01-01T00:00:00.000Z\"}]"
+                .to_vec(),
+        ),
+        (
+            "a lone surrogate",
+            br#"[{"from":"a","text":"\ud800","timestamp":"2026-01-01T00:00:00.000Z"}]"#.to_vec(),
+        ),
+        ("truncated", br#"[{"from":"a","text":"x","timest"#.to_vec()),
+        ("binary", vec![0, 159, 146, 150, 0, 1]),
+    ]
 }
