@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod error;
 pub mod home;
 pub mod inbox;
+pub mod json_check;
 pub mod liveness;
 pub mod lock;
 pub mod quarantine;
