@@ -5,12 +5,16 @@
 
 use std::collections::HashSet;
 use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
 use super::error::{Result, StoreError, io_at};
 use crate::protocol::InboxEntry;
+
+/// The largest delivery log read at open (a long session's log stays far below it).
+const MAX_LOG_BYTES: u64 = 512 * 1024 * 1024;
 
 /// An open delivery log.
 #[derive(Debug)]
@@ -24,13 +28,16 @@ impl DeliveryLog {
     /// (a crash mid-write) is skipped; the parent directory must exist or be creatable.
     pub fn open(path: &Path) -> Result<DeliveryLog> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io_at(parent))?;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(super::safe_file::PRIVATE_DIR_MODE)
+                .create(parent)
+                .map_err(io_at(parent))?;
         }
-        super::atomic::check_regular_file(path)?;
-        let text = match std::fs::read(path) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(StoreError::io(path, e)),
+        // Never through a symlink, never blocking on a FIFO, bounded.
+        let text = match super::safe_file::read_regular(path, MAX_LOG_BYTES)? {
+            Some(b) => String::from_utf8_lossy(&b).into_owned(),
+            None => String::new(),
         };
         let mut keys = HashSet::new();
         for line in text.lines() {
@@ -44,6 +51,7 @@ impl DeliveryLog {
         if !text.is_empty() && !text.ends_with('\n') {
             let mut f = std::fs::OpenOptions::new()
                 .append(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
                 .open(path)
                 .map_err(io_at(path))?;
             f.write_all(b"\n")
@@ -92,6 +100,8 @@ impl DeliveryLog {
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(super::safe_file::PRIVATE_FILE_MODE)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&self.path)
             .map_err(io_at(&self.path))?;
         f.write_all(buf.as_bytes())
