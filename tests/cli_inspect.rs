@@ -113,6 +113,7 @@ fn inspect_seed_team_as_json() {
     );
     assert_eq!(doc["members"].as_array().unwrap().len(), 2);
     assert_eq!(doc["lead_alive"], false);
+    assert_eq!(doc["lead_status"], "unknown");
     assert_eq!(doc["problems"], serde_json::json!([]));
 }
 
@@ -126,7 +127,9 @@ fn inspect_without_a_team_lists_teams() {
     let cols: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(
         cols,
-        ["codebase-research", "2", "not", "running", "3", "5"],
+        // A Claude Code lead holds no teamlead lock and this fixture records no lead process:
+        // its lead is neither running nor provably gone.
+        ["codebase-research", "2", "unknown", "3", "5"],
         "{row}"
     );
 

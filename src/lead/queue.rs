@@ -276,8 +276,8 @@ fn pending_for(
 mod tests {
     use super::*;
     use crate::protocol::PermissionUpdate;
-    use crate::protocol::permission::PermissionRule;
     use crate::protocol::frames::HostPattern;
+    use crate::protocol::permission::PermissionRule;
 
     fn request(id: &str, worker: &str, tool_use: Option<&str>) -> PermissionRequest {
         PermissionRequest {

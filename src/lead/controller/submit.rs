@@ -432,7 +432,10 @@ impl Controller {
     /// Would moving `name` to `mode` take a plan-mode-required teammate out of plan mode?
     fn leaves_required_plan(&self, name: &str, mode: PermissionMode) -> bool {
         self.team_file.member(name).is_some_and(|m| {
-            let now = m.mode.as_deref().and_then(|s| s.parse::<PermissionMode>().ok());
+            let now = m
+                .mode
+                .as_deref()
+                .and_then(|s| s.parse::<PermissionMode>().ok());
             m.plan_mode_required == Some(true)
                 && now.unwrap_or(PermissionMode::Plan) == PermissionMode::Plan
                 && mode != PermissionMode::Plan

@@ -316,7 +316,6 @@ pub(super) async fn edit(
     }
 }
 
-
 /// The most a Read or Edit takes of one file.
 pub const MAX_TOOL_FILE_BYTES: u64 = 16 * 1024 * 1024;
 

@@ -160,7 +160,8 @@ fn grep_files(root: &Path, cwd: &Path, input: &GrepInput) -> Result<String, Stri
             }
         }
         // Never blocks on a FIFO or device in the workspace; skips what is too big.
-        let Ok(Some(bytes)) = crate::store::safe_file::read_regular_following(&file, MAX_FILE_BYTES)
+        let Ok(Some(bytes)) =
+            crate::store::safe_file::read_regular_following(&file, MAX_FILE_BYTES)
         else {
             continue;
         };
