@@ -18,6 +18,8 @@ use crate::store::{self, Home};
 /// Everything the lead keeps about its pane backend.
 pub struct PaneSession {
     pub executor: Arc<PaneExecutor>,
+    /// What runs builtin teammates (checked before each spawn).
+    pub program: TeammateProgram,
     /// The private server (outside tmux), killed at quit.
     pub private: Option<TmuxServer>,
     /// How the user sees the private server.
@@ -66,11 +68,12 @@ impl PaneSession {
             home,
             team,
             backend,
-            program,
+            program.clone(),
             Some(lead_session_id.to_string()),
         );
         Some(PaneSession {
             executor: Arc::new(executor),
+            program,
             private,
             attach_hint,
         })
