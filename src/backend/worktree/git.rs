@@ -92,7 +92,8 @@ pub fn unmerged(repo: &Path, tips: &[String], own_branch: &str) -> Result<usize,
     if tips.is_empty() {
         return Ok(0);
     }
-    let exclude = format!("--exclude=refs/heads/{own_branch}");
+    // With `--branches`, `--exclude` patterns are matched without `refs/heads/`.
+    let exclude = format!("--exclude={own_branch}");
     let mut args = vec!["rev-list", "--count"];
     args.extend(tips.iter().map(String::as_str));
     args.extend(["--not", &exclude, "--branches", "HEAD"]);

@@ -155,17 +155,17 @@ pub fn prepare(
                     git::git(&path, &["reset", "--quiet", "--hard", &head])?;
                     return Ok(done(How::Reused));
                 }
-                format!("the leftover worktree {shown} (branch {branch}) holds {work}")
+                format!("the leftover worktree {shown} (branch {branch}), which holds {work}")
             }
-            Some(_) => format!("{shown} is a worktree on another branch"),
-            None if path.exists() => format!("{shown} is in the way (not a worktree)"),
+            Some(_) => format!("{shown}, which is a worktree on another branch"),
+            None if path.exists() => format!("{shown}, which is in the way (not a worktree)"),
             None if branch_exists(&top, &branch) => {
                 if let Some(other) = listed
                     .iter()
                     .find(|l| l.branch.as_deref() == Some(branch.as_str()))
                 {
                     format!(
-                        "branch {branch} is checked out in {}",
+                        "branch {branch}, which is checked out in {}",
                         other.path.display()
                     )
                 } else {
@@ -179,7 +179,7 @@ pub fn prepare(
                         uncommitted: 0,
                         unmerged: commits,
                     };
-                    format!("the leftover branch {branch} holds {work}")
+                    format!("the leftover branch {branch}, which holds {work}")
                 }
             }
             None => {
