@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cleanup_common::{
-    PtyLead, WAIT, branches, git, kill_marked, processes_with, repo_in, wait_until,
-    worktree_dir, worktrees,
+    PtyLead, WAIT, branches, git, kill_marked, processes_with, repo_in, wait_until, worktree_dir,
+    worktrees,
 };
 use lead_common::Session;
 use teamlead::lead::view::LeadEvent;
@@ -60,7 +60,10 @@ async fn quit_removes_a_clean_worktree_and_its_branch() {
     let team = store::read_team(&s.home, &s.team).unwrap();
     let member = team.member("alpha").unwrap();
     assert_eq!(member.cwd, wt.to_string_lossy());
-    assert_eq!(member.worktree_path.as_deref(), Some(&*wt.to_string_lossy()));
+    assert_eq!(
+        member.worktree_path.as_deref(),
+        Some(&*wt.to_string_lossy())
+    );
     assert_eq!(branches(&repo), names(&["main", "teamlead/wt/alpha"]));
     // Ignored files are not work.
     std::fs::write(repo.join(".gitignore"), "target/\n").unwrap();
@@ -138,7 +141,10 @@ async fn quit_keeps_worktrees_holding_work_and_a_respawn_picks_a_fresh_name() {
     s.wait_note("Spawned beta").await;
     let note = s.wait_note("beta works in").await;
     assert!(note.contains("which holds 1 commit not merged"), "{note}");
-    assert!(note.contains("(branch teamlead/wt/beta-2) instead"), "{note}");
+    assert!(
+        note.contains("(branch teamlead/wt/beta-2) instead"),
+        "{note}"
+    );
     let team = store::read_team(&s.home, &s.team).unwrap();
     assert_eq!(team.member("alpha").unwrap().cwd, alpha2.to_string_lossy());
 
@@ -332,12 +338,24 @@ fn sigkill_of_an_in_process_lead_kills_its_teammates_commands() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_teamlead"))
         .arg("--home")
         .arg(home.path())
-        .args(["task", "add", "--team", &team, "sleepers", "--command", &command])
+        .args([
+            "task",
+            "add",
+            "--team",
+            &team,
+            "sleepers",
+            "--command",
+            &command,
+        ])
         .env_remove("TEAMLEAD_HOME")
         .env_remove("CLAUDE_CONFIG_DIR")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let sleeping = |p: &[(u32, String)]| {
         p.iter().any(|(_, c)| c == &format!("sleep 1000{marker}"))
             && p.iter().any(|(_, c)| c == &format!("sleep 1001{marker}"))

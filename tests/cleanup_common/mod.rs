@@ -85,7 +85,10 @@ pub fn wait_until(
             return start.elapsed();
         }
         if start.elapsed() > timeout {
-            panic!("timed out after {timeout:?} waiting for {what}\n{}", explain());
+            panic!(
+                "timed out after {timeout:?} waiting for {what}\n{}",
+                explain()
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -184,7 +184,11 @@ mod tests {
             .spawn()
             .unwrap();
         assert_eq!(child.wait().await.unwrap().code(), Some(0));
-        assert_eq!(live_members(group), 2, "the watchdog and the background sleep");
+        assert_eq!(
+            live_members(group),
+            2,
+            "the watchdog and the background sleep"
+        );
         guard.finish().await;
         assert!(group_gone_within(group, Duration::from_secs(3)).await);
     }

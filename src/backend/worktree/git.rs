@@ -106,5 +106,14 @@ pub fn unmerged(repo: &Path, tips: &[String], own_branch: &str) -> Result<usize,
 
 /// The commit `rev` names in `cwd`, if any.
 pub fn commit_of(cwd: &Path, rev: &str) -> Option<String> {
-    git(cwd, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")]).ok()
+    git(
+        cwd,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .ok()
 }

@@ -131,7 +131,11 @@ pub fn prepare(
     let listed = git::list(&top)?;
     let mut instead_because = None;
     for n in 1..=MAX_TRIES {
-        let suffix = if n == 1 { String::new() } else { format!("-{n}") };
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
         let path = dir.join(format!("{team}-{name}{suffix}"));
         let branch = format!("teamlead/{team}/{name}{suffix}");
         let worktree = Worktree {
@@ -233,9 +237,11 @@ pub fn retire(worktree: &Worktree) -> Result<Retired, BackendError> {
         let _ = git::git(&worktree.repo, &["worktree", "prune"]);
     }
     // Only branches teamlead made are deleted (a teammate may have checked out another).
-    if worktree.branch.starts_with("teamlead/") && branch_exists(&worktree.repo, &worktree.branch)
-    {
-        git::git(&worktree.repo, &["branch", "-D", "--quiet", &worktree.branch])?;
+    if worktree.branch.starts_with("teamlead/") && branch_exists(&worktree.repo, &worktree.branch) {
+        git::git(
+            &worktree.repo,
+            &["branch", "-D", "--quiet", &worktree.branch],
+        )?;
     }
     // `<repo>-worktrees` goes when it is empty (never anything in it).
     if let Some(parent) = worktree.path.parent() {

@@ -86,7 +86,8 @@ impl Controller {
                 Ok(prepared) => {
                     self.note(worktree_note(&name, &prepared));
                     cwd = prepared.worktree.path.clone();
-                    self.worktrees.retain(|(_, w)| w.path != prepared.worktree.path);
+                    self.worktrees
+                        .retain(|(_, w)| w.path != prepared.worktree.path);
                     self.worktrees
                         .push((name.clone(), prepared.worktree.clone()));
                     worktree = Some(prepared.worktree);
@@ -216,10 +217,9 @@ impl Controller {
         let path = worktree.path.clone();
         match tokio::task::spawn_blocking(move || worktree::retire(&worktree)).await {
             Ok(Ok(Retired::Removed)) => {}
-            Ok(Ok(Retired::Kept(work))) => self.note(format!(
-                "Kept worktree {}: {work}.",
-                path.display()
-            )),
+            Ok(Ok(Retired::Kept(work))) => {
+                self.note(format!("Kept worktree {}: {work}.", path.display()))
+            }
             Ok(Err(e)) => tracing::warn!("removing the worktree {}: {e}", path.display()),
             Err(e) => tracing::warn!("removing the worktree {}: {e}", path.display()),
         }
