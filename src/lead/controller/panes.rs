@@ -42,9 +42,7 @@ impl PaneSession {
             }
         } else {
             TeammateProgram::Teamlead {
-                binary: std::env::current_exe()
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .unwrap_or_else(|_| "teamlead".to_string()),
+                binary: teamlead_binary(),
                 engine: engine.to_string(),
             }
         };
@@ -77,6 +75,18 @@ impl PaneSession {
             private,
             attach_hint,
         })
+    }
+}
+
+/// This binary's path, for builtin pane teammates. A binary replaced while the lead runs (a
+/// rebuild) reads as `<path> (deleted)` on Linux: the path itself is what panes should run.
+fn teamlead_binary() -> String {
+    match std::env::current_exe() {
+        Ok(path) => {
+            let path = path.to_string_lossy();
+            path.strip_suffix(" (deleted)").unwrap_or(&path).to_string()
+        }
+        Err(_) => "teamlead".to_string(),
     }
 }
 
