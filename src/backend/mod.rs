@@ -11,6 +11,7 @@ pub mod launch;
 pub mod lead_probe;
 pub mod orphans;
 pub mod pane_executor;
+pub mod program;
 pub mod tmux;
 pub mod worktree;
 

@@ -8,6 +8,7 @@ mod incoming;
 mod model;
 mod panes;
 mod quit;
+mod spawn;
 mod state;
 mod submit;
 mod team_ops;

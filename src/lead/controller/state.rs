@@ -85,6 +85,8 @@ pub(crate) struct Controller {
     pub claude_by_default: bool,
     pub teammate_model: Option<String>,
     pub worktree_by_default: bool,
+    /// The worktrees given to teammates this session (retired at quit), with their owners.
+    pub worktrees: Vec<(String, crate::backend::worktree::Worktree)>,
     pub poller: Poller,
     pub turns: TurnQueue,
     /// The optional lead model (`--lead-model`).
@@ -240,6 +242,7 @@ impl Controller {
             claude_by_default: opts.claude_by_default,
             teammate_model: opts.teammate_model.clone(),
             worktree_by_default: opts.worktree_by_default,
+            worktrees: Vec::new(),
             poller,
             turns: TurnQueue::new(),
             lead_model: super::model::LeadModel::open(opts.lead_model.take(), &mut notes),
