@@ -9,6 +9,7 @@ use super::state::Controller;
 use crate::lead::commands::{Input, ShutdownTarget, SlashCommand, help_text, parse_input};
 use crate::lead::team_view::{backend_of, status_of};
 use crate::lead::view::{LeadEvent, TeammateStatus, TranscriptItem, ViewTarget};
+use crate::protocol::PermissionMode;
 use crate::protocol::frames::{Frame, TaskAssignment};
 use crate::protocol::time::now_iso;
 use crate::protocol::{InboxEntry, LEAD_NAME};
