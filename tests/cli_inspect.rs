@@ -113,6 +113,7 @@ fn inspect_seed_team_as_json() {
     );
     assert_eq!(doc["members"].as_array().unwrap().len(), 2);
     assert_eq!(doc["lead_alive"], false);
+    assert_eq!(doc["lead_status"], "unknown");
     assert_eq!(doc["problems"], serde_json::json!([]));
 }
 
@@ -126,7 +127,9 @@ fn inspect_without_a_team_lists_teams() {
     let cols: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(
         cols,
-        ["codebase-research", "2", "not", "running", "3", "5"],
+        // A Claude Code lead holds no teamlead lock and this fixture records no lead process:
+        // its lead is neither running nor provably gone.
+        ["codebase-research", "2", "unknown", "3", "5"],
         "{row}"
     );
 
@@ -418,4 +421,47 @@ fn bad_names_fail_in_one_line_and_write_nothing() {
         .filter(|(p, _)| p.starts_with(t.home()))
         .collect();
     assert_eq!(home_before, home_after, "the home is untouched");
+}
+
+#[test]
+fn odd_inbox_names_are_reported_and_the_rest_is_shown() {
+    let t = TestHome::fixture("seed-2.1.45");
+    let inboxes = t.home().join("teams/codebase-research/inboxes");
+    std::fs::write(inboxes.join("odd name!.json"), "[]").unwrap();
+    std::fs::write(inboxes.join("\u{1b}]0;pwned\u{7}.json"), "[]").unwrap();
+    let before = snapshot(&t.home());
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout_of(&out);
+    assert!(!text.contains('\u{1b}'), "no raw escape: {text:?}");
+    assert!(
+        text.contains("odd name!.json: inbox file name is not a safe member name"),
+        "{text}"
+    );
+    assert!(text.contains("\\e]0;pwned\\x07.json"), "{text}");
+    assert!(
+        text.contains("team-lead: 3 unread"),
+        "the other inboxes still show: {text}"
+    );
+
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!out.stdout.contains(&0x1b), "no raw escape in --json");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds: Vec<&str> = doc["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["unsafe-name", "unsafe-name"], "{doc:#}");
+    assert_eq!(before, snapshot(&t.home()), "inspect wrote nothing");
 }

@@ -36,7 +36,7 @@ fn quarantined_files(t: &TempHome) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
-fn a_truncated_inbox_is_an_error_to_read_and_quarantined_on_append() {
+fn a_truncated_inbox_is_an_error_to_read_and_refused_by_append() {
     let t = team_home();
     let path = t.home.inbox_path(TEAM, "worker").unwrap();
     let torn = br#"[{"from":"a","text":"kept","timestamp":"2026-01-01T00:00:00.000Z"},{"fro"#;
@@ -50,23 +50,23 @@ fn a_truncated_inbox_is_an_error_to_read_and_quarantined_on_append() {
         "{message}"
     );
 
-    let appended = inbox::append(&t.home, TEAM, "worker", &InboxEntry::new("b", "new")).unwrap();
-    let kept = appended
-        .quarantined
-        .expect("the torn inbox was quarantined");
-    assert_eq!(
-        std::fs::read(&kept).unwrap(),
-        torn,
-        "quarantine keeps the bytes"
-    );
-    let why = std::fs::read_to_string(kept.with_extension("why")).unwrap();
+    // A writer never rewrites what it cannot parse: the append fails naming the file, and
+    // the bytes stay as they were (nothing is quarantined either).
+    let err = inbox::append(&t.home, TEAM, "worker", &InboxEntry::new("b", "new")).unwrap_err();
+    assert!(matches!(err, StoreError::Parse { .. }), "{err}");
+    let message = err.to_string();
     assert!(
-        why.contains("worker.json") && why.contains("not a JSON array"),
-        "{why}"
+        message.contains("worker.json")
+            && message.contains("not a JSON array")
+            && !message.contains('\n'),
+        "{message}"
     );
-    let read = inbox::read(&t.home, TEAM, "worker").unwrap();
-    assert_eq!(read.entries.len(), 1);
-    assert_eq!(read.entries[0].text, "new");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        torn,
+        "the inbox is untouched"
+    );
+    assert!(quarantined_files(&t).is_empty());
     assert!(t.outside_entries().is_empty());
 }
 
@@ -190,9 +190,11 @@ fn a_directory_where_a_file_should_be() {
     ));
     // A lock path occupied by a file is reported, not removed.
     let other = t.home.inbox_path(TEAM, "other").unwrap();
-    std::fs::write(teamlead::store::lock::lock_dir_of(&other), b"not a dir").unwrap();
+    let lock_path = teamlead::store::lock::lock_dir_of(&other);
+    std::fs::write(&lock_path, b"not a dir").unwrap();
     let err = inbox::append(&t.home, TEAM, "other", &entry).unwrap_err();
-    assert!(matches!(err, StoreError::NotAFile { .. }), "{err}");
+    assert!(matches!(err, StoreError::LockNotADirectory { .. }), "{err}");
+    assert_eq!(std::fs::read(&lock_path).unwrap(), b"not a dir");
     assert!(t.outside_entries().is_empty());
 }
 

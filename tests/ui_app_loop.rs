@@ -5,6 +5,7 @@
 mod ui_common;
 
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEvent};
@@ -19,6 +20,15 @@ use teamlead::lead::view::{
 use teamlead::protocol::PermissionMode;
 use teamlead::ui::{AppIo, AppState};
 use ui_common::*;
+
+/// A clock that moves on by more than a dialog's grace period each time the loop reads it
+/// (before every key, event and tick): every scripted key comes after the person could see
+/// what the previous one showed.
+static STEPPED: AtomicU64 = AtomicU64::new(NOW);
+
+fn stepping_clock() -> u64 {
+    STEPPED.fetch_add(teamlead::ui::modal::guard::GRACE_MS + 100, Ordering::SeqCst)
+}
 
 struct Script {
     keys: UnboundedSender<io::Result<Event>>,
@@ -81,7 +91,7 @@ async fn scripted_session_sends_the_right_commands_and_ends_on_exited() {
         events: event_rx,
         commands: command_tx,
         signals: futures::stream::pending(),
-        clock,
+        clock: stepping_clock,
     };
     let app = teamlead::ui::run(&mut terminal, AppState::new(), io);
 
@@ -110,8 +120,8 @@ async fn scripted_session_sends_the_right_commands_and_ends_on_exited() {
             ))
             .await;
 
-        // A permission request arrives; y answers it once: the second y finds no dialog and
-        // is typed into the composer (Backspace removes it).
+        // A permission request arrives; Ctrl+P brings it up, y answers it once: the second y
+        // finds no dialog and is typed into the composer (Backspace removes it).
         script
             .event(LeadEvent::Permissions(vec![bash_request(
                 7,
@@ -120,7 +130,7 @@ async fn scripted_session_sends_the_right_commands_and_ends_on_exited() {
                 "cargo test",
             )]))
             .await;
-        script.keys(&[ch('y'), ch('y'), key(KeyCode::Backspace)]);
+        script.keys(&[ctrl('p'), ch('y'), ch('y'), key(KeyCode::Backspace)]);
         assert_eq!(
             script.command().await,
             LeadCommand::AnswerPermission {

@@ -52,7 +52,7 @@ fn screen_text(state: &mut AppState) -> String {
 fn permission_queue_is_answered_in_arrival_order() {
     let mut state = with_requests(&[11, 5, 42]);
     assert!(permission_open(&state), "the dialog opens on arrival");
-    let commands = press(&mut state, &[ch('y'), ch('y'), ch('y')]);
+    let commands = press_slowly(&mut state, &[ch('y'), ch('y'), ch('y')]);
     assert_eq!(answered_keys(&commands), vec![11, 5, 42]);
     assert!(!permission_open(&state), "closed when the queue is empty");
 }
@@ -60,7 +60,7 @@ fn permission_queue_is_answered_in_arrival_order() {
 #[test]
 fn each_key_makes_exactly_one_decision() {
     let mut state = with_requests(&[1]);
-    let commands = press(&mut state, &[ch('y'), ch('y')]);
+    let commands = press_slowly(&mut state, &[ch('y'), ch('y')]);
     assert_eq!(
         commands,
         vec![LeadCommand::AnswerPermission {
@@ -77,7 +77,7 @@ fn each_key_makes_exactly_one_decision() {
         "cargo test",
     )]));
     assert!(!permission_open(&state));
-    assert_eq!(press(&mut state, &[ctrl('p'), ch('y')]), vec![]);
+    assert_eq!(press_slowly(&mut state, &[ctrl('p'), ch('y')]), vec![]);
     assert!(
         screen_text(&mut state).contains("> "),
         "back to the composer"
@@ -88,26 +88,29 @@ fn each_key_makes_exactly_one_decision() {
 fn esc_keeps_every_request_queued() {
     let mut state = with_requests(&[1, 2, 3]);
     assert!(screen_text(&mut state).contains("1 of 3"));
-    assert_eq!(press(&mut state, &[key(KeyCode::Esc)]), vec![]);
+    assert_eq!(press_slowly(&mut state, &[key(KeyCode::Esc)]), vec![]);
     assert!(!permission_open(&state));
     assert_eq!(state.permissions.len(), 3);
     assert!(screen_text(&mut state).contains("3 approvals (ctrl+p)"));
     // Reopen with Ctrl+P: still the same head, 1 of 3.
-    assert_eq!(press(&mut state, &[ctrl('p')]), vec![]);
+    assert_eq!(press_slowly(&mut state, &[ctrl('p')]), vec![]);
     let text = screen_text(&mut state);
     assert!(text.contains("1 of 3"), "{text}");
     assert!(text.contains("cargo test #1"), "{text}");
-    // Closed again, a NEW request reopens the dialog by itself.
-    press(&mut state, &[key(KeyCode::Esc)]);
+    // Closed again, a NEW request reopens the dialog by itself, once typing has paused.
+    press_slowly(&mut state, &[key(KeyCode::Esc)]);
     let mut queue: Vec<_> = [1, 2, 3, 4]
         .iter()
         .map(|k| bash_request(*k, "tester", "green", &format!("cargo test #{k}")))
         .collect();
     state.apply(LeadEvent::Permissions(queue.clone()));
+    assert!(!permission_open(&state), "a key was pressed just now");
+    assert!(screen_text(&mut state).contains("4 approvals waiting"));
+    wait_ms(&mut state, 1_000);
     assert!(permission_open(&state));
     assert!(screen_text(&mut state).contains("1 of 4"));
     // The same requests again are not news: closed stays closed.
-    press(&mut state, &[key(KeyCode::Esc)]);
+    press_slowly(&mut state, &[key(KeyCode::Esc)]);
     queue.truncate(4);
     state.apply(LeadEvent::Permissions(queue));
     assert!(!permission_open(&state));
@@ -122,7 +125,15 @@ fn always_uses_the_suggestion_or_a_session_rule_for_the_tool() {
             edit_request(2, "builder", "blue"),
         ]),
     ]);
-    let commands = press(&mut state, &[ch('a'), ch('a')]);
+    // "Always" is two steps: `a` shows the exact rule, a second `a` confirms it.
+    assert_eq!(press_slowly(&mut state, &[ch('a')]), vec![]);
+    let text = screen_text(&mut state);
+    assert!(
+        text.contains("allow Bash(cargo test:*) for @tester this session"),
+        "{text}"
+    );
+    let mut commands = press_slowly(&mut state, &[ch('a')]);
+    commands.extend(press_slowly(&mut state, &[ch('a'), ch('a')]));
     let bash_rule = PermissionUpdate::allow_session(PermissionRule {
         tool_name: "Bash".to_string(),
         rule_content: Some("cargo test:*".to_string()),
@@ -149,11 +160,11 @@ fn always_uses_the_suggestion_or_a_session_rule_for_the_tool() {
 #[test]
 fn no_asks_why_and_sends_the_feedback() {
     let mut state = with_requests(&[1, 2]);
-    assert_eq!(press(&mut state, &[ch('n')]), vec![]);
+    assert_eq!(press_slowly(&mut state, &[ch('n')]), vec![]);
     assert!(screen_text(&mut state).contains("tell @tester why"));
     // In the feedback line, y and n are text, not decisions.
     type_text(&mut state, "try nextest, y not");
-    let commands = press(&mut state, &[key(KeyCode::Enter)]);
+    let commands = press_slowly(&mut state, &[key(KeyCode::Enter)]);
     assert_eq!(
         commands,
         vec![LeadCommand::AnswerPermission {
@@ -164,9 +175,12 @@ fn no_asks_why_and_sends_the_feedback() {
         }]
     );
     // Empty feedback: a plain no. Esc in the feedback line goes back to the options.
-    assert_eq!(press(&mut state, &[ch('n'), key(KeyCode::Esc)]), vec![]);
+    assert_eq!(
+        press_slowly(&mut state, &[ch('n'), key(KeyCode::Esc)]),
+        vec![]
+    );
     assert!(permission_open(&state));
-    let commands = press(&mut state, &[ch('n'), key(KeyCode::Enter)]);
+    let commands = press_slowly(&mut state, &[ch('n'), key(KeyCode::Enter)]);
     assert_eq!(
         commands,
         vec![LeadCommand::AnswerPermission {
@@ -179,7 +193,21 @@ fn no_asks_why_and_sends_the_feedback() {
 #[test]
 fn arrows_and_enter_choose_an_option() {
     let mut state = with_requests(&[1, 2]);
-    let commands = press(&mut state, &[key(KeyCode::Right), key(KeyCode::Enter)]);
+    // Enter on the default selection chooses nothing.
+    assert_eq!(press_slowly(&mut state, &[key(KeyCode::Enter)]), vec![]);
+    assert_eq!(state.permissions.len(), 2);
+    // → selects Yes, → again the "always" option; Enter on it asks to confirm the rule.
+    let commands = press_slowly(
+        &mut state,
+        &[
+            key(KeyCode::Right),
+            key(KeyCode::Right),
+            key(KeyCode::Enter),
+        ],
+    );
+    assert_eq!(commands, vec![]);
+    assert!(screen_text(&mut state).contains("Always? allow Bash(cargo test:*)"));
+    let commands = press_slowly(&mut state, &[key(KeyCode::Enter)]);
     assert!(matches!(
         commands.as_slice(),
         [LeadCommand::AnswerPermission {
@@ -187,9 +215,9 @@ fn arrows_and_enter_choose_an_option() {
             decision: PermissionDecision::AllowAlways(_)
         }]
     ));
-    // The selection resets for the next request; ← from Yes wraps to No.
+    // The selection resets for the next request; ← from nothing selects No.
     assert_eq!(
-        press(&mut state, &[key(KeyCode::Left), key(KeyCode::Enter)]),
+        press_slowly(&mut state, &[key(KeyCode::Left), key(KeyCode::Enter)]),
         vec![]
     );
     assert!(screen_text(&mut state).contains("tell @tester why"));
@@ -205,14 +233,14 @@ fn o_opens_the_requesters_view_and_keeps_the_queue() {
         ]),
     ]);
     // builder runs in-process: its inline view opens, nothing is sent, the dialog stays.
-    assert_eq!(press(&mut state, &[ch('o')]), vec![]);
+    assert_eq!(press_slowly(&mut state, &[ch('o')]), vec![]);
     assert_eq!(state.view, ViewTarget::Teammate("builder".to_string()));
     assert!(permission_open(&state));
     assert_eq!(state.permissions.len(), 2);
     // tester is in a tmux pane: the controller is asked to jump there.
-    press(&mut state, &[ch('y')]);
+    press_slowly(&mut state, &[ch('y')]);
     assert_eq!(
-        press(&mut state, &[ch('o')]),
+        press_slowly(&mut state, &[ch('o')]),
         vec![LeadCommand::Jump {
             name: "tester".to_string()
         }]
@@ -230,7 +258,7 @@ fn plan_approval_with_a_mode_or_rejection_with_feedback() {
         ]),
     ]);
     assert!(state.modals.iter().any(|m| matches!(m, Modal::Plan(_))));
-    let commands = press(&mut state, &[ch('y'), key(KeyCode::Right), ch('y')]);
+    let commands = press_slowly(&mut state, &[ch('y'), key(KeyCode::Right), ch('y')]);
     assert_eq!(
         commands,
         vec![
@@ -249,10 +277,13 @@ fn plan_approval_with_a_mode_or_rejection_with_feedback() {
         ]
     );
     // Rejecting needs a reason: Enter on an empty line sends nothing.
-    assert_eq!(press(&mut state, &[ch('n'), key(KeyCode::Enter)]), vec![]);
+    assert_eq!(
+        press_slowly(&mut state, &[ch('n'), key(KeyCode::Enter)]),
+        vec![]
+    );
     type_text(&mut state, "split step 2");
     assert_eq!(
-        press(&mut state, &[key(KeyCode::Enter)]),
+        press_slowly(&mut state, &[key(KeyCode::Enter)]),
         vec![LeadCommand::AnswerPlan {
             request_id: "p3".to_string(),
             decision: PlanDecision::Reject {
@@ -269,8 +300,10 @@ fn plan_mode_choice_starts_at_the_leads_mode_for_teammates() {
         LeadEvent::LeadMode(PermissionMode::BypassPermissions),
         LeadEvent::Plans(vec![plan_request("p1", "builder", "blue")]),
     ]);
+    // Enter does not approve a plan; y does.
+    assert_eq!(press_slowly(&mut state, &[key(KeyCode::Enter)]), vec![]);
     assert_eq!(
-        press(&mut state, &[key(KeyCode::Enter)]),
+        press_slowly(&mut state, &[ch('y')]),
         vec![LeadCommand::AnswerPlan {
             request_id: "p1".to_string(),
             decision: PlanDecision::Approve {
@@ -281,9 +314,9 @@ fn plan_mode_choice_starts_at_the_leads_mode_for_teammates() {
 }
 
 fn open_teams(state: &mut AppState) {
-    assert_eq!(press(state, &[key(KeyCode::Down)]), vec![]);
+    assert_eq!(press_slowly(state, &[key(KeyCode::Down)]), vec![]);
     assert_eq!(state.focus, Focus::Badge);
-    assert_eq!(press(state, &[key(KeyCode::Enter)]), vec![]);
+    assert_eq!(press_slowly(state, &[key(KeyCode::Enter)]), vec![]);
     assert!(state.modals.iter().any(|m| matches!(m, Modal::Teams(_))));
 }
 
@@ -291,18 +324,18 @@ fn open_teams(state: &mut AppState) {
 fn badge_is_selected_from_an_empty_composer_and_opens_the_teams_dialog() {
     let mut state = state_with(vec![]);
     // No teammates, no badge: ↓ does not leave the composer.
-    press(&mut state, &[key(KeyCode::Down)]);
+    press_slowly(&mut state, &[key(KeyCode::Down)]);
     assert_eq!(state.focus, Focus::Composer);
     state.apply(LeadEvent::Team(mixed_team()));
     // Text in the composer: ↓ is the composer's.
     type_text(&mut state, "hi");
-    press(&mut state, &[key(KeyCode::Down)]);
+    press_slowly(&mut state, &[key(KeyCode::Down)]);
     assert_eq!(state.focus, Focus::Composer);
     state.composer.clear();
-    press(&mut state, &[key(KeyCode::Down)]);
+    press_slowly(&mut state, &[key(KeyCode::Down)]);
     assert_eq!(state.focus, Focus::Badge);
     assert!(screen_text(&mut state).contains("enter open the teams dialog"));
-    press(&mut state, &[key(KeyCode::Up)]);
+    press_slowly(&mut state, &[key(KeyCode::Up)]);
     assert_eq!(state.focus, Focus::Composer);
     open_teams(&mut state);
     assert!(screen_text(&mut state).contains("Team demo · 4 teammates"));
@@ -313,7 +346,7 @@ fn shift_tab_in_the_teams_list_cycles_all_modes_once() {
     let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
     open_teams(&mut state);
     assert_eq!(
-        press(&mut state, &[shift_tab()]),
+        press_slowly(&mut state, &[shift_tab()]),
         vec![LeadCommand::CycleAllModes]
     );
 }
@@ -322,17 +355,17 @@ fn shift_tab_in_the_teams_list_cycles_all_modes_once() {
 fn kill_asks_for_confirmation_first() {
     let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
     open_teams(&mut state);
-    press(&mut state, &[key(KeyCode::Down)]);
+    press_slowly(&mut state, &[key(KeyCode::Down)]);
     assert_eq!(
-        press(&mut state, &[ch('k')]),
+        press_slowly(&mut state, &[ch('k')]),
         vec![],
         "no kill without a yes"
     );
     let text = screen_text(&mut state);
     assert!(text.contains("Kill @tester?"), "{text}");
-    assert_eq!(press(&mut state, &[ch('n')]), vec![]);
+    assert_eq!(press_slowly(&mut state, &[ch('n')]), vec![]);
     assert_eq!(
-        press(&mut state, &[key(KeyCode::Esc)]),
+        press_slowly(&mut state, &[key(KeyCode::Esc)]),
         vec![],
         "esc closes the teams dialog"
     );
@@ -343,9 +376,9 @@ fn kill_asks_for_confirmation_first() {
         "the composer has the keyboard again"
     );
     open_teams(&mut state);
-    press(&mut state, &[key(KeyCode::Down)]);
+    press_slowly(&mut state, &[key(KeyCode::Down)]);
     assert_eq!(
-        press(&mut state, &[ch('k'), ch('y')]),
+        press_slowly(&mut state, &[ch('k'), ch('y')]),
         vec![LeadCommand::Kill {
             name: "tester".to_string()
         }]
@@ -393,13 +426,13 @@ fn teams_list_actions_target_the_selected_teammate() {
 fn teams_selection_follows_the_teammate_across_snapshots() {
     let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
     open_teams(&mut state);
-    press(&mut state, &[key(KeyCode::Down), key(KeyCode::Down)]);
+    press_slowly(&mut state, &[key(KeyCode::Down), key(KeyCode::Down)]);
     // builder leaves: docs is still the selected teammate.
     let team: Vec<_> = mixed_team().into_iter().skip(1).collect();
     state.apply(LeadEvent::Team(team));
     assert!(screen_text(&mut state).contains("❯ ● docs"));
     assert_eq!(
-        press(&mut state, &[ch('s')]),
+        press_slowly(&mut state, &[ch('s')]),
         vec![LeadCommand::Shutdown {
             name: "docs".to_string()
         }]
@@ -410,9 +443,9 @@ fn teams_selection_follows_the_teammate_across_snapshots() {
 fn detail_cycles_its_mode_and_jumps() {
     let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
     open_teams(&mut state);
-    press(&mut state, &[key(KeyCode::Down), key(KeyCode::Enter)]);
+    press_slowly(&mut state, &[key(KeyCode::Down), key(KeyCode::Enter)]);
     assert!(screen_text(&mut state).contains("tester@demo"));
-    let commands = press(&mut state, &[shift_tab(), key(KeyCode::Enter), ch('e')]);
+    let commands = press_slowly(&mut state, &[shift_tab(), key(KeyCode::Enter), ch('e')]);
     assert_eq!(
         commands,
         vec![
@@ -429,7 +462,7 @@ fn detail_cycles_its_mode_and_jumps() {
         &mut state,
         &[key(KeyCode::Left), key(KeyCode::Up), key(KeyCode::Enter)],
     );
-    assert_eq!(press(&mut state, &[ch('v')]), vec![]);
+    assert_eq!(press_slowly(&mut state, &[ch('v')]), vec![]);
     assert_eq!(state.view, ViewTarget::Teammate("builder".to_string()));
     assert!(state.modals.is_empty());
 }
@@ -439,7 +472,7 @@ fn composer_submits_to_the_current_view() {
     let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
     type_text(&mut state, "hello team");
     assert_eq!(
-        press(&mut state, &[key(KeyCode::Enter)]),
+        press_slowly(&mut state, &[key(KeyCode::Enter)]),
         vec![LeadCommand::Submit {
             target: ViewTarget::Lead,
             text: "hello team".to_string()
@@ -447,15 +480,15 @@ fn composer_submits_to_the_current_view() {
     );
     assert!(state.composer.is_empty());
     // Empty text is not sent.
-    assert_eq!(press(&mut state, &[key(KeyCode::Enter)]), vec![]);
+    assert_eq!(press_slowly(&mut state, &[key(KeyCode::Enter)]), vec![]);
     // Alt+Enter and Shift+Enter break the line.
     type_text(&mut state, "one");
-    press(&mut state, &[key_mod(KeyCode::Enter, KeyModifiers::ALT)]);
+    press_slowly(&mut state, &[key_mod(KeyCode::Enter, KeyModifiers::ALT)]);
     type_text(&mut state, "two");
-    press(&mut state, &[key_mod(KeyCode::Enter, KeyModifiers::SHIFT)]);
+    press_slowly(&mut state, &[key_mod(KeyCode::Enter, KeyModifiers::SHIFT)]);
     type_text(&mut state, "three");
     assert_eq!(
-        press(&mut state, &[key(KeyCode::Enter)]),
+        press_slowly(&mut state, &[key(KeyCode::Enter)]),
         vec![LeadCommand::Submit {
             target: ViewTarget::Lead,
             text: "one\ntwo\nthree".to_string()
@@ -463,7 +496,7 @@ fn composer_submits_to_the_current_view() {
     );
     // Shift+Tab cycles the lead's mode.
     assert_eq!(
-        press(&mut state, &[shift_tab()]),
+        press_slowly(&mut state, &[shift_tab()]),
         vec![LeadCommand::CycleLeadMode]
     );
 }
@@ -473,7 +506,7 @@ fn inline_views_cycle_through_in_process_teammates() {
     let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
     let shift_down = key_mod(KeyCode::Down, KeyModifiers::SHIFT);
     let shift_up = key_mod(KeyCode::Up, KeyModifiers::SHIFT);
-    press(&mut state, &[shift_down]);
+    press_slowly(&mut state, &[shift_down]);
     assert_eq!(state.view, ViewTarget::Teammate("builder".to_string()));
     type_text(&mut state, "use a Pratt parser");
     let commands = press(
@@ -496,16 +529,16 @@ fn inline_views_cycle_through_in_process_teammates() {
         ]
     );
     // Only builder runs in-process: the cycle is lead → builder → lead.
-    press(&mut state, &[shift_down]);
+    press_slowly(&mut state, &[shift_down]);
     assert_eq!(state.view, ViewTarget::Lead);
-    press(&mut state, &[shift_up]);
+    press_slowly(&mut state, &[shift_up]);
     assert_eq!(state.view, ViewTarget::Teammate("builder".to_string()));
     // Esc in the lead's view interrupts nothing.
-    press(&mut state, &[shift_up]);
-    assert_eq!(press(&mut state, &[key(KeyCode::Esc)]), vec![]);
+    press_slowly(&mut state, &[shift_up]);
+    assert_eq!(press_slowly(&mut state, &[key(KeyCode::Esc)]), vec![]);
     // A teammate that leaves takes its view with it.
     state.apply(LeadEvent::Team(mixed_team()));
-    press(&mut state, &[shift_down]);
+    press_slowly(&mut state, &[shift_down]);
     state.apply(LeadEvent::Team(vec![]));
     assert_eq!(state.view, ViewTarget::Lead);
 }
@@ -516,18 +549,18 @@ fn slash_and_at_completion() {
     type_text(&mut state, "/sp");
     let text = screen_text(&mut state);
     assert!(text.contains("/spawn"), "{text}");
-    press(&mut state, &[key(KeyCode::Tab)]);
+    press_slowly(&mut state, &[key(KeyCode::Tab)]);
     assert_eq!(state.composer.text(), "/spawn ");
     type_text(&mut state, "helper \"ask @te");
-    press(&mut state, &[key(KeyCode::Tab)]);
+    press_slowly(&mut state, &[key(KeyCode::Tab)]);
     assert_eq!(state.composer.text(), "/spawn helper \"ask @tester ");
     state.composer.clear();
     // Enter on a partial command completes it instead of sending it.
     type_text(&mut state, "/qu");
-    assert_eq!(press(&mut state, &[key(KeyCode::Enter)]), vec![]);
+    assert_eq!(press_slowly(&mut state, &[key(KeyCode::Enter)]), vec![]);
     assert_eq!(state.composer.text(), "/quit ");
     assert_eq!(
-        press(&mut state, &[key(KeyCode::Enter)]),
+        press_slowly(&mut state, &[key(KeyCode::Enter)]),
         vec![LeadCommand::Submit {
             target: ViewTarget::Lead,
             text: "/quit".to_string()
@@ -539,21 +572,21 @@ fn slash_and_at_completion() {
 fn ctrl_c_twice_quits() {
     let mut state = state_with(vec![]);
     type_text(&mut state, "draft");
-    assert_eq!(press(&mut state, &[ctrl('c')]), vec![]);
+    assert_eq!(press_slowly(&mut state, &[ctrl('c')]), vec![]);
     assert!(
         state.composer.is_empty(),
         "the first ctrl+c clears the composer"
     );
     assert!(screen_text(&mut state).contains("press ctrl+c again to quit"));
     // Another key disarms it.
-    press(&mut state, &[ch('x'), ctrl('c')]);
-    assert_eq!(press(&mut state, &[ch('y')]), vec![]);
+    press_slowly(&mut state, &[ch('x'), ctrl('c')]);
+    assert_eq!(press_slowly(&mut state, &[ch('y')]), vec![]);
     assert_eq!(
-        press(&mut state, &[ctrl('c'), ctrl('c')]),
+        press_slowly(&mut state, &[ctrl('c'), ctrl('c')]),
         vec![LeadCommand::Quit]
     );
     assert!(!state.exit, "waits for the controller to finish");
-    press(&mut state, &[ctrl('c')]);
+    press_slowly(&mut state, &[ctrl('c')]);
     assert!(state.exit, "a third ctrl+c forces the exit");
 }
 
@@ -563,11 +596,11 @@ fn help_and_task_list_toggle() {
         LeadEvent::Team(mixed_team()),
         LeadEvent::Tasks(tasks()),
     ]);
-    press(&mut state, &[ch('?')]);
+    press_slowly(&mut state, &[ch('?')]);
     let text = screen_text(&mut state);
     assert!(text.contains("Keys"), "{text}");
     assert!(text.contains("ctrl+c"), "{text}");
-    press(&mut state, &[key(KeyCode::Esc), ctrl('t')]);
+    press_slowly(&mut state, &[key(KeyCode::Esc), ctrl('t')]);
     let text = screen_text(&mut state);
     assert!(text.contains("Tasks 1/4"), "{text}");
     assert!(
@@ -575,7 +608,7 @@ fn help_and_task_list_toggle() {
         "{text}"
     );
     assert!(!text.contains("#5"), "internal tasks stay hidden: {text}");
-    press(&mut state, &[ctrl('t')]);
+    press_slowly(&mut state, &[ctrl('t')]);
     assert!(!screen_text(&mut state).contains("Tasks 1/4"));
     // With text in the composer, ? is just a character.
     type_text(&mut state, "why?");
@@ -591,10 +624,10 @@ fn transcript_pages_up_and_back_down() {
         }));
     }
     assert!(screen_text(&mut state).contains("note 99"));
-    press(&mut state, &[key(KeyCode::PageUp)]);
+    press_slowly(&mut state, &[key(KeyCode::PageUp)]);
     let text = screen_text(&mut state);
     assert!(!text.contains("note 99"), "{text}");
     assert!(text.contains("↓ more"), "{text}");
-    press(&mut state, &[key(KeyCode::PageDown)]);
+    press_slowly(&mut state, &[key(KeyCode::PageDown)]);
     assert!(screen_text(&mut state).contains("note 99"));
 }

@@ -3,137 +3,12 @@
 //! back as it was (main screen, cursor shown, bracketed paste off). Temporary home, no
 //! ~/.claude, no tmux.
 
-use std::io::{Read, Write};
+mod ui_common;
+
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
-
-const DEADLINE: Duration = Duration::from_secs(30);
-
-/// The binary in a PTY, its screen parsed by vt100; killed on drop if still running.
-struct Session {
-    child: Box<dyn Child + Send + Sync>,
-    writer: Arc<Mutex<Box<dyn Write + Send>>>,
-    screen: Arc<Mutex<vt100::Parser>>,
-}
-
-impl Session {
-    fn start(home: &Path, cwd: &Path, args: &[&str]) -> Session {
-        Session::start_env(home, cwd, args, &[])
-    }
-
-    fn start_env(home: &Path, cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Session {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: 30,
-                cols: 100,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
-        cmd.arg("--home");
-        cmd.arg(home);
-        for a in args {
-            cmd.arg(a);
-        }
-        cmd.cwd(cwd);
-        cmd.env("TERM", "xterm-256color");
-        for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
-            cmd.env_remove(var);
-        }
-        for (key, value) in env {
-            cmd.env(key, value);
-        }
-        let child = pair.slave.spawn_command(cmd).expect("spawn teamlead");
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().expect("pty reader");
-        let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(30, 100, 0)));
-        let (screen_in, answer) = (screen.clone(), writer.clone());
-        std::thread::spawn(move || {
-            // Keeps the master open for as long as the child may write.
-            let _master = pair.master;
-            let mut buf = [0u8; 4096];
-            loop {
-                match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        let bytes = &buf[..n];
-                        // Answer the primary device attributes query like a terminal would.
-                        if bytes.windows(3).any(|w| w == b"\x1b[c")
-                            && let Ok(mut w) = answer.lock()
-                        {
-                            let _ = w.write_all(b"\x1b[?1;2c");
-                            let _ = w.flush();
-                        }
-                        if let Ok(mut parser) = screen_in.lock() {
-                            parser.process(bytes);
-                        }
-                    }
-                }
-            }
-        });
-        Session {
-            child,
-            writer,
-            screen,
-        }
-    }
-
-    fn send(&self, bytes: &[u8]) {
-        let mut w = self.writer.lock().expect("writer");
-        w.write_all(bytes).expect("write to the pty");
-        w.flush().expect("flush the pty");
-    }
-
-    fn contents(&self) -> String {
-        self.screen.lock().expect("screen").screen().contents()
-    }
-
-    /// Waits until the screen satisfies `check`.
-    fn wait_for(&self, what: &str, check: impl Fn(&vt100::Screen) -> bool) {
-        let start = Instant::now();
-        loop {
-            if check(self.screen.lock().expect("screen").screen()) {
-                return;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {what}; screen:\n{}",
-                self.contents()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Waits for the process to exit; returns whether it succeeded.
-    fn wait_exit(&mut self) -> bool {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status.success();
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "teamlead did not exit; screen:\n{}",
-                self.contents()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
+use ui_common::pty::Session;
 
 fn terminal_given_back(screen: &vt100::Screen) {
     assert!(!screen.alternate_screen(), "left the alternate screen");
@@ -201,7 +76,8 @@ fn sigterm_quits_gracefully_and_restores_the_terminal() {
     );
 }
 
-/// The demo end to end: tasks are claimed, a Bash request is approved by key and its task shows
+/// The demo end to end: tasks are claimed, a Bash request is approved by key (Ctrl+P, then y
+/// once the dialog's grace period is over) and its task shows
 /// as completed on screen and in its task file; every later request and the plan are approved
 /// until all six tasks are done; `/quit` then removes the team, its tasks and the demo's
 /// working directory, and leaves no process behind.
@@ -235,11 +111,18 @@ fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
             .unwrap_or_default()
     };
     assert_eq!(status(&task_file), "in_progress");
-    session.send(b"y");
-    // The footer counts it (the transcript line may sit under the reviewer's plan dialog).
-    session.wait_for("task #1 completed on screen", |s| {
-        s.contents().contains("tasks 1/6")
-    });
+    // Answer on purpose: Ctrl+P (the dialog is ours, so a y in its grace period is dropped,
+    // never typed into the composer), then y, again until it took.
+    let start = Instant::now();
+    while !session.contents().contains("tasks 1/6") {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "task #1 not completed:\n{}",
+            session.contents()
+        );
+        session.send(b"\x10y");
+        std::thread::sleep(Duration::from_millis(200));
+    }
     assert_eq!(status(&task_file), "completed");
 
     // Approve whatever is asked (Bash requests, the reviewer's plan) until every task is done.
@@ -253,8 +136,11 @@ fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
             start.elapsed() < Duration::from_secs(90),
             "the demo did not finish:\n{screen}"
         );
-        if screen.contains("needs permission") || screen.contains("wants to proceed") {
-            session.send(b"y");
+        if screen.contains("needs permission")
+            || screen.contains("wants to proceed")
+            || screen.contains("approval waiting")
+        {
+            session.send(b"\x10y");
         }
         std::thread::sleep(Duration::from_millis(150));
     }
@@ -278,7 +164,9 @@ fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
     let report = workdir[0].path().join("out/REPORT.md");
     assert!(report.exists(), "the last task wrote its report");
 
-    session.send(b"/quit\r");
+    // A stray y may have reached the composer after the last answer: the first Ctrl+C clears
+    // it (and arms quitting, which the next key disarms).
+    session.send(b"\x03/quit\r");
     assert!(session.wait_exit(), "exit status 0");
     terminal_given_back(session.screen.lock().expect("screen").screen());
     assert!(

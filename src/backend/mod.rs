@@ -8,8 +8,10 @@ pub mod error;
 pub mod executor;
 pub mod iterm2;
 pub mod launch;
+pub mod lead_probe;
 pub mod orphans;
 pub mod pane_executor;
+pub mod program;
 pub mod tmux;
 pub mod worktree;
 

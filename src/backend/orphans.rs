@@ -1,46 +1,63 @@
-//! The orphan sweep behind `teamlead clean --orphans` and the lead's offer at start: teams whose
-//! teamlead lead is dead, members whose pane is gone, private tmux servers of dead leads, and stale
-//! lock directories. Finding is read-only; removing is a separate step so `--dry-run` can show it.
+//! The sweep behind `teamlead clean` and the lead's `/clean`: only what is provably dead and
+//! provably teamlead's. That is a team with teamlead's liveness file whose lead
+//! [`lead_probe`](super::lead_probe) finds dead (the flock is free, no other lead claimed it, and
+//! the process scan finished), and a private tmux server `-L teamlead-<pid>` whose lead pid no
+//! longer runs. A team of another lead (Claude Code's, or a live teamlead session's) is never
+//! edited, swept or removed: [`survey`] lists it as left alone, with the reason. Finding is
+//! read-only; removing is a separate step (which probes again) so `--dry-run` can show it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::lead_probe::{self, LeadStatus, Owner};
 use super::tmux::{TmuxBackend, TmuxServer};
 use crate::protocol::TeamFile;
 use crate::store::{self, Home};
 
-/// One thing left behind.
+/// One thing left behind that may be removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Orphan {
-    /// A team created by a teamlead lead that is no longer running.
-    DeadTeam { team: String, lead_pid: Option<u32> },
-    /// A pane member of a live team whose tmux pane no longer exists.
-    GoneMember {
+    /// A team created by a teamlead lead that is provably no longer running.
+    DeadTeam {
         team: String,
-        name: String,
-        pane: String,
+        lead_pid: Option<u32>,
+        evidence: Vec<String>,
     },
     /// A private tmux server (`-L teamlead-<pid>`) whose lead process is gone.
     PrivateServer { socket: String },
-    /// A lock directory older than the stale limit.
-    StaleLock { path: PathBuf },
 }
 
 impl std::fmt::Display for Orphan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Orphan::DeadTeam { team, lead_pid } => match lead_pid {
+            Orphan::DeadTeam { team, lead_pid, .. } => match lead_pid {
                 Some(pid) => write!(f, "team {team}: its lead (pid {pid}) is gone"),
                 None => write!(f, "team {team}: its lead is gone"),
             },
-            Orphan::GoneMember { team, name, pane } => {
-                write!(f, "team {team}: member {name} lost its pane {pane}")
-            }
             Orphan::PrivateServer { socket } => {
                 write!(f, "tmux server -L {socket}: its lead is gone")
             }
-            Orphan::StaleLock { path } => write!(f, "stale lock directory {}", path.display()),
         }
     }
+}
+
+/// A team the sweep leaves alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub team: String,
+    pub why: String,
+}
+
+impl std::fmt::Display for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "team {}: {}", self.team, self.why)
+    }
+}
+
+/// What a sweep may remove, and what it leaves alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Survey {
+    pub orphans: Vec<Orphan>,
+    pub kept: Vec<Kept>,
 }
 
 /// Is a process with this pid running?
@@ -51,18 +68,6 @@ pub fn pid_alive(pid: u32) -> bool {
     // SAFETY: kill with signal 0 only checks for existence and permission.
     let r = unsafe { libc::kill(pid as i32, 0) };
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-/// The pid written in a team's liveness file, whether or not that lead still runs.
-fn recorded_lead_pid(home: &Home, team: &str) -> Option<u32> {
-    let path = home.lead_lock_path(team).ok()?;
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-/// Was this team created by a teamlead lead (it has a liveness file)? Teams of Claude Code
-/// leads have none and are never swept.
-fn is_teamlead_team(home: &Home, team: &str) -> bool {
-    home.lead_lock_path(team).is_ok_and(|p| p.exists())
 }
 
 /// Private servers of dead leads, from the socket directory.
@@ -83,63 +88,60 @@ fn dead_private_servers() -> Vec<String> {
     found
 }
 
-/// The tmux server a team's panes live on: the lead's private server when it runs, else the
-/// user's default server.
-fn server_for(lead_pid: Option<u32>) -> TmuxServer {
-    if let Some(pid) = lead_pid {
-        let private = TmuxServer {
-            socket: Some(TmuxServer::private_socket_name(pid)),
-        };
-        if private.is_running() {
-            return private;
-        }
-    }
-    TmuxServer { socket: None }
+/// The first piece of evidence, for a one-line reason.
+fn first(evidence: &[String]) -> String {
+    evidence.first().cloned().unwrap_or_default()
 }
 
-/// Everything left behind under `home` and on this machine's tmux.
-pub fn find(home: &Home) -> Vec<Orphan> {
-    let mut found = Vec::new();
-    for team in home.list_teams().unwrap_or_default() {
-        if is_teamlead_team(home, &team) && !store::liveness::is_lead_alive(home, &team) {
-            found.push(Orphan::DeadTeam {
-                lead_pid: recorded_lead_pid(home, &team),
-                team: team.clone(),
-            });
-        } else if let Ok(file) = store::team::read_team(home, &team) {
-            let server = server_for(recorded_lead_pid(home, &team));
-            if file
-                .teammates()
-                .any(|m| m.backend_type.as_deref() == Some("tmux"))
-            {
-                let panes = server.pane_ids();
-                for m in file.teammates() {
-                    let is_tmux = m.backend_type.as_deref() == Some("tmux");
-                    if is_tmux
-                        && m.tmux_pane_id.starts_with('%')
-                        && !panes.contains(&m.tmux_pane_id)
-                    {
-                        found.push(Orphan::GoneMember {
-                            team: team.clone(),
-                            name: m.name.clone(),
-                            pane: m.tmux_pane_id.clone(),
-                        });
-                    }
-                }
-            }
+/// Why a team is left alone, or `None` when it may be removed.
+fn keep_reason(owner: Owner, status: &LeadStatus) -> Option<String> {
+    match (owner, status) {
+        (Owner::Teamlead, LeadStatus::Dead { .. }) => None,
+        (Owner::Teamlead, LeadStatus::Alive { evidence }) => {
+            Some(format!("its lead is running ({})", first(evidence)))
         }
-        found.extend(
-            store::scan::stale_locks(home, &team)
-                .into_iter()
-                .map(|path| Orphan::StaleLock { path }),
-        );
+        (Owner::Teamlead, LeadStatus::Unknown { evidence }) => Some(format!(
+            "its lead cannot be proven gone ({})",
+            first(evidence)
+        )),
+        (Owner::Other, status) => Some(format!(
+            "not a teamlead team (Claude Code's or another lead's), never removed; its lead is {} ({})",
+            match status {
+                LeadStatus::Alive { .. } => "running",
+                LeadStatus::Dead { .. } => "gone",
+                LeadStatus::Unknown { .. } => "of unknown state",
+            },
+            first(status.evidence())
+        )),
     }
-    found.extend(
+}
+
+/// Everything under `home` (and on this machine's tmux) that may be removed, and every team
+/// left alone with its reason.
+pub fn survey(home: &Home) -> Survey {
+    let mut out = Survey::default();
+    for team in home.list_teams().unwrap_or_default() {
+        let probe = lead_probe::probe(home, &team);
+        match keep_reason(probe.owner, &probe.status) {
+            None => out.orphans.push(Orphan::DeadTeam {
+                team,
+                lead_pid: probe.recorded_pid,
+                evidence: probe.status.evidence().to_vec(),
+            }),
+            Some(why) => out.kept.push(Kept { team, why }),
+        }
+    }
+    out.orphans.extend(
         dead_private_servers()
             .into_iter()
             .map(|socket| Orphan::PrivateServer { socket }),
     );
-    found
+    out
+}
+
+/// What may be removed (see [`survey`]).
+pub fn find(home: &Home) -> Vec<Orphan> {
+    survey(home).orphans
 }
 
 /// Kills the panes of a dead team's members on the user's server when they still carry the
@@ -157,13 +159,20 @@ fn kill_member_panes(file: &TeamFile) {
     }
 }
 
-/// Removes one orphan. Errors are one-line messages.
+/// Removes one orphan. A team is probed again first and removed only if it is still a dead
+/// teamlead team; its liveness lock is held while it goes, so no new lead can start on it
+/// meanwhile. Errors are one-line messages.
 pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
     match orphan {
-        Orphan::DeadTeam { team, lead_pid } => {
+        Orphan::DeadTeam { team, lead_pid, .. } => {
+            let probe = lead_probe::probe(home, team);
+            if let Some(why) = keep_reason(probe.owner, &probe.status) {
+                return Err(format!("left alone after all: {why}"));
+            }
+            let _hold = store::LeadLiveness::acquire(home, team).map_err(|e| e.to_string())?;
             if let Some(pid) = lead_pid {
                 let private = TmuxBackend::private(&TmuxServer::private_socket_name(*pid));
-                if private.server.is_running() {
+                if private.server.is_running() && !pid_alive(*pid) {
                     let _ = private.server.kill_server();
                 }
             }
@@ -177,23 +186,19 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
             })
             .map_err(|e| e.to_string())
         }
-        Orphan::GoneMember { team, name, .. } => {
-            store::team::remove_member(home, team, name).map_err(|e| e.to_string())?;
-            let tasks = store::tasks::TaskList::new(home, team).map_err(|e| e.to_string())?;
-            tasks.unassign_owner(name).map_err(|e| e.to_string())?;
-            Ok(())
-        }
         Orphan::PrivateServer { socket } => {
+            let still_dead = socket
+                .strip_prefix("teamlead-")
+                .and_then(|pid| pid.parse::<u32>().ok())
+                .is_some_and(|pid| !pid_alive(pid));
+            if !still_dead {
+                return Err("its lead is running again".to_string());
+            }
             let server = TmuxServer {
                 socket: Some(socket.clone()),
             };
             let _ = server.kill_server();
             Ok(())
         }
-        Orphan::StaleLock { path } => match std::fs::remove_dir(path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(format!("could not remove {}: {e}", path.display())),
-        },
     }
 }

@@ -131,7 +131,7 @@ pub enum Command {
     /// The task list of a team from the shell
     #[command(after_help = TASK_EXAMPLES)]
     Task(TaskArgs),
-    /// Remove dead teams, orphan panes and private tmux servers
+    /// Remove teams of dead teamlead leads and their private tmux servers (never another lead's team)
     #[command(after_help = "Examples:\n  teamlead clean --dry-run\n  teamlead clean --orphans")]
     Clean(CleanArgs),
     /// Print a shell completion script
@@ -409,7 +409,7 @@ pub struct TaskIdArgs {
 /// `teamlead clean`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct CleanArgs {
-    /// Also kill orphan panes and private tmux servers whose lead is gone
+    /// Also kill private tmux servers (-L teamlead-<pid>) whose lead is gone
     #[arg(long)]
     pub orphans: bool,
     /// Only say what would be removed

@@ -3,6 +3,7 @@
 //! the directory; without a state directory the logs go to `<home>/teamlead-logs`. `-v` raises
 //! the level (info → debug → trace); `TEAMLEAD_LOG` takes a full filter (`teamlead=trace`).
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use etcetera::BaseStrategy;
@@ -26,7 +27,13 @@ pub fn log_dir(home_root: Option<&Path>) -> Option<PathBuf> {
 /// directory could be made). Never fails the command.
 pub fn init(verbose: u8, home_root: Option<&Path>) -> Option<PathBuf> {
     let dir = log_dir(home_root)?;
-    std::fs::create_dir_all(&dir).ok()?;
+    // Logs quote messages and commands: a directory teamlead makes for them is private (0700),
+    // so the log files in it are too, whatever their own mode.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(crate::store::safe_file::PRIVATE_DIR_MODE)
+        .create(&dir)
+        .ok()?;
     let appender = tracing_appender::rolling::RollingFileAppender::builder()
         .rotation(tracing_appender::rolling::Rotation::DAILY)
         .filename_prefix("teamlead")

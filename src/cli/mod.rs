@@ -1,7 +1,8 @@
 //! The command line: clap commands, wiring to the layers below, logging setup, and the one-line
 //! error report. Commands hold no logic of their own beyond gathering what the store says and
 //! formatting it. `main` is what the binary calls: exit 0 on success, 1 on an error (printed
-//! as one `error: …` line), 2 on a usage error (clap's message).
+//! as one `error: …` line, its text from files escaped by `visible_line`), 2 on a usage error
+//! (clap's message).
 
 pub mod args;
 mod clean;
@@ -10,6 +11,7 @@ pub mod inspect;
 pub mod logging;
 pub mod monitor;
 mod output;
+mod refuse;
 mod send;
 pub mod session;
 mod style;
@@ -25,6 +27,7 @@ use color_eyre::eyre::{Report, Result};
 
 pub use args::{Cli, Command, GlobalArgs};
 
+use crate::protocol::display::visible_line;
 use crate::store::Home;
 
 /// What every command gets: the resolved home and the global options.
@@ -65,7 +68,12 @@ pub fn main() -> ExitCode {
         Ok(Err(report)) => {
             tracing::error!("{report:?}");
             // Never `eprintln!`: with the terminal gone (a hangup) it would panic.
-            let _ = writeln!(std::io::stderr(), "error: {}", one_line(&report));
+            // Error texts carry names and paths from files: never let them reach a terminal raw.
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}",
+                visible_line(&one_line(&report))
+            );
             ExitCode::from(1)
         }
         // The panic hook already printed one line.
@@ -147,7 +155,7 @@ fn install_panic_hook() {
         let _ = writeln!(
             std::io::stderr(),
             "error: internal error: {} (this is a bug in teamlead)",
-            message.replace('\n', " ")
+            visible_line(&message)
         );
     }));
 }

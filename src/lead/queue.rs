@@ -11,12 +11,10 @@ use tokio::sync::oneshot;
 
 use super::view::{PendingPermission, PermissionDecision, PermissionSource};
 use crate::agent::asker::Asking;
-use crate::protocol::PermissionUpdate;
 use crate::protocol::frames::{
     Frame, PermissionRequest, PermissionResponse, SandboxPermissionRequest,
     SandboxPermissionResponse,
 };
-use crate::protocol::permission::PermissionRule;
 use crate::protocol::time::now_iso;
 
 pub use super::plan_queue::{PlanQueue, plan_response};
@@ -85,7 +83,9 @@ impl QueuedPermission {
 }
 
 /// The `permission_response` for a decision: bound when the request had a `tool_use_id`.
-/// `AllowAlways` with no updates means "always allow this tool for this teammate this session".
+/// `AllowAlways` with no updates takes the rule the permission dialog offers when a request has
+/// no usable suggestion (`protocol::permission::fallback_update`: a `prefix:*` rule per simple
+/// Bash command, the tool alone otherwise); when no valid rule can be built it approves once.
 pub fn permission_response(
     request: &PermissionRequest,
     decision: &PermissionDecision,
@@ -94,10 +94,9 @@ pub fn permission_response(
         PermissionDecision::AllowOnce => PermissionResponse::approve(request, Vec::new()),
         PermissionDecision::AllowAlways(updates) => {
             let updates = if updates.is_empty() {
-                vec![PermissionUpdate::allow_session(PermissionRule {
-                    tool_name: request.tool_name.clone(),
-                    rule_content: None,
-                })]
+                crate::protocol::permission::fallback_update(&request.tool_name, &request.input)
+                    .into_iter()
+                    .collect()
             } else {
                 updates.clone()
             };
@@ -276,7 +275,9 @@ fn pending_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::PermissionUpdate;
     use crate::protocol::frames::HostPattern;
+    use crate::protocol::permission::PermissionRule;
 
     fn request(id: &str, worker: &str, tool_use: Option<&str>) -> PermissionRequest {
         PermissionRequest {
@@ -367,11 +368,12 @@ mod tests {
         let bound = r.approved_request.clone().unwrap();
         assert_eq!(bound.input_digest, req.input_digest());
         let updates = r.response.unwrap().permission_updates.unwrap();
+        // The command's prefix, never the whole tool.
         assert_eq!(
             updates,
             vec![PermissionUpdate::allow_session(PermissionRule {
                 tool_name: "Bash".into(),
-                rule_content: None
+                rule_content: Some("ls:*".into())
             })]
         );
         let r = permission_response(

@@ -1,14 +1,19 @@
 //! Atomic writes (temp `<file>.tmp.<8 hex>` in the same directory, fsync, rename, fsync the
 //! directory) and reads that survive torn files: Claude Code 2.1.329 writes some files in
 //! place, so a parse error is retried a few times over ~100 ms before the file is called bad.
+//! Reads go through `safe_file` (no symlink, no FIFO block, bounded size); files are created
+//! with mode 0600.
 
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::error::{Result, StoreError, io_at};
+use super::json_check::utf8_text;
+use super::safe_file::{FileKind, MAX_FILE_BYTES, PRIVATE_FILE_MODE, read_regular, wrong_kind};
 
 /// How often a file that does not parse is read again, and the pause between reads.
 const TORN_READ_RETRIES: u32 = 4;
@@ -26,16 +31,10 @@ pub fn is_temp_file(name: &str) -> bool {
 
 /// Refuses symlinks and non-files at `path`; `Ok(false)` when it does not exist.
 pub fn check_regular_file(path: &Path) -> Result<bool> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => Err(StoreError::Symlink {
-            path: path.to_path_buf(),
-        }),
-        Ok(meta) if !meta.is_file() => Err(StoreError::NotAFile {
-            path: path.to_path_buf(),
-        }),
-        Ok(_) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(StoreError::io(path, e)),
+    match FileKind::at(path)? {
+        None => Ok(false),
+        Some(FileKind::Regular) => Ok(true),
+        Some(kind) => Err(wrong_kind(path, kind)),
     }
 }
 
@@ -48,17 +47,25 @@ fn temp_path_for(path: &Path) -> Result<PathBuf> {
     Ok(path.with_file_name(temp))
 }
 
-/// Writes `bytes` to `path` atomically: a temp file in the same directory, written and
-/// fsynced, renamed over the target, then the directory fsynced. Refuses a symlink or a
-/// directory at `path`. The directory must exist.
+/// A new file, mode 0600, never through a symlink.
+fn create_new_private(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(PRIVATE_FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Writes `bytes` to `path` atomically: a temp file (mode 0600, which the rename keeps) in
+/// the same directory, written and fsynced, renamed over the target, then the directory
+/// fsynced. Refuses anything but a regular file at `path` (a symlink, a directory, a FIFO…).
+/// The directory must exist.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     check_regular_file(path)?;
     let temp = temp_path_for(path)?;
     let written = (|| -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
+        let mut f = create_new_private(&temp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         Ok(())
@@ -84,18 +91,18 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
     } else {
         dir
     };
-    std::fs::File::open(d)
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(d)
         .and_then(|f| f.sync_all())
         .map_err(io_at(d))
 }
 
-/// Creates `path` with `bytes` only if it does not exist (O_EXCL). `Ok(false)` when it did.
+/// Creates `path` (mode 0600) with `bytes` only if nothing is there (O_EXCL). `Ok(false)`
+/// when a regular file already was; an error when something else is (a symlink, a FIFO…).
 pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-    {
+    match create_new_private(path) {
         Ok(mut f) => {
             f.write_all(bytes)
                 .and_then(|()| f.sync_all())
@@ -121,21 +128,26 @@ pub enum Parsed<T> {
     Invalid { bytes: Vec<u8>, detail: String },
 }
 
-/// Reads `path` and parses it with `parse`, retrying a torn file a few times over ~100 ms.
-/// Refuses symlinks and directories.
+/// Reads `path` (at most [`MAX_FILE_BYTES`]) and parses it with `parse`, retrying a torn file
+/// a few times over ~100 ms. Only parse failures are retried: a symlink, a directory, a FIFO
+/// or a file that is too large is an error at once, and nothing ever blocks.
 pub fn read_parsed<T>(
     path: &Path,
     parse: impl Fn(&[u8]) -> std::result::Result<T, String>,
 ) -> Result<Parsed<T>> {
+    read_parsed_limited(path, MAX_FILE_BYTES, parse)
+}
+
+/// [`read_parsed`] with a size limit of `limit` bytes.
+pub fn read_parsed_limited<T>(
+    path: &Path,
+    limit: u64,
+    parse: impl Fn(&[u8]) -> std::result::Result<T, String>,
+) -> Result<Parsed<T>> {
     let mut attempt = 0;
     loop {
-        if !check_regular_file(path)? {
+        let Some(bytes) = read_regular(path, limit)? else {
             return Ok(Parsed::Missing);
-        }
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Parsed::Missing),
-            Err(e) => return Err(StoreError::io(path, e)),
         };
         match parse(&bytes) {
             Ok(v) => return Ok(Parsed::Ok(v)),
@@ -150,9 +162,11 @@ pub fn read_parsed<T>(
     }
 }
 
-/// Parses JSON text into a value, as an error string.
+/// Parses JSON text into a value, as an error string (invalid UTF-8 is named as such; the
+/// nesting depth is bounded by serde_json's recursion limit).
 pub fn parse_json(bytes: &[u8]) -> std::result::Result<Value, String> {
-    serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))
+    let text = utf8_text(bytes)?;
+    serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))
 }
 
 /// Reads a JSON file: `None` when missing; a file that still does not parse after the

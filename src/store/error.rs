@@ -1,8 +1,9 @@
 //! The store's error type: one variant per way a file operation can fail, each naming the
 //! path (or the thing) it is about in a one-line message.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::safe_file::FileKind;
 use crate::protocol::names::NameError;
 
 /// Everything the store layer can fail with.
@@ -21,12 +22,30 @@ pub enum StoreError {
     /// The lock directory `<path>.lock/` stayed held until the deadline.
     #[error("{}: still locked by another process (lock directory {}.lock/) after the timeout", path.display(), path.display())]
     LockTimeout { path: PathBuf },
-    /// A directory (or other non-file) where a file should be.
-    #[error("{} is a directory (or not a regular file) where a file should be", path.display())]
-    NotAFile { path: PathBuf },
-    /// A symbolic link where teamlead will only read or write a real file or directory.
-    #[error("{} is a symbolic link; refusing to follow it", path.display())]
-    Symlink { path: PathBuf },
+    /// Something other than a regular file (a directory, a FIFO, a socket, …) where a file
+    /// should be. It is reported, never read, replaced or removed.
+    #[error("{} is {}, not a regular file", path.display(), found.describe())]
+    NotAFile { path: PathBuf, found: FileKind },
+    /// Something other than a directory where a directory should be.
+    #[error("{} is {}, not a directory", path.display(), found.describe())]
+    NotADirectory { path: PathBuf, found: FileKind },
+    /// A symbolic link below the home root: the store follows none (the root itself may be
+    /// one). `outside` is true when the link resolves outside the home.
+    #[error("{}", symlink_message(path, target.as_deref(), *outside))]
+    Symlink {
+        path: PathBuf,
+        target: Option<PathBuf>,
+        outside: bool,
+    },
+    /// A path that is not below the home root at all.
+    #[error("{} is outside the home {}", path.display(), root.display())]
+    NotInHome { path: PathBuf, root: PathBuf },
+    /// `<target>.lock` exists but is not a directory, so the mkdir lock can never be taken.
+    #[error("{} is {} where a lock directory should be; nothing can take this lock until it is removed", path.display(), found.describe())]
+    LockNotADirectory { path: PathBuf, found: FileKind },
+    /// No new task id is left (the high-water mark or a task file name is at `u64::MAX`).
+    #[error("{}: task ids are exhausted (the highest id used is {highest}); no new task can be created", dir.display())]
+    TaskIdsExhausted { dir: PathBuf, highest: String },
     /// A team, member or task name that cannot be used to build a path.
     #[error(transparent)]
     BadName(#[from] NameError),
@@ -70,7 +89,26 @@ impl StoreError {
     }
 }
 
+fn symlink_message(path: &Path, target: Option<&Path>, outside: bool) -> String {
+    match (target, outside) {
+        (Some(t), true) => format!(
+            "{} is a symbolic link to {}, outside the home; refusing to follow it",
+            path.display(),
+            t.display()
+        ),
+        (Some(t), false) => format!(
+            "{} is a symbolic link (to {}); the store follows no link below the home",
+            path.display(),
+            t.display()
+        ),
+        (None, _) => format!(
+            "{} is a symbolic link; refusing to follow it",
+            path.display()
+        ),
+    }
+}
+
 /// `map_err` helper: `.map_err(io_at(&path))`.
-pub(crate) fn io_at(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+pub(crate) fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |e| StoreError::io(path, e)
 }

@@ -1,10 +1,14 @@
 //! The home layout (PROTOCOL.md 1): where the team files, inboxes, task lists, teamlead's own
 //! files and the quarantine live. Every path built from a name goes through
-//! `check_path_component`, so no name can lead outside the home.
+//! `check_path_component`, so no name can lead outside the home, and every path the store
+//! reads or writes goes through [`Home::check_inside`]: below the home root the store follows
+//! no symbolic link (the root itself may be one).
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use super::error::{Result, StoreError, io_at};
+use super::safe_file::{FileKind, PRIVATE_DIR_MODE};
 use crate::protocol::names::check_path_component;
 
 /// The root of every team (`~/.claude` by default).
@@ -98,14 +102,24 @@ impl Home {
         self.root.join("quarantine")
     }
 
+    /// `<home>/plans`: plan files written by teammates for plan approval.
+    pub fn plans_dir(&self) -> PathBuf {
+        self.root.join("plans")
+    }
+
+    /// `<home>/plans/<team>-<member>-<ms>.md`.
+    pub fn plan_path(&self, team: &str, member: &str, ms: u64) -> Result<PathBuf> {
+        let team = check_path_component(team)?;
+        let member = check_path_component(member)?;
+        Ok(self.plans_dir().join(format!("{team}-{member}-{ms}.md")))
+    }
+
     /// Team names under `teams/` (directories whose names are safe path components), sorted;
     /// teams being deleted (`*.deleted-*`) are skipped. No `teams/` directory → empty.
     pub fn list_teams(&self) -> Result<Vec<String>> {
         let dir = self.teams_dir();
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(StoreError::io(&dir, e)),
+        let Some(entries) = self.read_dir(&dir)? else {
+            return Ok(Vec::new());
         };
         let mut names = Vec::new();
         for entry in entries {
@@ -125,38 +139,159 @@ impl Home {
         Ok(names)
     }
 
-    /// Creates `dir` (and its parents) for writing. Every component below the home root must
-    /// be a real directory: a symbolic link there is refused, so nothing is written outside
-    /// the home through a planted link. The root itself may be a link (dotfile setups).
-    pub fn ensure_dir(&self, dir: &Path) -> Result<()> {
-        let rel = dir.strip_prefix(&self.root).unwrap_or(dir);
-        let mut current = if dir.starts_with(&self.root) {
-            self.root.clone()
-        } else {
-            PathBuf::new()
-        };
-        if !current.as_os_str().is_empty() {
-            std::fs::create_dir_all(&current).map_err(io_at(&current))?;
-        }
-        for component in rel.components() {
+    /// The one rule for symbolic links: below the home root the store follows none, for
+    /// reading or writing (the root itself may be a link, as in dotfile setups). Checks every
+    /// component of `path` from the root down with `lstat`: a symbolic link is an error that
+    /// says where it points (and whether that is outside the home), a component that exists
+    /// but is not a directory is an error, and a path that is not below the root at all is
+    /// [`StoreError::NotInHome`]. The last component may be anything but a link (callers check
+    /// its kind); checking stops at the first component that does not exist.
+    pub fn check_inside(&self, path: &Path) -> Result<()> {
+        let rel = self.below_root(path)?;
+        let mut current = self.root.clone();
+        let count = rel.components().count();
+        for (i, component) in rel.components().enumerate() {
             current.push(component);
-            match std::fs::symlink_metadata(&current) {
-                Ok(meta) if meta.file_type().is_symlink() => {
-                    return Err(StoreError::Symlink { path: current });
+            match FileKind::at(&current)? {
+                None => return Ok(()),
+                Some(FileKind::Symlink) => return Err(self.symlink_error(&current)),
+                Some(FileKind::Directory) => {}
+                Some(_) if i + 1 == count => {}
+                Some(found) => {
+                    return Err(StoreError::NotADirectory {
+                        path: current,
+                        found,
+                    });
                 }
-                Ok(meta) if meta.is_dir() => {}
-                Ok(_) => return Err(StoreError::NotAFile { path: current }),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    match std::fs::create_dir(&current) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                        Err(e) => return Err(StoreError::io(&current, e)),
-                    }
-                }
-                Err(e) => return Err(StoreError::io(&current, e)),
             }
         }
         Ok(())
+    }
+
+    /// `path` relative to the root; only plain names below it are accepted (no `..`).
+    fn below_root<'a>(&self, path: &'a Path) -> Result<&'a Path> {
+        let outside = || StoreError::NotInHome {
+            path: path.to_path_buf(),
+            root: self.root.clone(),
+        };
+        let rel = path.strip_prefix(&self.root).map_err(|_| outside())?;
+        if rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            Ok(rel)
+        } else {
+            Err(outside())
+        }
+    }
+
+    /// The error for a symbolic link found at `link` below the root: where it points, and
+    /// whether that resolves outside the (canonical) home.
+    fn symlink_error(&self, link: &Path) -> StoreError {
+        let target = std::fs::read_link(link).ok();
+        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        let outside = match std::fs::canonicalize(link) {
+            Ok(resolved) => !resolved.starts_with(&root),
+            // Dangling: judge the target as written.
+            Err(_) => match &target {
+                Some(t) if t.is_absolute() => !t.starts_with(&root) && !t.starts_with(&self.root),
+                Some(t) => t
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir)),
+                None => false,
+            },
+        };
+        StoreError::Symlink {
+            path: link.to_path_buf(),
+            target,
+            outside,
+        }
+    }
+
+    /// Lists a directory below the root after [`Home::check_inside`]; `Ok(None)` when it does
+    /// not exist, an error when it is not a directory.
+    pub fn read_dir(&self, dir: &Path) -> Result<Option<std::fs::ReadDir>> {
+        self.check_inside(dir)?;
+        match FileKind::at(dir)? {
+            None => return Ok(None),
+            Some(FileKind::Directory) => {}
+            Some(found) => {
+                return Err(StoreError::NotADirectory {
+                    path: dir.to_path_buf(),
+                    found,
+                });
+            }
+        }
+        match std::fs::read_dir(dir) {
+            Ok(e) => Ok(Some(e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::io(dir, e)),
+        }
+    }
+
+    /// Creates `dir` (and its parents) for writing, each new directory with mode 0700 (the
+    /// root too, when it is missing). Follows the rule of [`Home::check_inside`]: a symbolic
+    /// link or a non-directory on the way is refused, so nothing is ever written outside the
+    /// home through a planted link.
+    pub fn ensure_dir(&self, dir: &Path) -> Result<()> {
+        let rel = self.below_root(dir)?;
+        if !self.root.as_os_str().is_empty() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(PRIVATE_DIR_MODE)
+                .create(&self.root)
+                .map_err(io_at(&self.root))?;
+        }
+        let mut current = self.root.clone();
+        for component in rel.components() {
+            current.push(component);
+            match FileKind::at(&current)? {
+                Some(FileKind::Directory) => {}
+                Some(FileKind::Symlink) => return Err(self.symlink_error(&current)),
+                Some(found) => {
+                    return Err(StoreError::NotADirectory {
+                        path: current,
+                        found,
+                    });
+                }
+                None => match std::fs::DirBuilder::new()
+                    .mode(PRIVATE_DIR_MODE)
+                    .create(&current)
+                {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        // Made by someone else meanwhile: look again.
+                        match FileKind::at(&current)? {
+                            Some(FileKind::Directory) => {}
+                            Some(FileKind::Symlink) => {
+                                return Err(self.symlink_error(&current));
+                            }
+                            Some(found) => {
+                                return Err(StoreError::NotADirectory {
+                                    path: current,
+                                    found,
+                                });
+                            }
+                            None => return Err(StoreError::io(&current, e)),
+                        }
+                    }
+                    Err(e) => return Err(StoreError::io(&current, e)),
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a file below the home atomically (mode 0600), creating its directory (0700)
+    /// first; refuses links and non-directories on the way, and anything but a regular file
+    /// at `path`.
+    pub fn write_file(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        let dir = path
+            .parent()
+            .ok_or_else(|| StoreError::parse(path, "not a file path"))?;
+        self.ensure_dir(dir)?;
+        self.check_inside(path)?;
+        super::atomic::write_atomic(path, bytes)
     }
 }
 

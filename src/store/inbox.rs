@@ -1,8 +1,11 @@
 //! Inboxes (PROTOCOL.md 3): appending a message under the inbox's lock directory, reading
 //! without a lock, and consuming: the lead's drain (record durably, then remove), 2.1.45-style
 //! `mark_read`, and 2.1.329-style `take_unread`. The array is handled as raw JSON values so an
-//! append or a rewrite never drops an entry it does not understand; an inbox that is not an
-//! array, and entries that fail the schema when consumed, are moved to quarantine.
+//! append or a rewrite never drops an entry it does not understand. An inbox that cannot be
+//! parsed (not UTF-8, not JSON, too deep, not an array — for an append, not an array of
+//! objects) is never rewritten: every writer fails with a `Parse` error naming it and leaves
+//! its bytes as they are. Entries of a valid array that fail the schema when consumed are
+//! moved to quarantine.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -15,6 +18,7 @@ use super::atomic::{
 use super::delivery::DeliveryLog;
 use super::error::{Result, StoreError};
 use super::home::Home;
+use super::json_check::array_of_objects;
 use super::lock::{self, DEFAULT_LOCK_TIMEOUT};
 use super::quarantine::quarantine_bytes;
 use crate::protocol::InboxEntry;
@@ -23,7 +27,8 @@ use crate::protocol::inbox::parse_entries;
 /// What an append did besides appending.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Appended {
-    /// The inbox was not a JSON array: its bytes were kept here and a fresh inbox started.
+    /// Always `None`: an inbox that is not a JSON array of objects is now refused (a `Parse`
+    /// error), never quarantined and restarted. Kept so callers still build.
     pub quarantined: Option<PathBuf>,
 }
 
@@ -50,34 +55,32 @@ pub struct Drained {
     pub quarantined: Vec<PathBuf>,
 }
 
-/// The inbox as raw values, under its lock. A missing file is an empty inbox; a file that is
-/// not an array (after torn-read retries) is quarantined and replaced by `[]`.
-fn load_locked(
-    home: &Home,
-    team: &str,
-    path: &Path,
-    quarantined: &mut Vec<PathBuf>,
-) -> Result<Option<Vec<Value>>> {
+/// The inbox as raw values, under its lock. A missing file is `None`; a file that is not a
+/// JSON array (after torn-read retries) is a `Parse` error and stays as it is.
+fn load_locked(path: &Path) -> Result<Option<Vec<Value>>> {
     let parsed = read_parsed(path, |bytes| {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             // Created with O_EXCL but not yet (or never) written: an empty inbox.
-            return Ok(Value::Array(Vec::new()));
+            return Ok(Vec::new());
         }
-        match parse_json(bytes)? {
-            v @ Value::Array(_) => Ok(v),
-            other => Err(format!("not a JSON array (found {})", json_kind(&other))),
-        }
+        as_array(parse_json(bytes)?)
     })?;
     match parsed {
         Parsed::Missing => Ok(None),
-        Parsed::Ok(Value::Array(items)) => Ok(Some(items)),
-        Parsed::Ok(_) => Ok(Some(Vec::new())),
-        Parsed::Invalid { bytes, detail } => {
-            let kept = quarantine_bytes(home, team, path, &bytes, &detail)?;
-            write_atomic(path, b"[]")?;
-            quarantined.push(kept);
-            Ok(Some(Vec::new()))
-        }
+        Parsed::Ok(items) => Ok(Some(items)),
+        Parsed::Invalid { detail, .. } => Err(refused(path, &detail)),
+    }
+}
+
+/// The error of a writer that will not touch an inbox it cannot parse.
+fn refused(path: &Path, detail: &str) -> StoreError {
+    StoreError::parse(path, format!("{detail}; the inbox was left as it is"))
+}
+
+fn as_array(v: Value) -> std::result::Result<Vec<Value>, String> {
+    match v {
+        Value::Array(items) => Ok(items),
+        other => Err(format!("not a JSON array (found {})", json_kind(&other))),
     }
 }
 
@@ -94,8 +97,8 @@ fn json_kind(v: &Value) -> &'static str {
 
 fn ensure_inbox(home: &Home, team: &str, member: &str) -> Result<PathBuf> {
     let path = home.inbox_path(team, member)?;
-    let dir = home.inboxes_dir(team)?;
-    home.ensure_dir(&dir)?;
+    home.check_inside(&path)?;
+    home.ensure_dir(&home.inboxes_dir(team)?)?;
     create_exclusive(&path, b"[]")?;
     Ok(path)
 }
@@ -107,38 +110,27 @@ pub fn append(home: &Home, team: &str, to: &str, entry: &InboxEntry) -> Result<A
 }
 
 /// Appends several entries in one locked read-modify-write. The existing text is kept byte
-/// for byte (it is validated as a JSON array, never re-serialized), so entries the store
-/// does not understand survive and an append stays cheap as the inbox grows.
+/// for byte (it is checked strictly as a JSON array of objects — UTF-8, nesting depth,
+/// escapes — and never re-serialized), so entries the store does not understand survive and
+/// an append stays cheap as the inbox grows. An inbox that fails the check is refused with a
+/// `Parse` error and left untouched.
 pub fn append_many(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) -> Result<Appended> {
     let path = ensure_inbox(home, team, to)?;
     let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
-    let mut appended = Appended::default();
-    let existing = match read_parsed(&path, |bytes| array_len(bytes).map(|_| bytes.to_vec()))? {
-        Parsed::Missing => Vec::new(),
-        Parsed::Ok(bytes) => bytes,
-        Parsed::Invalid { bytes, detail } => {
-            appended.quarantined = Some(quarantine_bytes(home, team, &path, &bytes, &detail)?);
-            Vec::new()
-        }
+    let (existing, count) = match read_parsed(&path, |bytes| {
+        array_of_objects(bytes).map(|n| (bytes.to_vec(), n))
+    })? {
+        Parsed::Missing => (Vec::new(), 0),
+        Parsed::Ok(found) => found,
+        Parsed::Invalid { detail, .. } => return Err(refused(&path, &detail)),
     };
-    write_atomic(&path, &appended_text(&existing, entries))?;
-    Ok(appended)
+    write_atomic(&path, &appended_text(&existing, count, entries))?;
+    Ok(Appended::default())
 }
 
-/// The number of elements of a JSON array text (whitespace only counts as `[]`), without
-/// building the values.
-fn array_len(bytes: &[u8]) -> std::result::Result<usize, String> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(0);
-    }
-    serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(bytes)
-        .map(|v| v.len())
-        .map_err(|e| format!("not a JSON array: {e}"))
-}
-
-/// `existing` (a valid JSON array text, or empty) with `entries` appended in the layout of
-/// `JSON.stringify(array, null, 2)`.
-fn appended_text(existing: &[u8], entries: &[InboxEntry]) -> Vec<u8> {
+/// `existing` (a valid JSON array text of `count` elements, or empty) with `entries` appended
+/// in the layout of `JSON.stringify(array, null, 2)`.
+fn appended_text(existing: &[u8], count: usize, entries: &[InboxEntry]) -> Vec<u8> {
     let mut out = Vec::with_capacity(existing.len() + 512 * entries.len());
     let end = existing
         .iter()
@@ -146,7 +138,7 @@ fn appended_text(existing: &[u8], entries: &[InboxEntry]) -> Vec<u8> {
         .map(|i| i + 1)
         .unwrap_or(0);
     let body = &existing[..end];
-    let has_items = array_len(body).map(|n| n > 0).unwrap_or(false);
+    let has_items = count > 0;
     let mut first = !has_items;
     if has_items {
         // Drop the closing `]` and the whitespace before it.
@@ -176,9 +168,11 @@ fn appended_text(existing: &[u8], entries: &[InboxEntry]) -> Vec<u8> {
 
 /// Replaces the whole inbox with `entries` under its lock (a teammate's inbox is cleared and
 /// its prompt written as the first message when it is spawned).
+/// Like every writer, it refuses an inbox it cannot parse as a JSON array.
 pub fn replace(home: &Home, team: &str, member: &str, entries: &[InboxEntry]) -> Result<()> {
     let path = ensure_inbox(home, team, member)?;
     let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
+    load_locked(&path)?;
     write_atomic(&path, &pretty_bytes(entries))
 }
 
@@ -186,15 +180,15 @@ pub fn replace(home: &Home, team: &str, member: &str, entries: &[InboxEntry]) ->
 /// `Parse` error.
 pub fn read(home: &Home, team: &str, member: &str) -> Result<InboxRead> {
     let path = home.inbox_path(team, member)?;
+    home.check_inside(&path)?;
     read_path(&path)
 }
 
-/// [`read`] for an inbox file given by path.
+/// [`read`] for an inbox file given by path. The file itself is opened safely (no symlink,
+/// no FIFO, bounded); directories above it are not checked — call [`Home::check_inside`]
+/// first for a path below a home.
 pub fn read_path(path: &Path) -> Result<InboxRead> {
-    let parsed = read_parsed(path, |bytes| match parse_json(bytes)? {
-        Value::Array(items) => Ok(items),
-        other => Err(format!("not a JSON array (found {})", json_kind(&other))),
-    })?;
+    let parsed = read_parsed(path, |bytes| as_array(parse_json(bytes)?))?;
     match parsed {
         Parsed::Missing => Ok(InboxRead::default()),
         Parsed::Ok(items) => {
@@ -214,12 +208,13 @@ fn rewrite_locked<R>(
     f: impl FnOnce(Vec<Value>) -> Result<Rewrite<R>>,
 ) -> Result<Option<(R, Vec<PathBuf>)>> {
     let path = home.inbox_path(team, member)?;
+    home.check_inside(&path)?;
     if !super::atomic::check_regular_file(&path)? {
         return Ok(None);
     }
     let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
     let mut quarantined = Vec::new();
-    let Some(items) = load_locked(home, team, &path, &mut quarantined)? else {
+    let Some(items) = load_locked(&path)? else {
         return Ok(None);
     };
     let rewrite = f(items)?;
@@ -364,21 +359,21 @@ mod tests {
 
     #[test]
     fn textual_append_matches_json_stringify_layout() {
-        let one = appended_text(b"", &[entry("x")]);
+        let one = appended_text(b"", 0, &[entry("x")]);
         let expected = pretty_bytes(&vec![entry("x")]);
         assert_eq!(
             String::from_utf8_lossy(&one),
             String::from_utf8_lossy(&expected)
         );
-        let two = appended_text(&one, &[entry("y"), entry("z")]);
+        let two = appended_text(&one, 1, &[entry("y"), entry("z")]);
         let expected = pretty_bytes(&vec![entry("x"), entry("y"), entry("z")]);
         assert_eq!(
             String::from_utf8_lossy(&two),
             String::from_utf8_lossy(&expected)
         );
-        let from_empty = appended_text(b"[]\n", &[entry("x")]);
+        let from_empty = appended_text(b"[]\n", 0, &[entry("x")]);
         assert_eq!(from_empty, pretty_bytes(&vec![entry("x")]));
-        let compact = appended_text(br#"[{"odd":1}]"#, &[entry("x")]);
+        let compact = appended_text(br#"[{"odd":1}]"#, 1, &[entry("x")]);
         let v: Value = serde_json::from_slice(&compact).unwrap();
         assert_eq!(v[0], serde_json::json!({"odd": 1}));
         assert_eq!(v[1]["text"], "x");

@@ -2,12 +2,16 @@
 //! Code uses for every file it shares: `mkdir <target>.lock`; a directory older than 10 s is
 //! stale and taken over; a held lock's mtime is refreshed every 5 s by one background thread
 //! over a registry of held locks; release is `rmdir`. Nothing is ever put inside the directory.
+//! A `<target>.lock` that exists but is not a directory (a stray file, a FIFO, a symlink) can
+//! never be taken: acquisition fails at once with [`StoreError::LockNotADirectory`] and leaves
+//! it where it is. Lock directories are made with mode 0700.
 //!
 //! Like proper-lockfile, the stale takeover (`rmdir` then `mkdir`) has a narrow race: two
 //! processes that both judged the same dead lock stale can, in rare timing, both end up
 //! believing they hold it. Stale locks only exist after a crash, so this is accepted.
 
 use std::collections::HashMap;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
@@ -16,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 use rand::Rng;
 
 use super::error::{Result, StoreError};
+use super::safe_file::{FileKind, PRIVATE_DIR_MODE};
 
 /// How long `acquire` waits by default before giving up.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -136,7 +141,10 @@ fn refresh_due() {
 
 /// Sets a directory's mtime (and atime) to now.
 pub fn touch_dir(dir: &Path) -> std::io::Result<()> {
-    let f = std::fs::File::open(dir)?;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(dir)?;
     let now = SystemTime::now();
     f.set_times(
         std::fs::FileTimes::new()
@@ -187,13 +195,23 @@ enum Attempt {
     Busy,
 }
 
+/// `mkdir` with mode 0700.
+fn make_lock_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .mode(PRIVATE_DIR_MODE)
+        .create(dir)
+}
+
 fn try_once(dir: &Path) -> Result<Attempt> {
-    match std::fs::create_dir(dir) {
+    match make_lock_dir(dir) {
         Ok(()) => Ok(Attempt::Acquired),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             match std::fs::symlink_metadata(dir) {
-                Ok(meta) if !meta.is_dir() => Err(StoreError::NotAFile {
+                // A stray file, FIFO or symlink: no mkdir can ever succeed, and it is not ours
+                // to remove. Fail at once.
+                Ok(meta) if !meta.file_type().is_dir() => Err(StoreError::LockNotADirectory {
                     path: dir.to_path_buf(),
+                    found: FileKind::of(&meta),
                 }),
                 Ok(meta) => {
                     let age = meta
@@ -210,7 +228,7 @@ fn try_once(dir: &Path) -> Result<Attempt> {
                         // Another process may have done the same already: a missing or
                         // non-empty directory is fine, the next mkdir decides.
                         let _ = std::fs::remove_dir(dir);
-                        match std::fs::create_dir(dir) {
+                        match make_lock_dir(dir) {
                             Ok(()) => Ok(Attempt::Acquired),
                             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                                 Ok(Attempt::Busy)
@@ -232,7 +250,7 @@ fn try_once(dir: &Path) -> Result<Attempt> {
 
 /// Takes `<target>.lock/`, retrying with jittered backoff (5 ms doubling to 100 ms; after 1 s
 /// of waiting, every 1–10 ms so long waiters are not starved) until `timeout` has passed.
-/// The target itself need not exist.
+/// The target itself need not exist. A lock path that is not a directory fails at once.
 pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
     let dir = lock_dir_of(target);
     let deadline = Instant::now() + timeout;

@@ -4,10 +4,12 @@
 //! lock, and the quarantine of bad input. It knows nothing of processes or the UI.
 
 pub mod atomic;
+pub mod audit;
 pub mod delivery;
 pub mod error;
 pub mod home;
 pub mod inbox;
+pub mod json_check;
 pub mod liveness;
 pub mod lock;
 pub mod quarantine;

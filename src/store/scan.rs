@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::atomic::is_temp_file;
-use super::error::{Result, StoreError, io_at};
+use super::error::{Result, io_at};
 use super::home::Home;
 use super::lock::STALE_AFTER;
 
@@ -17,7 +17,11 @@ pub fn stale_locks(home: &Home, team: &str) -> Vec<PathBuf> {
         .into_iter()
         .flatten()
     {
-        collect_stale(&dir, 0, &mut found);
+        // A directory behind a symbolic link is not looked into (nothing below the home
+        // root is followed); `inspect` reports the link itself.
+        if home.check_inside(&dir).is_ok() {
+            collect_stale(&dir, 0, &mut found);
+        }
     }
     found.sort();
     found
@@ -54,13 +58,11 @@ fn collect_stale(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
 }
 
 /// Member names that have an inbox file in `team` (`inboxes/<name>.json`), sorted; temp files
-/// and lock directories are skipped.
+/// and lock directories are skipped. A symlinked team or inboxes directory is an error.
 pub fn inbox_names(home: &Home, team: &str) -> Result<Vec<String>> {
     let dir = home.inboxes_dir(team)?;
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(StoreError::io(&dir, e)),
+    let Some(entries) = home.read_dir(&dir)? else {
+        return Ok(Vec::new());
     };
     let mut names = Vec::new();
     for entry in entries {

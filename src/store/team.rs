@@ -1,18 +1,21 @@
 //! The team file (PROTOCOL.md 2): create, read (torn-read retry, entries that are not members
 //! kept aside), edit as one read-modify-write under `config.json.lock/` with one atomic write
-//! (unknown keys kept), member conveniences, and deletion.
+//! (unknown keys kept; a file that does not parse is refused, never rewritten), member
+//! conveniences, and deletion. Every path is checked with `Home::check_inside` first.
 
 use std::path::Path;
 
 use super::atomic::{Parsed, check_regular_file, read_parsed, write_atomic};
 use super::error::{Result, StoreError, io_at};
 use super::home::{DELETED_MARKER, Home};
+use super::json_check::utf8_text;
 use super::lock::{self, DEFAULT_LOCK_TIMEOUT};
+use super::safe_file::FileKind;
 use crate::protocol::names::{NameError, is_canonical};
 use crate::protocol::{Member, PermissionMode, TeamFile};
 
 fn parse_team(bytes: &[u8]) -> std::result::Result<TeamFile, String> {
-    let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))?;
+    let text = utf8_text(bytes)?;
     TeamFile::parse(text).map_err(|e| format!("not a valid team file: {e}"))
 }
 
@@ -40,6 +43,7 @@ pub fn create_team(home: &Home, file: &TeamFile) -> Result<()> {
     let team = file.name.as_str();
     require_canonical(team)?;
     let path = home.config_path(team)?;
+    home.check_inside(&path)?;
     home.ensure_dir(&home.inboxes_dir(team)?)?;
     let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
     if check_regular_file(&path)? {
@@ -52,17 +56,21 @@ pub fn create_team(home: &Home, file: &TeamFile) -> Result<()> {
 
 /// Reads a team file (no lock; torn reads retried).
 pub fn read_team(home: &Home, team: &str) -> Result<TeamFile> {
-    read_team_at(team, &home.config_path(team)?)
+    let path = home.config_path(team)?;
+    home.check_inside(&path)?;
+    read_team_at(team, &path)
 }
 
 /// Read-modify-write of the team file under `config.json.lock/`: `f` edits the file, which is
 /// written once, atomically, only if it changed. Unknown keys and non-member entries survive.
+/// A team file that does not parse is an error and is never rewritten.
 pub fn edit_team<R>(
     home: &Home,
     team: &str,
     f: impl FnOnce(&mut TeamFile) -> Result<R>,
 ) -> Result<R> {
     let path = home.config_path(team)?;
+    home.check_inside(&path)?;
     let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
     let before = read_team_at(team, &path)?;
     let mut file = before.clone();
@@ -148,7 +156,9 @@ pub fn set_pane(
 }
 
 /// Deletes a team: renames `teams/<team>` to `teams/<team>.deleted-<token>`, removes it, and
-/// removes `tasks/<team>`.
+/// removes `tasks/<team>`. A symbolic link at `teams/<team>` or above either place is
+/// refused before anything is removed; a link at `tasks/<team>` itself is removed as a link
+/// (what it points to is never touched).
 pub fn delete_team(home: &Home, team: &str) -> Result<()> {
     delete_team_with(home, team, |_| {})
 }
@@ -158,12 +168,10 @@ pub fn delete_team(home: &Home, team: &str) -> Result<()> {
 pub fn delete_team_with(home: &Home, team: &str, before: impl FnOnce(&TeamFile)) -> Result<()> {
     let dir = home.team_dir(team)?;
     let tasks = home.tasks_dir(team)?;
-    match std::fs::symlink_metadata(&dir) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            return Err(StoreError::Symlink { path: dir });
-        }
-        Ok(meta) if !meta.is_dir() => return Err(StoreError::NotAFile { path: dir }),
-        Ok(_) => {
+    home.check_inside(&dir)?;
+    home.check_inside(&home.tasks_root())?;
+    match FileKind::at(&dir)? {
+        Some(FileKind::Directory) => {
             if let Ok(file) = read_team(home, team) {
                 before(&file);
             }
@@ -174,19 +182,17 @@ pub fn delete_team_with(home: &Home, team: &str, before: impl FnOnce(&TeamFile))
             std::fs::rename(&dir, &doomed).map_err(io_at(&dir))?;
             std::fs::remove_dir_all(&doomed).map_err(io_at(&doomed))?;
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if !tasks.exists() {
+        Some(found) => return Err(StoreError::NotADirectory { path: dir, found }),
+        None => {
+            if FileKind::at(&tasks)?.is_none() {
                 return Err(StoreError::not_found(format!("team `{team}`")));
             }
         }
-        Err(e) => return Err(StoreError::io(&dir, e)),
     }
-    match std::fs::symlink_metadata(&tasks) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            std::fs::remove_file(&tasks).map_err(io_at(&tasks))
-        }
-        Ok(_) => std::fs::remove_dir_all(&tasks).map_err(io_at(&tasks)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(StoreError::io(&tasks, e)),
+    match FileKind::at(&tasks)? {
+        Some(FileKind::Directory) => std::fs::remove_dir_all(&tasks).map_err(io_at(&tasks)),
+        Some(FileKind::Symlink) => std::fs::remove_file(&tasks).map_err(io_at(&tasks)),
+        Some(found) => Err(StoreError::NotADirectory { path: tasks, found }),
+        None => Ok(()),
     }
 }

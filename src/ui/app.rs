@@ -1,7 +1,9 @@
 //! The app loop, generic over the ratatui backend and over its input stream so tests drive it
 //! with a `TestBackend` and scripted keys. One `select!` over controller events, outgoing
-//! commands, terminal input, signals and a one-second tick; a frame is drawn only when
-//! something changed, after every event already waiting has been applied (coalesced redraws).
+//! commands, terminal input, signals and a [`TICK`]; a frame is drawn only when something
+//! changed, after every event already waiting has been applied (coalesced redraws). The clock
+//! is read before every event and key, so dialogs' grace periods and the typing pause are
+//! measured on it (a test passes a scripted clock).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -17,6 +19,10 @@ use crate::lead::view::{LeadCommand, LeadEvent};
 use crate::ui::error::UiError;
 use crate::ui::render;
 use crate::ui::state::{AppState, QuitState};
+
+/// How often the loop looks at the clock without an event: a waiting request takes the
+/// keyboard at most this long after typing has paused long enough.
+pub const TICK: Duration = Duration::from_millis(250);
 
 /// How the loop talks to the world.
 pub struct AppIo<I, G> {
@@ -73,7 +79,7 @@ where
     let mut outbox: VecDeque<LeadCommand> = VecDeque::new();
     let mut input_open = true;
     let mut signals_open = true;
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     state.now_ms = (io.clock)();
     loop {
@@ -92,6 +98,7 @@ where
             biased;
             event = io.events.recv() => match event {
                 Some(event) => {
+                    state.now_ms = (io.clock)();
                     state.apply(event);
                     // Apply everything already waiting before the next frame.
                     while !state.exit {

@@ -131,8 +131,9 @@ fn right_spans_hinted(
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),
         ));
-        if hint {
-            spans.push(Span::styled(" (ctrl+p)", dim()));
+        if hint && let Some(key) = keymap::key_label(Context::Global, keymap::Action::OpenApprovals)
+        {
+            spans.push(Span::styled(format!(" ({key})"), dim()));
         }
     }
     let (done, total) = task_progress(state);

@@ -1,11 +1,14 @@
 //! Input handling: terminal events to state changes and commands. Global keys first (Ctrl+C,
 //! Ctrl+T, Ctrl+P), then the top dialog, then the focused part of the main screen (composer or
-//! footer badge). Every binding is looked up in [`crate::ui::keymap`].
+//! footer badge). Every binding is looked up in [`crate::ui::keymap`]. A dialog in its grace
+//! period does not take the key (see [`crate::ui::modal::guard`]): a dialog that took the
+//! keyboard by itself steps back and the key goes to the composer; otherwise it is dropped.
 
 use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
 
 use crate::lead::view::{LeadCommand, ViewTarget};
 use crate::ui::keymap::{self, Action, Context};
+use crate::ui::modal::guard::Focused;
 use crate::ui::modal::help::HelpDialog;
 use crate::ui::modal::teams::TeamsDialog;
 use crate::ui::modal::{Modal, Outcome};
@@ -33,11 +36,16 @@ impl AppState {
         }
     }
 
-    /// Pasted text goes to the top dialog's input, else to the composer.
+    /// Pasted text goes to the top dialog's input, else to the composer (a dialog in its
+    /// grace period that took the keyboard by itself steps back first).
     pub fn paste(&mut self, text: &str) {
         self.dirty = true;
+        self.last_input_ms = Some(self.now_ms);
+        self.step_back_if_unseen();
         if let Some(modal) = self.modals.last_mut() {
-            modal.paste(text);
+            if !modal.guard().is_some_and(|g| g.in_grace(self.now_ms)) {
+                modal.paste(text);
+            }
         } else {
             self.focus = Focus::Composer;
             self.composer.insert_str(text);
@@ -45,9 +53,26 @@ impl AppState {
         }
     }
 
+    /// When the top dialog took the keyboard by itself and is still in its grace period, the
+    /// person could not have seen it: it steps back to waiting (the banner) so that what they
+    /// type goes where they were typing. Returns whether it did.
+    fn step_back_if_unseen(&mut self) -> bool {
+        let unseen = self.modals.last().is_some_and(|m| {
+            m.is_approval()
+                && m.guard()
+                    .is_some_and(|g| g.focused == Focused::ByPause && g.in_grace(self.now_ms))
+        });
+        if unseen {
+            self.modals.pop();
+            self.approvals_waiting = true;
+        }
+        unseen
+    }
+
     /// Handles one key press.
     pub fn handle_key(&mut self, key: KeyEvent) {
         self.dirty = true;
+        self.last_input_ms = Some(self.now_ms);
         match keymap::lookup(Context::Global, &key) {
             Some(Action::Quit) => return self.ctrl_c(),
             Some(Action::ToggleTasks) => {
@@ -60,15 +85,34 @@ impl AppState {
         if let QuitState::Armed { .. } = self.quit {
             self.quit = QuitState::Running;
         }
+        self.step_back_if_unseen();
         if let Some(mut modal) = self.modals.pop() {
+            if let Some(guard) = modal.guard_mut() {
+                if guard.in_grace(self.now_ms) {
+                    // Not an answer: the dialog is newer than the key's intent.
+                    self.modals.push(modal);
+                    return;
+                }
+                guard.used();
+            }
             match modal.handle(&key, self) {
                 Outcome::Keep => self.modals.push(modal),
-                Outcome::Close => {}
+                Outcome::Close => {
+                    let answered_all = match &modal {
+                        Modal::Permission(_) => self.permissions.is_empty(),
+                        Modal::Plan(_) => self.plans.is_empty(),
+                        _ => false,
+                    };
+                    if answered_all {
+                        self.unshown_requests_wait();
+                    }
+                }
                 Outcome::Push(top) => {
                     self.modals.push(modal);
                     self.modals.push(top);
                 }
             }
+            self.sync_dialogs();
             return;
         }
         match self.focus {
@@ -155,7 +199,9 @@ impl AppState {
                 ViewTarget::Lead => self.send(LeadCommand::CycleLeadMode),
                 ViewTarget::Teammate(name) => {
                     let name = name.clone();
-                    self.send(LeadCommand::CycleTeammateMode { name });
+                    if let Some(confirm) = self.cycle_teammate_mode(&name) {
+                        self.modals.push(confirm);
+                    }
                 }
             },
             Some(Action::NextView) => self.cycle_view(1),

@@ -1,5 +1,6 @@
-//! The screen layout: (teammate view header) / transcript / (task panel) / composer / footer,
-//! then the completion popup and the dialogs on top.
+//! The screen layout: (teammate view header) / transcript / (task panel) / (approvals banner)
+//! / composer / footer, then the completion popup and the dialogs on top. The banner shows
+//! while a request waits without the keyboard (see [`crate::ui::modal::guard`]).
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -8,6 +9,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::lead::view::ViewTarget;
+use crate::ui::keymap::{self, Action, Context};
 use crate::ui::modal::{Areas, fit_spans};
 use crate::ui::palette::{dim, status_text, teammate_color};
 use crate::ui::state::{AppState, Focus};
@@ -32,7 +34,7 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
         height: footer_height,
         ..area
     };
-    let above_footer = Rect {
+    let mut above_footer = Rect {
         height: area.height - footer_height,
         ..area
     };
@@ -50,6 +52,17 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
         height: above_footer.height - composer_height,
         ..area
     };
+    // The banner takes the row above the composer; dialogs draw above it, so it stays seen.
+    if state.approvals_waiting && state.approvals_pending() > 0 && above_composer.height > 2 {
+        above_composer.height -= 1;
+        let row = Rect {
+            y: above_composer.y + above_composer.height,
+            height: 1,
+            ..area
+        };
+        banner(row, buf, state);
+        above_footer.height = above_composer.height;
+    }
     let mut body = above_composer;
     if state.show_tasks {
         let h = tasks::height(state).min(body.height / 2);
@@ -116,6 +129,45 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
     for modal in &state.modals {
         modal.render(areas, buf, state);
     }
+}
+
+/// The text of the approvals banner, longest first: `⚠ 1 approval waiting · @alpha asks for
+/// Bash — ctrl+p to answer`, then shorter forms.
+pub fn banner_variants(state: &AppState) -> Vec<String> {
+    let n = state.approvals_pending();
+    let what = format!("{n} approval{} waiting", if n == 1 { "" } else { "s" });
+    let key = keymap::key_label(Context::Global, Action::OpenApprovals).unwrap_or_default();
+    let who = if let Some(p) = state.permissions.head() {
+        format!("@{} asks for {}", p.worker, p.tool_name)
+    } else if let Some(p) = state.plans.head() {
+        format!("@{} has a plan", p.from)
+    } else {
+        String::new()
+    };
+    let who = crate::ui::transcript::wrap::sanitize(&who);
+    vec![
+        format!(" ⚠ {what} · {who} — {key} to answer "),
+        format!(" ⚠ {what} — {key} to answer "),
+        format!(" ⚠ {what} — {key} "),
+    ]
+}
+
+/// The approvals banner: a request waits for the person to look at it.
+fn banner(area: Rect, buf: &mut Buffer, state: &AppState) {
+    let style = Style::default()
+        .bg(Color::Yellow)
+        .fg(Color::Black)
+        .add_modifier(Modifier::BOLD);
+    let width = usize::from(area.width);
+    let variants = banner_variants(state);
+    let text = variants
+        .iter()
+        .find(|v| str_width(v) <= width)
+        .or(variants.last())
+        .cloned()
+        .unwrap_or_default();
+    let line = Line::from(fit_spans(vec![Span::styled(text, style)], width));
+    buf.set_line(area.x, area.y, &line, area.width);
 }
 
 /// The colored bar over a teammate's inline view.

@@ -53,7 +53,8 @@ pub(crate) fn spawn(
         move |event: RawEvent| {
             let _ = raw_tx.send(event);
         },
-        notify::Config::default(),
+        // Never follow a symbolic link into the tree: a link to `/` would watch the machine.
+        notify::Config::default().with_follow_symlinks(false),
     ) {
         Ok(w) => w,
         Err(e) => return Err(StartError::Unavailable(e.to_string(), sink)),

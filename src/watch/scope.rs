@@ -60,6 +60,9 @@ impl WatchScope {
     }
 }
 
+/// How deep below the path it starts at a scan goes.
+pub(crate) const MAX_SCAN_DEPTH: usize = 8;
+
 /// What is known about one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Meta {
@@ -96,8 +99,13 @@ impl Snapshot {
         snap
     }
 
-    /// Adds `path` and everything below it.
+    /// Adds `path` and everything below it, down to [`MAX_SCAN_DEPTH`] levels (the protocol's
+    /// trees are two deep; a hostile tree thousands deep must not exhaust the stack).
     pub fn scan_into(&mut self, scope: &WatchScope, path: &Path) {
+        self.scan_depth(scope, path, 0);
+    }
+
+    fn scan_depth(&mut self, scope: &WatchScope, path: &Path, depth: usize) {
         let Some(meta) = Meta::of(path) else {
             return;
         };
@@ -105,14 +113,14 @@ impl Snapshot {
             return;
         }
         self.entries.insert(path.to_path_buf(), meta);
-        if !meta.is_dir {
+        if !meta.is_dir || depth >= MAX_SCAN_DEPTH {
             return;
         }
         let Ok(children) = std::fs::read_dir(path) else {
             return;
         };
         for child in children.flatten() {
-            self.scan_into(scope, &child.path());
+            self.scan_depth(scope, &child.path(), depth + 1);
         }
     }
 

@@ -348,6 +348,12 @@ pub fn tmux_env_value(tmux: &TestTmux) -> String {
 
 /// The lead running as the command of the first pane of a private test tmux server, so tmux
 /// sets `TMUX`/`TMUX_PANE` for it and it splits its own pane.
+/// How long a deliberate answer waits after focusing a dialog: its grace period (a known
+/// constant of the UI, not a guess) and a margin.
+pub fn answer_pause() -> Duration {
+    Duration::from_millis(teamlead::ui::modal::guard::GRACE_MS + 200)
+}
+
 pub struct TmuxLead {
     pub tmux: TestTmux,
     /// The lead's pane.
@@ -432,6 +438,15 @@ impl TmuxLead {
         let mut args = vec!["send-keys", "-t", self.pane.as_str()];
         args.extend_from_slice(keys);
         self.tmux.run(&args).expect("send-keys");
+    }
+
+    /// Answers the approval dialog on screen on purpose: Ctrl+P gives it the keyboard, the
+    /// key waits out the dialog's grace period (a key inside it is never an answer), then
+    /// `key` (`y`, `n`, …) is sent.
+    pub fn answer(&self, key: &str) {
+        self.keys(&["C-p"]);
+        std::thread::sleep(answer_pause());
+        self.keys(&[key]);
     }
 
     /// Types `text` literally into the lead's pane.
@@ -562,6 +577,13 @@ impl PtyLead {
             s.contains(line)
         });
         self.send(b"\r");
+    }
+
+    /// Answers the approval dialog on screen on purpose (see [`TmuxLead::answer`]).
+    pub fn answer(&self, key: &[u8]) {
+        self.send(b"\x10");
+        std::thread::sleep(answer_pause());
+        self.send(key);
     }
 
     /// Waits for the lead to exit; returns whether it exited with status 0.

@@ -2,6 +2,8 @@
 //! events, and rendering an `AppState` into a `TestBackend`.
 #![allow(dead_code)]
 
+pub mod pty;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -239,6 +241,27 @@ pub fn type_text(state: &mut AppState, text: &str) {
     for c in text.chars() {
         state.handle_key(ch(c));
     }
+}
+
+/// Moves the state's clock on by `ms` (a tick of the app loop).
+pub fn wait_ms(state: &mut AppState, ms: u64) {
+    let now = state.now_ms + ms;
+    state.tick(now);
+}
+
+/// Lets the top dialog's grace period end.
+pub fn after_grace(state: &mut AppState) {
+    wait_ms(state, teamlead::ui::modal::guard::GRACE_MS);
+}
+
+/// Presses keys as a person reading the screen does: each after the grace period of whatever
+/// it shows. Returns the commands they produced.
+pub fn press_slowly(state: &mut AppState, keys: &[KeyEvent]) -> Vec<LeadCommand> {
+    for k in keys {
+        after_grace(state);
+        state.handle_key(*k);
+    }
+    state.take_commands()
 }
 
 /// Presses keys and returns the commands they produced.

@@ -1,90 +1,11 @@
-//! Reading a shell command the way permission rules need it: split into its simple commands at
-//! `&&`, `||`, `;`, `|`, `&` and newlines (outside quotes), notice command substitution, match
-//! Bash rule content (`cargo test:*` prefix, `cargo test *` prefix, exact text, or any), and
-//! suggest the prefix rules that would allow a command next time.
+//! Reading a shell command the way permission rules need it: match Bash rule content
+//! (`cargo test:*` prefix, `cargo test *` prefix, exact text, or any). Splitting a command into
+//! its simple commands and suggesting the prefix rules that would allow it next time are pure
+//! protocol functions ([`crate::protocol::permission::bash`]), shared with the lead's dialog.
 
-/// A command split into its simple commands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParsedCommand {
-    /// The simple commands, trimmed, empty ones dropped.
-    pub parts: Vec<String>,
-    /// `$(…)` or a backtick appears outside single quotes: prefix rules never match such a
-    /// command (what runs cannot be read from its text), only an exact rule does.
-    pub has_substitution: bool,
-}
-
-/// Splits `command` at the shell's list and pipe operators, outside quotes.
-pub fn parse(command: &str) -> ParsedCommand {
-    let mut parts = Vec::new();
-    let mut current = String::new();
-    let mut has_substitution = false;
-    let mut chars = command.chars().peekable();
-    let mut single = false;
-    let mut double = false;
-    while let Some(c) = chars.next() {
-        if single {
-            current.push(c);
-            if c == '\'' {
-                single = false;
-            }
-            continue;
-        }
-        match c {
-            '\\' => {
-                current.push(c);
-                if let Some(next) = chars.next() {
-                    current.push(next);
-                }
-            }
-            '\'' if !double => {
-                single = true;
-                current.push(c);
-            }
-            '"' => {
-                double = !double;
-                current.push(c);
-            }
-            '`' => {
-                has_substitution = true;
-                current.push(c);
-            }
-            '$' if chars.peek() == Some(&'(') => {
-                has_substitution = true;
-                current.push(c);
-            }
-            '<' | '>' if chars.peek() == Some(&'(') && !double => {
-                // Process substitution `<(…)` / `>(…)`.
-                has_substitution = true;
-                current.push(c);
-            }
-            '&' | '|' | ';' | '\n' if !double => {
-                // `&&`, `||`, `|&` and `;;` are one operator; `>&`/`&>` are redirections.
-                if c == '&' && (current.ends_with('>') || chars.peek() == Some(&'>')) {
-                    current.push(c);
-                    continue;
-                }
-                if matches!(chars.peek(), Some('&') | Some('|') | Some(';')) && c != '\n' {
-                    chars.next();
-                }
-                push_part(&mut parts, &mut current);
-            }
-            _ => current.push(c),
-        }
-    }
-    push_part(&mut parts, &mut current);
-    ParsedCommand {
-        parts,
-        has_substitution,
-    }
-}
-
-fn push_part(parts: &mut Vec<String>, current: &mut String) {
-    let part = current.trim();
-    if !part.is_empty() {
-        parts.push(part.to_string());
-    }
-    current.clear();
-}
+pub use crate::protocol::permission::bash::{
+    ParsedCommand, parse, suggested_prefix, suggested_rule_contents,
+};
 
 /// What a Bash rule's content means.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,73 +66,6 @@ impl BashPattern {
             }
         }
     }
-}
-
-/// Tools whose second word is a subcommand worth keeping in a suggested prefix
-/// (`cargo test:*`, `git status:*`), rather than allowing the whole tool.
-const SUBCOMMAND_TOOLS: [&str; 24] = [
-    "apt",
-    "apt-get",
-    "brew",
-    "bun",
-    "cargo",
-    "deno",
-    "docker",
-    "gh",
-    "git",
-    "go",
-    "kubectl",
-    "make",
-    "npm",
-    "npx",
-    "pip",
-    "pip3",
-    "pnpm",
-    "poetry",
-    "python",
-    "python3",
-    "rustup",
-    "systemctl",
-    "uv",
-    "yarn",
-];
-
-/// The prefix a rule for one simple command would use: the first word, plus the second when
-/// the first is a tool with subcommands and the second is a plain word.
-pub fn suggested_prefix(part: &str) -> Option<String> {
-    let mut words = part.split_whitespace();
-    let first = words.next()?;
-    let plain = |w: &str| {
-        !w.starts_with('-')
-            && w.chars().any(|c| c.is_ascii_alphabetic())
-            && w.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-    };
-    match words.next() {
-        Some(second) if SUBCOMMAND_TOOLS.contains(&first) && plain(second) => {
-            Some(format!("{first} {second}"))
-        }
-        _ => Some(first.to_string()),
-    }
-}
-
-/// The rule contents that, added as allow rules, cover `command` next time: one `prefix:*` per
-/// distinct simple command, or the exact command when it has a substitution.
-pub fn suggested_rule_contents(command: &str) -> Vec<String> {
-    let parsed = parse(command);
-    if parsed.has_substitution || parsed.parts.is_empty() {
-        return vec![command.trim().to_string()];
-    }
-    let mut out: Vec<String> = Vec::new();
-    for part in &parsed.parts {
-        if let Some(prefix) = suggested_prefix(part) {
-            let rule = format!("{prefix}:*");
-            if !out.contains(&rule) {
-                out.push(rule);
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

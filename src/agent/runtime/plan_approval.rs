@@ -72,20 +72,17 @@ fn pick(entry: &InboxEntry, request_id: &str, digest: &str) -> Option<Picked> {
 /// still travels in the request).
 async fn write_plan_file(tm: &Teammate, request_ms: u64, content: &str) -> String {
     let home = tm.config.home.clone();
-    let dir = home.root.join("plans");
-    let path = dir.join(format!(
-        "{}-{}-{request_ms}.md",
-        tm.config.team, tm.config.name
-    ));
+    let (team, name) = (tm.config.team.clone(), tm.config.name.clone());
     let bytes = content.as_bytes().to_vec();
-    let target = path.clone();
+    // Through the store: a private file (0600) in a private directory (0700), never through
+    // a symbolic link.
     let written = tokio::task::spawn_blocking(move || {
-        home.ensure_dir(&dir)?;
-        crate::store::atomic::write_atomic(&target, &bytes)
+        let path = home.plan_path(&team, &name, request_ms)?;
+        home.write_file(&path, &bytes).map(|()| path)
     })
     .await;
     match written {
-        Ok(Ok(())) => path.to_string_lossy().into_owned(),
+        Ok(Ok(path)) => path.to_string_lossy().into_owned(),
         Ok(Err(e)) => {
             tracing::warn!("writing the plan file: {e}");
             String::new()

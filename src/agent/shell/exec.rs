@@ -1,7 +1,9 @@
-//! Running one command for a `shell` teammate: `sh -c <command>` in its working directory, in
-//! a process group of its own, stdout and stderr captured line by line (the last lines kept for
-//! the report), killed with its whole group when the turn is cancelled, and the group killed
-//! after the shell exits so nothing it started in the background outlives it.
+//! Running one command for a `shell` teammate (and the `llm` engine's Bash tool): `sh -c
+//! <command>` in its working directory, in a process group of its own guarded by a watchdog
+//! (see [`super::guard`]: the group dies with this process, even by SIGKILL), stdout and stderr
+//! captured line by line (the last lines kept for the report), killed with its whole group when
+//! the turn is cancelled, and the group killed after the shell exits so nothing it started in
+//! the background outlives it.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -12,6 +14,7 @@ use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::guard::GroupGuard;
 use crate::protocol::inbox::clip;
 
 /// How a command ended.
@@ -81,6 +84,15 @@ pub async fn run(
     cancel: &CancellationToken,
     mut on_line: impl FnMut(&str),
 ) -> ExecOutcome {
+    let failed = |e: String| ExecOutcome {
+        status: ExecStatus::SpawnFailed(e),
+        tail: Vec::new(),
+        lines: 0,
+    };
+    let guard = match GroupGuard::start() {
+        Ok(g) => g,
+        Err(e) => return failed(format!("could not start the command's watchdog: {e}")),
+    };
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
         .arg(command)
@@ -88,19 +100,15 @@ pub async fn run(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
+        .process_group(guard.group())
         .kill_on_drop(true);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return ExecOutcome {
-                status: ExecStatus::SpawnFailed(format!("sh -c in {}: {e}", cwd.display())),
-                tail: Vec::new(),
-                lines: 0,
-            };
+            guard.finish().await;
+            return failed(format!("sh -c in {}: {e}", cwd.display()));
         }
     };
-    let group = child.id();
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     if let Some(out) = child.stdout.take() {
         tokio::spawn(forward_lines(out, tx.clone()));
@@ -128,7 +136,7 @@ pub async fn run(
         tokio::select! {
             _ = cancel.cancelled(), if !interrupted => {
                 interrupted = true;
-                kill_group(group);
+                guard.kill();
             }
             status = child.wait() => {
                 exit = Some(status);
@@ -140,7 +148,7 @@ pub async fn run(
         }
     }
     // The shell is gone: end whatever it left running in its group, then read the rest.
-    kill_group(group);
+    guard.finish().await;
     while let Some(line) = rx.recv().await {
         keep(line, &mut on_line);
     }
@@ -181,18 +189,6 @@ async fn forward_lines(stream: impl AsyncRead + Unpin, tx: mpsc::UnboundedSender
                     return;
                 }
             }
-        }
-    }
-}
-
-/// SIGKILL to the process group led by `pid` (the shell was started as a group leader).
-fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok())
-        && pid > 0
-    {
-        // SAFETY: killpg only sends a signal; a group that no longer exists gives ESRCH.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
         }
     }
 }

@@ -10,6 +10,7 @@
 //! after the next message. Tasks without a command are left for others.
 
 pub mod exec;
+pub mod guard;
 mod job;
 mod plan;
 mod report;

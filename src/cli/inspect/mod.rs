@@ -3,7 +3,7 @@
 //! written, moved or locked.
 
 pub mod report;
-mod text;
+pub mod text;
 
 use color_eyre::eyre::Result;
 
@@ -11,6 +11,7 @@ use super::Context;
 use super::args::InspectArgs;
 use super::output::Out;
 use super::style::Style;
+use crate::protocol::display::escape_json_output;
 
 pub fn run(ctx: &Context, args: &InspectArgs) -> Result<()> {
     let mut out = Out::new();
@@ -19,7 +20,7 @@ pub fn run(ctx: &Context, args: &InspectArgs) -> Result<()> {
         None => {
             let report = report::home_report(&ctx.home)?;
             if args.json {
-                out.line(serde_json::to_string_pretty(&report)?)?;
+                out.line(escape_json_output(&serde_json::to_string_pretty(&report)?))?;
             } else {
                 out.raw(text::home_text(&report, style))?;
             }
@@ -27,7 +28,7 @@ pub fn run(ctx: &Context, args: &InspectArgs) -> Result<()> {
         Some(team) => {
             let report = report::team_report(&ctx.home, team)?;
             if args.json {
-                out.line(serde_json::to_string_pretty(&report)?)?;
+                out.line(escape_json_output(&serde_json::to_string_pretty(&report)?))?;
             } else {
                 out.raw(text::team_text(&report, style))?;
             }

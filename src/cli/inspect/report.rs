@@ -1,16 +1,14 @@
-//! The facts `inspect` reports, gathered read-only from the store: the teams of a home, or one
-//! team's members, tasks (with what still blocks each), inboxes (unread counts and previews)
-//! and the problems found on the way. The same structs are printed as text or as JSON.
-
-use std::path::Path;
-use std::time::SystemTime;
+//! The facts `inspect` reports, gathered read-only by the store's audit (`store::audit`): the
+//! teams of a home, or one team's members, tasks (with what still blocks each), inboxes (unread
+//! counts and previews) and every problem found on the way; one bad file never hides the rest.
+//! Strings are kept as the files hold them: the printers escape them. The same structs are printed as text or as JSON.
 
 use serde::Serialize;
 
-use crate::protocol::inbox::clip;
-use crate::protocol::{InboxEntry, LEAD_NAME, Task, TeamFile};
-use crate::store::tasks::{TaskList, available, is_available, unfinished_blockers};
-use crate::store::{Home, StoreError, inbox, liveness, scan};
+use crate::protocol::{InboxEntry, LEAD_NAME, Task};
+use crate::store::audit::{self, Problem, TeamAudit};
+use crate::store::tasks::{available, is_available, unfinished_blockers};
+use crate::store::{Home, StoreError};
 
 /// How many unread messages of each inbox are previewed.
 pub const PREVIEWS_PER_INBOX: usize = 3;
@@ -20,6 +18,8 @@ pub const PREVIEWS_PER_INBOX: usize = 3;
 pub struct HomeReport {
     pub home: String,
     pub teams: Vec<TeamRow>,
+    /// Problems of the home and of every team, each with its path.
+    pub problems: Vec<ProblemRow>,
 }
 
 /// One line of the team list.
@@ -31,8 +31,15 @@ pub struct TeamRow {
     pub members: Option<usize>,
     pub lead_alive: bool,
     pub lead_pid: Option<u32>,
+    /// `alive`, `dead` or `unknown` (a Claude Code lead holds no teamlead lock: see
+    /// `backend::lead_probe`).
+    pub lead_status: String,
+    /// What the lead's status was told from (process table, pane, lock).
+    pub lead_evidence: Vec<String>,
     pub unread_for_lead: usize,
     pub tasks: usize,
+    /// How many problems the team has (listed in the home's `problems`).
+    pub problems: usize,
     /// Why the team file could not be read, if it could not.
     pub problem: Option<String>,
 }
@@ -48,6 +55,10 @@ pub struct TeamReport {
     pub lead_session_id: Option<String>,
     pub lead_alive: bool,
     pub lead_pid: Option<u32>,
+    /// `alive`, `dead` or `unknown`.
+    pub lead_status: String,
+    /// What the lead's status was told from.
+    pub lead_evidence: Vec<String>,
     pub members: Vec<MemberRow>,
     pub tasks: Vec<TaskRow>,
     /// Ids of the tasks a teammate could claim now.
@@ -119,209 +130,128 @@ pub struct MessageRow {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ProblemRow {
+    /// The audit's kind (`not-json`, `symlink-outside-home`, …).
+    pub kind: String,
     pub path: String,
     pub message: String,
 }
 
 impl ProblemRow {
-    fn new(path: &Path, message: impl Into<String>) -> ProblemRow {
+    fn from_audit(p: &Problem) -> ProblemRow {
         ProblemRow {
-            path: path.display().to_string(),
-            message: message.into().replace(['\n', '\r'], " "),
+            kind: p.kind.as_str().to_string(),
+            path: p.path.display().to_string(),
+            message: p.detail.replace(['\n', '\r'], " "),
         }
     }
 }
 
-/// Every team of the home.
+/// Every team of the home, and every problem found in the home and in its teams.
 pub fn home_report(home: &Home) -> Result<HomeReport, StoreError> {
+    let home_audit = audit::audit_home(home);
+    let mut problems: Vec<ProblemRow> = home_audit
+        .problems
+        .iter()
+        .map(ProblemRow::from_audit)
+        .collect();
     let mut teams = Vec::new();
-    for name in home.list_teams()? {
-        teams.push(team_row(home, &name));
+    for name in &home_audit.teams {
+        let team = audit::audit_team(home, name)?;
+        problems.extend(team.problems.iter().map(ProblemRow::from_audit));
+        teams.push(team_row(home, name, &team));
     }
     Ok(HomeReport {
         home: home.root.display().to_string(),
         teams,
-    })
-}
-
-fn team_row(home: &Home, name: &str) -> TeamRow {
-    let file = crate::store::read_team(home, name);
-    let unread_for_lead = inbox::read(home, name, LEAD_NAME)
-        .map(|r| r.unread().count())
-        .unwrap_or(0);
-    let tasks = TaskList::new(home, name)
-        .and_then(|l| l.list())
-        .map(|l| l.tasks.len())
-        .unwrap_or(0);
-    let lead_pid = liveness::lead_pid(home, name);
-    let (members, description, problem) = match file {
-        Ok(f) => (Some(f.members.len()), f.description, None),
-        Err(e) => (None, None, Some(e.to_string())),
-    };
-    TeamRow {
-        name: name.to_string(),
-        description,
-        members,
-        lead_alive: lead_pid.is_some(),
-        lead_pid,
-        unread_for_lead,
-        tasks,
-        problem,
-    }
-}
-
-/// One team. Fails only when the name is unusable or the team does not exist at all.
-pub fn team_report(home: &Home, team: &str) -> Result<TeamReport, StoreError> {
-    let team_dir = home.team_dir(team)?;
-    let tasks_dir = home.tasks_dir(team)?;
-    if !team_dir.is_dir() && !tasks_dir.is_dir() {
-        return Err(StoreError::not_found(format!(
-            "team `{team}` (no {} or {})",
-            team_dir.display(),
-            tasks_dir.display()
-        )));
-    }
-    let mut problems = Vec::new();
-
-    let file = match crate::store::read_team(home, team) {
-        Ok(f) => Some(f),
-        Err(e) => {
-            let path = home.config_path(team)?;
-            let message = match e {
-                StoreError::NotFound { .. } => "no team file (config.json)".to_string(),
-                StoreError::Parse { detail, .. } => detail,
-                other => other.to_string(),
-            };
-            problems.push(ProblemRow::new(&path, message));
-            None
-        }
-    };
-    if let Some(f) = &file {
-        member_problems(home, team, f, &mut problems)?;
-    }
-    let members = file
-        .as_ref()
-        .map(|f| f.members.iter().map(member_row).collect())
-        .unwrap_or_default();
-
-    let list = TaskList::new(home, team)?;
-    let listing = list.list()?;
-    for p in &listing.problems {
-        problems.push(ProblemRow::new(&p.path, p.message.clone()));
-    }
-    let all = &listing.tasks;
-    for task in all {
-        dangling_problems(&list, task, all, &mut problems);
-    }
-    let tasks = all.iter().map(|t| task_row(t, all)).collect();
-    let available_ids = available(all).into_iter().map(|t| t.id.clone()).collect();
-
-    let mut inboxes = Vec::new();
-    for member in scan::inbox_names(home, team)? {
-        let path = home.inbox_path(team, &member)?;
-        match inbox::read_path(&path) {
-            Ok(read) => {
-                if !read.bad.is_empty() {
-                    problems.push(ProblemRow::new(
-                        &path,
-                        format!(
-                            "{} entr{} without string from/text/timestamp",
-                            read.bad.len(),
-                            if read.bad.len() == 1 { "y" } else { "ies" }
-                        ),
-                    ));
-                }
-                inboxes.push(inbox_row(&member, &read.entries));
-            }
-            Err(e) => {
-                let message = match e {
-                    StoreError::Parse { detail, .. } => detail,
-                    other => other.to_string(),
-                };
-                problems.push(ProblemRow::new(&path, message));
-            }
-        }
-    }
-
-    for lock in scan::stale_locks(home, team) {
-        let age = std::fs::symlink_metadata(&lock)
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .and_then(|m| SystemTime::now().duration_since(m).ok())
-            .map(|d| format!(", untouched for {} s", d.as_secs()))
-            .unwrap_or_default();
-        problems.push(ProblemRow::new(
-            &lock,
-            format!("stale lock directory{age} (a writer died holding it)"),
-        ));
-    }
-
-    let lead_pid = liveness::lead_pid(home, team);
-    Ok(TeamReport {
-        home: home.root.display().to_string(),
-        name: team.to_string(),
-        description: file.as_ref().and_then(|f| f.description.clone()),
-        created_at: file
-            .as_ref()
-            .filter(|f| f.created_at > 0)
-            .map(|f| crate::protocol::time::iso_from_ms(f.created_at)),
-        lead_agent_id: file.as_ref().map(|f| f.lead_agent_id.clone()),
-        lead_session_id: file.as_ref().map(|f| f.lead_session_id.clone()),
-        lead_alive: lead_pid.is_some(),
-        lead_pid,
-        members,
-        tasks,
-        available: available_ids,
-        inboxes,
         problems,
     })
 }
 
-fn member_problems(
-    home: &Home,
-    team: &str,
-    file: &TeamFile,
-    problems: &mut Vec<ProblemRow>,
-) -> Result<(), StoreError> {
-    let path = home.config_path(team)?;
-    for entry in &file.invalid_members {
-        let text = serde_json::to_string(entry).unwrap_or_default();
-        problems.push(ProblemRow::new(
-            &path,
-            format!(
-                "member entry without a string agentId and name (ignored): {}",
-                clip(&text, 80)
-            ),
-        ));
-    }
-    if file.name != team {
-        problems.push(ProblemRow::new(
-            &path,
-            format!("the team file names the team `{}`", file.name),
-        ));
-    }
-    Ok(())
+/// The lead's liveness as the probe tells it: `(alive, pid, status, evidence)`.
+fn lead_facts(home: &Home, team: &str) -> (bool, Option<u32>, String, Vec<String>) {
+    let lead = crate::backend::lead_probe::probe(home, team);
+    let alive = lead.status.is_alive();
+    (
+        alive,
+        alive.then(|| lead.pid.unwrap_or(0)),
+        lead.status.label().to_string(),
+        lead.status.evidence().to_vec(),
+    )
 }
 
-fn dangling_problems(list: &TaskList, task: &Task, all: &[Task], problems: &mut Vec<ProblemRow>) {
-    let exists = |id: &String| all.iter().any(|t| &t.id == id);
-    let path = list
-        .task_path(&task.id)
-        .unwrap_or_else(|_| list.dir().to_path_buf());
-    for id in task.blocked_by.iter().filter(|id| !exists(id)) {
-        problems.push(ProblemRow::new(
-            &path,
-            format!(
-                "task #{} is blocked by #{id}, which does not exist",
-                task.id
-            ),
-        ));
+fn team_row(home: &Home, name: &str, audit: &TeamAudit) -> TeamRow {
+    // Why the team file could not be read: the first problem of the file or its directory.
+    let problem = match &audit.team_file {
+        Some(_) => None,
+        None => audit
+            .problems
+            .iter()
+            .find(|p| p.path.ends_with("config.json") || p.path.ends_with(name))
+            .map(|p| p.detail.clone()),
+    };
+    let (lead_alive, lead_pid, lead_status, lead_evidence) = lead_facts(home, name);
+    TeamRow {
+        name: name.to_string(),
+        description: audit.team_file.as_ref().and_then(|f| f.description.clone()),
+        members: audit.team_file.as_ref().map(|f| f.members.len()),
+        lead_alive,
+        lead_pid,
+        lead_status,
+        lead_evidence,
+        unread_for_lead: audit.unread_of(LEAD_NAME),
+        tasks: audit.tasks.len(),
+        problems: audit.problems.len(),
+        problem,
     }
-    for id in task.blocks.iter().filter(|id| !exists(id)) {
-        problems.push(ProblemRow::new(
-            &path,
-            format!("task #{} blocks #{id}, which does not exist", task.id),
-        ));
+}
+
+/// One team. Fails only when the name is unusable or the team does not exist at all; every
+/// file that cannot be read is a problem of the report, never a failure.
+pub fn team_report(home: &Home, team: &str) -> Result<TeamReport, StoreError> {
+    let audit = audit::audit_team(home, team)?;
+    if !audit.exists {
+        return Err(StoreError::not_found(format!(
+            "team `{team}` (no {} or {})",
+            home.team_dir(team)?.display(),
+            home.tasks_dir(team)?.display()
+        )));
+    }
+    Ok(report_from(home, team, &audit))
+}
+
+/// The report of an audited team.
+pub fn report_from(home: &Home, team: &str, audit: &TeamAudit) -> TeamReport {
+    let file = audit.team_file.as_ref();
+    let members = file
+        .map(|f| f.members.iter().map(member_row).collect())
+        .unwrap_or_default();
+    let all = &audit.tasks;
+    let tasks = all.iter().map(|t| task_row(t, all)).collect();
+    let available_ids = available(all).into_iter().map(|t| t.id.clone()).collect();
+    let inboxes = audit
+        .inboxes
+        .iter()
+        .filter_map(|i| i.entries.as_ref().map(|e| inbox_row(&i.name, e)))
+        .collect();
+    let (lead_alive, lead_pid, lead_status, lead_evidence) = lead_facts(home, team);
+    TeamReport {
+        home: home.root.display().to_string(),
+        name: team.to_string(),
+        description: file.and_then(|f| f.description.clone()),
+        created_at: file
+            .filter(|f| f.created_at > 0)
+            .map(|f| crate::protocol::time::iso_from_ms(f.created_at)),
+        lead_agent_id: file.map(|f| f.lead_agent_id.clone()),
+        lead_session_id: file.map(|f| f.lead_session_id.clone()),
+        lead_alive,
+        lead_pid,
+        lead_status,
+        lead_evidence,
+        members,
+        tasks,
+        available: available_ids,
+        inboxes,
+        problems: audit.problems.iter().map(ProblemRow::from_audit).collect(),
     }
 }
 

@@ -1,37 +1,64 @@
 //! `inspect` as text: a table of teams, or one team's members, tasks, inboxes and problems.
-//! Paths are shown relative to the home.
+//! Paths are shown relative to the home. Every string that came from a file (names, subjects,
+//! messages, paths, details) goes through `visible_line`, so none can reach the terminal raw.
 
 use std::path::Path;
 
-use super::report::{HomeReport, TaskRow, TeamReport};
+use super::report::{HomeReport, ProblemRow, TaskRow, TeamReport};
 use crate::cli::style::{Style, pad};
+use crate::protocol::display::visible_line;
 
-fn or_dash(v: Option<&str>) -> String {
-    match v {
-        Some(s) if !s.is_empty() => s.to_string(),
+/// Text from a file, safe for one line of the terminal.
+fn v(text: &str) -> String {
+    visible_line(text).into_owned()
+}
+
+fn or_dash(value: Option<&str>) -> String {
+    match value {
+        Some(s) if !s.is_empty() => v(s),
         _ => "-".to_string(),
     }
 }
 
 fn relative(home: &str, path: &str) -> String {
-    Path::new(path)
+    let shown = Path::new(path)
         .strip_prefix(home)
         .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| path.to_string())
+        .unwrap_or_else(|_| path.to_string());
+    v(&shown)
+}
+
+/// The problems section: `problems: none`, or a count and one line per problem.
+pub fn problems_text(home: &str, problems: &[ProblemRow], style: Style, out: &mut String) {
+    if problems.is_empty() {
+        out.push_str(&format!("{} none\n", style.bold("problems:")));
+        return;
+    }
+    out.push_str(&style.bold(&format!("problems ({})", problems.len())));
+    out.push('\n');
+    for p in problems {
+        out.push_str(&format!(
+            "  {}: {}\n",
+            relative(home, &p.path),
+            style.warn(&v(&p.message))
+        ));
+    }
 }
 
 /// The team list.
 pub fn home_text(report: &HomeReport, style: Style) -> String {
     let mut out = String::new();
-    out.push_str(&format!("home {}\n", report.home));
+    out.push_str(&format!("home {}\n", v(&report.home)));
     if report.teams.is_empty() {
         out.push_str("no teams\n");
+        out.push('\n');
+        problems_text(&report.home, &report.problems, style, &mut out);
         return out;
     }
     let width = report
         .teams
         .iter()
-        .map(|t| t.name.chars().count())
+        .map(|t| v(&t.name).chars().count())
         .max()
         .unwrap_or(4)
         .max(4);
@@ -45,24 +72,32 @@ pub fn home_text(report: &HomeReport, style: Style) -> String {
             .members
             .map(|n| n.to_string())
             .unwrap_or_else(|| "?".to_string());
-        let lead = match t.lead_pid {
-            Some(0) => "running".to_string(),
-            Some(pid) => format!("pid {pid}"),
-            None => "not running".to_string(),
+        let lead = match (t.lead_pid, t.lead_status.as_str()) {
+            (Some(0), _) => "running".to_string(),
+            (Some(pid), _) => format!("pid {pid}"),
+            (None, "unknown") => "unknown".to_string(),
+            (None, _) => "not running".to_string(),
         };
         out.push_str(&format!(
             "{}  {}  {}  {}  {}",
-            pad(&t.name, width),
+            pad(&v(&t.name), width),
             pad(&members, 7),
             pad(&lead, 11),
             pad(&t.unread_for_lead.to_string(), 15),
             t.tasks
         ));
         if let Some(p) = &t.problem {
-            out.push_str(&format!("  {}", style.warn(&format!("({p})"))));
+            out.push_str(&format!("  {}", style.warn(&format!("({})", v(p)))));
+        } else if t.problems > 0 {
+            out.push_str(&format!(
+                "  {}",
+                style.warn(&format!("({} problem(s))", t.problems))
+            ));
         }
         out.push('\n');
     }
+    out.push('\n');
+    problems_text(&report.home, &report.problems, style, &mut out);
     out
 }
 
@@ -70,15 +105,16 @@ pub fn home_text(report: &HomeReport, style: Style) -> String {
 pub fn team_text(r: &TeamReport, style: Style) -> String {
     let mut out = String::new();
     let title = match &r.description {
-        Some(d) if !d.is_empty() => format!("team {} — {d}", r.name),
-        _ => format!("team {}", r.name),
+        Some(d) if !d.is_empty() => format!("team {} — {}", v(&r.name), v(d)),
+        _ => format!("team {}", v(&r.name)),
     };
     out.push_str(&style.bold(&title));
     out.push('\n');
-    let lead_state = match r.lead_pid {
-        Some(0) => "running".to_string(),
-        Some(pid) => format!("running (pid {pid})"),
-        None => "not running".to_string(),
+    let lead_state = match (r.lead_pid, r.lead_status.as_str()) {
+        (Some(0), _) => "running".to_string(),
+        (Some(pid), _) => format!("running (pid {pid})"),
+        (None, "unknown") => "unknown (neither running nor provably gone)".to_string(),
+        (None, _) => "not running".to_string(),
     };
     out.push_str(&format!(
         "  lead {}: {lead_state}",
@@ -87,26 +123,17 @@ pub fn team_text(r: &TeamReport, style: Style) -> String {
     if let Some(c) = &r.created_at {
         out.push_str(&format!(" · created {c}"));
     }
-    out.push_str(&format!(" · home {}\n", r.home));
+    out.push_str(&format!(" · home {}\n", v(&r.home)));
+    for why in &r.lead_evidence {
+        out.push_str(&format!("    {}\n", style.dim(&v(why))));
+    }
 
     members_text(r, style, &mut out);
     tasks_text(r, style, &mut out);
     inboxes_text(r, style, &mut out);
 
     out.push('\n');
-    if r.problems.is_empty() {
-        out.push_str(&format!("{} none\n", style.bold("problems:")));
-    } else {
-        out.push_str(&style.bold(&format!("problems ({})", r.problems.len())));
-        out.push('\n');
-        for p in &r.problems {
-            out.push_str(&format!(
-                "  {}: {}\n",
-                relative(&r.home, &p.path),
-                style.warn(&p.message)
-            ));
-        }
-    }
+    problems_text(&r.home, &r.problems, style, &mut out);
     out
 }
 
@@ -123,9 +150,9 @@ fn members_text(r: &TeamReport, style: Style, out: &mut String) {
         .iter()
         .map(|m| {
             if m.lead {
-                format!("{} (lead)", m.name)
+                format!("{} (lead)", v(&m.name))
             } else {
-                m.name.clone()
+                v(&m.name)
             }
         })
         .collect();
@@ -152,7 +179,7 @@ fn members_text(r: &TeamReport, style: Style, out: &mut String) {
             pad(&m.status, 6),
             pad(&or_dash(m.backend.as_deref()), 10),
             pad(&or_dash(Some(&m.pane)), 10),
-            pad(&m.mode, 17),
+            pad(&v(&m.mode), 17),
             or_dash(m.color.as_deref()),
         ));
     }
@@ -171,8 +198,8 @@ fn task_note(t: &TaskRow) -> String {
             .waiting_on
             .iter()
             .map(|b| match &b.owner {
-                Some(o) => format!("#{} ({}, {o})", b.id, b.status),
-                None => format!("#{} ({})", b.id, b.status),
+                Some(o) => format!("#{} ({}, {})", v(&b.id), b.status, v(o)),
+                None => format!("#{} ({})", v(&b.id), b.status),
             })
             .collect();
         notes.push(format!("blocked by {}", by.join(", ")));
@@ -200,21 +227,26 @@ fn tasks_text(r: &TeamReport, style: Style, out: &mut String) {
         out.push_str("  none\n");
         return;
     }
-    let id_width = r.tasks.iter().map(|t| t.id.len() + 1).max().unwrap_or(2);
+    let id_width = r
+        .tasks
+        .iter()
+        .map(|t| v(&t.id).chars().count() + 1)
+        .max()
+        .unwrap_or(2);
     let owner_width = r
         .tasks
         .iter()
-        .map(|t| t.owner.as_deref().map_or(1, |o| o.chars().count()))
+        .map(|t| t.owner.as_deref().map_or(1, |o| v(o).chars().count()))
         .max()
         .unwrap_or(1)
         .max(5);
     for t in &r.tasks {
         let line = format!(
             "  {}  {}  {}  {}{}",
-            pad(&format!("#{}", t.id), id_width),
+            pad(&format!("#{}", v(&t.id)), id_width),
             pad(&t.status, 11),
             pad(&or_dash(t.owner.as_deref()), owner_width),
-            t.subject,
+            v(&t.subject),
             task_note(t)
         );
         if t.status == "completed" || t.internal {
@@ -224,7 +256,7 @@ fn tasks_text(r: &TeamReport, style: Style, out: &mut String) {
         }
         out.push('\n');
     }
-    let available: Vec<String> = r.available.iter().map(|id| format!("#{id}")).collect();
+    let available: Vec<String> = r.available.iter().map(|id| format!("#{}", v(id))).collect();
     out.push_str(&format!(
         "  available: {}\n",
         if available.is_empty() {
@@ -246,7 +278,9 @@ fn inboxes_text(r: &TeamReport, style: Style, out: &mut String) {
     for inbox in &r.inboxes {
         out.push_str(&format!(
             "  {}: {} unread ({} total)\n",
-            inbox.member, inbox.unread, inbox.total
+            v(&inbox.member),
+            inbox.unread,
+            inbox.total
         ));
         if inbox.unread > inbox.recent_unread.len() {
             out.push_str(&format!(
@@ -255,7 +289,11 @@ fn inboxes_text(r: &TeamReport, style: Style, out: &mut String) {
             ));
         }
         for m in &inbox.recent_unread {
-            out.push_str(&format!("    {}  {}\n", style.dim(&m.timestamp), m.summary));
+            out.push_str(&format!(
+                "    {}  {}\n",
+                style.dim(&v(&m.timestamp)),
+                v(&m.summary)
+            ));
         }
     }
 }

@@ -1,15 +1,29 @@
-//! One-line digests of file changes for `monitor`: what a change to a team file, an inbox or a
-//! task means, found by comparing the new content with the content seen before (`config: 3
-//! members [team-lead, a, b] (+b)`, `task 3: in_progress owner=a (was pending)`, `inbox
-//! team-lead: +1 permission_request from a — …`). Reads only; never locks.
+//! One-line digests of file changes for `monitor`: what a change to a team file, an inbox, a
+//! task or a lead's delivery log means, found by comparing the new content with the content
+//! seen before (`config: 3 members [team-lead, a, b] (+b)`, `task 3: in_progress owner=a (was
+//! pending)`, `inbox team-lead: +1 permission_request from a — …`). Files are read with the
+//! store's safe reader (no symlink followed, no FIFO blocked on, bounded size): whatever sits
+//! where a protocol file should be is reported as one line, never read. The text may hold
+//! anything a file held; the caller escapes it. Reads only; never locks.
 
-use std::collections::{HashMap, HashSet};
-use std::path::{Component, Path, PathBuf};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
-use crate::protocol::inbox::clip;
+use serde_json::Value;
+
+use super::messages::Messages;
+use super::places::{Place, label, locate, removed_text};
+use crate::protocol::inbox::{clip, parse_entries};
 use crate::protocol::{InboxEntry, Task, TeamFile};
-use crate::store::{Home, StoreError, inbox, read_team, tasks::TaskList};
+use crate::store::safe_file::{FileKind, MAX_SMALL_FILE_BYTES, read_regular};
+use crate::store::{Home, StoreError};
 use crate::watch::{ChangeEvent, ChangeKind, WatchScope};
+
+/// The largest file monitor reads.
+pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+/// Parse failures are read again this many times (Claude Code 2.1.329 writes in place, so a
+/// read can see half a file).
+const TORN_RETRIES: usize = 2;
 
 /// What was last seen at a path.
 #[derive(Debug, Clone)]
@@ -19,21 +33,7 @@ enum Seen {
     Task(Task),
 }
 
-/// What a path is, in the layout of PROTOCOL.md 1.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Place {
-    TeamDir,
-    Config,
-    InboxesDir,
-    Inbox(String),
-    TasksDir,
-    Task(String),
-    HighWatermark,
-    ListLockFile,
-    Other(String),
-}
-
-/// A digest line: the team it is about and the text.
+/// A digest line: the team it is about and the text (unescaped).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digest {
     pub team: String,
@@ -44,6 +44,58 @@ pub struct Digest {
 pub struct Digester {
     home: Home,
     seen: HashMap<PathBuf, Seen>,
+    messages: Messages,
+}
+
+/// Why a file could not be read, in a few words.
+fn read_error(path: &Path, error: &StoreError) -> String {
+    match error {
+        StoreError::Symlink { .. } => "is a symbolic link, not followed".to_string(),
+        StoreError::NotAFile { .. } => match FileKind::at(path) {
+            Ok(Some(kind)) => format!("is {}, not read", kind.describe()),
+            _ => "is not a regular file, not read".to_string(),
+        },
+        StoreError::Parse { detail, .. } => format!("unreadable ({detail})"),
+        other => format!("unreadable ({other})"),
+    }
+}
+
+/// Reads and parses a protocol file; `Ok(None)` when nothing is there.
+fn read_seen(path: &Path, place: &Place) -> Result<Option<Seen>, String> {
+    let mut attempt = 0;
+    loop {
+        let bytes = match read_regular(path, MAX_READ_BYTES) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(read_error(path, &e)),
+        };
+        match parse_seen(&bytes, place) {
+            Ok(seen) => return Ok(seen),
+            Err(detail) if attempt >= TORN_RETRIES => return Err(format!("unreadable ({detail})")),
+            Err(_) => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(30));
+            }
+        }
+    }
+}
+
+fn parse_seen(bytes: &[u8], place: &Place) -> Result<Option<Seen>, String> {
+    Ok(Some(match place {
+        Place::Config => {
+            let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))?;
+            Seen::Team(TeamFile::parse(text).map_err(|e| format!("not a valid team file: {e}"))?)
+        }
+        Place::Inbox(_) => match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Array(items)) => Seen::Inbox(parse_entries(items).0),
+            Ok(_) => return Err("not a JSON array".to_string()),
+            Err(e) => return Err(format!("not valid JSON: {e}")),
+        },
+        Place::Task(_) => Seen::Task(
+            serde_json::from_slice::<Task>(bytes).map_err(|e| format!("not a valid task: {e}"))?,
+        ),
+        _ => return Ok(None),
+    }))
 }
 
 impl Digester {
@@ -51,10 +103,12 @@ impl Digester {
         Digester {
             home: home.clone(),
             seen: HashMap::new(),
+            messages: Messages::default(),
         }
     }
 
-    /// Reads every file of the scope once, so the first change is compared with something.
+    /// Reads every file of the scope once, so the first change is compared with something,
+    /// and follows delivery logs from their end.
     pub fn prime(&mut self, scope: &WatchScope) {
         for root in scope.roots() {
             self.prime_dir(scope, root, 0);
@@ -70,84 +124,62 @@ impl Digester {
             if !scope.contains(&path) {
                 continue;
             }
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir && depth < 3 && !crate::watch::is_lock_dir_path(&path) {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && depth < 3 && !crate::watch::is_lock_dir_path(&path) {
                 self.prime_dir(scope, &path, depth + 1);
-            } else if !is_dir {
-                let _ = self.read_and_remember(&path);
+            } else if kind.is_file() {
+                let Some((team, place)) = locate(&self.home.root, &path) else {
+                    continue;
+                };
+                match &place {
+                    Place::DeliveryLog(_) => self.messages.prime_log(&path),
+                    _ => {
+                        if let Ok(Some(seen)) = read_seen(&path, &place) {
+                            if let (Place::Inbox(member), Seen::Inbox(entries)) = (&place, &seen) {
+                                self.messages.prime_inbox(&team, member, entries);
+                            }
+                            self.seen.insert(path, seen);
+                        }
+                    }
+                }
             }
         }
     }
 
-    /// The team and place of a path under the home.
-    fn locate(&self, path: &Path) -> Option<(String, Place)> {
-        let rel = path.strip_prefix(&self.home.root).ok()?;
-        let parts: Vec<String> = rel
-            .components()
-            .filter_map(|c| match c {
-                Component::Normal(s) => s.to_str().map(str::to_string),
-                _ => None,
-            })
-            .collect();
-        let team = parts.get(1)?.clone();
-        let rest = &parts[2..];
-        let place = match (parts[0].as_str(), rest) {
-            ("teams", []) => Place::TeamDir,
-            ("teams", [f]) if f == "config.json" => Place::Config,
-            ("teams", [d]) if d == "inboxes" => Place::InboxesDir,
-            ("teams", [d, f]) if d == "inboxes" && f.ends_with(".json") => {
-                Place::Inbox(f.trim_end_matches(".json").to_string())
-            }
-            ("tasks", []) => Place::TasksDir,
-            ("tasks", [f]) if f == ".highwatermark" => Place::HighWatermark,
-            ("tasks", [f]) if f == ".lock" => Place::ListLockFile,
-            ("tasks", [f]) if f.ends_with(".json") => {
-                Place::Task(f.trim_end_matches(".json").to_string())
-            }
-            _ => Place::Other(rest.join("/")),
+    /// The digest lines of one change (none for paths outside the home layout).
+    pub fn digest(&mut self, event: &ChangeEvent) -> Vec<Digest> {
+        let Some((team, place)) = locate(&self.home.root, &event.path) else {
+            return Vec::new();
         };
-        Some((team, place))
-    }
-
-    /// Reads a file and remembers it; the previous content is returned.
-    fn read_and_remember(&mut self, path: &Path) -> Result<Option<Seen>, StoreError> {
-        let Some((team, place)) = self.locate(path) else {
-            return Ok(None);
-        };
-        let now = match place {
-            Place::Config => Seen::Team(read_team(&self.home, &team)?),
-            Place::Inbox(_) => Seen::Inbox(inbox::read_path(path)?.entries),
-            Place::Task(ref id) => Seen::Task(TaskList::new(&self.home, &team)?.get(id)?),
-            _ => return Ok(None),
-        };
-        Ok(self.seen.insert(path.to_path_buf(), now))
-    }
-
-    /// The digest of one change (`None` for paths outside the home layout).
-    pub fn digest(&mut self, event: &ChangeEvent) -> Option<Digest> {
-        let (team, place) = self.locate(&event.path)?;
-        let text = match event.kind {
-            ChangeKind::LockAcquired | ChangeKind::LockReleased => self.lock_text(event),
+        let lines = match event.kind {
+            ChangeKind::LockAcquired | ChangeKind::LockReleased => vec![self.lock_text(event)],
             ChangeKind::Removed => {
                 self.seen.remove(&event.path);
-                removed_text(&place)
+                if matches!(place, Place::DeliveryLog(_)) {
+                    self.messages.log_removed(&event.path);
+                }
+                vec![removed_text(&place)]
             }
-            ChangeKind::Created | ChangeKind::Modified => self.changed_text(event, &place),
+            ChangeKind::Created | ChangeKind::Modified => self.changed(event, &team, &place),
         };
-        Some(Digest { team, text })
+        lines
+            .into_iter()
+            .map(|text| Digest {
+                team: team.clone(),
+                text,
+            })
+            .collect()
     }
 
     fn lock_text(&self, event: &ChangeEvent) -> String {
         let target = event
             .lock_target()
-            .and_then(|t| self.locate(&t))
+            .and_then(|t| locate(&self.home.root, &t))
             .map(|(_, place)| match place {
                 Place::ListLockFile => "task list".to_string(),
-                Place::Config => "config".to_string(),
-                Place::Inbox(n) => format!("inbox {n}"),
-                Place::Task(id) => format!("task {id}"),
-                Place::Other(p) => p,
-                other => format!("{other:?}"),
+                other => label(&other),
             })
             .unwrap_or_else(|| event.path.display().to_string());
         let verb = if event.kind == ChangeKind::LockAcquired {
@@ -158,69 +190,81 @@ impl Digester {
         format!("lock {verb}: {target}")
     }
 
-    fn changed_text(&mut self, event: &ChangeEvent, place: &Place) -> String {
+    fn changed(&mut self, event: &ChangeEvent, team: &str, place: &Place) -> Vec<String> {
         let created = event.kind == ChangeKind::Created;
-        match place {
+        let path = &event.path;
+        let expected = match place {
+            Place::Config
+            | Place::Inbox(_)
+            | Place::Task(_)
+            | Place::DeliveryLog(_)
+            | Place::HighWatermark => Some(FileKind::Regular),
+            Place::TeamDir | Place::TasksDir | Place::InboxesDir => Some(FileKind::Directory),
+            _ => None,
+        };
+        if let Some(expected) = expected
+            && let Ok(Some(kind)) = FileKind::at(path)
+            && kind != expected
+        {
+            self.seen.remove(path);
+            let verb = if expected == FileKind::Regular {
+                "read"
+            } else {
+                "followed"
+            };
+            return vec![format!(
+                "{}: is now {}, not {verb}",
+                label(place),
+                kind.describe()
+            )];
+        }
+        let text = match place {
             Place::TeamDir => "team directory created".to_string(),
             Place::TasksDir => "task list directory created".to_string(),
             Place::InboxesDir => "inboxes directory created".to_string(),
-            Place::HighWatermark => match std::fs::read_to_string(&event.path) {
-                Ok(t) => format!("task list: highwatermark {}", t.trim()),
-                Err(_) => "task list: highwatermark changed".to_string(),
+            Place::HighWatermark => match read_regular(path, MAX_SMALL_FILE_BYTES) {
+                Ok(Some(t)) => format!(
+                    "task list: highwatermark {}",
+                    clip(String::from_utf8_lossy(&t).trim(), 40)
+                ),
+                Ok(None) => "task list: highwatermark removed".to_string(),
+                Err(e) => format!("highwatermark: {}", read_error(path, &e)),
             },
             Place::ListLockFile => "task list: lock file created".to_string(),
-            Place::Other(rel) => {
+            Place::DeliveryLog(member) => return self.messages.log_changed(team, member, path),
+            Place::Teamlead(_) | Place::Other(_) => {
                 let what = if event.is_dir { "directory " } else { "" };
-                format!("{what}{rel} {}", event.kind.label())
+                format!("{what}{} {}", label(place), event.kind.label())
             }
             Place::Config | Place::Inbox(_) | Place::Task(_) => {
-                let before = self.seen.get(&event.path).cloned();
-                let now = self.read_and_remember(&event.path);
-                let current = self.seen.get(&event.path).cloned();
-                match (now, current) {
-                    (Err(e), _) => format!("{}: unreadable ({e})", place_label(place)),
-                    (Ok(_), Some(current)) => describe(place, before.as_ref(), &current, created),
-                    (Ok(_), None) => format!("{} {}", place_label(place), event.kind.label()),
+                let before = self.seen.get(path).cloned();
+                match read_seen(path, place) {
+                    Err(why) => {
+                        self.seen.remove(path);
+                        format!("{}: {why}", label(place))
+                    }
+                    Ok(None) => format!("{} {}", label(place), event.kind.label()),
+                    Ok(Some(now)) => {
+                        self.seen.insert(path.clone(), now.clone());
+                        match (&now, place) {
+                            (Seen::Inbox(entries), Place::Inbox(member)) => {
+                                let old: &[InboxEntry] = match &before {
+                                    Some(Seen::Inbox(e)) => e,
+                                    _ => &[],
+                                };
+                                return self
+                                    .messages
+                                    .inbox_changed(team, member, old, entries, created);
+                            }
+                            (Seen::Team(file), _) => config_text(before.as_ref(), file),
+                            (Seen::Task(task), _) => task_text(before.as_ref(), task, created),
+                            (Seen::Inbox(_), _) => label(place),
+                        }
+                    }
                 }
             }
-        }
-    }
-}
-
-fn place_label(place: &Place) -> String {
-    match place {
-        Place::Config => "config".to_string(),
-        Place::Inbox(n) => format!("inbox {n}"),
-        Place::Task(id) => format!("task {id}"),
-        Place::TeamDir => "team".to_string(),
-        Place::TasksDir => "task list".to_string(),
-        Place::InboxesDir => "inboxes".to_string(),
-        Place::HighWatermark => "highwatermark".to_string(),
-        Place::ListLockFile => "task list lock file".to_string(),
-        Place::Other(rel) => rel.clone(),
-    }
-}
-
-fn removed_text(place: &Place) -> String {
-    match place {
-        Place::TeamDir => "team removed".to_string(),
-        Place::TasksDir => "task list removed".to_string(),
-        Place::Task(id) => format!("task {id}: deleted"),
-        other => format!("{}: removed", place_label(other)),
-    }
-}
-
-fn describe(place: &Place, before: Option<&Seen>, now: &Seen, created: bool) -> String {
-    match now {
-        Seen::Team(team) => config_text(before, team),
-        Seen::Inbox(entries) => {
-            let name = match place {
-                Place::Inbox(n) => n.as_str(),
-                _ => "?",
-            };
-            inbox_text(name, before, entries, created)
-        }
-        Seen::Task(task) => task_text(before, task, created),
+        };
+        vec![text]
     }
 }
 
@@ -272,87 +316,6 @@ fn config_text(before: Option<&Seen>, team: &TeamFile) -> String {
         text.push_str(&format!(" ({})", changes.join(", ")));
     }
     text
-}
-
-fn entry_kind(entry: &InboxEntry) -> String {
-    entry
-        .parse_frame()
-        .map(|f| f.kind().to_string())
-        .unwrap_or_else(|| "message".to_string())
-}
-
-/// A plain message as its quoted summary or first line, a frame as its one-liner.
-fn entry_preview(entry: &InboxEntry) -> String {
-    if entry.parse_frame().is_some() {
-        clip(&entry.one_liner(), 90)
-    } else {
-        let body = entry
-            .summary
-            .clone()
-            .unwrap_or_else(|| crate::protocol::inbox::first_line(&entry.text));
-        format!("\"{}\"", clip(&body, 80))
-    }
-}
-
-/// How many new entries are named one by one in a digest.
-const NAMED_ENTRIES: usize = 4;
-
-fn inbox_text(name: &str, before: Option<&Seen>, now: &[InboxEntry], created: bool) -> String {
-    let old: &[InboxEntry] = match before {
-        Some(Seen::Inbox(e)) => e,
-        _ => &[],
-    };
-    let old_read: HashMap<String, bool> = old
-        .iter()
-        .map(|e| (e.dedup_key(), !e.is_unread()))
-        .collect();
-    let now_keys: HashSet<String> = now.iter().map(InboxEntry::dedup_key).collect();
-    let added: Vec<&InboxEntry> = now
-        .iter()
-        .filter(|e| !old_read.contains_key(&e.dedup_key()))
-        .collect();
-    let removed = old
-        .iter()
-        .filter(|e| !now_keys.contains(&e.dedup_key()))
-        .count();
-    let newly_read = now
-        .iter()
-        .filter(|e| !e.is_unread() && old_read.get(&e.dedup_key()) == Some(&false))
-        .count();
-    let mut parts = Vec::new();
-    match added.as_slice() {
-        [] => {}
-        [one] => parts.push(format!(
-            "+1 {} from {} — {}",
-            entry_kind(one),
-            one.from,
-            entry_preview(one)
-        )),
-        many => {
-            let mut named: Vec<String> = many
-                .iter()
-                .take(NAMED_ENTRIES)
-                .map(|e| format!("{} from {}", entry_kind(e), e.from))
-                .collect();
-            if many.len() > NAMED_ENTRIES {
-                named.push("…".to_string());
-            }
-            parts.push(format!("+{}: {}", many.len(), named.join(", ")));
-        }
-    }
-    if removed > 0 {
-        parts.push(format!("-{removed} delivered"));
-    }
-    if newly_read > 0 {
-        parts.push(format!("{newly_read} marked read"));
-    }
-    if parts.is_empty() && created {
-        return format!("inbox {name}: created ({} entries)", now.len());
-    }
-    if parts.is_empty() {
-        return format!("inbox {name}: rewritten, no change ({} entries)", now.len());
-    }
-    format!("inbox {name}: {}", parts.join(", "))
 }
 
 fn task_text(before: Option<&Seen>, task: &Task, created: bool) -> String {

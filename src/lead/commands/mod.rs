@@ -36,7 +36,7 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
         ("/kill", "/kill NAME — stop a teammate at once"),
         (
             "/mode",
-            "/mode NAME MODE — set a teammate's permission mode",
+            "/mode NAME MODE [--force] — set a teammate's permission mode (--force moves a plan-mode-required teammate out of plan)",
         ),
         ("/team", "/team — show the team"),
         (
@@ -91,6 +91,8 @@ pub enum SlashCommand {
     Mode {
         name: String,
         mode: PermissionMode,
+        /// Move a plan-mode-required teammate out of plan mode anyway.
+        force: bool,
     },
     Team,
     TeamDelete,
@@ -213,6 +215,12 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
             [name, mode] => Ok(SlashCommand::Mode {
                 name: strip_at(name),
                 mode: parse_mode(mode)?,
+                force: false,
+            }),
+            [name, mode, force] if force == "--force" => Ok(SlashCommand::Mode {
+                name: strip_at(name),
+                mode: parse_mode(mode)?,
+                force: true,
             }),
             _ => Err(usage("/mode")),
         },

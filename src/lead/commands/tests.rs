@@ -103,7 +103,16 @@ fn messages_and_team_commands() {
         slash("/mode builder plan"),
         SlashCommand::Mode {
             name: "builder".into(),
-            mode: PermissionMode::Plan
+            mode: PermissionMode::Plan,
+            force: false
+        }
+    );
+    assert_eq!(
+        slash("/mode @builder bypassPermissions --force"),
+        SlashCommand::Mode {
+            name: "builder".into(),
+            mode: PermissionMode::BypassPermissions,
+            force: true
         }
     );
     assert_eq!(slash("/team delete"), SlashCommand::TeamDelete);

@@ -8,6 +8,7 @@ mod incoming;
 mod model;
 mod panes;
 mod quit;
+mod spawn;
 mod state;
 mod submit;
 mod team_ops;
@@ -143,6 +144,10 @@ pub enum LeadError {
         "team `{0}` already exists and was not started by teamlead (another lead may own it): pick another name with --team"
     )]
     ForeignTeam(String),
+    #[error(
+        "team `{team}` already exists and its lead cannot be proven gone ({why}): pick another name with --team, or try again later"
+    )]
+    TeamInUse { team: String, why: String },
     #[error("the lead must be started inside a tokio runtime")]
     NoRuntime,
 }

@@ -18,6 +18,8 @@ use crate::store::{self, Home};
 /// Everything the lead keeps about its pane backend.
 pub struct PaneSession {
     pub executor: Arc<PaneExecutor>,
+    /// What runs builtin teammates (checked before each spawn).
+    pub program: TeammateProgram,
     /// The private server (outside tmux), killed at quit.
     pub private: Option<TmuxServer>,
     /// How the user sees the private server.
@@ -40,9 +42,7 @@ impl PaneSession {
             }
         } else {
             TeammateProgram::Teamlead {
-                binary: std::env::current_exe()
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .unwrap_or_else(|_| "teamlead".to_string()),
+                binary: teamlead_binary(),
                 engine: engine.to_string(),
             }
         };
@@ -66,14 +66,27 @@ impl PaneSession {
             home,
             team,
             backend,
-            program,
+            program.clone(),
             Some(lead_session_id.to_string()),
         );
         Some(PaneSession {
             executor: Arc::new(executor),
+            program,
             private,
             attach_hint,
         })
+    }
+}
+
+/// This binary's path, for builtin pane teammates. A binary replaced while the lead runs (a
+/// rebuild) reads as `<path> (deleted)` on Linux: the path itself is what panes should run.
+fn teamlead_binary() -> String {
+    match std::env::current_exe() {
+        Ok(path) => {
+            let path = path.to_string_lossy();
+            path.strip_suffix(" (deleted)").unwrap_or(&path).to_string()
+        }
+        Err(_) => "teamlead".to_string(),
     }
 }
 
@@ -203,11 +216,8 @@ impl Controller {
 
     /// `/clean`: removes what dead sessions left behind (never this session's team).
     pub fn clean_orphans(&mut self) {
-        use crate::backend::orphans::{self, Orphan};
-        let found: Vec<Orphan> = orphans::find(&self.home)
-            .into_iter()
-            .filter(|o| !matches!(o, Orphan::GoneMember { team, .. } if *team == self.team))
-            .collect();
+        use crate::backend::orphans;
+        let found = orphans::find(&self.home);
         if found.is_empty() {
             return self.note("Nothing to clean.");
         }

@@ -1,12 +1,16 @@
 //! Quitting: shutdown requests to every teammate, waiting (up to the quit timeout) for their
-//! `shutdown_approved`, then killing what is left, deleting the team and its tasks, releasing
+//! `shutdown_approved`, then killing what is left, retiring teammate worktrees (removed when
+//! they hold no work, kept and named otherwise), deleting the team and its tasks, releasing
 //! the liveness lock and saying `Exited`. Whatever waits in the queues is refused first, so no
 //! teammate stays blocked on an answer that will not come.
+
+use std::path::PathBuf;
 
 use tokio::time::Instant;
 
 use super::state::{Controller, Phase};
 use crate::backend::executor::TeammateExecutor;
+use crate::backend::worktree::{self, Retired, Worktree};
 use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision};
 use crate::store::{self, StoreError};
 
@@ -68,15 +72,8 @@ impl Controller {
         }
         self.kill_all_panes().await;
         self.deny_everything_pending("The lead is shutting down.");
-        let removed = store::delete_team_with(&self.home, &self.team, |file| {
-            for m in &file.members {
-                if let Some(path) = &m.worktree_path
-                    && let Err(e) = crate::backend::worktree::remove(std::path::Path::new(path))
-                {
-                    tracing::warn!("removing the worktree {path}: {e}");
-                }
-            }
-        });
+        self.retire_worktrees().await;
+        let removed = store::delete_team(&self.home, &self.team);
         crate::lead::emergency::unregister();
         match removed {
             Ok(()) | Err(StoreError::NotFound { .. }) => {}
@@ -89,6 +86,58 @@ impl Controller {
         self.emit(LeadEvent::Exited);
         self.phase = Phase::Done;
         self.flush().await;
+    }
+
+    /// Every teammate worktree of this session (and any other a member records) is removed
+    /// with its branch when it holds no work, and kept and named in the transcript otherwise.
+    /// Git runs on the blocking pool.
+    async fn retire_worktrees(&mut self) {
+        self.reload_team();
+        let mut known: Vec<(String, Worktree)> = std::mem::take(&mut self.worktrees);
+        let others: Vec<(String, PathBuf)> = self
+            .team_file
+            .teammates()
+            .filter_map(|m| Some((m.name.clone(), PathBuf::from(m.worktree_path.as_ref()?))))
+            .filter(|(_, p)| !known.iter().any(|(_, w)| &w.path == p))
+            .collect();
+        known.dedup_by(|a, b| a.1.path == b.1.path);
+        if known.is_empty() && others.is_empty() {
+            return;
+        }
+        let results = tokio::task::spawn_blocking(move || {
+            let mut results = Vec::new();
+            for (name, w) in known {
+                let r = worktree::retire(&w);
+                results.push((name, w.path, Some(w.branch), r));
+            }
+            for (name, path) in others {
+                let r = worktree::remove(&path);
+                results.push((name, path, None, r));
+            }
+            results
+        })
+        .await
+        .unwrap_or_default();
+        let mut removed = 0;
+        for (name, path, branch, result) in results {
+            let branch = branch.map(|b| format!(" (branch {b})")).unwrap_or_default();
+            match result {
+                Ok(Retired::Removed) => removed += 1,
+                Ok(Retired::Kept(work)) => self.note(format!(
+                    "Kept worktree {}{branch} of @{name}: {work}.",
+                    path.display()
+                )),
+                Err(e) => self.note(format!(
+                    "Kept worktree {}{branch} of @{name}: {e}",
+                    path.display()
+                )),
+            }
+        }
+        if removed > 0 {
+            self.note(format!(
+                "Removed {removed} teammate worktree(s) and their branches (nothing uncommitted or unmerged)."
+            ));
+        }
     }
 
     /// Answers every queued permission and plan with a refusal (at quit).

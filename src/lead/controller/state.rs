@@ -85,6 +85,8 @@ pub(crate) struct Controller {
     pub claude_by_default: bool,
     pub teammate_model: Option<String>,
     pub worktree_by_default: bool,
+    /// The worktrees given to teammates this session (retired at quit), with their owners.
+    pub worktrees: Vec<(String, crate::backend::worktree::Worktree)>,
     pub poller: Poller,
     pub turns: TurnQueue,
     /// The optional lead model (`--lead-model`).
@@ -117,28 +119,41 @@ impl Controller {
         let home = opts.home.clone();
         let cwd = opts.cwd.clone();
         let mut notes = Vec::new();
-        // A team directory without a live lead was left by a crashed teamlead session: sweep
-        // it. A team without teamlead's liveness file belongs to another lead (Claude Code):
-        // never touch it.
+        // A team directory whose teamlead lead is provably dead was left by a crashed teamlead
+        // session: sweep it. A team of another lead (Claude Code's: no teamlead liveness file),
+        // or one whose lead is alive or cannot be proven gone, is never touched.
         if home.config_path(&team)?.exists() {
-            if store::is_lead_alive(&home, &team) {
-                return Err(StoreError::LeadAlive {
-                    team: team.clone(),
-                    pid: store::liveness::lead_pid(&home, &team),
+            use crate::backend::lead_probe::{self, LeadStatus, Owner};
+            use crate::backend::orphans::{self, Orphan};
+            let probe = lead_probe::probe(&home, &team);
+            match (probe.owner, &probe.status) {
+                (Owner::Teamlead, LeadStatus::Dead { evidence }) => {
+                    let orphan = Orphan::DeadTeam {
+                        team: team.clone(),
+                        lead_pid: probe.recorded_pid,
+                        evidence: evidence.clone(),
+                    };
+                    orphans::remove(&home, &orphan).map_err(|why| LeadError::TeamInUse {
+                        team: team.clone(),
+                        why,
+                    })?;
                 }
-                .into());
-            }
-            if !home.lead_lock_path(&team)?.exists() {
-                return Err(LeadError::ForeignTeam(team));
-            }
-            for orphan in crate::backend::orphans::find(&home) {
-                if matches!(&orphan, crate::backend::orphans::Orphan::DeadTeam { team: t, .. } if *t == team)
+                (Owner::Teamlead, LeadStatus::Alive { .. })
+                    if store::is_lead_alive(&home, &team) =>
                 {
-                    let _ = crate::backend::orphans::remove(&home, &orphan);
+                    return Err(StoreError::LeadAlive {
+                        team: team.clone(),
+                        pid: store::liveness::lead_pid(&home, &team),
+                    }
+                    .into());
                 }
-            }
-            if home.config_path(&team)?.exists() {
-                store::delete_team(&home, &team)?;
+                (Owner::Teamlead, status) => {
+                    return Err(LeadError::TeamInUse {
+                        team: team.clone(),
+                        why: status.evidence().first().cloned().unwrap_or_default(),
+                    });
+                }
+                (Owner::Other, _) => return Err(LeadError::ForeignTeam(team)),
             }
             notes.push(format!(
                 "Removed the team `{team}` left behind by a previous session (its lead was gone)."
@@ -227,6 +242,7 @@ impl Controller {
             claude_by_default: opts.claude_by_default,
             teammate_model: opts.teammate_model.clone(),
             worktree_by_default: opts.worktree_by_default,
+            worktrees: Vec::new(),
             poller,
             turns: TurnQueue::new(),
             lead_model: super::model::LeadModel::open(opts.lead_model.take(), &mut notes),

@@ -1,18 +1,18 @@
 //! Composer text: slash commands, `@name text`, text in a teammate's view, and plain text
 //! (to the lead model when the session has one, else the user is told how to address
-//! teammates). Also spawning teammates, the task commands, and starting a demo plan.
+//! teammates). Also the task commands, and starting a demo plan (spawning is in `spawn`).
 
 use serde_json::{Map, Value};
 
+use super::spawn::SpawnFlags;
 use super::state::Controller;
-use crate::backend::executor::{SpawnRequest, TeammateExecutor};
 use crate::lead::commands::{Input, ShutdownTarget, SlashCommand, help_text, parse_input};
 use crate::lead::team_view::{backend_of, status_of};
 use crate::lead::view::{LeadEvent, TeammateStatus, TranscriptItem, ViewTarget};
+use crate::protocol::PermissionMode;
 use crate::protocol::frames::{Frame, TaskAssignment};
-use crate::protocol::names::unique_member_name;
 use crate::protocol::time::now_iso;
-use crate::protocol::{Color, InboxEntry, LEAD_NAME, Member, PermissionMode};
+use crate::protocol::{InboxEntry, LEAD_NAME};
 
 /// What a user is told when plain text has nowhere to go.
 pub const NO_LEAD_MODEL: &str = "There is no lead model in this session (start teamlead with --lead-model for one): address teammates with `@name text`, `/msg @name text` or `/broadcast text` (/help lists every command).";
@@ -85,7 +85,16 @@ impl Controller {
                 target: ShutdownTarget::One(name),
             } => self.shutdown_one(&name),
             SlashCommand::Kill { name } => self.kill(&name).await,
-            SlashCommand::Mode { name, mode } => self.set_teammate_mode(&name, mode),
+            SlashCommand::Mode { name, mode, force } => {
+                if !force && self.leaves_required_plan(&name, mode) {
+                    self.note(format!(
+                        "{name} requires plan mode: it must have its plan approved before it changes anything. \
+                         To move it to {mode} anyway: /mode {name} {mode} --force"
+                    ));
+                } else {
+                    self.set_teammate_mode(&name, mode);
+                }
+            }
             SlashCommand::Team => self.show_team(),
             SlashCommand::TeamDelete => {
                 let left = self.team_file.teammates().count();
@@ -150,154 +159,6 @@ impl Controller {
                 self.note(format!("Could not send the message to {name}: {e}"));
             }
         }
-    }
-
-    /// `/spawn` with only the common options (in a pane when the session has a pane backend).
-    pub async fn spawn_teammate(
-        &mut self,
-        requested: &str,
-        plan_mode_required: bool,
-        mode: Option<PermissionMode>,
-        prompt: &str,
-    ) -> Option<String> {
-        let flags = SpawnFlags {
-            plan_mode_required,
-            mode,
-            ..SpawnFlags::default()
-        };
-        self.spawn_teammate_with(requested, flags, prompt).await
-    }
-
-    /// `/spawn`: member entry first, then the runtime or pane (which clears the inbox and writes
-    /// the prompt as the first message from `team-lead`).
-    pub async fn spawn_teammate_with(
-        &mut self,
-        requested: &str,
-        flags: SpawnFlags,
-        prompt: &str,
-    ) -> Option<String> {
-        if self.phase != super::state::Phase::Running {
-            self.note("The lead is shutting down: no new teammates.");
-            return None;
-        }
-        let in_pane = self.panes.is_some();
-        let claude = flags.claude.unwrap_or(self.claude_by_default);
-        if claude && !in_pane {
-            self.note(
-                "Claude Code teammates need a pane backend (tmux or iTerm2); this session runs teammates in-process.",
-            );
-            return None;
-        }
-        self.reload_team();
-        let taken: Vec<&str> = self
-            .team_file
-            .members
-            .iter()
-            .map(|m| m.name.as_str())
-            .collect();
-        let name = match unique_member_name(requested, &taken) {
-            Ok(n) => n,
-            Err(e) => {
-                self.note(format!("Cannot spawn `{requested}`: {e}"));
-                return None;
-            }
-        };
-        let mut cwd = self.cwd.clone();
-        let mut worktree_path = None;
-        if flags.worktree.unwrap_or(self.worktree_by_default) {
-            match crate::backend::worktree::create(&self.cwd, &self.team, &name) {
-                Ok(w) => {
-                    cwd = w.path.clone();
-                    worktree_path = Some(w.path.to_string_lossy().into_owned());
-                    self.note(format!(
-                        "{name} works in its own worktree {} (branch {}).",
-                        w.path.display(),
-                        w.branch
-                    ));
-                }
-                Err(e) => {
-                    self.note(format!("Cannot give {name} a worktree: {e}"));
-                    return None;
-                }
-            }
-        }
-        let color = Color::nth(self.spawned);
-        self.spawned += 1;
-        let plan_mode_required = flags.plan_mode_required;
-        let mode = if plan_mode_required {
-            PermissionMode::Plan
-        } else {
-            flags.mode.unwrap_or(self.lead_mode.for_teammate())
-        };
-        let mut member = Member::new(&name, &self.team, &cwd.to_string_lossy());
-        member.prompt = Some(prompt.to_string());
-        member.color = Some(color.as_str().to_string());
-        member.plan_mode_required = plan_mode_required.then_some(true);
-        let where_ = if in_pane {
-            let label = self.backend.clone();
-            member.backend_type = Some(label.clone());
-            member.tmux_pane_id = String::new();
-            label
-        } else {
-            member.backend_type = Some("in-process".to_string());
-            member.tmux_pane_id = "in-process".to_string();
-            "in-process".to_string()
-        };
-        member.mode = Some(mode.as_str().to_string());
-        member.worktree_path = worktree_path.clone();
-        if let Err(e) = crate::store::add_member(&self.home, &self.team, member) {
-            self.note(format!("Cannot add {name} to the team: {e}"));
-            return None;
-        }
-        let request = SpawnRequest {
-            color: Some(color.as_str().to_string()),
-            mode,
-            plan_mode_required,
-            prompt: Some(prompt.to_string()),
-            claude,
-            model: self.teammate_model.clone(),
-            ..SpawnRequest::new(&name, cwd)
-        };
-        let started = if in_pane {
-            self.spawn_in_pane(request)
-                .await
-                .map(|pane| format!("{where_} pane {pane}"))
-        } else {
-            self.executor
-                .spawn(request)
-                .await
-                .map(|_| where_)
-                .map_err(|e| e.to_string())
-        };
-        let place = match started {
-            Ok(place) => place,
-            Err(e) => {
-                self.note(format!("Could not start {name}: {e}"));
-                let _ = crate::store::remove_member(&self.home, &self.team, &name);
-                if let Some(path) = worktree_path {
-                    let _ = crate::backend::worktree::remove(std::path::Path::new(&path));
-                }
-                self.reload_team();
-                return None;
-            }
-        };
-        self.tracking.entry(name.clone()).or_default();
-        self.reload_team();
-        let renamed = if name != requested {
-            format!(" (as {name})")
-        } else {
-            String::new()
-        };
-        self.note(format!(
-            "Spawned {name}{renamed}: {color}, {place}{}, {mode} mode{}.",
-            if claude { ", Claude Code" } else { "" },
-            if plan_mode_required {
-                ", plan approval required"
-            } else {
-                ""
-            }
-        ));
-        Some(name)
     }
 
     /// `/task add`: a pending task, optionally with a command for shell teammates.
@@ -420,6 +281,19 @@ impl Controller {
         }
     }
 
+    /// Would moving `name` to `mode` take a plan-mode-required teammate out of plan mode?
+    fn leaves_required_plan(&self, name: &str, mode: PermissionMode) -> bool {
+        self.team_file.member(name).is_some_and(|m| {
+            let now = m
+                .mode
+                .as_deref()
+                .and_then(|s| s.parse::<PermissionMode>().ok());
+            m.plan_mode_required == Some(true)
+                && now.unwrap_or(PermissionMode::Plan) == PermissionMode::Plan
+                && mode != PermissionMode::Plan
+        })
+    }
+
     fn show_team(&mut self) {
         self.reload_team();
         let waiting = self.permissions.waiting_by_worker();
@@ -510,15 +384,4 @@ impl Controller {
             }
         }
     }
-}
-
-/// The options of one `/spawn`; `None` takes the session's default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SpawnFlags {
-    pub plan_mode_required: bool,
-    pub mode: Option<PermissionMode>,
-    /// A real `claude` process.
-    pub claude: Option<bool>,
-    /// Its own git worktree.
-    pub worktree: Option<bool>,
 }

@@ -2,11 +2,15 @@
 //! from `max(largest numeric file name, .highwatermark) + 1` under the list lock
 //! (`.lock` → `.lock.lock/`), per-task edits under `<id>.json.lock/`, deletion that never lets
 //! an id be reused and cleans every reference. Files that fail the schema are reported as
-//! problems and skipped, never deleted. Claim and availability live in `claim`.
+//! problems and skipped, never deleted. Ids live in `ids`, claim and availability in `claim`.
+//! Every path is checked with `Home::check_inside`; the list lock's `.lock` must be a regular
+//! file and `.lock.lock/` a directory, or the operation fails at once.
 
 mod claim;
+mod ids;
 
 pub use claim::{ClaimError, available, is_available, unfinished_blockers};
+pub use ids::parse_highwatermark;
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +22,7 @@ use super::atomic::{
 };
 use super::error::{Result, StoreError, io_at};
 use super::home::Home;
+use super::json_check::utf8_text;
 use super::lock::{self, DEFAULT_LOCK_TIMEOUT, LockGuard};
 use super::quarantine::Problem;
 use crate::protocol::names::check_path_component;
@@ -41,7 +46,8 @@ pub struct TaskList {
 }
 
 fn parse_task(bytes: &[u8]) -> std::result::Result<Task, String> {
-    serde_json::from_slice(bytes).map_err(|e| format!("not a valid task: {e}"))
+    let text = utf8_text(bytes)?;
+    serde_json::from_str(text).map_err(|e| format!("not a valid task: {e}"))
 }
 
 impl TaskList {
@@ -69,15 +75,13 @@ impl TaskList {
         Ok(self.dir.join(format!("{}.json", check_path_component(id)?)))
     }
 
-    fn highwatermark_path(&self) -> PathBuf {
-        self.dir.join(".highwatermark")
-    }
-
     /// Takes the list lock (`.lock` → `.lock.lock/`), creating the directory and the empty
     /// `.lock` file when missing.
     fn lock_list(&self) -> Result<LockGuard> {
+        self.home.check_inside(&self.dir)?;
         self.home.ensure_dir(&self.dir)?;
         let target = self.dir.join(".lock");
+        self.home.check_inside(&target)?;
         create_exclusive(&target, b"")?;
         lock::acquire(&target, DEFAULT_LOCK_TIMEOUT)
     }
@@ -86,6 +90,7 @@ impl TaskList {
     /// directory is made for a task that is not there).
     fn lock_task(&self, id: &str) -> Result<(LockGuard, PathBuf)> {
         let path = self.task_path(id)?;
+        self.home.check_inside(&path)?;
         if !check_regular_file(&path)? {
             return Err(self.missing(id));
         }
@@ -109,42 +114,10 @@ impl TaskList {
         write_atomic(path, &pretty_bytes(task))
     }
 
-    fn read_highwatermark(&self) -> Result<u64> {
-        let path = self.highwatermark_path();
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Ok(text.trim().parse().unwrap_or(0)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-            Err(e) => Err(StoreError::io(&path, e)),
-        }
-    }
-
-    fn raise_highwatermark(&self, to: u64) -> Result<()> {
-        if to > self.read_highwatermark()? {
-            write_atomic(&self.highwatermark_path(), to.to_string().as_bytes())?;
-        }
-        Ok(())
-    }
-
-    /// The largest numeric task file name (`<n>.json`).
-    fn largest_file_id(&self) -> Result<u64> {
-        let mut max = 0;
-        for name in self.file_names()? {
-            if let Some(n) = name
-                .strip_suffix(".json")
-                .and_then(|s| s.parse::<u64>().ok())
-            {
-                max = max.max(n);
-            }
-        }
-        Ok(max)
-    }
-
     /// Names of the `*.json` files (no temp files, no lock directories).
     fn file_names(&self) -> Result<Vec<String>> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(StoreError::io(&self.dir, e)),
+        let Some(entries) = self.home.read_dir(&self.dir)? else {
+            return Ok(Vec::new());
         };
         let mut names = Vec::new();
         for entry in entries {
@@ -170,14 +143,14 @@ impl TaskList {
     ) -> Result<Task> {
         let _list = self.lock_list()?;
         for blocker in &blocked_by {
-            if !self.task_path(blocker)?.exists() {
+            if !check_regular_file(&self.task_path(blocker)?)? {
                 return Err(StoreError::not_found(format!(
                     "blocking task #{blocker} of team `{}`",
                     self.team
                 )));
             }
         }
-        let id = self.largest_file_id()?.max(self.read_highwatermark()?) + 1;
+        let id = self.next_id()?;
         let mut task = Task::new(id.to_string(), subject, description);
         task.blocked_by = blocked_by;
         task.metadata = metadata;
@@ -225,7 +198,9 @@ impl TaskList {
 
     /// One task.
     pub fn get(&self, id: &str) -> Result<Task> {
-        self.read_at(id, &self.task_path(id)?)
+        let path = self.task_path(id)?;
+        self.home.check_inside(&path)?;
+        self.read_at(id, &path)
     }
 
     /// Read-modify-write of one task under `<id>.json.lock/`; written only if changed.

@@ -21,6 +21,8 @@ pub enum Context {
     Badge,
     /// The permission dialog.
     Permission,
+    /// The permission dialog's second step of "always": the exact rule, to confirm.
+    AlwaysConfirm,
     /// A one-line feedback input (deny a permission, reject a plan).
     Feedback,
     /// The plan approval dialog.
@@ -39,12 +41,13 @@ pub enum Context {
 
 impl Context {
     /// Every context, in the order help shows them.
-    pub const ALL: [Context; 12] = [
+    pub const ALL: [Context; 13] = [
         Context::Global,
         Context::Composer,
         Context::Completion,
         Context::Badge,
         Context::Permission,
+        Context::AlwaysConfirm,
         Context::Feedback,
         Context::Plan,
         Context::TeamsList,
@@ -62,6 +65,7 @@ impl Context {
             Context::Completion => "Completion popup",
             Context::Badge => "Team badge (footer)",
             Context::Permission => "Permission dialog",
+            Context::AlwaysConfirm => "Permission dialog, confirming \"always\"",
             Context::Feedback => "Feedback input",
             Context::Plan => "Plan approval",
             Context::TeamsList => "Teams dialog",
@@ -97,6 +101,7 @@ pub enum Action {
     BackToComposer,
     Allow,
     AllowAlways,
+    ConfirmAlways,
     Deny,
     PrevOption,
     NextOption,
@@ -216,6 +221,25 @@ pub fn hints(context: Context) -> String {
         .join(" · ")
 }
 
+/// The hint line of a context with every key of each hint: `a/enter confirm · esc/← back`.
+pub fn hints_with_every_key(context: Context) -> String {
+    KEYMAP
+        .iter()
+        .filter(|b| b.context == context && b.hint)
+        .map(|b| format!("{} {}", keys_label(b), b.what))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The first key bound to `action` in `context` (`ctrl+p`), for hints outside the table's own
+/// hint lines (the approvals banner, the footer).
+pub fn key_label(context: Context, action: Action) -> Option<String> {
+    KEYMAP
+        .iter()
+        .find(|b| b.context == context && b.action == action)
+        .map(|b| b.keys[0].label())
+}
+
 /// Help rows per context: (context title, [(keys, what)]).
 pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     Context::ALL
@@ -281,7 +305,15 @@ mod tests {
     fn hints_come_from_the_table() {
         assert_eq!(
             hints(Context::Permission),
-            "y yes · a always · n no · o open its view · esc later"
+            "y yes · a always… · n no · → select · o open its view · esc later"
+        );
+        assert_eq!(
+            hints_with_every_key(Context::AlwaysConfirm),
+            "a/enter confirm · esc/← back"
+        );
+        assert_eq!(
+            key_label(Context::Global, Action::OpenApprovals).as_deref(),
+            Some("ctrl+p")
         );
         let help = help_sections();
         assert!(help.iter().any(|(title, rows)| *title == "Teams dialog"

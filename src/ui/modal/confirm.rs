@@ -1,5 +1,7 @@
-//! A yes/no confirmation for a destructive action. The action is a typed [`LeadCommand`] that
-//! is sent only on `y`.
+//! A yes/no confirmation for a destructive or risky action. The action is a typed
+//! [`LeadCommand`] that is sent only on `y`, and like every dialog it ignores keys during its
+//! grace period ([`crate::ui::modal::guard`]). Killing a teammate and moving a teammate that
+//! requires plan mode out of it (its own Shift+Tab, or "cycle all") ask here first.
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -9,7 +11,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::lead::view::LeadCommand;
+use crate::protocol::PermissionMode;
 use crate::ui::keymap::{self, Action, Context};
+use crate::ui::modal::guard::{Focused, Guard};
 use crate::ui::modal::{Outcome, centered_box, frame, hint_lines};
 use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::str_width;
@@ -18,19 +22,68 @@ use crate::ui::transcript::wrap::str_width;
 pub struct ConfirmDialog {
     pub question: String,
     pub command: LeadCommand,
+    pub guard: Guard,
 }
 
 impl ConfirmDialog {
-    /// "Kill @name?" with its consequence.
-    pub fn kill(name: &str) -> ConfirmDialog {
+    /// A confirmation opened by a key at `now_ms`.
+    pub fn new(question: String, command: LeadCommand, now_ms: u64) -> ConfirmDialog {
         ConfirmDialog {
-            question: format!(
+            question,
+            command,
+            guard: Guard::new(now_ms, Focused::OnPurpose),
+        }
+    }
+
+    /// "Kill @name?" with its consequence.
+    pub fn kill(name: &str, now_ms: u64) -> ConfirmDialog {
+        ConfirmDialog::new(
+            format!(
                 "Kill @{name}? It stops at once without finishing its turn; its unfinished tasks go back to pending."
             ),
-            command: LeadCommand::Kill {
+            LeadCommand::Kill {
                 name: name.to_string(),
             },
-        }
+            now_ms,
+        )
+    }
+
+    /// Shift+Tab on a teammate that requires plan mode and is in it.
+    pub fn leave_plan_mode(name: &str, to: PermissionMode, now_ms: u64) -> ConfirmDialog {
+        ConfirmDialog::new(
+            format!(
+                "@{name} requires plan mode: it must have its plan approved before it changes anything. Move it to {to} anyway, without a plan?"
+            ),
+            LeadCommand::CycleTeammateMode {
+                name: name.to_string(),
+            },
+            now_ms,
+        )
+    }
+
+    /// "Cycle all" when it would move teammates that require plan mode out of it.
+    pub fn cycle_all_leaving_plan_mode(
+        names: &[String],
+        to: PermissionMode,
+        now_ms: u64,
+    ) -> ConfirmDialog {
+        let list = names
+            .iter()
+            .map(|n| format!("@{n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let verb = if names.len() == 1 {
+            "requires"
+        } else {
+            "require"
+        };
+        ConfirmDialog::new(
+            format!(
+                "{list} {verb} plan mode: plans must be approved before changes. Move every teammate to {to} anyway, without a plan?"
+            ),
+            LeadCommand::CycleAllModes,
+            now_ms,
+        )
     }
 
     pub fn handle(&mut self, key: &KeyEvent, state: &mut AppState) -> Outcome {
@@ -51,14 +104,15 @@ impl ConfirmDialog {
             .min(area.width.saturating_sub(2))
             .max(1);
         let rows = str_width(&self.question).div_ceil(usize::from(text_width)) as u16 + 1;
-        let outer = centered_box(area, width, rows + 4);
+        let hints = hint_lines(&keymap::hints(Context::Confirm), text_width);
+        let outer = centered_box(area, width, rows + 3 + hints.len() as u16);
         let title = vec![Span::styled(
             " Confirm ",
             Style::default().add_modifier(Modifier::BOLD),
         )];
         let inner = frame(outer, buf, Style::default().fg(Color::Red), title, None);
         let mut lines = vec![Line::from(self.question.clone()), Line::default()];
-        lines.extend(hint_lines(&keymap::hints(Context::Confirm), inner.width));
+        lines.extend(hints);
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .render(inner, buf);

@@ -2,10 +2,12 @@
 //! confirmation and help. Each dialog owns its small state, handles the keys of its keymap
 //! context and draws itself; the top of the stack gets the keyboard. A dialog is taken off the
 //! stack while it handles a key, so it can change the rest of the state freely, and says with
-//! an [`Outcome`] what becomes of it.
+//! an [`Outcome`] what becomes of it. Approval and confirmation dialogs carry a
+//! [`guard::Guard`]: keys in their grace period are not answers.
 
 pub mod confirm;
 pub mod feedback;
+pub mod guard;
 pub mod help;
 pub mod permission;
 pub mod plan;
@@ -57,6 +59,30 @@ impl Modal {
             Modal::Confirm(d) => d.handle(key, state),
             Modal::Help(d) => d.handle(key),
         }
+    }
+
+    /// The grace period of an approval or confirmation dialog.
+    pub fn guard(&self) -> Option<&guard::Guard> {
+        match self {
+            Modal::Permission(d) => Some(&d.guard),
+            Modal::Plan(d) => Some(&d.guard),
+            Modal::Confirm(d) => Some(&d.guard),
+            Modal::Teams(_) | Modal::Help(_) => None,
+        }
+    }
+
+    pub fn guard_mut(&mut self) -> Option<&mut guard::Guard> {
+        match self {
+            Modal::Permission(d) => Some(&mut d.guard),
+            Modal::Plan(d) => Some(&mut d.guard),
+            Modal::Confirm(d) => Some(&mut d.guard),
+            Modal::Teams(_) | Modal::Help(_) => None,
+        }
+    }
+
+    /// Whether this is a request's dialog (permission or plan).
+    pub fn is_approval(&self) -> bool {
+        matches!(self, Modal::Permission(_) | Modal::Plan(_))
     }
 
     /// Pasted text (feedback inputs take it).

@@ -1,7 +1,8 @@
 //! The plan approval dialog: the head of the plan queue, its text scrollable, approve with a
 //! chosen mode for the teammate (default / acceptEdits / bypassPermissions, ←/→) or reject with
 //! typed feedback. Like permissions, each decision answers exactly the head and Esc keeps the
-//! queue.
+//! queue. Approving takes `y` (Enter does not approve), and keys are ignored during the
+//! dialog's grace period ([`crate::ui::modal::guard`]), which starts again for each new plan.
 
 use std::cell::Cell;
 
@@ -16,6 +17,7 @@ use crate::lead::view::{LeadCommand, PlanDecision};
 use crate::protocol::PermissionMode;
 use crate::ui::keymap::{self, Action, Context};
 use crate::ui::modal::feedback::FeedbackInput;
+use crate::ui::modal::guard::Guard;
 use crate::ui::modal::{Outcome, bottom_box, frame, hint_lines, pick_title};
 use crate::ui::palette::{dim, teammate_color};
 use crate::ui::state::AppState;
@@ -37,11 +39,12 @@ pub struct PlanDialog {
     feedback: Option<FeedbackInput>,
     /// Rows of plan text the last frame could show, and how many there were.
     page: Cell<(usize, usize)>,
+    pub guard: Guard,
 }
 
 impl PlanDialog {
     /// A dialog whose mode choice starts at the lead's mode (`plan` counts as `default`).
-    pub fn new(lead_mode: PermissionMode) -> PlanDialog {
+    pub fn new(lead_mode: PermissionMode, guard: Guard) -> PlanDialog {
         let initial_mode = APPROVE_MODES
             .iter()
             .position(|m| *m == lead_mode.for_teammate())
@@ -53,6 +56,7 @@ impl PlanDialog {
             mode: initial_mode,
             feedback: None,
             page: Cell::new((0, 0)),
+            guard,
         }
     }
 
@@ -61,8 +65,13 @@ impl PlanDialog {
         APPROVE_MODES[self.mode]
     }
 
-    fn follow(&mut self, head: &str) {
+    /// Follows the queue's head: a new plan resets the dialog and starts its grace period
+    /// again.
+    pub fn sync(&mut self, head: &str, now_ms: u64) {
         if self.head.as_deref() != Some(head) {
+            if self.head.is_some() {
+                self.guard.restart(now_ms);
+            }
             self.head = Some(head.to_string());
             self.scroll = 0;
             self.mode = self.initial_mode;
@@ -78,9 +87,11 @@ impl PlanDialog {
             });
         }
         self.head = None;
+        self.feedback = None;
         if state.plans.is_empty() {
             Outcome::Close
         } else {
+            self.guard.restart(state.now_ms);
             Outcome::Keep
         }
     }
@@ -101,7 +112,7 @@ impl PlanDialog {
         let Some(head) = state.plans.head().cloned() else {
             return Outcome::Close;
         };
-        self.follow(&head.request_id);
+        self.sync(&head.request_id, state.now_ms);
         if let Some(input) = &mut self.feedback {
             return match keymap::lookup(Context::Feedback, key) {
                 Some(Action::SendFeedback) => {
@@ -235,17 +246,19 @@ impl PlanDialog {
         if feedback.is_some() {
             lines.push(Line::from(Span::styled("› ", chosen)));
         } else {
+            let approve = keymap::key_label(Context::Plan, Action::Approve).unwrap_or_default();
+            let reject = keymap::key_label(Context::Plan, Action::Reject).unwrap_or_default();
             let mut choice = vec![
-                Span::styled("❯ Approve", chosen),
+                Span::styled(format!("{approve} approve"), chosen),
                 Span::raw(" · mode "),
                 Span::styled(
                     format!("◂ {} ▸", APPROVE_MODES[mode]),
                     Style::default().add_modifier(Modifier::BOLD),
                 ),
             ];
-            let reject = "   n reject with feedback";
+            let reject = format!("   {reject} reject with feedback");
             let used: usize = choice.iter().map(|s| str_width(&s.content)).sum();
-            if used + str_width(reject) <= usize::from(inner.width) {
+            if used + str_width(&reject) <= usize::from(inner.width) {
                 choice.push(Span::styled(reject, dim()));
             }
             lines.push(Line::from(choice));

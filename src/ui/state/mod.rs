@@ -3,6 +3,7 @@
 //! backend, the modal stack, the composer, focus and the current view. Commands for the
 //! controller are collected in an outbox the app loop sends.
 
+pub mod approvals;
 pub mod queue;
 
 use std::collections::HashMap;
@@ -14,8 +15,6 @@ use crate::lead::view::{
 use crate::protocol::PermissionMode;
 use crate::ui::composer::Composer;
 use crate::ui::modal::Modal;
-use crate::ui::modal::permission::PermissionDialog;
-use crate::ui::modal::plan::PlanDialog;
 use crate::ui::transcript::Transcript;
 
 use queue::LocalQueue;
@@ -74,6 +73,11 @@ pub struct AppState {
     pub show_tasks: bool,
     /// The wall clock, epoch ms (the app loop updates it; tests set it).
     pub now_ms: u64,
+    /// When the last key or paste arrived (epoch ms), if any did.
+    pub last_input_ms: Option<u64>,
+    /// A request arrived that has not had the keyboard yet: the banner says so until it takes
+    /// focus (see [`crate::ui::modal::guard`] for when).
+    pub approvals_waiting: bool,
     pub quit: QuitState,
     /// Set when the UI should leave its loop.
     pub exit: bool,
@@ -115,6 +119,8 @@ impl AppState {
             view: ViewTarget::Lead,
             show_tasks: false,
             now_ms: 0,
+            last_input_ms: None,
+            approvals_waiting: false,
             quit: QuitState::Running,
             exit: false,
             hand_over: None,
@@ -229,22 +235,11 @@ impl AppState {
             }
             LeadEvent::Permissions(queue) => {
                 let fresh = self.permissions.replace(queue);
-                self.sync_modal(
-                    fresh,
-                    self.permissions.is_empty(),
-                    |m| matches!(m, Modal::Permission(_)),
-                    || Modal::Permission(PermissionDialog::default()),
-                );
+                self.queues_changed(fresh, false);
             }
             LeadEvent::Plans(queue) => {
                 let fresh = self.plans.replace(queue);
-                let mode = self.lead_mode;
-                self.sync_modal(
-                    fresh,
-                    self.plans.is_empty(),
-                    |m| matches!(m, Modal::Plan(_)),
-                    || Modal::Plan(PlanDialog::new(mode)),
-                );
+                self.queues_changed(false, fresh);
             }
             LeadEvent::Tasks(tasks) => self.tasks = tasks,
             LeadEvent::Busy(busy) => self.busy = busy,
@@ -255,44 +250,6 @@ impl AppState {
                 self.exit = true;
             }
         }
-    }
-
-    /// Opens a queue's dialog when something new arrived, closes it when the queue is empty.
-    fn sync_modal(
-        &mut self,
-        fresh: bool,
-        empty: bool,
-        is_it: impl Fn(&Modal) -> bool,
-        open: impl FnOnce() -> Modal,
-    ) {
-        if empty {
-            self.modals.retain(|m| !is_it(m));
-        } else if fresh && !self.modals.iter().any(&is_it) {
-            self.modals.push(open());
-        }
-    }
-
-    /// Opens the approvals dialog (permissions first, then plans) if anything waits, or brings
-    /// it to the top of the stack.
-    pub fn open_approvals(&mut self) {
-        let (is_it, open): (fn(&Modal) -> bool, Modal) = if !self.permissions.is_empty() {
-            (
-                |m| matches!(m, Modal::Permission(_)),
-                Modal::Permission(PermissionDialog::default()),
-            )
-        } else if !self.plans.is_empty() {
-            (
-                |m| matches!(m, Modal::Plan(_)),
-                Modal::Plan(PlanDialog::new(self.lead_mode)),
-            )
-        } else {
-            return;
-        };
-        let modal = match self.modals.iter().position(is_it) {
-            Some(at) => self.modals.remove(at),
-            None => open,
-        };
-        self.modals.push(modal);
     }
 
     /// Switches to a teammate's inline view (in-process) — true — or asks the controller to
@@ -309,9 +266,12 @@ impl AppState {
         }
     }
 
-    /// The clock moved: expire a lone Ctrl+C; redraw when time is on screen.
+    /// The clock moved: expire a lone Ctrl+C; give a waiting request the keyboard once typing
+    /// has stopped; redraw when time is on screen.
     pub fn tick(&mut self, now_ms: u64) {
+        let new_second = now_ms / 1000 != self.now_ms / 1000;
         self.now_ms = now_ms;
+        self.focus_waiting_approvals();
         if let QuitState::Armed { at_ms } = self.quit
             && now_ms.saturating_sub(at_ms) >= QUIT_ARM_MS
         {
@@ -322,7 +282,7 @@ impl AppState {
         let idle_shown = self.busy
             || matches!(self.view, ViewTarget::Teammate(_))
             || self.modals.iter().any(|m| matches!(m, Modal::Teams(_)));
-        if idle_shown {
+        if idle_shown && new_second {
             self.dirty = true;
         }
     }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::ConfigError;
+use crate::store::safe_file::{MAX_SMALL_FILE_BYTES, read_regular_following};
 
 /// The `"llm"` object of the config file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -54,9 +55,11 @@ pub fn config_file_path() -> Option<PathBuf> {
 
 /// The `"llm"` settings of a config file; `None` when the file does not exist.
 pub fn load_file(path: &Path) -> Result<Option<FileSettings>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    // Never blocks on a FIFO, refuses what is not a regular file, bounded; a symbolic link
+    // (a dotfiles setup) is followed.
+    let bytes = match read_regular_following(path, MAX_SMALL_FILE_BYTES * 16) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(None),
         Err(e) => {
             return Err(ConfigError::File {
                 path: path.display().to_string(),
@@ -64,7 +67,7 @@ pub fn load_file(path: &Path) -> Result<Option<FileSettings>, ConfigError> {
             });
         }
     };
-    let top: FileTop = serde_json::from_str(&text).map_err(|e| ConfigError::File {
+    let top: FileTop = serde_json::from_slice(&bytes).map_err(|e| ConfigError::File {
         path: path.display().to_string(),
         detail: format!("not a valid teamlead config: {e}"),
     })?;

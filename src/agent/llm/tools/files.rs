@@ -172,9 +172,9 @@ pub(super) async fn read(
         Ok(_) => {}
         Err(e) => return ToolOutput::error(format!("Cannot read {}: {e}", path.display())),
     }
-    let bytes = match tokio::fs::read(&path).await {
+    let bytes = match read_workspace_file(&path).await {
         Ok(b) => b,
-        Err(e) => return ToolOutput::error(format!("Cannot read {}: {e}", path.display())),
+        Err(why) => return ToolOutput::error(why),
     };
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return ToolOutput::error(format!("{} is a binary file", path.display()));
@@ -297,9 +297,11 @@ pub(super) async fn edit(
         field("old_string", &input.old_string),
         field("new_string", &input.new_string),
     );
-    let text = match tokio::fs::read_to_string(&path).await {
+    let text = match read_workspace_file(&path).await.and_then(|b| {
+        String::from_utf8(b).map_err(|_| format!("{} is not UTF-8 text", path.display()))
+    }) {
         Ok(t) => t,
-        Err(e) => return ToolOutput::error(format!("Cannot read {}: {e}", path.display())),
+        Err(why) => return ToolOutput::error(why),
     };
     let (changed, count) = match replace(&text, &old, &new, input.replace_all) {
         Ok(r) => r,
@@ -311,6 +313,26 @@ pub(super) async fn edit(
             path.display()
         )),
         Err(e) => ToolOutput::error(format!("Cannot write {}: {e}", path.display())),
+    }
+}
+
+/// The most a Read or Edit takes of one file.
+pub const MAX_TOOL_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads a file of the workspace for a tool: follows a symbolic link (workspaces have them),
+/// but never blocks on a FIFO or device and never reads more than [`MAX_TOOL_FILE_BYTES`]; off
+/// the async runtime's threads.
+pub async fn read_workspace_file(path: &Path) -> Result<Vec<u8>, String> {
+    let owned = path.to_path_buf();
+    let read = tokio::task::spawn_blocking(move || {
+        crate::store::safe_file::read_regular_following(&owned, MAX_TOOL_FILE_BYTES)
+    })
+    .await;
+    match read {
+        Ok(Ok(Some(bytes))) => Ok(bytes),
+        Ok(Ok(None)) => Err(format!("Cannot read {}: no such file", path.display())),
+        Ok(Err(e)) => Err(format!("Cannot read {e}")),
+        Err(e) => Err(format!("Cannot read {}: {e}", path.display())),
     }
 }
 

@@ -159,10 +159,10 @@ fn grep_files(root: &Path, cwd: &Path, input: &GrepInput) -> Result<String, Stri
                 continue;
             }
         }
-        if std::fs::metadata(&file).is_ok_and(|m| m.len() > MAX_FILE_BYTES) {
-            continue;
-        }
-        let Ok(bytes) = std::fs::read(&file) else {
+        // Never blocks on a FIFO or device in the workspace; skips what is too big.
+        let Ok(Some(bytes)) =
+            crate::store::safe_file::read_regular_following(&file, MAX_FILE_BYTES)
+        else {
             continue;
         };
         if bytes[..bytes.len().min(8192)].contains(&0) {

@@ -1,56 +1,120 @@
 //! The permission dialog: the head of the permission queue with "1 of N", the requesting
 //! teammate's badge in its color, the tool's input for a human, and the options Yes /
-//! Yes-and-don't-ask-again (one per suggestion, or "always allow <Tool> for @worker this
-//! session") / No-and-say-why (then a feedback line). Each decision answers exactly the head,
-//! which the local queue drops at once; Esc leaves every request queued.
+//! Yes-and-don't-ask-again (one per well-formed suggestion, or a rule built from the tool and
+//! the command's prefix) / No-and-say-why (then a feedback line). Each decision answers exactly
+//! the head, which the local queue drops at once; Esc leaves every request queued.
+//!
+//! Nothing is answered by accident: keys are ignored during the dialog's grace period
+//! ([`crate::ui::modal::guard`]); Enter alone chooses nothing until the selection was moved on
+//! purpose (approving takes `y`); "always" is two steps, the second showing the exact rule.
 
 pub mod body;
+pub mod render;
 
 use crossterm::event::KeyEvent;
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::view::{LeadCommand, PendingPermission, PermissionDecision};
 use crate::protocol::PermissionUpdate;
-use crate::protocol::permission::PermissionRule;
+use crate::protocol::permission::{Destination, PermissionRule, RuleBehavior, fallback_update};
 use crate::ui::keymap::{self, Action, Context};
+use crate::ui::modal::Outcome;
 use crate::ui::modal::feedback::FeedbackInput;
-use crate::ui::modal::{Outcome, bottom_box, frame, hint_lines, pick_title};
-use crate::ui::palette::{dim, teammate_color};
+use crate::ui::modal::guard::Guard;
 use crate::ui::state::AppState;
-use crate::ui::transcript::wrap::{sanitize, str_width, wrap_line};
+use crate::ui::transcript::wrap::sanitize;
 
 /// What an option does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Choice {
     Once,
-    Always(Vec<PermissionUpdate>),
+    /// Allow, and apply these updates; the text says exactly what they do.
+    Always {
+        updates: Vec<PermissionUpdate>,
+        what: String,
+    },
     No,
+}
+
+fn where_it_applies(destination: &Destination) -> &'static str {
+    match destination {
+        Destination::Session => "this session",
+        Destination::LocalSettings => "in its local settings",
+        Destination::ProjectSettings => "in its project settings",
+        Destination::UserSettings => "in its user settings",
+        Destination::CliArg => "for this run",
+    }
+}
+
+fn rules_text(rules: &[PermissionRule]) -> String {
+    rules
+        .iter()
+        .map(|r| sanitize(&r.label()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What an offered update does, for a human: `allow Bash(cargo test:*) for @alpha this
+/// session`.
+pub fn describe(update: &PermissionUpdate, worker: &str) -> String {
+    match update {
+        PermissionUpdate::AddRules {
+            rules,
+            behavior: RuleBehavior::Allow,
+            destination,
+        } => format!(
+            "allow {} for @{worker} {}",
+            rules_text(rules),
+            where_it_applies(destination)
+        ),
+        PermissionUpdate::SetMode { mode, destination } => {
+            format!(
+                "switch @{worker} to {mode} {}",
+                where_it_applies(destination)
+            )
+        }
+        PermissionUpdate::AddDirectories {
+            directories,
+            destination,
+        } => format!(
+            "allow @{worker} into {} {}",
+            directories
+                .iter()
+                .map(|d| sanitize(d))
+                .collect::<Vec<_>>()
+                .join(", "),
+            where_it_applies(destination)
+        ),
+        other => sanitize(&other.label()),
+    }
+}
+
+/// The "always" choices of a request: each well-formed suggestion that only widens what is
+/// allowed; without one, the rule built from the tool and its input; without that, none.
+pub fn always_choices(request: &PendingPermission) -> Vec<Choice> {
+    let mut offered: Vec<PermissionUpdate> = request
+        .suggestions
+        .iter()
+        .filter(|s| s.is_offerable())
+        .cloned()
+        .collect();
+    if offered.is_empty() {
+        offered.extend(fallback_update(&request.tool_name, &request.input));
+    }
+    offered
+        .into_iter()
+        .map(|u| Choice::Always {
+            what: describe(&u, &request.worker),
+            updates: vec![u],
+        })
+        .collect()
 }
 
 /// The options for a request, labelled.
 pub fn options(request: &PendingPermission) -> Vec<(String, Choice)> {
     let mut out = vec![("Yes".to_string(), Choice::Once)];
-    if request.suggestions.is_empty() {
-        out.push((
-            format!(
-                "Yes, and always allow {} for @{} this session",
-                request.tool_name, request.worker
-            ),
-            Choice::Always(vec![PermissionUpdate::allow_session(PermissionRule {
-                tool_name: request.tool_name.clone(),
-                rule_content: None,
-            })]),
-        ));
-    } else {
-        for suggestion in &request.suggestions {
-            out.push((
-                format!("Yes, and {}", suggestion.label()),
-                Choice::Always(vec![suggestion.clone()]),
-            ));
+    for choice in always_choices(request) {
+        if let Choice::Always { what, .. } = &choice {
+            out.push((format!("Yes, and {what}"), choice.clone()));
         }
     }
     out.push((format!("No, and tell @{} why", request.worker), Choice::No));
@@ -58,21 +122,51 @@ pub fn options(request: &PendingPermission) -> Vec<(String, Choice)> {
 }
 
 /// The dialog's own state; the request itself is the queue's head.
-#[derive(Default)]
 pub struct PermissionDialog {
-    /// The key of the request the selection belongs to.
+    /// The key of the request the state belongs to.
     head: Option<u64>,
-    selected: usize,
+    /// The option moved to with the arrows; none until the person moves it.
+    selected: Option<usize>,
     feedback: Option<FeedbackInput>,
+    /// The "always" option waiting for its confirmation (second step).
+    confirming: Option<usize>,
+    pub guard: Guard,
 }
 
 impl PermissionDialog {
-    /// Resets the selection when the head changed.
-    fn follow(&mut self, head: u64) {
+    pub fn new(guard: Guard) -> PermissionDialog {
+        PermissionDialog {
+            head: None,
+            selected: None,
+            feedback: None,
+            confirming: None,
+            guard,
+        }
+    }
+
+    /// Follows the queue's head: a new head resets the dialog and starts its grace period
+    /// again (it is new content under the person's eyes).
+    pub fn sync(&mut self, head: u64, now_ms: u64) {
         if self.head != Some(head) {
+            if self.head.is_some() {
+                self.guard.restart(now_ms);
+            }
             self.head = Some(head);
-            self.selected = 0;
+            self.selected = None;
             self.feedback = None;
+            self.confirming = None;
+        }
+    }
+
+    /// The state to draw for `head` (fresh when the dialog has not seen it yet).
+    fn view(&self, head: u64) -> View<'_> {
+        if self.head != Some(head) {
+            return View::default();
+        }
+        View {
+            selected: self.selected,
+            feedback: self.feedback.as_ref(),
+            confirming: self.confirming,
         }
     }
 
@@ -85,9 +179,12 @@ impl PermissionDialog {
         }
         self.head = None;
         self.feedback = None;
+        self.confirming = None;
         if state.permissions.is_empty() {
             Outcome::Close
         } else {
+            // The next request is new content: it gets its own grace period.
+            self.guard.restart(state.now_ms);
             Outcome::Keep
         }
     }
@@ -96,6 +193,14 @@ impl PermissionDialog {
         self.feedback = Some(FeedbackInput::new(&format!(
             "tell @{worker} why (enter to send, empty for no reason)"
         )));
+        Outcome::Keep
+    }
+
+    /// Second step of "always": show the exact rule and wait for a deliberate confirmation.
+    fn confirm_always(&mut self, index: usize, now_ms: u64) -> Outcome {
+        self.selected = Some(index);
+        self.confirming = Some(index);
+        self.guard.restart(now_ms);
         Outcome::Keep
     }
 
@@ -109,7 +214,7 @@ impl PermissionDialog {
         let Some(head) = state.permissions.head().cloned() else {
             return Outcome::Close;
         };
-        self.follow(head.key);
+        self.sync(head.key, state.now_ms);
         if let Some(input) = &mut self.feedback {
             return match keymap::lookup(Context::Feedback, key) {
                 Some(Action::SendFeedback) => {
@@ -128,32 +233,54 @@ impl PermissionDialog {
             };
         }
         let opts = options(&head);
-        match keymap::lookup(Context::Permission, key) {
-            Some(Action::Allow) => self.answer(state, PermissionDecision::AllowOnce),
-            Some(Action::AllowAlways) => match &opts[1].1 {
-                Choice::Always(updates) => {
+        if let Some(index) = self.confirming {
+            return match (keymap::lookup(Context::AlwaysConfirm, key), opts.get(index)) {
+                (Some(Action::ConfirmAlways), Some((_, Choice::Always { updates, .. }))) => {
                     self.answer(state, PermissionDecision::AllowAlways(updates.clone()))
                 }
-                Choice::Once | Choice::No => Outcome::Keep,
+                (Some(Action::Back), _) => {
+                    self.confirming = None;
+                    Outcome::Keep
+                }
+                _ => Outcome::Keep,
+            };
+        }
+        let first_always = opts
+            .iter()
+            .position(|(_, c)| matches!(c, Choice::Always { .. }));
+        let last = opts.len() - 1;
+        match keymap::lookup(Context::Permission, key) {
+            Some(Action::Allow) => self.answer(state, PermissionDecision::AllowOnce),
+            Some(Action::AllowAlways) => match first_always {
+                Some(index) => self.confirm_always(index, state.now_ms),
+                None => Outcome::Keep,
             },
             Some(Action::Deny) => {
-                self.selected = opts.len() - 1;
+                self.selected = Some(last);
                 self.ask_why(&head.worker)
             }
             Some(Action::PrevOption) => {
-                self.selected = (self.selected + opts.len() - 1) % opts.len();
+                self.selected = Some(match self.selected {
+                    None | Some(0) => last,
+                    Some(i) => i - 1,
+                });
                 Outcome::Keep
             }
             Some(Action::NextOption) => {
-                self.selected = (self.selected + 1) % opts.len();
+                self.selected = Some(match self.selected {
+                    None => 0,
+                    Some(i) => (i + 1) % opts.len(),
+                });
                 Outcome::Keep
             }
-            Some(Action::Choose) => match opts.get(self.selected).map(|(_, c)| c.clone()) {
-                Some(Choice::Once) => self.answer(state, PermissionDecision::AllowOnce),
-                Some(Choice::Always(updates)) => {
-                    self.answer(state, PermissionDecision::AllowAlways(updates))
+            // Enter chooses only an option the person moved to.
+            Some(Action::Choose) => match self.selected.and_then(|i| opts.get(i)) {
+                Some((_, Choice::Once)) => self.answer(state, PermissionDecision::AllowOnce),
+                Some((_, Choice::Always { .. })) => {
+                    let index = self.selected.unwrap_or(0);
+                    self.confirm_always(index, state.now_ms)
                 }
-                Some(Choice::No) => self.ask_why(&head.worker),
+                Some((_, Choice::No)) => self.ask_why(&head.worker),
                 None => Outcome::Keep,
             },
             Some(Action::OpenRequester) => {
@@ -164,171 +291,12 @@ impl PermissionDialog {
             _ => Outcome::Keep,
         }
     }
-
-    /// Draws the dialog at the bottom of `area`.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, state: &AppState) {
-        let Some(head) = state.permissions.head() else {
-            return;
-        };
-        let fresh = self.head != Some(head.key);
-        let selected = if fresh { 0 } else { self.selected };
-        let feedback = if fresh { None } else { self.feedback.as_ref() };
-        let inner_width = area.width.saturating_sub(2).max(1);
-
-        // Fixed rows: options (or feedback) and hints; the rest is description and input.
-        let opts = options(head);
-        let option_lines = option_lines(&opts, selected, inner_width, feedback.is_some());
-        let hints = hint_lines(
-            &if feedback.is_some() {
-                keymap::hints(Context::Feedback)
-            } else {
-                keymap::hints(Context::Permission)
-            },
-            inner_width,
-        );
-        let mut top: Vec<Line<'static>> = Vec::new();
-        if !head.description.trim().is_empty() {
-            top.extend(wrap_line(
-                &Line::from(Span::styled(sanitize(&head.description), dim())),
-                0,
-                inner_width,
-            ));
-        }
-        let body: Vec<Line<'static>> = body::input_lines(&head.tool_name, &head.input)
-            .iter()
-            .flat_map(|l| wrap_line(l, 2, inner_width.saturating_sub(2).max(1)))
-            .map(|l| {
-                let mut spans = vec![Span::raw("  ")];
-                spans.extend(l.spans);
-                Line::from(spans)
-            })
-            .collect();
-        let fixed = option_lines.len() + 1 + hints.len() + usize::from(feedback.is_some());
-        let max_inner = usize::from(area.height.saturating_sub(2));
-        let room = max_inner.saturating_sub(fixed + top.len());
-        let mut lines = top;
-        if body.len() > room {
-            let keep = room.saturating_sub(1);
-            let more = body.len() - keep;
-            lines.extend(body.into_iter().take(keep));
-            lines.push(Line::from(Span::styled(
-                format!("  … {more} more lines"),
-                dim(),
-            )));
-        } else {
-            lines.extend(body);
-        }
-        lines.push(Line::default());
-        let feedback_row = feedback.map(|_| lines.len() + option_lines.len());
-        lines.extend(option_lines);
-        if feedback.is_some() {
-            lines.push(Line::default());
-        }
-        lines.extend(hints);
-
-        let height = (lines.len() as u16 + 2).min(area.height);
-        let outer = bottom_box(area, height);
-        let badge = Span::styled(
-            format!(" @{} ", head.worker),
-            Style::default()
-                .bg(teammate_color(head.color.as_deref()))
-                .fg(Color::Black)
-                .add_modifier(Modifier::BOLD),
-        );
-        let tool = Span::styled(
-            head.tool_name.clone(),
-            Style::default().add_modifier(Modifier::BOLD),
-        );
-        let counter = format!("1 of {}", state.permissions.len());
-        let title = pick_title(
-            vec![
-                vec![
-                    Span::raw(" "),
-                    badge.clone(),
-                    Span::raw(" needs permission ─ "),
-                    tool.clone(),
-                    Span::raw(" "),
-                ],
-                vec![Span::raw(" "), badge, Span::raw(" "), tool, Span::raw(" ")],
-            ],
-            area.width,
-            counter.len() + 2,
-        );
-        let inner = frame(
-            outer,
-            buf,
-            Style::default().fg(teammate_color(head.color.as_deref())),
-            title,
-            Some(counter),
-        );
-        Paragraph::new(lines).render(inner, buf);
-        if let (Some(input), Some(row)) = (feedback, feedback_row) {
-            let y = inner.y + row as u16;
-            if y < inner.y + inner.height {
-                let prompt = "› ";
-                let x = inner.x + str_width(prompt) as u16;
-                buf.set_string(inner.x, y, prompt, Style::default());
-                input.render(
-                    Rect {
-                        x,
-                        y,
-                        width: inner.width.saturating_sub(2),
-                        height: 1,
-                    },
-                    buf,
-                );
-            }
-        }
-    }
 }
 
-/// The options row(s): one row when they fit, else one per row. In feedback mode only the
-/// chosen "No" stays, followed by the input row.
-fn option_lines(
-    opts: &[(String, Choice)],
-    selected: usize,
-    width: u16,
-    asking_why: bool,
-) -> Vec<Line<'static>> {
-    let chosen = Style::default()
-        .add_modifier(Modifier::BOLD)
-        .fg(Color::Cyan);
-    if asking_why {
-        let label = opts.last().map(|(l, _)| l.clone()).unwrap_or_default();
-        return vec![Line::from(vec![
-            Span::styled("❯ ", chosen),
-            Span::styled(label, chosen),
-        ])];
-    }
-    let cells: Vec<Vec<Span<'static>>> = opts
-        .iter()
-        .enumerate()
-        .map(|(i, (label, _))| {
-            if i == selected {
-                vec![
-                    Span::styled("❯ ", chosen),
-                    Span::styled(label.clone(), chosen),
-                ]
-            } else {
-                vec![Span::raw("  "), Span::raw(label.clone())]
-            }
-        })
-        .collect();
-    let total: usize = opts.iter().map(|(l, _)| str_width(l) + 2).sum::<usize>()
-        + 3 * opts.len().saturating_sub(1);
-    if total <= usize::from(width) {
-        let mut spans = Vec::new();
-        for (i, cell) in cells.into_iter().enumerate() {
-            if i > 0 {
-                spans.push(Span::raw("   "));
-            }
-            spans.extend(cell);
-        }
-        vec![Line::from(spans)]
-    } else {
-        cells
-            .into_iter()
-            .flat_map(|cell| wrap_line(&Line::from(cell), 2, width))
-            .collect()
-    }
+/// What the dialog shows of its own state.
+#[derive(Default)]
+struct View<'a> {
+    selected: Option<usize>,
+    feedback: Option<&'a FeedbackInput>,
+    confirming: Option<usize>,
 }

@@ -1,6 +1,7 @@
 //! The teams dialog, two levels: a list of teammates (status, mode, backend, current task) and
 //! one teammate's detail. It reads the team from the state at every frame, so `Team` snapshots
-//! update it live; the selection follows the selected teammate's name.
+//! update it live; the selection follows the selected teammate's name. Killing, and moving a
+//! teammate that requires plan mode out of it, ask for a confirmation first.
 
 pub mod detail;
 pub mod list;
@@ -74,15 +75,17 @@ impl TeamsDialog {
                 Outcome::Keep
             }
             (Some(Action::CycleAllModes), _) if !state.team.is_empty() => {
-                state.send(LeadCommand::CycleAllModes);
-                Outcome::Keep
+                match state.cycle_all_modes() {
+                    Some(confirm) => Outcome::Push(confirm),
+                    None => Outcome::Keep,
+                }
             }
             (Some(Action::Shutdown), Some(name)) => {
                 state.send(LeadCommand::Shutdown { name });
                 Outcome::Keep
             }
             (Some(Action::Kill), Some(name)) => {
-                Outcome::Push(Modal::Confirm(ConfirmDialog::kill(&name)))
+                Outcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, state.now_ms)))
             }
             (Some(Action::ToggleHidden), Some(name)) => {
                 state.send(LeadCommand::ToggleHidden { name });
@@ -100,10 +103,10 @@ impl TeamsDialog {
     fn handle_detail(&mut self, name: &str, key: &KeyEvent, state: &mut AppState) -> Outcome {
         let name = name.to_string();
         match keymap::lookup(Context::TeamsDetail, key) {
-            Some(Action::CycleMode) => {
-                state.send(LeadCommand::CycleTeammateMode { name });
-                Outcome::Keep
-            }
+            Some(Action::CycleMode) => match state.cycle_teammate_mode(&name) {
+                Some(confirm) => Outcome::Push(confirm),
+                None => Outcome::Keep,
+            },
             Some(Action::Jump) => {
                 if state.open_teammate(&name) {
                     Outcome::Close
@@ -115,7 +118,9 @@ impl TeamsDialog {
                 state.send(LeadCommand::Shutdown { name });
                 Outcome::Keep
             }
-            Some(Action::Kill) => Outcome::Push(Modal::Confirm(ConfirmDialog::kill(&name))),
+            Some(Action::Kill) => {
+                Outcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, state.now_ms)))
+            }
             Some(Action::ToggleHidden) => {
                 state.send(LeadCommand::ToggleHidden { name });
                 Outcome::Keep

@@ -1,0 +1,119 @@
+//! One bounded question to tmux: what runs in pane `%N` of the user's server (the server of
+//! `$TMUX` when set, else the default one)? The `tmux` client is killed if it has not answered
+//! within a second, so a hung server can never hang `inspect` or `clean`.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long tmux may take to answer.
+pub const TMUX_DEADLINE: Duration = Duration::from_millis(1000);
+
+/// What tmux says about a pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PaneState {
+    /// The pane exists.
+    Open {
+        pid: u32,
+        /// The program's exit left the pane open (`remain-on-exit`).
+        dead: bool,
+        command: String,
+        path: String,
+    },
+    /// The server answered: no such pane.
+    Missing,
+    /// No answer (no tmux, no server, a timeout): nothing can be concluded.
+    NoAnswer(String),
+}
+
+/// Is `pane` a tmux pane id (`%N`)?
+pub fn is_tmux_pane_id(pane: &str) -> bool {
+    pane.len() > 1 && pane.starts_with('%') && pane[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Asks the user's tmux server about `pane` (which must be a `%N` id).
+pub fn pane_state(pane: &str) -> PaneState {
+    if !is_tmux_pane_id(pane) {
+        return PaneState::NoAnswer(format!("`{pane}` is not a tmux pane id"));
+    }
+    // Listing every pane tells "no such pane" apart from "no server".
+    let format =
+        "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_current_command}\t#{pane_current_path}";
+    let out = match run_bounded(&["list-panes", "-a", "-F", format], TMUX_DEADLINE) {
+        Ok(out) => out,
+        Err(why) => return PaneState::NoAnswer(why),
+    };
+    for line in out.lines() {
+        let fields: Vec<&str> = line.splitn(5, '\t').collect();
+        if fields.first() == Some(&pane) && fields.len() == 5 {
+            return PaneState::Open {
+                pid: fields[1].parse().unwrap_or(0),
+                dead: fields[2] == "1",
+                command: fields[3].to_string(),
+                path: fields[4].to_string(),
+            };
+        }
+    }
+    PaneState::Missing
+}
+
+/// Runs `tmux <args>`, killing it after `deadline`. Its stdout, or why there is none.
+fn run_bounded(args: &[&str], deadline: Duration) -> Result<String, String> {
+    let mut child = Command::new("tmux")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("tmux cannot be run: {e}"))?;
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(out) = stdout.as_mut() {
+            let _ = out.take(4 << 20).read_to_end(&mut text);
+        }
+        text
+    });
+    let end = Instant::now() + deadline;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "tmux did not answer within {} ms",
+                    deadline.as_millis()
+                ));
+            }
+            Err(e) => return Err(format!("tmux: {e}")),
+        }
+    };
+    let text = reader.join().unwrap_or_default();
+    if status.success() {
+        Ok(String::from_utf8_lossy(&text).into_owned())
+    } else {
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = (&mut e).take(4096).read_to_string(&mut err);
+        }
+        Err(format!("no tmux server answered ({})", err.trim()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pane_ids() {
+        assert!(is_tmux_pane_id("%0"));
+        assert!(is_tmux_pane_id("%12"));
+        assert!(!is_tmux_pane_id("leader"));
+        assert!(!is_tmux_pane_id(""));
+        assert!(!is_tmux_pane_id("%"));
+        assert!(!is_tmux_pane_id("%1;x"));
+        assert!(matches!(pane_state("leader"), PaneState::NoAnswer(_)));
+    }
+}

@@ -1,0 +1,284 @@
+//! Git worktrees for teammates: `/spawn --worktree` gives a teammate its own worktree
+//! `<repo>/../<repo-name>-worktrees/<team>-<name>` on branch `teamlead/<team>/<name>`.
+//!
+//! Nothing here ever destroys work. A worktree is *clean* when it holds no uncommitted file
+//! (untracked included, ignored excluded) and its branch no unmerged commit (one reachable from
+//! no other local branch and not from `HEAD` of the lead's checkout). [`retire`] (at `/quit`,
+//! `clean`, a crash) removes a clean worktree with its branch and keeps any other, saying what
+//! it holds. [`prepare`] (at `/spawn`) reuses a clean leftover worktree of the same name,
+//! replaces a leftover branch with nothing unmerged, and otherwise picks a fresh name
+//! (`<name>-2`, …) and says why.
+
+mod git;
+
+use std::path::{Path, PathBuf};
+
+use super::BackendError;
+use git::{branch_exists, commit_of, same_path, uncommitted, unmerged};
+
+/// A teammate's worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worktree {
+    pub path: PathBuf,
+    pub branch: String,
+    /// The checkout it was made from (where `git worktree` and branch commands run).
+    pub repo: PathBuf,
+}
+
+/// How [`prepare`] came by the worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum How {
+    /// A new worktree on a new branch.
+    Created,
+    /// A clean worktree a previous session left, brought to the lead's `HEAD`.
+    Reused,
+    /// A new worktree on a leftover branch that had nothing unmerged (reset to `HEAD`).
+    Replaced,
+}
+
+/// The worktree a teammate gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    pub worktree: Worktree,
+    pub how: How,
+    /// Why the teammate's own name could not be used (a leftover holding work, …).
+    pub instead_because: Option<String>,
+}
+
+/// What a worktree still holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Work {
+    pub uncommitted: usize,
+    pub unmerged: usize,
+}
+
+impl Work {
+    pub fn is_empty(&self) -> bool {
+        self.uncommitted == 0 && self.unmerged == 0
+    }
+}
+
+impl std::fmt::Display for Work {
+    /// `2 uncommitted files, 1 commit not merged`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let mut parts = Vec::new();
+        if self.uncommitted > 0 {
+            parts.push(format!(
+                "{} uncommitted file{}",
+                self.uncommitted,
+                plural(self.uncommitted)
+            ));
+        }
+        if self.unmerged > 0 {
+            parts.push(format!(
+                "{} commit{} not merged",
+                self.unmerged,
+                plural(self.unmerged)
+            ));
+        }
+        if parts.is_empty() {
+            parts.push("nothing".to_string());
+        }
+        f.write_str(&parts.join(", "))
+    }
+}
+
+/// What [`retire`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Retired {
+    /// The worktree and its branch are gone.
+    Removed,
+    /// Kept: it holds this work.
+    Kept(Work),
+}
+
+/// How many leftovers of one name [`prepare`] steps over before giving up.
+const MAX_TRIES: usize = 20;
+
+/// Gives `name` of `team` a worktree of the repository `repo_cwd` is in (see the module doc);
+/// the worktrees in `in_use` (other teammates') are stepped over.
+pub fn prepare(
+    repo_cwd: &Path,
+    team: &str,
+    name: &str,
+    in_use: &[PathBuf],
+) -> Result<Prepared, BackendError> {
+    let top = PathBuf::from(
+        git::git(repo_cwd, &["rev-parse", "--show-toplevel"]).map_err(|_| {
+            BackendError::Unavailable(format!(
+                "{} is not inside a git repository: --worktree needs one",
+                repo_cwd.display()
+            ))
+        })?,
+    );
+    let head = commit_of(&top, "HEAD").ok_or_else(|| {
+        BackendError::Unavailable(format!(
+            "the repository {} has no commit yet: --worktree needs one",
+            top.display()
+        ))
+    })?;
+    let repo_name = top
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "repo".to_string());
+    let dir = top
+        .parent()
+        .unwrap_or(&top)
+        .join(format!("{repo_name}-worktrees"));
+    // Administrative entries of worktree directories that were deleted by hand.
+    let _ = git::git(&top, &["worktree", "prune"]);
+    let listed = git::list(&top)?;
+    let mut instead_because = None;
+    for n in 1..=MAX_TRIES {
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let path = dir.join(format!("{team}-{name}{suffix}"));
+        let branch = format!("teamlead/{team}/{name}{suffix}");
+        let worktree = Worktree {
+            path: path.clone(),
+            branch: branch.clone(),
+            repo: top.clone(),
+        };
+        let done = |how| Prepared {
+            worktree: worktree.clone(),
+            how,
+            instead_because: instead_because.clone(),
+        };
+        let shown = path.display();
+        let refused = match listed.iter().find(|l| same_path(&l.path, &path)) {
+            _ if in_use.iter().any(|u| same_path(u, &path)) => {
+                format!("{shown}, which another teammate works in")
+            }
+            Some(entry) if entry.branch.as_deref() == Some(branch.as_str()) => {
+                let work = work_in(&worktree)?;
+                if work.is_empty() {
+                    git::git(&path, &["reset", "--quiet", "--hard", &head])?;
+                    return Ok(done(How::Reused));
+                }
+                format!("the leftover worktree {shown} (branch {branch}), which holds {work}")
+            }
+            Some(_) => format!("{shown}, which is a worktree on another branch"),
+            None if path.exists() => format!("{shown}, which is in the way (not a worktree)"),
+            None if branch_exists(&top, &branch) => {
+                if let Some(other) = listed
+                    .iter()
+                    .find(|l| l.branch.as_deref() == Some(branch.as_str()))
+                {
+                    format!(
+                        "branch {branch}, which is checked out in {}",
+                        other.path.display()
+                    )
+                } else {
+                    let commits = unmerged(&top, std::slice::from_ref(&branch), &branch)?;
+                    if commits == 0 {
+                        let p = path.to_string_lossy();
+                        git::git(&top, &["worktree", "add", "-B", &branch, &p, &head])?;
+                        return Ok(done(How::Replaced));
+                    }
+                    let work = Work {
+                        uncommitted: 0,
+                        unmerged: commits,
+                    };
+                    format!("the leftover branch {branch}, which holds {work}")
+                }
+            }
+            None => {
+                let p = path.to_string_lossy();
+                git::git(&top, &["worktree", "add", "-b", &branch, &p, &head])?;
+                return Ok(done(How::Created));
+            }
+        };
+        instead_because.get_or_insert(refused);
+    }
+    Err(BackendError::Unavailable(format!(
+        "{MAX_TRIES} leftover worktrees or branches of {name} hold work ({}): remove some first",
+        instead_because.unwrap_or_default()
+    )))
+}
+
+/// What `worktree` holds: uncommitted files, and commits only its branch (or its `HEAD`, if
+/// the teammate switched branches) has.
+fn work_in(worktree: &Worktree) -> Result<Work, BackendError> {
+    let mut tips = Vec::new();
+    if branch_exists(&worktree.repo, &worktree.branch) {
+        tips.push(worktree.branch.clone());
+    }
+    let exists = worktree.path.exists();
+    if exists && let Some(head) = commit_of(&worktree.path, "HEAD") {
+        tips.push(head);
+    }
+    Ok(Work {
+        uncommitted: if exists {
+            uncommitted(&worktree.path)?
+        } else {
+            0
+        },
+        unmerged: unmerged(&worktree.repo, &tips, &worktree.branch)?,
+    })
+}
+
+/// Removes a teammate's worktree and its branch when they hold no work; keeps them otherwise.
+pub fn retire(worktree: &Worktree) -> Result<Retired, BackendError> {
+    if !worktree.repo.exists() {
+        return Ok(Retired::Removed);
+    }
+    let work = work_in(worktree)?;
+    if !work.is_empty() {
+        return Ok(Retired::Kept(work));
+    }
+    if worktree.path.exists() {
+        let p = worktree.path.to_string_lossy();
+        git::git(&worktree.repo, &["worktree", "remove", &p])?;
+    } else {
+        let _ = git::git(&worktree.repo, &["worktree", "prune"]);
+    }
+    // Only branches teamlead made are deleted (a teammate may have checked out another).
+    if worktree.branch.starts_with("teamlead/") && branch_exists(&worktree.repo, &worktree.branch) {
+        git::git(
+            &worktree.repo,
+            &["branch", "-D", "--quiet", &worktree.branch],
+        )?;
+    }
+    // `<repo>-worktrees` goes when it is empty (never anything in it).
+    if let Some(parent) = worktree.path.parent() {
+        let _ = std::fs::remove_dir(parent);
+    }
+    Ok(Retired::Removed)
+}
+
+/// [`retire`] for a worktree known only by its path (a member's `worktreePath`): its branch and
+/// repository are asked of git. A path that is gone or not a worktree is left alone.
+pub fn remove(path: &Path) -> Result<Retired, BackendError> {
+    if !path.exists() {
+        return Ok(Retired::Removed);
+    }
+    let listed = git::list(path)?;
+    let main = listed.first().map(|l| l.path.clone());
+    let Some(entry) = listed.iter().find(|l| same_path(&l.path, path)) else {
+        return Err(BackendError::Unavailable(format!(
+            "{} is not a worktree",
+            path.display()
+        )));
+    };
+    let (Some(repo), Some(branch)) = (main, entry.branch.clone()) else {
+        return Err(BackendError::Unavailable(format!(
+            "{} has no branch checked out: left alone",
+            path.display()
+        )));
+    };
+    if same_path(&repo, path) {
+        return Err(BackendError::Unavailable(format!(
+            "{} is a repository's main checkout, not a teammate's worktree",
+            path.display()
+        )));
+    }
+    retire(&Worktree {
+        path: path.to_path_buf(),
+        branch,
+        repo,
+    })
+}

@@ -1,0 +1,465 @@
+//! Approvals are answered only on purpose: key-level tests of the policy in
+//! `teamlead::ui::modal::guard`, on a scripted clock. A request that arrives while the person
+//! types waits (banner) and what they type stays in the composer; a dialog ignores keys during
+//! its grace period; Enter alone never approves; "always" is two steps and shows the exact
+//! rule (never a malformed one); a teammate that requires plan mode leaves it only after a
+//! confirmation. Snapshots of the banner, the "always" confirmation and the plan-mode
+//! confirmation at widths 80 and 40.
+
+mod ui_common;
+
+use crossterm::event::KeyCode;
+use serde_json::json;
+
+use teamlead::lead::view::{
+    LeadCommand, LeadEvent, PendingPermission, PermissionDecision, PlanDecision, ViewTarget,
+};
+use teamlead::protocol::PermissionMode;
+use teamlead::protocol::permission::{PermissionRule, PermissionUpdate};
+use teamlead::ui::AppState;
+use teamlead::ui::modal::Modal;
+use teamlead::ui::modal::guard::{GRACE_MS, TYPING_PAUSE_MS};
+use ui_common::*;
+
+const WIDTHS: [u16; 2] = [80, 40];
+
+fn alpha_team() -> LeadEvent {
+    let mut alpha = teammate(
+        "alpha",
+        "blue",
+        teamlead::lead::view::TeammateStatus::Working,
+        "in-process",
+    );
+    alpha.plan_mode_required = true;
+    alpha.mode = PermissionMode::Plan;
+    let builder = teammate(
+        "builder",
+        "green",
+        teamlead::lead::view::TeammateStatus::Working,
+        "tmux",
+    );
+    LeadEvent::Team(vec![alpha, builder])
+}
+
+/// The request of the report: alpha wants `rm -rf ~/important`, with no suggestion.
+fn rm_request(key: u64) -> PendingPermission {
+    let mut r = bash_request(key, "alpha", "blue", "rm -rf ~/important");
+    r.suggestions = Vec::new();
+    r
+}
+
+fn rule(tool: &str, content: Option<&str>) -> PermissionUpdate {
+    PermissionUpdate::allow_session(PermissionRule {
+        tool_name: tool.to_string(),
+        rule_content: content.map(str::to_string),
+    })
+}
+
+fn dialog_open(state: &AppState) -> bool {
+    state.modals.iter().any(Modal::is_approval)
+}
+
+fn answers(commands: &[LeadCommand]) -> usize {
+    commands
+        .iter()
+        .filter(|c| {
+            matches!(
+                c,
+                LeadCommand::AnswerPermission { .. } | LeadCommand::AnswerPlan { .. }
+            )
+        })
+        .count()
+}
+
+fn text(state: &mut AppState, width: u16) -> String {
+    rows(&screen(state, width, 24)).join("\n")
+}
+
+/// A state whose person typed `typed` just now (keys at the state's clock).
+fn typing(typed: &str) -> AppState {
+    let mut state = state_with(vec![alpha_team()]);
+    type_text(&mut state, typed);
+    state
+}
+
+#[test]
+fn text_typed_before_and_while_a_request_arrives_is_sent_as_the_message() {
+    let mut state = typing("@alpha hel");
+    state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+    assert!(!dialog_open(&state), "arrives unfocused while typing");
+    type_text(&mut state, "lo");
+    let screen = text(&mut state, 80);
+    assert!(
+        screen.contains("1 approval waiting · @alpha asks for Bash — ctrl+p to answer"),
+        "{screen}"
+    );
+    let commands = press(&mut state, &[key(KeyCode::Enter)]);
+    assert_eq!(
+        commands,
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "@alpha hello".to_string()
+        }]
+    );
+    assert_eq!(state.permissions.len(), 1, "the request still waits");
+}
+
+#[test]
+fn any_ideas_stays_in_the_composer_and_grants_nothing() {
+    let mut state = typing("a");
+    state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+    type_text(&mut state, "ny ideas?");
+    assert_eq!(state.composer.text(), "any ideas?");
+    assert_eq!(state.take_commands(), vec![]);
+    // Even a long pause does not take the keyboard from a composer holding text.
+    wait_ms(&mut state, 10 * TYPING_PAUSE_MS);
+    assert!(!dialog_open(&state));
+    assert_eq!(state.permissions.len(), 1);
+}
+
+#[test]
+fn slash_commands_typed_as_requests_arrive_are_commands_not_answers() {
+    let mut state = typing("/qu");
+    state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+    type_text(&mut state, "it");
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Enter)]),
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/quit".to_string()
+        }]
+    );
+    type_text(&mut state, "/task assig");
+    state.apply(LeadEvent::Plans(vec![plan_request("p1", "alpha", "blue")]));
+    type_text(&mut state, "n 1 builder");
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Enter)]),
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/task assign 1 builder".to_string()
+        }]
+    );
+    assert_eq!(state.permissions.len(), 1);
+    assert_eq!(state.plans.len(), 1);
+}
+
+#[test]
+fn a_waiting_request_takes_the_keyboard_after_a_typing_pause_with_an_empty_composer() {
+    let mut state = typing("hello");
+    state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+    press(&mut state, &[key(KeyCode::Enter)]);
+    wait_ms(&mut state, TYPING_PAUSE_MS - 1);
+    assert!(!dialog_open(&state), "not before the pause is complete");
+    wait_ms(&mut state, 1);
+    assert!(dialog_open(&state), "typing stopped, composer empty");
+    assert!(!state.approvals_waiting);
+    assert!(!text(&mut state, 80).contains("approval waiting"));
+}
+
+#[test]
+fn keys_in_the_grace_of_a_dialog_that_came_by_itself_go_to_the_composer() {
+    // Nobody typed: the request takes the keyboard at once, with a grace period.
+    let mut state = state_with(vec![alpha_team()]);
+    state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+    assert!(dialog_open(&state));
+    wait_ms(&mut state, GRACE_MS - 1);
+    // The person starts typing without having seen it: the dialog steps back.
+    type_text(&mut state, "any");
+    assert!(!dialog_open(&state));
+    assert!(state.approvals_waiting);
+    assert_eq!(state.composer.text(), "any");
+    press(&mut state, &[key(KeyCode::Enter)]);
+    assert_eq!(
+        state.take_commands(),
+        vec![],
+        "the Enter went to the composer"
+    );
+    // Pasting counts as typing too.
+    let mut state = state_with(vec![alpha_team()]);
+    state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+    state.paste("y\n");
+    assert!(!dialog_open(&state));
+    assert_eq!(state.composer.text(), "y\n");
+    assert_eq!(state.take_commands(), vec![]);
+}
+
+#[test]
+fn enter_a_y_n_in_the_grace_of_a_dialog_opened_on_purpose_are_dropped() {
+    let mut state = typing("x");
+    state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+    press(&mut state, &[key(KeyCode::Backspace)]);
+    assert_eq!(press(&mut state, &[ctrl('p')]), vec![]);
+    assert!(dialog_open(&state));
+    let keys = [key(KeyCode::Enter), ch('a'), ch('y'), ch('n')];
+    assert_eq!(press(&mut state, &keys), vec![]);
+    assert!(state.composer.is_empty(), "nothing went to the composer");
+    assert!(dialog_open(&state));
+    wait_ms(&mut state, GRACE_MS - 1);
+    assert_eq!(press(&mut state, &[ch('y')]), vec![]);
+    wait_ms(&mut state, 1);
+    assert_eq!(
+        press(&mut state, &[ch('y')]),
+        vec![LeadCommand::AnswerPermission {
+            key: 1,
+            decision: PermissionDecision::AllowOnce
+        }]
+    );
+}
+
+#[test]
+fn enter_alone_never_approves_a_bash_write_or_edit() {
+    let mut write = bash_request(3, "alpha", "blue", "");
+    write.tool_name = "Write".to_string();
+    write.input = json!({"file_path": "a.txt", "content": "hi"});
+    write.suggestions = Vec::new();
+    let mut state = state_with(vec![
+        alpha_team(),
+        LeadEvent::Permissions(vec![rm_request(1), edit_request(2, "alpha", "blue"), write]),
+    ]);
+    let enter = key(KeyCode::Enter);
+    assert_eq!(press_slowly(&mut state, &[enter, enter, enter]), vec![]);
+    assert_eq!(state.permissions.len(), 3);
+    // y approves; each next request has its own grace period.
+    let commands = press(&mut state, &[ch('y'), ch('y')]);
+    assert_eq!(answers(&commands), 1, "{commands:?}");
+    assert_eq!(press_slowly(&mut state, &[enter]), vec![], "Edit");
+    assert_eq!(answers(&press_slowly(&mut state, &[ch('y')])), 1);
+    assert_eq!(press_slowly(&mut state, &[enter]), vec![], "Write");
+    assert!(text(&mut state, 80).contains("y yes"), "the hint says y");
+}
+
+#[test]
+fn always_is_two_steps_and_shows_the_exact_rule() {
+    let mut state = state_with(vec![
+        alpha_team(),
+        LeadEvent::Permissions(vec![rm_request(1)]),
+    ]);
+    assert_eq!(press_slowly(&mut state, &[ch('a')]), vec![]);
+    let screen = text(&mut state, 80);
+    assert!(
+        screen.contains("Always? allow Bash(rm:*) for @alpha this session"),
+        "{screen}"
+    );
+    assert!(screen.contains("a/enter confirm · esc/← back"), "{screen}");
+    // The confirmation is new content: a second `a` at once is not a confirmation.
+    assert_eq!(press(&mut state, &[ch('a'), key(KeyCode::Enter)]), vec![]);
+    // Esc goes back to the options without answering.
+    assert_eq!(press_slowly(&mut state, &[key(KeyCode::Esc)]), vec![]);
+    assert!(dialog_open(&state));
+    assert!(!text(&mut state, 80).contains("Always?"));
+    assert_eq!(
+        press_slowly(&mut state, &[ch('a'), ch('a')]),
+        vec![LeadCommand::AnswerPermission {
+            key: 1,
+            decision: PermissionDecision::AllowAlways(vec![rule("Bash", Some("rm:*"))])
+        }]
+    );
+}
+
+#[test]
+fn malformed_suggestions_are_never_offered() {
+    // A suggestion like `Bash({:*)` is dropped; the rule is built from the command instead.
+    let mut bad = bash_request(1, "alpha", "blue", "cargo test -p parser");
+    bad.suggestions = vec![
+        rule("Bash", Some("{:*")),
+        rule("Bash", Some(":*")),
+        PermissionUpdate::SetMode {
+            mode: PermissionMode::BypassPermissions,
+            destination: teamlead::protocol::permission::Destination::Session,
+        },
+    ];
+    // A group command with no suggestion: the exact command, not `Bash({:*)`.
+    let mut group = bash_request(2, "alpha", "blue", "{ make; make install; }");
+    group.suggestions = Vec::new();
+    // Nothing well-formed can be built from a multi-line command: no "always" at all.
+    let mut multi = bash_request(3, "alpha", "blue", "echo $(date)\nrm -rf ~/important");
+    multi.suggestions = Vec::new();
+    let mut state = state_with(vec![
+        alpha_team(),
+        LeadEvent::Permissions(vec![bad, group, multi]),
+    ]);
+    let screen = text(&mut state, 80);
+    assert!(
+        screen.contains("allow Bash(cargo test:*) for @alpha"),
+        "{screen}"
+    );
+    assert!(!screen.contains("{:*"), "{screen}");
+    assert!(!screen.contains("bypassPermissions"), "{screen}");
+    let commands = press_slowly(&mut state, &[ch('a'), ch('a')]);
+    assert_eq!(
+        commands,
+        vec![LeadCommand::AnswerPermission {
+            key: 1,
+            decision: PermissionDecision::AllowAlways(vec![rule("Bash", Some("cargo test:*"))])
+        }]
+    );
+    let commands = press_slowly(&mut state, &[ch('a'), ch('a')]);
+    assert_eq!(
+        commands,
+        vec![LeadCommand::AnswerPermission {
+            key: 2,
+            decision: PermissionDecision::AllowAlways(vec![rule(
+                "Bash",
+                Some("{ make; make install; }")
+            )])
+        }]
+    );
+    let screen = text(&mut state, 80);
+    assert!(!screen.contains("Yes, and"), "{screen}");
+    assert_eq!(press_slowly(&mut state, &[ch('a'), ch('a')]), vec![]);
+    assert_eq!(state.permissions.len(), 1);
+}
+
+#[test]
+fn plan_dialog_has_the_same_protections() {
+    // Typing when the plan arrives: it waits.
+    let mut state = typing("/task assign 1 builder");
+    state.apply(LeadEvent::Plans(vec![plan_request("p1", "alpha", "blue")]));
+    assert!(!dialog_open(&state));
+    assert!(text(&mut state, 80).contains("@alpha has a plan"));
+    press(&mut state, &[key(KeyCode::Enter)]);
+    wait_ms(&mut state, TYPING_PAUSE_MS);
+    assert!(dialog_open(&state));
+    // n in the grace of a dialog that came by itself goes to the composer.
+    press(&mut state, &[ch('n')]);
+    assert!(!dialog_open(&state));
+    assert_eq!(state.composer.text(), "n");
+    // Ctrl+P: Enter, y and n in the grace are dropped; Enter never approves.
+    press(&mut state, &[key(KeyCode::Backspace), ctrl('p')]);
+    let keys = [key(KeyCode::Enter), ch('y'), ch('n')];
+    assert_eq!(press(&mut state, &keys), vec![]);
+    assert_eq!(press_slowly(&mut state, &[key(KeyCode::Enter)]), vec![]);
+    assert_eq!(
+        press_slowly(&mut state, &[ch('y')]),
+        vec![LeadCommand::AnswerPlan {
+            request_id: "p1".to_string(),
+            decision: PlanDecision::Approve {
+                mode: PermissionMode::Default
+            }
+        }]
+    );
+}
+
+#[test]
+fn a_plan_that_arrived_behind_a_permission_dialog_waits_its_turn() {
+    let mut state = state_with(vec![
+        alpha_team(),
+        LeadEvent::Permissions(vec![rm_request(1)]),
+    ]);
+    assert!(dialog_open(&state));
+    state.apply(LeadEvent::Plans(vec![plan_request("p1", "alpha", "blue")]));
+    assert!(state.approvals_waiting, "the plan is not shown yet");
+    assert_eq!(answers(&press_slowly(&mut state, &[ch('y')])), 1);
+    assert!(!dialog_open(&state));
+    assert!(text(&mut state, 80).contains("1 approval waiting · @alpha has a plan"));
+    wait_ms(&mut state, TYPING_PAUSE_MS);
+    assert!(state.modals.iter().any(|m| matches!(m, Modal::Plan(_))));
+    // Esc leaves it queued and closed: it does not come back by itself.
+    press_slowly(&mut state, &[key(KeyCode::Esc)]);
+    wait_ms(&mut state, 10 * TYPING_PAUSE_MS);
+    assert!(!dialog_open(&state));
+    assert_eq!(state.plans.len(), 1);
+}
+
+#[test]
+fn confirm_dialogs_ignore_keys_in_their_grace() {
+    let mut state = state_with(vec![alpha_team()]);
+    press(&mut state, &[key(KeyCode::Down), key(KeyCode::Enter)]);
+    after_grace(&mut state);
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Down), ch('k'), ch('y')]),
+        vec![]
+    );
+    assert!(text(&mut state, 80).contains("Kill @builder?"));
+    assert_eq!(
+        press_slowly(&mut state, &[ch('y')]),
+        vec![LeadCommand::Kill {
+            name: "builder".to_string()
+        }]
+    );
+}
+
+#[test]
+fn a_teammate_that_requires_plan_mode_leaves_it_only_after_a_confirmation() {
+    let mut state = state_with(vec![alpha_team()]);
+    // Teams dialog → alpha's detail → Shift+Tab: a confirmation, no command.
+    let keys = [key(KeyCode::Down), key(KeyCode::Enter), key(KeyCode::Enter)];
+    assert_eq!(press_slowly(&mut state, &keys), vec![]);
+    assert_eq!(press_slowly(&mut state, &[shift_tab()]), vec![]);
+    let screen = text(&mut state, 80);
+    assert!(screen.contains("@alpha requires plan mode"), "{screen}");
+    assert!(screen.contains("bypassPermissions"), "{screen}");
+    assert_eq!(press(&mut state, &[ch('y')]), vec![], "grace");
+    assert_eq!(
+        press_slowly(&mut state, &[ch('y')]),
+        vec![LeadCommand::CycleTeammateMode {
+            name: "alpha".to_string()
+        }]
+    );
+    // The list's "cycle all" asks too, naming alpha; n sends nothing.
+    press_slowly(&mut state, &[key(KeyCode::Left)]);
+    assert_eq!(press_slowly(&mut state, &[shift_tab()]), vec![]);
+    assert!(text(&mut state, 80).contains("@alpha requires plan mode"));
+    assert_eq!(press_slowly(&mut state, &[ch('n')]), vec![]);
+    // Shift+Tab in alpha's inline view asks as well.
+    press_slowly(&mut state, &[key(KeyCode::Esc)]);
+    assert!(state.modals.is_empty());
+    let shift_down = key_mod(KeyCode::Down, crossterm::event::KeyModifiers::SHIFT);
+    assert_eq!(press_slowly(&mut state, &[shift_down, shift_tab()]), vec![]);
+    assert!(text(&mut state, 80).contains("@alpha requires plan mode"));
+    // A teammate out of plan mode (or not requiring it) cycles at once.
+    let mut team = state.team.clone();
+    team[0].mode = PermissionMode::Default;
+    state.apply(LeadEvent::Team(team));
+    press_slowly(&mut state, &[key(KeyCode::Esc)]);
+    assert_eq!(
+        press_slowly(&mut state, &[shift_tab()]),
+        vec![LeadCommand::CycleTeammateMode {
+            name: "alpha".to_string()
+        }]
+    );
+}
+
+#[test]
+fn snapshot_the_unfocused_banner() {
+    for w in WIDTHS {
+        let mut state = typing("@alpha hello");
+        state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+        let t = screen(&mut state, w, 14);
+        insta::assert_snapshot!(format!("approvals_banner_{w}"), t.backend());
+    }
+}
+
+#[test]
+fn snapshot_the_always_confirmation() {
+    for w in WIDTHS {
+        let mut state = state_with(vec![
+            alpha_team(),
+            LeadEvent::Permissions(vec![bash_request(
+                1,
+                "alpha",
+                "blue",
+                "cargo test -p parser",
+            )]),
+        ]);
+        press_slowly(&mut state, &[ch('a')]);
+        let t = screen(&mut state, w, 18);
+        insta::assert_snapshot!(format!("approvals_always_confirm_{w}"), t.backend());
+    }
+}
+
+#[test]
+fn snapshot_the_plan_mode_confirmation() {
+    for w in WIDTHS {
+        let mut state = state_with(vec![alpha_team()]);
+        let keys = [
+            key(KeyCode::Down),
+            key(KeyCode::Enter),
+            key(KeyCode::Enter),
+            shift_tab(),
+        ];
+        press_slowly(&mut state, &keys);
+        let t = screen(&mut state, w, 24);
+        insta::assert_snapshot!(format!("approvals_plan_mode_confirm_{w}"), t.backend());
+    }
+}
