@@ -8,6 +8,8 @@
 //! moved to quarantine.
 
 use std::collections::HashSet;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -21,6 +23,7 @@ use super::home::Home;
 use super::json_check::array_of_objects;
 use super::lock::{self, DEFAULT_LOCK_TIMEOUT};
 use super::quarantine::quarantine_bytes;
+use super::safe_file::{MAX_FILE_BYTES, PRIVATE_FILE_MODE, read_regular};
 use crate::protocol::InboxEntry;
 use crate::protocol::inbox::parse_entries;
 
@@ -241,11 +244,142 @@ struct Rewrite<R> {
     result: R,
 }
 
-/// The lead's consumption: under the lock, takes every entry with `read != true`, records the
-/// new ones durably in `log` (fsync) BEFORE rewriting the inbox without them, and skips those
-/// the log already holds (a crash between the two steps). Entries that fail the schema are
-/// quarantined and removed. Entries marked `read: true` stay.
+/// The lead's consumption: takes every entry with `read != true`, records the new ones durably
+/// in `log` (fsync) BEFORE the inbox is rewritten without them, and skips those the log already
+/// holds (a crash between the two steps). Entries that fail the schema are quarantined and
+/// removed. Entries marked `read: true` stay.
+///
+/// The inbox's lock is held as briefly as possible, because Claude Code's writers give up after
+/// well under a second of a busy lock ("mailbox write failed"): the log is written and the new
+/// inbox prepared (written and fsynced as a temp file) without the lock; under it the inbox is
+/// only read again and, when its bytes have not changed, the temp file renamed over it. An
+/// inbox that changed in between is tried again; bad entries, or an inbox that keeps changing,
+/// take the slow path (everything under the lock).
 pub fn drain_unread(
+    home: &Home,
+    team: &str,
+    member: &str,
+    log: &mut DeliveryLog,
+) -> Result<Drained> {
+    let path = home.inbox_path(team, member)?;
+    home.check_inside(&path)?;
+    let mut delivered = Vec::new();
+    for _ in 0..3 {
+        match drain_prepared(&path, log, &mut delivered)? {
+            Prepared::Done => {
+                return Ok(Drained {
+                    delivered,
+                    quarantined: Vec::new(),
+                });
+            }
+            Prepared::Changed => continue,
+            Prepared::SlowPath => break,
+        }
+    }
+    let mut drained = drain_locked(home, team, member, log)?;
+    delivered.append(&mut drained.delivered);
+    drained.delivered = delivered;
+    Ok(drained)
+}
+
+/// What one attempt of the fast drain did.
+enum Prepared {
+    /// The inbox holds no unread entry any more (or none was there).
+    Done,
+    /// The inbox changed between the two reads; what was recorded stays in `delivered`.
+    Changed,
+    /// Bad entries, or a file that does not parse: the locked path decides.
+    SlowPath,
+}
+
+/// One attempt of the fast drain: read and record without the lock, then swap under it.
+fn drain_prepared(
+    path: &Path,
+    log: &mut DeliveryLog,
+    delivered: &mut Vec<InboxEntry>,
+) -> Result<Prepared> {
+    if !super::atomic::check_regular_file(path)? {
+        return Ok(Prepared::Done);
+    }
+    let Some(before) = read_regular(path, MAX_FILE_BYTES)? else {
+        return Ok(Prepared::Done);
+    };
+    if before.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Prepared::Done);
+    }
+    let Ok(items) = parse_json(&before).and_then(as_array) else {
+        return Ok(Prepared::SlowPath);
+    };
+    let mut keep = Vec::new();
+    let mut fresh = Vec::new();
+    let mut seen = HashSet::new();
+    let mut unread = 0;
+    for v in items {
+        match serde_json::from_value::<InboxEntry>(v.clone()) {
+            Err(_) => return Ok(Prepared::SlowPath),
+            Ok(e) if !e.is_unread() => keep.push(v),
+            Ok(e) => {
+                unread += 1;
+                let key = e.dedup_key();
+                if !log.contains(&key) && seen.insert(key) {
+                    fresh.push(e);
+                }
+            }
+        }
+    }
+    if unread == 0 {
+        return Ok(Prepared::Done);
+    }
+    // Durable before anything leaves the inbox; the log de-duplicates by key, so recording
+    // entries that a retry finds again does nothing.
+    log.record(&fresh)?;
+    delivered.extend(fresh);
+    let temp = prepare_temp(path, &pretty_bytes(&keep))?;
+    let swapped = (|| -> Result<bool> {
+        let _lock = lock::acquire(path, DEFAULT_LOCK_TIMEOUT)?;
+        if read_regular(path, MAX_FILE_BYTES)?.as_deref() != Some(&before[..]) {
+            return Ok(false);
+        }
+        std::fs::rename(&temp, path).map_err(|e| StoreError::io(path, e))?;
+        Ok(true)
+    })();
+    if !matches!(swapped, Ok(true)) {
+        let _ = std::fs::remove_file(&temp);
+    }
+    if !swapped? {
+        return Ok(Prepared::Changed);
+    }
+    if let Some(dir) = path.parent() {
+        super::atomic::sync_dir(dir)?;
+    }
+    Ok(Prepared::Done)
+}
+
+/// Writes `bytes` to a new private temp file beside `path` (named as the atomic writer names
+/// its temp files, which readers and watchers skip) and fsyncs it.
+fn prepare_temp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(format!(".tmp.{:08x}", rand::random::<u32>()));
+    let temp = path.with_file_name(name);
+    let written = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(PRIVATE_FILE_MODE)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&temp)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(StoreError::io(&temp, e));
+    }
+    Ok(temp)
+}
+
+/// The slow path of [`drain_unread`]: everything under the lock (quarantines bad entries).
+fn drain_locked(
     home: &Home,
     team: &str,
     member: &str,

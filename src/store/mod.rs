@@ -17,6 +17,7 @@ pub mod safe_file;
 pub mod scan;
 pub mod tasks;
 pub mod team;
+pub mod team_guard;
 
 pub use delivery::DeliveryLog;
 pub use error::{Result, StoreError};

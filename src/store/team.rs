@@ -51,7 +51,9 @@ pub fn create_team(home: &Home, file: &TeamFile) -> Result<()> {
             what: format!("team `{team}`"),
         });
     }
-    write_atomic(&path, file.to_text().as_bytes())
+    write_atomic(&path, file.to_text().as_bytes())?;
+    super::team_guard::wrote(&path, file);
+    Ok(())
 }
 
 /// Reads a team file (no lock; torn reads retried).
@@ -63,7 +65,8 @@ pub fn read_team(home: &Home, team: &str) -> Result<TeamFile> {
 
 /// Read-modify-write of the team file under `config.json.lock/`: `f` edits the file, which is
 /// written once, atomically, only if it changed. Unknown keys and non-member entries survive.
-/// A team file that does not parse is an error and is never rewritten.
+/// A team file that does not parse is an error and is never rewritten — unless this process
+/// leads the team and guards it (`team_guard`): then it is repaired from the last good copy.
 pub fn edit_team<R>(
     home: &Home,
     team: &str,
@@ -72,11 +75,17 @@ pub fn edit_team<R>(
     let path = home.config_path(team)?;
     home.check_inside(&path)?;
     let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
-    let before = read_team_at(team, &path)?;
+    // A team file the lead guards is repaired first (an unlocked writer emptied it or wrote a
+    // stale copy back); see `team_guard`.
+    let (before, repair) = super::team_guard::repaired(&path, read_team_at(team, &path))?;
+    if let Some(repair) = &repair {
+        tracing::warn!(path = %path.display(), "team file repaired: {repair}");
+    }
     let mut file = before.clone();
     let result = f(&mut file)?;
-    if file != before {
+    if file != before || repair.is_some() {
         write_atomic(&path, file.to_text().as_bytes())?;
+        super::team_guard::wrote(&path, &file);
     }
     Ok(result)
 }

@@ -73,6 +73,7 @@ impl Controller {
         self.kill_all_panes().await;
         self.deny_everything_pending("The lead is shutting down.");
         self.retire_worktrees().await;
+        store::team_guard::unguard(&self.home, &self.team);
         let removed = store::delete_team(&self.home, &self.team);
         crate::lead::emergency::unregister();
         match removed {

@@ -179,6 +179,9 @@ impl Controller {
             lead.mode = Some(opts.lead_mode.as_str().to_string());
         }
         store::create_team(&home, &file)?;
+        // Unlocked in-place writers (2.1.45 teammates) can empty the file or drop a member:
+        // the lead repairs it from its last good copy (store::team_guard).
+        store::team_guard::guard(&home, &team)?;
         let liveness = LeadLiveness::acquire(&home, &team)?;
         let task_list = TaskList::new(&home, &team)?;
         home.ensure_dir(task_list.dir())?;
@@ -404,8 +407,11 @@ impl Controller {
 
     /// Re-reads `config.json` (after a change event, or by the safety poll).
     pub fn reload_team(&mut self) {
-        match store::read_team(&self.home, &self.team) {
-            Ok(file) => {
+        match store::team_guard::read_guarded(&self.home, &self.team) {
+            Ok((file, repair)) => {
+                if let Some(repair) = repair {
+                    self.note(format!("Repaired the team file: {repair}."));
+                }
                 let now = now_ms();
                 for member in file.teammates() {
                     self.tracking
