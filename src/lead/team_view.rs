@@ -34,6 +34,9 @@ pub struct Tracking {
     pub recent: VecDeque<String>,
     /// `isActive` as last read from the team file.
     last_is_active: Option<bool>,
+    /// The mode the lead last set with a `mode_set_request`, until a request shows the
+    /// teammate has not applied it (`controller::mode_sync`).
+    pub mode_sent: Option<crate::protocol::PermissionMode>,
 }
 
 impl Tracking {

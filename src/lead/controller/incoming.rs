@@ -67,10 +67,13 @@ impl Controller {
             }
             Incoming::Permission { request, .. } => {
                 let claimed = request.agent_id.clone();
-                if self.permissions.push_inbox(&from, color, request).is_none() && claimed != from {
-                    self.note(format!(
+                let (tool, input) = (request.tool_name.clone(), request.input.clone());
+                match self.permissions.push_inbox(&from, color, request) {
+                    Some(key) => self.answer_by_set_mode(&from, key, &tool, &input),
+                    None if claimed != from => self.note(format!(
                         "Dropped a permission request from {from} that claims to come from {claimed}."
-                    ));
+                    )),
+                    None => {}
                 }
             }
             Incoming::Sandbox { request, .. } => {

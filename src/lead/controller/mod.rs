@@ -5,6 +5,7 @@
 //! and never renders.
 
 mod incoming;
+mod mode_sync;
 mod model;
 mod panes;
 mod quit;

@@ -95,8 +95,11 @@ impl Controller {
                 mode,
                 from: LEAD_NAME.to_string(),
             });
-            if let Err(e) = self.deliver(name, InboxEntry::frame(LEAD_NAME, &frame)) {
-                self.note(format!("Could not send the mode to {name}: {e}"));
+            match self.deliver(name, InboxEntry::frame(LEAD_NAME, &frame)) {
+                // Clients that ignore the request adopt the mode at their next request
+                // (controller::mode_sync).
+                Ok(()) => self.tracking.entry(name.clone()).or_default().mode_sent = Some(mode),
+                Err(e) => self.note(format!("Could not send the mode to {name}: {e}")),
             }
         }
     }
