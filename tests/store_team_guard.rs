@@ -28,40 +28,70 @@ fn write_in_place(home: &Home, team: &str, text: &[u8]) {
 fn a_member_lost_to_a_stale_in_place_write_is_added_back() {
     let (_dir, home) = team("guard-stale");
     team_guard::guard(&home, "guard-stale").unwrap();
-    store::add_member(&home, "guard-stale", Member::new("one", "guard-stale", "/w")).unwrap();
+    store::add_member(
+        &home,
+        "guard-stale",
+        Member::new("one", "guard-stale", "/w"),
+    )
+    .unwrap();
     // `one` read the file before `two` joined and flips its isActive from that copy.
     let mut stale = store::read_team(&home, "guard-stale").unwrap();
-    store::add_member(&home, "guard-stale", Member::new("two", "guard-stale", "/w")).unwrap();
+    store::add_member(
+        &home,
+        "guard-stale",
+        Member::new("two", "guard-stale", "/w"),
+    )
+    .unwrap();
     stale.member_mut("one").unwrap().is_active = Some(false);
     write_in_place(&home, "guard-stale", stale.to_text().as_bytes());
 
     let (file, repair) = team_guard::read_guarded(&home, "guard-stale").unwrap();
     assert_eq!(
         repair,
-        Some(Repair::MembersRestored {
-            names: vec!["two".into()]
+        Some(Repair::Members {
+            added_back: vec!["two".into()],
+            removed_again: Vec::new(),
         })
     );
     assert!(file.member("two").is_some());
     let on_disk = store::read_team(&home, "guard-stale").unwrap();
-    assert!(on_disk.member("two").is_some(), "the repair was not written");
+    assert!(
+        on_disk.member("two").is_some(),
+        "the repair was not written"
+    );
     // The teammate's own change survives the repair.
     assert_eq!(on_disk.member("one").unwrap().is_active, Some(false));
     // Nothing more to repair afterwards.
-    assert_eq!(team_guard::read_guarded(&home, "guard-stale").unwrap().1, None);
+    assert_eq!(
+        team_guard::read_guarded(&home, "guard-stale").unwrap().1,
+        None
+    );
 }
 
 #[test]
 fn an_emptied_team_file_is_restored_from_the_last_good_copy() {
     let (_dir, home) = team("guard-empty");
     team_guard::guard(&home, "guard-empty").unwrap();
-    store::add_member(&home, "guard-empty", Member::new("one", "guard-empty", "/w")).unwrap();
+    store::add_member(
+        &home,
+        "guard-empty",
+        Member::new("one", "guard-empty", "/w"),
+    )
+    .unwrap();
     write_in_place(&home, "guard-empty", b"");
 
     let (file, repair) = team_guard::read_guarded(&home, "guard-empty").unwrap();
-    assert!(matches!(repair, Some(Repair::Restored { .. })), "{repair:?}");
+    assert!(
+        matches!(repair, Some(Repair::Restored { .. })),
+        "{repair:?}"
+    );
     assert!(file.member("one").is_some());
-    assert!(store::read_team(&home, "guard-empty").unwrap().member("one").is_some());
+    assert!(
+        store::read_team(&home, "guard-empty")
+            .unwrap()
+            .member("one")
+            .is_some()
+    );
 
     // A truncated file is repaired by the lead's next edit as well.
     let text = std::fs::read(config(&home, "guard-empty")).unwrap();
@@ -72,14 +102,48 @@ fn an_emptied_team_file_is_restored_from_the_last_good_copy() {
 }
 
 #[test]
-fn members_the_lead_removed_stay_removed() {
+fn members_the_lead_removed_and_a_stale_write_brought_back_are_removed_again() {
     let (_dir, home) = team("guard-removed");
     team_guard::guard(&home, "guard-removed").unwrap();
-    store::add_member(&home, "guard-removed", Member::new("gone", "guard-removed", "/w")).unwrap();
+    store::add_member(
+        &home,
+        "guard-removed",
+        Member::new("gone", "guard-removed", "/w"),
+    )
+    .unwrap();
+    // `gone` read the file before the lead removed it (after its shutdown) and writes it back.
+    let stale = store::read_team(&home, "guard-removed").unwrap();
     store::remove_member(&home, "guard-removed", "gone").unwrap();
     let (file, repair) = team_guard::read_guarded(&home, "guard-removed").unwrap();
     assert_eq!(repair, None);
     assert!(file.member("gone").is_none());
+    write_in_place(&home, "guard-removed", stale.to_text().as_bytes());
+    let (file, repair) = team_guard::read_guarded(&home, "guard-removed").unwrap();
+    assert_eq!(
+        repair,
+        Some(Repair::Members {
+            added_back: Vec::new(),
+            removed_again: vec!["gone".into()],
+        })
+    );
+    assert!(file.member("gone").is_none());
+    assert!(
+        store::read_team(&home, "guard-removed")
+            .unwrap()
+            .member("gone")
+            .is_none()
+    );
+    // Added again later, it stays.
+    store::add_member(
+        &home,
+        "guard-removed",
+        Member::new("gone", "guard-removed", "/w"),
+    )
+    .unwrap();
+    assert_eq!(
+        team_guard::read_guarded(&home, "guard-removed").unwrap().1,
+        None
+    );
 }
 
 #[test]
@@ -91,5 +155,9 @@ fn an_unguarded_process_never_rewrites_an_empty_team_file() {
         Err(StoreError::Parse { .. })
     ));
     assert!(store::set_active(&home, "guard-none", "team-lead", true).is_err());
-    assert!(std::fs::read(config(&home, "guard-none")).unwrap().is_empty());
+    assert!(
+        std::fs::read(config(&home, "guard-none"))
+            .unwrap()
+            .is_empty()
+    );
 }

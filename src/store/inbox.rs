@@ -379,12 +379,7 @@ fn prepare_temp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
 }
 
 /// The slow path of [`drain_unread`]: everything under the lock (quarantines bad entries).
-fn drain_locked(
-    home: &Home,
-    team: &str,
-    member: &str,
-    log: &mut DeliveryLog,
-) -> Result<Drained> {
+fn drain_locked(home: &Home, team: &str, member: &str, log: &mut DeliveryLog) -> Result<Drained> {
     let outcome = rewrite_locked(home, team, member, |items| {
         let mut keep = Vec::new();
         let mut bad = Vec::new();

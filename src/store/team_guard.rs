@@ -12,11 +12,12 @@
 //! lead's reads go through [`read_guarded`]: when the file does not parse after the torn-read
 //! window, or lacks a member of the last good copy, the file is repaired under
 //! `config.json.lock/` — an unparsable file is replaced by the last good copy, lost members are
-//! added back (the entries on disk win for every member still there) — and the repair is
+//! added back and members the lead removed are removed again (the entries on disk win for
+//! every other member) — and the repair is
 //! logged and returned for the lead to show. Only the lead opts in: it alone adds and removes
 //! members of its team, so a member missing from the file is always a lost write.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -25,14 +26,22 @@ use super::home::Home;
 use super::lock::{self, DEFAULT_LOCK_TIMEOUT};
 use crate::protocol::TeamFile;
 
-/// Guarded team files of this process: path → the last copy this process wrote (or `None`
-/// before its first write).
-fn guarded() -> &'static Mutex<HashMap<PathBuf, Option<TeamFile>>> {
-    static GUARDED: OnceLock<Mutex<HashMap<PathBuf, Option<TeamFile>>>> = OnceLock::new();
+/// What the lead keeps of one guarded team file.
+#[derive(Debug, Default)]
+struct Kept {
+    /// The last copy this process wrote or read well (`None` before either).
+    good: Option<TeamFile>,
+    /// Members this process removed (and has not added again).
+    removed: BTreeSet<String>,
+}
+
+/// Guarded team files of this process, by path.
+fn guarded() -> &'static Mutex<HashMap<PathBuf, Kept>> {
+    static GUARDED: OnceLock<Mutex<HashMap<PathBuf, Kept>>> = OnceLock::new();
     GUARDED.get_or_init(Mutex::default)
 }
 
-fn with_guarded<R>(f: impl FnOnce(&mut HashMap<PathBuf, Option<TeamFile>>) -> R) -> R {
+fn with_guarded<R>(f: impl FnOnce(&mut HashMap<PathBuf, Kept>) -> R) -> R {
     let mut map = guarded().lock().unwrap_or_else(|e| e.into_inner());
     f(&mut map)
 }
@@ -41,8 +50,16 @@ fn with_guarded<R>(f: impl FnOnce(&mut HashMap<PathBuf, Option<TeamFile>>) -> R)
 /// it (see the module documentation). The file as it is now becomes the first good copy.
 pub fn guard(home: &Home, team: &str) -> Result<()> {
     let path = home.config_path(team)?;
-    let now = super::team::read_team(home, team).ok();
-    with_guarded(|m| m.insert(path, now));
+    let good = super::team::read_team(home, team).ok();
+    with_guarded(|m| {
+        m.insert(
+            path,
+            Kept {
+                good,
+                removed: BTreeSet::new(),
+            },
+        )
+    });
     Ok(())
 }
 
@@ -57,14 +74,30 @@ pub fn unguard(home: &Home, team: &str) {
 pub(super) fn wrote(path: &Path, file: &TeamFile) {
     with_guarded(|m| {
         if let Some(kept) = m.get_mut(path) {
-            *kept = Some(file.clone());
+            if let Some(before) = &kept.good {
+                for gone in before
+                    .members
+                    .iter()
+                    .filter(|b| file.member(&b.name).is_none())
+                {
+                    kept.removed.insert(gone.name.clone());
+                }
+            }
+            for member in &file.members {
+                kept.removed.remove(&member.name);
+            }
+            kept.good = Some(file.clone());
         }
     });
 }
 
-/// The last good copy of a guarded file (`None` when not guarded or never read well).
-pub(super) fn last_good(path: &Path) -> Option<TeamFile> {
-    with_guarded(|m| m.get(path).cloned().flatten())
+/// The last good copy of a guarded file and the members this process removed (`None` when
+/// not guarded or never read well).
+fn last_good(path: &Path) -> Option<(TeamFile, BTreeSet<String>)> {
+    with_guarded(|m| {
+        m.get(path)
+            .and_then(|k| k.good.clone().map(|g| (g, k.removed.clone())))
+    })
 }
 
 /// What a repair did, for the lead's transcript.
@@ -73,8 +106,12 @@ pub enum Repair {
     /// The file did not parse (`detail`, e.g. empty after a writer died mid-write) and was
     /// replaced by the last good copy.
     Restored { detail: String },
-    /// Members of the last good copy that a stale in-place write had dropped, added back.
-    MembersRestored { names: Vec<String> },
+    /// A stale in-place write had dropped members of the last good copy (added back) or
+    /// brought back members the lead had removed (removed again).
+    Members {
+        added_back: Vec<String>,
+        removed_again: Vec<String>,
+    },
 }
 
 impl std::fmt::Display for Repair {
@@ -84,30 +121,59 @@ impl std::fmt::Display for Repair {
                 f,
                 "config.json could not be read ({detail}); restored the lead's last good copy"
             ),
-            Repair::MembersRestored { names } => write!(
-                f,
-                "config.json lost {} (an unlocked in-place write from a stale copy); added back",
-                names.join(", ")
-            ),
+            Repair::Members {
+                added_back,
+                removed_again,
+            } => {
+                write!(f, "an unlocked in-place write from a stale copy")?;
+                if !added_back.is_empty() {
+                    write!(f, " dropped {} (added back)", added_back.join(", "))?;
+                }
+                if !removed_again.is_empty() {
+                    write!(
+                        f,
+                        " brought back {} (removed again)",
+                        removed_again.join(", ")
+                    )?;
+                }
+                Ok(())
+            }
         }
     }
 }
 
-/// `before` repaired against `good`: `Ok(None)` when nothing is missing.
-fn merged(before: &TeamFile, good: &TeamFile) -> Option<(TeamFile, Vec<String>)> {
+/// `before` repaired against the last good copy and the members this process removed:
+/// `None` when nothing is to repair.
+fn merged(
+    before: &TeamFile,
+    (good, removed): &(TeamFile, BTreeSet<String>),
+) -> Option<(TeamFile, Repair)> {
     let lost: Vec<_> = good
         .members
         .iter()
         .filter(|m| before.member(&m.name).is_none())
         .cloned()
         .collect();
-    if lost.is_empty() {
+    let back: Vec<String> = before
+        .members
+        .iter()
+        .filter(|m| removed.contains(&m.name) && good.member(&m.name).is_none())
+        .map(|m| m.name.clone())
+        .collect();
+    if lost.is_empty() && back.is_empty() {
         return None;
     }
-    let names = lost.iter().map(|m| m.name.clone()).collect();
+    let added_back = lost.iter().map(|m| m.name.clone()).collect();
     let mut file = before.clone();
+    file.members.retain(|m| !back.contains(&m.name));
     file.members.extend(lost);
-    Some((file, names))
+    Some((
+        file,
+        Repair::Members {
+            added_back,
+            removed_again: back,
+        },
+    ))
 }
 
 /// The file as the lead must see it, repaired when guarded: the on-disk team file if it
@@ -117,11 +183,11 @@ pub(super) fn repaired(path: &Path, read: Result<TeamFile>) -> Result<(TeamFile,
     let good = last_good(path);
     match (read, good) {
         (Ok(file), Some(good)) => Ok(match merged(&file, &good) {
-            Some((file, names)) => (file, Some(Repair::MembersRestored { names })),
+            Some((file, repair)) => (file, Some(repair)),
             None => (file, None),
         }),
         (Ok(file), None) => Ok((file, None)),
-        (Err(StoreError::Parse { detail, .. }), Some(good)) => {
+        (Err(StoreError::Parse { detail, .. }), Some((good, _))) => {
             Ok((good, Some(Repair::Restored { detail })))
         }
         (Err(e), _) => Err(e),
@@ -146,8 +212,10 @@ pub fn read_guarded(home: &Home, team: &str) -> Result<(TeamFile, Option<Repair>
         {
             // The first good read of a guarded file becomes its first good copy.
             with_guarded(|m| {
-                if let Some(kept @ None) = m.get_mut(&path) {
-                    *kept = Some(file.clone());
+                if let Some(kept) = m.get_mut(&path)
+                    && kept.good.is_none()
+                {
+                    kept.good = Some(file.clone());
                 }
             });
         }

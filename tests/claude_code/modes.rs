@@ -20,7 +20,10 @@ pub fn cycle_from_the_teams_dialog(client: &Client) {
     scene.model.add(Rule::on(
         "CC-WRITE-N",
         Act::Write {
-            path: scene.work_file("cycled2.txt").to_string_lossy().into_owned(),
+            path: scene
+                .work_file("cycled2.txt")
+                .to_string_lossy()
+                .into_owned(),
             content: "n\n".into(),
         },
     ));

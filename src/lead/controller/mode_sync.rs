@@ -89,16 +89,36 @@ mod tests {
         assert!(mode_allows(m, "Write", &inside, "/w"));
         assert!(mode_allows(m, "Edit", &inside, "/w"));
         assert!(!mode_allows(m, "Bash", &json!({"command": "ls"}), "/w"));
-        assert!(!mode_allows(m, "Write", &json!({"file_path": "/etc/x"}), "/w"));
-        assert!(!mode_allows(m, "Write", &json!({"file_path": "/w/../x"}), "/w"));
-        assert!(!mode_allows(m, "Write", &json!({"file_path": "a.rs"}), "/w"));
+        assert!(!mode_allows(
+            m,
+            "Write",
+            &json!({"file_path": "/etc/x"}),
+            "/w"
+        ));
+        assert!(!mode_allows(
+            m,
+            "Write",
+            &json!({"file_path": "/w/../x"}),
+            "/w"
+        ));
+        assert!(!mode_allows(
+            m,
+            "Write",
+            &json!({"file_path": "a.rs"}),
+            "/w"
+        ));
         assert!(!mode_allows(m, "Write", &inside, ""));
     }
 
     #[test]
     fn bypass_allows_everything_and_default_and_plan_nothing() {
         let bash = json!({"command": "ls"});
-        assert!(mode_allows(PermissionMode::BypassPermissions, "Bash", &bash, "/w"));
+        assert!(mode_allows(
+            PermissionMode::BypassPermissions,
+            "Bash",
+            &bash,
+            "/w"
+        ));
         assert!(!mode_allows(PermissionMode::Default, "Bash", &bash, "/w"));
         let write = json!({"file_path": "/w/a"});
         assert!(!mode_allows(PermissionMode::Plan, "Write", &write, "/w"));
