@@ -102,10 +102,14 @@ struct Held {
 }
 
 impl Held {
-    /// Is `dir` still the directory this process made (as far as can be told)?
+    /// Is `dir` still the directory this process made (same device and inode; its mtime
+    /// may have been changed by someone else)?
     fn still_ours(&self) -> bool {
         match (&self.identity, std::fs::symlink_metadata(&self.dir)) {
-            (Some(id), Ok(meta)) => Identity::of(&meta) == *id,
+            (Some(id), Ok(meta)) => {
+                let now = Identity::of(&meta);
+                now.dev == id.dev && now.ino == id.ino
+            }
             (None, Ok(meta)) => meta.is_dir(),
             (_, Err(_)) => false,
         }
@@ -260,8 +264,9 @@ impl Drop for LockGuard {
 /// What one look at the lock did.
 enum Attempt {
     Acquired(Option<Identity>),
-    /// Someone holds it: a live teamlead process (`true`) or anyone else; its mtime.
-    Busy(bool, SystemTime),
+    /// Someone holds it: a live teamlead process (`true`) or anyone else; its identity and
+    /// mtime.
+    Busy(bool, Identity, SystemTime),
     /// The way may be free now (a dead or stale lock was removed, or it was just released).
     Again,
 }
@@ -301,8 +306,8 @@ fn try_once(dir: &Path, marker: Option<&Marker>, watch: &mut Watch) -> Result<At
     }
     Ok(match watch.check(dir, &meta, marker.map(Marker::path)) {
         Verdict::Reaped { .. } => Attempt::Again,
-        Verdict::Teamlead => Attempt::Busy(true, mtime),
-        Verdict::Other => Attempt::Busy(false, mtime),
+        Verdict::Teamlead => Attempt::Busy(true, Identity::of(&meta), mtime),
+        Verdict::Other => Attempt::Busy(false, Identity::of(&meta), mtime),
     })
 }
 
@@ -329,14 +334,16 @@ fn next_wait(waited: Duration, backoff: &mut Duration, teamlead: bool) -> Durati
 
 /// Takes `<target>.lock/`, retrying until `timeout` has passed (see [`next_wait`]). When
 /// the deadline comes while a lock is in the way, it waits on (once) until that lock would
-/// be stale by the 10 s rule, plus a second: a holder that died is then taken over, so only
-/// a holder that keeps refreshing its lock makes this fail. The target itself need not
-/// exist. A lock path that is not a directory fails at once.
+/// be stale by the 10 s rule, plus a second, unless that lock is refreshed meanwhile: a
+/// holder that died is then taken over, so only a holder that keeps its lock alive makes
+/// this fail. The target itself need not exist. A lock path that is not a directory fails
+/// at once.
 pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
     let dir = lock_dir_of(target);
     let started = Instant::now();
     let mut deadline = started + timeout;
-    let mut extended = false;
+    // Set when the deadline was pushed back: the identity of the lock then in the way.
+    let mut extended: Option<Option<Identity>> = None;
     let mut backoff = FIRST_BACKOFF;
     let mut contended = false;
     let mut agains = 0u32;
@@ -379,21 +386,27 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
                 }
                 None
             }
-            Attempt::Busy(teamlead, mtime) => Some((teamlead, mtime)),
+            Attempt::Busy(teamlead, id, mtime) => Some((teamlead, id, mtime)),
         };
         contended = true;
         let now = Instant::now();
-        if now >= deadline {
+        // Past the deadline, the lock that was in the way has been refreshed (same inode, an
+        // mtime moved on by about the refresh period; a new lock taken in between is usually
+        // younger than that): its holder is alive and keeps it, so waiting is pointless.
+        let refreshed = matches!((extended, busy), (Some(Some(was)), Some((_, id, _)))
+            if id.dev == was.dev && id.ino == was.ino
+                && id.mtime.0 - was.mtime.0 >= REFRESH_EVERY.as_secs() as i64 - 1);
+        if now >= deadline || refreshed {
             let until_stale = match busy {
-                Some((_, mtime)) => (mtime + STALE_AFTER + STALE_GRACE)
+                Some((_, _, mtime)) => (mtime + STALE_AFTER + STALE_GRACE)
                     .duration_since(SystemTime::now())
                     .ok(),
                 // The lock changed hands just now: one more round.
                 None => Some(STALE_GRACE),
             };
             match until_stale {
-                Some(more) if !extended => {
-                    extended = true;
+                Some(more) if extended.is_none() && !refreshed => {
+                    extended = Some(busy.map(|(_, id, _)| id));
                     deadline = now + more.min(STALE_AFTER + STALE_GRACE);
                 }
                 _ => {
@@ -403,7 +416,7 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
                 }
             }
         }
-        let teamlead = busy.is_some_and(|(t, _)| t);
+        let teamlead = busy.is_some_and(|(t, _, _)| t);
         let wait = next_wait(now.duration_since(started), &mut backoff, teamlead);
         std::thread::sleep(wait.min(deadline.saturating_duration_since(now)));
     }
