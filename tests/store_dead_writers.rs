@@ -91,7 +91,10 @@ fn a_sigkilled_holder_process_is_taken_over_within_100_ms() {
         child.0.wait().unwrap();
         samples.push(got.duration_since(killed));
     }
-    eprintln!("takeover after SIGKILL of a holder process: {}", distribution(&samples));
+    eprintln!(
+        "takeover after SIGKILL of a holder process: {}",
+        distribution(&samples)
+    );
     let worst = samples.iter().max().unwrap();
     assert!(*worst <= MAX_TAKEOVER, "{}", distribution(&samples));
     assert!(!dir.exists());
@@ -159,7 +162,11 @@ fn a_lock_no_live_marker_names_keeps_the_ten_second_rule() {
     // Past its 300 ms deadline the waiter still waits (the lock may be a dead writer's that
     // turns stale), and nothing removes the lock early.
     assert!(rx.recv_timeout(Duration::from_secs(1)).is_err());
-    assert_eq!(identity(&dir), Some(id), "a lock no live marker names was removed");
+    assert_eq!(
+        identity(&dir),
+        Some(id),
+        "a lock no live marker names was removed"
+    );
     assert!(!marker.exists(), "a dead marker naming nothing was left");
     // Its holder (Claude Code) releases it: the waiter gets it.
     std::fs::remove_dir(&dir).unwrap();
@@ -198,9 +205,363 @@ fn a_waiter_on_a_lock_kept_alive_still_times_out() {
     });
     let started = Instant::now();
     let err = lock::acquire(&target, Duration::from_millis(200)).unwrap_err();
-    assert!(matches!(err, teamlead::store::StoreError::LockTimeout { .. }));
+    assert!(matches!(
+        err,
+        teamlead::store::StoreError::LockTimeout { .. }
+    ));
     let took = started.elapsed();
     assert!(took < Duration::from_secs(9), "{took:?}");
     refresher.join().unwrap();
     drop(held);
+}
+
+mod sends {
+    //! The acceptance run: real `teamlead send` processes on one inbox, the current lock
+    //! holder among them SIGKILLed again and again (and other senders at random moments),
+    //! with node proper-lockfile writers and an in-process teamlead writer appending
+    //! throughout.
+
+    use std::collections::{HashMap, HashSet};
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use rand::Rng;
+    use teamlead::protocol::{InboxEntry, TeamFile};
+    use teamlead::store::lock::holder::{
+        Identity, State, open_existing, parse_side_name, read_record,
+    };
+    use teamlead::store::{create_team, inbox, lock};
+
+    use super::store_common::{TempHome, inbox_texts, wait_until};
+    use super::{MAX_TAKEOVER, distribution, identity};
+
+    const TEAM: &str = "killers";
+    const TO: &str = "team-lead";
+    const SENDERS: usize = 16;
+    const HOLDER_KILLS: usize = 150;
+
+    /// Pids of running `send` children that may be killed (removed before they are reaped).
+    type Live = Arc<Mutex<HashSet<u32>>>;
+
+    #[derive(Debug)]
+    enum Outcome {
+        Sent,
+        Killed,
+        Failed(String),
+    }
+
+    /// Waits for `pid` to exit without reaping it.
+    fn wait_unreaped(pid: u32) {
+        loop {
+            // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: waits on our own child; WNOWAIT leaves it unreaped.
+            let r = unsafe {
+                libc::waitid(
+                    libc::P_PID,
+                    pid as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOWAIT,
+                )
+            };
+            if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return;
+            }
+        }
+    }
+
+    fn send_loop(
+        n: usize,
+        root: PathBuf,
+        stop: Arc<AtomicBool>,
+        live: Live,
+    ) -> Vec<(String, Outcome)> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let text = format!("send{n}-{i}");
+            i += 1;
+            let child = Command::new(env!("CARGO_BIN_EXE_teamlead"))
+                .arg("send")
+                .arg("--home")
+                .arg(&root)
+                .args(["--team", TEAM, "--to", TO, "--from", "sender", &text])
+                .env_remove("CLAUDE_CONFIG_DIR")
+                .env_remove("TEAMLEAD_HOME")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let pid = child.id();
+            live.lock().unwrap().insert(pid);
+            wait_unreaped(pid);
+            live.lock().unwrap().remove(&pid);
+            let output = child.wait_with_output().unwrap();
+            use std::os::unix::process::ExitStatusExt;
+            let outcome = if output.status.success() {
+                Outcome::Sent
+            } else if output.status.signal() == Some(libc::SIGKILL) {
+                Outcome::Killed
+            } else {
+                Outcome::Failed(String::from_utf8_lossy(&output.stderr).into_owned())
+            };
+            out.push((text, outcome));
+        }
+        out
+    }
+
+    /// The pid holding the lock directory `dir` now (from the markers beside it), with its
+    /// open marker and the identity it holds.
+    fn holder(dir: &Path) -> Option<(u32, std::fs::File, Identity)> {
+        let id = identity(dir)?;
+        let parent = dir.parent()?;
+        let lock_name = dir.file_name()?.to_str()?;
+        for entry in std::fs::read_dir(parent).ok()?.flatten() {
+            let name = entry.file_name().into_string().ok()?;
+            if !matches!(parse_side_name(&name), Some((l, _, true)) if l == lock_name) {
+                continue;
+            }
+            let Ok(file) = open_existing(&entry.path()) else {
+                continue;
+            };
+            if let Some(r) = read_record(&file)
+                && r.names(&id)
+            {
+                return Some((r.pid, file, id));
+            }
+        }
+        None
+    }
+
+    /// Kills the current holder if it is one of the senders; the time from the kill to the
+    /// lock directory being gone or another one, if it died holding it.
+    fn kill_holder(dir: &Path, live: &Live) -> Option<Duration> {
+        let (pid, marker, id) = holder(dir)?;
+        let killed = {
+            let live = live.lock().unwrap();
+            if !live.contains(&pid) {
+                return None;
+            }
+            let at = Instant::now();
+            // SAFETY: `pid` is our unreaped child (it leaves `live` only after it exited).
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            at
+        };
+        let changed = wait_until(Duration::from_secs(30), || identity(dir) != Some(id));
+        let took = killed.elapsed();
+        assert!(
+            changed,
+            "the lock of killed holder {pid} was never taken over"
+        );
+        // Only a holder that died holding the lock counts (not one that released it first).
+        match read_record(&marker).map(|r| r.state) {
+            Some(State::Held { .. }) | Some(State::Reaped) => Some(took),
+            _ => None,
+        }
+    }
+
+    fn kill_random(live: &Live) {
+        let live = live.lock().unwrap();
+        let pids: Vec<u32> = live.iter().copied().collect();
+        if let Some(pid) = pids.get(rand::rng().random_range(0..pids.len().max(1))) {
+            // SAFETY: as above.
+            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+        }
+    }
+
+    fn node_loop(inbox: PathBuf, stop: Arc<AtomicBool>) -> Vec<(String, bool, String)> {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/append.js");
+        let mut runs = Vec::new();
+        let mut round = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let prefix = format!("node{round}");
+            round += 1;
+            let out = Command::new("node")
+                .arg(&script)
+                .arg(&inbox)
+                .arg("node")
+                .arg("20")
+                .arg(&prefix)
+                .output()
+                .expect("node must be installed for this test");
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            runs.push((prefix, out.status.success(), err));
+        }
+        runs
+    }
+
+    /// Every name under `dir` with `.tmp.` in it.
+    fn leftovers(dir: &Path, found: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .contains(".tmp.")
+            {
+                found.push(path.clone());
+            }
+            if entry.file_type().unwrap().is_dir() {
+                leftovers(&path, found);
+            }
+        }
+    }
+
+    #[test]
+    fn sigkilled_sends_block_nobody_and_fail_nobody() {
+        let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/node_modules");
+        assert!(
+            lib.join("proper-lockfile").is_dir(),
+            "this test needs proper-lockfile: run `npm ci --prefix tests/interop`"
+        );
+        let t = TempHome::new();
+        let cwd = t.home.root.to_string_lossy().into_owned();
+        create_team(&t.home, &TeamFile::new(TEAM, None, &cwd)).unwrap();
+        let path = t.home.inbox_path(TEAM, TO).unwrap();
+        let dir = lock::lock_dir_of(&path);
+        inbox::append(&t.home, TEAM, TO, &InboxEntry::new("seed", "seed")).unwrap();
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let live: Live = Arc::default();
+        let senders: Vec<_> = (0..SENDERS)
+            .map(|n| {
+                let (root, stop, live) = (t.home.root.clone(), stop.clone(), live.clone());
+                std::thread::spawn(move || send_loop(n, root, stop, live))
+            })
+            .collect();
+        let node = {
+            let (inbox, stop) = (path.clone(), stop.clone());
+            std::thread::spawn(move || node_loop(inbox, stop))
+        };
+        // A teamlead writer in this process keeps a waiter on the lock at all times.
+        let own = {
+            let (home, stop) = (t.home.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let e = InboxEntry::new("inproc", format!("inproc-{n}"));
+                    inbox::append(&home, TEAM, TO, &e).unwrap();
+                    n += 1;
+                }
+                n
+            })
+        };
+
+        let mut samples = Vec::new();
+        let mut random_kills = 0;
+        let started = Instant::now();
+        let mut rng = rand::rng();
+        while samples.len() < HOLDER_KILLS && started.elapsed() < Duration::from_secs(240) {
+            if rng.random_bool(0.5) {
+                if let Some(took) = kill_holder(&dir, &live) {
+                    samples.push(took);
+                }
+            } else {
+                kill_random(&live);
+                random_kills += 1;
+            }
+            std::thread::sleep(Duration::from_millis(rng.random_range(0..20)));
+        }
+        stop.store(true, Ordering::Relaxed);
+        let mut results = Vec::new();
+        for s in senders {
+            results.extend(s.join().unwrap());
+        }
+        let node_runs = node.join().unwrap();
+        let own_count = own.join().unwrap();
+
+        eprintln!(
+            "lock taken over after SIGKILL of a holding `teamlead send`: {}",
+            distribution(&samples)
+        );
+        let failed: Vec<_> = results
+            .iter()
+            .filter_map(|(text, o)| match o {
+                Outcome::Failed(e) => Some(format!("{text}: {e}")),
+                _ => None,
+            })
+            .collect();
+        let killed = results
+            .iter()
+            .filter(|(_, o)| matches!(o, Outcome::Killed))
+            .count();
+        eprintln!(
+            "{} sends: {} killed ({random_kills} random kills), {} failed; {} node runs; {own_count} in-process appends",
+            results.len(),
+            killed,
+            failed.len(),
+            node_runs.len()
+        );
+        assert!(samples.len() >= HOLDER_KILLS / 2, "too few holder kills");
+        assert!(failed.is_empty(), "sends failed: {failed:#?}");
+        for (prefix, ok, err) in &node_runs {
+            assert!(ok, "the proper-lockfile writer {prefix} failed: {err}");
+        }
+        let worst = samples.iter().max().copied().unwrap_or_default();
+        assert!(worst <= MAX_TAKEOVER, "{}", distribution(&samples));
+
+        // Nothing lost, nothing twice; the inbox is valid and readable.
+        let texts = inbox_texts(&path);
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for text in &texts {
+            *count.entry(text.as_str()).or_default() += 1;
+        }
+        for (text, o) in &results {
+            let n = count.get(text.as_str()).copied().unwrap_or(0);
+            match o {
+                Outcome::Sent => assert_eq!(n, 1, "{text}"),
+                _ => assert!(n <= 1, "{text} appears {n} times"),
+            }
+        }
+        for (prefix, _, _) in &node_runs {
+            for i in 0..20 {
+                assert_eq!(count.get(format!("{prefix}-{i}").as_str()), Some(&1));
+            }
+        }
+        for i in 0..own_count {
+            assert_eq!(count.get(format!("inproc-{i}").as_str()), Some(&1));
+        }
+        assert!(inbox::read(&t.home, TEAM, TO).unwrap().bad.is_empty());
+
+        // What the killed writers left, and `teamlead clean` removing it.
+        let mut left = Vec::new();
+        leftovers(&t.home.root, &mut left);
+        eprintln!(
+            "{} temp file(s) and lock side files left before clean",
+            left.len()
+        );
+        // A leftover is removed once it is old enough to be sure its writer is not between
+        // creating it and locking it (2 s).
+        assert!(wait_until(Duration::from_secs(10), || left.iter().all(
+            |p| {
+                std::fs::symlink_metadata(p)
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|m| m.elapsed().ok())
+                    .is_none_or(|age| age > Duration::from_millis(2100))
+            }
+        )));
+        let out = Command::new(env!("CARGO_BIN_EXE_teamlead"))
+            .arg("clean")
+            .arg("--home")
+            .arg(&t.home.root)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("TEAMLEAD_HOME")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut after = Vec::new();
+        leftovers(&t.home.root, &mut after);
+        assert!(after.is_empty(), "left after clean: {after:?}");
+        assert!(!dir.exists(), "a lock directory was left");
+    }
 }
