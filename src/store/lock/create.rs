@@ -59,8 +59,9 @@ fn identity_after_marking(dir: &Path) -> std::io::Result<Identity> {
 }
 
 /// Makes `dir` (the lock directory) for the holder of `marker`.
-pub fn create(dir: &Path, marker: Option<&Marker>) -> std::io::Result<Created> {
-    if let Some(marker) = marker
+pub fn create(dir: &Path, marker: Option<&mut Marker>) -> std::io::Result<Created> {
+    let mut marker = marker;
+    if let Some(marker) = marker.as_deref_mut()
         && !NO_RENAME.load(Ordering::Relaxed)
     {
         match create_renamed(dir, marker)? {
@@ -78,7 +79,7 @@ pub fn create(dir: &Path, marker: Option<&Marker>) -> std::io::Result<Created> {
     };
     match identity_after_marking(dir) {
         Ok(id) => {
-            marker.write_held(&id, None);
+            marker.hold(&id);
             Ok(Created::Yes(Some(id)))
         }
         Err(e) => {
@@ -89,7 +90,7 @@ pub fn create(dir: &Path, marker: Option<&Marker>) -> std::io::Result<Created> {
 }
 
 /// The staging way; `None` when the no-replace rename is not supported here.
-fn create_renamed(dir: &Path, marker: &Marker) -> std::io::Result<Option<Created>> {
+fn create_renamed(dir: &Path, marker: &mut Marker) -> std::io::Result<Option<Created>> {
     let staging = marker.staging(dir);
     match make_dir(&staging) {
         Ok(()) => {}
@@ -104,7 +105,7 @@ fn create_renamed(dir: &Path, marker: &Marker) -> std::io::Result<Option<Created
             return Err(e);
         }
     };
-    marker.write_held(&id, None);
+    marker.hold(&id);
     match rename_no_replace(&staging, dir) {
         Ok(()) => Ok(Some(Created::Yes(Some(id)))),
         Err(e) => {
@@ -174,8 +175,8 @@ mod tests {
     fn the_rename_keeps_the_marked_mtime_and_never_replaces() {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("a.json.lock");
-        let marker = Marker::create(&dir).unwrap();
-        let Created::Yes(Some(id)) = create(&dir, Some(&marker)).unwrap() else {
+        let mut marker = Marker::create(&dir).unwrap();
+        let Created::Yes(Some(id)) = create(&dir, Some(&mut marker)).unwrap() else {
             panic!("not created with an identity");
         };
         assert_eq!(Identity::of(&std::fs::symlink_metadata(&dir).unwrap()), id);

@@ -139,6 +139,19 @@ pub fn marker_path(lock_dir: &Path, token: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// The name a holder's marker has while its record names `id`: `<lock dir>.tmp.<key>.holder`
+/// with the key a 64-bit FNV-1a hash of the identity, so a waiter finds the holder of the
+/// directory in its way with one `open`, without listing the directory.
+pub fn marker_for(lock_dir: &Path, id: &Identity) -> PathBuf {
+    let text = format!("{}:{}:{}.{}", id.dev, id.ino, id.mtime.0, id.mtime.1);
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    marker_path(lock_dir, &format!("{hash:016x}"))
+}
+
 /// `<lock dir>.tmp.<token>`: where a lock directory is made before it is renamed into place.
 pub fn staging_path(lock_dir: &Path, token: &str) -> PathBuf {
     let mut s = lock_dir.as_os_str().to_owned();
@@ -183,10 +196,14 @@ pub fn read_record(file: &File) -> Option<Record> {
 }
 
 /// This process's marker for one `acquire`: created and flocked at once, removed on drop.
+/// Once its record names a directory it is renamed to [`marker_for`] that directory (during a
+/// refresh it briefly has the names of both mtimes, as hard links).
 #[derive(Debug)]
 pub struct Marker {
     file: File,
-    path: PathBuf,
+    lock_dir: PathBuf,
+    /// Every name of the file, the current one last.
+    names: Vec<PathBuf>,
     token: String,
 }
 
@@ -204,11 +221,17 @@ impl Marker {
             .open(&path)?;
         // Only a waiter peeking at a fresh marker can hold this flock, for an instant.
         file.lock()?;
-        Ok(Marker { file, path, token })
+        Ok(Marker {
+            file,
+            lock_dir: lock_dir.to_path_buf(),
+            names: vec![path],
+            token,
+        })
     }
 
+    /// The current name.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.names.last().map(PathBuf::as_path).unwrap_or(Path::new(""))
     }
 
     /// The staging directory that goes with this marker.
@@ -216,8 +239,43 @@ impl Marker {
         staging_path(lock_dir, &self.token)
     }
 
+    /// Records that this marker holds `id`, then takes the name waiters look for.
+    pub fn hold(&mut self, id: &Identity) {
+        self.write_held(id, None);
+        let to = marker_for(&self.lock_dir, id);
+        if self.path() == to {
+            return;
+        }
+        match std::fs::rename(self.path(), &to) {
+            Ok(()) => self.names = vec![to],
+            Err(e) => tracing::warn!("cannot rename lock marker {}: {e}", self.path().display()),
+        }
+    }
+
+    /// Before a refresh that moves the directory's mtime from `id` to `next`: the record
+    /// names both, and the marker has the names of both.
+    pub fn prepare_refresh(&mut self, id: &Identity, next: &Identity) {
+        self.write_held(id, Some(next.mtime));
+        let to = marker_for(&self.lock_dir, next);
+        if self.names.contains(&to) {
+            return;
+        }
+        match std::fs::hard_link(self.path(), &to) {
+            Ok(()) => self.names.push(to),
+            Err(e) => tracing::warn!("cannot link lock marker {}: {e}", self.path().display()),
+        }
+    }
+
+    /// After a refresh: drops every name but the current one.
+    pub fn finish_refresh(&mut self) {
+        while self.names.len() > 1 {
+            let old = self.names.remove(0);
+            let _ = std::fs::remove_file(old);
+        }
+    }
+
     /// Writes the record: holding `id` (its mtime, or either of two around a refresh).
-    pub fn write_held(&self, id: &Identity, other_mtime: Option<(i64, i64)>) {
+    fn write_held(&self, id: &Identity, other_mtime: Option<(i64, i64)>) {
         let state = State::Held {
             dev: id.dev,
             ino: id.ino,
@@ -236,14 +294,16 @@ impl Marker {
             state,
         };
         if let Err(e) = self.file.write_all_at(&rec.encode(), 0) {
-            tracing::warn!("cannot write lock marker {}: {e}", self.path.display());
+            tracing::warn!("cannot write lock marker {}: {e}", self.path().display());
         }
     }
 }
 
 impl Drop for Marker {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        for name in &self.names {
+            let _ = std::fs::remove_file(name);
+        }
     }
 }
 
@@ -274,6 +334,8 @@ pub enum Verdict {
 #[derive(Debug, Default)]
 pub struct Watch {
     seen: Option<(Identity, Blocker, Instant)>,
+    /// The directory last found without a live marker by the quick lookup.
+    seen_other: Option<Identity>,
 }
 
 /// How long a "no marker names it" answer is trusted before the markers are read again.
@@ -309,13 +371,21 @@ impl Watch {
                 Blocker::Other => {}
             }
         }
-        match scan(dir, &id, own) {
+        // First sight of this directory: the holder's marker, if any, has a known name. The
+        // full listing (which also clears dead markers) is only for a "nobody" answer that
+        // is being checked again.
+        let found = match self.seen_other.take() {
+            Some(last) if last == id => scan(dir, &id, own),
+            _ => lookup(dir, &id),
+        };
+        match found {
             Scanned::Held(file, path) => {
                 self.seen = Some((id, Blocker::Teamlead(file, path), Instant::now()));
                 Verdict::Teamlead
             }
             Scanned::Nothing => {
                 self.seen = Some((id, Blocker::Other, Instant::now()));
+                self.seen_other = Some(id);
                 Verdict::Other
             }
             Scanned::Reaped(pid) => Verdict::Reaped { pid },
@@ -327,6 +397,25 @@ enum Scanned {
     Held(File, PathBuf),
     Nothing,
     Reaped(u32),
+}
+
+/// The marker named after `id`, if it names it: its holder's liveness decides.
+fn lookup(dir: &Path, id: &Identity) -> Scanned {
+    let path = marker_for(dir, id);
+    let Ok(file) = open_existing(&path) else {
+        return Scanned::Nothing;
+    };
+    if !read_record(&file).is_some_and(|r| r.names(id)) {
+        return Scanned::Nothing;
+    }
+    match file.try_lock() {
+        Err(TryLockError::WouldBlock) => Scanned::Held(file, path),
+        Err(TryLockError::Error(_)) => Scanned::Nothing,
+        Ok(()) => match reap_locked(dir, id, &file, &path) {
+            Some(Verdict::Reaped { pid }) => Scanned::Reaped(pid),
+            _ => Scanned::Nothing,
+        },
+    }
 }
 
 /// Reads every marker of `dir`: a live one naming `id` is the blocker; a dead one naming it
@@ -341,16 +430,23 @@ fn scan(dir: &Path, id: &Identity, own: Option<&Path>) -> Scanned {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return Scanned::Nothing;
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let Some((lock, _, true)) = parse_side_name(name) else {
-            continue;
-        };
-        let path = entry.path();
-        if lock != lock_name || Some(path.as_path()) == own {
-            continue;
-        }
+    // The holder wrote its record just before its directory appeared, so its marker is
+    // nearly always the most recently modified: newest first, and stop at the holder.
+    let mut markers: Vec<(SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|entry| {
+            entry.file_name().to_str().is_some_and(|name| {
+                matches!(parse_side_name(name), Some((lock, _, true)) if lock == lock_name)
+            })
+        })
+        .filter_map(|entry| {
+            let mtime = entry.metadata().ok()?.modified().ok()?;
+            Some((mtime, entry.path()))
+        })
+        .filter(|(_, path)| Some(path.as_path()) != own)
+        .collect();
+    markers.sort_by(|a, b| b.0.cmp(&a.0));
+    for (_, path) in markers {
         let Ok(file) = open_existing(&path) else {
             continue;
         };

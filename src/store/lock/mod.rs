@@ -122,20 +122,21 @@ impl Held {
             return Err(std::io::Error::other("taken over by another process"));
         }
         let at = create::marked_now();
-        if let (Some(marker), Some(id)) = (&self.marker, &self.identity) {
+        if let (Some(marker), Some(id)) = (&mut self.marker, &self.identity) {
             let next = Identity {
                 mtime: mtime_parts(at),
                 ..*id
             };
-            marker.write_held(id, Some(next.mtime));
+            marker.prepare_refresh(id, &next);
         }
         create::set_dir_times(&self.dir, at)?;
         if let Some(id) = &mut self.identity {
             let now = Identity::of(&std::fs::symlink_metadata(&self.dir)?);
-            if now.mtime != mtime_parts(at)
-                && let Some(marker) = &self.marker
-            {
-                marker.write_held(&now, Some(id.mtime));
+            if let Some(marker) = &mut self.marker {
+                if now.mtime != mtime_parts(at) {
+                    marker.prepare_refresh(id, &now);
+                }
+                marker.finish_refresh();
             }
             *id = now;
         }
@@ -271,7 +272,7 @@ enum Attempt {
     Again,
 }
 
-fn try_once(dir: &Path, marker: Option<&Marker>, watch: &mut Watch) -> Result<Attempt> {
+fn try_once(dir: &Path, marker: Option<&mut Marker>, watch: &mut Watch) -> Result<Attempt> {
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -304,7 +305,7 @@ fn try_once(dir: &Path, marker: Option<&Marker>, watch: &mut Watch) -> Result<At
         let _ = std::fs::remove_dir(dir);
         return Ok(Attempt::Again);
     }
-    Ok(match watch.check(dir, &meta, marker.map(Marker::path)) {
+    Ok(match watch.check(dir, &meta, marker.map(|m| m.path())) {
         Verdict::Reaped { .. } => Attempt::Again,
         Verdict::Teamlead => Attempt::Busy(true, Identity::of(&meta), mtime),
         Verdict::Other => Attempt::Busy(false, Identity::of(&meta), mtime),
@@ -351,7 +352,7 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
         let pause = rand::rng().random_range(Duration::ZERO..FAIRNESS_PAUSE);
         std::thread::sleep(pause);
     }
-    let marker = match Marker::create(&dir) {
+    let mut marker = match Marker::create(&dir) {
         Ok(m) => Some(m),
         Err(e) => {
             // Without it this is a plain mkdir lock (the 10 s rule for everyone).
@@ -361,7 +362,7 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
     };
     let mut watch = Watch::default();
     loop {
-        let busy = match try_once(&dir, marker.as_ref(), &mut watch)? {
+        let busy = match try_once(&dir, marker.as_mut(), &mut watch)? {
             Attempt::Acquired(identity) => {
                 let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
                 let marker = if identity.is_some() { marker } else { None };
