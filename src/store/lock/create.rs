@@ -181,9 +181,10 @@ mod tests {
         };
         assert_eq!(Identity::of(&std::fs::symlink_metadata(&dir).unwrap()), id);
         assert!(!marker.staging(&dir).exists());
-        let other = Marker::create(&dir).unwrap();
+        assert_eq!(marker.path(), super::super::holder::marker_for(&dir, &id));
+        let mut other = Marker::create(&dir).unwrap();
         assert!(matches!(
-            create(&dir, Some(&other)).unwrap(),
+            create(&dir, Some(&mut other)).unwrap(),
             Created::Exists
         ));
         assert!(!other.staging(&dir).exists());

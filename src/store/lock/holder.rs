@@ -231,7 +231,10 @@ impl Marker {
 
     /// The current name.
     pub fn path(&self) -> &Path {
-        self.names.last().map(PathBuf::as_path).unwrap_or(Path::new(""))
+        self.names
+            .last()
+            .map(PathBuf::as_path)
+            .unwrap_or(Path::new(""))
     }
 
     /// The staging directory that goes with this marker.
@@ -435,9 +438,9 @@ fn scan(dir: &Path, id: &Identity, own: Option<&Path>) -> Scanned {
     let mut markers: Vec<(SystemTime, PathBuf)> = entries
         .flatten()
         .filter(|entry| {
-            entry.file_name().to_str().is_some_and(|name| {
-                matches!(parse_side_name(name), Some((lock, _, true)) if lock == lock_name)
-            })
+            entry.file_name().to_str().is_some_and(
+                |name| matches!(parse_side_name(name), Some((lock, _, true)) if lock == lock_name),
+            )
         })
         .filter_map(|entry| {
             let mtime = entry.metadata().ok()?.modified().ok()?;

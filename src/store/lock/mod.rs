@@ -45,7 +45,7 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(5);
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
 /// The backoff cap while a live teamlead process holds the lock (polls are a `stat` and a
 /// `try_lock`): its death is noticed within 1.5 × this.
-const TEAMLEAD_MAX_BACKOFF: Duration = Duration::from_millis(25);
+const TEAMLEAD_MAX_BACKOFF: Duration = Duration::from_millis(10);
 /// How long past the moment a lock in the way would turn stale a waiter keeps trying.
 const STALE_GRACE: Duration = Duration::from_secs(1);
 /// After waiting this long, poll quickly (every 1–10 ms) instead of backing off further.
@@ -312,7 +312,7 @@ fn try_once(dir: &Path, marker: Option<&mut Marker>, watch: &mut Watch) -> Resul
     })
 }
 
-/// The sleep before the next look: jittered backoff (5 ms doubling to 100 ms, or to 25 ms
+/// The sleep before the next look: jittered backoff (5 ms doubling to 100 ms, or to 10 ms
 /// while a live teamlead process holds the lock, so its death is noticed within that); after
 /// `PATIENT_FOR` of waiting, 1–10 ms so long waiters are not starved.
 fn next_wait(waited: Duration, backoff: &mut Duration, teamlead: bool) -> Duration {
