@@ -448,7 +448,7 @@ fn scan(dir: &Path, id: &Identity, own: Option<&Path>) -> Scanned {
         })
         .filter(|(_, path)| Some(path.as_path()) != own)
         .collect();
-    markers.sort_by(|a, b| b.0.cmp(&a.0));
+    markers.sort_by_key(|m| std::cmp::Reverse(m.0));
     for (_, path) in markers {
         let Ok(file) = open_existing(&path) else {
             continue;

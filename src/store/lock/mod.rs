@@ -382,7 +382,7 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
             }
             Attempt::Again => {
                 agains += 1;
-                if agains % 4 != 0 {
+                if !agains.is_multiple_of(4) {
                     continue;
                 }
                 None
