@@ -11,8 +11,9 @@ use std::fs::File;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use teamlead::store::lock::{self, holder::Identity, lock_dir_of};
+use teamlead::store::lock::{self, lock_dir_of};
 
+use store_common::killers::identity;
 use store_common::{ChildGuard, ChildJob, TempHome, child_command, wait_until};
 
 #[test]
@@ -32,12 +33,6 @@ pub fn assert_fast(samples: &[Duration]) {
     let p90 = s[((s.len() as f64 - 1.0) * 0.9).round() as usize];
     assert!(p90 <= GOAL, "{}", distribution(samples));
     assert!(*s.last().unwrap() <= WORST, "{}", distribution(samples));
-}
-
-fn identity(dir: &Path) -> Option<Identity> {
-    std::fs::symlink_metadata(dir)
-        .ok()
-        .map(|m| Identity::of(&m))
 }
 
 /// p50, p90 and max of some durations, in ms, as one line.
@@ -231,196 +226,25 @@ mod sends {
     //! with node proper-lockfile writers and an in-process teamlead writer appending
     //! throughout.
 
-    use std::collections::{HashMap, HashSet};
-    use std::path::{Path, PathBuf};
-    use std::process::{Command, Stdio};
+    use std::collections::HashMap;
+    use std::path::Path;
+    use std::process::Command;
+    use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
     use rand::Rng;
     use teamlead::protocol::{InboxEntry, TeamFile};
-    use teamlead::store::lock::holder::{
-        Identity, State, open_existing, parse_side_name, read_record,
-    };
     use teamlead::store::{create_team, inbox, lock};
 
+    use super::store_common::killers::{
+        Live, Outcome, TEAM, TO, kill_holder, kill_random, leftovers, node_loop, send_loop,
+    };
     use super::store_common::{TempHome, inbox_texts, wait_until};
-    use super::{assert_fast, distribution, identity};
+    use super::{assert_fast, distribution};
 
-    const TEAM: &str = "killers";
-    const TO: &str = "team-lead";
     const SENDERS: usize = 16;
     const HOLDER_KILLS: usize = 150;
-
-    /// Pids of running `send` children that may be killed (removed before they are reaped).
-    type Live = Arc<Mutex<HashSet<u32>>>;
-
-    #[derive(Debug)]
-    enum Outcome {
-        Sent,
-        Killed,
-        Failed(String),
-    }
-
-    /// Waits for `pid` to exit without reaping it.
-    fn wait_unreaped(pid: u32) {
-        loop {
-            // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            // SAFETY: waits on our own child; WNOWAIT leaves it unreaped.
-            let r = unsafe {
-                libc::waitid(
-                    libc::P_PID,
-                    pid as libc::id_t,
-                    &mut info,
-                    libc::WEXITED | libc::WNOWAIT,
-                )
-            };
-            if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return;
-            }
-        }
-    }
-
-    fn send_loop(
-        n: usize,
-        root: PathBuf,
-        stop: Arc<AtomicBool>,
-        live: Live,
-    ) -> Vec<(String, Outcome)> {
-        let mut out = Vec::new();
-        let mut i = 0;
-        while !stop.load(Ordering::Relaxed) {
-            let text = format!("send{n}-{i}");
-            i += 1;
-            let child = Command::new(env!("CARGO_BIN_EXE_teamlead"))
-                .arg("send")
-                .arg("--home")
-                .arg(&root)
-                .args(["--team", TEAM, "--to", TO, "--from", "sender", &text])
-                .env_remove("CLAUDE_CONFIG_DIR")
-                .env_remove("TEAMLEAD_HOME")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let pid = child.id();
-            live.lock().unwrap().insert(pid);
-            wait_unreaped(pid);
-            live.lock().unwrap().remove(&pid);
-            let output = child.wait_with_output().unwrap();
-            use std::os::unix::process::ExitStatusExt;
-            let outcome = if output.status.success() {
-                Outcome::Sent
-            } else if output.status.signal() == Some(libc::SIGKILL) {
-                Outcome::Killed
-            } else {
-                Outcome::Failed(String::from_utf8_lossy(&output.stderr).into_owned())
-            };
-            out.push((text, outcome));
-        }
-        out
-    }
-
-    /// The pid holding the lock directory `dir` now (from the markers beside it), with its
-    /// open marker and the identity it holds.
-    fn holder(dir: &Path) -> Option<(u32, std::fs::File, Identity)> {
-        let id = identity(dir)?;
-        let parent = dir.parent()?;
-        let lock_name = dir.file_name()?.to_str()?;
-        for entry in std::fs::read_dir(parent).ok()?.flatten() {
-            let name = entry.file_name().into_string().ok()?;
-            if !matches!(parse_side_name(&name), Some((l, _, true)) if l == lock_name) {
-                continue;
-            }
-            let Ok(file) = open_existing(&entry.path()) else {
-                continue;
-            };
-            if let Some(r) = read_record(&file)
-                && r.names(&id)
-            {
-                return Some((r.pid, file, id));
-            }
-        }
-        None
-    }
-
-    /// Kills the current holder if it is one of the senders; the time from the kill to the
-    /// lock directory being gone or another one, if it died holding it.
-    fn kill_holder(dir: &Path, live: &Live) -> Option<Duration> {
-        let (pid, marker, id) = holder(dir)?;
-        let killed = {
-            let live = live.lock().unwrap();
-            if !live.contains(&pid) {
-                return None;
-            }
-            let at = Instant::now();
-            // SAFETY: `pid` is our unreaped child (it leaves `live` only after it exited).
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            at
-        };
-        let changed = wait_until(Duration::from_secs(30), || identity(dir) != Some(id));
-        let took = killed.elapsed();
-        assert!(
-            changed,
-            "the lock of killed holder {pid} was never taken over"
-        );
-        // Only a holder that died holding the lock counts (not one that released it first).
-        match read_record(&marker).map(|r| r.state) {
-            Some(State::Held { .. }) | Some(State::Reaped) => Some(took),
-            _ => None,
-        }
-    }
-
-    fn kill_random(live: &Live) {
-        let live = live.lock().unwrap();
-        let pids: Vec<u32> = live.iter().copied().collect();
-        if let Some(pid) = pids.get(rand::rng().random_range(0..pids.len().max(1))) {
-            // SAFETY: as above.
-            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
-        }
-    }
-
-    fn node_loop(inbox: PathBuf, stop: Arc<AtomicBool>) -> Vec<(String, bool, String)> {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/append.js");
-        let mut runs = Vec::new();
-        let mut round = 0;
-        while !stop.load(Ordering::Relaxed) {
-            let prefix = format!("node{round}");
-            round += 1;
-            let out = Command::new("node")
-                .arg(&script)
-                .arg(&inbox)
-                .arg("node")
-                .arg("20")
-                .arg(&prefix)
-                .output()
-                .expect("node must be installed for this test");
-            let err = String::from_utf8_lossy(&out.stderr).into_owned();
-            runs.push((prefix, out.status.success(), err));
-        }
-        runs
-    }
-
-    /// Every name under `dir` with `.tmp.` in it.
-    fn leftovers(dir: &Path, found: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if path
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .contains(".tmp.")
-            {
-                found.push(path.clone());
-            }
-            if entry.file_type().unwrap().is_dir() {
-                leftovers(&path, found);
-            }
-        }
-    }
 
     #[test]
     fn sigkilled_sends_block_nobody_and_fail_nobody() {

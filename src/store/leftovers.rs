@@ -17,8 +17,9 @@ use super::atomic::is_own_temp_name;
 use super::home::Home;
 use super::lock::holder::{
     FAST_REAP_MAX_AGE, Identity, SIDE_FILE_MIN_AGE, open_existing, parse_side_name, read_record,
-    reap_locked, staging_path,
+    staging_path,
 };
+use super::lock::waiter::reap_locked;
 
 /// What a leftover is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

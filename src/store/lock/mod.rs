@@ -20,6 +20,7 @@
 
 mod create;
 pub mod holder;
+pub mod waiter;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,7 +33,8 @@ use rand::Rng;
 use super::error::{Result, StoreError};
 use super::safe_file::FileKind;
 use create::Created;
-use holder::{Identity, Marker, Verdict, Watch};
+use holder::{Identity, Marker};
+use waiter::{Verdict, Watch};
 
 /// How long `acquire` waits by default before giving up.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
