@@ -238,7 +238,7 @@ mod sends {
     use teamlead::store::{create_team, inbox, lock};
 
     use super::store_common::killers::{
-        Live, Outcome, TEAM, TO, kill_holder, kill_random, leftovers, node_loop, send_loop,
+        Exits, Live, Outcome, TEAM, TO, kill_holder, kill_random, leftovers, node_loop, send_loop,
     };
     use super::store_common::{TempHome, inbox_texts, wait_until};
     use super::{assert_fast, distribution};
@@ -262,10 +262,12 @@ mod sends {
 
         let stop = Arc::new(AtomicBool::new(false));
         let live: Live = Arc::default();
+        let exits: Exits = Arc::default();
         let senders: Vec<_> = (0..SENDERS)
             .map(|n| {
-                let (root, stop, live) = (t.home.root.clone(), stop.clone(), live.clone());
-                std::thread::spawn(move || send_loop(n, root, stop, live))
+                let (root, stop) = (t.home.root.clone(), stop.clone());
+                let (live, exits) = (live.clone(), exits.clone());
+                std::thread::spawn(move || send_loop(n, root, stop, live, exits))
             })
             .collect();
         let node = {
@@ -286,14 +288,18 @@ mod sends {
             })
         };
 
+        // From the holder's exit (the goal), and from the kill signal (it includes the time
+        // a process stuck in `fsync` takes to die).
         let mut samples = Vec::new();
+        let mut from_kill = Vec::new();
         let mut random_kills = 0;
         let started = Instant::now();
         let mut rng = rand::rng();
         while samples.len() < HOLDER_KILLS && started.elapsed() < Duration::from_secs(240) {
             if rng.random_bool(0.5) {
-                if let Some(took) = kill_holder(&dir, &live) {
-                    samples.push(took);
+                if let Some(took) = kill_holder(&dir, &live, &exits) {
+                    samples.push(took.from_exit);
+                    from_kill.push(took.from_kill);
                 }
             } else {
                 kill_random(&live);
@@ -310,8 +316,9 @@ mod sends {
         let own_count = own.join().unwrap();
 
         eprintln!(
-            "lock taken over after SIGKILL of a holding `teamlead send`: {}",
-            distribution(&samples)
+            "lock taken over after a holding `teamlead send` died: {} (from the SIGKILL: {})",
+            distribution(&samples),
+            distribution(&from_kill)
         );
         let failed: Vec<_> = results
             .iter()

@@ -3,7 +3,7 @@
 //! process that holds a lock from the markers beside it, a node proper-lockfile writer loop,
 //! and a walk for leftovers.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +28,8 @@ pub fn identity(dir: &Path) -> Option<Identity> {
 
 /// Pids of running `send` children that may be killed (removed before they are reaped).
 pub type Live = Arc<Mutex<HashSet<u32>>>;
+/// When each killed or finished `send` child was seen to exit (`waitid`).
+pub type Exits = Arc<Mutex<HashMap<u32, Instant>>>;
 
 #[derive(Debug)]
 pub enum Outcome {
@@ -61,6 +63,7 @@ pub fn send_loop(
     root: PathBuf,
     stop: Arc<AtomicBool>,
     live: Live,
+    exits: Exits,
 ) -> Vec<(String, Outcome)> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -83,6 +86,7 @@ pub fn send_loop(
         live.lock().unwrap().insert(pid);
         wait_unreaped(pid);
         live.lock().unwrap().remove(&pid);
+        exits.lock().unwrap().insert(pid, Instant::now());
         let output = child.wait_with_output().unwrap();
         use std::os::unix::process::ExitStatusExt;
         let outcome = if output.status.success() {
@@ -120,9 +124,16 @@ pub fn holder(dir: &Path) -> Option<(u32, std::fs::File, Identity)> {
     None
 }
 
-/// Kills the current holder if it is one of the senders; the time from the kill to the
-/// lock directory being gone or another one, if it died holding it.
-pub fn kill_holder(dir: &Path, live: &Live) -> Option<Duration> {
+/// What one kill of a holder measured: from the kill, and from the exit (a process in an
+/// uninterruptible `fsync` dies only when it returns, and holds its lock until then).
+pub struct Takeover {
+    pub from_kill: Duration,
+    pub from_exit: Duration,
+}
+
+/// Kills the current holder if it is one of the senders; if it died holding the lock, how
+/// long until the lock directory was gone or another one.
+pub fn kill_holder(dir: &Path, live: &Live, exits: &Exits) -> Option<Takeover> {
     let (pid, marker, id) = holder(dir)?;
     let killed = {
         let live = live.lock().unwrap();
@@ -135,14 +146,22 @@ pub fn kill_holder(dir: &Path, live: &Live) -> Option<Duration> {
         at
     };
     let changed = wait_until(Duration::from_secs(30), || identity(dir) != Some(id));
-    let took = killed.elapsed();
+    let at = Instant::now();
     assert!(
         changed,
         "the lock of killed holder {pid} was never taken over"
     );
+    let exited = wait_until(Duration::from_secs(30), || {
+        exits.lock().unwrap().contains_key(&pid)
+    });
+    assert!(exited, "killed holder {pid} never exited");
+    let exit = exits.lock().unwrap()[&pid];
     // Only a holder that died holding the lock counts (not one that released it first).
     match read_record(&marker).map(|r| r.state) {
-        Some(State::Held { .. }) | Some(State::Reaped) => Some(took),
+        Some(State::Held { .. }) | Some(State::Reaped) => Some(Takeover {
+            from_kill: at.duration_since(killed),
+            from_exit: at.saturating_duration_since(exit),
+        }),
         _ => None,
     }
 }
