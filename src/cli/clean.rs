@@ -1,5 +1,7 @@
-//! `teamlead clean [--orphans] [--dry-run]`: removes what dead teamlead leads left behind —
-//! teams whose teamlead lead is provably gone (with their panes and worktrees); with
+//! `teamlead clean [--orphans] [--dry-run]`: removes what dead teamlead processes left behind —
+//! teams whose teamlead lead is provably gone (with their panes and worktrees), and in every
+//! team the temp files, lock markers and lock directories of teamlead writers that died
+//! (`store::leftovers`: only teamlead's names, only what no live writer holds); with
 //! `--orphans` also private tmux servers of dead leads. Every other team is left alone and
 //! listed with the reason (a Claude Code team is never removed; a team whose lead is alive or
 //! of unknown state is kept). `--dry-run` only lists.
@@ -9,8 +11,10 @@ use color_eyre::eyre::{Result, bail};
 use super::Context;
 use super::args::CleanArgs;
 use super::output::Out;
+use super::refuse::shown_path;
 use crate::backend::orphans::{self, Orphan};
 use crate::protocol::display::visible_line;
+use crate::store::leftovers;
 
 /// Finds, prints and (unless `--dry-run`) removes orphans.
 pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
@@ -24,11 +28,28 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
     for kept in &survey.kept {
         out.line(format!("left alone: {}", visible_line(&kept.to_string())))?;
     }
+    let mut failures = 0;
+    let swept = leftovers::sweep(&ctx.home, args.dry_run);
+    for s in &swept {
+        let what = format!("{} ({})", shown_path(&ctx.home, &s.path), s.kind.describe());
+        match &s.result {
+            Ok(()) if args.dry_run => out.line(format!("would remove: {what}"))?,
+            Ok(()) => out.line(format!("removed: {what}"))?,
+            Err(e) => {
+                failures += 1;
+                eprintln!("could not remove {what}: {}", visible_line(e));
+            }
+        }
+    }
     if found.is_empty() {
-        out.line("nothing to clean")?;
+        if swept.is_empty() {
+            out.line("nothing to clean")?;
+        }
+        if failures > 0 {
+            bail!("{failures} item(s) could not be removed");
+        }
         return Ok(());
     }
-    let mut failures = 0;
     for orphan in found {
         let what = visible_line(&orphan.to_string()).into_owned();
         if args.dry_run {

@@ -2,7 +2,9 @@
 //! append, after checking every name. The sender's color comes from the team file when the
 //! sender is a member. An interrupted send leaves no lock directory behind. Before anything is
 //! written the store's audit looks at the team file and the inbox: what it refuses is named
-//! in one error and left untouched.
+//! in one error and left untouched. A lock in the way that would turn stale is waited out
+//! past the timeout, and a lock of a teamlead writer that died is taken over at once
+//! (`store::lock`), so killed writers never make a send fail.
 
 use std::io::Read;
 

@@ -2,7 +2,9 @@
 //! directory) and reads that survive torn files: Claude Code 2.1.329 writes some files in
 //! place, so a parse error is retried a few times over ~100 ms before the file is called bad.
 //! Reads go through `safe_file` (no symlink, no FIFO block, bounded size); files are created
-//! with mode 0600.
+//! with mode 0600. The writer holds an exclusive flock on its temp file from just after
+//! creating it until after the rename, so a temp file whose flock is free belongs to a writer
+//! that is gone: `store::leftovers` removes those (`teamlead clean`).
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -18,6 +20,20 @@ use super::safe_file::{FileKind, MAX_FILE_BYTES, PRIVATE_FILE_MODE, read_regular
 /// How often a file that does not parse is read again, and the pause between reads.
 const TORN_READ_RETRIES: u32 = 4;
 const TORN_READ_PAUSE: Duration = Duration::from_millis(25);
+
+/// Is `name` exactly teamlead's atomic temp name (`<file>.tmp.<8 lower-case hex>`)?
+pub fn is_own_temp_name(name: &str) -> bool {
+    match name.rsplit_once(".tmp.") {
+        Some((base, suffix)) => {
+            !base.is_empty()
+                && suffix.len() == 8
+                && suffix
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        }
+        None => false,
+    }
+}
 
 /// Is `name` an atomic writer's temp file (`<file>.tmp.<hex>`)? Readers and watchers skip them.
 pub fn is_temp_file(name: &str) -> bool {
@@ -64,16 +80,22 @@ fn create_new_private(path: &Path) -> std::io::Result<std::fs::File> {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     check_regular_file(path)?;
     let temp = temp_path_for(path)?;
-    let written = (|| -> std::io::Result<()> {
+    // Kept open (and flocked) until the rename is done: the flock says "a writer is alive".
+    let written = (|| -> std::io::Result<std::fs::File> {
         let mut f = create_new_private(&temp)?;
+        // Only a cleaner peeking at a fresh temp file can hold this, for an instant.
+        f.lock()?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        Ok(())
+        Ok(f)
     })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(StoreError::io(&temp, e));
-    }
+    let _held = match written {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            return Err(StoreError::io(&temp, e));
+        }
+    };
     if let Err(e) = std::fs::rename(&temp, path) {
         let _ = std::fs::remove_file(&temp);
         return Err(StoreError::io(path, e));
@@ -196,6 +218,10 @@ mod tests {
         assert!(!is_temp_file("worker.json"));
         assert!(!is_temp_file("worker.json.tmp."));
         assert!(!is_temp_file("worker.json.tmp.zz"));
+        assert!(is_own_temp_name("worker.json.tmp.0a1b2c3d"));
+        assert!(!is_own_temp_name("worker.json.tmp.0A1B2C3D"));
+        assert!(!is_own_temp_name("worker.json.tmp.0a1b2c3d4"));
+        assert!(!is_own_temp_name(".tmp.0a1b2c3d"));
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod error;
 pub mod home;
 pub mod inbox;
 pub mod json_check;
+pub mod leftovers;
 pub mod liveness;
 pub mod lock;
 pub mod quarantine;

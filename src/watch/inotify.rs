@@ -254,8 +254,10 @@ impl NotifyLoop {
                 EventKind::Modify(ModifyKind::Name(RenameMode::From)) => {
                     self.vanished(path, false, out)
                 }
+                // teamlead makes its lock directories under a temp name and renames them
+                // into place: a lock name renamed in is a lock taken, even if already gone.
                 EventKind::Modify(ModifyKind::Name(RenameMode::To)) => {
-                    self.appeared(path, true, false, out)
+                    self.appeared(path, true, is_lock_dir_path(path), out)
                 }
                 EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => {}
                 EventKind::Modify(ModifyKind::Name(_)) => {
