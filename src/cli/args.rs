@@ -114,7 +114,9 @@ impl LeadArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Offline demo: a team of in-process `shell` teammates on a small task graph
-    #[command(after_help = "Examples:\n  teamlead demo\n  teamlead --home /tmp/demo-home demo")]
+    #[command(
+        after_help = "Examples:\n  teamlead demo                          in a temporary home, removed at the end\n  teamlead --home /tmp/demo-home demo    in this home; what the demo made there is removed at the end"
+    )]
     Demo(DemoArgs),
     /// The teammate runtime, with the same flags as `claude` (started by the lead)
     #[command(after_help = TEAMMATE_EXAMPLES)]

@@ -90,7 +90,16 @@ fn run(cli: Cli) -> Result<()> {
     if let Some(Command::Completions(args)) = &command {
         return completions::run(args);
     }
-    let home = Home::resolve(global.home.as_deref())?;
+    // The demo keeps out of ~/.claude: without --home or TEAMLEAD_HOME it runs in a temporary
+    // home, removed when this function returns.
+    let demo_home = match &command {
+        Some(Command::Demo(_)) => session::demo_home(global.home.as_deref())?,
+        _ => None,
+    };
+    let home = match &demo_home {
+        Some(dir) => Home::new(dir.path()),
+        None => Home::resolve(global.home.as_deref())?,
+    };
     let log_dir = logging::init(global.verbose, Some(&home.root));
     tracing::info!(
         "teamlead {} started: {:?} (home {})",

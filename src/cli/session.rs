@@ -8,7 +8,7 @@ use color_eyre::eyre::{Result, WrapErr, bail};
 use super::Context;
 use super::args::{AgentChoice, BackendChoice, CleanArgs, DemoArgs, LeadArgs, TeammateArgs};
 use crate::lead::controller::{Lead, LeadOptions, QUIT_TIMEOUT};
-use crate::lead::demo::setup_demo;
+use crate::lead::demo::{DemoLeftovers, setup_demo};
 use crate::lead::view::LeadCommand;
 
 /// How long the controller may keep cleaning up after the UI has gone.
@@ -96,10 +96,27 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
     run_session(opts)
 }
 
-/// `teamlead demo`.
+/// `teamlead demo`: in the home given with `--home` or `TEAMLEAD_HOME` (whatever it made
+/// there is removed at the end), else in a temporary home removed at the end.
 pub fn run_demo(ctx: &Context, _args: &DemoArgs) -> Result<()> {
     let plan = setup_demo(&ctx.home).wrap_err("cannot prepare the demo")?;
+    let _leftovers = DemoLeftovers::before(&ctx.home, &plan);
     run_session(LeadOptions::new(ctx.home.clone(), ".").with_demo(plan))
+}
+
+/// The home of `teamlead demo` when none was given (`--home`, `TEAMLEAD_HOME`): a temporary
+/// directory, removed when the returned guard is dropped. `CLAUDE_CONFIG_DIR` is Claude Code's
+/// own home: the demo stays out of it.
+pub fn demo_home(flag: Option<&std::path::Path>) -> Result<Option<tempfile::TempDir>> {
+    let given = flag.is_some() || std::env::var_os("TEAMLEAD_HOME").is_some_and(|v| !v.is_empty());
+    if given {
+        return Ok(None);
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("teamlead-demo-home-")
+        .tempdir()
+        .wrap_err("cannot make a temporary home for the demo")?;
+    Ok(Some(dir))
 }
 
 /// `teamlead teammate …`: the teammate runtime.

@@ -3,8 +3,10 @@
 //! commands do small real work there (make directories, write files, count, sort, checksum,
 //! report). Run it with `Lead::start(LeadOptions::new(home, ".").with_demo(plan))`: the tasks
 //! are created and the teammates spawned at start; `/quit` removes the team and the directory.
+//! [`DemoLeftovers`] removes what else the demo made in a home it was given (the reviewer's
+//! plan file, the `teams/`, `tasks/` and `plans/` directories it had to create).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::protocol::PermissionMode;
 use crate::store::{self, Home};
@@ -174,6 +176,64 @@ pub fn setup_demo(home: &Home) -> std::io::Result<DemoPlan> {
     })
 }
 
+/// What the demo may leave in a home it did not create: its plan files and the top
+/// directories that did not exist before it ran. Dropping it removes them (directories only
+/// when empty, so nothing of anyone else's is touched).
+#[derive(Debug)]
+pub struct DemoLeftovers {
+    plans_dir: PathBuf,
+    /// `<team>-<member>-` of every demo teammate: the prefix of its plan files.
+    plan_prefixes: Vec<String>,
+    /// Directories of the home the demo created (removed when empty), deepest last.
+    new_dirs: Vec<PathBuf>,
+}
+
+impl DemoLeftovers {
+    /// Notes what exists in `home` before the demo `plan` runs.
+    pub fn before(home: &Home, plan: &DemoPlan) -> DemoLeftovers {
+        let mut new_dirs: Vec<PathBuf> = [home.teams_dir(), home.tasks_root(), home.plans_dir()]
+            .into_iter()
+            .filter(|d| std::fs::symlink_metadata(d).is_err())
+            .collect();
+        if std::fs::symlink_metadata(&home.root).is_err() {
+            new_dirs.push(home.root.clone());
+        }
+        DemoLeftovers {
+            plans_dir: home.plans_dir(),
+            plan_prefixes: plan
+                .teammates
+                .iter()
+                .map(|t| format!("{}-{}-", plan.team, t.name))
+                .collect(),
+            new_dirs,
+        }
+    }
+
+    /// Removes the demo's plan files and the directories it created that are now empty.
+    pub fn remove(&self) {
+        if let Ok(entries) = std::fs::read_dir(&self.plans_dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let ours =
+                    name.ends_with(".md") && self.plan_prefixes.iter().any(|p| name.starts_with(p));
+                if ours && entry.file_type().is_ok_and(|t| t.is_file()) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+        for dir in &self.new_dirs {
+            // Only empty directories go: whatever someone else put there stays.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+impl Drop for DemoLeftovers {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,5 +285,31 @@ mod tests {
         assert_eq!(plan.team, "demo");
         drop(plan);
         assert!(!dir.exists());
+    }
+
+    #[test]
+    fn leftovers_go_and_what_was_there_stays() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path().join("home"));
+        std::fs::create_dir_all(home.tasks_root().join("other")).unwrap();
+        let plan = setup_demo(&home).unwrap();
+        let leftovers = DemoLeftovers::before(&home, &plan);
+        std::fs::create_dir_all(home.plans_dir()).unwrap();
+        std::fs::create_dir_all(home.teams_dir()).unwrap();
+        let ours = home.plan_path(&plan.team, "reviewer", 1).unwrap();
+        std::fs::write(&ours, "# plan").unwrap();
+        let theirs = home.plans_dir().join("other-alpha-1.md");
+        std::fs::write(&theirs, "# plan").unwrap();
+        drop(leftovers);
+        assert!(!ours.exists());
+        assert!(theirs.exists(), "another team's plan stays");
+        assert!(
+            !home.teams_dir().exists(),
+            "made by the demo, empty: removed"
+        );
+        assert!(
+            home.tasks_root().join("other").exists(),
+            "there before: kept"
+        );
     }
 }

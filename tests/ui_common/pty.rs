@@ -24,6 +24,18 @@ impl Session {
     }
 
     pub fn start_env(home: &Path, cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Session {
+        Session::start_in(Some(home), cwd, args, env, &[])
+    }
+
+    /// Starts the binary with `--home` when `home` is given (else without, as a user types
+    /// it), `env` and `vars` added to its environment.
+    pub fn start_in(
+        home: Option<&Path>,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &Path)],
+        vars: &[(&str, &str)],
+    ) -> Session {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: 30,
@@ -33,8 +45,10 @@ impl Session {
             })
             .expect("open a pty");
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
-        cmd.arg("--home");
-        cmd.arg(home);
+        if let Some(home) = home {
+            cmd.arg("--home");
+            cmd.arg(home);
+        }
         for a in args {
             cmd.arg(a);
         }
@@ -44,6 +58,9 @@ impl Session {
             cmd.env_remove(var);
         }
         for (key, value) in env {
+            cmd.env(key, value);
+        }
+        for (key, value) in vars {
             cmd.env(key, value);
         }
         let child = pair.slave.spawn_command(cmd).expect("spawn teamlead");
