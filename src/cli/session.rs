@@ -37,7 +37,11 @@ fn run_session(opts: LeadOptions) -> Result<()> {
                 let _ = std::process::Command::new(program).args(args).status();
             }
         };
-        let ui = crate::ui::run_tui(events, handle.commands.clone(), &mut attach).await;
+        let setup = crate::ui::UiSetup {
+            keymap: crate::ui::keymap::Keymap::default(),
+            colors: crate::ui::colors::ColorMode::from_process(),
+        };
+        let ui = crate::ui::run_tui(events, handle.commands.clone(), setup, &mut attach).await;
         if ui.is_err() {
             // The terminal failed (a hangup, typically): the team still gets its graceful quit.
             let _ = handle.commands.try_send(LeadCommand::Quit);

@@ -1,6 +1,6 @@
 //! The real `teamlead` binary in a pseudo-terminal (portable-pty + vt100) for the PTY tests:
 //! start it with `--home` in a temporary home, send bytes, read the parsed screen, wait for a
-//! condition with a deadline; killed on drop if still running.
+//! condition with a deadline; killed on drop if still running. The raw output is kept too.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -16,6 +16,8 @@ pub struct Session {
     pub child: Box<dyn Child + Send + Sync>,
     pub writer: Arc<Mutex<Box<dyn Write + Send>>>,
     pub screen: Arc<Mutex<vt100::Parser>>,
+    /// Every byte the binary wrote, as written.
+    pub raw: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Session {
@@ -68,7 +70,8 @@ impl Session {
         let mut reader = pair.master.try_clone_reader().expect("pty reader");
         let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
         let screen = Arc::new(Mutex::new(vt100::Parser::new(30, 100, 0)));
-        let (screen_in, answer) = (screen.clone(), writer.clone());
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let (screen_in, answer, raw_in) = (screen.clone(), writer.clone(), raw.clone());
         std::thread::spawn(move || {
             // Keeps the master open for as long as the child may write.
             let _master = pair.master;
@@ -85,6 +88,9 @@ impl Session {
                             let _ = w.write_all(b"\x1b[?1;2c");
                             let _ = w.flush();
                         }
+                        if let Ok(mut all) = raw_in.lock() {
+                            all.extend_from_slice(bytes);
+                        }
                         if let Ok(mut parser) = screen_in.lock() {
                             parser.process(bytes);
                         }
@@ -96,6 +102,7 @@ impl Session {
             child,
             writer,
             screen,
+            raw,
         }
     }
 
