@@ -139,6 +139,9 @@ pub enum Command {
     /// Print a shell completion script
     #[command(after_help = COMPLETIONS_EXAMPLES)]
     Completions(CompletionsArgs),
+    /// Print the manual page (roff), of teamlead or of one of its commands
+    #[command(after_help = MAN_EXAMPLES)]
+    Man(ManArgs),
 }
 
 /// `teamlead demo`.
@@ -424,6 +427,20 @@ Examples:
   teamlead completions bash > ~/.local/share/bash-completion/completions/teamlead
   teamlead completions zsh > \"${fpath[1]}/_teamlead\"
   teamlead completions fish > ~/.config/fish/completions/teamlead.fish";
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  teamlead man | man -l -                 read it now
+  teamlead man inspect | man -l -         the page of one command
+  teamlead man > ~/.local/share/man/man1/teamlead.1";
+
+/// `teamlead man`.
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// The command whose page to print [default: teamlead itself]
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+}
 
 /// `teamlead completions`.
 #[derive(Debug, Clone, Args)]

@@ -87,8 +87,10 @@ fn run(cli: Cli) -> Result<()> {
         lead,
         command,
     } = cli;
-    if let Some(Command::Completions(args)) = &command {
-        return completions::run(args);
+    match &command {
+        Some(Command::Completions(args)) => return completions::run(args),
+        Some(Command::Man(args)) => return completions::man(args),
+        _ => {}
     }
     // The demo keeps out of ~/.claude: without --home or TEAMLEAD_HOME it runs in a temporary
     // home, removed when this function returns.
@@ -122,6 +124,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Send(args)) => send::run(&ctx, &args),
         Some(Command::Task(args)) => task::run(&ctx, &args),
         Some(Command::Completions(args)) => completions::run(&args),
+        Some(Command::Man(args)) => completions::man(&args),
     }
 }
 
