@@ -72,7 +72,9 @@ fn the_man_page_renders() {
     if let Some(text) = render(&roff) {
         let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat.contains("teamlead - A terminal lead"), "{text}");
-        for command in ["demo", "inspect", "monitor", "send", "task", "clean", "man"] {
+        for command in [
+            "demo", "inspect", "monitor", "send", "task", "clean", "config", "man",
+        ] {
             assert!(
                 flat.contains(&format!("teamlead-{command}(1)")),
                 "{command} in\n{text}"
@@ -84,7 +86,7 @@ fn the_man_page_renders() {
 
 #[test]
 fn every_command_has_a_page() {
-    for command in ["demo", "inspect", "send", "task", "completions"] {
+    for command in ["demo", "inspect", "send", "task", "config", "completions"] {
         let roff = man_page(&[command]);
         assert!(
             roff.contains(&format!(".TH teamlead-{command} 1")),

@@ -7,6 +7,7 @@
 pub mod args;
 mod clean;
 mod completions;
+pub mod config;
 pub mod inspect;
 pub mod logging;
 pub mod monitor;
@@ -90,6 +91,7 @@ fn run(cli: Cli) -> Result<()> {
     match &command {
         Some(Command::Completions(args)) => return completions::run(args),
         Some(Command::Man(args)) => return completions::man(args),
+        Some(Command::Config(args)) => return config::run(args),
         _ => {}
     }
     // The demo keeps out of ~/.claude: without --home or TEAMLEAD_HOME it runs in a temporary
@@ -125,6 +127,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Task(args)) => task::run(&ctx, &args),
         Some(Command::Completions(args)) => completions::run(&args),
         Some(Command::Man(args)) => completions::man(&args),
+        Some(Command::Config(args)) => config::run(&args),
     }
 }
 

@@ -59,6 +59,8 @@ impl Session {
         for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
             cmd.env_remove(var);
         }
+        // Never the user's config file: one that does not exist, unless the test names one.
+        cmd.env("TEAMLEAD_CONFIG", cwd.join(".teamlead-test-config.toml"));
         for (key, value) in env {
             cmd.env(key, value);
         }
