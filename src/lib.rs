@@ -1,10 +1,11 @@
 //! teamlead: a terminal lead application for teams of coding agents that speak the Claude Code
-//! agent-teams file protocol. Layers (see docs/DESIGN.md): `protocol` → `store` → `watch` →
-//! `backend` → `agent` → `lead` → `ui` → `cli`; each depends only on the ones before it.
+//! agent-teams file protocol. Layers (see docs/DESIGN.md): `protocol` → `store` → `config` →
+//! `watch` → `backend` → `agent` → `lead` → `ui` → `cli`; each depends only on the ones before it.
 
 pub mod agent;
 pub mod backend;
 pub mod cli;
+pub mod config;
 pub mod lead;
 pub mod protocol;
 pub mod store;

@@ -367,7 +367,7 @@ fn confirm_dialogs_ignore_keys_in_their_grace() {
     press(&mut state, &[key(KeyCode::Down), key(KeyCode::Enter)]);
     after_grace(&mut state);
     assert_eq!(
-        press(&mut state, &[key(KeyCode::Down), ch('k'), ch('y')]),
+        press(&mut state, &[key(KeyCode::Down), ch('x'), ch('y')]),
         vec![]
     );
     assert!(text(&mut state, 80).contains("Kill @builder?"));

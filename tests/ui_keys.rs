@@ -357,7 +357,7 @@ fn kill_asks_for_confirmation_first() {
     open_teams(&mut state);
     press_slowly(&mut state, &[key(KeyCode::Down)]);
     assert_eq!(
-        press_slowly(&mut state, &[ch('k')]),
+        press_slowly(&mut state, &[ch('x')]),
         vec![],
         "no kill without a yes"
     );
@@ -378,7 +378,7 @@ fn kill_asks_for_confirmation_first() {
     open_teams(&mut state);
     press_slowly(&mut state, &[key(KeyCode::Down)]);
     assert_eq!(
-        press_slowly(&mut state, &[ch('k'), ch('y')]),
+        press_slowly(&mut state, &[ch('x'), ch('y')]),
         vec![LeadCommand::Kill {
             name: "tester".to_string()
         }]

@@ -182,6 +182,11 @@ fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
         0,
         "demo directory removed"
     );
+    let left: Vec<_> = walk(home.path());
+    assert!(
+        left.is_empty(),
+        "the demo leaves nothing in the home it was given (the plan file included): {left:?}"
+    );
     // No process is left that still works in the demo's directory or on its home.
     let needle = home.path().to_string_lossy().into_owned();
     let left = std::process::Command::new("pgrep")
@@ -192,5 +197,75 @@ fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
         left.stdout.is_empty(),
         "leftover processes: {}",
         String::from_utf8_lossy(&left.stdout)
+    );
+}
+
+/// Every file under `dir` (directories left empty included), relative.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let below = walk(&path);
+        if below.is_empty() {
+            out.push(path.display().to_string());
+        }
+        out.extend(below);
+    }
+    out
+}
+
+/// `teamlead demo` as the README says to run it (no `--home`, no `TEAMLEAD_HOME`, no
+/// `CLAUDE_CONFIG_DIR`) works in a temporary home and leaves nothing in `~/.claude`, nor
+/// anything under `TMPDIR` once it has quit.
+#[test]
+fn demo_without_a_home_stays_out_of_dot_claude() {
+    let user_home = tempfile::tempdir().expect("user home");
+    let project = tempfile::tempdir().expect("project");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let state = user_home.path().join(".local/state");
+    let config = user_home.path().join(".config");
+    let mut session = Session::start_in(
+        None,
+        project.path(),
+        &["demo"],
+        &[
+            ("HOME", user_home.path()),
+            ("TMPDIR", tmp.path()),
+            ("XDG_STATE_HOME", &state),
+            ("XDG_CONFIG_HOME", &config),
+        ],
+        &[],
+    );
+    session.wait_for("the demo's first request", |s| {
+        s.contents().contains("Lay out the workspace")
+    });
+    assert!(
+        !user_home.path().join(".claude").exists(),
+        "the demo runs elsewhere than ~/.claude"
+    );
+    let homes: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("tmp")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("teamlead-demo-home-")
+        })
+        .collect();
+    assert_eq!(homes.len(), 1, "one temporary home under TMPDIR");
+    session.send(b"\x03");
+    session.wait_for("the quit hint", |s| {
+        s.contents().contains("press ctrl+c again to quit")
+    });
+    session.send(b"\x03");
+    assert!(session.wait_exit(), "exit status 0");
+    assert!(!user_home.path().join(".claude").exists(), "no ~/.claude");
+    assert_eq!(
+        walk(tmp.path()),
+        Vec::<String>::new(),
+        "the temporary home and the working directory are removed"
     );
 }

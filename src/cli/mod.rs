@@ -7,6 +7,7 @@
 pub mod args;
 mod clean;
 mod completions;
+pub mod config;
 pub mod inspect;
 pub mod logging;
 pub mod monitor;
@@ -87,10 +88,22 @@ fn run(cli: Cli) -> Result<()> {
         lead,
         command,
     } = cli;
-    if let Some(Command::Completions(args)) = &command {
-        return completions::run(args);
+    match &command {
+        Some(Command::Completions(args)) => return completions::run(args),
+        Some(Command::Man(args)) => return completions::man(args),
+        Some(Command::Config(args)) => return config::run(args),
+        _ => {}
     }
-    let home = Home::resolve(global.home.as_deref())?;
+    // The demo keeps out of ~/.claude: without --home or TEAMLEAD_HOME it runs in a temporary
+    // home, removed when this function returns.
+    let demo_home = match &command {
+        Some(Command::Demo(_)) => session::demo_home(global.home.as_deref())?,
+        _ => None,
+    };
+    let home = match &demo_home {
+        Some(dir) => Home::new(dir.path()),
+        None => Home::resolve(global.home.as_deref())?,
+    };
     let log_dir = logging::init(global.verbose, Some(&home.root));
     tracing::info!(
         "teamlead {} started: {:?} (home {})",
@@ -113,6 +126,8 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Send(args)) => send::run(&ctx, &args),
         Some(Command::Task(args)) => task::run(&ctx, &args),
         Some(Command::Completions(args)) => completions::run(&args),
+        Some(Command::Man(args)) => completions::man(&args),
+        Some(Command::Config(args)) => config::run(&args),
     }
 }
 

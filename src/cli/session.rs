@@ -6,16 +6,21 @@ use std::time::Duration;
 use color_eyre::eyre::{Result, WrapErr, bail};
 
 use super::Context;
-use super::args::{AgentChoice, BackendChoice, CleanArgs, DemoArgs, LeadArgs, TeammateArgs};
+use super::args::{
+    AgentChoice, BackendChoice, CleanArgs, DemoArgs, EngineChoice, LeadArgs, TeammateArgs,
+    ThemeChoice,
+};
+use crate::config::Config;
 use crate::lead::controller::{Lead, LeadOptions, QUIT_TIMEOUT};
-use crate::lead::demo::setup_demo;
+use crate::lead::demo::{DemoLeftovers, setup_demo};
 use crate::lead::view::LeadCommand;
 
 /// How long the controller may keep cleaning up after the UI has gone.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// Starts the controller with `opts` and runs the UI until the controller exits.
-fn run_session(opts: LeadOptions) -> Result<()> {
+/// Starts the controller with `opts` and runs the UI (`setup`: its keys and colours) until the
+/// controller exits.
+fn run_session(opts: LeadOptions, setup: crate::ui::UiSetup) -> Result<()> {
     // A panic of the main thread (the UI) kills the lead's panes and removes its team first.
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -37,7 +42,7 @@ fn run_session(opts: LeadOptions) -> Result<()> {
                 let _ = std::process::Command::new(program).args(args).status();
             }
         };
-        let ui = crate::ui::run_tui(events, handle.commands.clone(), &mut attach).await;
+        let ui = crate::ui::run_tui(events, handle.commands.clone(), setup, &mut attach).await;
         if ui.is_err() {
             // The terminal failed (a hangup, typically): the team still gets its graceful quit.
             let _ = handle.commands.try_send(LeadCommand::Quit);
@@ -50,11 +55,47 @@ fn run_session(opts: LeadOptions) -> Result<()> {
     result
 }
 
+/// The UI's keys and colours from the config file (and the `--theme` flag).
+fn ui_setup(config: &Config, theme: Option<ThemeChoice>) -> Result<crate::ui::UiSetup> {
+    Ok(crate::ui::UiSetup {
+        keymap: super::config::keymap(config)?,
+        colors: super::config::colors(theme, config),
+    })
+}
+
+/// The session's options: each flag given, else the config file's default, else the built-in
+/// one.
+fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
+    use crate::config::{Agent, Backend, Engine};
+    let mut out = args.clone();
+    out.backend = args.backend.or(config.backend.map(|b| match b {
+        Backend::Auto => BackendChoice::Auto,
+        Backend::Tmux => BackendChoice::Tmux,
+        Backend::Iterm2 => BackendChoice::Iterm2,
+        Backend::InProcess => BackendChoice::InProcess,
+    }));
+    out.agent = args.agent.or(config.agent.map(|a| match a {
+        Agent::Builtin => AgentChoice::Builtin,
+        Agent::Claude => AgentChoice::Claude,
+    }));
+    out.engine = args.engine.or(config.engine.map(|e| match e {
+        Engine::Shell => EngineChoice::Shell,
+        Engine::Llm => EngineChoice::Llm,
+    }));
+    out.model = args.model.clone().or(config.model.clone());
+    out.lead_model = args.lead_model.clone().or(config.lead_model.clone());
+    out.worktree = !args.no_worktree && (args.worktree || config.worktree.unwrap_or(false));
+    out
+}
+
 /// `teamlead [--team NAME] [--backend …] [--agent …]`: the interactive lead session.
 pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
     use crate::backend::detect::{self, BackendRequest, CapturedEnv};
     use crate::backend::iterm2::Iterm2Backend;
-    let request = match args.backend {
+    let config = super::config::load()?;
+    let setup = ui_setup(&config, args.theme)?;
+    let args = &with_defaults(args, &config);
+    let request = match args.backend.unwrap_or_default() {
         BackendChoice::Auto => BackendRequest::Auto,
         BackendChoice::Tmux => BackendRequest::Tmux,
         BackendChoice::Iterm2 => BackendRequest::Iterm2,
@@ -66,7 +107,7 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
         request,
         &Iterm2Backend::is_available,
     );
-    let claude = args.agent == AgentChoice::Claude;
+    let claude = args.agent == Some(AgentChoice::Claude);
     if claude && choice.label() == "in-process" {
         bail!(
             "--agent claude needs a pane backend (tmux or iTerm2) and none is usable here: install tmux or drop --agent claude"
@@ -79,13 +120,15 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
     if let Some(team) = &args.team {
         opts = opts.with_team(team.clone());
     }
-    if args.engine == super::args::EngineChoice::Llm {
+    if args.engine == Some(EngineChoice::Llm) {
         let config = crate::agent::llm::LlmConfig::from_environment(args.model.as_deref())
             .map_err(|e| color_eyre::eyre::eyre!("--engine llm: {e}"))?;
         opts.teammate_model = args.model.clone();
         opts.teammate_llm = Some(config);
     } else if args.model.is_some() {
-        bail!("--model is the model of llm teammates: add --engine llm");
+        bail!(
+            "--model is the model of llm teammates: add --engine llm (or `engine = \"llm\"` in the config file)"
+        );
     }
     if let Some(model) = &args.lead_model {
         let model = Some(model.as_str()).filter(|m| !m.trim().is_empty());
@@ -93,13 +136,35 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
             .map_err(|e| color_eyre::eyre::eyre!("--lead-model: {e}"))?;
         opts = opts.with_lead_model(config);
     }
-    run_session(opts)
+    run_session(opts, setup)
 }
 
-/// `teamlead demo`.
+/// `teamlead demo`: in the home given with `--home` or `TEAMLEAD_HOME` (whatever it made
+/// there is removed at the end), else in a temporary home removed at the end.
 pub fn run_demo(ctx: &Context, _args: &DemoArgs) -> Result<()> {
+    let config = super::config::load()?;
+    let setup = ui_setup(&config, None)?;
     let plan = setup_demo(&ctx.home).wrap_err("cannot prepare the demo")?;
-    run_session(LeadOptions::new(ctx.home.clone(), ".").with_demo(plan))
+    let _leftovers = DemoLeftovers::before(&ctx.home, &plan);
+    run_session(
+        LeadOptions::new(ctx.home.clone(), ".").with_demo(plan),
+        setup,
+    )
+}
+
+/// The home of `teamlead demo` when none was given (`--home`, `TEAMLEAD_HOME`): a temporary
+/// directory, removed when the returned guard is dropped. `CLAUDE_CONFIG_DIR` is Claude Code's
+/// own home: the demo stays out of it.
+pub fn demo_home(flag: Option<&std::path::Path>) -> Result<Option<tempfile::TempDir>> {
+    let given = flag.is_some() || std::env::var_os("TEAMLEAD_HOME").is_some_and(|v| !v.is_empty());
+    if given {
+        return Ok(None);
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("teamlead-demo-home-")
+        .tempdir()
+        .wrap_err("cannot make a temporary home for the demo")?;
+    Ok(Some(dir))
 }
 
 /// `teamlead teammate …`: the teammate runtime.
@@ -110,4 +175,41 @@ pub fn run_teammate(ctx: &Context, args: &TeammateArgs) -> Result<()> {
 /// `teamlead clean [--orphans] [--dry-run]`.
 pub fn run_clean(ctx: &Context, args: &CleanArgs) -> Result<()> {
     super::clean::run(ctx, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_the_config_file() {
+        let config = Config::parse(
+            std::path::Path::new("/c/config.toml"),
+            "backend = \"tmux\"\nagent = \"claude\"\nengine = \"llm\"\nmodel = \"opus\"\nworktree = true\n"
+                .to_string(),
+        )
+        .unwrap();
+        let none = with_defaults(&LeadArgs::default(), &config);
+        assert_eq!(none.backend, Some(BackendChoice::Tmux));
+        assert_eq!(none.agent, Some(AgentChoice::Claude));
+        assert_eq!(none.engine, Some(EngineChoice::Llm));
+        assert_eq!(none.model.as_deref(), Some("opus"));
+        assert!(none.worktree);
+        let flags = LeadArgs {
+            backend: Some(BackendChoice::InProcess),
+            agent: Some(AgentChoice::Builtin),
+            engine: Some(EngineChoice::Shell),
+            model: Some("haiku".to_string()),
+            no_worktree: true,
+            ..LeadArgs::default()
+        };
+        let both = with_defaults(&flags, &config);
+        assert_eq!(both.backend, Some(BackendChoice::InProcess));
+        assert_eq!(both.agent, Some(AgentChoice::Builtin));
+        assert_eq!(both.engine, Some(EngineChoice::Shell));
+        assert_eq!(both.model.as_deref(), Some("haiku"));
+        assert!(!both.worktree);
+        let defaults = with_defaults(&LeadArgs::default(), &Config::default());
+        assert_eq!((defaults.backend, defaults.worktree), (None, false));
+    }
 }

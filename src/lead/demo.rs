@@ -1,10 +1,14 @@
 //! The offline demo (`teamlead demo`): a temporary working directory, a team of three
 //! in-process `shell` teammates (one must get its plan approved), and a graph of six tasks whose
 //! commands do small real work there (make directories, write files, count, sort, checksum,
-//! report). Run it with `Lead::start(LeadOptions::new(home, ".").with_demo(plan))`: the tasks
+//! report); teammates and tasks are data, `assets/demo-tasks.toml`, embedded in the binary. Run it with `Lead::start(LeadOptions::new(home, ".").with_demo(plan))`: the tasks
 //! are created and the teammates spawned at start; `/quit` removes the team and the directory.
+//! [`DemoLeftovers`] removes what else the demo made in a home it was given (the reviewer's
+//! plan file, the `teams/`, `tasks/` and `plans/` directories it had to create).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
 
 use crate::protocol::PermissionMode;
 use crate::store::{self, Home};
@@ -47,100 +51,94 @@ impl DemoPlan {
     }
 }
 
-fn task(
-    subject: &str,
-    description: &str,
-    command: &str,
-    blocked_by: &[usize],
-    owner: &str,
-) -> DemoTask {
-    DemoTask {
-        subject: subject.to_string(),
-        description: description.to_string(),
-        command: command.to_string(),
-        blocked_by: blocked_by.to_vec(),
-        owner: Some(owner.to_string()),
-    }
+/// The demo's teammates and task graph, as data: `assets/demo-tasks.toml`, embedded.
+pub const DEMO_TASKS: &str = include_str!("../../assets/demo-tasks.toml");
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DemoFile {
+    teammate: Vec<FileTeammate>,
+    task: Vec<FileTask>,
 }
 
-fn teammate(name: &str, prompt: &str, plan_mode_required: bool) -> DemoTeammate {
-    DemoTeammate {
-        name: name.to_string(),
-        prompt: prompt.to_string(),
-        plan_mode_required,
-        mode: PermissionMode::Default,
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTeammate {
+    name: String,
+    prompt: String,
+    #[serde(default)]
+    plan_mode_required: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTask {
+    id: String,
+    subject: String,
+    description: String,
+    command: String,
+    #[serde(default)]
+    blocked_by: Vec<String>,
+    owner: Option<String>,
+}
+
+/// Reads a demo file: teammates, and tasks whose `blocked_by` ids name earlier tasks and
+/// whose owners are teammates of the file.
+pub fn parse_demo(text: &str) -> Result<(Vec<DemoTeammate>, Vec<DemoTask>), String> {
+    let file: DemoFile = toml::from_str(text).map_err(|e| e.message().to_string())?;
+    let teammates: Vec<DemoTeammate> = file
+        .teammate
+        .into_iter()
+        .map(|t| DemoTeammate {
+            name: t.name,
+            prompt: t.prompt,
+            plan_mode_required: t.plan_mode_required,
+            mode: PermissionMode::Default,
+        })
+        .collect();
+    let mut tasks = Vec::new();
+    for (i, t) in file.task.iter().enumerate() {
+        let blocked_by = t
+            .blocked_by
+            .iter()
+            .map(|id| {
+                file.task[..i]
+                    .iter()
+                    .position(|earlier| &earlier.id == id)
+                    .ok_or_else(|| format!("task `{}`: `{id}` is not an earlier task", t.id))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(owner) = &t.owner
+            && !teammates.iter().any(|m| &m.name == owner)
+        {
+            return Err(format!("task `{}`: no teammate `{owner}`", t.id));
+        }
+        tasks.push(DemoTask {
+            subject: t.subject.clone(),
+            description: t.description.clone(),
+            command: t.command.clone(),
+            blocked_by,
+            owner: t.owner.clone(),
+        });
     }
+    Ok((teammates, tasks))
+}
+
+fn embedded() -> (Vec<DemoTeammate>, Vec<DemoTask>) {
+    // Checked by `the_embedded_graph_reads` below: it cannot fail in a built binary.
+    parse_demo(DEMO_TASKS).unwrap_or_else(|e| panic!("assets/demo-tasks.toml: {e}"))
 }
 
 /// The six tasks: one that lays out the files, three that work on them in parallel, a checksum
 /// of the results, and a report; two for each teammate.
 pub fn demo_tasks() -> Vec<DemoTask> {
-    vec![
-        task(
-            "Lay out the workspace",
-            "Create data/ and out/ and write the input files.",
-            "mkdir -p data out && printf 'pear\\napple\\nfig\\nbanana\\ncherry\\n' > data/fruit.txt && printf 'the quick brown fox\\njumps over the lazy dog\\n' > data/words.txt && ls -l data",
-            &[],
-            "builder",
-        ),
-        task(
-            "Count the lines",
-            "Count the lines of every input file.",
-            "wc -l data/fruit.txt data/words.txt | tee out/line-counts.txt",
-            &[0],
-            "counter",
-        ),
-        task(
-            "Sort the fruit",
-            "Sort the fruit list alphabetically.",
-            "sort data/fruit.txt | tee out/fruit-sorted.txt",
-            &[0],
-            "reviewer",
-        ),
-        task(
-            "Count the words",
-            "Count the words of the sentence file.",
-            "tr -s ' ' '\\n' < data/words.txt | grep -c . | tee out/word-count.txt",
-            &[0],
-            "builder",
-        ),
-        task(
-            "Checksum the results",
-            "Checksum every result file.",
-            "cksum out/line-counts.txt out/fruit-sorted.txt out/word-count.txt | tee out/CHECKSUMS",
-            &[1, 2, 3],
-            "counter",
-        ),
-        task(
-            "Write the report",
-            "Put the results together in out/REPORT.md.",
-            "{ echo '# Demo report'; echo; echo '## Lines'; cat out/line-counts.txt; echo; echo '## Fruit'; cat out/fruit-sorted.txt; echo; echo '## Words'; cat out/word-count.txt; echo; echo '## Checksums'; cat out/CHECKSUMS; } > out/REPORT.md && wc -l out/REPORT.md",
-            &[4],
-            "reviewer",
-        ),
-    ]
+    embedded().1
 }
 
 /// The three teammates: two in `default` mode (each Bash command is asked for), one that must
 /// get its plan approved first.
 pub fn demo_teammates() -> Vec<DemoTeammate> {
-    vec![
-        teammate(
-            "builder",
-            "You are builder. Claim the available tasks of the team and run their commands; report what they printed.",
-            false,
-        ),
-        teammate(
-            "counter",
-            "You are counter. Claim the available tasks of the team and run their commands; report what they printed.",
-            false,
-        ),
-        teammate(
-            "reviewer",
-            "You are reviewer. Before you run anything, write your plan and get it approved by the lead; then run the commands of the tasks you claimed.",
-            true,
-        ),
-    ]
+    embedded().0
 }
 
 /// A free team name for the demo in `home`: `demo`, else `demo-2`, `demo-3`, …
@@ -174,6 +172,64 @@ pub fn setup_demo(home: &Home) -> std::io::Result<DemoPlan> {
     })
 }
 
+/// What the demo may leave in a home it did not create: its plan files and the top
+/// directories that did not exist before it ran. Dropping it removes them (directories only
+/// when empty, so nothing of anyone else's is touched).
+#[derive(Debug)]
+pub struct DemoLeftovers {
+    plans_dir: PathBuf,
+    /// `<team>-<member>-` of every demo teammate: the prefix of its plan files.
+    plan_prefixes: Vec<String>,
+    /// Directories of the home the demo created (removed when empty), deepest last.
+    new_dirs: Vec<PathBuf>,
+}
+
+impl DemoLeftovers {
+    /// Notes what exists in `home` before the demo `plan` runs.
+    pub fn before(home: &Home, plan: &DemoPlan) -> DemoLeftovers {
+        let mut new_dirs: Vec<PathBuf> = [home.teams_dir(), home.tasks_root(), home.plans_dir()]
+            .into_iter()
+            .filter(|d| std::fs::symlink_metadata(d).is_err())
+            .collect();
+        if std::fs::symlink_metadata(&home.root).is_err() {
+            new_dirs.push(home.root.clone());
+        }
+        DemoLeftovers {
+            plans_dir: home.plans_dir(),
+            plan_prefixes: plan
+                .teammates
+                .iter()
+                .map(|t| format!("{}-{}-", plan.team, t.name))
+                .collect(),
+            new_dirs,
+        }
+    }
+
+    /// Removes the demo's plan files and the directories it created that are now empty.
+    pub fn remove(&self) {
+        if let Ok(entries) = std::fs::read_dir(&self.plans_dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let ours =
+                    name.ends_with(".md") && self.plan_prefixes.iter().any(|p| name.starts_with(p));
+                if ours && entry.file_type().is_ok_and(|t| t.is_file()) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+        for dir in &self.new_dirs {
+            // Only empty directories go: whatever someone else put there stays.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+impl Drop for DemoLeftovers {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +248,22 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    #[test]
+    fn the_embedded_graph_reads_and_bad_graphs_do_not() {
+        let (teammates, tasks) = parse_demo(DEMO_TASKS).unwrap();
+        assert_eq!(teammates.len(), 3);
+        assert_eq!(tasks[4].blocked_by, vec![1, 2, 3]);
+        assert_eq!(tasks[0].owner.as_deref(), Some("builder"));
+        let bad = "[[teammate]]\nname = \"a\"\nprompt = \"p\"\n[[task]]\nid = \"x\"\nsubject = \"s\"\ndescription = \"d\"\ncommand = \"true\"\nblocked_by = [\"y\"]\n";
+        assert!(
+            parse_demo(bad)
+                .unwrap_err()
+                .contains("`y` is not an earlier task")
+        );
+        let bad = bad.replace("blocked_by = [\"y\"]", "owner = \"b\"");
+        assert!(parse_demo(&bad).unwrap_err().contains("no teammate `b`"));
     }
 
     #[test]
@@ -225,5 +297,31 @@ mod tests {
         assert_eq!(plan.team, "demo");
         drop(plan);
         assert!(!dir.exists());
+    }
+
+    #[test]
+    fn leftovers_go_and_what_was_there_stays() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path().join("home"));
+        std::fs::create_dir_all(home.tasks_root().join("other")).unwrap();
+        let plan = setup_demo(&home).unwrap();
+        let leftovers = DemoLeftovers::before(&home, &plan);
+        std::fs::create_dir_all(home.plans_dir()).unwrap();
+        std::fs::create_dir_all(home.teams_dir()).unwrap();
+        let ours = home.plan_path(&plan.team, "reviewer", 1).unwrap();
+        std::fs::write(&ours, "# plan").unwrap();
+        let theirs = home.plans_dir().join("other-alpha-1.md");
+        std::fs::write(&theirs, "# plan").unwrap();
+        drop(leftovers);
+        assert!(!ours.exists());
+        assert!(theirs.exists(), "another team's plan stays");
+        assert!(
+            !home.teams_dir().exists(),
+            "made by the demo, empty: removed"
+        );
+        assert!(
+            home.tasks_root().join("other").exists(),
+            "there before: kept"
+        );
     }
 }

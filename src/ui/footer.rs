@@ -10,7 +10,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::lead::view::{TeammateStatus, ViewTarget};
-use crate::ui::keymap::{self, Context};
+use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::{Modal, fit_spans};
 use crate::ui::palette::{dim, mode_label, mode_line, mode_style};
 use crate::ui::state::{AppState, Focus, QuitState};
@@ -131,8 +131,10 @@ fn right_spans_hinted(
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),
         ));
-        if hint && let Some(key) = keymap::key_label(Context::Global, keymap::Action::OpenApprovals)
-        {
+        let key = state
+            .keymap
+            .key_label(Context::Global, Action::OpenApprovals);
+        if hint && !key.is_empty() {
             spans.push(Span::styled(format!(" ({key})"), dim()));
         }
     }
@@ -163,36 +165,46 @@ fn left_spans(state: &AppState, short: bool) -> Vec<Span<'static>> {
     match state.quit {
         QuitState::Armed { .. } => {
             return vec![Span::styled(
-                "press ctrl+c again to quit",
+                format!(
+                    "press {} again to quit",
+                    state.keymap.key_label(Context::Global, Action::Quit)
+                ),
                 Style::default().fg(Color::Yellow),
             )];
         }
         QuitState::Requested => {
             return vec![Span::styled(
-                "quitting… (ctrl+c to force)",
+                format!(
+                    "quitting… ({} to force)",
+                    state.keymap.key_label(Context::Global, Action::Quit)
+                ),
                 Style::default().fg(Color::Yellow),
             )];
         }
         QuitState::Running => {}
     }
     if state.focus == Focus::Badge && state.modals.is_empty() {
-        return vec![Span::styled(keymap::hints(Context::Badge), dim())];
+        return vec![Span::styled(state.keymap.hints(Context::Badge), dim())];
     }
     let mut spans = Vec::new();
     if state.busy {
         let glyph = spinner(state.now_ms);
         let text = match (&state.view, short) {
             (_, true) => format!("{glyph} "),
-            (ViewTarget::Lead, false) => format!("{glyph} thinking… (esc to interrupt) "),
+            (ViewTarget::Lead, false) => format!(
+                "{glyph} thinking… ({} to interrupt) ",
+                state.keymap.key_label(Context::Composer, Action::Interrupt)
+            ),
             (ViewTarget::Teammate(_), false) => format!("{glyph} lead thinking… "),
         };
         spans.push(Span::styled(text, Style::default().fg(Color::Yellow)));
     }
+    let cycle = state.keymap.key_label(Context::Composer, Action::CycleMode);
     let line = |mode| {
         if short {
-            mode_label(mode)
+            mode_label(mode).to_string()
         } else {
-            mode_line(mode)
+            mode_line(mode, &cycle)
         }
     };
     match &state.view {

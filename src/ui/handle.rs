@@ -7,7 +7,7 @@
 use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
 
 use crate::lead::view::{LeadCommand, ViewTarget};
-use crate::ui::keymap::{self, Action, Context};
+use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::guard::Focused;
 use crate::ui::modal::help::HelpDialog;
 use crate::ui::modal::teams::TeamsDialog;
@@ -73,13 +73,14 @@ impl AppState {
     pub fn handle_key(&mut self, key: KeyEvent) {
         self.dirty = true;
         self.last_input_ms = Some(self.now_ms);
-        match keymap::lookup(Context::Global, &key) {
+        match self.keymap.lookup(Context::Global, &key) {
             Some(Action::Quit) => return self.ctrl_c(),
             Some(Action::ToggleTasks) => {
                 self.show_tasks = !self.show_tasks;
                 return;
             }
             Some(Action::OpenApprovals) => return self.open_approvals(),
+            Some(Action::NextWaiting) => return self.open_next_waiting(),
             _ => {}
         }
         if let QuitState::Armed { .. } = self.quit {
@@ -137,7 +138,7 @@ impl AppState {
     }
 
     fn handle_badge(&mut self, key: KeyEvent) {
-        match keymap::lookup(Context::Badge, &key) {
+        match self.keymap.lookup(Context::Badge, &key) {
             Some(Action::OpenTeams) => {
                 // The dialog has the keyboard; when it closes, the composer has it again.
                 self.focus = Focus::Composer;
@@ -164,7 +165,7 @@ impl AppState {
 
     fn handle_composer(&mut self, key: KeyEvent) {
         if self.composer.completion().is_some() {
-            let handled = match keymap::lookup(Context::Completion, &key) {
+            let handled = match self.keymap.lookup(Context::Completion, &key) {
                 Some(Action::Complete) => {
                     self.composer.accept_completion();
                     true
@@ -186,7 +187,7 @@ impl AppState {
                 return;
             }
         }
-        match keymap::lookup(Context::Composer, &key) {
+        match self.keymap.lookup(Context::Composer, &key) {
             Some(Action::Submit) => {
                 if self.composer.completion().is_some_and(|c| !c.is_exact()) {
                     self.composer.accept_completion();
@@ -195,6 +196,7 @@ impl AppState {
                 }
             }
             Some(Action::Newline) => self.composer.newline(),
+            Some(Action::ClearLine) => self.composer.clear_line(),
             Some(Action::CycleMode) => match &self.view {
                 ViewTarget::Lead => self.send(LeadCommand::CycleLeadMode),
                 ViewTarget::Teammate(name) => {
@@ -237,6 +239,8 @@ impl AppState {
         let text = text.to_string();
         self.composer.clear();
         self.current_transcript().follow();
+        let target = self.view.clone();
+        self.note_submitted(&target, &text);
         self.send(LeadCommand::Submit {
             target: self.view.clone(),
             text,

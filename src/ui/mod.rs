@@ -4,6 +4,7 @@
 //! [`crate::lead::view::LeadCommand`]s; it never touches files or processes.
 
 pub mod app;
+pub mod colors;
 pub mod composer;
 pub mod error;
 pub mod footer;
@@ -21,7 +22,7 @@ pub mod usage;
 pub use app::{AppIo, run};
 pub use error::UiError;
 pub use state::AppState;
-pub use terminal::run_tui;
+pub use terminal::{UiSetup, run_tui};
 
 /// `/` commands with their one-line help, for the composer's completion (the lead's list).
 pub fn slash_commands() -> &'static [(&'static str, &'static str)] {

@@ -35,14 +35,10 @@ pub fn dim() -> Style {
     Style::default().add_modifier(Modifier::DIM)
 }
 
-/// The footer's left text for a mode, as Claude Code words it.
-pub fn mode_line(mode: PermissionMode) -> &'static str {
-    match mode {
-        PermissionMode::Default => "default mode · shift+tab to cycle",
-        PermissionMode::AcceptEdits => "⏵⏵ accept edits on · shift+tab to cycle",
-        PermissionMode::Plan => "⏸ plan mode on · shift+tab to cycle",
-        PermissionMode::BypassPermissions => "⏵⏵ bypass permissions on · shift+tab to cycle",
-    }
+/// The footer's left text for a mode, as Claude Code words it, with the key that cycles it
+/// (`default mode · shift+tab to cycle`).
+pub fn mode_line(mode: PermissionMode, cycle_key: &str) -> String {
+    format!("{} · {cycle_key} to cycle", mode_label(mode))
 }
 
 /// The short form of [`mode_line`] for narrow footers.

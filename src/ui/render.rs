@@ -9,7 +9,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::lead::view::ViewTarget;
-use crate::ui::keymap::{self, Action, Context};
+use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::{Areas, fit_spans};
 use crate::ui::palette::{dim, status_text, teammate_color};
 use crate::ui::state::{AppState, Focus};
@@ -129,6 +129,7 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
     for modal in &state.modals {
         modal.render(areas, buf, state);
     }
+    crate::ui::colors::adapt(buf, state.colors);
 }
 
 /// The text of the approvals banner, longest first: `⚠ 1 approval waiting · @alpha asks for
@@ -136,7 +137,9 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
 pub fn banner_variants(state: &AppState) -> Vec<String> {
     let n = state.approvals_pending();
     let what = format!("{n} approval{} waiting", if n == 1 { "" } else { "s" });
-    let key = keymap::key_label(Context::Global, Action::OpenApprovals).unwrap_or_default();
+    let key = state
+        .keymap
+        .key_label(Context::Global, Action::OpenApprovals);
     let who = if let Some(p) = state.permissions.head() {
         format!("@{} asks for {}", p.worker, p.tool_name)
     } else if let Some(p) = state.plans.head() {
@@ -183,7 +186,13 @@ fn header(area: Rect, buf: &mut Buffer, state: &AppState, name: &str) {
         Span::styled(format!(" ● @{name} "), style.add_modifier(Modifier::BOLD)),
         Span::styled(format!("· {status} "), style),
     ];
-    let right = " esc interrupt · shift+↓ next view ";
+    let keys = &state.keymap;
+    let right = format!(
+        " {} interrupt · {} next view ",
+        keys.key_label(Context::Composer, Action::Interrupt),
+        keys.key_label(Context::Composer, Action::NextView)
+    );
+    let right = right.as_str();
     let width = usize::from(area.width);
     let left = fit_spans(left, width);
     let left_width: usize = left.iter().map(|s| str_width(&s.content)).sum();
@@ -217,7 +226,10 @@ fn welcome(area: Rect, buf: &mut Buffer, state: &AppState) {
         ),
     ])];
     lines.push(Line::from(Span::styled(
-        "/spawn NAME \"PROMPT\" starts a teammate · ? for keys",
+        format!(
+            "/spawn NAME \"PROMPT\" starts a teammate · {} for keys",
+            state.keymap.key_label(Context::Composer, Action::Help)
+        ),
         dim(),
     )));
     for (y, line) in (area.y..area.y + area.height).zip(lines) {

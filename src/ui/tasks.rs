@@ -62,7 +62,19 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState) {
         format!(" Tasks {done}/{total} "),
         Style::default().add_modifier(Modifier::BOLD),
     )];
-    let inner = frame(area, buf, dim(), title, Some("ctrl+t to hide".to_string()));
+    let inner = frame(
+        area,
+        buf,
+        dim(),
+        title,
+        Some(format!(
+            "{} to hide",
+            state.keymap.key_label(
+                crate::ui::keymap::Context::Global,
+                crate::ui::keymap::Action::ToggleTasks
+            )
+        )),
+    );
     let mut tasks: Vec<&TaskView> = state.tasks.iter().filter(|t| !t.internal).collect();
     let rows = usize::from(inner.height);
     if tasks.len() > rows {

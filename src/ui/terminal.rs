@@ -22,7 +22,9 @@ use tokio::sync::mpsc;
 
 use crate::lead::view::{LeadCommand, LeadEvent};
 use crate::ui::app::{self, AppIo};
+use crate::ui::colors::{ColorMode, ColorWriter};
 use crate::ui::error::UiError;
+use crate::ui::keymap::Keymap;
 use crate::ui::state::AppState;
 
 /// Whether the terminal is in UI mode (so restoring twice is harmless).
@@ -52,12 +54,20 @@ pub fn restore() {
 
 /// Restores the terminal when dropped (normal exit and errors alike).
 pub struct TerminalGuard {
-    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+    pub terminal: Terminal<CrosstermBackend<ColorWriter<Stdout>>>,
+}
+
+/// What the session decided for the UI: its keys and its colours.
+#[derive(Debug, Clone, Default)]
+pub struct UiSetup {
+    pub keymap: Keymap,
+    pub colors: ColorMode,
 }
 
 impl TerminalGuard {
-    /// Enters UI mode and installs the panic hook (once per process).
-    pub fn enter() -> Result<TerminalGuard, UiError> {
+    /// Enters UI mode and installs the panic hook (once per process); frames are written
+    /// with the colours `colors` allows.
+    pub fn enter(colors: ColorMode) -> Result<TerminalGuard, UiError> {
         HOOK.call_once(|| {
             let previous = std::panic::take_hook();
             std::panic::set_hook(Box::new(move |info| {
@@ -87,7 +97,7 @@ impl TerminalGuard {
         {
             ENHANCED.store(true, Ordering::SeqCst);
         }
-        match Terminal::new(CrosstermBackend::new(stdout())) {
+        match Terminal::new(CrosstermBackend::new(ColorWriter::new(stdout(), colors))) {
             Ok(terminal) => Ok(TerminalGuard { terminal }),
             Err(e) => {
                 restore();
@@ -129,6 +139,7 @@ pub fn signal_stream() -> Result<impl Stream<Item = ()> + Unpin, UiError> {
 pub async fn run_tui(
     events: mpsc::Receiver<LeadEvent>,
     commands: mpsc::Sender<LeadCommand>,
+    setup: UiSetup,
     hand_over: &mut (dyn FnMut(&[String]) + Send),
 ) -> Result<(), UiError> {
     let signals = signal_stream()?;
@@ -140,8 +151,10 @@ pub async fn run_tui(
         clock: app::system_clock,
     };
     let mut state = AppState::new();
+    state.keymap = setup.keymap;
+    state.colors = setup.colors;
     loop {
-        let mut guard = TerminalGuard::enter()?;
+        let mut guard = TerminalGuard::enter(setup.colors)?;
         let result = app::run_io(&mut guard.terminal, state, &mut io).await;
         restore();
         match result {

@@ -65,6 +65,7 @@ impl TestHome {
         let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_teamlead"));
         cmd.arg("--home").arg(self.home());
         clean_env_assert(&mut cmd, &self.logs());
+        cmd.env("TEAMLEAD_CONFIG", self.config());
         cmd
     }
 
@@ -78,8 +79,15 @@ impl TestHome {
             .env_remove("TMUX")
             .env_remove("TMUX_PANE")
             .env("NO_COLOR", "1")
+            .env("TEAMLEAD_CONFIG", self.config())
             .env("TEAMLEAD_LOG_DIR", self.logs());
         cmd
+    }
+
+    /// `<root>/config.toml`: the config file the binary reads (absent unless a test writes
+    /// it), so the user's own is never read.
+    pub fn config(&self) -> PathBuf {
+        self.root.path().join("config.toml")
     }
 
     /// Writes a team file with the lead and the given teammates.

@@ -1,6 +1,6 @@
 //! The real `teamlead` binary in a pseudo-terminal (portable-pty + vt100) for the PTY tests:
 //! start it with `--home` in a temporary home, send bytes, read the parsed screen, wait for a
-//! condition with a deadline; killed on drop if still running.
+//! condition with a deadline; killed on drop if still running. The raw output is kept too.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -16,6 +16,8 @@ pub struct Session {
     pub child: Box<dyn Child + Send + Sync>,
     pub writer: Arc<Mutex<Box<dyn Write + Send>>>,
     pub screen: Arc<Mutex<vt100::Parser>>,
+    /// Every byte the binary wrote, as written.
+    pub raw: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Session {
@@ -24,6 +26,18 @@ impl Session {
     }
 
     pub fn start_env(home: &Path, cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Session {
+        Session::start_in(Some(home), cwd, args, env, &[])
+    }
+
+    /// Starts the binary with `--home` when `home` is given (else without, as a user types
+    /// it), `env` and `vars` added to its environment.
+    pub fn start_in(
+        home: Option<&Path>,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &Path)],
+        vars: &[(&str, &str)],
+    ) -> Session {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: 30,
@@ -33,8 +47,10 @@ impl Session {
             })
             .expect("open a pty");
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
-        cmd.arg("--home");
-        cmd.arg(home);
+        if let Some(home) = home {
+            cmd.arg("--home");
+            cmd.arg(home);
+        }
         for a in args {
             cmd.arg(a);
         }
@@ -43,7 +59,12 @@ impl Session {
         for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
             cmd.env_remove(var);
         }
+        // Never the user's config file: one that does not exist, unless the test names one.
+        cmd.env("TEAMLEAD_CONFIG", cwd.join(".teamlead-test-config.toml"));
         for (key, value) in env {
+            cmd.env(key, value);
+        }
+        for (key, value) in vars {
             cmd.env(key, value);
         }
         let child = pair.slave.spawn_command(cmd).expect("spawn teamlead");
@@ -51,7 +72,8 @@ impl Session {
         let mut reader = pair.master.try_clone_reader().expect("pty reader");
         let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
         let screen = Arc::new(Mutex::new(vt100::Parser::new(30, 100, 0)));
-        let (screen_in, answer) = (screen.clone(), writer.clone());
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let (screen_in, answer, raw_in) = (screen.clone(), writer.clone(), raw.clone());
         std::thread::spawn(move || {
             // Keeps the master open for as long as the child may write.
             let _master = pair.master;
@@ -68,6 +90,9 @@ impl Session {
                             let _ = w.write_all(b"\x1b[?1;2c");
                             let _ = w.flush();
                         }
+                        if let Ok(mut all) = raw_in.lock() {
+                            all.extend_from_slice(bytes);
+                        }
                         if let Ok(mut parser) = screen_in.lock() {
                             parser.process(bytes);
                         }
@@ -79,6 +104,7 @@ impl Session {
             child,
             writer,
             screen,
+            raw,
         }
     }
 

@@ -73,6 +73,11 @@ impl Composer {
         self.set_text("");
     }
 
+    /// Ctrl+U, as in shells: deletes from the cursor to the start of its line.
+    pub fn clear_line(&mut self) {
+        self.textarea.delete_line_by_head();
+    }
+
     /// Takes the text out (for submitting).
     pub fn take(&mut self) -> String {
         let text = self.text();

@@ -1,11 +1,17 @@
-//! The one keymap table: every key the UI handles outside of plain typing, per context, with a
-//! short description. Key handling looks actions up here, and the help dialog and the hint lines
-//! of dialogs and footer are generated from the same table, so they cannot disagree.
+//! The one keymap: every key the UI handles outside of plain typing, per context, with a short
+//! description. Key handling looks actions up in it, and the help dialog and the hint lines of
+//! dialogs and footer are generated from it, so they cannot disagree. The defaults are the
+//! table in `table.rs`; the config file's `[keys]` section replaces the keys of any row
+//! ([`Keymap::with_overrides`]).
 
+mod key;
+mod overrides;
 mod table;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 
+pub use key::KeySpec;
+pub use overrides::KeyOverride;
 pub use table::KEYMAP;
 
 /// Where a key is pressed: the focused part of the screen or the top dialog.
@@ -75,112 +81,98 @@ impl Context {
             Context::Tasks => "Task list",
         }
     }
+
+    /// The context's name in the config file's `[keys]` section (`[keys.teams]`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Context::Global => "global",
+            Context::Composer => "composer",
+            Context::Completion => "completion",
+            Context::Badge => "badge",
+            Context::Permission => "permission",
+            Context::AlwaysConfirm => "always-confirm",
+            Context::Feedback => "feedback",
+            Context::Plan => "plan",
+            Context::TeamsList => "teams",
+            Context::TeamsDetail => "teammate",
+            Context::Confirm => "confirm",
+            Context::Help => "help",
+            Context::Tasks => "tasks",
+        }
+    }
 }
 
-/// What a key asks for. The context decides which of them make sense.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    Quit,
-    ToggleTasks,
-    OpenApprovals,
-    Submit,
-    Newline,
-    CycleMode,
-    NextView,
-    PrevView,
-    PageUp,
-    PageDown,
-    SelectBadge,
-    Help,
-    Interrupt,
-    Complete,
-    CompletionUp,
-    CompletionDown,
-    CloseCompletion,
-    OpenTeams,
-    BackToComposer,
-    Allow,
-    AllowAlways,
-    ConfirmAlways,
-    Deny,
-    PrevOption,
-    NextOption,
-    Choose,
-    OpenRequester,
-    Later,
-    SendFeedback,
-    CancelFeedback,
-    Approve,
-    Reject,
-    Up,
-    Down,
-    OpenDetail,
-    CycleAllModes,
-    Shutdown,
-    Kill,
-    ToggleHidden,
-    PruneIdle,
-    Jump,
-    ExpandPrompt,
-    Back,
-    Close,
-    Yes,
-    No,
-}
+macro_rules! actions {
+    ($($variant:ident => $name:literal),* $(,)?) => {
+        /// What a key asks for. The context decides which of them make sense.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Action {
+            $($variant),*
+        }
 
-/// One key chord.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeySpec {
-    pub code: KeyCode,
-    pub mods: KeyModifiers,
-}
-
-impl KeySpec {
-    /// Whether a key event is this chord. Shift is ignored for characters (it is already in the
-    /// character) and for Shift+Tab (terminals differ in reporting it).
-    pub fn matches(&self, event: &KeyEvent) -> bool {
-        match (self.code, event.code) {
-            (KeyCode::BackTab, KeyCode::BackTab) => true,
-            (KeyCode::Char(a), KeyCode::Char(b)) => {
-                a == b && self.mods == event.modifiers.difference(KeyModifiers::SHIFT)
+        impl Action {
+            /// The action's name in the config file's `[keys]` section.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Action::$variant => $name),*
+                }
             }
-            (a, b) => a == b && self.mods == event.modifiers,
         }
-    }
-
-    /// `ctrl+c`, `shift+tab`, `↑`, `enter`, `y`.
-    pub fn label(&self) -> String {
-        let mut out = String::new();
-        if self.mods.contains(KeyModifiers::CONTROL) {
-            out.push_str("ctrl+");
-        }
-        if self.mods.contains(KeyModifiers::ALT) {
-            out.push_str("alt+");
-        }
-        if self.mods.contains(KeyModifiers::SHIFT) {
-            out.push_str("shift+");
-        }
-        match self.code {
-            KeyCode::Char(' ') => out.push_str("space"),
-            KeyCode::Char(c) => out.push(c),
-            KeyCode::Enter => out.push_str("enter"),
-            KeyCode::Esc => out.push_str("esc"),
-            KeyCode::Tab => out.push_str("tab"),
-            KeyCode::BackTab => out.push_str("shift+tab"),
-            KeyCode::Up => out.push('↑'),
-            KeyCode::Down => out.push('↓'),
-            KeyCode::Left => out.push('←'),
-            KeyCode::Right => out.push('→'),
-            KeyCode::PageUp => out.push_str("pgup"),
-            KeyCode::PageDown => out.push_str("pgdn"),
-            KeyCode::Backspace => out.push_str("backspace"),
-            other => out.push_str(&format!("{other:?}").to_lowercase()),
-        }
-        out
-    }
+    };
 }
 
-/// One row of the keymap.
+actions! {
+    Quit => "quit",
+    ToggleTasks => "toggle-tasks",
+    OpenApprovals => "open-approvals",
+    NextWaiting => "next-waiting",
+    Submit => "submit",
+    Newline => "newline",
+    ClearLine => "clear-line",
+    CycleMode => "cycle-mode",
+    NextView => "next-view",
+    PrevView => "prev-view",
+    PageUp => "page-up",
+    PageDown => "page-down",
+    SelectBadge => "select-badge",
+    Help => "help",
+    Interrupt => "interrupt",
+    Complete => "complete",
+    CompletionUp => "up",
+    CompletionDown => "down",
+    CloseCompletion => "close",
+    OpenTeams => "open-teams",
+    BackToComposer => "back",
+    Allow => "yes",
+    AllowAlways => "always",
+    ConfirmAlways => "confirm",
+    Deny => "no",
+    PrevOption => "prev-option",
+    NextOption => "next-option",
+    Choose => "choose",
+    OpenRequester => "open-requester",
+    Later => "later",
+    SendFeedback => "send",
+    CancelFeedback => "cancel",
+    Approve => "approve",
+    Reject => "reject",
+    Up => "up",
+    Down => "down",
+    OpenDetail => "details",
+    CycleAllModes => "cycle-all-modes",
+    Shutdown => "shutdown",
+    Kill => "kill",
+    ToggleHidden => "toggle-hidden",
+    PruneIdle => "prune-idle",
+    Jump => "jump",
+    ExpandPrompt => "prompt",
+    Back => "back",
+    Close => "close",
+    Yes => "yes",
+    No => "no",
+}
+
+/// One row of the default table.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding {
     pub context: Context,
@@ -192,131 +184,109 @@ pub struct Binding {
     pub hint: bool,
 }
 
-/// The action of a key in a context, if any.
-pub fn lookup(context: Context, event: &KeyEvent) -> Option<Action> {
-    KEYMAP
-        .iter()
-        .filter(|b| b.context == context)
-        .find(|b| b.keys.iter().any(|k| k.matches(event)))
-        .map(|b| b.action)
+/// One row of a keymap in use (the default table's, or with the config file's keys).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub context: Context,
+    pub keys: Vec<KeySpec>,
+    pub action: Action,
+    pub what: &'static str,
+    pub hint: bool,
 }
 
-/// `y/enter` — every key of a binding.
-pub fn keys_label(binding: &Binding) -> String {
-    binding
-        .keys
+/// The keymap in use. Lookup takes the first row of the context that matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keymap {
+    rows: Vec<Row>,
+}
+
+impl Default for Keymap {
+    /// The default table.
+    fn default() -> Self {
+        Keymap {
+            rows: KEYMAP
+                .iter()
+                .map(|b| Row {
+                    context: b.context,
+                    keys: b.keys.to_vec(),
+                    action: b.action,
+                    what: b.what,
+                    hint: b.hint,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `y/enter` — every key of a row.
+pub fn keys_label(row: &Row) -> String {
+    row.keys
         .iter()
         .map(KeySpec::label)
         .collect::<Vec<_>>()
         .join("/")
 }
 
-/// The hint line of a context: `y yes · a always · n no · esc later`.
-pub fn hints(context: Context) -> String {
-    KEYMAP
-        .iter()
-        .filter(|b| b.context == context && b.hint)
-        .map(|b| format!("{} {}", b.keys[0].label(), b.what))
-        .collect::<Vec<_>>()
-        .join(" · ")
-}
+impl Keymap {
+    /// Every row, in lookup order.
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
 
-/// The hint line of a context with every key of each hint: `a/enter confirm · esc/← back`.
-pub fn hints_with_every_key(context: Context) -> String {
-    KEYMAP
-        .iter()
-        .filter(|b| b.context == context && b.hint)
-        .map(|b| format!("{} {}", keys_label(b), b.what))
-        .collect::<Vec<_>>()
-        .join(" · ")
-}
+    fn in_context(&self, context: Context) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(move |r| r.context == context)
+    }
 
-/// The first key bound to `action` in `context` (`ctrl+p`), for hints outside the table's own
-/// hint lines (the approvals banner, the footer).
-pub fn key_label(context: Context, action: Action) -> Option<String> {
-    KEYMAP
-        .iter()
-        .find(|b| b.context == context && b.action == action)
-        .map(|b| b.keys[0].label())
-}
+    /// The action of a key in a context, if any.
+    pub fn lookup(&self, context: Context, event: &KeyEvent) -> Option<Action> {
+        self.in_context(context)
+            .find(|r| r.keys.iter().any(|k| k.matches(event)))
+            .map(|r| r.action)
+    }
 
-/// Help rows per context: (context title, [(keys, what)]).
-pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
-    Context::ALL
-        .iter()
-        .map(|ctx| {
-            let rows = KEYMAP
-                .iter()
-                .filter(|b| b.context == *ctx)
-                .map(|b| (keys_label(b), b.what))
-                .collect::<Vec<_>>();
-            (ctx.title(), rows)
-        })
-        .filter(|(_, rows)| !rows.is_empty())
-        .collect()
+    /// The hint line of a context: `y yes · a always · n no · esc later`.
+    pub fn hints(&self, context: Context) -> String {
+        self.in_context(context)
+            .filter(|r| r.hint && !r.keys.is_empty())
+            .map(|r| format!("{} {}", r.keys[0].label(), r.what))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
+    /// The hint line of a context with every key of each hint: `a/enter confirm · esc/← back`.
+    pub fn hints_with_every_key(&self, context: Context) -> String {
+        self.in_context(context)
+            .filter(|r| r.hint && !r.keys.is_empty())
+            .map(|r| format!("{} {}", keys_label(r), r.what))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
+    /// The first key bound to `action` in `context` (`ctrl+p`), for hints outside the table's
+    /// own hint lines (the approvals banner, the footer); empty when it has none.
+    pub fn key_label(&self, context: Context, action: Action) -> String {
+        self.in_context(context)
+            .find(|r| r.action == action)
+            .and_then(|r| r.keys.first())
+            .map(KeySpec::label)
+            .unwrap_or_default()
+    }
+
+    /// Help rows per context: (context title, [(keys, what)]).
+    pub fn help_sections(&self) -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+        Context::ALL
+            .iter()
+            .map(|ctx| {
+                let rows = self
+                    .in_context(*ctx)
+                    .map(|r| (keys_label(r), r.what))
+                    .collect::<Vec<_>>();
+                (ctx.title(), rows)
+            })
+            .filter(|(_, rows)| !rows.is_empty())
+            .collect()
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crossterm::event::KeyEventKind;
-
-    fn ev(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
-        KeyEvent {
-            code,
-            modifiers: mods,
-            kind: KeyEventKind::Press,
-            state: crossterm::event::KeyEventState::NONE,
-        }
-    }
-
-    #[test]
-    fn shift_tab_matches_however_reported() {
-        let a = ev(KeyCode::BackTab, KeyModifiers::SHIFT);
-        let b = ev(KeyCode::BackTab, KeyModifiers::NONE);
-        assert_eq!(lookup(Context::Composer, &a), Some(Action::CycleMode));
-        assert_eq!(lookup(Context::Composer, &b), Some(Action::CycleMode));
-    }
-
-    #[test]
-    fn plain_enter_submits_and_modified_enter_breaks_the_line() {
-        let enter = ev(KeyCode::Enter, KeyModifiers::NONE);
-        let alt_enter = ev(KeyCode::Enter, KeyModifiers::ALT);
-        let shift_enter = ev(KeyCode::Enter, KeyModifiers::SHIFT);
-        assert_eq!(lookup(Context::Composer, &enter), Some(Action::Submit));
-        assert_eq!(lookup(Context::Composer, &alt_enter), Some(Action::Newline));
-        assert_eq!(
-            lookup(Context::Composer, &shift_enter),
-            Some(Action::Newline)
-        );
-    }
-
-    #[test]
-    fn characters_ignore_shift_but_not_ctrl() {
-        let y = ev(KeyCode::Char('y'), KeyModifiers::NONE);
-        let ctrl_y = ev(KeyCode::Char('y'), KeyModifiers::CONTROL);
-        assert_eq!(lookup(Context::Permission, &y), Some(Action::Allow));
-        assert_eq!(lookup(Context::Permission, &ctrl_y), None);
-        let question = ev(KeyCode::Char('?'), KeyModifiers::SHIFT);
-        assert_eq!(lookup(Context::Composer, &question), Some(Action::Help));
-    }
-
-    #[test]
-    fn hints_come_from_the_table() {
-        assert_eq!(
-            hints(Context::Permission),
-            "y yes · a always… · n no · → select · o open its view · esc later"
-        );
-        assert_eq!(
-            hints_with_every_key(Context::AlwaysConfirm),
-            "a/enter confirm · esc/← back"
-        );
-        assert_eq!(
-            key_label(Context::Global, Action::OpenApprovals).as_deref(),
-            Some("ctrl+p")
-        );
-        let help = help_sections();
-        assert!(help.iter().any(|(title, rows)| *title == "Teams dialog"
-            && rows.iter().any(|(k, w)| k == "k" && *w == "kill")));
-    }
-}
+mod tests;

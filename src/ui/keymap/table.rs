@@ -1,4 +1,4 @@
-//! The keymap table itself: every binding of every context, in lookup order.
+//! The default keymap table: every binding of every context, in lookup order.
 
 use crossterm::event::{KeyCode, KeyModifiers};
 
@@ -89,12 +89,26 @@ pub const KEYMAP: &[Binding] = &[
         "open pending approvals",
         false,
     ),
+    bind(
+        C::Global,
+        &[ctrl('n')],
+        A::NextWaiting,
+        "open the next teammate waiting on you (a request queued, or a message not answered)",
+        false,
+    ),
     bind(C::Composer, &[ENTER], A::Submit, "send", false),
     bind(
         C::Composer,
         &[alt(KeyCode::Enter), shift(KeyCode::Enter), ctrl('j')],
         A::Newline,
         "new line",
+        false,
+    ),
+    bind(
+        C::Composer,
+        &[ctrl('u')],
+        A::ClearLine,
+        "clear the line up to the cursor (as in shells)",
         false,
     ),
     bind(
@@ -216,7 +230,7 @@ pub const KEYMAP: &[Binding] = &[
     bind(C::Plan, &[PGUP], A::PageUp, "page up", false),
     bind(C::Plan, &[PGDN, ch(' ')], A::PageDown, "page down", false),
     bind(C::Plan, &[ESC], A::Later, "later", true),
-    bind(C::TeamsList, &[UP], A::Up, "previous", false),
+    bind(C::TeamsList, &[UP, ch('k')], A::Up, "previous", false),
     bind(C::TeamsList, &[DOWN, ch('j')], A::Down, "next", false),
     bind(C::TeamsList, &[ENTER], A::OpenDetail, "details", true),
     bind(
@@ -227,14 +241,14 @@ pub const KEYMAP: &[Binding] = &[
         true,
     ),
     bind(C::TeamsList, &[ch('s')], A::Shutdown, "shut down", true),
-    bind(C::TeamsList, &[ch('k')], A::Kill, "kill", true),
+    bind(C::TeamsList, &[ch('x')], A::Kill, "kill", true),
     bind(C::TeamsList, &[ch('h')], A::ToggleHidden, "hide/show", true),
     bind(C::TeamsList, &[ch('p')], A::PruneIdle, "prune idle", true),
     bind(C::TeamsList, &[ESC], A::Close, "close", true),
     bind(C::TeamsDetail, &[BACKTAB], A::CycleMode, "cycle mode", true),
     bind(C::TeamsDetail, &[ENTER, ch('v')], A::Jump, "jump", true),
     bind(C::TeamsDetail, &[ch('s')], A::Shutdown, "shut down", true),
-    bind(C::TeamsDetail, &[ch('k')], A::Kill, "kill", true),
+    bind(C::TeamsDetail, &[ch('x')], A::Kill, "kill", true),
     bind(
         C::TeamsDetail,
         &[ch('h')],

@@ -12,7 +12,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::lead::view::LeadCommand;
 use crate::protocol::PermissionMode;
-use crate::ui::keymap::{self, Action, Context};
+use crate::ui::keymap::{Action, Context, Keymap};
 use crate::ui::modal::guard::{Focused, Guard};
 use crate::ui::modal::{Outcome, centered_box, frame, hint_lines};
 use crate::ui::state::AppState;
@@ -87,7 +87,7 @@ impl ConfirmDialog {
     }
 
     pub fn handle(&mut self, key: &KeyEvent, state: &mut AppState) -> Outcome {
-        match keymap::lookup(Context::Confirm, key) {
+        match state.keymap.lookup(Context::Confirm, key) {
             Some(Action::Yes) => {
                 state.send(self.command.clone());
                 Outcome::Close
@@ -97,14 +97,14 @@ impl ConfirmDialog {
         }
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, keymap: &Keymap) {
         let width = (str_width(&self.question) as u16 + 4).clamp(30, 60);
         let text_width = width
             .saturating_sub(2)
             .min(area.width.saturating_sub(2))
             .max(1);
         let rows = str_width(&self.question).div_ceil(usize::from(text_width)) as u16 + 1;
-        let hints = hint_lines(&keymap::hints(Context::Confirm), text_width);
+        let hints = hint_lines(&keymap.hints(Context::Confirm), text_width);
         let outer = centered_box(area, width, rows + 3 + hints.len() as u16);
         let title = vec![Span::styled(
             " Confirm ",

@@ -10,7 +10,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::ui::keymap::{self, Action, Context};
+use crate::ui::keymap::{Action, Context, Keymap};
 use crate::ui::modal::{Outcome, frame, hint_lines};
 use crate::ui::palette::dim;
 use crate::ui::transcript::wrap::str_width;
@@ -23,8 +23,8 @@ pub struct HelpDialog {
 }
 
 /// The help text, one line per key binding under each context's heading.
-pub fn help_lines() -> Vec<Line<'static>> {
-    let sections = keymap::help_sections();
+pub fn help_lines(keymap: &Keymap) -> Vec<Line<'static>> {
+    let sections = keymap.help_sections();
     let key_width = sections
         .iter()
         .flat_map(|(_, rows)| rows.iter().map(|(k, _)| str_width(k)))
@@ -53,8 +53,8 @@ pub fn help_lines() -> Vec<Line<'static>> {
 }
 
 impl HelpDialog {
-    pub fn handle(&mut self, key: &KeyEvent) -> Outcome {
-        match keymap::lookup(Context::Help, key) {
+    pub fn handle(&mut self, key: &KeyEvent, keymap: &Keymap) -> Outcome {
+        match keymap.lookup(Context::Help, key) {
             Some(Action::Up) => {
                 self.scroll = self.scroll.saturating_sub(1);
                 Outcome::Keep
@@ -68,15 +68,20 @@ impl HelpDialog {
         }
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, keymap: &Keymap) {
         let title = vec![Span::styled(
             " Keys ",
             Style::default().add_modifier(Modifier::BOLD),
         )];
         let inner = frame(area, buf, Style::default(), title, None);
-        let lines = help_lines();
+        let lines = help_lines(keymap);
         let hints = hint_lines(
-            &format!("↑/↓ scroll · {}", keymap::hints(Context::Help)),
+            &format!(
+                "{}/{} scroll · {}",
+                keymap.key_label(Context::Help, Action::Up),
+                keymap.key_label(Context::Help, Action::Down),
+                keymap.hints(Context::Help)
+            ),
             inner.width,
         );
         let visible = usize::from(inner.height).saturating_sub(hints.len());

@@ -57,7 +57,7 @@ impl Modal {
             Modal::Plan(d) => d.handle(key, state),
             Modal::Teams(d) => d.handle(key, state),
             Modal::Confirm(d) => d.handle(key, state),
-            Modal::Help(d) => d.handle(key),
+            Modal::Help(d) => d.handle(key, &state.keymap),
         }
     }
 
@@ -99,8 +99,8 @@ impl Modal {
             Modal::Permission(d) => d.render(areas.above_composer, buf, state),
             Modal::Plan(d) => d.render(areas.above_composer, buf, state),
             Modal::Teams(d) => d.render(areas.above_footer, buf, state),
-            Modal::Confirm(d) => d.render(areas.above_footer, buf),
-            Modal::Help(d) => d.render(areas.above_footer, buf),
+            Modal::Confirm(d) => d.render(areas.above_footer, buf, &state.keymap),
+            Modal::Help(d) => d.render(areas.above_footer, buf, &state.keymap),
         }
     }
 }

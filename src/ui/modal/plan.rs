@@ -15,7 +15,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::view::{LeadCommand, PlanDecision};
 use crate::protocol::PermissionMode;
-use crate::ui::keymap::{self, Action, Context};
+use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::guard::Guard;
 use crate::ui::modal::{Outcome, bottom_box, frame, hint_lines, pick_title};
@@ -114,7 +114,7 @@ impl PlanDialog {
         };
         self.sync(&head.request_id, state.now_ms);
         if let Some(input) = &mut self.feedback {
-            return match keymap::lookup(Context::Feedback, key) {
+            return match state.keymap.lookup(Context::Feedback, key) {
                 Some(Action::SendFeedback) => {
                     let feedback = input.text();
                     if feedback.is_empty() {
@@ -134,7 +134,7 @@ impl PlanDialog {
             };
         }
         let page = self.page.get().0.max(2) as isize - 1;
-        match keymap::lookup(Context::Plan, key) {
+        match state.keymap.lookup(Context::Plan, key) {
             Some(Action::Approve) => {
                 let mode = self.mode();
                 self.answer(state, PlanDecision::Approve { mode })
@@ -193,9 +193,9 @@ impl PlanDialog {
             .collect();
         let hints = hint_lines(
             &if feedback.is_some() {
-                keymap::hints(Context::Feedback)
+                state.keymap.hints(Context::Feedback)
             } else {
-                keymap::hints(Context::Plan)
+                state.keymap.hints(Context::Plan)
             },
             inner_width,
         );
@@ -246,8 +246,8 @@ impl PlanDialog {
         if feedback.is_some() {
             lines.push(Line::from(Span::styled("› ", chosen)));
         } else {
-            let approve = keymap::key_label(Context::Plan, Action::Approve).unwrap_or_default();
-            let reject = keymap::key_label(Context::Plan, Action::Reject).unwrap_or_default();
+            let approve = state.keymap.key_label(Context::Plan, Action::Approve);
+            let reject = state.keymap.key_label(Context::Plan, Action::Reject);
             let mut choice = vec![
                 Span::styled(format!("{approve} approve"), chosen),
                 Span::raw(" · mode "),

@@ -5,15 +5,18 @@
 
 pub mod approvals;
 pub mod queue;
+pub mod waiting;
 
 use std::collections::HashMap;
 
 use crate::lead::view::{
-    LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, UsageView,
-    ViewTarget,
+    LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, TranscriptItem,
+    UsageView, ViewTarget,
 };
 use crate::protocol::PermissionMode;
+use crate::ui::colors::ColorMode;
 use crate::ui::composer::Composer;
+use crate::ui::keymap::Keymap;
 use crate::ui::modal::Modal;
 use crate::ui::transcript::Transcript;
 
@@ -90,6 +93,15 @@ pub struct AppState {
     pub frames: u64,
     /// `/` commands and their one-line help, for completion.
     pub slash_commands: &'static [(&'static str, &'static str)],
+    /// The keys (the default table, or with the config file's keys).
+    pub keymap: Keymap,
+    /// How much colour the screen gets.
+    pub colors: ColorMode,
+    /// Teammates whose messages the person has not answered, oldest first (see
+    /// [`waiting`]).
+    pub unanswered: Vec<String>,
+    /// The teammate Ctrl+N opened last.
+    pub last_waiting: Option<String>,
     outbox: Vec<LeadCommand>,
 }
 
@@ -127,6 +139,10 @@ impl AppState {
             dirty: true,
             frames: 0,
             slash_commands: crate::ui::slash_commands(),
+            keymap: Keymap::default(),
+            colors: ColorMode::Full,
+            unanswered: Vec::new(),
+            last_waiting: None,
             outbox: Vec::new(),
         }
     }
@@ -202,6 +218,9 @@ impl AppState {
                 self.lead_mode = lead_mode;
             }
             LeadEvent::Transcript(item) => {
+                if let TranscriptItem::Teammate { from, .. } = &item {
+                    self.note_message_from(from);
+                }
                 let team = &self.team;
                 self.transcript.push(&item, |name| {
                     team.iter()
@@ -255,6 +274,7 @@ impl AppState {
     /// Switches to a teammate's inline view (in-process) — true — or asks the controller to
     /// jump to its pane — false.
     pub fn open_teammate(&mut self, name: &str) -> bool {
+        self.answered(name);
         if self.is_in_process(name) {
             self.view = ViewTarget::Teammate(name.to_string());
             true

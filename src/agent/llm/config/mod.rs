@@ -1,9 +1,8 @@
 //! What an `llm` teammate talks to, and how that is decided: flags (`--model`), the
 //! environment (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, `ANTHROPIC_BASE_URL`,
 //! `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `TEAMLEAD_MODEL`, `TEAMLEAD_PROVIDER`) and the config
-//! file `<config dir>/teamlead/config.json` (its `"llm"` object: `provider`, `base_url`,
-//! `model`, `api_key_env`, `max_tokens`, `context_tokens`, `keep_exchanges`, `prompt_caching`,
-//! `retry`).
+//! file ([`crate::config`]: its `[llm]` table: `provider`, `base_url`, `model`, `api_key_env`,
+//! `max_tokens`, `context_tokens`, `keep_exchanges`, `prompt_caching`, `retry`).
 //!
 //! Order: a flag beats the environment, which beats the file. The provider is the explicit one
 //! (`TEAMLEAD_PROVIDER` or the file), else the one whose base URL is set (Anthropic first),
@@ -159,8 +158,9 @@ pub enum ConfigError {
     NoModel { base_url: String, file: String },
     #[error("unknown provider `{0}`: use anthropic or openai")]
     UnknownProvider(String),
-    #[error("{path}: {detail}")]
-    File { path: String, detail: String },
+    /// The config file cannot be used (the message names the file, line and key).
+    #[error("{0}")]
+    File(String),
     #[error("{var} is not set (the config file names it as api_key_env)")]
     MissingKeyVariable { var: String },
     #[error("bad base URL `{0}`: it must start with http:// or https://")]
@@ -229,11 +229,12 @@ impl LlmConfig {
     /// The configuration from the process's environment and the default config file, with
     /// `model` (the `--model` flag) on top.
     pub fn from_environment(model: Option<&str>) -> Result<LlmConfig, ConfigError> {
-        let path = config_file_path();
-        let file = match &path {
-            Some(p) => load_file(p)?,
-            None => None,
-        };
+        let loaded = crate::config::Config::load().map_err(|e| ConfigError::File(e.to_string()))?;
+        if let Some(note) = &loaded.deprecation {
+            tracing::warn!("{note}");
+        }
+        let path = loaded.path.clone().or_else(crate::config::path);
+        let file = loaded.llm;
         let overrides = LlmOverrides {
             model: model.map(str::to_string),
             ..LlmOverrides::default()
@@ -242,7 +243,7 @@ impl LlmConfig {
         let shown = path
             .as_deref()
             .map(|p| p.display().to_string())
-            .unwrap_or_else(|| "~/.config/teamlead/config.json".to_string());
+            .unwrap_or_else(|| "~/.config/teamlead/config.toml".to_string());
         LlmConfig::resolve(&overrides, &env, file.as_ref(), &shown)
     }
 
@@ -398,8 +399,7 @@ impl LlmConfig {
     }
 }
 
-mod file;
 #[cfg(test)]
 mod tests;
 
-pub use file::{FileRetry, FileSettings, config_file_path, load_file};
+pub use crate::config::{FileRetry, FileSettings};

@@ -16,7 +16,7 @@ use crossterm::event::KeyEvent;
 use crate::lead::view::{LeadCommand, PendingPermission, PermissionDecision};
 use crate::protocol::PermissionUpdate;
 use crate::protocol::permission::{Destination, PermissionRule, RuleBehavior, fallback_update};
-use crate::ui::keymap::{self, Action, Context};
+use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::Outcome;
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::guard::Guard;
@@ -216,7 +216,7 @@ impl PermissionDialog {
         };
         self.sync(head.key, state.now_ms);
         if let Some(input) = &mut self.feedback {
-            return match keymap::lookup(Context::Feedback, key) {
+            return match state.keymap.lookup(Context::Feedback, key) {
                 Some(Action::SendFeedback) => {
                     let text = input.text();
                     let feedback = (!text.is_empty()).then_some(text);
@@ -234,7 +234,10 @@ impl PermissionDialog {
         }
         let opts = options(&head);
         if let Some(index) = self.confirming {
-            return match (keymap::lookup(Context::AlwaysConfirm, key), opts.get(index)) {
+            return match (
+                state.keymap.lookup(Context::AlwaysConfirm, key),
+                opts.get(index),
+            ) {
                 (Some(Action::ConfirmAlways), Some((_, Choice::Always { updates, .. }))) => {
                     self.answer(state, PermissionDecision::AllowAlways(updates.clone()))
                 }
@@ -249,7 +252,7 @@ impl PermissionDialog {
             .iter()
             .position(|(_, c)| matches!(c, Choice::Always { .. }));
         let last = opts.len() - 1;
-        match keymap::lookup(Context::Permission, key) {
+        match state.keymap.lookup(Context::Permission, key) {
             Some(Action::Allow) => self.answer(state, PermissionDecision::AllowOnce),
             Some(Action::AllowAlways) => match first_always {
                 Some(index) => self.confirm_always(index, state.now_ms),

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::{Choice, PermissionDialog, View, body, options};
-use crate::ui::keymap::{self, Context};
+use crate::ui::keymap::Context;
 use crate::ui::modal::{bottom_box, frame, hint_lines, pick_title};
 use crate::ui::palette::{dim, teammate_color};
 use crate::ui::state::AppState;
@@ -39,11 +39,11 @@ impl PermissionDialog {
         };
         let hints = hint_lines(
             &if feedback.is_some() {
-                keymap::hints(Context::Feedback)
+                state.keymap.hints(Context::Feedback)
             } else if confirming.is_some() {
-                keymap::hints_with_every_key(Context::AlwaysConfirm)
+                state.keymap.hints_with_every_key(Context::AlwaysConfirm)
             } else {
-                keymap::hints(Context::Permission)
+                state.keymap.hints(Context::Permission)
             },
             inner_width,
         );

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::view::TeammateView;
-use crate::ui::keymap::{self, Context};
+use crate::ui::keymap::Context;
 use crate::ui::modal::{bottom_box, frame, hint_lines};
 use crate::ui::palette::{dim, mode_style, status_style, status_text, teammate_color};
 use crate::ui::state::AppState;
@@ -115,7 +115,7 @@ pub fn render(t: &TeammateView, expanded: bool, area: Rect, buf: &mut Buffer, st
         lines.extend(row(label, text(message.replace('\n', " ")), width));
     }
 
-    let hints = hint_lines(&keymap::hints(Context::TeamsDetail), width);
+    let hints = hint_lines(&state.keymap.hints(Context::TeamsDetail), width);
     let height = (lines.len() + 3 + hints.len()).min(usize::from(area.height)) as u16;
     let outer = bottom_box(area, height);
     let color = teammate_color(t.color.as_deref());

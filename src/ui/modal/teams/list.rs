@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::view::TeammateView;
-use crate::ui::keymap::{self, Context};
+use crate::ui::keymap::Context;
 use crate::ui::modal::{bottom_box, fit_spans, frame, hint_lines};
 use crate::ui::palette::{dim, mode_style, name_style, status_style, status_text, teammate_color};
 use crate::ui::state::AppState;
@@ -49,7 +49,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
     let team = &state.team;
     let rows = team.len().max(1);
     let hints = hint_lines(
-        &keymap::hints(Context::TeamsList),
+        &state.keymap.hints(Context::TeamsList),
         area.width.saturating_sub(2),
     );
     let height = (rows + 3 + hints.len()).min(usize::from(area.height)) as u16;

@@ -11,7 +11,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use crate::lead::view::{LeadCommand, TeammateView};
-use crate::ui::keymap::{self, Action, Context};
+use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::confirm::ConfirmDialog;
 use crate::ui::modal::{Modal, Outcome};
 use crate::ui::state::AppState;
@@ -59,7 +59,7 @@ impl TeamsDialog {
         let index = self.selected_index(&state.team);
         self.select(&state.team, index);
         let selected = state.team.get(index).map(|t| t.name.clone());
-        match (keymap::lookup(Context::TeamsList, key), selected) {
+        match (state.keymap.lookup(Context::TeamsList, key), selected) {
             (Some(Action::Up), _) => {
                 self.select(&state.team, index.saturating_sub(1));
                 Outcome::Keep
@@ -102,7 +102,7 @@ impl TeamsDialog {
 
     fn handle_detail(&mut self, name: &str, key: &KeyEvent, state: &mut AppState) -> Outcome {
         let name = name.to_string();
-        match keymap::lookup(Context::TeamsDetail, key) {
+        match state.keymap.lookup(Context::TeamsDetail, key) {
             Some(Action::CycleMode) => match state.cycle_teammate_mode(&name) {
                 Some(confirm) => Outcome::Push(confirm),
                 None => Outcome::Keep,

@@ -5,6 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod task;
+
+use task::TASK_EXAMPLES;
+pub use task::{
+    TaskAddArgs, TaskArgs, TaskClaimArgs, TaskCommand, TaskIdArgs, TaskListArgs, TeamArg,
+};
+
 const MAIN_EXAMPLES: &str = "\
 Examples:
   teamlead                          open the lead session; the team is named after this directory
@@ -14,8 +21,10 @@ Examples:
   teamlead inspect                  list the teams in the home
   teamlead inspect my-team --json   everything about one team, as JSON
   teamlead monitor my-team          a live log of every file change in a team
+  teamlead config init              write a commented config file (defaults, keys, llm)
 
 The home is, first match wins: --home, $TEAMLEAD_HOME, $CLAUDE_CONFIG_DIR, ~/.claude.
+Defaults come from the config file (teamlead config path); flags win over it.
 Logs go to a file under the user's state directory (never to the terminal); -v for more.";
 
 /// A terminal lead for teams of coding agents (Claude Code agent-teams protocol).
@@ -70,29 +79,61 @@ pub enum AgentChoice {
     Claude,
 }
 
-/// The interactive lead session.
+/// How much colour the terminal UI uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum ThemeChoice {
+    /// None with NO_COLOR; all with COLORTERM=truecolor or a 256-colour TERM; else 16
+    #[default]
+    Auto,
+    /// Every colour
+    Full,
+    /// The 16 standard colours
+    Basic,
+    /// No colour
+    None,
+}
+
+impl ThemeChoice {
+    pub fn theme(self) -> crate::config::Theme {
+        use crate::config::Theme;
+        match self {
+            ThemeChoice::Auto => Theme::Auto,
+            ThemeChoice::Full => Theme::Full,
+            ThemeChoice::Basic => Theme::Basic,
+            ThemeChoice::None => Theme::None,
+        }
+    }
+}
+
+/// The interactive lead session. Options not given take the config file's defaults.
 #[derive(Debug, Clone, Default, Args)]
 pub struct LeadArgs {
     /// The team to lead [default: named after the current directory]
     #[arg(long, value_name = "NAME")]
     pub team: Option<String>,
-    /// Where teammates run
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
-    pub backend: BackendChoice,
-    /// What runs each teammate
-    #[arg(long, value_enum, default_value_t = AgentChoice::Builtin)]
-    pub agent: AgentChoice,
+    /// Where teammates run [default: auto, or the config file's `backend`]
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendChoice>,
+    /// What runs each teammate [default: builtin, or the config file's `agent`]
+    #[arg(long, value_enum)]
+    pub agent: Option<AgentChoice>,
     /// Give every teammate its own git worktree and branch (also: /spawn --worktree)
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_worktree")]
     pub worktree: bool,
+    /// No worktrees, whatever the config file says
+    #[arg(long, overrides_with = "worktree")]
+    pub no_worktree: bool,
+    /// Colours of the terminal UI [default: auto, or the config file's `theme`]
+    #[arg(long, value_enum)]
+    pub theme: Option<ThemeChoice>,
     /// A language model leads the team: plain text goes to it (MODEL: sonnet, opus, haiku or
     /// a model name; without it TEAMLEAD_MODEL or the llm config decides; see docs/llm.md)
     #[arg(long, value_name = "MODEL", num_args = 0..=1, default_missing_value = "")]
     pub lead_model: Option<String>,
     /// What does the teammates' work: `shell` runs task commands, `llm` is a coding agent
-    /// (Anthropic or OpenAI-compatible; see docs/llm.md)
-    #[arg(long, value_enum, default_value_t = EngineChoice::Shell)]
-    pub engine: EngineChoice,
+    /// (Anthropic or OpenAI-compatible; see docs/llm.md) [default: shell, or the config file's]
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineChoice>,
     /// The teammates' model with `--engine llm` (sonnet, opus, haiku or a model name)
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
@@ -103,18 +144,21 @@ impl LeadArgs {
     pub fn given(&self) -> bool {
         self.team.is_some()
             || self.worktree
+            || self.no_worktree
             || self.lead_model.is_some()
-            || self.engine != EngineChoice::Shell
+            || self.engine.is_some()
             || self.model.is_some()
-            || self.backend != BackendChoice::Auto
-            || self.agent != AgentChoice::Builtin
+            || self.backend.is_some()
+            || self.agent.is_some()
     }
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Offline demo: a team of in-process `shell` teammates on a small task graph
-    #[command(after_help = "Examples:\n  teamlead demo\n  teamlead --home /tmp/demo-home demo")]
+    #[command(
+        after_help = "Examples:\n  teamlead demo                          in a temporary home, removed at the end\n  teamlead --home /tmp/demo-home demo    in this home; what the demo made there is removed at the end"
+    )]
     Demo(DemoArgs),
     /// The teammate runtime, with the same flags as `claude` (started by the lead)
     #[command(after_help = TEAMMATE_EXAMPLES)]
@@ -137,6 +181,12 @@ pub enum Command {
     /// Print a shell completion script
     #[command(after_help = COMPLETIONS_EXAMPLES)]
     Completions(CompletionsArgs),
+    /// The config file: where it is, what it sets, a commented example to start from
+    #[command(after_help = CONFIG_EXAMPLES)]
+    Config(ConfigArgs),
+    /// Print the manual page (roff), of teamlead or of one of its commands
+    #[command(after_help = MAN_EXAMPLES)]
+    Man(ManArgs),
 }
 
 /// `teamlead demo`.
@@ -306,106 +356,6 @@ pub struct SendArgs {
     pub text: String,
 }
 
-const TASK_EXAMPLES: &str = "\
-Examples:
-  teamlead task add --team my-team \"Write the parser\" --description \"see docs/grammar.md\"
-  teamlead task add --team my-team \"Run the tests\" --blocked-by 1 --command \"cargo test\"
-  teamlead task list --team my-team
-  teamlead task claim 2 --team my-team --owner builder --check-busy
-  teamlead task done 2 --team my-team
-  teamlead task delete 3 --team my-team";
-
-/// `teamlead task`.
-#[derive(Debug, Clone, Args)]
-pub struct TaskArgs {
-    #[command(subcommand)]
-    pub command: TaskCommand,
-}
-
-/// The team a task command works on.
-#[derive(Debug, Clone, Args)]
-pub struct TeamArg {
-    /// The team
-    #[arg(long, value_name = "TEAM")]
-    pub team: String,
-}
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum TaskCommand {
-    /// Create a pending task
-    #[command(
-        after_help = "Example:\n  teamlead task add --team my-team \"Run the tests\" --blocked-by 1 --blocked-by 2 --command \"cargo test\""
-    )]
-    Add(TaskAddArgs),
-    /// List the tasks, with owners, blockers and availability
-    #[command(
-        after_help = "Examples:\n  teamlead task list --team my-team\n  teamlead task list --team my-team --json"
-    )]
-    List(TaskListArgs),
-    /// Claim a task for a member (fails if claimed, completed, blocked, or the member is busy)
-    #[command(
-        after_help = "Example:\n  teamlead task claim 4 --team my-team --owner builder --check-busy"
-    )]
-    Claim(TaskClaimArgs),
-    /// Mark a task completed
-    #[command(after_help = "Example:\n  teamlead task done 4 --team my-team")]
-    Done(TaskIdArgs),
-    /// Delete a task (its id is never reused; references to it are removed)
-    #[command(after_help = "Example:\n  teamlead task delete 4 --team my-team")]
-    Delete(TaskIdArgs),
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct TaskAddArgs {
-    #[command(flatten)]
-    pub team: TeamArg,
-    /// What to do, in a few words
-    #[arg(value_name = "SUBJECT")]
-    pub subject: String,
-    /// The details
-    #[arg(long, short, value_name = "D", default_value = "")]
-    pub description: String,
-    /// Ids of tasks that must be completed first (repeat for several)
-    #[arg(long, value_name = "ID", num_args = 1..)]
-    pub blocked_by: Vec<String>,
-    /// The command a `shell` teammate runs for this task (stored as metadata.command)
-    #[arg(long, value_name = "CMD")]
-    pub command: Option<String>,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct TaskListArgs {
-    #[command(flatten)]
-    pub team: TeamArg,
-    /// Print JSON instead of text
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct TaskClaimArgs {
-    #[command(flatten)]
-    pub team: TeamArg,
-    /// The task id
-    #[arg(value_name = "ID")]
-    pub id: String,
-    /// Who claims it
-    #[arg(long, value_name = "NAME")]
-    pub owner: String,
-    /// Fail when the owner already has another unfinished task
-    #[arg(long)]
-    pub check_busy: bool,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct TaskIdArgs {
-    #[command(flatten)]
-    pub team: TeamArg,
-    /// The task id
-    #[arg(value_name = "ID")]
-    pub id: String,
-}
-
 /// `teamlead clean`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct CleanArgs {
@@ -422,6 +372,45 @@ Examples:
   teamlead completions bash > ~/.local/share/bash-completion/completions/teamlead
   teamlead completions zsh > \"${fpath[1]}/_teamlead\"
   teamlead completions fish > ~/.config/fish/completions/teamlead.fish";
+
+const CONFIG_EXAMPLES: &str = "\
+Examples:
+  teamlead config init       write a commented example (never over an existing file)
+  teamlead config path       where the file is read from ($TEAMLEAD_CONFIG overrides it)
+  teamlead config show       what is in force: every setting and key, as a config file
+
+The file is TOML: defaults of the session's flags (flags win), [keys.<place>] bindings, [llm].";
+
+/// `teamlead config`.
+#[derive(Debug, Clone, Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub command: ConfigCommand,
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the config file's path
+    Path,
+    /// Print the settings in force (the file's, and the defaults), as a config file
+    Show,
+    /// Write a commented example config file (refuses to overwrite one)
+    Init,
+}
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  teamlead man | man -l -                 read it now
+  teamlead man inspect | man -l -         the page of one command
+  teamlead man > ~/.local/share/man/man1/teamlead.1";
+
+/// `teamlead man`.
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// The command whose page to print [default: teamlead itself]
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+}
 
 /// `teamlead completions`.
 #[derive(Debug, Clone, Args)]

@@ -1,0 +1,255 @@
+//! The user's config file: TOML at `<config dir>/teamlead/config.toml`
+//! (`$XDG_CONFIG_HOME/teamlead/config.toml`, usually `~/.config/teamlead/config.toml`), or the
+//! file `$TEAMLEAD_CONFIG` names. It holds defaults for the session's flags (top-level keys),
+//! key bindings (`[keys.<context>]`, checked by the UI's keymap) and the `[llm]` settings.
+//! Every problem is one [`ConfigError`] naming the file, the line and the key. The old
+//! `config.json` (only its `"llm"` object) is still read, with a deprecation note.
+
+mod error;
+mod llm;
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+pub use error::ConfigError;
+pub use llm::{FileRetry, FileSettings};
+
+use crate::store::safe_file::{MAX_SMALL_FILE_BYTES, read_regular_following};
+
+/// The commented example `teamlead config init` writes (also `assets/config.example.toml`).
+pub const EXAMPLE: &str = include_str!("../../assets/config.example.toml");
+
+/// Where teammates run (`backend = …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    Auto,
+    Tmux,
+    Iterm2,
+    InProcess,
+}
+
+/// What runs a teammate (`agent = …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Agent {
+    Builtin,
+    Claude,
+}
+
+/// What does a teammate's work (`engine = …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    Shell,
+    Llm,
+}
+
+/// How much colour the TUI uses (`theme = …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Theme {
+    /// From `NO_COLOR`, `COLORTERM` and `TERM`.
+    Auto,
+    /// Every colour (256-colour palette included).
+    Full,
+    /// The 16 standard colours.
+    Basic,
+    /// No colour.
+    None,
+}
+
+/// One key or several for one action.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Keys {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Keys {
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            Keys::One(k) => vec![k.clone()],
+            Keys::Many(ks) => ks.clone(),
+        }
+    }
+}
+
+/// The file as written: every top-level key is a default of a session flag.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct FileTop {
+    backend: Option<Backend>,
+    agent: Option<Agent>,
+    engine: Option<Engine>,
+    model: Option<String>,
+    lead_model: Option<String>,
+    worktree: Option<bool>,
+    theme: Option<Theme>,
+    #[serde(default)]
+    keys: BTreeMap<String, BTreeMap<String, Spanned<Keys>>>,
+    llm: Option<FileSettings>,
+}
+
+/// One `[keys.<context>] <action> = …` entry, where it is in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyEntry {
+    pub context: String,
+    pub action: String,
+    pub keys: Vec<String>,
+    /// Byte range of the value in the file.
+    pub span: Range<usize>,
+}
+
+/// The config file, read and checked (a missing file is the defaults).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// The file it came from (`None`: no file).
+    pub path: Option<PathBuf>,
+    /// The file's text (for error positions).
+    pub text: String,
+    pub backend: Option<Backend>,
+    pub agent: Option<Agent>,
+    pub engine: Option<Engine>,
+    pub model: Option<String>,
+    pub lead_model: Option<String>,
+    pub worktree: Option<bool>,
+    pub theme: Option<Theme>,
+    pub keys: Vec<KeyEntry>,
+    pub llm: Option<FileSettings>,
+    /// A note for the person (the old `config.json` was read).
+    pub deprecation: Option<String>,
+}
+
+/// The config file's path: `$TEAMLEAD_CONFIG`, else `<config dir>/teamlead/config.toml`.
+pub fn path() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("TEAMLEAD_CONFIG").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    use etcetera::BaseStrategy;
+    etcetera::choose_base_strategy()
+        .ok()
+        .map(|s| s.config_dir().join("teamlead").join("config.toml"))
+}
+
+/// The file's bytes as text; `None` when it does not exist.
+fn read(path: &Path) -> Result<Option<String>, ConfigError> {
+    // Never blocks on a FIFO, refuses what is not a regular file, bounded; a symbolic link
+    // (a dotfiles setup) is followed.
+    let bytes = match read_regular_following(path, MAX_SMALL_FILE_BYTES * 16) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(ConfigError::read(path, e.to_string())),
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| ConfigError::read(path, "not UTF-8 text".to_string()))
+}
+
+impl Config {
+    /// The config of this process: the file [`path`] names, or the old `config.json` beside
+    /// it (with a deprecation note) when only that exists.
+    pub fn load() -> Result<Config, ConfigError> {
+        let named = std::env::var_os("TEAMLEAD_CONFIG").is_some_and(|p| !p.is_empty());
+        match path() {
+            Some(p) => Config::load_from(&p, !named),
+            None => Ok(Config::default()),
+        }
+    }
+
+    /// The config in `path` (a `.json` path is read as the old format); with `legacy`, a
+    /// missing `config.toml` falls back to the `config.json` beside it.
+    pub fn load_from(path: &Path, legacy: bool) -> Result<Config, ConfigError> {
+        if path.extension().is_some_and(|e| e == "json") {
+            return load_legacy(path);
+        }
+        match read(path)? {
+            Some(text) => Config::parse(path, text),
+            None => {
+                if legacy && path.with_file_name("config.json").exists() {
+                    return load_legacy(&path.with_file_name("config.json"));
+                }
+                Ok(Config {
+                    path: Some(path.to_path_buf()),
+                    ..Config::default()
+                })
+            }
+        }
+    }
+
+    /// Parses the text of the file at `path`.
+    pub fn parse(path: &Path, text: String) -> Result<Config, ConfigError> {
+        let top: FileTop =
+            toml::from_str(&text).map_err(|e| ConfigError::from_toml(path, &text, &e))?;
+        let keys = top
+            .keys
+            .into_iter()
+            .flat_map(|(context, actions)| {
+                actions.into_iter().map(move |(action, value)| KeyEntry {
+                    context: context.clone(),
+                    action,
+                    keys: value.get_ref().to_vec(),
+                    span: value.span(),
+                })
+            })
+            .collect();
+        Ok(Config {
+            path: Some(path.to_path_buf()),
+            backend: top.backend,
+            agent: top.agent,
+            engine: top.engine,
+            model: top.model,
+            lead_model: top.lead_model,
+            worktree: top.worktree,
+            theme: top.theme,
+            keys,
+            llm: top.llm,
+            deprecation: None,
+            text,
+        })
+    }
+
+    /// An error about the `[keys]` entry `index` (its line and key named).
+    pub fn key_error(&self, index: usize, message: &str) -> ConfigError {
+        let entry = &self.keys[index];
+        ConfigError::at(
+            self.path.as_deref().unwrap_or(Path::new("config.toml")),
+            &self.text,
+            entry.span.start,
+            Some(format!("keys.{}.{}", entry.context, entry.action)),
+            message.to_string(),
+        )
+    }
+}
+
+/// The old `config.json`: only its `"llm"` object, with a deprecation note.
+pub fn load_legacy(path: &Path) -> Result<Config, ConfigError> {
+    #[derive(Deserialize)]
+    struct LegacyTop {
+        llm: Option<FileSettings>,
+    }
+    let Some(text) = read(path)? else {
+        return Ok(Config::default());
+    };
+    let top: LegacyTop = serde_json::from_str(&text)
+        .map_err(|e| ConfigError::read(path, format!("not a valid teamlead config: {e}")))?;
+    let toml = path.with_file_name("config.toml");
+    Ok(Config {
+        path: Some(path.to_path_buf()),
+        llm: top.llm,
+        deprecation: Some(format!(
+            "{} is deprecated: put its \"llm\" settings in the [llm] table of {} (`teamlead config init` writes an example)",
+            path.display(),
+            toml.display()
+        )),
+        ..Config::default()
+    })
+}
+
+#[cfg(test)]
+mod tests;

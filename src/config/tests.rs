@@ -1,0 +1,104 @@
+//! Tests of the config file: the example parses, errors name the file, line and key, the old
+//! JSON file is still read.
+
+use super::*;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(Path::new("/c/config.toml"), text.to_string())
+}
+
+#[test]
+fn the_example_parses_to_the_defaults() {
+    let config = parse(EXAMPLE).unwrap();
+    assert_eq!(config.backend, None);
+    assert!(config.keys.is_empty(), "every key is commented out");
+    let llm = config.llm.unwrap_or_default();
+    assert_eq!(llm.retry.clone().unwrap_or_default(), FileRetry::default());
+    assert_eq!(
+        FileSettings { retry: None, ..llm },
+        FileSettings::default(),
+        "every [llm] key is commented out"
+    );
+}
+
+#[test]
+fn settings_and_keys_are_read() {
+    let config = parse(
+        "backend = \"in-process\"\nworktree = true\ntheme = \"none\"\n\n[keys.teams]\nkill = \"K\"\nup = [\"up\", \"k\"]\n\n[llm]\nmodel = \"opus\"\n",
+    )
+    .unwrap();
+    assert_eq!(config.backend, Some(Backend::InProcess));
+    assert_eq!(config.worktree, Some(true));
+    assert_eq!(config.theme, Some(Theme::None));
+    assert_eq!(config.keys.len(), 2);
+    let kill = config.keys.iter().find(|k| k.action == "kill").unwrap();
+    assert_eq!(
+        (kill.context.as_str(), kill.keys.clone()),
+        ("teams", vec!["K".to_string()])
+    );
+    assert_eq!(
+        config.key_error(0, "bad").to_string(),
+        "/c/config.toml:6: keys.teams.kill: bad"
+    );
+    assert_eq!(config.llm.unwrap().model.as_deref(), Some("opus"));
+}
+
+#[test]
+fn errors_name_the_file_line_and_key() {
+    let err = |t: &str| parse(t).unwrap_err().to_string();
+    let e = err("backend = \"tmux\"\ncolour = \"red\"\n");
+    assert!(
+        e.starts_with("/c/config.toml:2: colour: unknown field `colour`"),
+        "{e}"
+    );
+    let e = err("# comment\nbackend = \"tmuxx\"\n");
+    assert!(
+        e.starts_with("/c/config.toml:2: backend: unknown variant `tmuxx`"),
+        "{e}"
+    );
+    let e = err("[llm]\nmodel = \"x\"\napi_key = \"sk-secret\"\n");
+    assert!(
+        e.starts_with("/c/config.toml:3: llm.api_key: unknown field `api_key`"),
+        "{e}"
+    );
+    assert!(!e.contains("sk-secret"), "{e}");
+    let e = err("worktree = yes\n");
+    assert!(e.starts_with("/c/config.toml:1: worktree: "), "{e}");
+    let e = err("[keys.teams]\nkill = 3\n");
+    assert!(e.starts_with("/c/config.toml:2: keys.teams.kill: "), "{e}");
+    assert_eq!(e.lines().count(), 1);
+}
+
+#[test]
+fn the_old_json_file_is_still_read_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("config.json");
+    std::fs::write(
+        &json,
+        r#"{"llm": {"provider": "anthropic", "model": "sonnet"}, "other": 1}"#,
+    )
+    .unwrap();
+    let config = load_legacy(&json).unwrap();
+    assert_eq!(config.llm.unwrap().provider.as_deref(), Some("anthropic"));
+    let note = config.deprecation.unwrap();
+    assert!(
+        note.contains("config.json is deprecated") && note.contains("config.toml"),
+        "{note}"
+    );
+    std::fs::write(&json, r#"{"llm": {"api_key": "sk-inline"}}"#).unwrap();
+    let err = load_legacy(&json).unwrap_err().to_string();
+    assert!(err.contains("unknown field"), "{err}");
+    assert!(!err.contains("sk-inline"), "{err}");
+    // A missing TOML file beside it: the JSON one is read (unless a file was named).
+    std::fs::write(&json, r#"{"llm": {"model": "haiku"}}"#).unwrap();
+    let missing = dir.path().join("config.toml");
+    let config = Config::load_from(&missing, true).unwrap();
+    assert_eq!(config.llm.unwrap().model.as_deref(), Some("haiku"));
+    assert!(config.deprecation.is_some());
+    let config = Config::load_from(&missing, false).unwrap();
+    assert_eq!((config.llm, config.deprecation), (None, None));
+    std::fs::write(&missing, "model = \"opus\"\n").unwrap();
+    let config = Config::load_from(&missing, true).unwrap();
+    assert_eq!(config.model.as_deref(), Some("opus"));
+    assert_eq!(config.deprecation, None, "the TOML file wins");
+}
