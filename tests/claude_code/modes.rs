@@ -44,8 +44,10 @@ pub fn cycle_from_the_teams_dialog(client: &Client) {
         s.contains("acceptEdits")
     });
     scene.keys(&["Escape"]);
+    // The footer's hint shows under the dialog too: wait for the dialog itself to go, or the
+    // next keys reach tmux within its escape-time and turn Escape into Alt+key.
     scene.wait_screen("the teams dialog closed", |s| {
-        s.contains("shift+tab to cycle")
+        s.contains("shift+tab to cycle") && !s.contains("esc close") && !s.contains("❯ ●")
     });
     let asked = scene.permission_requests("worker").len();
     let before = scene.say("worker", "CC-WRITE-M");

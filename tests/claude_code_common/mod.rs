@@ -395,8 +395,10 @@ impl Scene {
                 .any(|l| l.contains(&format!("● {name}")) && l.contains(mode))
         });
         self.keys(&["Escape"]);
+        // The footer's hint shows under the dialog too: wait for the dialog itself to go, or
+        // the next keys reach tmux within its escape-time and turn Escape into Alt+key.
         self.wait_screen("the teams dialog closed", |s| {
-            s.contains("shift+tab to cycle")
+            s.contains("shift+tab to cycle") && !s.contains("esc close") && !s.contains("❯ ●")
         });
     }
 
