@@ -279,7 +279,7 @@ async fn composer_text_reaches_teammates_and_quit_removes_the_team() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_swept() {
+async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_adopted() {
     let s = Session::start("twice").await;
     let opts = teamlead::lead::LeadOptions::new(s.home.clone(), s.cwd.path()).with_team("twice");
     let err = teamlead::lead::Lead::start(opts).expect_err("second lead");
@@ -311,15 +311,28 @@ async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_swept() {
     );
 
     // A team left by a crashed teamlead lead (its liveness file is there, its lock free) is
-    // swept at start.
+    // adopted at start, never deleted: its member stays (listed as not running) and the new
+    // lead says what it found.
     let lock = home.lead_lock_path("stale").unwrap();
     std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
     std::fs::write(&lock, "999999").unwrap();
     let opts = teamlead::lead::LeadOptions::new(home.clone(), home_dir.path()).with_team("stale");
     let (handle, mut events) = teamlead::lead::Lead::start(opts).expect("starts");
     let team = store::read_team(&home, "stale").unwrap();
-    assert!(team.member("ghost").is_none());
+    assert!(team.member("ghost").is_some(), "the member is kept");
     assert_eq!(team.member("team-lead").unwrap().tmux_pane_id, "leader");
+    let mut resumed = None;
+    while let Some(e) = events.recv().await {
+        if let LeadEvent::Transcript(teamlead::lead::view::TranscriptItem::System { text }) = &e
+            && text.starts_with("Resumed the team `stale`")
+        {
+            resumed = Some(text.clone());
+            break;
+        }
+    }
+    let resumed = resumed.expect("a note about the resumed team");
+    assert!(resumed.contains("Not running: ghost"), "{resumed}");
+    assert!(resumed.contains("/respawn NAME"), "{resumed}");
     handle.commands.send(LeadCommand::Quit).await.unwrap();
     while let Some(e) = events.recv().await {
         if e == LeadEvent::Exited {

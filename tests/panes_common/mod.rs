@@ -70,6 +70,9 @@ pub struct Workspace {
     pub home: tempfile::TempDir,
     pub work: tempfile::TempDir,
     pub team: String,
+    /// How long the leads' teammates wait for a lead to come back
+    /// (`TEAMLEAD_LEAD_GRACE_MS`); 0 unless a test needs the grace period.
+    pub lead_grace_ms: u64,
 }
 
 impl Workspace {
@@ -78,6 +81,7 @@ impl Workspace {
             home: tempfile::tempdir().expect("temp home"),
             work: tempfile::tempdir().expect("temp working directory"),
             team: unique_team(prefix),
+            lead_grace_ms: 0,
         }
     }
 
@@ -363,7 +367,8 @@ impl TmuxLead {
             socket: format!("tl-test-{}", uuid::Uuid::new_v4().simple()),
         };
         let command = format!(
-            "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME {} --home {} --team {}",
+            "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME TEAMLEAD_LEAD_GRACE_MS={} {} --home {} --team {}",
+            ws.lead_grace_ms,
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
             sh_quote(&ws.home().to_string_lossy()),
             sh_quote(&ws.team),
@@ -434,6 +439,26 @@ impl TmuxLead {
         self.tmux.run(&args).expect("send-keys");
     }
 
+    /// Answers the approval dialog on screen with `key` (`y`, `n`): Ctrl+P gives it the
+    /// keyboard on purpose, then `key` is pressed until the dialog (`open` on the screen) has
+    /// gone (keys in its grace period are dropped, by design).
+    pub fn answer(&self, key: &str, open: impl Fn(&str) -> bool) {
+        self.keys(&["C-p"]);
+        wait_until(
+            &format!("the dialog to take `{key}`"),
+            WAIT,
+            || {
+                if !open(&self.screen()) {
+                    return true;
+                }
+                self.keys(&[key]);
+                std::thread::sleep(Duration::from_millis(150));
+                !open(&self.screen())
+            },
+            || format!("lead screen:\n{}", self.screen()),
+        );
+    }
+
     /// Types `text` literally into the lead's pane.
     pub fn type_text(&self, text: &str) {
         self.tmux
@@ -493,6 +518,7 @@ impl PtyLead {
         cmd.arg(&ws.team);
         cmd.cwd(ws.work());
         cmd.env("TERM", "xterm-256color");
+        cmd.env("TEAMLEAD_LEAD_GRACE_MS", ws.lead_grace_ms.to_string());
         for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
             cmd.env_remove(var);
         }
@@ -553,6 +579,24 @@ impl PtyLead {
             || check(&self.screen()),
             || format!("lead screen:\n{}", self.screen()),
         )
+    }
+
+    /// Answers the approval dialog on screen with `key` (see [`TmuxLead::answer`]).
+    pub fn answer(&self, key: &[u8], open: impl Fn(&str) -> bool) {
+        self.send(b"\x10");
+        wait_until(
+            "the dialog to take the answer",
+            WAIT,
+            || {
+                if !open(&self.screen()) {
+                    return true;
+                }
+                self.send(key);
+                std::thread::sleep(Duration::from_millis(150));
+                !open(&self.screen())
+            },
+            || format!("lead screen:\n{}", self.screen()),
+        );
     }
 
     /// Types a one-line composer input, waits until the composer shows it, presses Enter.

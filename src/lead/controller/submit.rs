@@ -1,18 +1,18 @@
 //! Composer text: slash commands, `@name text`, text in a teammate's view, and plain text
 //! (to the lead model when the session has one, else the user is told how to address
-//! teammates). Also spawning teammates, the task commands, and starting a demo plan.
+//! teammates). Also the task commands and starting a demo plan; spawning is in `spawn`.
 
 use serde_json::{Map, Value};
 
+use super::outcome::{OpError, OpResult, Outcome};
+use super::spawn::SpawnFlags;
 use super::state::Controller;
-use crate::backend::executor::{SpawnRequest, TeammateExecutor};
 use crate::lead::commands::{Input, ShutdownTarget, SlashCommand, help_text, parse_input};
-use crate::lead::team_view::{backend_of, status_of};
+use crate::lead::team_view::status_of;
 use crate::lead::view::{LeadEvent, TeammateStatus, TranscriptItem, ViewTarget};
 use crate::protocol::frames::{Frame, TaskAssignment};
-use crate::protocol::names::unique_member_name;
 use crate::protocol::time::now_iso;
-use crate::protocol::{Color, InboxEntry, LEAD_NAME, Member, PermissionMode};
+use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
 
 /// What a user is told when plain text has nowhere to go.
 pub const NO_LEAD_MODEL: &str = "There is no lead model in this session (start teamlead with --lead-model for one): address teammates with `@name text`, `/msg @name text` or `/broadcast text` (/help lists every command).";
@@ -65,17 +65,22 @@ impl Controller {
                     claude: claude.then_some(true),
                     worktree: worktree.then_some(true),
                 };
-                self.spawn_teammate_with(&name, flags, &prompt).await;
+                let done = self.spawn_teammate_with(&name, flags, &prompt).await;
+                self.report(done);
             }
             SlashCommand::TaskAdd {
                 subject,
                 blocked_by,
                 command,
             } => {
-                self.add_task(&subject, "", blocked_by, command.as_deref());
+                let done = self.add_task(&subject, "", blocked_by, command.as_deref());
+                self.report(done);
             }
             SlashCommand::TaskList => self.list_tasks(),
-            SlashCommand::TaskAssign { id, name } => self.assign_task(&id, &name),
+            SlashCommand::TaskAssign { id, name } => {
+                let done = self.assign_task(&id, &name);
+                self.report(done);
+            }
             SlashCommand::Msg { to, text } => self.message_teammate(&to, &text, true),
             SlashCommand::Broadcast { text } => self.broadcast(&text),
             SlashCommand::Shutdown {
@@ -83,8 +88,15 @@ impl Controller {
             } => self.shutdown_all(),
             SlashCommand::Shutdown {
                 target: ShutdownTarget::One(name),
-            } => self.shutdown_one(&name),
+            } => {
+                let done = self.shutdown_one(&name);
+                self.report(done);
+            }
             SlashCommand::Kill { name } => self.kill(&name).await,
+            SlashCommand::Respawn { name } => {
+                let done = self.respawn(&name).await;
+                self.report(done);
+            }
             SlashCommand::Mode { name, mode, force } => {
                 if !force && self.leaves_required_plan(&name, mode) {
                     self.note(format!(
@@ -110,6 +122,7 @@ impl Controller {
             SlashCommand::Help => self.note(help_text()),
             SlashCommand::Clean => self.clean_orphans(),
             SlashCommand::Quit => self.begin_quit("asked by the user"),
+            SlashCommand::Detach => self.detach().await,
         }
     }
 
@@ -161,154 +174,6 @@ impl Controller {
         }
     }
 
-    /// `/spawn` with only the common options (in a pane when the session has a pane backend).
-    pub async fn spawn_teammate(
-        &mut self,
-        requested: &str,
-        plan_mode_required: bool,
-        mode: Option<PermissionMode>,
-        prompt: &str,
-    ) -> Option<String> {
-        let flags = SpawnFlags {
-            plan_mode_required,
-            mode,
-            ..SpawnFlags::default()
-        };
-        self.spawn_teammate_with(requested, flags, prompt).await
-    }
-
-    /// `/spawn`: member entry first, then the runtime or pane (which clears the inbox and writes
-    /// the prompt as the first message from `team-lead`).
-    pub async fn spawn_teammate_with(
-        &mut self,
-        requested: &str,
-        flags: SpawnFlags,
-        prompt: &str,
-    ) -> Option<String> {
-        if self.phase != super::state::Phase::Running {
-            self.note("The lead is shutting down: no new teammates.");
-            return None;
-        }
-        let in_pane = self.panes.is_some();
-        let claude = flags.claude.unwrap_or(self.claude_by_default);
-        if claude && !in_pane {
-            self.note(
-                "Claude Code teammates need a pane backend (tmux or iTerm2); this session runs teammates in-process.",
-            );
-            return None;
-        }
-        self.reload_team();
-        let taken: Vec<&str> = self
-            .team_file
-            .members
-            .iter()
-            .map(|m| m.name.as_str())
-            .collect();
-        let name = match unique_member_name(requested, &taken) {
-            Ok(n) => n,
-            Err(e) => {
-                self.note(format!("Cannot spawn `{requested}`: {e}"));
-                return None;
-            }
-        };
-        let mut cwd = self.cwd.clone();
-        let mut worktree_path = None;
-        if flags.worktree.unwrap_or(self.worktree_by_default) {
-            match crate::backend::worktree::create(&self.cwd, &self.team, &name) {
-                Ok(w) => {
-                    cwd = w.path.clone();
-                    worktree_path = Some(w.path.to_string_lossy().into_owned());
-                    self.note(format!(
-                        "{name} works in its own worktree {} (branch {}).",
-                        w.path.display(),
-                        w.branch
-                    ));
-                }
-                Err(e) => {
-                    self.note(format!("Cannot give {name} a worktree: {e}"));
-                    return None;
-                }
-            }
-        }
-        let color = Color::nth(self.spawned);
-        self.spawned += 1;
-        let plan_mode_required = flags.plan_mode_required;
-        let mode = if plan_mode_required {
-            PermissionMode::Plan
-        } else {
-            flags.mode.unwrap_or(self.lead_mode.for_teammate())
-        };
-        let mut member = Member::new(&name, &self.team, &cwd.to_string_lossy());
-        member.prompt = Some(prompt.to_string());
-        member.color = Some(color.as_str().to_string());
-        member.plan_mode_required = plan_mode_required.then_some(true);
-        let where_ = if in_pane {
-            let label = self.backend.clone();
-            member.backend_type = Some(label.clone());
-            member.tmux_pane_id = String::new();
-            label
-        } else {
-            member.backend_type = Some("in-process".to_string());
-            member.tmux_pane_id = "in-process".to_string();
-            "in-process".to_string()
-        };
-        member.mode = Some(mode.as_str().to_string());
-        member.worktree_path = worktree_path.clone();
-        if let Err(e) = crate::store::add_member(&self.home, &self.team, member) {
-            self.note(format!("Cannot add {name} to the team: {e}"));
-            return None;
-        }
-        let request = SpawnRequest {
-            color: Some(color.as_str().to_string()),
-            mode,
-            plan_mode_required,
-            prompt: Some(prompt.to_string()),
-            claude,
-            model: self.teammate_model.clone(),
-            ..SpawnRequest::new(&name, cwd)
-        };
-        let started = if in_pane {
-            self.spawn_in_pane(request)
-                .await
-                .map(|pane| format!("{where_} pane {pane}"))
-        } else {
-            self.executor
-                .spawn(request)
-                .await
-                .map(|_| where_)
-                .map_err(|e| e.to_string())
-        };
-        let place = match started {
-            Ok(place) => place,
-            Err(e) => {
-                self.note(format!("Could not start {name}: {e}"));
-                let _ = crate::store::remove_member(&self.home, &self.team, &name);
-                if let Some(path) = worktree_path {
-                    let _ = crate::backend::worktree::remove(std::path::Path::new(&path));
-                }
-                self.reload_team();
-                return None;
-            }
-        };
-        self.tracking.entry(name.clone()).or_default();
-        self.reload_team();
-        let renamed = if name != requested {
-            format!(" (as {name})")
-        } else {
-            String::new()
-        };
-        self.note(format!(
-            "Spawned {name}{renamed}: {color}, {place}{}, {mode} mode{}.",
-            if claude { ", Claude Code" } else { "" },
-            if plan_mode_required {
-                ", plan approval required"
-            } else {
-                ""
-            }
-        ));
-        Some(name)
-    }
-
     /// `/task add`: a pending task, optionally with a command for shell teammates.
     pub fn add_task(
         &mut self,
@@ -316,41 +181,22 @@ impl Controller {
         description: &str,
         blocked_by: Vec<String>,
         command: Option<&str>,
-    ) -> Option<String> {
+    ) -> OpResult {
         let metadata = command.map(|c| {
             let mut m = Map::new();
             m.insert("command".to_string(), Value::String(c.to_string()));
             m
         });
-        match self
+        let task = self
             .task_list
             .create(subject, description, blocked_by.clone(), metadata)
-        {
-            Ok(task) => {
-                let blockers = if blocked_by.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        ", blocked by {}",
-                        blocked_by
-                            .iter()
-                            .map(|b| format!("#{b}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                };
-                self.note(format!(
-                    "Added task #{} \"{}\"{blockers}.",
-                    task.id, task.subject
-                ));
-                self.reload_tasks();
-                Some(task.id)
-            }
-            Err(e) => {
-                self.note(format!("Cannot add the task: {e}"));
-                None
-            }
-        }
+            .map_err(|e| OpError::Refused(format!("Cannot add the task: {e}")))?;
+        self.reload_tasks();
+        Ok(Outcome::TaskAdded {
+            id: task.id,
+            subject: task.subject,
+            blocked_by,
+        })
     }
 
     fn list_tasks(&mut self) {
@@ -388,28 +234,25 @@ impl Controller {
     }
 
     /// `/task assign ID NAME`: sets the owner and sends `task_assignment` to it.
-    pub fn assign_task(&mut self, id: &str, name: &str) {
+    pub fn assign_task(&mut self, id: &str, name: &str) -> OpResult {
         if !self.has_teammate(name) {
-            return self.no_such_teammate(name);
+            return Err(self.no_such_teammate_error(name));
         }
         let owner = name.to_string();
-        let updated = self.task_list.update(id, |t| {
-            t.owner = Some(owner);
-            Ok(t.clone())
-        });
-        let task = match updated {
-            Ok(t) => t,
-            Err(e) => {
-                self.note(format!("Cannot assign task #{id}: {e}"));
-                return;
-            }
-        };
+        let task = self
+            .task_list
+            .update(id, |t| {
+                t.owner = Some(owner);
+                Ok(t.clone())
+            })
+            .map_err(|e| OpError::Refused(format!("Cannot assign task #{id}: {e}")))?;
         self.send_assignment(&task.id, name);
         self.reload_tasks();
-        self.note(format!(
-            "Assigned task #{} \"{}\" to {name}.",
-            task.id, task.subject
-        ));
+        Ok(Outcome::TaskAssigned {
+            id: task.id,
+            subject: task.subject,
+            owner: name.to_string(),
+        })
     }
 
     /// Sends `task_assignment` for task `id` to `owner`.
@@ -447,7 +290,7 @@ impl Controller {
         let waiting = self.permissions.waiting_by_worker();
         let mut lines = vec![format!(
             "Team {} — lead mode {}, backend {}",
-            self.team, self.lead_mode, self.backend
+            self.team, self.lead_mode, self.kind
         )];
         for m in self.team_file.teammates() {
             let status = status_of(
@@ -461,12 +304,15 @@ impl Controller {
                 TeammateStatus::Idle { .. } => "idle".to_string(),
                 TeammateStatus::ShuttingDown => "shutting down".to_string(),
                 TeammateStatus::Gone => "gone".to_string(),
+                TeammateStatus::Stopped { how } => how,
             };
+            let backend = m
+                .backend_kind()
+                .map_or_else(|| "unknown".to_string(), |k| k.to_string());
             lines.push(format!(
-                "  {} — {status}, {} mode, {}",
+                "  {} — {status}, {} mode, {backend}",
                 m.name,
                 m.permission_mode(),
-                backend_of(m)
             ));
         }
         if lines.len() == 1 {
@@ -495,14 +341,17 @@ impl Controller {
                 .iter()
                 .filter_map(|i| ids.get(*i).cloned())
                 .collect();
-            let Some(id) = self.add_task(
+            let added = self.add_task(
                 &task.subject,
                 &task.description,
                 blocked_by,
                 Some(&task.command),
-            ) else {
-                return;
+            );
+            let id = match &added {
+                Ok(Outcome::TaskAdded { id, .. }) => id.clone(),
+                _ => return self.report(added),
             };
+            self.report(added);
             // Owners are set before anyone runs, so no teammate claims another's task.
             if let Some(owner) = &task.owner {
                 let owner = owner.clone();
@@ -517,13 +366,15 @@ impl Controller {
         }
         self.reload_tasks();
         for mate in &teammates {
-            self.spawn_teammate(
-                &mate.name,
-                mate.plan_mode_required,
-                Some(mate.mode),
-                &mate.prompt,
-            )
-            .await;
+            let done = self
+                .spawn_teammate(
+                    &mate.name,
+                    mate.plan_mode_required,
+                    Some(mate.mode),
+                    &mate.prompt,
+                )
+                .await;
+            self.report(done);
         }
         // Each teammate hears of its tasks after its prompt (spawning clears its inbox).
         for (task, id) in tasks.iter().zip(&ids) {
@@ -532,15 +383,4 @@ impl Controller {
             }
         }
     }
-}
-
-/// The options of one `/spawn`; `None` takes the session's default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SpawnFlags {
-    pub plan_mode_required: bool,
-    pub mode: Option<PermissionMode>,
-    /// A real `claude` process.
-    pub claude: Option<bool>,
-    /// Its own git worktree.
-    pub worktree: Option<bool>,
 }

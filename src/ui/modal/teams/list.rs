@@ -92,7 +92,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
         .unwrap_or(0);
     let backend_w = team
         .iter()
-        .map(|t| str_width(&t.backend))
+        .map(|t| str_width(t.backend_label()))
         .max()
         .unwrap_or(0);
     let usage_w = team
@@ -146,7 +146,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
         }
         if show_backend {
             spans.push(Span::raw("  "));
-            spans.push(Span::styled(pad(&t.backend, backend_w), dim()));
+            spans.push(Span::styled(pad(t.backend_label(), backend_w), dim()));
         }
         if show_usage {
             let usage = usage_of(t);

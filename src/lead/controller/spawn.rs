@@ -1,0 +1,247 @@
+//! Spawning through the session's executor: `/spawn` (and the lead model's SpawnTeammate, and
+//! the demo) picks the name, color, mode and worktree, adds the member to `config.json`, then
+//! the executor starts it (in-process task or pane: one code path); `/respawn NAME` starts a
+//! teammate that stopped (or did not survive its lead) again under the same name, with the
+//! same prompt, mode, agent, model and worktree. How each teammate was started is kept in the
+//! session record for the next lead.
+
+use std::path::PathBuf;
+
+use super::outcome::{OpError, OpResult, Outcome, Started};
+use super::state::{Controller, Phase};
+use crate::backend::executor::SpawnRequest;
+use crate::protocol::names::unique_member_name;
+use crate::protocol::{Color, Member, PermissionMode};
+use crate::store::TeammateRecord;
+
+/// The options of one `/spawn`; `None` takes the session's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpawnFlags {
+    pub plan_mode_required: bool,
+    pub mode: Option<PermissionMode>,
+    /// A real `claude` process.
+    pub claude: Option<bool>,
+    /// Its own git worktree.
+    pub worktree: Option<bool>,
+}
+
+/// Everything decided about one teammate before it starts.
+struct Plan {
+    name: String,
+    requested: String,
+    cwd: PathBuf,
+    worktree_path: Option<String>,
+    color: Color,
+    mode: PermissionMode,
+    plan_mode_required: bool,
+    prompt: String,
+    claude: bool,
+    model: Option<String>,
+}
+
+impl Controller {
+    /// `/spawn` with only the common options.
+    pub async fn spawn_teammate(
+        &mut self,
+        requested: &str,
+        plan_mode_required: bool,
+        mode: Option<PermissionMode>,
+        prompt: &str,
+    ) -> OpResult {
+        let flags = SpawnFlags {
+            plan_mode_required,
+            mode,
+            ..SpawnFlags::default()
+        };
+        self.spawn_teammate_with(requested, flags, prompt).await
+    }
+
+    /// `/spawn`: a free name, the next palette color, the mode, a worktree when asked; then
+    /// [`Controller::start_planned`].
+    pub async fn spawn_teammate_with(
+        &mut self,
+        requested: &str,
+        flags: SpawnFlags,
+        prompt: &str,
+    ) -> OpResult {
+        if self.phase != Phase::Running {
+            return Err(OpError::Refused(
+                "The lead is shutting down: no new teammates.".into(),
+            ));
+        }
+        let claude = flags.claude.unwrap_or(self.claude_by_default);
+        if claude && !self.kind.is_pane() {
+            return Err(OpError::Refused(
+                "Claude Code teammates need a pane backend (tmux or iTerm2); this session runs teammates in-process.".into(),
+            ));
+        }
+        self.reload_team();
+        let taken: Vec<&str> = self
+            .team_file
+            .members
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        let name = unique_member_name(requested, &taken)
+            .map_err(|e| OpError::Refused(format!("Cannot spawn `{requested}`: {e}")))?;
+        let mut cwd = self.cwd.clone();
+        let mut worktree_path = None;
+        if flags.worktree.unwrap_or(self.worktree_by_default) {
+            match crate::backend::worktree::create(&self.cwd, &self.team, &name) {
+                Ok(w) => {
+                    cwd = w.path.clone();
+                    worktree_path = Some(w.path.to_string_lossy().into_owned());
+                    self.note(format!(
+                        "{name} works in its own worktree {} (branch {}).",
+                        w.path.display(),
+                        w.branch
+                    ));
+                }
+                Err(e) => {
+                    return Err(OpError::Refused(format!(
+                        "Cannot give {name} a worktree: {e}"
+                    )));
+                }
+            }
+        }
+        let color = Color::nth(self.spawned);
+        self.spawned += 1;
+        let mode = if flags.plan_mode_required {
+            PermissionMode::Plan
+        } else {
+            flags.mode.unwrap_or(self.lead_mode.for_teammate())
+        };
+        let plan = Plan {
+            name,
+            requested: requested.to_string(),
+            cwd,
+            worktree_path,
+            color,
+            mode,
+            plan_mode_required: flags.plan_mode_required,
+            prompt: prompt.to_string(),
+            claude,
+            model: self.teammate_model.clone(),
+        };
+        let created_worktree = plan.worktree_path.clone();
+        let started = self.start_planned(plan).await;
+        if started.is_err()
+            && let Some(path) = created_worktree
+        {
+            let _ = crate::backend::worktree::remove(std::path::Path::new(&path));
+        }
+        started.map(Outcome::Spawned)
+    }
+
+    /// `/respawn NAME`: a teammate that stopped, or did not survive its lead, starts again
+    /// with the same name, prompt, mode, agent, model, color and worktree.
+    pub async fn respawn(&mut self, name: &str) -> OpResult {
+        if self.phase != Phase::Running {
+            return Err(OpError::ShuttingDown);
+        }
+        self.reload_team();
+        let Some(member) = self
+            .team_file
+            .member(name)
+            .filter(|m| !m.is_lead())
+            .cloned()
+        else {
+            return Err(self.no_such_teammate_error(name));
+        };
+        let running = self.tracking.get(name).is_none_or(|t| t.stopped.is_none());
+        if running {
+            return Err(OpError::Refused(format!(
+                "{name} is running: /kill {name} first to start it again."
+            )));
+        }
+        let claude = self.record.teammates.get(name).is_some_and(|r| r.claude);
+        if claude && !self.kind.is_pane() {
+            return Err(OpError::Refused(format!(
+                "{name} is a Claude Code teammate and this session runs teammates in-process."
+            )));
+        }
+        // Whatever is left of it (a dead pane) goes first.
+        let _ = self.executor.kill(name).await;
+        let plan = Plan {
+            name: member.name.clone(),
+            requested: member.name.clone(),
+            cwd: PathBuf::from(&member.cwd),
+            worktree_path: member.worktree_path.clone(),
+            color: member
+                .palette_color()
+                .unwrap_or_else(|| Color::nth(self.spawned)),
+            mode: member.permission_mode(),
+            plan_mode_required: member.plan_mode_required == Some(true),
+            prompt: member.prompt.clone().unwrap_or_default(),
+            claude,
+            model: member.model.clone().or_else(|| self.teammate_model.clone()),
+        };
+        if let Err(e) = crate::store::remove_member(&self.home, &self.team, name) {
+            return Err(OpError::Refused(format!(
+                "Cannot respawn {name}: its member entry cannot be replaced: {e}"
+            )));
+        }
+        self.tracking.remove(name);
+        self.start_planned(plan).await.map(Outcome::Respawned)
+    }
+
+    /// Adds the member, then starts it through the executor; on failure the member goes.
+    async fn start_planned(&mut self, plan: Plan) -> Result<Started, OpError> {
+        let kind = self.kind;
+        let mut member = Member::new(&plan.name, &self.team, &plan.cwd.to_string_lossy());
+        member.prompt = Some(plan.prompt.clone());
+        member.color = Some(plan.color.as_str().to_string());
+        member.plan_mode_required = plan.plan_mode_required.then_some(true);
+        member.backend_type = Some(kind.as_str().to_string());
+        member.tmux_pane_id = if kind.is_pane() {
+            String::new()
+        } else {
+            kind.as_str().to_string()
+        };
+        member.mode = Some(plan.mode.as_str().to_string());
+        member.model = plan.model.clone();
+        member.worktree_path = plan.worktree_path.clone();
+        let name = plan.name.clone();
+        if let Err(e) = crate::store::add_member(&self.home, &self.team, member) {
+            return Err(OpError::Refused(format!(
+                "Cannot add {name} to the team: {e}"
+            )));
+        }
+        let request = SpawnRequest {
+            color: Some(plan.color.as_str().to_string()),
+            mode: plan.mode,
+            plan_mode_required: plan.plan_mode_required,
+            prompt: Some(plan.prompt.clone()),
+            claude: plan.claude,
+            model: plan.model.clone(),
+            ..SpawnRequest::new(&name, plan.cwd.clone())
+        };
+        let spawned = match self.executor.spawn(request).await {
+            Ok(spawned) => spawned,
+            Err(e) => {
+                let _ = crate::store::remove_member(&self.home, &self.team, &name);
+                self.reload_team();
+                return Err(OpError::Refused(format!("Could not start {name}: {e}")));
+            }
+        };
+        self.tracking.entry(name.clone()).or_default();
+        self.record.teammates.insert(
+            name.clone(),
+            TeammateRecord {
+                claude: plan.claude,
+            },
+        );
+        self.save_record();
+        self.reload_team();
+        Ok(Started {
+            name,
+            requested: plan.requested,
+            color: plan.color,
+            kind: spawned.kind,
+            pane_id: spawned.pane_id,
+            claude: plan.claude,
+            mode: plan.mode,
+            plan_mode_required: plan.plan_mode_required,
+        })
+    }
+}
