@@ -384,7 +384,10 @@ async fn in_process_executor_spawns_messages_and_stops_teammates() {
     let beta = executor.handle("beta").expect("handle");
     executor.kill("beta").await.expect("kill");
     assert!(!executor.is_active("beta"));
-    assert!(executor.handle("beta").is_none(), "a killed teammate is forgotten");
+    assert!(
+        executor.handle("beta").is_none(),
+        "a killed teammate is forgotten"
+    );
     assert_eq!(beta.join().await, StopReason::Killed);
     assert!(executor.running().is_empty());
 }

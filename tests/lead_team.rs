@@ -340,3 +340,43 @@ async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_adopted()
         }
     }
 }
+
+/// A pane teammate's model usage lives in its own process: it reports it in the `teamleadUsage`
+/// extension of its idle notification, and the lead shows the latest report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pane_teammates_usage_comes_with_its_idle_notification() {
+    use teamlead::protocol::frames::{IdleNotification, IdleReason, ReportedUsage};
+    let mut s = Session::start("pane-usage").await;
+    s.add_pane_member("coder", "%4", "default");
+    let idle = IdleNotification {
+        from: "coder".to_string(),
+        timestamp: now_iso(),
+        idle_reason: Some(IdleReason::Available),
+        summary: None,
+        completed_task_id: None,
+        completed_status: None,
+        failure_reason: None,
+        result: None,
+        usage: Some(ReportedUsage {
+            input_tokens: 12_000,
+            output_tokens: 800,
+            tool_uses: 3,
+            turns: 2,
+        }),
+    };
+    let text = Frame::IdleNotification(idle).to_text();
+    assert!(
+        text.contains("\"teamleadUsage\":{\"inputTokens\":12000"),
+        "{text}"
+    );
+    s.to_lead(&InboxEntry::new("coder", text));
+    let team = s
+        .wait_team("coder's usage", |t| {
+            t.iter().any(|v| v.name == "coder" && v.usage.is_some())
+        })
+        .await;
+    let usage = team[0].usage.expect("usage");
+    assert_eq!((usage.input_tokens, usage.output_tokens), (12_000, 800));
+    assert_eq!((usage.tool_uses, usage.turns), (3, 2));
+    s.quit().await;
+}

@@ -307,6 +307,12 @@ impl Controller {
         }
         match (&decision, response.permission_mode) {
             (PlanDecision::Approve { .. }, Some(mode)) => {
+                // Claude Code 2.1.45 does not record the mode an approval gives: the lead does,
+                // so config.json and the teams dialog say what the teammate now runs in.
+                if let Err(e) = store::set_modes(&self.home, &self.team, &[(&plan.from, mode)]) {
+                    self.note(format!("Could not record {}'s mode: {e}", plan.from));
+                }
+                self.reload_team();
                 self.note(format!("Approved {}'s plan ({mode} mode).", plan.from))
             }
             (PlanDecision::Approve { .. }, None) => {
