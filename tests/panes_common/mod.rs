@@ -501,8 +501,16 @@ pub struct PtyLead {
 }
 
 impl PtyLead {
-    /// Starts `teamlead --home H --team T` in the working directory, `cols`×`rows`.
+    /// Starts `teamlead --home H --team T` in the working directory, `cols`×`rows`, and waits
+    /// for its screen.
     pub fn start(ws: &Workspace, cols: u16, rows: u16) -> PtyLead {
+        let lead = PtyLead::spawn(ws, cols, rows);
+        lead.wait_screen("the lead's screen", |s| s.contains("shift+tab to cycle"));
+        lead
+    }
+
+    /// Starts the lead like [`PtyLead::start`] without waiting for anything.
+    pub fn spawn(ws: &Workspace, cols: u16, rows: u16) -> PtyLead {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -552,14 +560,21 @@ impl PtyLead {
                 }
             }
         });
-        let lead = PtyLead {
+        PtyLead {
             child,
             pid,
             writer,
             screen,
-        };
-        lead.wait_screen("the lead's screen", |s| s.contains("shift+tab to cycle"));
-        lead
+        }
+    }
+
+    /// `Some(success)` once the lead has exited.
+    pub fn exited(&mut self) -> Option<bool> {
+        self.child
+            .try_wait()
+            .ok()
+            .flatten()
+            .map(|status| status.success())
     }
 
     pub fn send(&self, bytes: &[u8]) {
