@@ -15,8 +15,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use panes_common::{
-    PtyLead, Reaper, TestTmux, WAIT, Workspace, processes_of, server_running, sigkill,
-    socket_path, teammate_processes, wait_until,
+    PtyLead, Reaper, TestTmux, WAIT, Workspace, processes_of, server_running, sigkill, socket_path,
+    teammate_processes, wait_until,
 };
 
 /// `teamlead send` as another process would write to the lead while it is away.
@@ -24,7 +24,16 @@ fn send_to_lead(ws: &Workspace, from: &str, text: &str) {
     let status = Command::new(env!("CARGO_BIN_EXE_teamlead"))
         .arg("--home")
         .arg(ws.home())
-        .args(["send", "--team", &ws.team, "--to", "team-lead", "--from", from, text])
+        .args([
+            "send",
+            "--team",
+            &ws.team,
+            "--to",
+            "team-lead",
+            "--from",
+            from,
+            text,
+        ])
         .env_remove("TEAMLEAD_HOME")
         .env_remove("CLAUDE_CONFIG_DIR")
         .status()

@@ -73,6 +73,8 @@ pub struct Workspace {
     /// How long the leads' teammates wait for a lead to come back
     /// (`TEAMLEAD_LEAD_GRACE_MS`); 0 unless a test needs the grace period.
     pub lead_grace_ms: u64,
+    /// More variables for the lead's environment (PTY leads).
+    pub lead_env: Vec<(String, String)>,
 }
 
 impl Workspace {
@@ -82,6 +84,7 @@ impl Workspace {
             work: tempfile::tempdir().expect("temp working directory"),
             team: unique_team(prefix),
             lead_grace_ms: 0,
+            lead_env: Vec::new(),
         }
     }
 
@@ -527,6 +530,9 @@ impl PtyLead {
         cmd.cwd(ws.work());
         cmd.env("TERM", "xterm-256color");
         cmd.env("TEAMLEAD_LEAD_GRACE_MS", ws.lead_grace_ms.to_string());
+        for (key, value) in &ws.lead_env {
+            cmd.env(key, value);
+        }
         for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
             cmd.env_remove(var);
         }

@@ -238,6 +238,11 @@ impl Controller {
         if !self.has_teammate(name) {
             return Err(self.no_such_teammate_error(name));
         }
+        if let Some(how) = self.tracking.get(name).and_then(|t| t.stopped.clone()) {
+            return Err(OpError::Refused(format!(
+                "{name} is not running ({how}): /respawn {name} first."
+            )));
+        }
         let owner = name.to_string();
         let task = self
             .task_list
