@@ -33,7 +33,11 @@ fn team() -> Vec<TeammateView> {
                 },
             },
             mode: PermissionMode::Default,
-            backend: if i % 2 == 0 { "tmux" } else { "in-process" }.to_string(),
+            backend: Some(if i % 2 == 0 {
+                teamlead::backend::BackendKind::Tmux
+            } else {
+                teamlead::backend::BackendKind::InProcess
+            }),
             pane_id: format!("%{i}"),
             hidden: false,
             model: None,

@@ -331,7 +331,7 @@ async fn in_process_executor_spawns_messages_and_stops_teammates() {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let executor = InProcessExecutor::new(&team.home, &team.team, asker.shared(), tx)
         .with_config(|c| c.poll_interval = Duration::from_millis(100));
-    assert_eq!(executor.backend_type(), "in-process");
+    assert_eq!(executor.kind(), teamlead::backend::BackendKind::InProcess);
 
     let mut request = SpawnRequest::new("alpha", &team.work);
     request.mode = PermissionMode::BypassPermissions;
@@ -381,11 +381,13 @@ async fn in_process_executor_spawns_messages_and_stops_teammates() {
     })
     .await;
 
+    let beta = executor.handle("beta").expect("handle");
     executor.kill("beta").await.expect("kill");
     assert!(!executor.is_active("beta"));
-    assert_eq!(
-        executor.handle("beta").expect("handle").join().await,
-        StopReason::Killed
+    assert!(
+        executor.handle("beta").is_none(),
+        "a killed teammate is forgotten"
     );
+    assert_eq!(beta.join().await, StopReason::Killed);
     assert!(executor.running().is_empty());
 }

@@ -188,7 +188,7 @@ fn lead_inside_tmux_runs_teammates_in_panes_and_leaves_nothing_after_a_crash() {
     assert_eq!(ws.task("1")["status"], "in_progress");
     let proof = ws.work().join("proof.txt");
     assert!(!proof.exists(), "the command ran before approval");
-    lead.answer("y");
+    lead.answer("y", |s| s.contains("needs permission"));
     wait_until(
         "the approved command's file and the task completed",
         WAIT,
@@ -218,7 +218,7 @@ fn lead_inside_tmux_runs_teammates_in_panes_and_leaves_nothing_after_a_crash() {
     lead.wait_screen("a's request to run the lead's command", |s| {
         s.contains("@a  needs permission") && s.contains("A command team-lead sent")
     });
-    lead.answer("y");
+    lead.answer("y", |s| s.contains("needs permission"));
     lead.wait_screen("a's reply with the output", |s| s.contains("pong-42"));
     assert!(
         ws.lead_mail_from("a").iter().any(|t| t.contains("pong-42")),

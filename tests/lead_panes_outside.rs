@@ -91,7 +91,7 @@ fn lead_outside_tmux_uses_a_private_server_and_quit_removes_it() {
     });
     let proof = ws.work().join("proof.txt");
     assert!(!proof.exists(), "the command ran before approval");
-    lead.answer(b"y");
+    lead.answer(b"y", |s| s.contains("needs permission"));
     wait_until(
         "the approved command's file and the task completed",
         WAIT,

@@ -251,3 +251,50 @@ async fn asks_after_the_lead_is_gone_fail_with_lead_gone() {
         .expect("answered");
     assert_eq!(got, Err(AskError::LeadGone));
 }
+
+/// A plan approval gives the teammate a mode; Claude Code 2.1.45 does not write it to
+/// config.json itself, so the lead does: the team file (and the teams dialog) say the truth.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_plan_records_the_teammates_new_mode() {
+    use teamlead::lead::view::{LeadEvent, PlanDecision};
+    use teamlead::protocol::PermissionMode;
+    use teamlead::protocol::frames::PlanApprovalRequest;
+    let mut s = Session::start("plan-mode").await;
+    s.add_pane_member("planner", "%3", "plan");
+    let request = PlanApprovalRequest {
+        from: "planner".to_string(),
+        timestamp: teamlead::protocol::time::now_iso(),
+        plan_file_path: String::new(),
+        plan_content: "1. edit the parser".to_string(),
+        request_id: "plan_approval-1@planner@plan-mode".to_string(),
+    };
+    s.to_lead(&InboxEntry::frame(
+        "planner",
+        &Frame::PlanApprovalRequest(request.clone()),
+    ));
+    s.wait_for(
+        "the plan",
+        |e| matches!(e, LeadEvent::Plans(p) if !p.is_empty()),
+    )
+    .await;
+    s.send(LeadCommand::AnswerPlan {
+        request_id: request.request_id.clone(),
+        decision: PlanDecision::Approve {
+            mode: PermissionMode::AcceptEdits,
+        },
+    })
+    .await;
+    s.wait_note("Approved planner's plan (acceptEdits mode)")
+        .await;
+    let team = teamlead::store::read_team(&s.home, &s.team).unwrap();
+    assert_eq!(
+        team.member("planner").unwrap().permission_mode(),
+        PermissionMode::AcceptEdits
+    );
+    s.wait_team("planner shown in acceptEdits", |t| {
+        t.iter()
+            .any(|v| v.name == "planner" && v.mode == PermissionMode::AcceptEdits)
+    })
+    .await;
+    s.quit().await;
+}

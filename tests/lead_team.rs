@@ -279,7 +279,7 @@ async fn composer_text_reaches_teammates_and_quit_removes_the_team() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_swept() {
+async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_adopted() {
     let s = Session::start("twice").await;
     let opts = teamlead::lead::LeadOptions::new(s.home.clone(), s.cwd.path()).with_team("twice");
     let err = teamlead::lead::Lead::start(opts).expect_err("second lead");
@@ -311,19 +311,72 @@ async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_swept() {
     );
 
     // A team left by a crashed teamlead lead (its liveness file is there, its lock free) is
-    // swept at start.
+    // adopted at start, never deleted: its member stays (listed as not running) and the new
+    // lead says what it found.
     let lock = home.lead_lock_path("stale").unwrap();
     std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
     std::fs::write(&lock, "999999").unwrap();
     let opts = teamlead::lead::LeadOptions::new(home.clone(), home_dir.path()).with_team("stale");
     let (handle, mut events) = teamlead::lead::Lead::start(opts).expect("starts");
     let team = store::read_team(&home, "stale").unwrap();
-    assert!(team.member("ghost").is_none());
+    assert!(team.member("ghost").is_some(), "the member is kept");
     assert_eq!(team.member("team-lead").unwrap().tmux_pane_id, "leader");
+    let mut resumed = None;
+    while let Some(e) = events.recv().await {
+        if let LeadEvent::Transcript(teamlead::lead::view::TranscriptItem::System { text }) = &e
+            && text.starts_with("Resumed the team `stale`")
+        {
+            resumed = Some(text.clone());
+            break;
+        }
+    }
+    let resumed = resumed.expect("a note about the resumed team");
+    assert!(resumed.contains("Not running: ghost"), "{resumed}");
+    assert!(resumed.contains("/respawn NAME"), "{resumed}");
     handle.commands.send(LeadCommand::Quit).await.unwrap();
     while let Some(e) = events.recv().await {
         if e == LeadEvent::Exited {
             break;
         }
     }
+}
+
+/// A pane teammate's model usage lives in its own process: it reports it in the `teamleadUsage`
+/// extension of its idle notification, and the lead shows the latest report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pane_teammates_usage_comes_with_its_idle_notification() {
+    use teamlead::protocol::frames::{IdleNotification, IdleReason, ReportedUsage};
+    let mut s = Session::start("pane-usage").await;
+    s.add_pane_member("coder", "%4", "default");
+    let idle = IdleNotification {
+        from: "coder".to_string(),
+        timestamp: now_iso(),
+        idle_reason: Some(IdleReason::Available),
+        summary: None,
+        completed_task_id: None,
+        completed_status: None,
+        failure_reason: None,
+        result: None,
+        usage: Some(ReportedUsage {
+            input_tokens: 12_000,
+            output_tokens: 800,
+            tool_uses: 3,
+            turns: 2,
+        }),
+    };
+    let text = Frame::IdleNotification(idle).to_text();
+    assert!(
+        text.contains("\"teamleadUsage\":{\"inputTokens\":12000"),
+        "{text}"
+    );
+    s.to_lead(&InboxEntry::new("coder", text));
+    let team = s
+        .wait_team("coder's usage", |t| {
+            t.iter().any(|v| v.name == "coder" && v.usage.is_some())
+        })
+        .await;
+    let usage = team[0].usage.expect("usage");
+    assert_eq!((usage.input_tokens, usage.output_tokens), (12_000, 800));
+    assert_eq!((usage.tool_uses, usage.turns), (3, 2));
+    s.quit().await;
 }

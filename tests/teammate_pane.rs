@@ -97,7 +97,13 @@ fn start_teammate(
         lead_mode: PermissionMode::Default,
     };
     let root = home.root.to_string_lossy().into_owned();
-    let line = launch.command_line(&|k| (k == "TEAMLEAD_HOME").then(|| root.clone()));
+    // No grace period: the teammate leaves as soon as its lead is gone (the lead's own tests
+    // cover the grace period and coming back).
+    let line = launch.command_line(&|k| match k {
+        "TEAMLEAD_HOME" => Some(root.clone()),
+        "TEAMLEAD_LEAD_GRACE_MS" => Some("0".to_string()),
+        _ => None,
+    });
     let pane = backend.create_pane().unwrap();
     backend.style(&pane, name, None).unwrap();
     backend.run_command(&pane, &line).unwrap();

@@ -81,7 +81,7 @@ async fn scripted_session_sends_the_right_commands_and_ends_on_exited() {
     script
         .event(LeadEvent::Started {
             team: "demo".to_string(),
-            backend: "in-process".to_string(),
+            backend: teamlead::backend::BackendKind::InProcess,
             lead_mode: PermissionMode::Default,
         })
         .await;

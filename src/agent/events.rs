@@ -139,6 +139,23 @@ pub struct Usage {
     pub compactions: u64,
 }
 
+impl Usage {
+    /// What the teammate reports to its lead (`teamleadUsage`); `None` before any model token
+    /// or tool use.
+    pub fn reported(&self) -> Option<crate::protocol::frames::ReportedUsage> {
+        let input_tokens =
+            self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens;
+        (input_tokens + self.output_tokens + self.tool_uses > 0).then_some(
+            crate::protocol::frames::ReportedUsage {
+                input_tokens,
+                output_tokens: self.output_tokens,
+                tool_uses: self.tool_uses,
+                turns: self.turns,
+            },
+        )
+    }
+}
+
 /// Running [`Usage`] totals shared between a teammate and whoever watches it. Cheap to clone;
 /// every clone reads and adds to the same totals.
 #[derive(Debug, Clone)]

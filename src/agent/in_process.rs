@@ -15,15 +15,14 @@ use super::error::blocking;
 use super::events::TeammateEvent;
 use super::runtime::{TeammateConfig, TeammateHandle, spawn_in_process};
 use crate::backend::executor::{
-    ExecutorError, SpawnRequest, Spawned, TeammateExecutor, shutdown_request_id,
+    ExecutorError, Focus, Liveness, LivenessReport, SpawnRequest, Spawned, TeammateExecutor,
 };
-use crate::protocol::frames::{Frame, ShutdownRequest};
-use crate::protocol::time::now_iso;
-use crate::protocol::{InboxEntry, LEAD_NAME};
+use crate::protocol::frames::ReportedUsage;
+use crate::protocol::{BackendKind, InboxEntry, LEAD_NAME};
 use crate::store::{self, Home, StoreError};
 use crate::watch::ChangeEvent;
 
-/// `in-process`, as written to `tmuxPaneId` and `backendType`.
+/// `in-process`, as written to `tmuxPaneId` (and, from [`BackendKind`], `backendType`).
 pub const IN_PROCESS: &str = "in-process";
 
 /// Adjusts a teammate's configuration before it starts.
@@ -79,11 +78,6 @@ impl InProcessExecutor {
         self.handles().get(name).cloned()
     }
 
-    /// Stops only the current turn of `name` (Esc in its view). False when it was idle.
-    pub fn interrupt(&self, name: &str) -> bool {
-        self.handle(name).is_some_and(|h| h.interrupt_turn())
-    }
-
     /// Names of the teammates it started that still run.
     pub fn running(&self) -> Vec<String> {
         let mut names: Vec<String> = self
@@ -96,21 +90,6 @@ impl InProcessExecutor {
         names
     }
 
-    /// Wakes the teammates a file change concerns (feed it the lead's watcher events): a change
-    /// of `inboxes/<name>.json` wakes `name`; a change in the task directory wakes every
-    /// teammate. Lock directories and other files wake nobody.
-    pub fn on_change(&self, event: &ChangeEvent) {
-        match wake_target(&self.home, &self.team, event) {
-            Some(WakeTarget::One(name)) => self.wake(&name),
-            Some(WakeTarget::All) => {
-                for handle in self.handles().values() {
-                    handle.wake();
-                }
-            }
-            None => {}
-        }
-    }
-
     async fn spawn_inner(&self, request: SpawnRequest) -> Result<Spawned, ExecutorError> {
         if self.handle(&request.name).is_some_and(|h| h.is_running()) {
             return Err(ExecutorError::AlreadyRunning(request.name));
@@ -118,7 +97,8 @@ impl InProcessExecutor {
         let (home, team, name) = (self.home.clone(), self.team.clone(), request.name.clone());
         let prompt = request.prompt.clone();
         blocking(move || -> Result<(), StoreError> {
-            store::set_pane(&home, &team, &name, IN_PROCESS, Some(IN_PROCESS))?;
+            let kind = BackendKind::InProcess.as_str();
+            store::set_pane(&home, &team, &name, IN_PROCESS, Some(kind))?;
             let first: Vec<InboxEntry> = prompt
                 .iter()
                 .map(|p| InboxEntry::new(LEAD_NAME, p.clone()))
@@ -141,7 +121,7 @@ impl InProcessExecutor {
         self.handles().insert(request.name.clone(), handle);
         Ok(Spawned {
             pane_id: IN_PROCESS.to_string(),
-            backend_type: IN_PROCESS.to_string(),
+            kind: BackendKind::InProcess,
         })
     }
 
@@ -183,8 +163,8 @@ pub fn wake_target(home: &Home, team: &str, event: &ChangeEvent) -> Option<WakeT
 }
 
 impl TeammateExecutor for InProcessExecutor {
-    fn backend_type(&self) -> &'static str {
-        IN_PROCESS
+    fn kind(&self) -> BackendKind {
+        BackendKind::InProcess
     }
 
     fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<Spawned, ExecutorError>> {
@@ -202,30 +182,22 @@ impl TeammateExecutor for InProcessExecutor {
         }
     }
 
-    fn terminate(
-        &self,
-        name: &str,
-        reason: Option<&str>,
-    ) -> BoxFuture<'_, Result<String, ExecutorError>> {
-        let name = name.to_string();
-        let reason = reason.map(str::to_string);
-        async move {
-            let request_id = shutdown_request_id(&name);
-            let frame = Frame::ShutdownRequest(ShutdownRequest {
-                request_id: request_id.clone(),
-                from: LEAD_NAME.to_string(),
-                reason,
-                timestamp: now_iso(),
-            });
-            self.append(&name, InboxEntry::frame(LEAD_NAME, &frame))
-                .await?;
-            Ok(request_id)
+    /// A change of `inboxes/<name>.json` wakes `name`; a change in the task directory wakes
+    /// every teammate. Lock directories and other files wake nobody.
+    fn on_change(&self, event: &ChangeEvent) {
+        match wake_target(&self.home, &self.team, event) {
+            Some(WakeTarget::One(name)) => self.wake(&name),
+            Some(WakeTarget::All) => {
+                for handle in self.handles().values() {
+                    handle.wake();
+                }
+            }
+            None => {}
         }
-        .boxed()
     }
 
     fn kill(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
-        let handle = self.handle(name);
+        let handle = self.handles().remove(name);
         let name = name.to_string();
         async move {
             let handle = handle.ok_or(ExecutorError::NoSuchTeammate(name))?;
@@ -236,8 +208,69 @@ impl TeammateExecutor for InProcessExecutor {
         .boxed()
     }
 
+    fn release(&self, name: &str) -> BoxFuture<'_, ()> {
+        if let Some(handle) = self.handles().remove(name) {
+            handle.kill();
+        }
+        async {}.boxed()
+    }
+
+    /// Stops only the current turn of `name` (Esc in its view).
+    fn interrupt(&self, name: &str) -> bool {
+        self.handle(name).is_some_and(|h| h.interrupt_turn())
+    }
+
+    fn focus(&self, _name: &str) -> BoxFuture<'_, Result<Focus, ExecutorError>> {
+        async { Ok(Focus::InlineView) }.boxed()
+    }
+
     fn is_active(&self, name: &str) -> bool {
         self.handle(name).is_some_and(|h| h.is_running())
+    }
+
+    /// A task that ended without being killed or released (its loop failed or panicked)
+    /// crashed.
+    fn liveness(&self) -> BoxFuture<'_, Vec<LivenessReport>> {
+        let mut reports: Vec<LivenessReport> = self
+            .handles()
+            .iter()
+            .map(|(name, h)| LivenessReport {
+                name: name.clone(),
+                liveness: if h.is_running() {
+                    Liveness::Running
+                } else {
+                    Liveness::Crashed {
+                        why: "its task ended".to_string(),
+                    }
+                },
+                tail: Vec::new(),
+            })
+            .collect();
+        reports.sort_by(|a, b| a.name.cmp(&b.name));
+        async move { reports }.boxed()
+    }
+
+    fn usage(&self, name: &str) -> Option<ReportedUsage> {
+        self.handle(name).and_then(|h| h.usage().reported())
+    }
+
+    fn quit(&self) -> BoxFuture<'_, ()> {
+        let handles: Vec<TeammateHandle> = self.handles().drain().map(|(_, h)| h).collect();
+        async move {
+            for handle in &handles {
+                handle.kill();
+            }
+            for handle in handles {
+                handle.join().await;
+            }
+        }
+        .boxed()
+    }
+
+    fn emergency_stop(&self) {
+        for handle in self.handles().values() {
+            handle.kill();
+        }
     }
 }
 

@@ -1,20 +1,28 @@
-//! The `TeammateExecutor` seam: how the lead starts and stops teammates without knowing where
-//! they run. Pane backends (tmux, iTerm2) implement it here over [`super::PaneBackend`]; the
-//! in-process executor lives in `agent::in_process`, because it runs the agent runtime and
-//! `backend` comes before `agent` in the layer order.
+//! The `TeammateExecutor` seam: everything the lead does to a teammate's runtime, without
+//! knowing where it runs. The lead holds one executor per session, chosen once
+//! ([`super::pane_executor::PaneExecutor`] over a [`super::PaneBackend`] for tmux and iTerm2,
+//! `agent::in_process::InProcessExecutor` for in-process: it runs the agent runtime, so it lives
+//! one layer up). Every operation has one code path in the lead: spawn, send/wake, the shutdown
+//! request ([`shutdown_request`], built only here), kill, release after a shutdown, interrupt,
+//! hide/show/focus, liveness, adoption of a teammate a previous lead left running, usage, and
+//! the end of the session (quit, detach, emergency stop). Outcomes are typed
+//! ([`Spawned`], [`Focus`], [`Liveness`], [`Adopted`]); the lead renders them.
 //!
 //! Contract: the lead adds the member to `config.json` (name, color, mode, prompt, cwd) first;
 //! `spawn` does the rest of PROTOCOL.md 6: create the pane (if any), record `tmuxPaneId` and
 //! `backendType`, clear the teammate's inbox and write its prompt there as the first message
-//! from `team-lead`, then start it. Messages always travel through the inbox files; `send`
-//! appends one and wakes the teammate when the executor can.
+//! from `team-lead`, then start it. Messages always travel through the inbox files.
 
 use std::path::PathBuf;
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 
-use crate::protocol::{InboxEntry, PermissionMode};
+use crate::protocol::frames::{Frame, ReportedUsage, ShutdownRequest};
+use crate::protocol::time::now_iso;
+use crate::protocol::{BackendKind, InboxEntry, LEAD_NAME, PermissionMode};
 use crate::store::StoreError;
+use crate::watch::ChangeEvent;
 
 /// One teammate to start.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,8 +62,81 @@ impl SpawnRequest {
 pub struct Spawned {
     /// Its `tmuxPaneId`: a tmux `%N`, an iTerm2 session id, or `in-process`.
     pub pane_id: String,
-    /// Its `backendType`: `tmux`, `iterm2`, `in-process`.
-    pub backend_type: String,
+    pub kind: BackendKind,
+}
+
+/// A teammate a previous lead left running, to be bound to this session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdoptRequest {
+    pub name: String,
+    /// Its recorded `tmuxPaneId`.
+    pub pane_id: String,
+}
+
+/// A teammate this session now runs again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adopted {
+    pub name: String,
+    pub pane_id: String,
+}
+
+/// What "go to the teammate" did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Focus {
+    /// The pane has the focus (inside the user's terminal).
+    Focused,
+    /// The pane lives on a server the user sees by running `argv` (a private tmux server):
+    /// the UI hands the terminal over until it ends; `hint` is the same as a command line.
+    Attach { argv: Vec<String>, hint: String },
+    /// The teammate has no pane: its inline view is the place.
+    InlineView,
+}
+
+/// Is a teammate's runtime still there, as its executor sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Liveness {
+    Running,
+    /// Its program ended with this exit status; `why` reads the status (`claude not found`).
+    Exited {
+        code: i32,
+        why: Option<String>,
+    },
+    /// Its program was killed by a signal, or its task failed.
+    Crashed {
+        why: String,
+    },
+    /// Its pane is gone (closed by the user, or by the program ending cleanly).
+    Closed,
+}
+
+impl Liveness {
+    pub fn is_running(&self) -> bool {
+        matches!(self, Liveness::Running)
+    }
+}
+
+impl std::fmt::Display for Liveness {
+    /// `running`, `exited (127: claude not found)`, `crashed (killed by signal 9)`, `closed`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Liveness::Running => f.write_str("running"),
+            Liveness::Exited {
+                code,
+                why: Some(why),
+            } => write!(f, "exited ({code}: {why})"),
+            Liveness::Exited { code, why: None } => write!(f, "exited ({code})"),
+            Liveness::Crashed { why } => write!(f, "crashed ({why})"),
+            Liveness::Closed => f.write_str("closed"),
+        }
+    }
+}
+
+/// One teammate's liveness with the last lines its pane showed (empty without a pane).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LivenessReport {
+    pub name: String,
+    pub liveness: Liveness,
+    pub tail: Vec<String>,
 }
 
 /// Why an executor could not do something.
@@ -69,14 +150,25 @@ pub enum ExecutorError {
     NoSuchTeammate(String),
     #[error("teammate `{0}` is already running")]
     AlreadyRunning(String),
+    #[error("{kind} teammates cannot {what}")]
+    Unsupported {
+        kind: BackendKind,
+        what: &'static str,
+    },
     #[error("{0}")]
     Failed(String),
 }
 
-/// Starts, messages, stops and kills teammates of one team.
+/// Starts, messages, watches, stops and re-binds the teammates of one team.
 pub trait TeammateExecutor: Send + Sync {
-    /// `tmux`, `iterm2` or `in-process`.
-    fn backend_type(&self) -> &'static str;
+    /// Where its teammates run (written as their `backendType`).
+    fn kind(&self) -> BackendKind;
+
+    /// Whether the program a teammate would run (`claude` when `claude`) is there and
+    /// executable, checked before anything is made for it; in-process teammates need none.
+    fn check_program(&self, _claude: bool) -> BoxFuture<'_, Result<(), String>> {
+        async { Ok(()) }.boxed()
+    }
 
     /// Starts a teammate whose member entry already exists (see the module contract).
     fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<Spawned, ExecutorError>>;
@@ -88,22 +180,167 @@ pub trait TeammateExecutor: Send + Sync {
     /// the teammate watches its inbox itself.
     fn wake(&self, name: &str);
 
+    /// A file of the team changed (the lead's watcher): wake whom it concerns.
+    fn on_change(&self, _event: &ChangeEvent) {}
+
     /// Graceful stop: writes a `shutdown_request` from `team-lead` to its inbox and returns the
     /// request id; the teammate answers `shutdown_approved` and exits.
     fn terminate(
         &self,
         name: &str,
         reason: Option<&str>,
-    ) -> BoxFuture<'_, Result<String, ExecutorError>>;
+    ) -> BoxFuture<'_, Result<String, ExecutorError>> {
+        let (request_id, entry) = shutdown_request(name, reason);
+        let name = name.to_string();
+        async move {
+            self.send(&name, entry).await?;
+            Ok(request_id)
+        }
+        .boxed()
+    }
 
-    /// Forced stop: its process (or task) ends now, with no handshake.
+    /// Forced stop: its process (or task) ends now, with no handshake; its pane closes.
     fn kill(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>>;
 
-    /// True while the teammate runs.
+    /// The teammate approved its shutdown and is leaving: forget it, and make sure its pane
+    /// closes (killing it if it lingers a few seconds).
+    fn release(&self, name: &str) -> BoxFuture<'_, ()>;
+
+    /// Stops only its current turn; false when nothing was stopped (idle, or not supported).
+    fn interrupt(&self, _name: &str) -> bool {
+        false
+    }
+
+    /// Moves its pane out of sight.
+    fn hide(&self, _name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
+        let kind = self.kind();
+        async move {
+            Err(ExecutorError::Unsupported {
+                kind,
+                what: "be hidden",
+            })
+        }
+        .boxed()
+    }
+
+    /// Brings a hidden pane back.
+    fn show(&self, _name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
+        let kind = self.kind();
+        async move {
+            Err(ExecutorError::Unsupported {
+                kind,
+                what: "be shown",
+            })
+        }
+        .boxed()
+    }
+
+    /// Goes to the teammate.
+    fn focus(&self, name: &str) -> BoxFuture<'_, Result<Focus, ExecutorError>>;
+
+    /// True while the teammate runs (cheap for in-process; asks the terminal for panes).
     fn is_active(&self, name: &str) -> bool;
+
+    /// The liveness of every teammate it runs. May call the terminal: the lead polls it off its
+    /// loop.
+    fn liveness(&self) -> BoxFuture<'_, Vec<LivenessReport>>;
+
+    /// Binds a teammate a previous lead of the team left running to this session: its pane
+    /// must still be there, running, and titled with its name.
+    fn adopt(&self, request: AdoptRequest) -> BoxFuture<'_, Result<Adopted, ExecutorError>> {
+        let kind = self.kind();
+        let _ = request;
+        async move {
+            Err(ExecutorError::Unsupported {
+                kind,
+                what: "outlive their lead",
+            })
+        }
+        .boxed()
+    }
+
+    /// What its model has used (when the executor can see it; pane teammates report it in
+    /// their idle notifications instead).
+    fn usage(&self, _name: &str) -> Option<ReportedUsage> {
+        None
+    }
+
+    /// How the user sees the teammates' panes outside the lead's terminal, if they must.
+    fn attach_hint(&self) -> Option<String> {
+        None
+    }
+
+    /// The end of the session (`/quit`): kills every teammate still running and whatever the
+    /// executor opened for them (a private tmux server).
+    fn quit(&self) -> BoxFuture<'_, ()>;
+
+    /// The lead leaves with the team kept (`/quit --keep`): teammates keep running and wait
+    /// for the next lead; the executor lets go of them.
+    fn detach(&self) {}
+
+    /// Last resort when the lead panics: kill what it runs, synchronously.
+    fn emergency_stop(&self);
+
+    /// Takes over what the previous lead of the team left (its [`session_record`]) before
+    /// adopting its teammates: true when there was something to take over.
+    ///
+    /// [`session_record`]: TeammateExecutor::session_record
+    fn take_over(&self, _record: &str) -> BoxFuture<'_, Result<bool, ExecutorError>> {
+        async { Ok(false) }.boxed()
+    }
+
+    /// What the next lead needs to find this session's panes again (a private tmux server's
+    /// socket), kept in the team's `.teamlead/` directory; `None` when nothing.
+    fn session_record(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A `shutdown_request` from `team-lead` to `name`: its request id and the inbox entry. The one
+/// place the lead's shutdown message is built.
+pub fn shutdown_request(name: &str, reason: Option<&str>) -> (String, InboxEntry) {
+    let request_id = shutdown_request_id(name);
+    let frame = Frame::ShutdownRequest(ShutdownRequest {
+        request_id: request_id.clone(),
+        from: LEAD_NAME.to_string(),
+        reason: reason.map(str::to_string),
+        timestamp: now_iso(),
+    });
+    (request_id, InboxEntry::frame(LEAD_NAME, &frame))
 }
 
 /// `shutdown-<ms>@<name>`: the id of a shutdown request.
 pub fn shutdown_request_id(name: &str) -> String {
     format!("shutdown-{}@{name}", crate::protocol::time::now_ms())
+}
+
+/// What an exit status means, for a person: `127` → `<program> not found`.
+pub fn exit_meaning(code: i32, program: &str) -> Option<String> {
+    match code {
+        127 => Some(format!("{program} not found")),
+        126 => Some(format!("{program} cannot be run")),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn liveness_reads_like_a_status() {
+        let missing = Liveness::Exited {
+            code: 127,
+            why: exit_meaning(127, "claude"),
+        };
+        assert_eq!(missing.to_string(), "exited (127: claude not found)");
+        assert_eq!(
+            Liveness::Exited { code: 3, why: None }.to_string(),
+            "exited (3)"
+        );
+        assert_eq!(Liveness::Closed.to_string(), "closed");
+        let (id, entry) = shutdown_request("alpha", Some("bye"));
+        assert!(id.starts_with("shutdown-") && id.ends_with("@alpha"));
+        assert!(entry.text.contains("shutdown_request") && entry.text.contains(&id));
+    }
 }

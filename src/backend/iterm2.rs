@@ -115,6 +115,20 @@ impl Iterm2Backend {
         self.run(&["session", "focus", session]).map(|_| ())
     }
 
+    /// What `it2 session list` prints now (`None` when it fails): a session is open while
+    /// its id appears there (the same test as the split's retry).
+    pub fn listed(&self) -> Option<String> {
+        self.run(&["session", "list"]).ok()
+    }
+
+    /// Counts a session a previous lead created as one of this session's.
+    pub fn adopt_session(&self, session: &str) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        if !sessions.iter().any(|s| s == session) {
+            sessions.push(session.to_string());
+        }
+    }
+
     /// The sessions created so far (for tests and clean-up).
     pub fn sessions(&self) -> Vec<String> {
         self.sessions

@@ -4,7 +4,7 @@
 use crate::protocol::PermissionMode;
 
 /// Variables passed through to a teammate when set in the lead's environment.
-pub const PASS_THROUGH_VARS: [&str; 23] = [
+pub const PASS_THROUGH_VARS: [&str; 24] = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_API_KEY",
     "CLAUDE_CONFIG_DIR",
@@ -28,6 +28,8 @@ pub const PASS_THROUGH_VARS: [&str; 23] = [
     "TEAMLEAD_PROVIDER",
     "TEAMLEAD_CONFIG",
     "XDG_CONFIG_HOME",
+    // How long a teamlead teammate waits for a lead to come back (agent::process).
+    "TEAMLEAD_LEAD_GRACE_MS",
 ];
 
 /// Which program runs the teammate.

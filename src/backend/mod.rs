@@ -1,7 +1,9 @@
-//! Where teammates run: the `PaneBackend` seam (create pane, run command, style, kill, hide, show,
-//! focus) with its tmux and iTerm2 implementations, backend detection once per lead session, and
-//! the command line that starts a pane teammate. A new backend is one file implementing
-//! [`PaneBackend`].
+//! Where teammates run: the [`executor::TeammateExecutor`] seam the lead holds one of per
+//! session, the `PaneBackend` seam below the pane executor (create pane, run command, style,
+//! kill, hide, show, focus, pane states, take over a previous session's panes) with its tmux
+//! and iTerm2 implementations, backend detection once per lead session, and the command line
+//! that starts a pane teammate. A new pane backend is one file implementing [`PaneBackend`]
+//! plus one arm of [`BackendKind`] and of [`detect::BackendChoice`].
 
 pub mod detect;
 pub mod error;
@@ -15,14 +17,29 @@ pub mod program;
 pub mod tmux;
 pub mod worktree;
 
+pub use crate::protocol::BackendKind;
 pub use error::BackendError;
 
 use crate::protocol::Color;
 
+/// A pane as its terminal shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaneState {
+    Running,
+    /// Its program ended and the pane stays (tmux `remain-on-exit`): the exit status, or the
+    /// signal that killed it, when the terminal says.
+    Dead {
+        status: Option<i32>,
+        signal: Option<i32>,
+    },
+    /// No such pane.
+    Gone,
+}
+
 /// A terminal that can host teammate panes.
 pub trait PaneBackend: Send + Sync {
-    /// `tmux` or `iterm2`: written as the member's `backendType`.
-    fn label(&self) -> &'static str;
+    /// Written as the member's `backendType`.
+    fn kind(&self) -> BackendKind;
     /// Creates a pane running a placeholder and returns its id (serialized by the backend).
     fn create_pane(&self) -> Result<String, BackendError>;
     /// Starts the teammate's command line in the pane.
@@ -39,11 +56,51 @@ pub trait PaneBackend: Send + Sync {
     fn pane_running(&self, pane: &str) -> bool {
         self.pane_alive(pane)
     }
+    /// The state of each of `panes`, in order (one call to the terminal where it can).
+    fn pane_states(&self, panes: &[String]) -> Vec<PaneState> {
+        panes
+            .iter()
+            .map(|p| match (self.pane_alive(p), self.pane_running(p)) {
+                (true, true) => PaneState::Running,
+                (true, false) => PaneState::Dead {
+                    status: None,
+                    signal: None,
+                },
+                (false, _) => PaneState::Gone,
+            })
+            .collect()
+    }
+    /// The last `lines` non-empty lines the pane shows (empty when it cannot be read).
+    fn tail(&self, _pane: &str, _lines: usize) -> Vec<String> {
+        Vec::new()
+    }
+    /// The pane's title (tmux: the teammate's name, set when it was styled).
+    fn title(&self, _pane: &str) -> Option<String> {
+        None
+    }
+    /// Counts a pane a previous lead created as one of this session's (for layout and clean-up).
+    fn adopt_pane(&self, _pane: &str) {}
+    /// Takes over what a previous session of the team left (its [`PaneBackend::session_record`]):
+    /// true when there was something to take over.
+    fn take_over(&self, _record: &str) -> Result<bool, BackendError> {
+        Ok(false)
+    }
+    /// What the next lead needs to find this session's panes (a private server's socket).
+    fn session_record(&self) -> Option<String> {
+        None
+    }
+    /// The program a user runs to see the panes outside the lead's terminal (a private tmux
+    /// server), focused on `pane`: argv and the same as one command line.
+    fn attach(&self) -> Option<(Vec<String>, String)> {
+        None
+    }
+    /// Ends what the backend opened for the session (a private server and its socket file).
+    fn shutdown(&self) {}
 }
 
 impl PaneBackend for tmux::TmuxBackend {
-    fn label(&self) -> &'static str {
-        "tmux"
+    fn kind(&self) -> BackendKind {
+        BackendKind::Tmux
     }
     fn create_pane(&self) -> Result<String, BackendError> {
         tmux::TmuxBackend::create_pane(self)
@@ -72,11 +129,42 @@ impl PaneBackend for tmux::TmuxBackend {
     fn pane_running(&self, pane: &str) -> bool {
         tmux::TmuxBackend::pane_running(self, pane)
     }
+    fn pane_states(&self, panes: &[String]) -> Vec<PaneState> {
+        tmux::TmuxBackend::pane_states(self, panes)
+    }
+    fn tail(&self, pane: &str, lines: usize) -> Vec<String> {
+        tmux::TmuxBackend::tail(self, pane, lines)
+    }
+    fn title(&self, pane: &str) -> Option<String> {
+        tmux::TmuxBackend::title(self, pane)
+    }
+    fn adopt_pane(&self, pane: &str) {
+        tmux::TmuxBackend::adopt_pane(self, pane)
+    }
+    fn take_over(&self, record: &str) -> Result<bool, BackendError> {
+        tmux::TmuxBackend::take_over(self, record)
+    }
+    fn session_record(&self) -> Option<String> {
+        self.server.socket.clone()
+    }
+    fn attach(&self) -> Option<(Vec<String>, String)> {
+        let socket = self.server.socket.clone()?;
+        let hint = self.attach_hint()?;
+        let argv = ["tmux", "-L", &socket, "attach", "-t", tmux::SWARM_SESSION]
+            .map(str::to_string)
+            .to_vec();
+        Some((argv, hint))
+    }
+    fn shutdown(&self) {
+        if self.server.socket.is_some() {
+            let _ = self.server.kill_server();
+        }
+    }
 }
 
 impl PaneBackend for iterm2::Iterm2Backend {
-    fn label(&self) -> &'static str {
-        "iterm2"
+    fn kind(&self) -> BackendKind {
+        BackendKind::Iterm2
     }
     fn create_pane(&self) -> Result<String, BackendError> {
         iterm2::Iterm2Backend::create_pane(self)
@@ -105,6 +193,20 @@ impl PaneBackend for iterm2::Iterm2Backend {
         iterm2::Iterm2Backend::focus(self, pane)
     }
     fn pane_alive(&self, pane: &str) -> bool {
-        self.sessions().iter().any(|s| s == pane)
+        self.listed().is_some_and(|l| l.contains(pane))
+    }
+    fn pane_states(&self, panes: &[String]) -> Vec<PaneState> {
+        // A listing that failed proves nothing: everything counts as running.
+        let listed = self.listed();
+        panes
+            .iter()
+            .map(|p| match &listed {
+                Some(l) if !l.contains(p.as_str()) => PaneState::Gone,
+                _ => PaneState::Running,
+            })
+            .collect()
+    }
+    fn adopt_pane(&self, pane: &str) {
+        iterm2::Iterm2Backend::adopt_session(self, pane)
     }
 }

@@ -2,23 +2,40 @@
 //! or a real `claude`) in a pane of a [`PaneBackend`] (tmux or iTerm2). Spawning follows
 //! PROTOCOL.md 6: create the pane (a placeholder), style it, record `tmuxPaneId`/`backendType`,
 //! clear the inbox and write the prompt, then start the command with the backend's respawn. The
-//! teammate watches its own inbox, so `wake` is a no-op; `kill` kills the pane.
+//! teammate watches its own inbox, so `wake` is a no-op; `kill` kills the pane; liveness reads
+//! the panes' states in one call; adoption binds a pane a previous lead left running. Every
+//! terminal call runs on the blocking pool, never on the caller's task.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
+use super::detect::BackendChoice;
 use super::executor::{
-    ExecutorError, SpawnRequest, Spawned, TeammateExecutor, shutdown_request_id,
+    AdoptRequest, Adopted, ExecutorError, Focus, Liveness, LivenessReport, SpawnRequest, Spawned,
+    TeammateExecutor, exit_meaning,
 };
+use super::iterm2::Iterm2Backend;
 use super::launch::{TeammateLaunch, TeammateProgram};
-use super::{BackendError, PaneBackend};
-use crate::protocol::frames::{Frame, ShutdownRequest};
-use crate::protocol::time::now_iso;
+use super::tmux::{TmuxBackend, TmuxServer};
+use super::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::{Color, InboxEntry, LEAD_NAME};
 use crate::store::{self, Home};
+
+/// How many lines of a dead pane are kept for the lead.
+pub const TAIL_LINES: usize = 5;
+/// How long a teammate that approved its shutdown has to close its pane before it is killed.
+const RELEASE_WAIT: Duration = Duration::from_secs(3);
+
+/// One teammate's pane and the program it was started with (to read its exit status).
+#[derive(Debug, Clone)]
+struct PaneEntry {
+    pane: String,
+    program: String,
+}
 
 /// Runs pane teammates of one team.
 pub struct PaneExecutor {
@@ -27,7 +44,7 @@ pub struct PaneExecutor {
     backend: Arc<dyn PaneBackend>,
     program: TeammateProgram,
     parent_session_id: Option<String>,
-    panes: Mutex<HashMap<String, String>>,
+    panes: Mutex<HashMap<String, PaneEntry>>,
 }
 
 impl PaneExecutor {
@@ -48,33 +65,74 @@ impl PaneExecutor {
         }
     }
 
-    fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+    /// The executor for a pane backend choice (`None` for in-process): the user's tmux, a
+    /// private server named after this process, or iTerm2. Teammates run `claude` when
+    /// `claude_by_default`, else this binary's `teammate` with `engine`.
+    pub fn for_choice(
+        choice: &BackendChoice,
+        home: &Home,
+        team: &str,
+        lead_session_id: &str,
+        claude_by_default: bool,
+        engine: &str,
+    ) -> Option<PaneExecutor> {
+        let program = if claude_by_default {
+            TeammateProgram::Claude {
+                binary: super::launch::claude_binary(&|k| std::env::var(k).ok()),
+            }
+        } else {
+            TeammateProgram::Teamlead {
+                binary: std::env::current_exe()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_else(|_| "teamlead".to_string()),
+                engine: engine.to_string(),
+            }
+        };
+        let backend: Arc<dyn PaneBackend> = match choice {
+            BackendChoice::TmuxInside { lead_pane } => Arc::new(TmuxBackend::inside(lead_pane)),
+            BackendChoice::TmuxPrivate => Arc::new(TmuxBackend::private(
+                &TmuxServer::private_socket_name(std::process::id()),
+            )),
+            BackendChoice::Iterm2 { it2, session_id } => {
+                Arc::new(Iterm2Backend::new(it2, session_id))
+            }
+            BackendChoice::InProcess { .. } => return None,
+        };
+        let parent = Some(lead_session_id.to_string());
+        Some(PaneExecutor::new(home, team, backend, program, parent))
+    }
+
+    fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<String, PaneEntry>> {
         self.panes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The pane of a teammate started here.
+    /// The pane of a teammate this session runs.
     pub fn pane_of(&self, name: &str) -> Result<String, ExecutorError> {
         self.panes()
             .get(name)
-            .cloned()
+            .map(|e| e.pane.clone())
             .ok_or_else(|| ExecutorError::NoSuchTeammate(name.to_string()))
     }
 
-    /// The backend (for hide/show/focus and the attach hint).
+    /// The backend.
     pub fn backend(&self) -> &Arc<dyn PaneBackend> {
         &self.backend
     }
 
-    /// The command line for one teammate, with the home passed on so `teamlead teammate` finds
-    /// the same files as its lead.
-    pub fn command_line(&self, request: &SpawnRequest) -> String {
-        let program = if request.claude {
+    fn program_for(&self, request: &SpawnRequest) -> TeammateProgram {
+        if request.claude {
             TeammateProgram::Claude {
                 binary: super::launch::claude_binary(&|k| std::env::var(k).ok()),
             }
         } else {
             self.program.clone()
-        };
+        }
+    }
+
+    /// The command line for one teammate, with the home passed on so `teamlead teammate` finds
+    /// the same files as its lead.
+    pub fn command_line(&self, request: &SpawnRequest) -> String {
+        let program = self.program_for(request);
         let is_teamlead = matches!(program, TeammateProgram::Teamlead { .. });
         let launch = TeammateLaunch {
             program,
@@ -122,8 +180,14 @@ impl PaneExecutor {
                 Ok(pane)
             })
             .await?;
-        let label = self.backend.label();
-        store::team::set_pane(&self.home, &self.team, &request.name, &pane, Some(label))?;
+        let kind = self.backend.kind();
+        store::team::set_pane(
+            &self.home,
+            &self.team,
+            &request.name,
+            &pane,
+            Some(kind.as_str()),
+        )?;
         let prompt = request
             .prompt
             .iter()
@@ -131,49 +195,91 @@ impl PaneExecutor {
             .collect::<Vec<_>>();
         store::inbox::replace(&self.home, &self.team, &request.name, &prompt)?;
         let line = self.command_line(&request);
+        let program = program_name(&self.program_for(&request));
         let target = pane.clone();
         self.blocking(move |b| b.run_command(&target, &line))
             .await?;
-        self.panes().insert(request.name.clone(), pane.clone());
+        self.panes().insert(
+            request.name.clone(),
+            PaneEntry {
+                pane: pane.clone(),
+                program,
+            },
+        );
         Ok(Spawned {
             pane_id: pane,
-            backend_type: label.to_string(),
+            kind,
         })
     }
 
-    /// Moves a teammate's pane out of sight (tmux: into the hidden session).
-    pub async fn hide(&self, name: &str) -> Result<(), ExecutorError> {
-        let pane = self.pane_of(name)?;
-        self.blocking(move |b| b.hide(&pane)).await
+    /// Kills the pane of `entry` when it is still there.
+    fn kill_entry(backend: &Arc<dyn PaneBackend>, entry: &PaneEntry) -> Result<(), BackendError> {
+        if backend.pane_alive(&entry.pane) {
+            backend.kill(&entry.pane)
+        } else {
+            Ok(())
+        }
     }
 
-    /// Brings a hidden pane back.
-    pub async fn show(&self, name: &str) -> Result<(), ExecutorError> {
-        let pane = self.pane_of(name)?;
-        self.blocking(move |b| b.show(&pane)).await
-    }
-
-    /// Focuses a teammate's pane.
-    pub async fn focus(&self, name: &str) -> Result<(), ExecutorError> {
-        let pane = self.pane_of(name)?;
-        self.blocking(move |b| b.focus(&pane)).await
-    }
-
-    /// The teammates whose panes this executor still holds (panes being released after a
-    /// shutdown included).
-    pub fn names(&self) -> Vec<String> {
-        self.panes().keys().cloned().collect()
-    }
-
-    /// Forgets a teammate whose pane closed by itself (after its shutdown).
-    pub fn forget(&self, name: &str) {
-        self.panes().remove(name);
+    /// What a pane's state means for its teammate.
+    fn liveness_of(state: PaneState, program: &str) -> Liveness {
+        match state {
+            PaneState::Running => Liveness::Running,
+            PaneState::Gone => Liveness::Closed,
+            PaneState::Dead {
+                signal: Some(sig), ..
+            } => Liveness::Crashed {
+                why: format!("killed by signal {sig}"),
+            },
+            // The shell that runs the command line reports a signal as 128 + its number.
+            PaneState::Dead {
+                status: Some(code), ..
+            } if (129..=192).contains(&code) => Liveness::Crashed {
+                why: format!("killed by signal {}", code - 128),
+            },
+            PaneState::Dead {
+                status: Some(code), ..
+            } => Liveness::Exited {
+                code,
+                why: exit_meaning(code, program),
+            },
+            PaneState::Dead { .. } => Liveness::Crashed {
+                why: "its program ended".to_string(),
+            },
+        }
     }
 }
 
+/// The program's name as a shell reports it (`claude`, `teamlead`).
+fn program_name(program: &TeammateProgram) -> String {
+    let binary = match program {
+        TeammateProgram::Claude { binary } | TeammateProgram::Teamlead { binary, .. } => binary,
+    };
+    std::path::Path::new(binary)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| binary.clone())
+}
+
 impl TeammateExecutor for PaneExecutor {
-    fn backend_type(&self) -> &'static str {
-        self.backend.label()
+    fn kind(&self) -> BackendKind {
+        self.backend.kind()
+    }
+
+    fn check_program(&self, claude: bool) -> BoxFuture<'_, Result<(), String>> {
+        let (program, from_env) =
+            super::program::for_spawn(claude, &self.program, &|k| std::env::var(k).ok());
+        let path = std::env::var("PATH").ok();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                super::program::resolve(&program, path.as_deref(), from_env)
+            })
+            .await
+            .map_err(|e| format!("checking the program failed: {e}"))?
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        }
+        .boxed()
     }
 
     fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<Spawned, ExecutorError>> {
@@ -193,43 +299,71 @@ impl TeammateExecutor for PaneExecutor {
         // Pane teammates watch their own inbox.
     }
 
-    fn terminate(
-        &self,
-        name: &str,
-        reason: Option<&str>,
-    ) -> BoxFuture<'_, Result<String, ExecutorError>> {
+    fn kill(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
         let name = name.to_string();
-        let reason = reason.map(str::to_string);
         async move {
-            let request_id = shutdown_request_id(&name);
-            let frame = Frame::ShutdownRequest(ShutdownRequest {
-                request_id: request_id.clone(),
-                from: LEAD_NAME.to_string(),
-                reason,
-                timestamp: now_iso(),
-            });
-            store::inbox::append(
-                &self.home,
-                &self.team,
-                &name,
-                &InboxEntry::frame(LEAD_NAME, &frame),
-            )?;
-            Ok(request_id)
+            let entry = self
+                .panes()
+                .remove(&name)
+                .ok_or(ExecutorError::NoSuchTeammate(name))?;
+            self.blocking(move |b| PaneExecutor::kill_entry(&b, &entry))
+                .await
         }
         .boxed()
     }
 
-    fn kill(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
-        let name = name.to_string();
+    fn release(&self, name: &str) -> BoxFuture<'_, ()> {
+        let entry = self.panes().remove(name);
         async move {
-            let pane = self.pane_of(&name)?;
-            self.panes().remove(&name);
-            self.blocking(move |b| {
-                if b.pane_alive(&pane) {
-                    b.kill(&pane)
-                } else {
-                    Ok(())
+            let Some(entry) = entry else { return };
+            let deadline = tokio::time::Instant::now() + RELEASE_WAIT;
+            loop {
+                let pane = vec![entry.pane.clone()];
+                let state = self
+                    .blocking(move |b| Ok(b.pane_states(&pane)))
+                    .await
+                    .ok()
+                    .and_then(|s| s.first().copied());
+                if state != Some(PaneState::Running) || tokio::time::Instant::now() >= deadline {
+                    break;
                 }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let _ = self
+                .blocking(move |b| PaneExecutor::kill_entry(&b, &entry))
+                .await;
+        }
+        .boxed()
+    }
+
+    fn hide(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
+        let pane = self.pane_of(name);
+        async move {
+            let pane = pane?;
+            self.blocking(move |b| b.hide(&pane)).await
+        }
+        .boxed()
+    }
+
+    fn show(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
+        let pane = self.pane_of(name);
+        async move {
+            let pane = pane?;
+            self.blocking(move |b| b.show(&pane)).await
+        }
+        .boxed()
+    }
+
+    fn focus(&self, name: &str) -> BoxFuture<'_, Result<Focus, ExecutorError>> {
+        let pane = self.pane_of(name);
+        async move {
+            let pane = pane?;
+            self.blocking(move |b| {
+                b.focus(&pane)?;
+                Ok(match b.attach() {
+                    Some((argv, hint)) => Focus::Attach { argv, hint },
+                    None => Focus::Focused,
+                })
             })
             .await
         }
@@ -238,8 +372,120 @@ impl TeammateExecutor for PaneExecutor {
 
     fn is_active(&self, name: &str) -> bool {
         match self.panes().get(name) {
-            Some(pane) => self.backend.pane_running(pane),
+            Some(entry) => self.backend.pane_running(&entry.pane),
             None => false,
         }
+    }
+
+    fn liveness(&self) -> BoxFuture<'_, Vec<LivenessReport>> {
+        let mut entries: Vec<(String, PaneEntry)> = self
+            .panes()
+            .iter()
+            .map(|(n, e)| (n.clone(), e.clone()))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        async move {
+            if entries.is_empty() {
+                return Vec::new();
+            }
+            self.blocking(move |b| {
+                let panes: Vec<String> = entries.iter().map(|(_, e)| e.pane.clone()).collect();
+                let states = b.pane_states(&panes);
+                Ok(entries
+                    .into_iter()
+                    .zip(states)
+                    .map(|((name, entry), state)| {
+                        let liveness = PaneExecutor::liveness_of(state, &entry.program);
+                        let tail = match state {
+                            PaneState::Dead { .. } => b.tail(&entry.pane, TAIL_LINES),
+                            _ => Vec::new(),
+                        };
+                        LivenessReport {
+                            name,
+                            liveness,
+                            tail,
+                        }
+                    })
+                    .collect())
+            })
+            .await
+            .unwrap_or_default()
+        }
+        .boxed()
+    }
+
+    fn adopt(&self, request: AdoptRequest) -> BoxFuture<'_, Result<Adopted, ExecutorError>> {
+        async move {
+            let (name, pane) = (request.name.clone(), request.pane_id.clone());
+            let checked = self
+                .blocking(move |b| {
+                    let state = b.pane_states(std::slice::from_ref(&pane)).first().copied();
+                    if state != Some(PaneState::Running) {
+                        return Ok(Err(format!("its pane {pane} is not running")));
+                    }
+                    if let Some(title) = b.title(&pane)
+                        && title != name
+                    {
+                        return Ok(Err(format!("pane {pane} now belongs to `{title}`")));
+                    }
+                    b.adopt_pane(&pane);
+                    Ok(Ok(()))
+                })
+                .await?;
+            checked.map_err(ExecutorError::Failed)?;
+            self.panes().insert(
+                request.name.clone(),
+                PaneEntry {
+                    pane: request.pane_id.clone(),
+                    program: program_name(&self.program),
+                },
+            );
+            Ok(Adopted {
+                name: request.name,
+                pane_id: request.pane_id,
+            })
+        }
+        .boxed()
+    }
+
+    fn attach_hint(&self) -> Option<String> {
+        self.backend.attach().map(|(_, hint)| hint)
+    }
+
+    fn quit(&self) -> BoxFuture<'_, ()> {
+        let entries: Vec<PaneEntry> = self.panes().drain().map(|(_, e)| e).collect();
+        async move {
+            let _ = self
+                .blocking(move |b| {
+                    for entry in &entries {
+                        let _ = PaneExecutor::kill_entry(&b, entry);
+                    }
+                    b.shutdown();
+                    Ok(())
+                })
+                .await;
+        }
+        .boxed()
+    }
+
+    fn detach(&self) {
+        self.panes().clear();
+    }
+
+    fn emergency_stop(&self) {
+        let entries: Vec<PaneEntry> = self.panes().drain().map(|(_, e)| e).collect();
+        for entry in &entries {
+            let _ = self.backend.kill(&entry.pane);
+        }
+        self.backend.shutdown();
+    }
+
+    fn session_record(&self) -> Option<String> {
+        self.backend.session_record()
+    }
+
+    fn take_over(&self, record: &str) -> BoxFuture<'_, Result<bool, ExecutorError>> {
+        let record = record.to_string();
+        async move { self.blocking(move |b| b.take_over(&record)).await }.boxed()
     }
 }

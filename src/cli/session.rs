@@ -123,7 +123,8 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
     if args.engine == Some(EngineChoice::Llm) {
         let config = crate::agent::llm::LlmConfig::from_environment(args.model.as_deref())
             .map_err(|e| color_eyre::eyre::eyre!("--engine llm: {e}"))?;
-        opts.teammate_model = args.model.clone();
+        // The model every teammate runs (recorded as `model` in its member entry).
+        opts.teammate_model = Some(config.model.clone());
         opts.teammate_llm = Some(config);
     } else if args.model.is_some() {
         bail!(

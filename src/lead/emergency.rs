@@ -1,21 +1,19 @@
-//! Last-resort clean-up when the lead itself panics: kill every teammate pane it opened (and its
-//! private tmux server), then delete the team, so a crash leaves no orphan panes, servers or team
-//! files behind. The lead registers what it owns as it goes; the panic paths call [`run`] (the
-//! binary's panic hook for the main thread, the controller task's unwind guard for the lead).
-//! Graceful quits never need it: they clear the registration when done.
+//! Last-resort clean-up when the lead itself panics: its executor stops every teammate it runs
+//! (killing their panes and its private tmux server), so a crash leaves no orphan panes or
+//! servers behind. The team's files (tasks, unread messages) are kept, as after any crash: the
+//! next lead on the team resumes it and offers to respawn the teammates. The lead registers its
+//! executor at start; the panic paths call [`run`] (the binary's panic hook for the main
+//! thread, the controller task's unwind guard for the lead). Graceful quits clear the
+//! registration when done.
 
 use std::sync::{Arc, Mutex};
 
-use crate::backend::PaneBackend;
-use crate::backend::tmux::TmuxServer;
-use crate::store::{self, Home};
+use crate::backend::executor::TeammateExecutor;
+use crate::store::Home;
 
 struct Owned {
-    home: Home,
     team: String,
-    backend: Option<Arc<dyn PaneBackend>>,
-    private: Option<TmuxServer>,
-    panes: Vec<String>,
+    executor: Arc<dyn TeammateExecutor>,
 }
 
 static OWNED: Mutex<Option<Owned>> = Mutex::new(None);
@@ -25,78 +23,29 @@ fn with<R>(f: impl FnOnce(&mut Option<Owned>) -> R) -> R {
     f(&mut guard)
 }
 
-/// The lead of `team` runs; `backend` hosts its pane teammates.
-pub fn register(
-    home: &Home,
-    team: &str,
-    backend: Option<Arc<dyn PaneBackend>>,
-    private: Option<TmuxServer>,
-) {
+/// The lead of `team` runs its teammates through `executor`.
+pub fn register(_home: &Home, team: &str, executor: Arc<dyn TeammateExecutor>) {
     with(|o| {
         *o = Some(Owned {
-            home: home.clone(),
             team: team.to_string(),
-            backend,
-            private,
-            panes: Vec::new(),
+            executor,
         })
     });
 }
 
-/// A pane was opened.
-pub fn add_pane(pane: &str) {
-    with(|o| {
-        if let Some(o) = o {
-            o.panes.push(pane.to_string());
-        }
-    });
-}
-
-/// A pane was closed.
-pub fn remove_pane(pane: &str) {
-    with(|o| {
-        if let Some(o) = o {
-            o.panes.retain(|p| p != pane);
-        }
-    });
-}
-
-/// Every pane was closed.
-pub fn clear_panes() {
-    with(|o| {
-        if let Some(o) = o {
-            o.panes.clear();
-        }
-    });
-}
-
-/// The lead finished cleanly: nothing left to do.
+/// The lead finished (quit, or left the team to the next lead): nothing left to do.
 pub fn unregister() {
     with(|o| *o = None);
 }
 
-/// Kills the panes, the private server, and deletes the team (worktrees first). Runs once.
+/// Stops every teammate of the registered executor. Runs once.
 pub fn run() {
     let Some(owned) = with(|o| o.take()) else {
         return;
     };
-    if let Some(backend) = &owned.backend {
-        for pane in &owned.panes {
-            let _ = backend.kill(pane);
-        }
-    }
-    if let Some(server) = &owned.private {
-        let _ = server.kill_server();
-    }
-    let _ = store::team::delete_team_with(&owned.home, &owned.team, |file| {
-        for m in &file.members {
-            if let Some(path) = &m.worktree_path {
-                let _ = crate::backend::worktree::remove(std::path::Path::new(path));
-            }
-        }
-    });
+    owned.executor.emergency_stop();
     tracing::error!(
-        "the lead crashed: its panes were killed and team {} removed",
+        "the lead crashed: its teammates were stopped; team {} is kept for the next lead",
         owned.team
     );
 }

@@ -32,6 +32,10 @@ pub struct Tracking {
     pub shutdown_request: Option<String>,
     /// The last few messages it sent, as one-liners (oldest first).
     pub recent: VecDeque<String>,
+    /// Its runtime ended without shutting down (the status shown), until it is respawned.
+    pub stopped: Option<String>,
+    /// What its model used, as its last idle notification reported (pane teammates).
+    pub usage: Option<crate::protocol::frames::ReportedUsage>,
     /// `isActive` as last read from the team file.
     last_is_active: Option<bool>,
     /// The mode the lead last set with a `mode_set_request`, until a request shows the
@@ -69,6 +73,9 @@ impl Tracking {
 
 /// The status shown for a member.
 pub fn status_of(member: &Member, tracking: Option<&Tracking>, waiting: bool) -> TeammateStatus {
+    if let Some(how) = tracking.and_then(|t| t.stopped.clone()) {
+        return TeammateStatus::Stopped { how };
+    }
     let activity = tracking.map(|t| t.activity).unwrap_or_default();
     if activity == Activity::Exited {
         return TeammateStatus::Gone;
@@ -95,22 +102,6 @@ fn owned_by(task: &Task, member: &Member) -> bool {
     task.owner
         .as_deref()
         .is_some_and(|o| o == member.name || o == member.agent_id)
-}
-
-/// The backend label of a member: its `backendType`, else guessed from the pane id.
-pub fn backend_of(member: &Member) -> String {
-    if let Some(b) = &member.backend_type {
-        return b.clone();
-    }
-    if member.tmux_pane_id.starts_with('%') {
-        "tmux".to_string()
-    } else if member.tmux_pane_id == "in-process" {
-        "in-process".to_string()
-    } else if member.tmux_pane_id.is_empty() {
-        "unknown".to_string()
-    } else {
-        "iterm2".to_string()
-    }
 }
 
 /// One teammate's view.
@@ -140,7 +131,7 @@ pub fn teammate_view(
         color: member.color.clone(),
         status: status_of(member, tracking, waiting),
         mode: member.permission_mode(),
-        backend: backend_of(member),
+        backend: member.backend_kind(),
         pane_id: member.tmux_pane_id.clone(),
         hidden,
         model: member.model.clone(),

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::protocol::{PermissionMode, PermissionUpdate};
+use crate::protocol::{BackendKind, PermissionMode, PermissionUpdate};
 
 /// What a teammate is doing, as the footer badge and the teams dialog show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +19,11 @@ pub enum TeammateStatus {
     },
     ShuttingDown,
     Gone,
+    /// Its runtime ended without shutting down: `exited (127: claude not found)`,
+    /// `crashed (…)`, `closed`, or why it did not survive its previous lead.
+    Stopped {
+        how: String,
+    },
 }
 
 /// One teammate, everything the list and detail views show.
@@ -30,8 +35,8 @@ pub struct TeammateView {
     pub color: Option<String>,
     pub status: TeammateStatus,
     pub mode: PermissionMode,
-    /// `in-process`, `tmux`, `iterm2`.
-    pub backend: String,
+    /// Where it runs (`None`: a backend this version does not know).
+    pub backend: Option<BackendKind>,
     pub pane_id: String,
     pub hidden: bool,
     pub model: Option<String>,
@@ -48,6 +53,18 @@ pub struct TeammateView {
     /// What its model used so far; `None` when nothing (a `shell` teammate, a pane teammate
     /// whose meter lives in another process).
     pub usage: Option<UsageView>,
+}
+
+impl TeammateView {
+    /// Its backend as shown (`tmux`, `iterm2`, `in-process`, or `unknown`).
+    pub fn backend_label(&self) -> &'static str {
+        self.backend.map_or("unknown", BackendKind::as_str)
+    }
+
+    /// Does it run in the lead's own process (and so have an inline view)?
+    pub fn in_process(&self) -> bool {
+        self.backend == Some(BackendKind::InProcess)
+    }
 }
 
 /// What a model used: a teammate's, or the lead model's.
@@ -216,6 +233,8 @@ pub enum LeadCommand {
     InterruptLead,
     /// Graceful quit (what `/quit` does).
     Quit,
+    /// Leave with the team kept for the next lead (`/quit --keep`).
+    Detach,
 }
 
 /// What the controller tells the UI.
@@ -224,7 +243,7 @@ pub enum LeadEvent {
     /// The team name, the backend label and the lead's mode, once at start.
     Started {
         team: String,
-        backend: String,
+        backend: BackendKind,
         lead_mode: PermissionMode,
     },
     /// Appended to the main transcript.

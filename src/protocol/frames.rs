@@ -88,6 +88,29 @@ pub struct IdleNotification {
     pub failure_reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    /// teamlead extension (PROTOCOL.md 3): what the teammate's model has used so far in its
+    /// life. Claude Code readers ignore the key.
+    #[serde(
+        default,
+        rename = "teamleadUsage",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub usage: Option<ReportedUsage>,
+}
+
+/// A teammate's model usage over its life, as it reports it (the `teamleadUsage` extension of
+/// `idle_notification`). Input tokens include cache reads and writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportedUsage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub tool_uses: u64,
+    #[serde(default)]
+    pub turns: u64,
 }
 
 /// teammate → lead: may I use this tool with this input?

@@ -2,6 +2,7 @@
 //! every structured frame, tasks, permission updates and modes, palette colors, agent ids and
 //! names, timestamps, the `<teammate-message>` rendering and the input digest. No I/O here.
 
+pub mod backend_kind;
 pub mod color;
 pub mod display;
 pub mod frames;
@@ -15,6 +16,7 @@ pub mod task;
 pub mod team;
 pub mod time;
 
+pub use backend_kind::BackendKind;
 pub use color::Color;
 pub use frames::Frame;
 pub use inbox::InboxEntry;

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Color, PermissionMode};
+use super::{BackendKind, Color, PermissionMode};
 
 /// One member of the team.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +86,15 @@ impl Member {
     /// The palette color, if the member has one.
     pub fn palette_color(&self) -> Option<Color> {
         self.color.as_deref().and_then(Color::parse)
+    }
+
+    /// Where it runs: `backendType` parsed, else what `tmuxPaneId` implies; `None` when
+    /// neither says (a member of a newer version's backend, or one without a pane yet).
+    pub fn backend_kind(&self) -> Option<BackendKind> {
+        match self.backend_type.as_deref() {
+            Some(text) => BackendKind::parse(text),
+            None => BackendKind::from_pane_id(&self.tmux_pane_id),
+        }
     }
 
     /// `isActive` absent means running.

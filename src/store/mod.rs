@@ -16,6 +16,7 @@ pub mod lock;
 pub mod quarantine;
 pub mod safe_file;
 pub mod scan;
+pub mod session_record;
 pub mod tasks;
 pub mod team;
 pub mod team_guard;
@@ -27,6 +28,7 @@ pub use inbox::{Appended, Drained, InboxRead};
 pub use liveness::{LeadLiveness, is_lead_alive};
 pub use lock::{DEFAULT_LOCK_TIMEOUT, LockGuard};
 pub use quarantine::{Problem, quarantine_bytes};
+pub use session_record::{SessionRecord, TeammateRecord};
 pub use tasks::{ClaimError, TaskList, TaskListing};
 pub use team::{
     add_member, create_team, delete_team, delete_team_with, edit_team, read_team, remove_member,

@@ -24,6 +24,8 @@ pub struct TeamCounts {
     pub idle: usize,
     pub stopping: usize,
     pub gone: usize,
+    /// Stopped without shutting down (exited, crashed, closed): `/respawn` starts them again.
+    pub stopped: usize,
 }
 
 /// Counts the team by status.
@@ -36,6 +38,7 @@ pub fn team_counts(state: &AppState) -> TeamCounts {
             TeammateStatus::Idle { .. } => c.idle += 1,
             TeammateStatus::ShuttingDown => c.stopping += 1,
             TeammateStatus::Gone => c.gone += 1,
+            TeammateStatus::Stopped { .. } => c.stopped += 1,
         }
     }
     c
@@ -53,6 +56,7 @@ pub fn badge_text(state: &AppState) -> Option<String> {
         (c.idle, "idle"),
         (c.stopping, "stopping"),
         (c.gone, "gone"),
+        (c.stopped, "stopped"),
     ]
     .into_iter()
     .filter(|(n, _)| *n > 0)

@@ -61,7 +61,8 @@ pub fn mode_style(mode: PermissionMode) -> Style {
     }
 }
 
-/// `working`, `waiting for approval`, `idle for 12s`, `shutting down`, `gone`.
+/// `working`, `waiting for approval`, `idle for 12s`, `shutting down`, `gone`, or how it
+/// stopped (`exited (127: claude not found)`, `crashed (…)`, `closed`).
 pub fn status_text(status: &TeammateStatus, now_ms: u64) -> String {
     match status {
         TeammateStatus::Working => "working".to_string(),
@@ -74,6 +75,7 @@ pub fn status_text(status: &TeammateStatus, now_ms: u64) -> String {
         }
         TeammateStatus::ShuttingDown => "shutting down".to_string(),
         TeammateStatus::Gone => "gone".to_string(),
+        TeammateStatus::Stopped { how } => how.clone(),
     }
 }
 
@@ -85,6 +87,7 @@ pub fn status_style(status: &TeammateStatus) -> Style {
         TeammateStatus::Idle { .. } => dim(),
         TeammateStatus::ShuttingDown => Style::default().fg(Color::Red),
         TeammateStatus::Gone => dim().add_modifier(Modifier::CROSSED_OUT),
+        TeammateStatus::Stopped { .. } => Style::default().fg(Color::Red),
     }
 }
 

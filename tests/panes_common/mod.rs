@@ -70,6 +70,11 @@ pub struct Workspace {
     pub home: tempfile::TempDir,
     pub work: tempfile::TempDir,
     pub team: String,
+    /// How long the leads' teammates wait for a lead to come back
+    /// (`TEAMLEAD_LEAD_GRACE_MS`); 0 unless a test needs the grace period.
+    pub lead_grace_ms: u64,
+    /// More variables for the lead's environment (PTY leads).
+    pub lead_env: Vec<(String, String)>,
 }
 
 impl Workspace {
@@ -78,6 +83,8 @@ impl Workspace {
             home: tempfile::tempdir().expect("temp home"),
             work: tempfile::tempdir().expect("temp working directory"),
             team: unique_team(prefix),
+            lead_grace_ms: 0,
+            lead_env: Vec::new(),
         }
     }
 
@@ -348,12 +355,6 @@ pub fn tmux_env_value(tmux: &TestTmux) -> String {
 
 /// The lead running as the command of the first pane of a private test tmux server, so tmux
 /// sets `TMUX`/`TMUX_PANE` for it and it splits its own pane.
-/// How long a deliberate answer waits after focusing a dialog: its grace period (a known
-/// constant of the UI, not a guess) and a margin.
-pub fn answer_pause() -> Duration {
-    Duration::from_millis(teamlead::ui::modal::guard::GRACE_MS + 200)
-}
-
 pub struct TmuxLead {
     pub tmux: TestTmux,
     /// The lead's pane.
@@ -369,7 +370,8 @@ impl TmuxLead {
             socket: format!("tl-test-{}", uuid::Uuid::new_v4().simple()),
         };
         let command = format!(
-            "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME {} --home {} --team {}",
+            "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME TEAMLEAD_LEAD_GRACE_MS={} {} --home {} --team {}",
+            ws.lead_grace_ms,
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
             sh_quote(&ws.home().to_string_lossy()),
             sh_quote(&ws.team),
@@ -440,13 +442,24 @@ impl TmuxLead {
         self.tmux.run(&args).expect("send-keys");
     }
 
-    /// Answers the approval dialog on screen on purpose: Ctrl+P gives it the keyboard, the
-    /// key waits out the dialog's grace period (a key inside it is never an answer), then
-    /// `key` (`y`, `n`, …) is sent.
-    pub fn answer(&self, key: &str) {
+    /// Answers the approval dialog on screen with `key` (`y`, `n`): Ctrl+P gives it the
+    /// keyboard on purpose, then `key` is pressed until the dialog (`open` on the screen) has
+    /// gone (keys in its grace period are dropped, by design).
+    pub fn answer(&self, key: &str, open: impl Fn(&str) -> bool) {
         self.keys(&["C-p"]);
-        std::thread::sleep(answer_pause());
-        self.keys(&[key]);
+        wait_until(
+            &format!("the dialog to take `{key}`"),
+            WAIT,
+            || {
+                if !open(&self.screen()) {
+                    return true;
+                }
+                self.keys(&[key]);
+                std::thread::sleep(Duration::from_millis(150));
+                !open(&self.screen())
+            },
+            || format!("lead screen:\n{}", self.screen()),
+        );
     }
 
     /// Types `text` literally into the lead's pane.
@@ -491,8 +504,16 @@ pub struct PtyLead {
 }
 
 impl PtyLead {
-    /// Starts `teamlead --home H --team T` in the working directory, `cols`×`rows`.
+    /// Starts `teamlead --home H --team T` in the working directory, `cols`×`rows`, and waits
+    /// for its screen.
     pub fn start(ws: &Workspace, cols: u16, rows: u16) -> PtyLead {
+        let lead = PtyLead::spawn(ws, cols, rows);
+        lead.wait_screen("the lead's screen", |s| s.contains("shift+tab to cycle"));
+        lead
+    }
+
+    /// Starts the lead like [`PtyLead::start`] without waiting for anything.
+    pub fn spawn(ws: &Workspace, cols: u16, rows: u16) -> PtyLead {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -508,6 +529,10 @@ impl PtyLead {
         cmd.arg(&ws.team);
         cmd.cwd(ws.work());
         cmd.env("TERM", "xterm-256color");
+        cmd.env("TEAMLEAD_LEAD_GRACE_MS", ws.lead_grace_ms.to_string());
+        for (key, value) in &ws.lead_env {
+            cmd.env(key, value);
+        }
         for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
             cmd.env_remove(var);
         }
@@ -541,14 +566,21 @@ impl PtyLead {
                 }
             }
         });
-        let lead = PtyLead {
+        PtyLead {
             child,
             pid,
             writer,
             screen,
-        };
-        lead.wait_screen("the lead's screen", |s| s.contains("shift+tab to cycle"));
-        lead
+        }
+    }
+
+    /// `Some(success)` once the lead has exited.
+    pub fn exited(&mut self) -> Option<bool> {
+        self.child
+            .try_wait()
+            .ok()
+            .flatten()
+            .map(|status| status.success())
     }
 
     pub fn send(&self, bytes: &[u8]) {
@@ -570,6 +602,24 @@ impl PtyLead {
         )
     }
 
+    /// Answers the approval dialog on screen with `key` (see [`TmuxLead::answer`]).
+    pub fn answer(&self, key: &[u8], open: impl Fn(&str) -> bool) {
+        self.send(b"\x10");
+        wait_until(
+            "the dialog to take the answer",
+            WAIT,
+            || {
+                if !open(&self.screen()) {
+                    return true;
+                }
+                self.send(key);
+                std::thread::sleep(Duration::from_millis(150));
+                !open(&self.screen())
+            },
+            || format!("lead screen:\n{}", self.screen()),
+        );
+    }
+
     /// Types a one-line composer input, waits until the composer shows it, presses Enter.
     pub fn submit(&self, line: &str) {
         self.send(line.as_bytes());
@@ -577,13 +627,6 @@ impl PtyLead {
             s.contains(line)
         });
         self.send(b"\r");
-    }
-
-    /// Answers the approval dialog on screen on purpose (see [`TmuxLead::answer`]).
-    pub fn answer(&self, key: &[u8]) {
-        self.send(b"\x10");
-        std::thread::sleep(answer_pause());
-        self.send(key);
     }
 
     /// Waits for the lead to exit; returns whether it exited with status 0.

@@ -34,7 +34,7 @@ pub fn teammate(name: &str, color: &str, status: TeammateStatus, backend: &str) 
         color: Some(color.to_string()),
         status,
         mode: PermissionMode::Default,
-        backend: backend.to_string(),
+        backend: teamlead::backend::BackendKind::parse(backend),
         pane_id: if backend == "tmux" {
             "%3".to_string()
         } else {
@@ -179,7 +179,7 @@ pub fn state_with(events: Vec<LeadEvent>) -> AppState {
     state.now_ms = NOW;
     state.apply(LeadEvent::Started {
         team: "demo".to_string(),
-        backend: "tmux".to_string(),
+        backend: teamlead::backend::BackendKind::Tmux,
         lead_mode: PermissionMode::Default,
     });
     for event in events {

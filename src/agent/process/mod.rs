@@ -2,7 +2,10 @@
 //! as in-process teammates, with everything through the file mailbox: permission requests go to
 //! the lead's inbox ([`MailboxAsker`]); the file watcher wakes it; it shows who it is and what it
 //! does in its pane ([`display`]); it exits after `shutdown_approved`, on SIGINT/SIGTERM/SIGHUP,
-//! and within seconds when the lead's liveness lock shows the lead is gone.
+//! and when the lead's liveness lock has shown the lead gone for a whole grace period
+//! ([`lead_grace`], 30 s unless `TEAMLEAD_LEAD_GRACE_MS` says otherwise): a lead that comes back
+//! on the team within it (a restart after a crash, `/quit --keep`) finds it running and
+//! re-binds it; after it, nothing of the team is left running.
 
 pub mod display;
 
@@ -18,14 +21,48 @@ use crate::agent::runtime::{Controls, TeammateConfig, run_teammate};
 use crate::store::{self, Home};
 use crate::watch::{self, WatchOptions, WatchScope};
 
-/// How often the lead's liveness lock is checked (the teammate exits within 3 s of the lead).
+/// How often the lead's liveness lock is checked.
 pub const LEAD_CHECK_EVERY: Duration = Duration::from_millis(500);
+
+/// How long a teammate waits for a lead to come back by default.
+pub const LEAD_GRACE: Duration = Duration::from_secs(30);
+
+/// How long a teammate waits for a lead to come back: `TEAMLEAD_LEAD_GRACE_MS` (the lead
+/// passes its own value to the teammates it starts), else [`LEAD_GRACE`].
+pub fn lead_grace() -> Duration {
+    std::env::var("TEAMLEAD_LEAD_GRACE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(LEAD_GRACE)
+}
 
 /// Is the lead known to be gone? Only a teamlead lead leaves a liveness file; a team without
 /// one (a Claude Code lead) is never judged dead from here.
 pub fn lead_gone(home: &Home, team: &str) -> bool {
     let has_file = home.lead_lock_path(team).is_ok_and(|p| p.exists());
     has_file && !store::liveness::is_lead_alive(home, team)
+}
+
+/// What the teammate tells its pane about its lead.
+enum LeadWatch {
+    Gone(Duration),
+    Back,
+    Exiting,
+}
+
+impl std::fmt::Display for LeadWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LeadWatch::Gone(grace) => write!(
+                f,
+                "the team lead is gone: waiting {} s for a lead to come back",
+                grace.as_secs()
+            ),
+            LeadWatch::Back => f.write_str("a team lead is back"),
+            LeadWatch::Exiting => f.write_str("no team lead came back: exiting"),
+        }
+    }
 }
 
 /// Runs the teammate until it stops; its pane display goes to `out`.
@@ -56,19 +93,38 @@ pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReas
         });
     }
 
-    // The lead's liveness.
+    // The lead's liveness: gone for a whole grace period ends the teammate.
     let stop_on_lead_gone = controls.clone();
     let (home, team) = (config.home.clone(), config.team.clone());
-    let (gone_tx, mut gone_rx) = mpsc::unbounded_channel::<()>();
+    let (gone_tx, mut gone_rx) = mpsc::unbounded_channel::<LeadWatch>();
+    let grace = lead_grace();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(LEAD_CHECK_EVERY);
+        let mut gone_since: Option<tokio::time::Instant> = None;
         loop {
             tick.tick().await;
             if stop_on_lead_gone.stop.is_cancelled() {
                 return;
             }
-            if lead_gone(&home, &team) {
-                let _ = gone_tx.send(());
+            let gone = tokio::task::spawn_blocking({
+                let (home, team) = (home.clone(), team.clone());
+                move || lead_gone(&home, &team)
+            })
+            .await
+            .unwrap_or(false);
+            match (gone, gone_since) {
+                (true, None) => {
+                    gone_since = Some(tokio::time::Instant::now());
+                    let _ = gone_tx.send(LeadWatch::Gone(grace));
+                }
+                (false, Some(_)) => {
+                    gone_since = None;
+                    let _ = gone_tx.send(LeadWatch::Back);
+                }
+                _ => {}
+            }
+            if gone_since.is_some_and(|since| since.elapsed() >= grace) {
+                let _ = gone_tx.send(LeadWatch::Exiting);
                 stop_on_lead_gone.stop();
                 return;
             }
@@ -99,10 +155,13 @@ pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReas
     screen.draw();
     let sink = EventSink::new(&config.name, tx);
     let runner = tokio::spawn(run_teammate(config, Arc::new(asker), sink, controls));
-    while let Some(event) = rx.recv().await {
-        screen.apply(&event.kind);
-        if gone_rx.try_recv().is_ok() {
-            screen.note("the team lead is gone: exiting");
+    loop {
+        tokio::select! {
+            event = rx.recv() => match event {
+                Some(event) => screen.apply(&event.kind),
+                None => break,
+            },
+            Some(watch) = gone_rx.recv() => screen.note(watch.to_string()),
         }
         screen.draw();
     }

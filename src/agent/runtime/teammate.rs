@@ -237,6 +237,7 @@ impl Teammate {
             completed_status: report.completed.as_ref().map(|(_, s)| s.to_string()),
             failure_reason: report.failure.clone(),
             result: report.result.as_deref().map(|r| clip(r, 4000)),
+            usage: self.config.usage.snapshot().reported(),
         };
         let frame = Frame::IdleNotification(notification);
         if let Err(e) = self.mailroom.send_frame(LEAD_NAME, &frame).await {

@@ -35,6 +35,10 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
         ),
         ("/kill", "/kill NAME — stop a teammate at once"),
         (
+            "/respawn",
+            "/respawn NAME — start a stopped teammate again (same name, prompt, mode, agent, worktree)",
+        ),
+        (
             "/mode",
             "/mode NAME MODE [--force] — set a teammate's permission mode (--force moves a plan-mode-required teammate out of plan)",
         ),
@@ -48,7 +52,14 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
             "/clean — remove what dead sessions left behind (teams, panes, tmux servers, locks)",
         ),
         ("/help", "/help — list the commands"),
-        ("/quit", "/quit — shut the team down and exit"),
+        (
+            "/quit",
+            "/quit [--keep] — shut the team down and exit (--keep: exit and keep the team for the next lead)",
+        ),
+        (
+            "/detach",
+            "/detach — exit and keep the team (tasks, messages, teammates) for the next lead",
+        ),
     ]
 }
 
@@ -88,6 +99,10 @@ pub enum SlashCommand {
     Kill {
         name: String,
     },
+    /// Start a stopped teammate again under its name.
+    Respawn {
+        name: String,
+    },
     Mode {
         name: String,
         mode: PermissionMode,
@@ -100,6 +115,8 @@ pub enum SlashCommand {
     Clean,
     Help,
     Quit,
+    /// `/quit --keep`, `/detach`: leave with the team kept.
+    Detach,
 }
 
 /// Who `/shutdown` is for.
@@ -211,6 +228,12 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
             }),
             _ => Err(usage("/kill")),
         },
+        "respawn" => match all_tokens(args)?.as_slice() {
+            [name] => Ok(SlashCommand::Respawn {
+                name: strip_at(name),
+            }),
+            _ => Err(usage("/respawn")),
+        },
         "mode" => match all_tokens(args)?.as_slice() {
             [name, mode] => Ok(SlashCommand::Mode {
                 name: strip_at(name),
@@ -231,7 +254,12 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
         },
         "clean" => Ok(SlashCommand::Clean),
         "help" | "?" => Ok(SlashCommand::Help),
-        "quit" | "exit" => Ok(SlashCommand::Quit),
+        "quit" | "exit" => match all_tokens(args)?.as_slice() {
+            [] => Ok(SlashCommand::Quit),
+            [keep] if keep == "--keep" => Ok(SlashCommand::Detach),
+            _ => Err(usage("/quit")),
+        },
+        "detach" => Ok(SlashCommand::Detach),
         "" => Err(CommandError::Unknown("/".to_string())),
         _ => Err(CommandError::Unknown(format!("/{word}"))),
     }

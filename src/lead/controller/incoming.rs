@@ -53,10 +53,13 @@ impl Controller {
         match incoming {
             Incoming::Idle { notification, .. } => {
                 let since_ms = parse_iso_ms(&notification.timestamp).unwrap_or_else(now_ms);
-                if let Some(t) = self.tracking.get_mut(&from)
-                    && t.activity != Activity::Exited
-                {
-                    t.activity = Activity::Idle { since_ms };
+                if let Some(t) = self.tracking.get_mut(&from) {
+                    if t.activity != Activity::Exited {
+                        t.activity = Activity::Idle { since_ms };
+                    }
+                    if notification.usage.is_some() {
+                        t.usage = notification.usage;
+                    }
                 }
                 let noteworthy = notification.completed_task_id.is_some()
                     || notification.idle_reason == Some(IdleReason::Failed);
@@ -147,33 +150,20 @@ impl Controller {
             );
             return;
         }
-        if let Some(handle) = self.executor.handle(from) {
-            handle.kill();
-        }
-        if self.is_pane_member(from) {
-            // The teammate exits by itself and its pane closes; kill the pane if it lingers.
-            self.release_pane(from);
-        }
+        // The teammate exits by itself and its pane closes; the executor makes sure of it.
+        self.forget_runtime(from);
         self.remove_teammate(from, "has shut down");
     }
 
     /// Removes a teammate that is gone: member out of `config.json`, its unfinished tasks back
     /// to pending with no owner, its queued requests dropped, and a note.
     pub fn remove_teammate(&mut self, name: &str, what_happened: &str) {
-        let agent_id = self.team_file.member(name).map(|m| m.agent_id.clone());
+        let unassigned = self.unassign_tasks_of(name);
         match store::remove_member(&self.home, &self.team, name) {
             Ok(_) | Err(store::StoreError::NotFound { .. }) => {}
             Err(e) => self.note(format!("Could not remove {name} from the team file: {e}")),
         }
-        let mut unassigned: Vec<Task> = Vec::new();
-        let owners = std::iter::once(name.to_string()).chain(agent_id);
-        for owner in owners {
-            match self.task_list.unassign_owner(&owner) {
-                Ok(tasks) => unassigned.extend(tasks),
-                Err(e) => self.note(format!("Could not unassign the tasks of {owner}: {e}")),
-            }
-        }
-        unassigned.sort_by_key(Task::numeric_id);
+        self.record.teammates.remove(name);
         self.permissions.remove_worker(name);
         self.plans.remove_worker(name);
         self.tracking.remove(name);

@@ -1,14 +1,18 @@
-//! The lead controller: [`Lead::start`] creates the team, takes the lead liveness lock, and runs
-//! one tokio task that owns all lead state and selects over the UI's [`LeadCommand`]s, file
-//! changes of the team (inboxes, `config.json`, tasks), events of in-process teammates, the
-//! leader permission bridge, and a slow safety poll. It reports everything as [`LeadEvent`]s
-//! and never renders.
+//! The lead controller: [`Lead::start`] creates the team (or adopts the one a dead lead left),
+//! takes the lead liveness lock, and runs one tokio task that owns all lead state and selects
+//! over the UI's [`LeadCommand`]s, file changes of the team (inboxes, `config.json`, tasks),
+//! events of in-process teammates, the leader permission bridge, the liveness reports of the
+//! session's one [`TeammateExecutor`](crate::backend::executor::TeammateExecutor), and a slow
+//! safety poll. It reports everything as [`LeadEvent`]s and never renders.
 
 mod incoming;
 mod mode_sync;
+mod liveness;
 mod model;
+pub mod outcome;
 mod panes;
 mod quit;
+mod resume;
 mod spawn;
 mod state;
 mod submit;
@@ -26,6 +30,8 @@ use crate::protocol::PermissionMode;
 use crate::protocol::names::{NameError, sanitize};
 use crate::store::{Home, StoreError};
 
+pub use liveness::LIVENESS_EVERY;
+pub use spawn::SpawnFlags;
 pub use state::QUIT_TIMEOUT;
 
 /// How often the controller looks at the files even without a change event.
@@ -41,8 +47,6 @@ pub struct LeadOptions {
     pub cwd: PathBuf,
     /// The lead's permission mode at start.
     pub lead_mode: PermissionMode,
-    /// The backend label shown in the UI (from `backend_choice`).
-    pub backend: String,
     /// Where teammates run: chosen once per session (backend::detect).
     pub backend_choice: crate::backend::detect::BackendChoice,
     /// Pane teammates are real `claude` processes unless `/spawn --agent builtin`.
@@ -70,7 +74,6 @@ impl LeadOptions {
             team: None,
             cwd: cwd.into(),
             lead_mode: PermissionMode::Default,
-            backend: "in-process".to_string(),
             backend_choice: crate::backend::detect::BackendChoice::InProcess { notice: None },
             claude_by_default: false,
             worktree_by_default: false,
@@ -98,7 +101,6 @@ impl LeadOptions {
 
     /// The same options with teammates where `choice` says (panes or in-process).
     pub fn with_backend(mut self, choice: crate::backend::detect::BackendChoice) -> LeadOptions {
-        self.backend = choice.label().to_string();
         self.backend_choice = choice;
         self
     }

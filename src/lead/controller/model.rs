@@ -2,8 +2,9 @@
 //! become model turns (one at a time: while a turn runs, synthetic turns wait in the
 //! [`TurnQueue`](crate::lead::turns::TurnQueue) and the human's text waits here; both go to the
 //! model together when the turn ends), the model's answer goes into the transcript, its tool
-//! calls run through the slash commands' code (spawn, tasks, messages, shutdown) with the notes
-//! they write as the result, and usage (the lead model's and every in-process teammate's) is
+//! calls run through the slash commands' code (spawn, tasks, messages, shutdown), whose typed
+//! [`Outcome`](super::outcome::Outcome) is both the note the human sees and the model's result,
+//! and usage (the lead model's, and every teammate's: from its executor or its idle reports) is
 //! published for the UI. Permission requests and plans never reach the model: they are queued
 //! for the human before anything is offered as a turn, and no tool answers them.
 
@@ -18,7 +19,7 @@ use crate::lead::model::{
     LeadPromptContext, LeadTool, ModelEvent, ModelSession, TeammateLine, ToolReply, TurnEnd,
     call_line, lead_system_prompt, lead_tool_specs, parse_call, spawn_turn, usage_view,
 };
-use crate::lead::team_view::{backend_of, status_of, task_views};
+use crate::lead::team_view::{status_of, task_views};
 use crate::lead::view::{LeadEvent, TeammateStatus, TeammateView, TranscriptItem, UsageView};
 use crate::protocol::render::synthetic_turn;
 use crate::protocol::{InboxEntry, LEAD_NAME};
@@ -180,7 +181,9 @@ impl Controller {
             .teammates()
             .map(|m| TeammateLine {
                 name: m.name.clone(),
-                backend: backend_of(m),
+                backend: m
+                    .backend_kind()
+                    .map_or_else(|| "unknown".to_string(), |k| k.to_string()),
                 mode: m.permission_mode().to_string(),
             })
             .collect();
@@ -247,21 +250,8 @@ impl Controller {
         }
     }
 
-    /// System notes queued for the UI since `mark` (the outbox length before an action).
-    fn notes_since(&self, mark: usize) -> Vec<String> {
-        self.outbox
-            .get(mark..)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|e| match e {
-                LeadEvent::Transcript(TranscriptItem::System { text }) => Some(text.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// Runs one tool call of the lead model through the slash commands' code; the notes the
-    /// human sees are the model's result too.
+    /// Runs one tool call of the lead model through the slash commands' code; the typed
+    /// outcome is both the note the human sees and the model's result.
     async fn run_lead_tool(&mut self, call: &Call) -> ToolReply {
         let tool = match parse_call(call) {
             Ok(tool) => tool,
@@ -274,57 +264,35 @@ impl Controller {
         self.emit(LeadEvent::Transcript(TranscriptItem::Lead {
             text: call_line(&tool),
         }));
-        let mark = self.outbox.len();
-        let (ok, extra) = match tool {
+        let done = match tool {
             LeadTool::SpawnTeammate {
                 name,
                 prompt,
                 plan_mode_required,
                 mode,
-            } => match self
-                .spawn_teammate(&name, plan_mode_required, mode, &prompt)
-                .await
-            {
-                Some(got) => (true, Some(format!("The teammate's name is {got}."))),
-                None => (false, None),
-            },
+            } => {
+                self.spawn_teammate(&name, plan_mode_required, mode, &prompt)
+                    .await
+            }
             LeadTool::TaskCreate {
                 subject,
                 description,
                 blocked_by,
                 command,
-            } => match self.add_task(&subject, &description, blocked_by, command.as_deref()) {
-                Some(id) => (true, Some(format!("The task id is {id}."))),
-                None => (false, None),
-            },
-            LeadTool::TaskAssign { task_id, owner } => {
-                self.assign_task(&task_id, &owner);
-                let owned = self
-                    .tasks
-                    .iter()
-                    .any(|t| t.id == task_id && t.owner.as_deref() == Some(owner.as_str()));
-                (owned, None)
-            }
+            } => self.add_task(&subject, &description, blocked_by, command.as_deref()),
+            LeadTool::TaskAssign { task_id, owner } => self.assign_task(&task_id, &owner),
             LeadTool::TaskList => return reply(self.task_list_text(), false),
             LeadTool::SendMessage { to, text, summary } => {
                 return self.lead_send(&to, &text, summary.as_deref());
             }
-            LeadTool::ShutdownTeammate { name } => {
-                let known = self.has_teammate(&name);
-                self.shutdown_one(&name);
-                let asked = self
-                    .tracking
-                    .get(&name)
-                    .is_some_and(|t| t.shutdown_request.is_some());
-                (known && asked, None)
-            }
+            LeadTool::ShutdownTeammate { name } => self.shutdown_one(&name),
         };
-        let mut lines = self.notes_since(mark);
-        lines.extend(extra);
-        if lines.is_empty() {
-            lines.push(if ok { "Done." } else { "It could not be done." }.to_string());
-        }
-        reply(lines.join("\n"), !ok)
+        let result = match &done {
+            Ok(outcome) => reply(outcome.for_model(), false),
+            Err(e) => reply(e.to_string(), true),
+        };
+        self.report(done);
+        result
     }
 
     /// The task list and the teammates' statuses, for the model.
@@ -374,11 +342,14 @@ impl Controller {
                     waiting.contains_key(&m.name) || self.plans.has_worker(&m.name),
                 );
                 let status = match status {
-                    TeammateStatus::Working => "working",
-                    TeammateStatus::WaitingForApproval => "waiting for the human's approval",
-                    TeammateStatus::Idle { .. } => "idle",
-                    TeammateStatus::ShuttingDown => "shutting down",
-                    TeammateStatus::Gone => "gone",
+                    TeammateStatus::Working => "working".to_string(),
+                    TeammateStatus::WaitingForApproval => {
+                        "waiting for the human's approval".to_string()
+                    }
+                    TeammateStatus::Idle { .. } => "idle".to_string(),
+                    TeammateStatus::ShuttingDown => "shutting down".to_string(),
+                    TeammateStatus::Gone => "gone".to_string(),
+                    TeammateStatus::Stopped { how } => format!("{how}; /respawn starts it again"),
                 };
                 format!("{} ({status}, {} mode)", m.name, m.permission_mode())
             })
@@ -403,9 +374,9 @@ impl Controller {
         } else if self.has_teammate(to) {
             vec![to.to_string()]
         } else {
-            let mark = self.outbox.len();
-            self.no_such_teammate(to);
-            return reply(self.notes_since(mark).join("\n"), true);
+            let e = self.no_such_teammate_error(to);
+            self.note(e.to_string());
+            return reply(e.to_string(), true);
         };
         if names.is_empty() {
             return reply("There are no teammates yet: nothing was sent.", true);
@@ -437,14 +408,21 @@ impl Controller {
         }
     }
 
-    /// Fills in every in-process teammate's usage and sends the lead model's when it changed
-    /// (called when the snapshots are published).
+    /// Fills in every teammate's usage (what its executor sees, else what its last idle
+    /// report said) and sends the lead model's when it changed (called when the snapshots are
+    /// published).
     pub fn publish_usage(&mut self, team: &mut [TeammateView]) {
         for view in team.iter_mut() {
-            view.usage = self
+            let reported = self
                 .executor
-                .handle(&view.name)
-                .and_then(|h| usage_view(&h.usage()));
+                .usage(&view.name)
+                .or_else(|| self.tracking.get(&view.name).and_then(|t| t.usage));
+            view.usage = reported.map(|u| UsageView {
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+                tool_uses: u.tool_uses,
+                turns: u.turns,
+            });
         }
         let changed = self.lead_model.as_mut().and_then(|model| {
             let now = usage_view(&model.usage().snapshot())?;

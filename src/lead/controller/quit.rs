@@ -1,15 +1,16 @@
-//! Quitting: shutdown requests to every teammate, waiting (up to the quit timeout) for their
-//! `shutdown_approved`, then killing what is left, retiring teammate worktrees (removed when
-//! they hold no work, kept and named otherwise), deleting the team and its tasks, releasing
-//! the liveness lock and saying `Exited`. Whatever waits in the queues is refused first, so no
-//! teammate stays blocked on an answer that will not come.
+//! Quitting: shutdown requests to every teammate still running, waiting (up to the quit
+//! timeout) for their `shutdown_approved`, then the executor ends what is left, teammate
+//! worktrees are retired (removed when they hold no work, kept and named otherwise), the team
+//! and its tasks are deleted, the liveness lock is released and `Exited` said. Whatever waits
+//! in the queues is refused first, so no teammate stays blocked on an answer that will not
+//! come. `/quit --keep` ([`Controller::detach`]) leaves instead: nothing is refused, stopped or
+//! deleted; the team waits for the next lead.
 
 use std::path::PathBuf;
 
 use tokio::time::Instant;
 
 use super::state::{Controller, Phase};
-use crate::backend::executor::TeammateExecutor;
 use crate::backend::worktree::{self, Retired, Worktree};
 use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision};
 use crate::store::{self, StoreError};
@@ -23,7 +24,7 @@ impl Controller {
         tracing::info!("lead quitting: {why}");
         self.reload_team();
         self.deny_everything_pending("The lead is shutting down.");
-        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        let names = self.running_teammates();
         let mut asked = 0;
         for name in &names {
             let pending = self
@@ -47,9 +48,7 @@ impl Controller {
 
     /// Ends the quit when every teammate has left.
     pub async fn check_quit_progress(&mut self) {
-        if matches!(self.phase, Phase::Quitting { .. })
-            && self.team_file.teammates().next().is_none()
-        {
+        if matches!(self.phase, Phase::Quitting { .. }) && self.running_teammates().is_empty() {
             self.finish_quit().await;
         }
     }
@@ -59,7 +58,7 @@ impl Controller {
         if self.phase == Phase::Done {
             return;
         }
-        let left: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        let left = self.running_teammates();
         if !left.is_empty() {
             self.note(format!(
                 "Killing {} teammate(s) that did not shut down in time: {}",
@@ -67,15 +66,12 @@ impl Controller {
                 left.join(", ")
             ));
         }
-        for name in self.executor.running() {
-            let _ = self.executor.kill(&name).await;
-        }
-        self.kill_all_panes().await;
+        self.executor.quit().await;
         self.deny_everything_pending("The lead is shutting down.");
         self.retire_worktrees().await;
         store::team_guard::unguard(&self.home, &self.team);
         let removed = store::delete_team(&self.home, &self.team);
-        if removed.is_ok() && self.panes.is_some() {
+        if removed.is_ok() && self.kind.is_pane() {
             self.delete_recreated_team().await;
         }
         crate::lead::emergency::unregister();
@@ -159,6 +155,42 @@ impl Controller {
                 "Removed {removed} teammate worktree(s) and their branches (nothing uncommitted or unmerged)."
             ));
         }
+    }
+
+    /// Teammates that have not stopped (those to ask and wait for at quit).
+    fn running_teammates(&self) -> Vec<String> {
+        self.team_file
+            .teammates()
+            .filter(|m| {
+                self.tracking
+                    .get(&m.name)
+                    .is_none_or(|t| t.stopped.is_none())
+            })
+            .map(|m| m.name.clone())
+            .collect()
+    }
+
+    /// `/quit --keep`: the lead leaves and the team stays (tasks, messages, teammates). Pane
+    /// teammates wait for a new lead for their grace period; in-process ones end with this
+    /// process. Nothing queued is answered: the next lead asks again.
+    pub async fn detach(&mut self) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        let running = self.running_teammates().len();
+        self.record.kept = true;
+        self.save_record();
+        self.executor.detach();
+        crate::lead::emergency::unregister();
+        let grace = crate::agent::process::lead_grace().as_secs();
+        self.note(format!(
+            "Left the team `{}` for the next lead: its tasks and messages are kept. {running} teammate(s) wait {grace} s for a lead (`teamlead --team {}` resumes the team), then exit.",
+            self.team, self.team
+        ));
+        self.liveness = None;
+        self.emit(LeadEvent::Exited);
+        self.phase = Phase::Done;
+        self.flush().await;
     }
 
     /// Answers every queued permission and plan with a refusal (at quit).

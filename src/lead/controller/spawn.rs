@@ -1,18 +1,23 @@
-//! `/spawn`: checks first (the lead is not quitting, a Claude Code teammate has a pane backend,
-//! the program a pane teammate runs is there, the name is free), then the worktree (a new one,
-//! or a clean leftover reused, never one holding work), then the member entry, then the
-//! runtime or pane (which clears the inbox and writes the prompt as the first message from
-//! `team-lead`). Nothing is made before the checks pass; what was made is undone when the start
-//! fails. Git and file checks run on the blocking pool, never on the controller's loop.
+//! Spawning through the session's executor: `/spawn` (and the lead model's SpawnTeammate, and
+//! the demo) checks first (the lead is not quitting, a Claude Code teammate has a pane backend,
+//! the executor has the program a teammate runs, the name is free), then picks the color, mode
+//! and worktree (a new one, or a clean leftover reused, never one holding work), adds the
+//! member to `config.json`, then the executor starts it (in-process task or pane: one code
+//! path). Nothing is made before the checks pass; what was made is undone when the start fails.
+//! Git and file checks run on the blocking pool, never on the controller's loop. `/respawn NAME` starts a
+//! teammate that stopped (or did not survive its lead) again under the same name, with the
+//! same prompt, mode, agent, model and worktree. How each teammate was started is kept in the
+//! session record for the next lead.
 
 use std::path::PathBuf;
 
+use super::outcome::{OpError, OpResult, Outcome, Started};
 use super::state::{Controller, Phase};
-use crate::backend::executor::{SpawnRequest, TeammateExecutor};
-use crate::backend::program;
+use crate::backend::executor::SpawnRequest;
 use crate::backend::worktree::{self, How, Prepared, Retired, Worktree};
 use crate::protocol::names::unique_member_name;
 use crate::protocol::{Color, Member, PermissionMode};
+use crate::store::TeammateRecord;
 
 /// The options of one `/spawn`; `None` takes the session's default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -25,15 +30,29 @@ pub struct SpawnFlags {
     pub worktree: Option<bool>,
 }
 
+/// Everything decided about one teammate before it starts.
+struct Plan {
+    name: String,
+    requested: String,
+    cwd: PathBuf,
+    worktree_path: Option<String>,
+    color: Color,
+    mode: PermissionMode,
+    plan_mode_required: bool,
+    prompt: String,
+    claude: bool,
+    model: Option<String>,
+}
+
 impl Controller {
-    /// `/spawn` with only the common options (in a pane when the session has a pane backend).
+    /// `/spawn` with only the common options.
     pub async fn spawn_teammate(
         &mut self,
         requested: &str,
         plan_mode_required: bool,
         mode: Option<PermissionMode>,
         prompt: &str,
-    ) -> Option<String> {
+    ) -> OpResult {
         let flags = SpawnFlags {
             plan_mode_required,
             mode,
@@ -42,28 +61,27 @@ impl Controller {
         self.spawn_teammate_with(requested, flags, prompt).await
     }
 
-    /// `/spawn`: see the module documentation. Returns the teammate's name.
+    /// `/spawn`: a free name, the next palette color, the mode, a worktree when asked; then
+    /// [`Controller::start_planned`].
     pub async fn spawn_teammate_with(
         &mut self,
         requested: &str,
         flags: SpawnFlags,
         prompt: &str,
-    ) -> Option<String> {
+    ) -> OpResult {
         if self.phase != Phase::Running {
-            self.note("The lead is shutting down: no new teammates.");
-            return None;
+            return Err(OpError::Refused(
+                "The lead is shutting down: no new teammates.".into(),
+            ));
         }
-        let in_pane = self.panes.is_some();
         let claude = flags.claude.unwrap_or(self.claude_by_default);
-        if claude && !in_pane {
-            self.note(
-                "Claude Code teammates need a pane backend (tmux or iTerm2); this session runs teammates in-process.",
-            );
-            return None;
+        if claude && !self.kind.is_pane() {
+            return Err(OpError::Refused(
+                "Claude Code teammates need a pane backend (tmux or iTerm2); this session runs teammates in-process.".into(),
+            ));
         }
-        if let Err(e) = self.check_program(claude).await {
-            self.note(format!("Cannot spawn {requested}: {e}"));
-            return None;
+        if let Err(e) = self.executor.check_program(claude).await {
+            return Err(OpError::Refused(format!("Cannot spawn {requested}: {e}")));
         }
         self.reload_team();
         let taken: Vec<&str> = self
@@ -72,13 +90,8 @@ impl Controller {
             .iter()
             .map(|m| m.name.as_str())
             .collect();
-        let name = match unique_member_name(requested, &taken) {
-            Ok(n) => n,
-            Err(e) => {
-                self.note(format!("Cannot spawn `{requested}`: {e}"));
-                return None;
-            }
-        };
+        let name = unique_member_name(requested, &taken)
+            .map_err(|e| OpError::Refused(format!("Cannot spawn `{requested}`: {e}")))?;
         let mut cwd = self.cwd.clone();
         let mut worktree = None;
         if flags.worktree.unwrap_or(self.worktree_by_default) {
@@ -93,105 +106,153 @@ impl Controller {
                     worktree = Some(prepared.worktree);
                 }
                 Err(e) => {
-                    self.note(format!("Cannot give {name} a worktree: {e}"));
-                    return None;
+                    return Err(OpError::Refused(format!(
+                        "Cannot give {name} a worktree: {e}"
+                    )));
                 }
             }
         }
         let color = Color::nth(self.spawned);
         self.spawned += 1;
-        let plan_mode_required = flags.plan_mode_required;
-        let mode = if plan_mode_required {
+        let mode = if flags.plan_mode_required {
             PermissionMode::Plan
         } else {
             flags.mode.unwrap_or(self.lead_mode.for_teammate())
         };
-        let mut member = Member::new(&name, &self.team, &cwd.to_string_lossy());
-        member.prompt = Some(prompt.to_string());
-        member.color = Some(color.as_str().to_string());
-        member.plan_mode_required = plan_mode_required.then_some(true);
-        let where_ = if in_pane {
-            let label = self.backend.clone();
-            member.backend_type = Some(label.clone());
-            member.tmux_pane_id = String::new();
-            label
-        } else {
-            member.backend_type = Some("in-process".to_string());
-            member.tmux_pane_id = "in-process".to_string();
-            "in-process".to_string()
-        };
-        member.mode = Some(mode.as_str().to_string());
-        member.worktree_path = worktree
-            .as_ref()
-            .map(|w| w.path.to_string_lossy().into_owned());
-        if let Err(e) = crate::store::add_member(&self.home, &self.team, member) {
-            self.note(format!("Cannot add {name} to the team: {e}"));
-            self.undo_worktree(worktree).await;
-            return None;
-        }
-        let request = SpawnRequest {
-            color: Some(color.as_str().to_string()),
+        let plan = Plan {
+            name,
+            requested: requested.to_string(),
+            cwd,
+            worktree_path: worktree
+                .as_ref()
+                .map(|w| w.path.to_string_lossy().into_owned()),
+            color,
             mode,
-            plan_mode_required,
-            prompt: Some(prompt.to_string()),
+            plan_mode_required: flags.plan_mode_required,
+            prompt: prompt.to_string(),
             claude,
             model: self.teammate_model.clone(),
-            ..SpawnRequest::new(&name, cwd)
         };
-        let started = if in_pane {
-            self.spawn_in_pane(request)
-                .await
-                .map(|pane| format!("{where_} pane {pane}"))
+        let started = self.start_planned(plan).await;
+        if started.is_err() {
+            self.undo_worktree(worktree).await;
+        }
+        started.map(Outcome::Spawned)
+    }
+
+    /// `/respawn NAME`: a teammate that stopped, or did not survive its lead, starts again
+    /// with the same name, prompt, mode, agent, model, color and worktree.
+    pub async fn respawn(&mut self, name: &str) -> OpResult {
+        if self.phase != Phase::Running {
+            return Err(OpError::ShuttingDown);
+        }
+        self.reload_team();
+        let Some(member) = self
+            .team_file
+            .member(name)
+            .filter(|m| !m.is_lead())
+            .cloned()
+        else {
+            return Err(self.no_such_teammate_error(name));
+        };
+        let running = self.tracking.get(name).is_none_or(|t| t.stopped.is_none());
+        if running {
+            return Err(OpError::Refused(format!(
+                "{name} is running: /kill {name} first to start it again."
+            )));
+        }
+        let claude = self.record.teammates.get(name).is_some_and(|r| r.claude);
+        if claude && !self.kind.is_pane() {
+            return Err(OpError::Refused(format!(
+                "{name} is a Claude Code teammate and this session runs teammates in-process."
+            )));
+        }
+        if let Err(e) = self.executor.check_program(claude).await {
+            return Err(OpError::Refused(format!("Cannot respawn {name}: {e}")));
+        }
+        // Whatever is left of it (a dead pane) goes first.
+        let _ = self.executor.kill(name).await;
+        let plan = Plan {
+            name: member.name.clone(),
+            requested: member.name.clone(),
+            cwd: PathBuf::from(&member.cwd),
+            worktree_path: member.worktree_path.clone(),
+            color: member
+                .palette_color()
+                .unwrap_or_else(|| Color::nth(self.spawned)),
+            mode: member.permission_mode(),
+            plan_mode_required: member.plan_mode_required == Some(true),
+            prompt: member.prompt.clone().unwrap_or_default(),
+            claude,
+            model: member.model.clone().or_else(|| self.teammate_model.clone()),
+        };
+        if let Err(e) = crate::store::remove_member(&self.home, &self.team, name) {
+            return Err(OpError::Refused(format!(
+                "Cannot respawn {name}: its member entry cannot be replaced: {e}"
+            )));
+        }
+        self.tracking.remove(name);
+        self.start_planned(plan).await.map(Outcome::Respawned)
+    }
+
+    /// Adds the member, then starts it through the executor; on failure the member goes.
+    async fn start_planned(&mut self, plan: Plan) -> Result<Started, OpError> {
+        let kind = self.kind;
+        let mut member = Member::new(&plan.name, &self.team, &plan.cwd.to_string_lossy());
+        member.prompt = Some(plan.prompt.clone());
+        member.color = Some(plan.color.as_str().to_string());
+        member.plan_mode_required = plan.plan_mode_required.then_some(true);
+        member.backend_type = Some(kind.as_str().to_string());
+        member.tmux_pane_id = if kind.is_pane() {
+            String::new()
         } else {
-            self.executor
-                .spawn(request)
-                .await
-                .map(|_| where_)
-                .map_err(|e| e.to_string())
+            kind.as_str().to_string()
         };
-        let place = match started {
-            Ok(place) => place,
+        member.mode = Some(plan.mode.as_str().to_string());
+        member.model = plan.model.clone();
+        member.worktree_path = plan.worktree_path.clone();
+        let name = plan.name.clone();
+        if let Err(e) = crate::store::add_member(&self.home, &self.team, member) {
+            return Err(OpError::Refused(format!(
+                "Cannot add {name} to the team: {e}"
+            )));
+        }
+        let request = SpawnRequest {
+            color: Some(plan.color.as_str().to_string()),
+            mode: plan.mode,
+            plan_mode_required: plan.plan_mode_required,
+            prompt: Some(plan.prompt.clone()),
+            claude: plan.claude,
+            model: plan.model.clone(),
+            ..SpawnRequest::new(&name, plan.cwd.clone())
+        };
+        let spawned = match self.executor.spawn(request).await {
+            Ok(spawned) => spawned,
             Err(e) => {
-                self.note(format!("Could not start {name}: {e}"));
                 let _ = crate::store::remove_member(&self.home, &self.team, &name);
-                self.undo_worktree(worktree).await;
                 self.reload_team();
-                return None;
+                return Err(OpError::Refused(format!("Could not start {name}: {e}")));
             }
         };
         self.tracking.entry(name.clone()).or_default();
+        self.record.teammates.insert(
+            name.clone(),
+            TeammateRecord {
+                claude: plan.claude,
+            },
+        );
+        self.save_record();
         self.reload_team();
-        let renamed = if name != requested {
-            format!(" (as {name})")
-        } else {
-            String::new()
-        };
-        self.note(format!(
-            "Spawned {name}{renamed}: {color}, {place}{}, {mode} mode{}.",
-            if claude { ", Claude Code" } else { "" },
-            if plan_mode_required {
-                ", plan approval required"
-            } else {
-                ""
-            }
-        ));
-        Some(name)
-    }
-
-    /// A pane teammate's program (`claude`, `$TEAMLEAD_CLAUDE_BIN`, or this `teamlead`) must
-    /// be there; in-process teammates need none.
-    async fn check_program(&self, claude: bool) -> Result<(), String> {
-        let Some(panes) = &self.panes else {
-            return Ok(());
-        };
-        let (program, from_env) =
-            program::for_spawn(claude, &panes.program, &|k| std::env::var(k).ok());
-        let path = std::env::var("PATH").ok();
-        tokio::task::spawn_blocking(move || program::resolve(&program, path.as_deref(), from_env))
-            .await
-            .map_err(|e| format!("checking the program failed: {e}"))?
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        Ok(Started {
+            name,
+            requested: plan.requested,
+            color: plan.color,
+            kind: spawned.kind,
+            pane_id: spawned.pane_id,
+            claude: plan.claude,
+            mode: plan.mode,
+            plan_mode_required: plan.plan_mode_required,
+        })
     }
 
     /// A worktree for `name` (git runs on the blocking pool). Worktrees of current members are

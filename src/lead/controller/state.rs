@@ -14,7 +14,9 @@ use tokio::time::Instant;
 use super::{LeadError, LeadOptions, SAFETY_POLL};
 use crate::agent::events::TeammateEvent;
 use crate::agent::in_process::InProcessExecutor;
+use crate::backend::BackendKind;
 use crate::backend::executor::TeammateExecutor;
+use crate::backend::pane_executor::PaneExecutor;
 use crate::lead::bridge::{BridgeMessage, LeaderBridge};
 use crate::lead::demo::DemoPlan;
 use crate::lead::poller::Poller;
@@ -27,7 +29,7 @@ use crate::lead::view::{
 use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode, Task, TeamFile};
 use crate::store::tasks::TaskList;
-use crate::store::{self, Home, LeadLiveness, StoreError};
+use crate::store::{self, Home, LeadLiveness, SessionRecord, StoreError};
 use crate::watch::{ChangeEvent, WatchOptions, WatchScope, Watcher};
 
 /// The lead reacts to a quiet file this soon: bursts of its own writes are short, and a drain
@@ -71,7 +73,6 @@ pub(crate) struct Controller {
     pub home: Home,
     pub team: String,
     pub cwd: PathBuf,
-    pub backend: String,
     pub lead_mode: PermissionMode,
     pub team_file: TeamFile,
     pub tasks: Vec<Task>,
@@ -79,9 +80,14 @@ pub(crate) struct Controller {
     pub permissions: PermissionQueue,
     pub plans: PlanQueue,
     pub tracking: HashMap<String, Tracking>,
-    pub executor: Arc<InProcessExecutor>,
-    /// Pane teammates (tmux, iTerm2), when the session has a pane backend.
-    pub panes: Option<super::panes::PaneSession>,
+    /// Where teammates run: the one executor of the session.
+    pub executor: Arc<dyn TeammateExecutor>,
+    /// Its kind (what `backendType` new teammates get).
+    pub kind: BackendKind,
+    /// What the next lead of the team will need (`.teamlead/session.json`).
+    pub record: SessionRecord,
+    /// The team was adopted from a dead lead: what it left, until [`Controller::resume`].
+    pub previous: Option<super::resume::Previous>,
     pub claude_by_default: bool,
     pub teammate_model: Option<String>,
     pub worktree_by_default: bool,
@@ -107,7 +113,8 @@ pub(crate) struct Controller {
 }
 
 impl Controller {
-    /// Sets the team up on disk and builds the state (no task started yet).
+    /// Sets the team up on disk (a new team, or the one a dead lead left: see
+    /// [`super::resume`]) and builds the state (no task started yet).
     pub fn create(
         mut opts: LeadOptions,
         bridge: LeaderBridge,
@@ -119,70 +126,16 @@ impl Controller {
         let home = opts.home.clone();
         let cwd = opts.cwd.clone();
         let mut notes = Vec::new();
-        // A team directory whose teamlead lead is provably dead was left by a crashed teamlead
-        // session: sweep it. A team of another lead (Claude Code's: no teamlead liveness file),
-        // or one whose lead is alive or cannot be proven gone, is never touched.
-        if home.config_path(&team)?.exists() {
-            use crate::backend::lead_probe::{self, LeadStatus, Owner};
-            use crate::backend::orphans::{self, Orphan};
-            let probe = lead_probe::probe(&home, &team);
-            match (probe.owner, &probe.status) {
-                (Owner::Teamlead, LeadStatus::Dead { evidence }) => {
-                    let orphan = Orphan::DeadTeam {
-                        team: team.clone(),
-                        lead_pid: probe.recorded_pid,
-                        evidence: evidence.clone(),
-                    };
-                    orphans::remove(&home, &orphan).map_err(|why| LeadError::TeamInUse {
-                        team: team.clone(),
-                        why,
-                    })?;
-                }
-                (Owner::Teamlead, LeadStatus::Alive { .. })
-                    if store::is_lead_alive(&home, &team) =>
-                {
-                    return Err(StoreError::LeadAlive {
-                        team: team.clone(),
-                        pid: store::liveness::lead_pid(&home, &team),
-                    }
-                    .into());
-                }
-                (Owner::Teamlead, status) => {
-                    return Err(LeadError::TeamInUse {
-                        team: team.clone(),
-                        why: status.evidence().first().cloned().unwrap_or_default(),
-                    });
-                }
-                (Owner::Other, _) => return Err(LeadError::ForeignTeam(team)),
-            }
-            notes.push(format!(
-                "Removed the team `{team}` left behind by a previous session (its lead was gone)."
-            ));
-        }
-        let orphans = crate::backend::orphans::find(&home);
-        if !orphans.is_empty() {
-            let list: Vec<String> = orphans.iter().take(5).map(|o| o.to_string()).collect();
-            notes.push(format!(
-                "Found {} thing(s) left behind by earlier sessions: {}{}. /clean removes them.",
-                orphans.len(),
-                list.join("; "),
-                if orphans.len() > 5 { "; …" } else { "" }
-            ));
-        }
+        let (file, liveness, previous) =
+            super::resume::open_team(&home, &team, &cwd.to_string_lossy(), opts.lead_mode)?;
         if let crate::backend::detect::BackendChoice::InProcess { notice: Some(n) } =
             &opts.backend_choice
         {
             notes.push(format!("{n}."));
         }
-        let mut file = TeamFile::new(&team, None, &cwd.to_string_lossy());
-        if let Some(lead) = file.member_mut(LEAD_NAME) {
-            lead.mode = Some(opts.lead_mode.as_str().to_string());
-        }
-        store::create_team(&home, &file)?;
         // Unlocked in-place writers (2.1.45 teammates) can empty the file or drop a member:
         // the lead repairs it from its last good copy (store::team_guard).
         store::team_guard::guard(&home, &team)?;
-        let liveness = LeadLiveness::acquire(&home, &team)?;
         let task_list = TaskList::new(&home, &team)?;
         home.ensure_dir(task_list.dir())?;
         let poller = Poller::open(&home, &team)?;
@@ -197,42 +150,19 @@ impl Controller {
                 (None, None)
             }
         };
-        let panes = super::panes::PaneSession::open(
-            &opts.backend_choice,
-            &home,
-            &team,
-            &file.lead_session_id,
-            opts.claude_by_default,
-            if opts.teammate_llm.is_some() {
-                "llm"
-            } else {
-                "shell"
-            },
-        );
-        crate::lead::emergency::register(
-            &home,
-            &team,
-            panes.as_ref().map(|p| p.executor.backend().clone()),
-            panes.as_ref().and_then(|p| p.private.clone()),
-        );
-        if let Some(hint) = panes.as_ref().and_then(|p| p.attach_hint.clone()) {
+        let (teammate_tx, teammate_rx) = mpsc::unbounded_channel();
+        let executor = open_executor(&opts, &home, &team, &file, &bridge, teammate_tx);
+        crate::lead::emergency::register(&home, &team, executor.clone());
+        if let Some(hint) = executor.attach_hint() {
             notes.push(format!(
                 "Teammates run in panes of a private tmux server: watch them with `{hint}`."
             ));
         }
-        let (teammate_tx, teammate_rx) = mpsc::unbounded_channel();
-        let mut executor = InProcessExecutor::new(&home, &team, bridge.asker(), teammate_tx);
-        if let Some(llm) = opts.teammate_llm.clone() {
-            executor = executor.with_config(move |c| {
-                c.engine = crate::agent::runtime::EngineKind::llm(llm.clone());
-            });
-        }
-        let executor = Arc::new(executor);
         let mut controller = Controller {
             home,
             team,
             cwd,
-            backend: std::mem::take(&mut opts.backend),
+            kind: executor.kind(),
             lead_mode: opts.lead_mode,
             team_file: file,
             tasks: Vec::new(),
@@ -241,7 +171,8 @@ impl Controller {
             plans: PlanQueue::new(),
             tracking: HashMap::new(),
             executor,
-            panes,
+            record: SessionRecord::default(),
+            previous,
             claude_by_default: opts.claude_by_default,
             teammate_model: opts.teammate_model.clone(),
             worktree_by_default: opts.worktree_by_default,
@@ -261,9 +192,14 @@ impl Controller {
             _watcher: watcher,
             reported: HashSet::new(),
         };
+        controller.record.backend = Some(controller.kind.as_str().to_string());
+        controller.record.pane_session = controller.executor.session_record();
+        if controller.previous.is_none() {
+            controller.save_record();
+        }
         controller.emit(LeadEvent::Started {
             team: controller.team.clone(),
-            backend: controller.backend.clone(),
+            backend: controller.kind,
             lead_mode: controller.lead_mode,
         });
         controller.emit(LeadEvent::LeadMode(controller.lead_mode));
@@ -279,6 +215,13 @@ impl Controller {
         Ok((controller, channels))
     }
 
+    /// Writes the session record (what the next lead needs); a failure is told once.
+    pub fn save_record(&mut self) {
+        if let Err(e) = self.record.write(&self.home, &self.team) {
+            self.note_once(format!("Cannot write the session record: {e}"));
+        }
+    }
+
     pub fn team_name(&self) -> &str {
         &self.team
     }
@@ -287,7 +230,12 @@ impl Controller {
     pub async fn run(mut self, mut ch: Channels) {
         self.reload_team();
         self.reload_tasks();
+        if let Some(previous) = self.previous.take() {
+            self.resume(previous).await;
+        }
+        self.note_orphans().await;
         self.start_demo().await;
+        let mut liveness = super::liveness::spawn_poller(self.executor.clone());
         let mut safety = tokio::time::interval(SAFETY_POLL);
         safety.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut commands_open = true;
@@ -325,6 +273,7 @@ impl Controller {
                     }
                 }
                 Some(message) = ch.bridge.recv() => self.on_bridge(message),
+                Some(reports) = liveness.recv() => self.on_liveness(reports),
                 Some(event) = super::model::LeadModel::next_event(&mut self.lead_model) => {
                     self.on_model_event(event).await
                 }
@@ -511,6 +460,40 @@ impl Controller {
         self.executor.wake(to);
         Ok(())
     }
+}
+
+/// The session's one executor: panes when the backend choice has a pane backend, else
+/// in-process tasks.
+fn open_executor(
+    opts: &LeadOptions,
+    home: &Home,
+    team: &str,
+    file: &TeamFile,
+    bridge: &LeaderBridge,
+    teammate_tx: mpsc::UnboundedSender<TeammateEvent>,
+) -> Arc<dyn TeammateExecutor> {
+    let engine = if opts.teammate_llm.is_some() {
+        "llm"
+    } else {
+        "shell"
+    };
+    if let Some(panes) = PaneExecutor::for_choice(
+        &opts.backend_choice,
+        home,
+        team,
+        &file.lead_session_id,
+        opts.claude_by_default,
+        engine,
+    ) {
+        return Arc::new(panes);
+    }
+    let mut executor = InProcessExecutor::new(home, team, bridge.asker(), teammate_tx);
+    if let Some(llm) = opts.teammate_llm.clone() {
+        executor = executor.with_config(move |c| {
+            c.engine = crate::agent::runtime::EngineKind::llm(llm.clone());
+        });
+    }
+    Arc::new(executor)
 }
 
 /// One watcher over the team's directories, reacting within [`WATCH_COALESCE`].

@@ -1,13 +1,14 @@
 //! Composer text: slash commands, `@name text`, text in a teammate's view, and plain text
 //! (to the lead model when the session has one, else the user is told how to address
-//! teammates). Also the task commands, and starting a demo plan (spawning is in `spawn`).
+//! teammates). Also the task commands and starting a demo plan; spawning is in `spawn`.
 
 use serde_json::{Map, Value};
 
+use super::outcome::{OpError, OpResult, Outcome};
 use super::spawn::SpawnFlags;
 use super::state::Controller;
 use crate::lead::commands::{Input, ShutdownTarget, SlashCommand, help_text, parse_input};
-use crate::lead::team_view::{backend_of, status_of};
+use crate::lead::team_view::status_of;
 use crate::lead::view::{LeadEvent, TeammateStatus, TranscriptItem, ViewTarget};
 use crate::protocol::PermissionMode;
 use crate::protocol::frames::{Frame, TaskAssignment};
@@ -65,17 +66,22 @@ impl Controller {
                     claude: claude.then_some(true),
                     worktree: worktree.then_some(true),
                 };
-                self.spawn_teammate_with(&name, flags, &prompt).await;
+                let done = self.spawn_teammate_with(&name, flags, &prompt).await;
+                self.report(done);
             }
             SlashCommand::TaskAdd {
                 subject,
                 blocked_by,
                 command,
             } => {
-                self.add_task(&subject, "", blocked_by, command.as_deref());
+                let done = self.add_task(&subject, "", blocked_by, command.as_deref());
+                self.report(done);
             }
             SlashCommand::TaskList => self.list_tasks(),
-            SlashCommand::TaskAssign { id, name } => self.assign_task(&id, &name),
+            SlashCommand::TaskAssign { id, name } => {
+                let done = self.assign_task(&id, &name);
+                self.report(done);
+            }
             SlashCommand::Msg { to, text } => self.message_teammate(&to, &text, true),
             SlashCommand::Broadcast { text } => self.broadcast(&text),
             SlashCommand::Shutdown {
@@ -83,8 +89,15 @@ impl Controller {
             } => self.shutdown_all(),
             SlashCommand::Shutdown {
                 target: ShutdownTarget::One(name),
-            } => self.shutdown_one(&name),
+            } => {
+                let done = self.shutdown_one(&name);
+                self.report(done);
+            }
             SlashCommand::Kill { name } => self.kill(&name).await,
+            SlashCommand::Respawn { name } => {
+                let done = self.respawn(&name).await;
+                self.report(done);
+            }
             SlashCommand::Mode { name, mode, force } => {
                 if !force && self.leaves_required_plan(&name, mode) {
                     self.note(format!(
@@ -110,6 +123,7 @@ impl Controller {
             SlashCommand::Help => self.note(help_text()),
             SlashCommand::Clean => self.clean_orphans(),
             SlashCommand::Quit => self.begin_quit("asked by the user"),
+            SlashCommand::Detach => self.detach().await,
         }
     }
 
@@ -168,41 +182,22 @@ impl Controller {
         description: &str,
         blocked_by: Vec<String>,
         command: Option<&str>,
-    ) -> Option<String> {
+    ) -> OpResult {
         let metadata = command.map(|c| {
             let mut m = Map::new();
             m.insert("command".to_string(), Value::String(c.to_string()));
             m
         });
-        match self
+        let task = self
             .task_list
             .create(subject, description, blocked_by.clone(), metadata)
-        {
-            Ok(task) => {
-                let blockers = if blocked_by.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        ", blocked by {}",
-                        blocked_by
-                            .iter()
-                            .map(|b| format!("#{b}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                };
-                self.note(format!(
-                    "Added task #{} \"{}\"{blockers}.",
-                    task.id, task.subject
-                ));
-                self.reload_tasks();
-                Some(task.id)
-            }
-            Err(e) => {
-                self.note(format!("Cannot add the task: {e}"));
-                None
-            }
-        }
+            .map_err(|e| OpError::Refused(format!("Cannot add the task: {e}")))?;
+        self.reload_tasks();
+        Ok(Outcome::TaskAdded {
+            id: task.id,
+            subject: task.subject,
+            blocked_by,
+        })
     }
 
     fn list_tasks(&mut self) {
@@ -240,28 +235,30 @@ impl Controller {
     }
 
     /// `/task assign ID NAME`: sets the owner and sends `task_assignment` to it.
-    pub fn assign_task(&mut self, id: &str, name: &str) {
+    pub fn assign_task(&mut self, id: &str, name: &str) -> OpResult {
         if !self.has_teammate(name) {
-            return self.no_such_teammate(name);
+            return Err(self.no_such_teammate_error(name));
+        }
+        if let Some(how) = self.tracking.get(name).and_then(|t| t.stopped.clone()) {
+            return Err(OpError::Refused(format!(
+                "{name} is not running ({how}): /respawn {name} first."
+            )));
         }
         let owner = name.to_string();
-        let updated = self.task_list.update(id, |t| {
-            t.owner = Some(owner);
-            Ok(t.clone())
-        });
-        let task = match updated {
-            Ok(t) => t,
-            Err(e) => {
-                self.note(format!("Cannot assign task #{id}: {e}"));
-                return;
-            }
-        };
+        let task = self
+            .task_list
+            .update(id, |t| {
+                t.owner = Some(owner);
+                Ok(t.clone())
+            })
+            .map_err(|e| OpError::Refused(format!("Cannot assign task #{id}: {e}")))?;
         self.send_assignment(&task.id, name);
         self.reload_tasks();
-        self.note(format!(
-            "Assigned task #{} \"{}\" to {name}.",
-            task.id, task.subject
-        ));
+        Ok(Outcome::TaskAssigned {
+            id: task.id,
+            subject: task.subject,
+            owner: name.to_string(),
+        })
     }
 
     /// Sends `task_assignment` for task `id` to `owner`.
@@ -299,7 +296,7 @@ impl Controller {
         let waiting = self.permissions.waiting_by_worker();
         let mut lines = vec![format!(
             "Team {} — lead mode {}, backend {}",
-            self.team, self.lead_mode, self.backend
+            self.team, self.lead_mode, self.kind
         )];
         for m in self.team_file.teammates() {
             let status = status_of(
@@ -313,12 +310,15 @@ impl Controller {
                 TeammateStatus::Idle { .. } => "idle".to_string(),
                 TeammateStatus::ShuttingDown => "shutting down".to_string(),
                 TeammateStatus::Gone => "gone".to_string(),
+                TeammateStatus::Stopped { how } => how,
             };
+            let backend = m
+                .backend_kind()
+                .map_or_else(|| "unknown".to_string(), |k| k.to_string());
             lines.push(format!(
-                "  {} — {status}, {} mode, {}",
+                "  {} — {status}, {} mode, {backend}",
                 m.name,
                 m.permission_mode(),
-                backend_of(m)
             ));
         }
         if lines.len() == 1 {
@@ -347,14 +347,17 @@ impl Controller {
                 .iter()
                 .filter_map(|i| ids.get(*i).cloned())
                 .collect();
-            let Some(id) = self.add_task(
+            let added = self.add_task(
                 &task.subject,
                 &task.description,
                 blocked_by,
                 Some(&task.command),
-            ) else {
-                return;
+            );
+            let id = match &added {
+                Ok(Outcome::TaskAdded { id, .. }) => id.clone(),
+                _ => return self.report(added),
             };
+            self.report(added);
             // Owners are set before anyone runs, so no teammate claims another's task.
             if let Some(owner) = &task.owner {
                 let owner = owner.clone();
@@ -369,13 +372,15 @@ impl Controller {
         }
         self.reload_tasks();
         for mate in &teammates {
-            self.spawn_teammate(
-                &mate.name,
-                mate.plan_mode_required,
-                Some(mate.mode),
-                &mate.prompt,
-            )
-            .await;
+            let done = self
+                .spawn_teammate(
+                    &mate.name,
+                    mate.plan_mode_required,
+                    Some(mate.mode),
+                    &mate.prompt,
+                )
+                .await;
+            self.report(done);
         }
         // Each teammate hears of its tasks after its prompt (spawning clears its inbox).
         for (task, id) in tasks.iter().zip(&ids) {

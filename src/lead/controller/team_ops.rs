@@ -1,13 +1,14 @@
 //! The UI's commands, and the team operations behind them: modes (the lead's, one teammate's,
-//! "cycle all" in one team-file write), shutdown requests, kill, prune idle, hide/jump (pane
-//! backends only), interrupting a teammate's turn, and quit.
+//! "cycle all" in one team-file write), shutdown requests, kill, prune idle, hide/jump,
+//! interrupting a teammate's turn, and quit. Runtime operations go through the session's one
+//! executor.
 
+use super::outcome::{OpError, OpResult, Outcome};
 use super::state::Controller;
-use crate::backend::executor::{TeammateExecutor, shutdown_request_id};
+use crate::backend::executor::shutdown_request;
 use crate::lead::team_view::status_of;
 use crate::lead::view::{LeadCommand, LeadEvent, TeammateStatus};
-use crate::protocol::frames::{Frame, ModeSetRequest, ShutdownRequest};
-use crate::protocol::time::now_iso;
+use crate::protocol::frames::{Frame, ModeSetRequest};
 use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
 use crate::store;
 
@@ -34,16 +35,19 @@ impl Controller {
                 }
             }
             LeadCommand::SetTeammateMode { name, mode } => self.set_teammate_mode(&name, mode),
-            LeadCommand::Shutdown { name } => self.shutdown_one(&name),
+            LeadCommand::Shutdown { name } => {
+                let done = self.shutdown_one(&name);
+                self.report(done);
+            }
             LeadCommand::Kill { name } => self.kill(&name).await,
             LeadCommand::PruneIdle => self.prune_idle(),
             LeadCommand::ToggleHidden { name } => {
-                if self.pane_only(&name) {
+                if self.known_teammate(&name) {
                     self.toggle_hidden(&name).await;
                 }
             }
             LeadCommand::Jump { name } => {
-                if self.pane_only(&name) {
+                if self.known_teammate(&name) {
                     self.jump(&name).await;
                 }
             }
@@ -61,6 +65,7 @@ impl Controller {
                 }
             }
             LeadCommand::Quit => self.begin_quit("asked by the user"),
+            LeadCommand::Detach => self.detach().await,
         }
     }
 
@@ -75,16 +80,23 @@ impl Controller {
     }
 
     pub fn no_such_teammate(&mut self, name: &str) {
-        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
-        if names.is_empty() {
-            self.note(format!(
-                "There is no teammate named {name} (the team has none yet: /spawn NAME PROMPT)."
-            ));
-        } else {
-            self.note(format!(
-                "There is no teammate named {name} (teammates: {}).",
-                names.join(", ")
-            ));
+        let e = self.no_such_teammate_error(name);
+        self.note(e.to_string());
+    }
+
+    /// The error for a name that is no teammate, listing those there are.
+    pub fn no_such_teammate_error(&self, name: &str) -> OpError {
+        OpError::NoSuchTeammate {
+            name: name.to_string(),
+            known: self.team_file.teammates().map(|m| m.name.clone()).collect(),
+        }
+    }
+
+    /// Shows an operation's outcome (or why it was not done) as a note.
+    pub fn report(&mut self, result: OpResult) {
+        match result {
+            Ok(outcome) => self.note(outcome.to_string()),
+            Err(e) => self.note(e.to_string()),
         }
     }
 
@@ -147,14 +159,8 @@ impl Controller {
 
     /// Writes a `shutdown_request` to `name`'s inbox and remembers its id. False on failure.
     pub fn send_shutdown_request(&mut self, name: &str, reason: Option<&str>) -> bool {
-        let request_id = shutdown_request_id(name);
-        let frame = Frame::ShutdownRequest(ShutdownRequest {
-            request_id: request_id.clone(),
-            from: LEAD_NAME.to_string(),
-            reason: reason.map(str::to_string),
-            timestamp: now_iso(),
-        });
-        match self.deliver(name, InboxEntry::frame(LEAD_NAME, &frame)) {
+        let (request_id, entry) = shutdown_request(name, reason);
+        match self.deliver(name, entry) {
             Ok(()) => {
                 self.tracking
                     .entry(name.to_string())
@@ -170,12 +176,18 @@ impl Controller {
     }
 
     /// Asks one teammate to shut down.
-    pub fn shutdown_one(&mut self, name: &str) {
+    pub fn shutdown_one(&mut self, name: &str) -> OpResult {
         if !self.has_teammate(name) {
-            return self.no_such_teammate(name);
+            return Err(self.no_such_teammate_error(name));
         }
         if self.send_shutdown_request(name, None) {
-            self.note(format!("Asked {name} to shut down."));
+            Ok(Outcome::ShutdownAsked {
+                name: name.to_string(),
+            })
+        } else {
+            Err(OpError::Refused(format!(
+                "{name} was not asked to shut down."
+            )))
         }
     }
 
@@ -199,12 +211,8 @@ impl Controller {
         if !self.has_teammate(name) {
             return self.no_such_teammate(name);
         }
-        if self.is_pane_member(name) {
-            self.kill_pane(name).await;
-        } else if self.executor.handle(name).is_some()
-            && let Err(e) = self.executor.kill(name).await
-        {
-            tracing::warn!("killing {name}: {e}");
+        if let Err(e) = self.executor.kill(name).await {
+            tracing::info!("killing {name}: {e}");
         }
         self.remove_teammate(name, "was killed");
     }
@@ -238,30 +246,12 @@ impl Controller {
         ));
     }
 
-    /// Hide/show and jump exist for pane teammates only: true when `name` has a pane here.
-    fn pane_only(&mut self, name: &str) -> bool {
-        if !self.has_teammate(name) {
-            self.no_such_teammate(name);
-            return false;
+    /// Is `name` a teammate (told when not)?
+    fn known_teammate(&mut self, name: &str) -> bool {
+        if self.has_teammate(name) {
+            return true;
         }
-        match self.team_file.member(name) {
-            None => {
-                self.no_such_teammate(name);
-                false
-            }
-            Some(m) if crate::lead::team_view::backend_of(m) == "in-process" => {
-                self.note(format!(
-                    "{name} is in-process: use Shift+↓ to open its view."
-                ));
-                false
-            }
-            Some(_) if self.panes.is_none() => {
-                self.note(format!(
-                    "{name} runs in a pane this lead session did not open."
-                ));
-                false
-            }
-            Some(_) => true,
-        }
+        self.no_such_teammate(name);
+        false
     }
 }

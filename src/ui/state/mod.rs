@@ -22,9 +22,6 @@ use crate::ui::transcript::Transcript;
 
 use queue::LocalQueue;
 
-/// The backend label of teammates that run inside this process (they have inline views).
-pub const IN_PROCESS: &str = "in-process";
-
 /// Which part of the main screen has the keyboard when no dialog is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -169,7 +166,7 @@ impl AppState {
 
     /// Whether a teammate runs in this process (and so has an inline view).
     pub fn is_in_process(&self, name: &str) -> bool {
-        self.teammate(name).is_some_and(|t| t.backend == IN_PROCESS)
+        self.teammate(name).is_some_and(|t| t.in_process())
     }
 
     /// The views Shift+↓/↑ cycles through: the lead, then each in-process teammate.
@@ -178,7 +175,7 @@ impl AppState {
             .chain(
                 self.team
                     .iter()
-                    .filter(|t| t.backend == IN_PROCESS)
+                    .filter(|t| t.in_process())
                     .map(|t| ViewTarget::Teammate(t.name.clone())),
             )
             .collect()
@@ -214,7 +211,7 @@ impl AppState {
                 lead_mode,
             } => {
                 self.team_name = team;
-                self.backend = backend;
+                self.backend = backend.to_string();
                 self.lead_mode = lead_mode;
             }
             LeadEvent::Transcript(item) => {

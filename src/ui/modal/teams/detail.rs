@@ -60,10 +60,10 @@ pub fn render(t: &TeammateView, expanded: bool, area: Rect, buf: &mut Buffer, st
             width,
         ));
     }
-    let pane = if t.pane_id.is_empty() || t.pane_id == t.backend {
-        t.backend.clone()
+    let pane = if t.pane_id.is_empty() || t.pane_id == t.backend_label() {
+        t.backend_label().to_string()
     } else {
-        format!("{} · pane {}", t.backend, t.pane_id)
+        format!("{} · pane {}", t.backend_label(), t.pane_id)
     };
     lines.extend(row("backend", text(pane), width));
     lines.extend(row("cwd", text(t.cwd.clone()), width));

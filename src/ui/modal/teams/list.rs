@@ -84,7 +84,10 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
         .map(|t| str_width(&status_of(t, state.now_ms)))
         .max()
         .unwrap_or(0)
-        .min(24);
+        // Wide enough for how a teammate stopped (`exited (127: claude not found)`), never
+        // wider than the row.
+        .min(32)
+        .min(width.saturating_sub(4 + name_w + 2));
     let mode_w = team
         .iter()
         .map(|t| t.mode.as_str().len())
@@ -92,7 +95,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
         .unwrap_or(0);
     let backend_w = team
         .iter()
-        .map(|t| str_width(&t.backend))
+        .map(|t| str_width(t.backend_label()))
         .max()
         .unwrap_or(0);
     let usage_w = team
@@ -146,7 +149,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
         }
         if show_backend {
             spans.push(Span::raw("  "));
-            spans.push(Span::styled(pad(&t.backend, backend_w), dim()));
+            spans.push(Span::styled(pad(t.backend_label(), backend_w), dim()));
         }
         if show_usage {
             let usage = usage_of(t);

@@ -1,7 +1,10 @@
 //! The tmux pane backend (PROTOCOL.md 6): inside tmux it splits the lead's pane (lead 30 %,
 //! teammates 70 %, main-vertical); outside tmux it runs a private server per lead session with a
 //! tiled window. Panes start `cat` as a placeholder and the teammate command is started with
-//! `respawn-pane -k`; pane creation is serialized.
+//! `respawn-pane -k`; pane creation is serialized. What a pane's state is, what it shows, and
+//! taking over a previous session's private server are in [`state`].
+
+mod state;
 
 use std::process::Command;
 use std::sync::Mutex;

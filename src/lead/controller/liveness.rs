@@ -1,0 +1,131 @@
+//! Honest liveness: a dedicated task asks the session's executor every [`LIVENESS_EVERY`]
+//! whether each teammate still runs (the terminal calls run on the blocking pool, never on the
+//! controller's loop) and sends the reports to the loop. A teammate whose process exited,
+//! crashed, whose pane closed, or that never started is marked stopped with what happened
+//! (`exited (127: claude not found)`, `crashed (…)`, `closed`) and the last lines of its pane;
+//! its unfinished tasks go back to pending with no owner; the user is told once, with
+//! `/respawn NAME`. A teammate that was asked to shut down and left is simply removed.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::incoming::gone_note;
+use super::state::{Controller, Phase};
+use crate::backend::executor::{LivenessReport, TeammateExecutor};
+use crate::protocol::Task;
+
+/// How often the executor is asked.
+pub const LIVENESS_EVERY: Duration = Duration::from_millis(500);
+
+/// Starts the task that polls `executor`; reports arrive on the returned receiver until it is
+/// dropped.
+pub fn spawn_poller(
+    executor: std::sync::Arc<dyn TeammateExecutor>,
+) -> mpsc::Receiver<Vec<LivenessReport>> {
+    let (tx, rx) = mpsc::channel(2);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(LIVENESS_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if tx.is_closed() {
+                return;
+            }
+            let reports = executor.liveness().await;
+            if reports.iter().all(|r| r.liveness.is_running()) {
+                continue;
+            }
+            if tx.send(reports).await.is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+impl Controller {
+    /// Reports of the liveness poller.
+    pub fn on_liveness(&mut self, reports: Vec<LivenessReport>) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        let fresh: Vec<LivenessReport> = reports
+            .into_iter()
+            .filter(|r| !r.liveness.is_running())
+            .filter(|r| {
+                self.tracking
+                    .get(&r.name)
+                    .is_none_or(|t| t.stopped.is_none())
+            })
+            .collect();
+        if fresh.is_empty() {
+            return;
+        }
+        // A teammate that shut down wrote its `shutdown_approved` before it exited.
+        self.poll_inbox();
+        self.reload_team();
+        for report in fresh {
+            let name = report.name.clone();
+            if self.team_file.member(&name).is_none() {
+                self.forget_runtime(&name);
+                continue;
+            }
+            let asked = self
+                .tracking
+                .get(&name)
+                .is_some_and(|t| t.shutdown_request.is_some());
+            if asked {
+                self.forget_runtime(&name);
+                self.remove_teammate(&name, "has shut down");
+                continue;
+            }
+            let status = report.liveness.to_string();
+            let unassigned = self.unassign_tasks_of(&name);
+            self.tracking.entry(name.clone()).or_default().stopped = Some(status.clone());
+            let mut text = gone_note(&name, &status, &unassigned);
+            if !report.tail.is_empty() {
+                text.push_str("\nIts pane's last lines:");
+                for line in &report.tail {
+                    text.push_str(&format!("\n  {}", crate::protocol::inbox::clip(line, 200)));
+                }
+            }
+            text.push_str(&format!("\n/respawn {name} starts it again."));
+            self.permissions.remove_worker(&name);
+            self.plans.remove_worker(&name);
+            self.note(text);
+        }
+        self.reload_tasks();
+    }
+
+    /// Marks `name` stopped with `status` (no note) and frees its tasks; returns how many.
+    pub fn mark_stopped(&mut self, name: &str, status: &str) -> usize {
+        let unassigned = self.unassign_tasks_of(name).len();
+        self.tracking.entry(name.to_string()).or_default().stopped = Some(status.to_string());
+        self.permissions.remove_worker(name);
+        self.plans.remove_worker(name);
+        self.reload_tasks();
+        unassigned
+    }
+
+    /// Sets each unfinished task of `name` (by name or agent id) back to pending, no owner.
+    pub fn unassign_tasks_of(&mut self, name: &str) -> Vec<Task> {
+        let agent_id = self.team_file.member(name).map(|m| m.agent_id.clone());
+        let mut unassigned: Vec<Task> = Vec::new();
+        for owner in std::iter::once(name.to_string()).chain(agent_id) {
+            match self.task_list.unassign_owner(&owner) {
+                Ok(tasks) => unassigned.extend(tasks),
+                Err(e) => self.note(format!("Could not unassign the tasks of {owner}: {e}")),
+            }
+        }
+        unassigned.sort_by_key(Task::numeric_id);
+        unassigned
+    }
+
+    /// The executor lets go of a teammate that left (in the background: it may close a pane).
+    pub fn forget_runtime(&self, name: &str) {
+        let executor = self.executor.clone();
+        let name = name.to_string();
+        tokio::spawn(async move { executor.release(&name).await });
+    }
+}

@@ -1,0 +1,188 @@
+//! Typed results of the team operations the slash commands and the lead model share (spawn,
+//! respawn, tasks, shutdown, kill). Each operation returns an [`Outcome`] or an [`OpError`];
+//! the slash commands show it as a note ([`std::fmt::Display`]), the lead model gets
+//! [`Outcome::for_model`] as its tool result. Nothing is rebuilt from the transcript's prose.
+
+use std::fmt;
+
+use crate::protocol::{BackendKind, Color, PermissionMode};
+
+/// A teammate that was started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    pub name: String,
+    /// The name asked for (`name` differs when it was taken).
+    pub requested: String,
+    pub color: Color,
+    pub kind: BackendKind,
+    /// `tmuxPaneId` (a pane id, or `in-process`).
+    pub pane_id: String,
+    pub claude: bool,
+    pub mode: PermissionMode,
+    pub plan_mode_required: bool,
+}
+
+impl Started {
+    fn place(&self) -> String {
+        if self.kind.is_pane() {
+            format!("{} pane {}", self.kind, self.pane_id)
+        } else {
+            self.kind.to_string()
+        }
+    }
+}
+
+/// What an operation did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Spawned(Started),
+    /// A teammate that had stopped runs again under its name.
+    Respawned(Started),
+    TaskAdded {
+        id: String,
+        subject: String,
+        blocked_by: Vec<String>,
+    },
+    TaskAssigned {
+        id: String,
+        subject: String,
+        owner: String,
+    },
+    ShutdownAsked {
+        name: String,
+    },
+}
+
+impl Outcome {
+    /// The tool result for the lead model: the note, plus what it needs to go on.
+    pub fn for_model(&self) -> String {
+        match self {
+            Outcome::Spawned(s) | Outcome::Respawned(s) => {
+                format!("{self}\nThe teammate's name is {}.", s.name)
+            }
+            Outcome::TaskAdded { id, .. } => format!("{self}\nThe task id is {id}."),
+            Outcome::TaskAssigned { .. } | Outcome::ShutdownAsked { .. } => self.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Spawned(s) | Outcome::Respawned(s) => {
+                let verb = if matches!(self, Outcome::Respawned(_)) {
+                    "Respawned"
+                } else {
+                    "Spawned"
+                };
+                let renamed = if s.name != s.requested {
+                    format!(" (as {})", s.name)
+                } else {
+                    String::new()
+                };
+                write!(
+                    f,
+                    "{verb} {}{renamed}: {}, {}{}, {} mode{}.",
+                    s.name,
+                    s.color.as_str(),
+                    s.place(),
+                    if s.claude { ", Claude Code" } else { "" },
+                    s.mode,
+                    if s.plan_mode_required {
+                        ", plan approval required"
+                    } else {
+                        ""
+                    }
+                )
+            }
+            Outcome::TaskAdded {
+                id,
+                subject,
+                blocked_by,
+            } => {
+                write!(f, "Added task #{id} \"{subject}\"")?;
+                if !blocked_by.is_empty() {
+                    let ids: Vec<String> = blocked_by.iter().map(|b| format!("#{b}")).collect();
+                    write!(f, ", blocked by {}", ids.join(", "))?;
+                }
+                f.write_str(".")
+            }
+            Outcome::TaskAssigned { id, subject, owner } => {
+                write!(f, "Assigned task #{id} \"{subject}\" to {owner}.")
+            }
+            Outcome::ShutdownAsked { name } => write!(f, "Asked {name} to shut down."),
+        }
+    }
+}
+
+/// Why an operation was not done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpError {
+    NoSuchTeammate {
+        name: String,
+        known: Vec<String>,
+    },
+    /// The lead is quitting.
+    ShuttingDown,
+    /// Anything else, said in one sentence.
+    Refused(String),
+}
+
+impl fmt::Display for OpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpError::NoSuchTeammate { name, known } if known.is_empty() => write!(
+                f,
+                "There is no teammate named {name} (the team has none yet: /spawn NAME PROMPT)."
+            ),
+            OpError::NoSuchTeammate { name, known } => write!(
+                f,
+                "There is no teammate named {name} (teammates: {}).",
+                known.join(", ")
+            ),
+            OpError::ShuttingDown => f.write_str("The lead is shutting down: nothing was done."),
+            OpError::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+/// What an operation returns.
+pub type OpResult = Result<Outcome, OpError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_and_model_results() {
+        let started = Started {
+            name: "builder-2".into(),
+            requested: "builder".into(),
+            color: Color::Blue,
+            kind: BackendKind::Tmux,
+            pane_id: "%4".into(),
+            claude: true,
+            mode: PermissionMode::AcceptEdits,
+            plan_mode_required: false,
+        };
+        let spawned = Outcome::Spawned(started);
+        assert_eq!(
+            spawned.to_string(),
+            "Spawned builder-2 (as builder-2): blue, tmux pane %4, Claude Code, acceptEdits mode."
+        );
+        assert!(
+            spawned
+                .for_model()
+                .ends_with("The teammate's name is builder-2.")
+        );
+        let added = Outcome::TaskAdded {
+            id: "3".into(),
+            subject: "test".into(),
+            blocked_by: vec!["1".into(), "2".into()],
+        };
+        assert_eq!(
+            added.to_string(),
+            "Added task #3 \"test\", blocked by #1, #2."
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! Starting on a team that outlived its lead. The start-up decision ([`open_team`]): a new team
+//! is created; a teamlead team whose lead `lead_probe` proves dead is *adopted*, never deleted
+//! (its liveness flock is taken first: it is the arbiter when several leads start at once, and
+//! the losers are told the team has a running lead); a team whose lead runs, may run, or that
+//! is not teamlead's is refused. Adoption ([`Controller::resume`]), once the controller runs:
+//! the previous session's pane server is taken over, every pane teammate still running is
+//! re-bound through the executor, the others (in-process teammates die with their lead) are
+//! listed with `/respawn NAME`, their tasks go back to pending, permission and plan requests
+//! the previous lead received and never answered are queued again, and the unread messages of
+//! the lead's inbox are delivered (once: the delivery log de-duplicates). One note says what was
+//! found and what was done.
+
+use super::LeadError;
+use super::state::Controller;
+use crate::backend::executor::AdoptRequest;
+use crate::lead::poller::{Incoming, classify};
+use crate::protocol::frames::Frame;
+use crate::protocol::{LEAD_NAME, PermissionMode, TeamFile};
+use crate::store::delivery::DeliveryTail;
+use crate::store::{self, Home, LeadLiveness, SessionRecord, StoreError};
+
+/// What the previous lead of an adopted team left.
+#[derive(Debug)]
+pub(crate) struct Previous {
+    pub lead_pid: Option<u32>,
+    pub record: Option<SessionRecord>,
+}
+
+/// Creates the team, or adopts the one a dead teamlead lead left; takes the liveness lock.
+pub(crate) fn open_team(
+    home: &Home,
+    team: &str,
+    cwd: &str,
+    lead_mode: PermissionMode,
+) -> Result<(TeamFile, LeadLiveness, Option<Previous>), LeadError> {
+    use crate::backend::lead_probe::{self, LeadStatus, Owner};
+    if home.config_path(team)?.exists() {
+        let probe = lead_probe::probe(home, team);
+        match (probe.owner, &probe.status) {
+            (Owner::Teamlead, LeadStatus::Dead { .. }) => {
+                // The flock decides who adopts: whoever holds it leads the team.
+                let liveness = LeadLiveness::acquire(home, team)?;
+                match store::read_team(home, team) {
+                    Ok(_) => {
+                        store::set_modes(home, team, &[(LEAD_NAME, lead_mode)])?;
+                        let file = store::read_team(home, team)?;
+                        let previous = Previous {
+                            lead_pid: probe.recorded_pid,
+                            record: SessionRecord::read(home, team),
+                        };
+                        return Ok((file, liveness, Some(previous)));
+                    }
+                    // Removed meanwhile (another lead adopted it and quit): start afresh.
+                    Err(StoreError::NotFound { .. }) => drop(liveness),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            (Owner::Teamlead, LeadStatus::Alive { .. }) if store::is_lead_alive(home, team) => {
+                return Err(StoreError::LeadAlive {
+                    team: team.to_string(),
+                    pid: store::liveness::lead_pid(home, team),
+                }
+                .into());
+            }
+            (Owner::Teamlead, status) => {
+                return Err(LeadError::TeamInUse {
+                    team: team.to_string(),
+                    why: status.evidence().first().cloned().unwrap_or_default(),
+                });
+            }
+            (Owner::Other, _) => return Err(LeadError::ForeignTeam(team.to_string())),
+        }
+    }
+    let mut file = TeamFile::new(team, None, cwd);
+    if let Some(lead) = file.member_mut(LEAD_NAME) {
+        lead.mode = Some(lead_mode.as_str().to_string());
+    }
+    store::create_team(home, &file)?;
+    let liveness = LeadLiveness::acquire(home, team)?;
+    Ok((file, liveness, None))
+}
+
+impl Controller {
+    /// Adopts the team the previous lead left (see the module header).
+    pub async fn resume(&mut self, previous: Previous) {
+        let record = previous.record.unwrap_or_default();
+        self.record.teammates = record.teammates.clone();
+        let mut notes = Vec::new();
+        if let Some(pane_session) = &record.pane_session {
+            match self.executor.take_over(pane_session).await {
+                Ok(true) => notes.push(format!(
+                    "took over its panes' tmux server -L {pane_session}"
+                )),
+                Ok(false) => {}
+                Err(e) => notes.push(format!("could not take over its panes ({e})")),
+            }
+        }
+        self.save_record();
+        self.reload_team();
+        self.reload_tasks();
+        let members: Vec<(String, String, Option<crate::protocol::BackendKind>)> = self
+            .team_file
+            .teammates()
+            .map(|m| (m.name.clone(), m.tmux_pane_id.clone(), m.backend_kind()))
+            .collect();
+        let mut adopted = Vec::new();
+        let mut lost = Vec::new();
+        for (name, pane_id, kind) in members {
+            let why = match kind {
+                Some(k) if k == self.kind && k.is_pane() => {
+                    let request = AdoptRequest {
+                        name: name.clone(),
+                        pane_id: pane_id.clone(),
+                    };
+                    match self.executor.adopt(request).await {
+                        Ok(_) => {
+                            self.tracking.entry(name.clone()).or_default();
+                            adopted.push(format!("{name} ({pane_id})"));
+                            continue;
+                        }
+                        Err(e) => e.to_string(),
+                    }
+                }
+                Some(k) if !k.is_pane() => "in-process teammates end with their lead".to_string(),
+                Some(k) => {
+                    // Out of this session's reach: ask it to leave rather than run unled.
+                    self.send_shutdown_request(&name, Some("the new lead cannot reach its pane"));
+                    format!("it runs in {k} and this session runs {}", self.kind)
+                }
+                None => "its backend is unknown".to_string(),
+            };
+            lost.push((name, why));
+        }
+        let mut unassigned = 0;
+        for (name, why) in &lost {
+            unassigned += self.mark_stopped(name, &format!("did not survive: {why}"));
+        }
+        let requeued = self.requeue_unanswered(&adopted_names(&adopted));
+        let before = self.poller.delivered();
+        self.poll_inbox();
+        let delivered = self.poller.delivered().saturating_sub(before);
+        let tasks = self.tasks.iter().filter(|t| !t.is_internal()).count();
+        let how = if record.kept {
+            "left with /quit --keep".to_string()
+        } else {
+            match previous.lead_pid {
+                Some(pid) => format!("its lead, pid {pid}, was gone"),
+                None => "its lead was gone".to_string(),
+            }
+        };
+        let mut text = format!(
+            "Resumed the team `{}` ({how}): kept {tasks} task(s); delivered {delivered} unread message(s)",
+            self.team
+        );
+        if requeued > 0 {
+            text.push_str(&format!(
+                "; {requeued} request(s) still wait for your answer"
+            ));
+        }
+        if !adopted.is_empty() {
+            text.push_str(&format!("; re-bound {}", adopted.join(", ")));
+        }
+        for n in notes {
+            text.push_str(&format!("; {n}"));
+        }
+        text.push('.');
+        if !lost.is_empty() {
+            let list: Vec<String> = lost.iter().map(|(n, why)| format!("{n} ({why})")).collect();
+            text.push_str(&format!(
+                "\nNot running: {}. {unassigned} task(s) went back to pending. /respawn NAME starts one again with its name, prompt, mode and worktree.",
+                list.join(", ")
+            ));
+        }
+        self.note(text);
+    }
+
+    /// Permission and plan requests of `names` the previous lead received (its delivery log)
+    /// and never answered (no answer with that id in the teammate's inbox) are queued again.
+    fn requeue_unanswered(&mut self, names: &[String]) -> usize {
+        if names.is_empty() {
+            return 0;
+        }
+        let Ok(path) = self.home.delivery_log_path(&self.team, LEAD_NAME) else {
+            return 0;
+        };
+        let mut tail = DeliveryTail::from_start(&path);
+        let mut asked = Vec::new();
+        while let Ok(read) = tail.read_new() {
+            if read.records.is_empty() {
+                break;
+            }
+            asked.extend(
+                read.records
+                    .into_iter()
+                    .filter(|r| names.contains(&r.entry.from))
+                    .map(|r| r.entry),
+            );
+        }
+        let mut count = 0;
+        for entry in asked {
+            let id = match entry.parse_frame() {
+                Some(Frame::PermissionRequest(r)) => r.request_id,
+                Some(Frame::PlanApprovalRequest(r)) => r.request_id,
+                _ => continue,
+            };
+            let answered = store::inbox::read(&self.home, &self.team, &entry.from)
+                .map(|inbox| inbox.entries.iter().any(|e| e.text.contains(&id)))
+                .unwrap_or(true);
+            if answered {
+                continue;
+            }
+            let incoming = classify(entry);
+            if matches!(
+                incoming,
+                Incoming::Permission { .. } | Incoming::Plan { .. }
+            ) {
+                count += 1;
+                self.on_incoming(incoming);
+            }
+        }
+        count
+    }
+}
+
+fn adopted_names(adopted: &[String]) -> Vec<String> {
+    adopted
+        .iter()
+        .filter_map(|a| a.split(" (").next().map(str::to_string))
+        .collect()
+}

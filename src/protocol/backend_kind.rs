@@ -1,0 +1,89 @@
+//! Where a teammate runs, as a type: [`BackendKind`]. The protocol's `backendType` strings
+//! (`tmux`, `iterm2`, `in-process`) exist only here, at the edge: they are parsed once when a
+//! member is read ([`crate::protocol::Member::backend_kind`]) and written from the enum.
+
+use std::fmt;
+
+/// The kinds of teammate executors teamlead knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// A pane of tmux (the user's server or a private one).
+    Tmux,
+    /// An iTerm2 split, through `it2`.
+    Iterm2,
+    /// A tokio task of the lead's own process.
+    InProcess,
+}
+
+impl BackendKind {
+    /// Every kind, in the order the UI lists them.
+    pub const ALL: [BackendKind; 3] = [
+        BackendKind::Tmux,
+        BackendKind::Iterm2,
+        BackendKind::InProcess,
+    ];
+
+    /// The `backendType` string of PROTOCOL.md 2.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Tmux => "tmux",
+            BackendKind::Iterm2 => "iterm2",
+            BackendKind::InProcess => "in-process",
+        }
+    }
+
+    /// Parses a `backendType` string; `None` for one this version does not know.
+    pub fn parse(text: &str) -> Option<BackendKind> {
+        BackendKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
+    /// Does a teammate of this kind live in a pane (a process of its own)?
+    pub fn is_pane(self) -> bool {
+        !matches!(self, BackendKind::InProcess)
+    }
+
+    /// The kind a member's `tmuxPaneId` implies when `backendType` is absent (older Claude
+    /// Code): `%N` is a tmux pane, `in-process` an in-process teammate, another non-empty id an
+    /// iTerm2 session; `""` (no pane yet) and `leader` say nothing.
+    pub fn from_pane_id(pane_id: &str) -> Option<BackendKind> {
+        if pane_id.starts_with('%') {
+            Some(BackendKind::Tmux)
+        } else if pane_id == BackendKind::InProcess.as_str() {
+            Some(BackendKind::InProcess)
+        } else if pane_id.is_empty() || pane_id == "leader" {
+            None
+        } else {
+            Some(BackendKind::Iterm2)
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_reads_pane_ids() {
+        for kind in BackendKind::ALL {
+            assert_eq!(BackendKind::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!(BackendKind::parse("wezterm"), None);
+        assert_eq!(BackendKind::from_pane_id("%12"), Some(BackendKind::Tmux));
+        assert_eq!(
+            BackendKind::from_pane_id("in-process"),
+            Some(BackendKind::InProcess)
+        );
+        assert_eq!(
+            BackendKind::from_pane_id("9F2C-11"),
+            Some(BackendKind::Iterm2)
+        );
+        assert_eq!(BackendKind::from_pane_id(""), None);
+        assert_eq!(BackendKind::from_pane_id("leader"), None);
+    }
+}

@@ -1,0 +1,59 @@
+//! The lead's session record, `teams/<team>/.teamlead/session.json`: what a later lead of the
+//! team needs to take it over and is not in `config.json` — where the panes live (a private
+//! tmux server's socket), how each teammate was started (a real `claude` or teamlead's own
+//! runtime), and whether the last lead left on purpose (`/quit --keep`). teamlead-only; Claude
+//! Code never reads it. Written atomically, read through the safe reader; a record that cannot
+//! be read counts as absent (the lead then knows less, and says so).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::Result;
+use super::home::Home;
+
+/// The largest record read.
+const MAX_RECORD_BYTES: u64 = 1024 * 1024;
+
+/// How one teammate was started.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TeammateRecord {
+    /// A real `claude` process (else teamlead's runtime).
+    #[serde(default)]
+    pub claude: bool,
+}
+
+/// The record of the team's last lead session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecord {
+    /// The `backendType` of its teammates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// What its executor needs to find its panes again (a private tmux server's socket).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane_session: Option<String>,
+    /// The lead left with `/quit --keep`: the team waits for the next lead.
+    #[serde(default)]
+    pub kept: bool,
+    #[serde(default)]
+    pub teammates: BTreeMap<String, TeammateRecord>,
+}
+
+impl SessionRecord {
+    /// The record of `team` (`None` when there is none or it cannot be read).
+    pub fn read(home: &Home, team: &str) -> Option<SessionRecord> {
+        let path = home.teamlead_dir(team).ok()?.join("session.json");
+        let bytes = super::safe_file::read_regular(&path, MAX_RECORD_BYTES).ok()??;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Writes the record of `team`.
+    pub fn write(&self, home: &Home, team: &str) -> Result<()> {
+        let dir = home.teamlead_dir(team)?;
+        home.ensure_dir(&dir)?;
+        let bytes = super::atomic::pretty_bytes(self);
+        super::atomic::write_atomic(&dir.join("session.json"), &bytes)
+    }
+}

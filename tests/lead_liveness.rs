@@ -1,0 +1,133 @@
+//! Honest liveness with the real binary outside tmux: a teammate whose program is missing
+//! (a `claude` teammate whose binary does not exist: its pane dies with status 127), one whose
+//! process is killed while it owns a task, and one whose pane the user closes are each shown as
+//! what happened (`exited (127: claude not found)`, `crashed (killed by signal 9)`, `closed`)
+//! within a second, in the transcript (once, with the pane's last lines) and in the teams
+//! dialog; the killed one's task goes back to pending with no owner; `/respawn` starts one again.
+
+#[path = "panes_common/mod.rs"]
+mod panes_common;
+
+use std::time::{Duration, Instant};
+
+use panes_common::{
+    PtyLead, Reaper, TestTmux, WAIT, Workspace, processes_of, sigkill, teammate_processes,
+    wait_until,
+};
+
+/// The liveness poll runs every 500 ms: what happened is on screen within a second.
+const SHOWN_WITHIN: Duration = Duration::from_millis(1_000);
+
+/// Waits for `what` on the lead's screen and returns how long it took from `since`.
+fn shown(lead: &PtyLead, what: &str, since: Instant) -> Duration {
+    lead.wait_screen(&format!("`{what}`"), |s| s.contains(what));
+    since.elapsed()
+}
+
+#[test]
+fn exited_crashed_and_closed_teammates_are_shown_as_such_and_free_their_tasks() {
+    let mut ws = Workspace::new("liveness");
+    ws.lead_env.push((
+        "TEAMLEAD_CLAUDE_BIN".to_string(),
+        "/nonexistent/bin/claude".to_string(),
+    ));
+    let mut reaper = Reaper::new(&ws);
+    let mut lead = PtyLead::start(&ws, 200, 60);
+    reaper.lead_pid = Some(lead.pid);
+    let private = TestTmux {
+        socket: format!("teamlead-{}", lead.pid),
+    };
+
+    // A Claude Code teammate whose binary is missing: it never starts.
+    let spawned = Instant::now();
+    lead.submit("/spawn ghost --agent claude stand by");
+    let ghost_in = shown(&lead, "ghost exited (127: claude not found)", spawned);
+    lead.wait_screen("the pane's last line", |s| s.contains("not found"));
+
+    // A teammate killed while it owns a task (waiting for the lead's approval).
+    lead.submit("/spawn worker stand by");
+    lead.wait_screen("worker spawned", |s| s.contains("Spawned worker:"));
+    lead.submit(r#"/task add "make proof" --command "echo proof > proof.txt""#);
+    lead.wait_screen("worker's request", |s| {
+        s.contains("@worker  needs permission")
+    });
+    assert_eq!(ws.task("1")["owner"], "worker");
+    let (pid, _) = teammate_processes(&ws.team)
+        .into_iter()
+        .find(|(_, line)| line.contains("--agent-name worker"))
+        .expect("worker's process");
+    let killed = Instant::now();
+    sigkill(pid);
+    let worker_in = shown(&lead, "worker crashed (killed by signal 9)", killed);
+    let screen = lead.screen();
+    assert!(
+        screen.contains(r#"1 task(s) were unassigned: #1 "make proof""#),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("/respawn worker starts it again"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("needs permission"),
+        "its request left the queue: {screen}"
+    );
+    assert_eq!(ws.task("1")["status"], "pending", "{}", ws.task("1"));
+    assert!(ws.task("1")["owner"].is_null(), "{}", ws.task("1"));
+
+    // A teammate whose pane the user closes.
+    lead.submit("/spawn closer stand by");
+    lead.wait_screen("closer spawned", |s| s.contains("Spawned closer:"));
+    let pane = ws.pane_of("closer").expect("closer's pane");
+    let closed_at = Instant::now();
+    private
+        .run(&["kill-pane", "-t", &pane])
+        .expect("close closer's pane");
+    let closer_in = shown(&lead, "closer closed.", closed_at);
+
+    // Each is told once, and the teams dialog says what happened to each.
+    let screen = lead.screen();
+    assert_eq!(screen.matches("worker crashed").count(), 1, "{screen}");
+    lead.wait_screen("the footer", |s| s.contains("● 3 stopped"));
+    lead.send(b"\x1b[B");
+    lead.wait_screen("the badge selected", |s| {
+        s.contains("open the teams dialog")
+    });
+    lead.send(b"\r");
+    lead.wait_screen("the teams dialog", |s| {
+        s.contains("exited (127: claude not found)")
+            && s.contains("crashed (killed by signal 9)")
+            && s.contains("closed")
+    });
+    lead.send(b"\x1b");
+    lead.wait_screen("the dialog closed", |s| !s.contains("h hide/show"));
+    // Esc again: from the badge back to the composer.
+    lead.send(b"\x1b");
+    lead.wait_screen("back in the composer", |s| {
+        s.contains("message the lead") && !s.contains("open the teams dialog")
+    });
+
+    // The crashed one starts again under its name and takes the task back.
+    lead.submit("/respawn worker");
+    lead.wait_screen("the respawn", |s| s.contains("Respawned worker:"));
+    wait_until(
+        "the respawned worker's request",
+        WAIT,
+        || ws.task("1")["owner"] == "worker",
+        || lead.screen(),
+    );
+
+    lead.submit("/quit");
+    assert!(lead.wait_exit(), "the lead exits 0");
+    assert!(processes_of(&ws).is_empty(), "{:?}", processes_of(&ws));
+    eprintln!(
+        "timings: missing binary shown {ghost_in:?} after /spawn, kill shown {worker_in:?}, closed pane shown {closer_in:?}"
+    );
+    for (what, took) in [
+        ("the missing binary", ghost_in),
+        ("the killed process", worker_in),
+        ("the closed pane", closer_in),
+    ] {
+        assert!(took < SHOWN_WITHIN, "{what} was shown after {took:?}");
+    }
+}
