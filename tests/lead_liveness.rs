@@ -68,10 +68,9 @@ fn exited_crashed_and_closed_teammates_are_shown_as_such_and_free_their_tasks() 
         screen.contains("/respawn worker starts it again"),
         "{screen}"
     );
-    assert!(
-        !screen.contains("needs permission"),
-        "its request left the queue: {screen}"
-    );
+    lead.wait_screen("its request left the queue", |s| {
+        !s.contains("needs permission")
+    });
     assert_eq!(ws.task("1")["status"], "pending", "{}", ws.task("1"));
     assert!(ws.task("1")["owner"].is_null(), "{}", ws.task("1"));
 

@@ -97,8 +97,9 @@ pub enum Focus {
 pub enum Liveness {
     Running,
     /// Its program ended with this exit status; `why` reads the status (`claude not found`).
+    /// (`None`: the terminal did not say.)
     Exited {
-        code: i32,
+        code: Option<i32>,
         why: Option<String>,
     },
     /// Its program was killed by a signal, or its task failed.
@@ -121,10 +122,14 @@ impl std::fmt::Display for Liveness {
         match self {
             Liveness::Running => f.write_str("running"),
             Liveness::Exited {
-                code,
+                code: Some(code),
                 why: Some(why),
             } => write!(f, "exited ({code}: {why})"),
-            Liveness::Exited { code, why: None } => write!(f, "exited ({code})"),
+            Liveness::Exited {
+                code: Some(code),
+                why: None,
+            } => write!(f, "exited ({code})"),
+            Liveness::Exited { code: None, .. } => f.write_str("exited"),
             Liveness::Crashed { why } => write!(f, "crashed ({why})"),
             Liveness::Closed => f.write_str("closed"),
         }
@@ -330,12 +335,16 @@ mod tests {
     #[test]
     fn liveness_reads_like_a_status() {
         let missing = Liveness::Exited {
-            code: 127,
+            code: Some(127),
             why: exit_meaning(127, "claude"),
         };
         assert_eq!(missing.to_string(), "exited (127: claude not found)");
         assert_eq!(
-            Liveness::Exited { code: 3, why: None }.to_string(),
+            Liveness::Exited {
+                code: Some(3),
+                why: None
+            }
+            .to_string(),
             "exited (3)"
         );
         assert_eq!(Liveness::Closed.to_string(), "closed");

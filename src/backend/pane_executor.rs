@@ -67,7 +67,8 @@ impl PaneExecutor {
 
     /// The executor for a pane backend choice (`None` for in-process): the user's tmux, a
     /// private server named after this process, or iTerm2. Teammates run `claude` when
-    /// `claude_by_default`, else this binary's `teammate` with `engine`.
+    /// `claude_by_default`, else `teamlead_binary` (this executable when `None`) `teammate`
+    /// with `engine`.
     pub fn for_choice(
         choice: &BackendChoice,
         home: &Home,
@@ -75,6 +76,7 @@ impl PaneExecutor {
         lead_session_id: &str,
         claude_by_default: bool,
         engine: &str,
+        teamlead_binary: Option<&std::path::Path>,
     ) -> Option<PaneExecutor> {
         let program = if claude_by_default {
             TeammateProgram::Claude {
@@ -82,9 +84,10 @@ impl PaneExecutor {
             }
         } else {
             TeammateProgram::Teamlead {
-                binary: std::env::current_exe()
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .unwrap_or_else(|_| "teamlead".to_string()),
+                binary: match teamlead_binary {
+                    Some(path) => path.to_string_lossy().into_owned(),
+                    None => this_binary(),
+                },
                 engine: engine.to_string(),
             }
         };
@@ -240,13 +243,27 @@ impl PaneExecutor {
             PaneState::Dead {
                 status: Some(code), ..
             } => Liveness::Exited {
-                code,
+                code: Some(code),
                 why: exit_meaning(code, program),
             },
-            PaneState::Dead { .. } => Liveness::Crashed {
-                why: "its program ended".to_string(),
+            // tmux 3.3 may keep a pane dead without the status of a program that exited 0.
+            PaneState::Dead { .. } => Liveness::Exited {
+                code: None,
+                why: None,
             },
         }
+    }
+}
+
+/// This binary's path, for builtin pane teammates. A binary replaced while the lead runs (a
+/// rebuild) reads as `<path> (deleted)` on Linux: the path itself is what panes should run.
+fn this_binary() -> String {
+    match std::env::current_exe() {
+        Ok(path) => {
+            let path = path.to_string_lossy();
+            path.strip_suffix(" (deleted)").unwrap_or(&path).to_string()
+        }
+        Err(_) => "teamlead".to_string(),
     }
 }
 

@@ -9,8 +9,35 @@ use crate::backend::{BackendError, PaneState};
 impl TmuxBackend {
     /// The state of each of `panes`, from one `list-panes -a`. When tmux does not answer, the
     /// panes are gone if the server is (a private server that died), else unknown (running).
+    /// tmux marks a pane dead when its pty closes and learns the exit status when it reaps the
+    /// program, a moment later: a dead pane without a status is asked about again (up to 3 times
+    /// over ~150 ms; this runs on the blocking pool), and a program tmux has not reaped yet is
+    /// read from its zombie ([`zombie_status`]).
     pub fn pane_states(&self, panes: &[String]) -> Vec<PaneState> {
-        let format = "#{pane_id} #{pane_dead} #{pane_dead_status} #{pane_dead_signal}";
+        let unsettled = |states: &[PaneState]| {
+            states.iter().any(|s| {
+                matches!(
+                    s,
+                    PaneState::Dead {
+                        status: None,
+                        signal: None
+                    }
+                )
+            })
+        };
+        let mut states = self.pane_states_once(panes);
+        for _ in 0..3 {
+            if !unsettled(&states) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            states = self.pane_states_once(panes);
+        }
+        states
+    }
+
+    fn pane_states_once(&self, panes: &[String]) -> Vec<PaneState> {
+        let format = "#{pane_id} #{pane_dead} #{pane_dead_status} #{pane_dead_signal} #{pane_pid}";
         let listing = match self.server.run(&["list-panes", "-a", "-F", format]) {
             Ok(listing) => listing,
             Err(_) => {
@@ -97,7 +124,7 @@ impl TmuxBackend {
     }
 }
 
-/// The state of `pane` if `line` (`<id> <dead> <status> <signal>`) is about it.
+/// The state of `pane` if `line` (`<id> <dead> <status> <signal> <pid>`) is about it.
 fn parse_state(line: &str, pane: &str) -> Option<PaneState> {
     let mut fields = line.split(' ');
     if fields.next()? != pane {
@@ -110,7 +137,38 @@ fn parse_state(line: &str, pane: &str) -> Option<PaneState> {
     let number = |f: Option<&str>| f.and_then(|v| v.trim().parse::<i32>().ok());
     let status = number(fields.next());
     let signal = number(fields.next());
+    if status.is_none() && signal.is_none() {
+        // tmux saw the pty close but has not reaped the program (seen with tmux 3.3a: it may
+        // miss the SIGCHLD until another child exits). The zombie still holds its status.
+        let pid = number(fields.next());
+        if let Some((status, signal)) = pid.and_then(zombie_status) {
+            return Some(PaneState::Dead { status, signal });
+        }
+    }
     Some(PaneState::Dead { status, signal })
+}
+
+/// The exit status (or signal) a zombie process left, from `/proc/<pid>/stat` (field 52,
+/// `exit_code`, in `waitpid` form); `None` when the process is not a zombie or cannot be read.
+fn zombie_status(pid: i32) -> Option<(Option<i32>, Option<i32>)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (the state).
+    if fields.first() != Some(&"Z") {
+        return None;
+    }
+    let code: i32 = fields.get(52 - 3)?.parse().ok()?;
+    Some(wait_status(code))
+}
+
+/// A `waitpid` status as (exit status, signal).
+fn wait_status(code: i32) -> (Option<i32>, Option<i32>) {
+    if code & 0x7f == 0 {
+        (Some((code >> 8) & 0xff), None)
+    } else {
+        (None, Some(code & 0x7f))
+    }
 }
 
 #[cfg(test)]
@@ -135,5 +193,7 @@ mod tests {
             })
         );
         assert_eq!(parse_state("%30 0  ", "%3"), None);
+        assert_eq!(wait_status(127 << 8), (Some(127), None));
+        assert_eq!(wait_status(9), (None, Some(9)));
     }
 }

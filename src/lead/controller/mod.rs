@@ -5,6 +5,7 @@
 //! session's one [`TeammateExecutor`](crate::backend::executor::TeammateExecutor), and a slow
 //! safety poll. It reports everything as [`LeadEvent`]s and never renders.
 
+mod executor;
 mod incoming;
 mod mode_sync;
 mod liveness;
@@ -64,6 +65,9 @@ pub struct LeadOptions {
     pub teammate_llm: Option<crate::agent::llm::LlmConfig>,
     /// The teammates' model (`--model`), passed to pane teammates too.
     pub teammate_model: Option<String>,
+    /// The program pane teammates run as `<it> teammate …` (this executable unless set: tests
+    /// and benches, whose executable is not teamlead, point it at the binary).
+    pub teammate_binary: Option<PathBuf>,
 }
 
 impl LeadOptions {
@@ -82,6 +86,7 @@ impl LeadOptions {
             lead_model: None,
             teammate_llm: None,
             teammate_model: None,
+            teammate_binary: None,
         }
     }
 

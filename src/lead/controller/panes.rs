@@ -8,18 +8,6 @@ use crate::backend::executor::Focus;
 use crate::lead::view::LeadEvent;
 use crate::store;
 
-/// This binary's path, for builtin pane teammates. A binary replaced while the lead runs (a
-/// rebuild) reads as `<path> (deleted)` on Linux: the path itself is what panes should run.
-fn teamlead_binary() -> String {
-    match std::env::current_exe() {
-        Ok(path) => {
-            let path = path.to_string_lossy();
-            path.strip_suffix(" (deleted)").unwrap_or(&path).to_string()
-        }
-        Err(_) => "teamlead".to_string(),
-    }
-}
-
 impl Controller {
     /// `h` in the teams dialog: hide a visible pane, show a hidden one; `hiddenPaneIds` follows.
     pub async fn toggle_hidden(&mut self, name: &str) {

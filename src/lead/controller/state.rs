@@ -13,10 +13,8 @@ use tokio::time::Instant;
 
 use super::{LeadError, LeadOptions, SAFETY_POLL};
 use crate::agent::events::TeammateEvent;
-use crate::agent::in_process::InProcessExecutor;
 use crate::backend::BackendKind;
 use crate::backend::executor::TeammateExecutor;
-use crate::backend::pane_executor::PaneExecutor;
 use crate::lead::bridge::{BridgeMessage, LeaderBridge};
 use crate::lead::demo::DemoPlan;
 use crate::lead::poller::Poller;
@@ -151,7 +149,8 @@ impl Controller {
             }
         };
         let (teammate_tx, teammate_rx) = mpsc::unbounded_channel();
-        let executor = open_executor(&opts, &home, &team, &file, &bridge, teammate_tx);
+        let executor =
+            super::executor::open_executor(&opts, &home, &team, &file, &bridge, teammate_tx);
         crate::lead::emergency::register(&home, &team, executor.clone());
         if let Some(hint) = executor.attach_hint() {
             notes.push(format!(
@@ -460,40 +459,6 @@ impl Controller {
         self.executor.wake(to);
         Ok(())
     }
-}
-
-/// The session's one executor: panes when the backend choice has a pane backend, else
-/// in-process tasks.
-fn open_executor(
-    opts: &LeadOptions,
-    home: &Home,
-    team: &str,
-    file: &TeamFile,
-    bridge: &LeaderBridge,
-    teammate_tx: mpsc::UnboundedSender<TeammateEvent>,
-) -> Arc<dyn TeammateExecutor> {
-    let engine = if opts.teammate_llm.is_some() {
-        "llm"
-    } else {
-        "shell"
-    };
-    if let Some(panes) = PaneExecutor::for_choice(
-        &opts.backend_choice,
-        home,
-        team,
-        &file.lead_session_id,
-        opts.claude_by_default,
-        engine,
-    ) {
-        return Arc::new(panes);
-    }
-    let mut executor = InProcessExecutor::new(home, team, bridge.asker(), teammate_tx);
-    if let Some(llm) = opts.teammate_llm.clone() {
-        executor = executor.with_config(move |c| {
-            c.engine = crate::agent::runtime::EngineKind::llm(llm.clone());
-        });
-    }
-    Arc::new(executor)
 }
 
 /// One watcher over the team's directories, reacting within [`WATCH_COALESCE`].
