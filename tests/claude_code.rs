@@ -7,6 +7,8 @@
 #[path = "claude_code_common/mod.rs"]
 mod common;
 
+#[path = "claude_code/claude_lead.rs"]
+mod claude_lead;
 #[path = "claude_code/messages.rs"]
 mod messages;
 #[path = "claude_code/modes.rs"]
@@ -43,4 +45,5 @@ matrix! {
         with 'mailbox write failed' in some runs (see permissions_answered_from_the_queue)"];
     crate::shutdown::shutdown_and_kill => shutdown_and_kill;
     crate::shutdown::quit_with_several_teammates => quit_with_several_teammates;
+    crate::claude_lead::only_read_while_it_runs => claude_code_lead_only_read_while_it_runs;
 }
