@@ -222,14 +222,13 @@ impl ClaudeLead {
     }
 
     /// The trees a teamlead command must not change: the home, the user's `HOME` and the
-    /// lead's working directory, each without what Claude Code itself keeps appending to while
-    /// it idles (2.1.45 writes its debug log to `<config dir>/debug/` every second; a developer
-    /// keeping failed scenes gets newer clients' debug logs in `HOME/claude-debug/`).
+    /// lead's working directory, without what Claude Code itself keeps appending to while it
+    /// idles (2.1.45 writes its debug log to `<config dir>/debug/` every second).
     pub fn digest(&self) -> BTreeMap<String, String> {
         let mut all = BTreeMap::new();
         for (label, root, skip) in [
             ("home", self.ws.home(), "debug"),
-            ("HOME", self.user_home.path(), "claude-debug"),
+            ("HOME", self.user_home.path(), ""),
             ("cwd", self.ws.work(), ""),
         ] {
             for (path, what) in tree_digest(root, skip) {

@@ -56,13 +56,6 @@ pub fn client_env(scene_home: &Path, user_home: &Path, base_url: &str) -> Vec<(S
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
-    // A developer keeping failed scenes also gets Claude Code's debug logs.
-    .chain(std::env::var("TEAMLEAD_CC_KEEP").ok().map(|_| {
-        (
-            "CLAUDE_CODE_DEBUG_LOGS_DIR".to_string(),
-            s(&user_home.join("claude-debug")),
-        )
-    }))
     .collect()
 }
 
