@@ -253,7 +253,8 @@ impl ClaudeLead {
     }
 
     /// A `teamlead --home <home> ARGS…` command, its logs in the scratch directory, not inside
-    /// any tmux (so `clean --orphans` asks the user's default server, as a person's would).
+    /// any tmux. Its tmux socket directory is a private one (`TMUX_TMPDIR`), so `clean
+    /// --orphans` judges only what this scenario made, never another test's private server.
     pub fn teamlead(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_teamlead"));
         cmd.arg("--home")
@@ -262,6 +263,7 @@ impl ClaudeLead {
             .current_dir(self.scratch.path())
             .env("TEAMLEAD_LOG_DIR", self.scratch.path().join("logs"))
             .env("XDG_STATE_HOME", self.scratch.path().join("state"))
+            .env("TMUX_TMPDIR", self.scratch.path().join("tmux"))
             .env("NO_COLOR", "1");
         for var in [
             "TMUX",
