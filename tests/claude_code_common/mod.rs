@@ -12,6 +12,7 @@ pub mod model_server;
 #[path = "../panes_common/mod.rs"]
 pub mod panes_common;
 
+pub mod claude_lead;
 pub mod keys;
 mod version;
 
@@ -21,7 +22,9 @@ use std::time::{Duration, Instant};
 
 pub use keys::PermissionAnswer;
 pub use model_server::{Act, ModelServer, Rule};
-pub use panes_common::{Reaper, TestTmux, Workspace, pane_infos, processes, sh_quote, wait_until};
+pub use panes_common::{
+    Reaper, TestTmux, Workspace, alive, pane_infos, processes, sh_quote, sigkill, wait_until,
+};
 pub use version::{Client, clients_or_skip};
 
 /// How long a wait on a real `claude` may take before the scenario fails (node cold starts on a
@@ -53,13 +56,6 @@ pub fn client_env(scene_home: &Path, user_home: &Path, base_url: &str) -> Vec<(S
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
-    // A developer keeping failed scenes also gets Claude Code's debug logs.
-    .chain(std::env::var("TEAMLEAD_CC_KEEP").ok().map(|_| {
-        (
-            "CLAUDE_CODE_DEBUG_LOGS_DIR".to_string(),
-            s(&user_home.join("claude-debug")),
-        )
-    }))
     .collect()
 }
 

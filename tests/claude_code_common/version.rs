@@ -45,25 +45,33 @@ impl Client {
     }
 
     /// The program teamlead should launch (`TEAMLEAD_CLAUDE_BIN`): the native binary, or a
-    /// wrapper script in `dir` that runs `node cli.js "$@"`.
+    /// wrapper script in `dir` that runs `node cli.js "$@"`. With `TEAMLEAD_CC_KEEP` set, always
+    /// a wrapper, which adds `--debug-file <dir>/claude-debug/<pid>.txt` (Claude Code writes
+    /// no debug log without it).
     pub fn launcher(&self, dir: &Path) -> PathBuf {
         let entry = self.entry_path();
-        if !self.node {
+        let debug = std::env::var_os("TEAMLEAD_CC_KEEP").is_some();
+        if !self.node && !debug {
             return entry;
         }
-        let script = dir.join("claude");
-        std::fs::write(
-            &script,
-            format!(
-                "#!/bin/sh\nexec node {} \"$@\"\n",
-                super::sh_quote(&entry.to_string_lossy())
-            ),
-        )
-        .expect("write the claude wrapper");
+        let mut words = Vec::new();
+        if self.node {
+            words.push("node".to_string());
+        }
+        words.push(super::sh_quote(&entry.to_string_lossy()));
+        let logs = super::sh_quote(&dir.join("claude-debug").to_string_lossy());
+        let mut script = "#!/bin/sh\n".to_string();
+        if debug {
+            script.push_str(&format!("mkdir -p {logs}\n"));
+            words.push(format!("--debug-file {logs}/\"$$\".txt"));
+        }
+        script.push_str(&format!("exec {} \"$@\"\n", words.join(" ")));
+        let path = dir.join("claude");
+        std::fs::write(&path, script).expect("write the claude wrapper");
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
             .expect("chmod the claude wrapper");
-        script
+        path
     }
 }
 

@@ -51,6 +51,16 @@ pub enum Act {
     ApproveShutdown,
     /// Any tool, input as given.
     Tool { name: String, input: Value },
+    /// A lead creates the team `team` (2.1.45's `TeamCreate`); skipped, with the next step
+    /// taken instead, by a client without that tool (newer leads have one implicit team).
+    CreateTeam { team: String },
+    /// A lead starts the teammate `name` with `prompt`: 2.1.45's `Task` with `name` and
+    /// `team_name`, newer clients' `Agent` with `name`.
+    SpawnTeammate {
+        team: String,
+        name: String,
+        prompt: String,
+    },
 }
 
 /// One rule: when the last user turn contains `needle`, do `steps` (one per model turn: each
@@ -248,6 +258,12 @@ fn decide(state: &State, request: &Request, id: &str) -> Act {
         rule.times -= 1;
         let mut steps = rule.steps.clone();
         let mut act = steps.remove(0);
+        if matches!(act, Act::CreateTeam { .. })
+            && !request.tool_names().iter().any(|n| n == "TeamCreate")
+            && !steps.is_empty()
+        {
+            act = steps.remove(0);
+        }
         // Clients read the plan from the plan file their plan-mode prompt names (2.1.45's
         // ExitPlanMode takes no plan at all): write it there first.
         if let Act::ExitPlanMode { plan } = &act {
@@ -321,5 +337,24 @@ fn render(act: &Act, request: &Request) -> (Option<String>, Option<(String, Valu
             }
         }
         Act::Tool { name, input } => call(name, input.clone()),
+        Act::CreateTeam { team } => call(
+            "TeamCreate",
+            json!({"team_name": team, "description": "conformance team"}),
+        ),
+        Act::SpawnTeammate { team, name, prompt } => {
+            let description = format!("start {name}");
+            if request.tool_has_property("Task", "team_name") {
+                call(
+                    "Task",
+                    json!({"description": description, "prompt": prompt,
+                        "subagent_type": "general-purpose", "name": name, "team_name": team}),
+                )
+            } else {
+                call(
+                    "Agent",
+                    json!({"description": description, "prompt": prompt, "name": name}),
+                )
+            }
+        }
     }
 }
