@@ -1,5 +1,6 @@
-//! Honest liveness with the real binary outside tmux: a teammate whose program is missing
-//! (a `claude` teammate whose binary does not exist: its pane dies with status 127), one whose
+//! Honest liveness with the real binary outside tmux: a teammate whose program cannot start
+//! (a `claude` launcher whose real binary is missing: its pane dies with status 127; a
+//! launcher that does not exist at all is refused before any pane is made), one whose
 //! process is killed while it owns a task, and one whose pane the user closes are each shown as
 //! what happened (`exited (127: claude not found)`, `crashed (killed by signal 9)`, `closed`)
 //! within a second, in the transcript (once, with the pane's last lines) and in the teams
@@ -27,9 +28,21 @@ fn shown(lead: &PtyLead, what: &str, since: Instant) -> Duration {
 #[test]
 fn exited_crashed_and_closed_teammates_are_shown_as_such_and_free_their_tasks() {
     let mut ws = Workspace::new("liveness");
+    // A launcher (as npm and version managers install) whose real program is gone.
+    let launcher = ws.work().join("claude");
+    std::fs::write(
+        &launcher,
+        "#!/bin/sh\necho \"claude: exec: claude-real: not found\" >&2\nexit 127\n",
+    )
+    .expect("write the launcher");
+    std::fs::set_permissions(
+        &launcher,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("make the launcher executable");
     ws.lead_env.push((
         "TEAMLEAD_CLAUDE_BIN".to_string(),
-        "/nonexistent/bin/claude".to_string(),
+        launcher.to_string_lossy().into_owned(),
     ));
     let mut reaper = Reaper::new(&ws);
     let mut lead = PtyLead::start(&ws, 200, 60);
