@@ -1,6 +1,14 @@
 //! teamlead: a terminal lead application for teams of coding agents that speak the Claude Code
 //! agent-teams file protocol. Layers (see docs/DESIGN.md): `protocol` → `store` → `config` →
 //! `watch` → `backend` → `agent` → `lead` → `ui` → `cli`; each depends only on the ones before it.
+//!
+//! Production code never unwraps, expects or panics: a broken file, a dead process or a full
+//! disk is an error the person reads, never a backtrace. (Tests may; `Cargo.toml` `[lints]`
+//! holds the lints that hold everywhere.)
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod agent;
 pub mod backend;

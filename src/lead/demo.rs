@@ -124,21 +124,21 @@ pub fn parse_demo(text: &str) -> Result<(Vec<DemoTeammate>, Vec<DemoTask>), Stri
     Ok((teammates, tasks))
 }
 
-fn embedded() -> (Vec<DemoTeammate>, Vec<DemoTask>) {
-    // Checked by `the_embedded_graph_reads` below: it cannot fail in a built binary.
-    parse_demo(DEMO_TASKS).unwrap_or_else(|e| panic!("assets/demo-tasks.toml: {e}"))
+fn embedded() -> Result<(Vec<DemoTeammate>, Vec<DemoTask>), String> {
+    // Checked by `the_embedded_graph_reads` below: it does not fail in a built binary.
+    parse_demo(DEMO_TASKS).map_err(|e| format!("assets/demo-tasks.toml: {e}"))
 }
 
 /// The six tasks: one that lays out the files, three that work on them in parallel, a checksum
 /// of the results, and a report; two for each teammate.
-pub fn demo_tasks() -> Vec<DemoTask> {
-    embedded().1
+pub fn demo_tasks() -> Result<Vec<DemoTask>, String> {
+    Ok(embedded()?.1)
 }
 
 /// The three teammates: two in `default` mode (each Bash command is asked for), one that must
 /// get its plan approved first.
-pub fn demo_teammates() -> Vec<DemoTeammate> {
-    embedded().0
+pub fn demo_teammates() -> Result<Vec<DemoTeammate>, String> {
+    Ok(embedded()?.0)
 }
 
 /// A free team name for the demo in `home`: `demo`, else `demo-2`, `demo-3`, …
@@ -161,13 +161,15 @@ fn free_team_name(home: &Home) -> String {
 
 /// Prepares the demo: a temporary working directory, the team of three, the task graph.
 pub fn setup_demo(home: &Home) -> std::io::Result<DemoPlan> {
+    let (teammates, tasks) =
+        embedded().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
     let workdir = tempfile::Builder::new()
         .prefix("teamlead-demo-")
         .tempdir()?;
     Ok(DemoPlan {
         team: free_team_name(home),
-        teammates: demo_teammates(),
-        tasks: demo_tasks(),
+        teammates,
+        tasks,
         workdir,
     })
 }
@@ -236,13 +238,14 @@ mod tests {
 
     #[test]
     fn the_task_graph_only_points_backwards() {
-        let tasks = demo_tasks();
+        let tasks = demo_tasks().unwrap();
         assert_eq!(tasks.len(), 6);
         for (i, t) in tasks.iter().enumerate() {
             assert!(t.blocked_by.iter().all(|b| *b < i), "task {i}");
         }
         assert_eq!(
             demo_teammates()
+                .unwrap()
                 .iter()
                 .filter(|t| t.plan_mode_required)
                 .count(),
@@ -269,7 +272,7 @@ mod tests {
     #[test]
     fn the_commands_do_real_work() {
         let dir = tempfile::tempdir().unwrap();
-        for t in demo_tasks() {
+        for t in demo_tasks().unwrap() {
             let status = std::process::Command::new("sh")
                 .arg("-c")
                 .arg(&t.command)

@@ -111,6 +111,11 @@ impl Scene {
         };
         let mut words = vec![
             "exec".to_string(),
+            "env".to_string(),
+            format!(
+                "TEAMLEAD_CONFIG={}",
+                sh_quote(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"))
+            ),
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
             "--home".into(),
             sh_quote(&ws.home().to_string_lossy()),

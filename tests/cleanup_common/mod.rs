@@ -165,6 +165,11 @@ impl PtyLead {
         }
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
+        // Never the user's config file: a named file that does not exist gives the defaults.
+        cmd.env(
+            "TEAMLEAD_CONFIG",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"),
+        );
         for var in [
             "CLAUDE_CONFIG_DIR",
             "TEAMLEAD_HOME",

@@ -151,6 +151,11 @@ impl PtySession {
         }
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
+        // Never the user's config file: a named file that does not exist gives the defaults.
+        cmd.env(
+            "TEAMLEAD_CONFIG",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"),
+        );
         cmd.env("TEAMLEAD_LOG_DIR", logs);
         for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
             cmd.env_remove(var);

@@ -370,7 +370,8 @@ impl TmuxLead {
             socket: format!("tl-test-{}", uuid::Uuid::new_v4().simple()),
         };
         let command = format!(
-            "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME TEAMLEAD_LEAD_GRACE_MS={} {} --home {} --team {}",
+            "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME TEAMLEAD_CONFIG={} TEAMLEAD_LEAD_GRACE_MS={} {} --home {} --team {}",
+            sh_quote(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml")),
             ws.lead_grace_ms,
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
             sh_quote(&ws.home().to_string_lossy()),
@@ -529,6 +530,11 @@ impl PtyLead {
         cmd.arg(&ws.team);
         cmd.cwd(ws.work());
         cmd.env("TERM", "xterm-256color");
+        // Never the user's config file: a named file that does not exist gives the defaults.
+        cmd.env(
+            "TEAMLEAD_CONFIG",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"),
+        );
         cmd.env("TEAMLEAD_LEAD_GRACE_MS", ws.lead_grace_ms.to_string());
         for (key, value) in &ws.lead_env {
             cmd.env(key, value);
