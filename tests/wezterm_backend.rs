@@ -37,7 +37,10 @@ impl FakeWezterm {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bin")
     }
     fn program() -> String {
-        Self::bin_dir().join("wezterm").to_string_lossy().into_owned()
+        Self::bin_dir()
+            .join("wezterm")
+            .to_string_lossy()
+            .into_owned()
     }
     fn calls(&self) -> Vec<String> {
         fs::read_to_string(self.dir.path().join("calls.log"))
@@ -180,7 +183,15 @@ fn lead_with_three(ws: &Workspace, fake: &FakeWezterm, reaper: &mut Reaper) -> P
     }
     for name in ["a", "b", "c"] {
         let pane = ws.pane_of(name).expect("a pane recorded");
-        assert_eq!(ws.config()["members"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap()["backendType"], "wezterm");
+        assert_eq!(
+            ws.config()["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["name"] == name)
+                .unwrap()["backendType"],
+            "wezterm"
+        );
         let header = format!("{name}@{} started", ws.team);
         wait_until(
             &format!("{name}'s header in its pane"),
@@ -273,7 +284,10 @@ fn lead_in_wezterm_killed_leaves_nothing_after_clean_orphans() {
     let out = ws.clean_orphans(None);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains(&format!("removed: team {}", ws.team)), "{stdout}");
+    assert!(
+        stdout.contains(&format!("removed: team {}", ws.team)),
+        "{stdout}"
+    );
     assert!(!ws.team_dir().exists());
     assert!(processes_of(&ws).is_empty(), "{:?}", processes_of(&ws));
 }

@@ -129,7 +129,11 @@ impl KittyBackend {
         let mut args = vec!["launch", "--type=window", location, "--keep-focus"];
         args.extend_from_slice(&PLACEHOLDER);
         let out = self.run(&args);
-        let _ = self.run(&["focus-window", "--match", &Self::matching(&self.lead_window)]);
+        let _ = self.run(&[
+            "focus-window",
+            "--match",
+            &Self::matching(&self.lead_window),
+        ]);
         let id = out?.trim().to_string();
         if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
             return Err(BackendError::Command {
@@ -150,7 +154,12 @@ impl KittyBackend {
         .map(|_| ())
     }
 
-    pub fn style(&self, window: &str, name: &str, color: Option<Color>) -> Result<(), BackendError> {
+    pub fn style(
+        &self,
+        window: &str,
+        name: &str,
+        color: Option<Color>,
+    ) -> Result<(), BackendError> {
         let target = Self::matching(window);
         self.run(&["set-window-title", "--match", &target, name])?;
         if let Some(color) = color {

@@ -257,9 +257,7 @@ pub fn backend_for(choice: &BackendChoice) -> Option<Arc<dyn PaneBackend>> {
         BackendChoice::TmuxPrivate => Arc::new(TmuxBackend::private(
             &TmuxServer::private_socket_name(std::process::id()),
         )),
-        BackendChoice::Iterm2 { it2, session_id } => {
-            Arc::new(Iterm2Backend::new(it2, session_id))
-        }
+        BackendChoice::Iterm2 { it2, session_id } => Arc::new(Iterm2Backend::new(it2, session_id)),
         BackendChoice::Zellij {
             zellij,
             session: Some(session),

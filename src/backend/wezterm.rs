@@ -175,11 +175,7 @@ impl WeztermBackend {
     }
 
     pub fn show(&self, pane: &str) -> Result<(), BackendError> {
-        let panes = self
-            .panes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let panes = self.panes.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let others: Vec<String> = panes.into_iter().filter(|p| p != pane).collect();
         let visible = self.visible(&others);
         let mut args = self.split_args(&visible).ok_or_else(|| {
@@ -231,7 +227,8 @@ impl PaneBackend for WeztermBackend {
         WeztermBackend::focus(self, pane)
     }
     fn pane_alive(&self, pane: &str) -> bool {
-        self.listed_ids().is_some_and(|l| l.iter().any(|p| p == pane))
+        self.listed_ids()
+            .is_some_and(|l| l.iter().any(|p| p == pane))
     }
     fn pane_states(&self, panes: &[String]) -> Vec<PaneState> {
         // A listing that failed proves nothing: everything counts as running.

@@ -64,14 +64,18 @@ pub fn normalize_pane_id(id: &str) -> String {
 
 /// Session names of `zellij list-sessions --short`.
 pub fn list_sessions(program: &str) -> Vec<String> {
-    terminal_cli::run(program, &["list-sessions", "--short", "--no-formatting"], None)
-        .map(|out| {
-            out.lines()
-                .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
-                .filter(|l| !l.is_empty())
-                .collect()
-        })
-        .unwrap_or_default()
+    terminal_cli::run(
+        program,
+        &["list-sessions", "--short", "--no-formatting"],
+        None,
+    )
+    .map(|out| {
+        out.lines()
+            .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
+            .filter(|l| !l.is_empty())
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// Kills a session and deletes what Zellij keeps of it to resurrect it.
@@ -319,11 +323,7 @@ impl PaneBackend for ZellijBackend {
         if !self.is_private() {
             return None;
         }
-        let argv = vec![
-            self.program.clone(),
-            "attach".to_string(),
-            self.session(),
-        ];
+        let argv = vec![self.program.clone(), "attach".to_string(), self.session()];
         let hint = format!("zellij attach {}", self.session());
         Some((argv, hint))
     }
