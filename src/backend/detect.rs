@@ -1,6 +1,8 @@
-//! Backend choice, once per lead session, from the environment captured at start (PROTOCOL.md 6):
-//! inside tmux → tmux; in iTerm2 with a working `it2` → iTerm2; tmux on PATH → a private tmux
-//! server; else in-process. `--backend` overrides it.
+//! Backend choice, once per lead session, from the environment captured at start (PROTOCOL.md 6),
+//! inside a multiplexer first: inside tmux → tmux; inside Zellij → Zellij; in kitty with remote
+//! control (`KITTY_LISTEN_ON`) → kitty; in WezTerm → WezTerm; in iTerm2 with a working `it2` →
+//! iTerm2; tmux on PATH → a private tmux server; else in-process. `--backend` overrides it
+//! (`--backend zellij` outside Zellij: a private background session).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -12,6 +14,9 @@ pub enum BackendRequest {
     Auto,
     Tmux,
     Iterm2,
+    Zellij,
+    Kitty,
+    Wezterm,
     InProcess,
 }
 
@@ -22,10 +27,28 @@ impl std::str::FromStr for BackendRequest {
             "auto" => Ok(BackendRequest::Auto),
             "tmux" => Ok(BackendRequest::Tmux),
             "iterm2" => Ok(BackendRequest::Iterm2),
+            "zellij" => Ok(BackendRequest::Zellij),
+            "kitty" => Ok(BackendRequest::Kitty),
+            "wezterm" => Ok(BackendRequest::Wezterm),
             "in-process" => Ok(BackendRequest::InProcess),
             other => Err(format!(
-                "unknown backend `{other}` (expected auto, tmux, iterm2 or in-process)"
+                "unknown backend `{other}` (expected auto, tmux, iterm2, zellij, kitty, wezterm or in-process)"
             )),
+        }
+    }
+}
+
+impl BackendRequest {
+    /// The request that finds panes of this kind again (`clean` closing a dead team's panes).
+    pub fn for_kind(kind: crate::protocol::BackendKind) -> BackendRequest {
+        use crate::protocol::BackendKind;
+        match kind {
+            BackendKind::Tmux => BackendRequest::Tmux,
+            BackendKind::Iterm2 => BackendRequest::Iterm2,
+            BackendKind::Zellij => BackendRequest::Zellij,
+            BackendKind::Kitty => BackendRequest::Kitty,
+            BackendKind::Wezterm => BackendRequest::Wezterm,
+            BackendKind::InProcess => BackendRequest::InProcess,
         }
     }
 }
@@ -37,6 +60,12 @@ pub struct CapturedEnv {
     pub tmux_pane: Option<String>,
     pub term_program: Option<String>,
     pub iterm_session_id: Option<String>,
+    pub zellij: Option<String>,
+    pub zellij_session_name: Option<String>,
+    pub zellij_pane_id: Option<String>,
+    pub kitty_window_id: Option<String>,
+    pub kitty_listen_on: Option<String>,
+    pub wezterm_pane: Option<String>,
     pub path: Option<String>,
 }
 
@@ -49,6 +78,12 @@ impl CapturedEnv {
             tmux_pane: get("TMUX_PANE"),
             term_program: get("TERM_PROGRAM"),
             iterm_session_id: get("ITERM_SESSION_ID"),
+            zellij: get("ZELLIJ"),
+            zellij_session_name: get("ZELLIJ_SESSION_NAME"),
+            zellij_pane_id: get("ZELLIJ_PANE_ID"),
+            kitty_window_id: get("KITTY_WINDOW_ID"),
+            kitty_listen_on: get("KITTY_LISTEN_ON"),
+            wezterm_pane: get("WEZTERM_PANE"),
             path: get("PATH"),
         }
     }
@@ -61,6 +96,12 @@ impl CapturedEnv {
             tmux_pane: get("TMUX_PANE"),
             term_program: get("TERM_PROGRAM"),
             iterm_session_id: get("ITERM_SESSION_ID"),
+            zellij: get("ZELLIJ"),
+            zellij_session_name: get("ZELLIJ_SESSION_NAME"),
+            zellij_pane_id: get("ZELLIJ_PANE_ID"),
+            kitty_window_id: get("KITTY_WINDOW_ID"),
+            kitty_listen_on: get("KITTY_LISTEN_ON"),
+            wezterm_pane: get("WEZTERM_PANE"),
             path: get("PATH"),
         }
     }
@@ -76,6 +117,10 @@ impl CapturedEnv {
 
     fn in_iterm(&self) -> bool {
         self.term_program.as_deref() == Some("iTerm.app") || self.iterm_session_id.is_some()
+    }
+
+    fn in_wezterm(&self) -> bool {
+        self.term_program.as_deref() == Some("WezTerm") || self.wezterm_pane.is_some()
     }
 }
 
@@ -95,6 +140,24 @@ pub enum BackendChoice {
     TmuxPrivate,
     /// iTerm2 through `it2` (its path) splitting the lead's session.
     Iterm2 { it2: String, session_id: String },
+    /// Zellij (its path): inside the lead's session `session` beside its pane, or (no session)
+    /// a private background session.
+    Zellij {
+        zellij: String,
+        session: Option<String>,
+        lead_pane: Option<String>,
+    },
+    /// kitty (its path) through remote control at `listen_on`, beside the lead's window.
+    Kitty {
+        kitty: String,
+        listen_on: String,
+        window_id: String,
+    },
+    /// WezTerm (its path) through `wezterm cli`, beside the lead's pane when it has one.
+    Wezterm {
+        wezterm: String,
+        lead_pane: Option<String>,
+    },
     /// Inline teammates; `notice` says why when a pane backend was wanted but is unusable.
     InProcess { notice: Option<String> },
 }
@@ -105,9 +168,44 @@ impl BackendChoice {
         match self {
             BackendChoice::TmuxInside { .. } | BackendChoice::TmuxPrivate => "tmux",
             BackendChoice::Iterm2 { .. } => "iterm2",
+            BackendChoice::Zellij { .. } => "zellij",
+            BackendChoice::Kitty { .. } => "kitty",
+            BackendChoice::Wezterm { .. } => "wezterm",
             BackendChoice::InProcess { .. } => "in-process",
         }
     }
+}
+
+/// Zellij: inside the lead's session when `ZELLIJ` and its session name are set, else (when
+/// `private` is allowed) a private session; `None` without a `zellij` on PATH.
+fn zellij(env: &CapturedEnv, private: bool) -> Option<BackendChoice> {
+    let zellij = env.which("zellij")?;
+    let inside = env.zellij.is_some() && env.zellij_session_name.is_some();
+    (inside || private).then(|| BackendChoice::Zellij {
+        zellij,
+        session: env.zellij_session_name.clone().filter(|_| inside),
+        lead_pane: env.zellij_pane_id.clone().filter(|_| inside),
+    })
+}
+
+/// kitty with remote control: `KITTY_WINDOW_ID` and `KITTY_LISTEN_ON` set, `kitty` on PATH.
+fn kitty(env: &CapturedEnv) -> Option<BackendChoice> {
+    Some(BackendChoice::Kitty {
+        kitty: env.which("kitty")?,
+        listen_on: env.kitty_listen_on.clone()?,
+        window_id: env.kitty_window_id.clone()?,
+    })
+}
+
+/// WezTerm: `WEZTERM_PANE` or `TERM_PROGRAM=WezTerm`, `wezterm` on PATH.
+fn wezterm(env: &CapturedEnv) -> Option<BackendChoice> {
+    if !env.in_wezterm() {
+        return None;
+    }
+    Some(BackendChoice::Wezterm {
+        wezterm: env.which("wezterm")?,
+        lead_pane: env.wezterm_pane.clone(),
+    })
 }
 
 /// Chooses the backend. `it2_works` runs `it2 session list` (injected so tests need no iTerm2).
@@ -149,18 +247,36 @@ pub fn detect(
                     .into(),
             ),
         }),
+        BackendRequest::Zellij => zellij(env, true).unwrap_or(BackendChoice::InProcess {
+            notice: Some("Zellij was asked for but is not installed: teammates run in-process".into()),
+        }),
+        BackendRequest::Kitty => kitty(env).unwrap_or(BackendChoice::InProcess {
+            notice: Some(
+                "kitty was asked for but this is not a kitty window with remote control (KITTY_LISTEN_ON): teammates run in-process"
+                    .into(),
+            ),
+        }),
+        BackendRequest::Wezterm => wezterm(env).unwrap_or(BackendChoice::InProcess {
+            notice: Some(
+                "WezTerm was asked for but this is not a WezTerm pane with `wezterm` on PATH: teammates run in-process"
+                    .into(),
+            ),
+        }),
         BackendRequest::Auto => {
             if let Some(pane) = inside_tmux {
                 return BackendChoice::TmuxInside { lead_pane: pane };
             }
-            if let Some(choice) = iterm() {
+            let inside = || zellij(env, false).or_else(|| kitty(env)).or_else(|| wezterm(env));
+            if let Some(choice) = inside().or_else(iterm) {
                 return choice;
             }
             if tmux_bin.is_some() {
                 return BackendChoice::TmuxPrivate;
             }
             BackendChoice::InProcess {
-                notice: Some("no tmux or iTerm2 found: teammates run in-process".into()),
+                notice: Some(
+                    "no tmux, Zellij, kitty, WezTerm or iTerm2 found: teammates run in-process".into(),
+                ),
             }
         }
     }

@@ -1,26 +1,41 @@
 //! Where teammates run: the [`executor::TeammateExecutor`] seam the lead holds one of per
 //! session, the `PaneBackend` seam below the pane executor (create pane, run command, style,
-//! kill, hide, show, focus, pane states, take over a previous session's panes) with its tmux
-//! and iTerm2 implementations, backend detection once per lead session, and the command line
+//! kill, hide, show, focus, pane states, take over a previous session's panes) with its tmux,
+//! iTerm2, Zellij, kitty and WezTerm implementations, backend detection once per lead session, and the command line
 //! that starts a pane teammate. A new pane backend is one file implementing [`PaneBackend`]
-//! plus one arm of [`BackendKind`] and of [`detect::BackendChoice`].
+//! (its `impl PaneBackend` in that file, as `zellij`, `kitty` and `wezterm` do) plus one arm of
+//! [`BackendKind`] and of [`detect::BackendChoice`].
 
 pub mod detect;
 pub mod error;
 pub mod executor;
 pub mod iterm2;
+pub mod kitty;
 pub mod launch;
 pub mod lead_probe;
 pub mod orphans;
 pub mod pane_executor;
 pub mod program;
+pub mod terminal_cli;
 pub mod tmux;
+pub mod wezterm;
 pub mod worktree;
+pub mod zellij;
 
 pub use crate::protocol::BackendKind;
 pub use error::BackendError;
 
 use crate::protocol::Color;
+
+/// The last `lines` non-empty lines of a pane's text, without trailing blanks.
+pub fn last_lines(text: &str, lines: usize) -> Vec<String> {
+    let all: Vec<String> = text
+        .lines()
+        .map(|l| l.trim_end().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    all[all.len().saturating_sub(lines)..].to_vec()
+}
 
 /// A pane as its terminal shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

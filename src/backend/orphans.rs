@@ -1,15 +1,21 @@
 //! The sweep behind `teamlead clean` and the lead's `/clean`: only what is provably dead and
 //! provably teamlead's. That is a team with teamlead's liveness file whose lead
 //! [`lead_probe`](super::lead_probe) finds dead (the flock is free, no other lead claimed it, and
-//! the process scan finished), and a private tmux server `-L teamlead-<pid>` whose lead pid no
-//! longer runs. A team of another lead (Claude Code's, or a live teamlead session's) is never
+//! the process scan finished), and a private tmux server `-L teamlead-<pid>` or a private Zellij
+//! session `teamlead-<pid>` whose lead pid no longer runs. A dead team's panes are closed on the
+//! terminal `clean` runs in when they still carry their teammate's name (tmux, Zellij, kitty;
+//! WezTerm panes close with their program). A team of another lead (Claude Code's, or a live teamlead session's) is never
 //! edited, swept or removed: [`survey`] lists it as left alone, with the reason. Finding is
 //! read-only; removing is a separate step (which probes again) so `--dry-run` can show it.
 
 use std::path::Path;
 
+use std::sync::Arc;
+
+use super::detect::{self, BackendChoice, BackendRequest, CapturedEnv};
 use super::lead_probe::{self, LeadStatus, Owner};
 use super::tmux::{TmuxBackend, TmuxServer};
+use super::{BackendKind, PaneBackend, zellij};
 use crate::protocol::TeamFile;
 use crate::store::{self, Home};
 
@@ -24,6 +30,8 @@ pub enum Orphan {
     },
     /// A private tmux server (`-L teamlead-<pid>`) whose lead process is gone.
     PrivateServer { socket: String },
+    /// A private Zellij session (`teamlead-<pid>`) whose lead process is gone.
+    PrivateZellij { session: String },
 }
 
 impl std::fmt::Display for Orphan {
@@ -35,6 +43,9 @@ impl std::fmt::Display for Orphan {
             },
             Orphan::PrivateServer { socket } => {
                 write!(f, "tmux server -L {socket}: its lead is gone")
+            }
+            Orphan::PrivateZellij { session } => {
+                write!(f, "zellij session {session}: its lead is gone")
             }
         }
     }
@@ -88,6 +99,32 @@ fn dead_private_servers() -> Vec<String> {
     found
 }
 
+/// Is `name` the private server or session name of a lead that no longer runs?
+fn of_dead_lead(name: &str) -> bool {
+    name.strip_prefix("teamlead-")
+        .and_then(|pid| pid.parse::<u32>().ok())
+        .is_some_and(|pid| !pid_alive(pid))
+}
+
+/// The `zellij` on PATH, if any.
+fn zellij_program() -> Option<String> {
+    CapturedEnv::from_process().which("zellij")
+}
+
+/// Private Zellij sessions of dead leads (running or kept to be resurrected).
+fn dead_private_sessions() -> Vec<String> {
+    let Some(program) = zellij_program() else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = zellij::list_sessions(&program)
+        .into_iter()
+        .filter(|s| of_dead_lead(s))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
 /// The first piece of evidence, for a one-line reason.
 fn first(evidence: &[String]) -> String {
     evidence.first().cloned().unwrap_or_default()
@@ -136,6 +173,11 @@ pub fn survey(home: &Home) -> Survey {
             .into_iter()
             .map(|socket| Orphan::PrivateServer { socket }),
     );
+    out.orphans.extend(
+        dead_private_sessions()
+            .into_iter()
+            .map(|session| Orphan::PrivateZellij { session }),
+    );
     out
 }
 
@@ -145,16 +187,47 @@ pub fn find(home: &Home) -> Vec<Orphan> {
 }
 
 /// Kills the panes of a dead team's members on the user's server when they still carry the
-/// member's title (pane ids are reused after a server restart, so the title must match).
+/// member's title (pane ids are reused after a server restart, so the title must match); panes
+/// of the other pane kinds are closed the same way on the terminal `clean` runs in (found as
+/// the lead would find it), when it can tell their title.
 fn kill_member_panes(file: &TeamFile) {
     let server = TmuxServer { socket: None };
     let titles = server
         .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_title}"])
         .unwrap_or_default();
+    let env = CapturedEnv::from_process();
+    let mut backends: Vec<(BackendKind, Option<Arc<dyn PaneBackend>>)> = Vec::new();
     for m in file.teammates() {
-        let wanted = format!("{} {}", m.tmux_pane_id, m.name);
-        if m.backend_type.as_deref() == Some("tmux") && titles.lines().any(|l| l == wanted) {
-            let _ = server.run(&["kill-pane", "-t", &m.tmux_pane_id]);
+        let Some(kind) = m.backend_kind() else {
+            continue;
+        };
+        if kind == BackendKind::Tmux {
+            let wanted = format!("{} {}", m.tmux_pane_id, m.name);
+            if titles.lines().any(|l| l == wanted) {
+                let _ = server.run(&["kill-pane", "-t", &m.tmux_pane_id]);
+            }
+            continue;
+        }
+        if !kind.is_pane() || kind == BackendKind::Iterm2 {
+            continue;
+        }
+        let backend = match backends.iter().find(|(k, _)| *k == kind) {
+            Some((_, b)) => b.clone(),
+            None => {
+                let choice = detect::detect(&env, BackendRequest::for_kind(kind), &|_| false);
+                let b = match choice {
+                    // A private session of this process would be made, not found: skip.
+                    BackendChoice::Zellij { session: None, .. } => None,
+                    choice => super::pane_executor::backend_for(&choice),
+                };
+                backends.push((kind, b.clone()));
+                b
+            }
+        };
+        if let Some(backend) = backend
+            && backend.title(&m.tmux_pane_id).as_deref() == Some(m.name.as_str())
+        {
+            let _ = backend.kill(&m.tmux_pane_id);
         }
     }
 }
@@ -175,6 +248,13 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
                 if private.server.is_running() && !pid_alive(*pid) {
                     let _ = private.server.kill_server();
                 }
+                let session = zellij::private_session_name(*pid);
+                if let Some(program) = zellij_program()
+                    && !pid_alive(*pid)
+                    && zellij::list_sessions(&program).contains(&session)
+                {
+                    zellij::remove_session(&program, &session);
+                }
             }
             store::team::delete_team_with(home, team, |file| {
                 kill_member_panes(file);
@@ -186,12 +266,16 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
             })
             .map_err(|e| e.to_string())
         }
+        Orphan::PrivateZellij { session } => {
+            if !of_dead_lead(session) {
+                return Err("its lead is running again".to_string());
+            }
+            let program = zellij_program().ok_or("zellij is no longer on PATH")?;
+            zellij::remove_session(&program, session);
+            Ok(())
+        }
         Orphan::PrivateServer { socket } => {
-            let still_dead = socket
-                .strip_prefix("teamlead-")
-                .and_then(|pid| pid.parse::<u32>().ok())
-                .is_some_and(|pid| !pid_alive(pid));
-            if !still_dead {
+            if !of_dead_lead(socket) {
                 return Err("its lead is running again".to_string());
             }
             let server = TmuxServer {

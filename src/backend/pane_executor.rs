@@ -1,5 +1,5 @@
 //! The [`TeammateExecutor`] for pane teammates: each teammate is a process (`teamlead teammate`
-//! or a real `claude`) in a pane of a [`PaneBackend`] (tmux or iTerm2). Spawning follows
+//! or a real `claude`) in a pane of a [`PaneBackend`] (tmux, iTerm2, Zellij, kitty, WezTerm). Spawning follows
 //! PROTOCOL.md 6: create the pane (a placeholder), style it, record `tmuxPaneId`/`backendType`,
 //! clear the inbox and write the prompt, then start the command with the backend's respawn. The
 //! teammate watches its own inbox, so `wake` is a no-op; `kill` kills the pane; liveness reads
@@ -19,8 +19,11 @@ use super::executor::{
     TeammateExecutor, exit_meaning,
 };
 use super::iterm2::Iterm2Backend;
+use super::kitty::KittyBackend;
 use super::launch::{TeammateLaunch, TeammateProgram};
 use super::tmux::{TmuxBackend, TmuxServer};
+use super::wezterm::WeztermBackend;
+use super::zellij::ZellijBackend;
 use super::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::{Color, InboxEntry, LEAD_NAME};
 use crate::store::{self, Home};
@@ -91,16 +94,7 @@ impl PaneExecutor {
                 engine: engine.to_string(),
             }
         };
-        let backend: Arc<dyn PaneBackend> = match choice {
-            BackendChoice::TmuxInside { lead_pane } => Arc::new(TmuxBackend::inside(lead_pane)),
-            BackendChoice::TmuxPrivate => Arc::new(TmuxBackend::private(
-                &TmuxServer::private_socket_name(std::process::id()),
-            )),
-            BackendChoice::Iterm2 { it2, session_id } => {
-                Arc::new(Iterm2Backend::new(it2, session_id))
-            }
-            BackendChoice::InProcess { .. } => return None,
-        };
+        let backend = backend_for(choice)?;
         let parent = Some(lead_session_id.to_string());
         Some(PaneExecutor::new(home, team, backend, program, parent))
     }
@@ -253,6 +247,41 @@ impl PaneExecutor {
             },
         }
     }
+}
+
+/// The pane backend of a choice (`None` for in-process): the user's tmux, a private server or
+/// session named after this process, iTerm2, Zellij, kitty or WezTerm.
+pub fn backend_for(choice: &BackendChoice) -> Option<Arc<dyn PaneBackend>> {
+    let backend: Arc<dyn PaneBackend> = match choice {
+        BackendChoice::TmuxInside { lead_pane } => Arc::new(TmuxBackend::inside(lead_pane)),
+        BackendChoice::TmuxPrivate => Arc::new(TmuxBackend::private(
+            &TmuxServer::private_socket_name(std::process::id()),
+        )),
+        BackendChoice::Iterm2 { it2, session_id } => Arc::new(Iterm2Backend::new(it2, session_id)),
+        BackendChoice::Zellij {
+            zellij,
+            session: Some(session),
+            lead_pane,
+        } => Arc::new(ZellijBackend::inside(zellij, session, lead_pane.as_deref())),
+        BackendChoice::Zellij {
+            zellij,
+            session: None,
+            ..
+        } => Arc::new(ZellijBackend::private(
+            zellij,
+            &super::zellij::private_session_name(std::process::id()),
+        )),
+        BackendChoice::Kitty {
+            kitty,
+            listen_on,
+            window_id,
+        } => Arc::new(KittyBackend::new(kitty, listen_on, window_id)),
+        BackendChoice::Wezterm { wezterm, lead_pane } => {
+            Arc::new(WeztermBackend::new(wezterm, lead_pane.as_deref()))
+        }
+        BackendChoice::InProcess { .. } => return None,
+    };
+    Some(backend)
 }
 
 /// This binary's path, for builtin pane teammates. A binary replaced while the lead runs (a

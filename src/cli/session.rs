@@ -72,6 +72,9 @@ fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
         Backend::Auto => BackendChoice::Auto,
         Backend::Tmux => BackendChoice::Tmux,
         Backend::Iterm2 => BackendChoice::Iterm2,
+        Backend::Zellij => BackendChoice::Zellij,
+        Backend::Kitty => BackendChoice::Kitty,
+        Backend::Wezterm => BackendChoice::Wezterm,
         Backend::InProcess => BackendChoice::InProcess,
     }));
     out.agent = args.agent.or(config.agent.map(|a| match a {
@@ -99,6 +102,9 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
         BackendChoice::Auto => BackendRequest::Auto,
         BackendChoice::Tmux => BackendRequest::Tmux,
         BackendChoice::Iterm2 => BackendRequest::Iterm2,
+        BackendChoice::Zellij => BackendRequest::Zellij,
+        BackendChoice::Kitty => BackendRequest::Kitty,
+        BackendChoice::Wezterm => BackendRequest::Wezterm,
         BackendChoice::InProcess => BackendRequest::InProcess,
     };
     // One detection per session, from the environment captured now.
@@ -110,7 +116,7 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
     let claude = args.agent == Some(AgentChoice::Claude);
     if claude && choice.label() == "in-process" {
         bail!(
-            "--agent claude needs a pane backend (tmux or iTerm2) and none is usable here: install tmux or drop --agent claude"
+            "--agent claude needs a pane backend (tmux, Zellij, kitty, WezTerm or iTerm2) and none is usable here: install tmux or drop --agent claude"
         );
     }
     let cwd = std::env::current_dir().wrap_err("cannot read the current directory")?;

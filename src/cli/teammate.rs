@@ -68,13 +68,35 @@ pub fn config_from(ctx: &Context, args: &TeammateArgs) -> Result<TeammateConfig>
     }
     config.plan_mode_required = args.plan_mode_required;
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    (config.pane_id, config.backend_type) = match (env("TMUX_PANE"), env("ITERM_SESSION_ID")) {
-        (Some(pane), _) => (pane, "tmux".to_string()),
-        (None, Some(session)) => (
-            crate::backend::iterm2::lead_session_uuid(&session),
-            "iterm2".to_string(),
-        ),
-        (None, None) => (String::new(), "tmux".to_string()),
-    };
+    (config.pane_id, config.backend_type) = own_pane(&env);
     Ok(config)
+}
+
+/// The pane this teammate runs in and its backend, from the variables its terminal sets
+/// (a multiplexer's before the terminal's own).
+fn own_pane(env: &dyn Fn(&str) -> Option<String>) -> (String, String) {
+    use crate::backend::BackendKind;
+    let found = if let Some(pane) = env("TMUX_PANE") {
+        Some((pane, BackendKind::Tmux))
+    } else if let (Some(_), Some(pane)) = (env("ZELLIJ"), env("ZELLIJ_PANE_ID")) {
+        Some((
+            crate::backend::zellij::normalize_pane_id(&pane),
+            BackendKind::Zellij,
+        ))
+    } else if let Some(window) = env("KITTY_WINDOW_ID") {
+        Some((window, BackendKind::Kitty))
+    } else if let Some(pane) = env("WEZTERM_PANE") {
+        Some((pane, BackendKind::Wezterm))
+    } else {
+        env("ITERM_SESSION_ID").map(|session| {
+            (
+                crate::backend::iterm2::lead_session_uuid(&session),
+                BackendKind::Iterm2,
+            )
+        })
+    };
+    match found {
+        Some((pane, kind)) => (pane, kind.as_str().to_string()),
+        None => (String::new(), BackendKind::Tmux.as_str().to_string()),
+    }
 }

@@ -30,6 +30,9 @@ pub enum Backend {
     Auto,
     Tmux,
     Iterm2,
+    Zellij,
+    Kitty,
+    Wezterm,
     InProcess,
 }
 

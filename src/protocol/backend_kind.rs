@@ -1,5 +1,5 @@
 //! Where a teammate runs, as a type: [`BackendKind`]. The protocol's `backendType` strings
-//! (`tmux`, `iterm2`, `in-process`) exist only here, at the edge: they are parsed once when a
+//! (`tmux`, `iterm2`, `zellij`, `kitty`, `wezterm`, `in-process`) exist only here, at the edge: they are parsed once when a
 //! member is read ([`crate::protocol::Member::backend_kind`]) and written from the enum.
 
 use std::fmt;
@@ -11,15 +11,24 @@ pub enum BackendKind {
     Tmux,
     /// An iTerm2 split, through `it2`.
     Iterm2,
+    /// A pane of Zellij (the lead's session or a private background one).
+    Zellij,
+    /// A kitty window, through `kitty @`.
+    Kitty,
+    /// A WezTerm pane, through `wezterm cli`.
+    Wezterm,
     /// A tokio task of the lead's own process.
     InProcess,
 }
 
 impl BackendKind {
     /// Every kind, in the order the UI lists them.
-    pub const ALL: [BackendKind; 3] = [
+    pub const ALL: [BackendKind; 6] = [
         BackendKind::Tmux,
         BackendKind::Iterm2,
+        BackendKind::Zellij,
+        BackendKind::Kitty,
+        BackendKind::Wezterm,
         BackendKind::InProcess,
     ];
 
@@ -28,6 +37,9 @@ impl BackendKind {
         match self {
             BackendKind::Tmux => "tmux",
             BackendKind::Iterm2 => "iterm2",
+            BackendKind::Zellij => "zellij",
+            BackendKind::Kitty => "kitty",
+            BackendKind::Wezterm => "wezterm",
             BackendKind::InProcess => "in-process",
         }
     }
@@ -73,7 +85,7 @@ mod tests {
         for kind in BackendKind::ALL {
             assert_eq!(BackendKind::parse(kind.as_str()), Some(kind));
         }
-        assert_eq!(BackendKind::parse("wezterm"), None);
+        assert_eq!(BackendKind::parse("ghostty"), None);
         assert_eq!(BackendKind::from_pane_id("%12"), Some(BackendKind::Tmux));
         assert_eq!(
             BackendKind::from_pane_id("in-process"),

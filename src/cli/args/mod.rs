@@ -60,12 +60,22 @@ pub struct GlobalArgs {
 /// Where teammates run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum BackendChoice {
-    /// Inside tmux → tmux panes; in iTerm2 with `it2` → iTerm2 splits; tmux on PATH → a
-    /// private tmux server; else in-process
+    /// Inside tmux → tmux; inside Zellij → Zellij; in kitty (remote control) → kitty; in
+    /// WezTerm → WezTerm; in iTerm2 with `it2` → iTerm2; tmux on PATH → a private tmux server;
+    /// else in-process
     #[default]
     Auto,
+    /// tmux panes (the user's server, or a private one outside tmux)
     Tmux,
+    /// iTerm2 splits through `it2`
     Iterm2,
+    /// Zellij panes (beside the lead inside Zellij, else a private background session)
+    Zellij,
+    /// kitty windows through `kitty @` (needs KITTY_LISTEN_ON)
+    Kitty,
+    /// WezTerm panes through `wezterm cli`
+    Wezterm,
+    /// Teammates inside the lead's process
     InProcess,
 }
 

@@ -1,0 +1,307 @@
+//! The kitty pane backend, through kitty's remote control (`kitty @ --to $KITTY_LISTEN_ON`):
+//! teammates are kitty windows split beside the lead's (`launch --location=vsplit`, then
+//! `hsplit`, `--keep-focus` so the lead keeps the keyboard), titled (`set-window-title`) and
+//! bordered in their color (`set-colors`); the command line is typed into the placeholder
+//! (`send-text --stdin`, no escape processing). Liveness is `ls` (JSON): kitty closes a window
+//! when its program exits, so a window is running while it is listed. Hide moves the window to a
+//! tab of its own (`detach-window --target-tab new`), show moves it back to the lead's tab.
+
+use std::sync::Mutex;
+
+use serde::Deserialize;
+
+use super::terminal_cli::{self, PLACEHOLDER};
+use super::{BackendError, BackendKind, PaneBackend, PaneState};
+use crate::protocol::Color;
+
+/// The kitty backend of one lead session.
+#[derive(Debug)]
+pub struct KittyBackend {
+    /// The `kitty` program (a name on PATH or a path).
+    program: String,
+    /// The remote-control address (`KITTY_LISTEN_ON`, e.g. `unix:/tmp/kitty-123`).
+    listen_on: String,
+    /// The lead's window id (`KITTY_WINDOW_ID`).
+    lead_window: String,
+    /// Teammate windows, oldest first; creation is serialized by this lock.
+    windows: Mutex<Vec<String>>,
+}
+
+/// One window of `kitty @ ls`.
+#[derive(Debug, Deserialize)]
+struct LsWindow {
+    id: u64,
+    #[serde(default)]
+    title: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct LsTab {
+    id: u64,
+    #[serde(default)]
+    windows: Vec<LsWindow>,
+}
+
+#[derive(Debug, Deserialize)]
+struct LsOsWindow {
+    #[serde(default)]
+    tabs: Vec<LsTab>,
+}
+
+/// Every window of `kitty @ ls` as (tab id, window id, title).
+pub fn parse_ls(json: &str) -> Option<Vec<(String, String, String)>> {
+    let os_windows: Vec<LsOsWindow> = serde_json::from_str(json).ok()?;
+    Some(
+        os_windows
+            .iter()
+            .flat_map(|o| o.tabs.iter())
+            .flat_map(|t| {
+                t.windows
+                    .iter()
+                    .map(move |w| (t.id.to_string(), w.id.to_string(), w.title.clone()))
+            })
+            .collect(),
+    )
+}
+
+/// A teammate color as kitty reads it (`#rrggbb`).
+pub fn color_hex(color: Color) -> &'static str {
+    match color.as_str() {
+        "red" => "#cd3131",
+        "blue" => "#2472c8",
+        "green" => "#0dbc79",
+        "yellow" => "#e5e510",
+        "purple" => "#bc3fbc",
+        "orange" => "#ff8700",
+        "pink" => "#ff5faf",
+        _ => "#11a8cd",
+    }
+}
+
+impl KittyBackend {
+    pub fn new(program: &str, listen_on: &str, lead_window: &str) -> KittyBackend {
+        KittyBackend {
+            program: program.to_string(),
+            listen_on: listen_on.to_string(),
+            lead_window: lead_window.to_string(),
+            windows: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn run_with(&self, args: &[&str], input: Option<&str>) -> Result<String, BackendError> {
+        let mut all = vec!["@", "--to", self.listen_on.as_str()];
+        all.extend_from_slice(args);
+        terminal_cli::run(&self.program, &all, input)
+    }
+
+    fn run(&self, args: &[&str]) -> Result<String, BackendError> {
+        self.run_with(args, None)
+    }
+
+    /// `kitty @ ls` answers (remote control is on and reachable).
+    pub fn is_available(program: &str, listen_on: &str) -> bool {
+        terminal_cli::run(program, &["@", "--to", listen_on, "ls"], None).is_ok()
+    }
+
+    /// Every window kitty lists now (`None` when `ls` fails).
+    fn listed(&self) -> Option<Vec<(String, String, String)>> {
+        parse_ls(&self.run(&["ls"]).ok()?)
+    }
+
+    fn matching(window: &str) -> String {
+        format!("id:{window}")
+    }
+
+    /// Launches a window running the placeholder beside the lead (first) or the last teammate.
+    pub fn create_pane(&self) -> Result<String, BackendError> {
+        let mut windows = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(listed) = self.listed() {
+            windows.retain(|w| listed.iter().any(|(_, id, _)| id == w));
+        }
+        let location = if windows.is_empty() {
+            "--location=vsplit"
+        } else {
+            "--location=hsplit"
+        };
+        let target = Self::matching(windows.last().unwrap_or(&self.lead_window));
+        // `launch` splits the active window: make the split target active, keep focus after.
+        let _ = self.run(&["focus-window", "--match", &target]);
+        let mut args = vec!["launch", "--type=window", location, "--keep-focus"];
+        args.extend_from_slice(&PLACEHOLDER);
+        let out = self.run(&args);
+        let _ = self.run(&[
+            "focus-window",
+            "--match",
+            &Self::matching(&self.lead_window),
+        ]);
+        let id = out?.trim().to_string();
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(BackendError::Command {
+                command: "kitty @ launch".into(),
+                detail: format!("unexpected output: {id}"),
+            });
+        }
+        windows.push(id.clone());
+        Ok(id)
+    }
+
+    pub fn run_command(&self, window: &str, command: &str) -> Result<(), BackendError> {
+        let input = terminal_cli::command_input(command);
+        self.run_with(
+            &["send-text", "--match", &Self::matching(window), "--stdin"],
+            Some(&input),
+        )
+        .map(|_| ())
+    }
+
+    pub fn style(
+        &self,
+        window: &str,
+        name: &str,
+        color: Option<Color>,
+    ) -> Result<(), BackendError> {
+        let target = Self::matching(window);
+        self.run(&["set-window-title", "--match", &target, name])?;
+        if let Some(color) = color {
+            let hex = color_hex(color);
+            let active = format!("active_border_color={hex}");
+            let inactive = format!("inactive_border_color={hex}");
+            self.run(&["set-colors", "--match", &target, &active, &inactive])?;
+        }
+        Ok(())
+    }
+
+    pub fn kill(&self, window: &str) -> Result<(), BackendError> {
+        self.windows
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|w| w != window);
+        self.run(&["close-window", "--match", &Self::matching(window)])
+            .map(|_| ())
+    }
+
+    /// The tab of the lead's window.
+    fn lead_tab(&self) -> Option<String> {
+        self.listed()?
+            .into_iter()
+            .find(|(_, id, _)| *id == self.lead_window)
+            .map(|(tab, _, _)| tab)
+    }
+
+    pub fn hide(&self, window: &str) -> Result<(), BackendError> {
+        self.run(&[
+            "detach-window",
+            "--match",
+            &Self::matching(window),
+            "--target-tab",
+            "new",
+        ])
+        .map(|_| ())
+    }
+
+    pub fn show(&self, window: &str) -> Result<(), BackendError> {
+        let tab = self
+            .lead_tab()
+            .ok_or_else(|| BackendError::Unavailable("the lead's kitty window is gone".into()))?;
+        self.run(&[
+            "detach-window",
+            "--match",
+            &Self::matching(window),
+            "--target-tab",
+            &format!("id:{tab}"),
+        ])
+        .map(|_| ())
+    }
+
+    pub fn focus(&self, window: &str) -> Result<(), BackendError> {
+        self.run(&["focus-window", "--match", &Self::matching(window)])
+            .map(|_| ())
+    }
+
+    /// The windows created so far (for tests).
+    pub fn windows(&self) -> Vec<String> {
+        self.windows
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl PaneBackend for KittyBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Kitty
+    }
+    fn create_pane(&self) -> Result<String, BackendError> {
+        KittyBackend::create_pane(self)
+    }
+    fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
+        KittyBackend::run_command(self, pane, command)
+    }
+    fn style(&self, pane: &str, name: &str, color: Option<Color>) -> Result<(), BackendError> {
+        KittyBackend::style(self, pane, name, color)
+    }
+    fn kill(&self, pane: &str) -> Result<(), BackendError> {
+        KittyBackend::kill(self, pane)
+    }
+    fn hide(&self, pane: &str) -> Result<(), BackendError> {
+        KittyBackend::hide(self, pane)
+    }
+    fn show(&self, pane: &str) -> Result<(), BackendError> {
+        KittyBackend::show(self, pane)
+    }
+    fn focus(&self, pane: &str) -> Result<(), BackendError> {
+        KittyBackend::focus(self, pane)
+    }
+    fn pane_alive(&self, pane: &str) -> bool {
+        self.listed()
+            .is_some_and(|l| l.iter().any(|(_, id, _)| id == pane))
+    }
+    fn pane_states(&self, panes: &[String]) -> Vec<PaneState> {
+        // A listing that failed proves nothing: everything counts as running.
+        let listed = self.listed();
+        panes
+            .iter()
+            .map(|p| match &listed {
+                Some(l) if !l.iter().any(|(_, id, _)| id == p) => PaneState::Gone,
+                _ => PaneState::Running,
+            })
+            .collect()
+    }
+    fn tail(&self, pane: &str, lines: usize) -> Vec<String> {
+        let text = self
+            .run(&["get-text", "--match", &Self::matching(pane)])
+            .unwrap_or_default();
+        super::last_lines(&text, lines)
+    }
+    fn title(&self, pane: &str) -> Option<String> {
+        self.listed()?
+            .into_iter()
+            .find(|(_, id, _)| id == pane)
+            .map(|(_, _, title)| title)
+    }
+    fn adopt_pane(&self, pane: &str) {
+        let mut windows = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        if !windows.iter().any(|w| w == pane) {
+            windows.push(pane.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_ls() {
+        let json = r#"[{"id":1,"tabs":[{"id":1,"windows":[{"id":1,"title":"lead"},{"id":3,"title":"a"}]},{"id":2,"windows":[{"id":4,"title":"b"}]}]}]"#;
+        assert_eq!(
+            parse_ls(json).unwrap(),
+            vec![
+                ("1".into(), "1".into(), "lead".into()),
+                ("1".into(), "3".into(), "a".into()),
+                ("2".into(), "4".into(), "b".into())
+            ]
+        );
+        assert!(parse_ls("nope").is_none());
+    }
+}

@@ -1,0 +1,352 @@
+//! The Zellij pane backend, through `zellij --session NAME action …` (Zellij 0.44 or newer, whose
+//! actions take `--pane-id` and whose `new-pane` prints the new pane's id). Inside Zellij the
+//! teammates' panes open beside the lead's pane in the lead's session (focus goes back to the
+//! lead); outside it they open in a private background session `teamlead-<lead pid>`
+//! (`attach --create-background`), like the private tmux server, whose first pane (the user's
+//! default shell) is closed once a teammate's pane is there. A pane runs the placeholder until
+//! its command line is typed into it (`write-chars`); it is named after its teammate
+//! (`rename-pane`; Zellij has no per-pane colors). A pane whose program ended stays, held, with
+//! its exit status (`list-panes --json`), until it is closed (`close-pane`). Focus is
+//! `focus-pane-id`; Zellij cannot hide one pane.
+
+use std::sync::Mutex;
+
+use serde::Deserialize;
+
+use super::terminal_cli::{self, PLACEHOLDER};
+use super::{BackendError, BackendKind, PaneBackend, PaneState};
+use crate::protocol::Color;
+
+/// The private session name of the lead with this pid.
+pub fn private_session_name(lead_pid: u32) -> String {
+    format!("teamlead-{lead_pid}")
+}
+
+/// One pane of `zellij action list-panes --json`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ListedPane {
+    pub id: u32,
+    #[serde(default)]
+    pub is_plugin: bool,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub exited: bool,
+    #[serde(default)]
+    pub exit_status: Option<i32>,
+}
+
+impl ListedPane {
+    /// The id as the CLI takes it (`terminal_N`, `plugin_N`).
+    pub fn pane_id(&self) -> String {
+        if self.is_plugin {
+            format!("plugin_{}", self.id)
+        } else {
+            format!("terminal_{}", self.id)
+        }
+    }
+}
+
+/// The panes of `list-panes --json`.
+pub fn parse_panes(json: &str) -> Option<Vec<ListedPane>> {
+    serde_json::from_str(json).ok()
+}
+
+/// A terminal pane id in the form the CLI prints: `terminal_N` (a bare `N` is read as one).
+pub fn normalize_pane_id(id: &str) -> String {
+    let id = id.trim();
+    if id.bytes().all(|b| b.is_ascii_digit()) && !id.is_empty() {
+        format!("terminal_{id}")
+    } else {
+        id.to_string()
+    }
+}
+
+/// Session names of `zellij list-sessions --short`.
+pub fn list_sessions(program: &str) -> Vec<String> {
+    terminal_cli::run(
+        program,
+        &["list-sessions", "--short", "--no-formatting"],
+        None,
+    )
+    .map(|out| {
+        out.lines()
+            .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
+            .filter(|l| !l.is_empty())
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// Kills a session and deletes what Zellij keeps of it to resurrect it.
+pub fn remove_session(program: &str, session: &str) {
+    let _ = terminal_cli::run(program, &["kill-session", session], None);
+    let _ = terminal_cli::run(program, &["delete-session", "--force", session], None);
+}
+
+/// The Zellij backend of one lead session.
+#[derive(Debug)]
+pub struct ZellijBackend {
+    /// The `zellij` program (a name on PATH or a path).
+    program: String,
+    /// The session the teammates' panes live in (renamed when a resumed lead takes it over).
+    session: Mutex<String>,
+    /// The lead's pane (inside Zellij), `None` for a private session.
+    lead_pane: Option<String>,
+    /// Teammate panes, oldest first; creation is serialized by this lock.
+    panes: Mutex<Vec<String>>,
+}
+
+impl ZellijBackend {
+    /// Inside Zellij: the lead's session and pane (`ZELLIJ_PANE_ID`).
+    pub fn inside(program: &str, session: &str, lead_pane: Option<&str>) -> ZellijBackend {
+        ZellijBackend {
+            program: program.to_string(),
+            session: Mutex::new(session.to_string()),
+            lead_pane: Some(lead_pane.map(normalize_pane_id).unwrap_or_default())
+                .filter(|p| !p.is_empty()),
+            panes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A private background session named `session`.
+    pub fn private(program: &str, session: &str) -> ZellijBackend {
+        ZellijBackend {
+            program: program.to_string(),
+            session: Mutex::new(session.to_string()),
+            lead_pane: None,
+            panes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Is this a private session?
+    fn is_private(&self) -> bool {
+        self.lead_pane.is_none()
+    }
+
+    /// The session's name now.
+    pub fn session(&self) -> String {
+        self.session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn action(&self, args: &[&str]) -> Result<String, BackendError> {
+        let session = self.session();
+        let mut all = vec!["--session", session.as_str(), "action"];
+        all.extend_from_slice(args);
+        terminal_cli::run(&self.program, &all, None)
+    }
+
+    /// Every pane of the session (`None` when the session does not answer).
+    fn listed(&self) -> Option<Vec<ListedPane>> {
+        parse_panes(&self.action(&["list-panes", "--json"]).ok()?)
+    }
+
+    /// Does the session run (a resurrectable, exited session does not count)?
+    fn session_running(&self) -> bool {
+        self.listed().is_some()
+    }
+
+    /// Creates the private session in the background when it is not running; returns the ids
+    /// of the panes it started with (to close once a teammate's pane is there).
+    fn ensure_private(&self) -> Result<Vec<String>, BackendError> {
+        if self.session_running() {
+            return Ok(Vec::new());
+        }
+        let session = self.session();
+        remove_session(&self.program, &session);
+        terminal_cli::run(
+            &self.program,
+            &["attach", "--create-background", &session],
+            None,
+        )?;
+        let first = self.listed().unwrap_or_default();
+        Ok(first
+            .iter()
+            .filter(|p| !p.is_plugin)
+            .map(ListedPane::pane_id)
+            .collect())
+    }
+
+    /// Opens a pane running the placeholder and returns its id.
+    pub fn create_pane(&self) -> Result<String, BackendError> {
+        let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
+        let initial = if self.is_private() {
+            self.ensure_private()?
+        } else {
+            Vec::new()
+        };
+        if let Some(listed) = self.listed() {
+            panes.retain(|p| listed.iter().any(|l| l.pane_id() == *p));
+        }
+        let mut args = vec!["new-pane"];
+        if panes.is_empty() && !self.is_private() {
+            args.extend(["--direction", "right"]);
+        }
+        args.push("--");
+        args.extend_from_slice(&PLACEHOLDER);
+        let out = self.action(&args)?;
+        let id = normalize_pane_id(out.lines().last().unwrap_or(""));
+        if !id.starts_with("terminal_") {
+            return Err(BackendError::Command {
+                command: "zellij action new-pane".into(),
+                detail: format!("unexpected output: {}", out.trim()),
+            });
+        }
+        for pane in initial {
+            let _ = self.action(&["close-pane", "--pane-id", &pane]);
+        }
+        if let Some(lead) = &self.lead_pane {
+            let _ = self.action(&["focus-pane-id", lead]);
+        }
+        panes.push(id.clone());
+        Ok(id)
+    }
+
+    pub fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
+        let input = terminal_cli::command_input(command);
+        self.action(&["write-chars", "--pane-id", pane, &input])
+            .map(|_| ())
+    }
+
+    pub fn kill(&self, pane: &str) -> Result<(), BackendError> {
+        self.panes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| p != pane);
+        self.action(&["close-pane", "--pane-id", pane]).map(|_| ())
+    }
+
+    pub fn focus(&self, pane: &str) -> Result<(), BackendError> {
+        self.action(&["focus-pane-id", pane]).map(|_| ())
+    }
+
+    /// The panes created so far (for tests).
+    pub fn panes(&self) -> Vec<String> {
+        self.panes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl PaneBackend for ZellijBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Zellij
+    }
+    fn create_pane(&self) -> Result<String, BackendError> {
+        ZellijBackend::create_pane(self)
+    }
+    fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
+        ZellijBackend::run_command(self, pane, command)
+    }
+    fn style(&self, pane: &str, name: &str, _color: Option<Color>) -> Result<(), BackendError> {
+        // Zellij has no per-pane frame color; the teammate's header carries its color.
+        self.action(&["rename-pane", "--pane-id", pane, name])
+            .map(|_| ())
+    }
+    fn kill(&self, pane: &str) -> Result<(), BackendError> {
+        ZellijBackend::kill(self, pane)
+    }
+    fn hide(&self, _pane: &str) -> Result<(), BackendError> {
+        Err(BackendError::Unavailable(
+            "Zellij panes cannot be hidden one by one".into(),
+        ))
+    }
+    fn show(&self, _pane: &str) -> Result<(), BackendError> {
+        Err(BackendError::Unavailable(
+            "Zellij panes cannot be hidden one by one".into(),
+        ))
+    }
+    fn focus(&self, pane: &str) -> Result<(), BackendError> {
+        ZellijBackend::focus(self, pane)
+    }
+    fn pane_alive(&self, pane: &str) -> bool {
+        self.listed()
+            .is_some_and(|l| l.iter().any(|p| p.pane_id() == pane))
+    }
+    fn pane_running(&self, pane: &str) -> bool {
+        self.listed()
+            .is_some_and(|l| l.iter().any(|p| p.pane_id() == pane && !p.exited))
+    }
+    fn pane_states(&self, panes: &[String]) -> Vec<PaneState> {
+        // A listing that failed proves nothing: everything counts as running.
+        let listed = self.listed();
+        panes
+            .iter()
+            .map(|id| match &listed {
+                None => PaneState::Running,
+                Some(l) => match l.iter().find(|p| p.pane_id() == *id) {
+                    None => PaneState::Gone,
+                    Some(p) if p.exited => PaneState::Dead {
+                        status: p.exit_status,
+                        signal: None,
+                    },
+                    Some(_) => PaneState::Running,
+                },
+            })
+            .collect()
+    }
+    fn tail(&self, pane: &str, lines: usize) -> Vec<String> {
+        let text = self
+            .action(&["dump-screen", "--pane-id", pane])
+            .unwrap_or_default();
+        super::last_lines(&text, lines)
+    }
+    fn title(&self, pane: &str) -> Option<String> {
+        self.listed()?
+            .into_iter()
+            .find(|p| p.pane_id() == pane)
+            .map(|p| p.title)
+    }
+    fn adopt_pane(&self, pane: &str) {
+        let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
+        if !panes.iter().any(|p| p == pane) {
+            panes.push(pane.to_string());
+        }
+    }
+    fn take_over(&self, record: &str) -> Result<bool, BackendError> {
+        if !self.is_private() || record == self.session() {
+            return Ok(false);
+        }
+        let old = ZellijBackend::private(&self.program, record);
+        if !old.session_running() {
+            return Ok(false);
+        }
+        let new = self.session();
+        old.action(&["rename-session", &new])?;
+        Ok(true)
+    }
+    fn session_record(&self) -> Option<String> {
+        self.is_private().then(|| self.session())
+    }
+    fn attach(&self) -> Option<(Vec<String>, String)> {
+        if !self.is_private() {
+            return None;
+        }
+        let argv = vec![self.program.clone(), "attach".to_string(), self.session()];
+        let hint = format!("zellij attach {}", self.session());
+        Some((argv, hint))
+    }
+    fn shutdown(&self) {
+        if self.is_private() {
+            remove_session(&self.program, &self.session());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_panes_and_ids() {
+        let json = r#"[{"id":0,"is_plugin":true,"title":"tab-bar","exited":false,"exit_status":null,"tab_id":0},{"id":2,"is_plugin":false,"title":"a","exited":true,"exit_status":3,"tab_id":0}]"#;
+        let panes = parse_panes(json).unwrap();
+        assert_eq!(panes[0].pane_id(), "plugin_0");
+        assert_eq!(panes[1].pane_id(), "terminal_2");
+        assert_eq!(panes[1].exit_status, Some(3));
+        assert_eq!(normalize_pane_id("7\n"), "terminal_7");
+        assert_eq!(normalize_pane_id("terminal_7"), "terminal_7");
+        assert_eq!(private_session_name(42), "teamlead-42");
+    }
+}
