@@ -44,11 +44,7 @@ fn dead_writer(lock: &Path, inbox: Option<(&Path, &[InboxEntry])>) {
         let text = serde_json::to_string_pretty(entries).expect("entries as JSON");
         let temp = path.with_extension("json.writing");
         std::fs::write(&temp, text).expect("the dead writer's new inbox");
-        script.push_str(&format!(
-            "mv '{}' '{}'\n",
-            temp.display(),
-            path.display()
-        ));
+        script.push_str(&format!("mv '{}' '{}'\n", temp.display(), path.display()));
     }
     script.push_str("kill -9 $$\n");
     let status = Command::new("sh")
@@ -57,7 +53,11 @@ fn dead_writer(lock: &Path, inbox: Option<(&Path, &[InboxEntry])>) {
         .status()
         .expect("run the writer");
     use std::os::unix::process::ExitStatusExt;
-    assert_eq!(status.signal(), Some(9), "the writer was SIGKILLed: {status:?}");
+    assert_eq!(
+        status.signal(),
+        Some(9),
+        "the writer was SIGKILLed: {status:?}"
+    );
     assert!(lock.is_dir(), "its lock is left behind");
 }
 
@@ -108,9 +108,12 @@ fn a_command_is_acknowledged_while_a_dead_writer_holds_the_lead_inbox_lock() {
     let log = Home::new(h)
         .delivery_log_path(TEAM, "team-lead")
         .expect("log path");
-    poll_until("the drain to record the message", Duration::from_secs(5), &session, || {
-        file_contains(&log, text)
-    });
+    poll_until(
+        "the drain to record the message",
+        Duration::from_secs(5),
+        &session,
+        || file_contains(&log, text),
+    );
 
     session.send(b"/task add \"check the parser\"\r");
     let typed = Instant::now();
@@ -150,7 +153,14 @@ fn teamlead_send_retries_past_a_stale_lock() {
     let out = Command::new(env!("CARGO_BIN_EXE_teamlead"))
         .arg("--home")
         .arg(home.path())
-        .args(["send", "--team", TEAM, "--to", "alpha", "hello past the lock"])
+        .args([
+            "send",
+            "--team",
+            TEAM,
+            "--to",
+            "alpha",
+            "hello past the lock",
+        ])
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("TEAMLEAD_HOME")
         .output()
@@ -231,7 +241,16 @@ fn send_to_lead(home: &Path, text: &str) {
     let out = Command::new(env!("CARGO_BIN_EXE_teamlead"))
         .arg("--home")
         .arg(home)
-        .args(["send", "--team", TEAM, "--to", "team-lead", "--from", "alpha", text])
+        .args([
+            "send",
+            "--team",
+            TEAM,
+            "--to",
+            "team-lead",
+            "--from",
+            "alpha",
+            text,
+        ])
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("TEAMLEAD_HOME")
         .output()
@@ -290,7 +309,8 @@ fn disk_full_then_free_every_message_reaches_the_transcript() {
     });
     let pid = session.child.process_id().expect("the lead's pid");
     // The lead's view of the files (its mount namespace), seen from here.
-    let root = PathBuf::from(format!("/proc/{pid}/root")).join(mount.path().strip_prefix("/").unwrap());
+    let root =
+        PathBuf::from(format!("/proc/{pid}/root")).join(mount.path().strip_prefix("/").unwrap());
     let home = root.join("home");
 
     send_to_lead(&home, "message 0, before the disk is full");
@@ -327,9 +347,12 @@ fn disk_full_then_free_every_message_reaches_the_transcript() {
     eprintln!("while the disk was full: {} of 6 shown", look());
 
     std::fs::remove_file(&filler).expect("free the disk");
-    poll_until("every message once the disk is free", DEADLINE, &session, || {
-        look() == texts.len()
-    });
+    poll_until(
+        "every message once the disk is free",
+        DEADLINE,
+        &session,
+        || look() == texts.len(),
+    );
     let inbox = inbox_path(&home, "team-lead");
     poll_until("the inbox drained", DEADLINE, &session, || {
         !texts.iter().any(|t| file_contains(&inbox, t))

@@ -156,25 +156,27 @@ pub fn survey(home: &Home) -> Survey {
             .into_iter()
             .map(|socket| Orphan::PrivateServer { socket }),
     );
-    out.orphans.extend(
-        teammate_panes_without_team(home)
-            .into_iter()
-            .map(|p| Orphan::TeammatePane {
-                pane: p.pane,
-                team: p.team,
-                name: p.name,
-                dead: p.dead,
-            }),
-    );
+    out.orphans
+        .extend(
+            teammate_panes_without_team(home)
+                .into_iter()
+                .map(|p| Orphan::TeammatePane {
+                    pane: p.pane,
+                    team: p.team,
+                    name: p.name,
+                    dead: p.dead,
+                }),
+        );
     out
 }
 
-/// Teammate panes of this home on the user's tmux server whose team directory is gone.
+/// Teammate panes of this home on the user's tmux server whose team is gone (no
+/// `config.json`: a late write may have made some of its directories again).
 fn teammate_panes_without_team(home: &Home) -> Vec<TeammatePane> {
     let root = home.root.to_string_lossy();
     teammate_panes(&TmuxServer { socket: None }, &root)
         .into_iter()
-        .filter(|p| home.team_dir(&p.team).is_ok_and(|dir| !dir.exists()))
+        .filter(|p| store::team::team_gone(home, &p.team))
         .collect()
 }
 

@@ -428,7 +428,9 @@ fn drain_locked(
             result: (),
         })
     })?;
-    Ok(outcome.map(|((), quarantined)| quarantined).unwrap_or_default())
+    Ok(outcome
+        .map(|((), quarantined)| quarantined)
+        .unwrap_or_default())
 }
 
 /// 2.1.45-style consumption: sets `read: true` on the entries whose de-duplication key is in

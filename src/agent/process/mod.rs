@@ -46,15 +46,6 @@ pub fn lead_gone(home: &Home, team: &str) -> bool {
     has_file && !store::liveness::is_lead_alive(home, team)
 }
 
-/// Is the team gone (its `config.json` no longer there)? Writers replace the file by rename,
-/// so it is never missing while the team exists; an error other than "not found" proves
-/// nothing.
-pub fn team_gone(home: &Home, team: &str) -> bool {
-    home.config_path(team).is_ok_and(|p| {
-        std::fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-    })
-}
-
 /// What the teammate tells its pane about its lead.
 enum LeadWatch {
     Gone(Duration),
@@ -73,7 +64,9 @@ impl std::fmt::Display for LeadWatch {
             ),
             LeadWatch::Back => f.write_str("a team lead is back"),
             LeadWatch::Exiting => f.write_str("no team lead came back: exiting"),
-            LeadWatch::TeamGone => f.write_str("the team is gone (its files were removed): exiting"),
+            LeadWatch::TeamGone => {
+                f.write_str("the team is gone (its files were removed): exiting")
+            }
         }
     }
 }
@@ -122,7 +115,12 @@ pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReas
             }
             let (gone, no_team) = tokio::task::spawn_blocking({
                 let (home, team) = (home.clone(), team.clone());
-                move || (lead_gone(&home, &team), team_gone(&home, &team))
+                move || {
+                    (
+                        lead_gone(&home, &team),
+                        store::team::team_gone(&home, &team),
+                    )
+                }
             })
             .await
             .unwrap_or((false, false));

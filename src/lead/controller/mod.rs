@@ -8,8 +8,8 @@
 mod drain;
 mod executor;
 mod incoming;
-mod mode_sync;
 mod liveness;
+mod mode_sync;
 mod model;
 pub mod outcome;
 mod panes;

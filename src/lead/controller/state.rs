@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::drain::{After, Drained, InboxDrain};
 use super::{LeadError, LeadOptions, SAFETY_POLL};
 use crate::agent::events::TeammateEvent;
 use crate::backend::BackendKind;
@@ -18,7 +19,6 @@ use crate::backend::executor::TeammateExecutor;
 use crate::lead::bridge::{BridgeMessage, LeaderBridge};
 use crate::lead::demo::DemoPlan;
 use crate::lead::poller::Poller;
-use super::drain::{After, Drained, InboxDrain};
 use crate::lead::queue::{PermissionQueue, PlanQueue};
 use crate::lead::team_view::{Tracking, task_views, team_views};
 use crate::lead::turns::TurnQueue;
