@@ -50,7 +50,7 @@ fn teammate_of(command: &str, home_root: &str) -> Option<(String, String)> {
         .unwrap_or_else(|| command.to_string());
     let words = shell_words(&command);
     let home = format!("TEAMLEAD_HOME={home_root}");
-    if !words.iter().any(|w| *w == home) || !words.iter().any(|w| w == "teammate") {
+    if !words.contains(&home) || !words.iter().any(|w| w == "teammate") {
         return None;
     }
     let value = |flag: &str| {
