@@ -1,10 +1,13 @@
 //! The sweep behind `teamlead clean` and the lead's `/clean`: only what is provably dead and
 //! provably teamlead's. That is a team with teamlead's liveness file whose lead
 //! [`lead_probe`](super::lead_probe) finds dead (the flock is free, no other lead claimed it, and
-//! the process scan finished), and a private tmux server `-L teamlead-<pid>` or a private Zellij
-//! session `teamlead-<pid>` whose lead pid no longer runs. A dead team's panes are closed on the
-//! terminal `clean` runs in when they still carry their teammate's name (tmux, Zellij, kitty;
-//! WezTerm panes close with their program). A team of another lead (Claude Code's, or a live teamlead session's) is never
+//! the process scan finished), a private tmux server `-L teamlead-<pid>` or a private Zellij
+//! session `teamlead-<pid>` whose lead pid no longer runs, and a pane on the user's tmux server
+//! that runs (or ran: a dead pane) a `teamlead teammate` of this home whose team directory is
+//! gone (nothing on disk names it any more; found by its start command, [`teammate_panes`]). A
+//! dead team's panes are closed on the terminal `clean` runs in when they still carry their
+//! teammate's name (tmux, Zellij, kitty; WezTerm panes close with their program). A team of
+//! another lead (Claude Code's, or a live teamlead session's) is never
 //! edited, swept or removed: [`survey`] lists it as left alone, with the reason. Finding is
 //! read-only; removing is a separate step (which probes again) so `--dry-run` can show it.
 
@@ -14,6 +17,7 @@ use std::sync::Arc;
 
 use super::detect::{self, BackendChoice, BackendRequest, CapturedEnv};
 use super::lead_probe::{self, LeadStatus, Owner};
+use super::tmux::teammate_panes::{TeammatePane, teammate_panes};
 use super::tmux::{TmuxBackend, TmuxServer};
 use super::{BackendKind, PaneBackend, zellij};
 use crate::protocol::TeamFile;
@@ -32,6 +36,13 @@ pub enum Orphan {
     PrivateServer { socket: String },
     /// A private Zellij session (`teamlead-<pid>`) whose lead process is gone.
     PrivateZellij { session: String },
+    /// A pane of a teamlead teammate of this home whose team is gone.
+    TeammatePane {
+        pane: String,
+        team: String,
+        name: String,
+        dead: bool,
+    },
 }
 
 impl std::fmt::Display for Orphan {
@@ -47,6 +58,16 @@ impl std::fmt::Display for Orphan {
             Orphan::PrivateZellij { session } => {
                 write!(f, "zellij session {session}: its lead is gone")
             }
+            Orphan::TeammatePane {
+                pane,
+                team,
+                name,
+                dead,
+            } => write!(
+                f,
+                "tmux pane {pane} of teammate {name}{}: its team {team} is gone",
+                if *dead { " (dead)" } else { "" }
+            ),
         }
     }
 }
@@ -178,7 +199,28 @@ pub fn survey(home: &Home) -> Survey {
             .into_iter()
             .map(|session| Orphan::PrivateZellij { session }),
     );
+    out.orphans
+        .extend(
+            teammate_panes_without_team(home)
+                .into_iter()
+                .map(|p| Orphan::TeammatePane {
+                    pane: p.pane,
+                    team: p.team,
+                    name: p.name,
+                    dead: p.dead,
+                }),
+        );
     out
+}
+
+/// Teammate panes of this home on the user's tmux server whose team is gone (no
+/// `config.json`: a late write may have made some of its directories again).
+fn teammate_panes_without_team(home: &Home) -> Vec<TeammatePane> {
+    let root = home.root.to_string_lossy();
+    teammate_panes(&TmuxServer { socket: None }, &root)
+        .into_iter()
+        .filter(|p| store::team::team_gone(home, &p.team))
+        .collect()
 }
 
 /// What may be removed (see [`survey`]).
@@ -283,6 +325,21 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
             };
             let _ = server.kill_server();
             Ok(())
+        }
+        Orphan::TeammatePane {
+            pane, team, name, ..
+        } => {
+            // Looked up again: the pane must still run that teammate, its team still be gone.
+            let still = teammate_panes_without_team(home)
+                .iter()
+                .any(|p| &p.pane == pane && &p.team == team && &p.name == name);
+            if !still {
+                return Err("it is no longer there".to_string());
+            }
+            TmuxServer { socket: None }
+                .run(&["kill-pane", "-t", pane])
+                .map(|_| ())
+                .map_err(|e| e.to_string())
         }
     }
 }

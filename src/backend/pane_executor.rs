@@ -48,6 +48,10 @@ pub struct PaneExecutor {
     program: TeammateProgram,
     parent_session_id: Option<String>,
     panes: Mutex<HashMap<String, PaneEntry>>,
+    /// Panes of teammates that left, until [`TeammateExecutor::release`] has closed them:
+    /// `quit` closes them too, so a release still waiting when the lead quits leaves no pane
+    /// (tmux 3.3a keeps the pane of a program that exited, dead, under `remain-on-exit`).
+    releasing: Mutex<Vec<PaneEntry>>,
 }
 
 impl PaneExecutor {
@@ -65,6 +69,7 @@ impl PaneExecutor {
             program,
             parent_session_id,
             panes: Mutex::new(HashMap::new()),
+            releasing: Mutex::new(Vec::new()),
         }
     }
 
@@ -101,6 +106,17 @@ impl PaneExecutor {
 
     fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<String, PaneEntry>> {
         self.panes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn releasing(&self) -> std::sync::MutexGuard<'_, Vec<PaneEntry>> {
+        self.releasing.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every pane this executor still answers for (running, or being released), taken.
+    fn take_all(&self) -> Vec<PaneEntry> {
+        let mut entries: Vec<PaneEntry> = self.panes().drain().map(|(_, e)| e).collect();
+        entries.append(&mut self.releasing());
+        entries
     }
 
     /// The pane of a teammate this session runs.
@@ -360,6 +376,9 @@ impl TeammateExecutor for PaneExecutor {
 
     fn release(&self, name: &str) -> BoxFuture<'_, ()> {
         let entry = self.panes().remove(name);
+        if let Some(entry) = &entry {
+            self.releasing().push(entry.clone());
+        }
         async move {
             let Some(entry) = entry else { return };
             let deadline = tokio::time::Instant::now() + RELEASE_WAIT;
@@ -375,9 +394,11 @@ impl TeammateExecutor for PaneExecutor {
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
+            let pane = entry.pane.clone();
             let _ = self
                 .blocking(move |b| PaneExecutor::kill_entry(&b, &entry))
                 .await;
+            self.releasing().retain(|e| e.pane != pane);
         }
         .boxed()
     }
@@ -499,7 +520,7 @@ impl TeammateExecutor for PaneExecutor {
     }
 
     fn quit(&self) -> BoxFuture<'_, ()> {
-        let entries: Vec<PaneEntry> = self.panes().drain().map(|(_, e)| e).collect();
+        let entries = self.take_all();
         async move {
             let _ = self
                 .blocking(move |b| {
@@ -516,10 +537,11 @@ impl TeammateExecutor for PaneExecutor {
 
     fn detach(&self) {
         self.panes().clear();
+        self.releasing().clear();
     }
 
     fn emergency_stop(&self) {
-        let entries: Vec<PaneEntry> = self.panes().drain().map(|(_, e)| e).collect();
+        let entries = self.take_all();
         for entry in &entries {
             let _ = self.backend.kill(&entry.pane);
         }

@@ -28,6 +28,10 @@ pub struct Polled {
     pub incoming: Vec<Incoming>,
     /// Files where bad input was kept.
     pub quarantined: Vec<PathBuf>,
+    /// Why the drain stopped early. What it recorded before is in `incoming` all the same
+    /// (the delivery log would skip it next time); the rest waits in the inbox for the next
+    /// drain (a full disk, a lock in the way).
+    pub problem: Option<StoreError>,
 }
 
 impl Poller {
@@ -42,12 +46,24 @@ impl Poller {
     }
 
     /// Takes every new entry out of the lead's inbox, sorted into actions, in inbox order.
-    pub fn poll(&mut self) -> Result<Polled, StoreError> {
-        let drained = store::inbox::drain_unread(&self.home, &self.team, LEAD_NAME, &mut self.log)?;
-        Ok(Polled {
-            incoming: drained.delivered.into_iter().map(classify).collect(),
-            quarantined: drained.quarantined,
-        })
+    pub fn poll(&mut self) -> Polled {
+        let mut delivered = Vec::new();
+        let drained = store::inbox::drain_unread_into(
+            &self.home,
+            &self.team,
+            LEAD_NAME,
+            &mut self.log,
+            &mut delivered,
+        );
+        let (quarantined, problem) = match drained {
+            Ok(quarantined) => (quarantined, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        Polled {
+            incoming: delivered.into_iter().map(classify).collect(),
+            quarantined,
+            problem,
+        }
     }
 
     /// How many entries were ever delivered (the log's size).

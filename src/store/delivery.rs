@@ -104,9 +104,15 @@ impl DeliveryLog {
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&self.path)
             .map_err(io_at(&self.path))?;
-        f.write_all(buf.as_bytes())
-            .and_then(|()| f.sync_all())
-            .map_err(io_at(&self.path))?;
+        let before = f.metadata().map(|m| m.len()).ok();
+        if let Err(e) = f.write_all(buf.as_bytes()).and_then(|()| f.sync_all()) {
+            // A full disk may have taken part of the lines: cut them off, or the next record
+            // would be glued to a torn line and unreadable at the next open.
+            if let Some(len) = before {
+                let _ = f.set_len(len);
+            }
+            return Err(StoreError::io(&self.path, e));
+        }
         if created && let Some(dir) = self.path.parent() {
             super::atomic::sync_dir(dir)?;
         }

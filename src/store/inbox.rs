@@ -261,25 +261,36 @@ pub fn drain_unread(
     member: &str,
     log: &mut DeliveryLog,
 ) -> Result<Drained> {
+    let mut delivered = Vec::new();
+    let quarantined = drain_unread_into(home, team, member, log, &mut delivered)?;
+    Ok(Drained {
+        delivered,
+        quarantined,
+    })
+}
+
+/// [`drain_unread`] that puts the delivered entries into `delivered` as soon as they are
+/// recorded in `log`, so a step that fails after the record (a full disk refusing the new
+/// inbox, a lock in the way) still hands them over: the log says they were delivered and the
+/// next drain skips them, so an entry recorded and then dropped with the error would never be
+/// shown. Returns the quarantine files.
+pub fn drain_unread_into(
+    home: &Home,
+    team: &str,
+    member: &str,
+    log: &mut DeliveryLog,
+    delivered: &mut Vec<InboxEntry>,
+) -> Result<Vec<PathBuf>> {
     let path = home.inbox_path(team, member)?;
     home.check_inside(&path)?;
-    let mut delivered = Vec::new();
     for _ in 0..3 {
-        match drain_prepared(&path, log, &mut delivered)? {
-            Prepared::Done => {
-                return Ok(Drained {
-                    delivered,
-                    quarantined: Vec::new(),
-                });
-            }
+        match drain_prepared(&path, log, delivered)? {
+            Prepared::Done => return Ok(Vec::new()),
             Prepared::Changed => continue,
             Prepared::SlowPath => break,
         }
     }
-    let mut drained = drain_locked(home, team, member, log)?;
-    delivered.append(&mut drained.delivered);
-    drained.delivered = delivered;
-    Ok(drained)
+    drain_locked(home, team, member, log, delivered)
 }
 
 /// What one attempt of the fast drain did.
@@ -379,7 +390,14 @@ fn prepare_temp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
 }
 
 /// The slow path of [`drain_unread`]: everything under the lock (quarantines bad entries).
-fn drain_locked(home: &Home, team: &str, member: &str, log: &mut DeliveryLog) -> Result<Drained> {
+/// What is recorded goes into `delivered` at once (see [`drain_unread_into`]).
+fn drain_locked(
+    home: &Home,
+    team: &str,
+    member: &str,
+    log: &mut DeliveryLog,
+    delivered: &mut Vec<InboxEntry>,
+) -> Result<Vec<PathBuf>> {
     let outcome = rewrite_locked(home, team, member, |items| {
         let mut keep = Vec::new();
         let mut bad = Vec::new();
@@ -403,19 +421,16 @@ fn drain_locked(home: &Home, team: &str, member: &str, log: &mut DeliveryLog) ->
             }
         }
         log.record(&fresh)?;
+        delivered.extend(fresh);
         Ok(Rewrite {
             keep: changed.then_some(keep),
             bad,
-            result: fresh,
+            result: (),
         })
     })?;
-    Ok(match outcome {
-        None => Drained::default(),
-        Some((delivered, quarantined)) => Drained {
-            delivered,
-            quarantined,
-        },
-    })
+    Ok(outcome
+        .map(|((), quarantined)| quarantined)
+        .unwrap_or_default())
 }
 
 /// 2.1.45-style consumption: sets `read: true` on the entries whose de-duplication key is in

@@ -205,3 +205,12 @@ pub fn delete_team_with(home: &Home, team: &str, before: impl FnOnce(&TeamFile))
         None => Ok(()),
     }
 }
+
+/// Is the team gone (its `config.json` no longer there)? Writers replace the file by rename,
+/// so it is never missing while the team exists; an error other than "not found" proves
+/// nothing.
+pub fn team_gone(home: &Home, team: &str) -> bool {
+    home.config_path(team).is_ok_and(|p| {
+        std::fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    })
+}

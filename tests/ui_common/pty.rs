@@ -38,6 +38,20 @@ impl Session {
         env: &[(&str, &Path)],
         vars: &[(&str, &str)],
     ) -> Session {
+        Session::start_wrapped(&[], home, cwd, args, env, vars)
+    }
+
+    /// Like [`Session::start_in`], the binary run by `wrapper` (a program and its arguments,
+    /// which end with exec'ing the binary given as their last argument, e.g. `unshare … sh -c
+    /// 'mount … && exec "$0" "$@"'`); empty runs the binary itself.
+    pub fn start_wrapped(
+        wrapper: &[&str],
+        home: Option<&Path>,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &Path)],
+        vars: &[(&str, &str)],
+    ) -> Session {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: 30,
@@ -46,7 +60,15 @@ impl Session {
                 pixel_height: 0,
             })
             .expect("open a pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
+        let mut cmd = match wrapper.split_first() {
+            Some((program, wrapper_args)) => {
+                let mut cmd = CommandBuilder::new(program);
+                cmd.args(wrapper_args);
+                cmd.arg(env!("CARGO_BIN_EXE_teamlead"));
+                cmd
+            }
+            None => CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead")),
+        };
         if let Some(home) = home {
             cmd.arg("--home");
             cmd.arg(home);

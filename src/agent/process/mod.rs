@@ -5,7 +5,9 @@
 //! and when the lead's liveness lock has shown the lead gone for a whole grace period
 //! ([`lead_grace`], 30 s unless `TEAMLEAD_LEAD_GRACE_MS` says otherwise): a lead that comes back
 //! on the team within it (a restart after a crash, `/quit --keep`) finds it running and
-//! re-binds it; after it, nothing of the team is left running.
+//! re-binds it; after it, nothing of the team is left running. A teammate whose team is gone
+//! (its `config.json` missing on two checks in a row: the directory was removed under it)
+//! exits at once, whatever its lead does.
 
 pub mod display;
 
@@ -49,6 +51,7 @@ enum LeadWatch {
     Gone(Duration),
     Back,
     Exiting,
+    TeamGone,
 }
 
 impl std::fmt::Display for LeadWatch {
@@ -61,6 +64,9 @@ impl std::fmt::Display for LeadWatch {
             ),
             LeadWatch::Back => f.write_str("a team lead is back"),
             LeadWatch::Exiting => f.write_str("no team lead came back: exiting"),
+            LeadWatch::TeamGone => {
+                f.write_str("the team is gone (its files were removed): exiting")
+            }
         }
     }
 }
@@ -101,17 +107,29 @@ pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReas
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(LEAD_CHECK_EVERY);
         let mut gone_since: Option<tokio::time::Instant> = None;
+        let mut team_missing = 0;
         loop {
             tick.tick().await;
             if stop_on_lead_gone.stop.is_cancelled() {
                 return;
             }
-            let gone = tokio::task::spawn_blocking({
+            let (gone, no_team) = tokio::task::spawn_blocking({
                 let (home, team) = (home.clone(), team.clone());
-                move || lead_gone(&home, &team)
+                move || {
+                    (
+                        lead_gone(&home, &team),
+                        store::team::team_gone(&home, &team),
+                    )
+                }
             })
             .await
-            .unwrap_or(false);
+            .unwrap_or((false, false));
+            team_missing = if no_team { team_missing + 1 } else { 0 };
+            if team_missing >= 2 {
+                let _ = gone_tx.send(LeadWatch::TeamGone);
+                stop_on_lead_gone.stop();
+                return;
+            }
             match (gone, gone_since) {
                 (true, None) => {
                     gone_since = Some(tokio::time::Instant::now());

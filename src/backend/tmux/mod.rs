@@ -2,9 +2,11 @@
 //! teammates 70 %, main-vertical); outside tmux it runs a private server per lead session with a
 //! tiled window. Panes start `cat` as a placeholder and the teammate command is started with
 //! `respawn-pane -k`; pane creation is serialized. What a pane's state is, what it shows, and
-//! taking over a previous session's private server are in [`state`].
+//! taking over a previous session's private server are in [`state`]; recognising teammate
+//! panes by their start command in [`teammate_panes`].
 
 mod state;
+pub mod teammate_panes;
 
 use std::process::Command;
 use std::sync::Mutex;

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use super::drain::After;
 use super::incoming::gone_note;
 use super::state::{Controller, Phase};
 use crate::backend::executor::{LivenessReport, TeammateExecutor};
@@ -62,8 +63,25 @@ impl Controller {
         if fresh.is_empty() {
             return;
         }
-        // A teammate that shut down wrote its `shutdown_approved` before it exited.
-        self.poll_inbox();
+        // A teammate that shut down wrote its `shutdown_approved` before it exited: the
+        // reports wait for a drain of the lead's inbox (off the loop).
+        self.drain.request(After::Liveness(fresh));
+    }
+
+    /// The reports of [`Controller::on_liveness`], once the lead's inbox was drained.
+    pub fn on_liveness_drained(&mut self, fresh: Vec<LivenessReport>) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        // Reports that waited side by side for the same drain are told once.
+        let fresh: Vec<LivenessReport> = fresh
+            .into_iter()
+            .filter(|r| {
+                self.tracking
+                    .get(&r.name)
+                    .is_none_or(|t| t.stopped.is_none())
+            })
+            .collect();
         self.reload_team();
         for report in fresh {
             let name = report.name.clone();

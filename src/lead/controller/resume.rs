@@ -136,9 +136,16 @@ impl Controller {
             unassigned += self.mark_stopped(name, &format!("did not survive: {why}"));
         }
         let requeued = self.requeue_unanswered(&adopted_names(&adopted));
-        let before = self.poller.delivered();
+        // The unread messages, before the loop starts (the drain still runs off this task).
         self.poll_inbox();
-        let delivered = self.poller.delivered().saturating_sub(before);
+        let delivered = match self.drain.next().await {
+            Some(drained) => {
+                let count = drained.polled.incoming.len();
+                self.on_drained(drained);
+                count
+            }
+            None => 0,
+        };
         let tasks = self.tasks.iter().filter(|t| !t.is_internal()).count();
         let how = if record.kept {
             "left with /quit --keep".to_string()

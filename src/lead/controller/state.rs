@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::drain::{After, Drained, InboxDrain};
 use super::{LeadError, LeadOptions, SAFETY_POLL};
 use crate::agent::events::TeammateEvent;
 use crate::backend::BackendKind;
@@ -91,7 +92,8 @@ pub(crate) struct Controller {
     pub worktree_by_default: bool,
     /// The worktrees given to teammates this session (retired at quit), with their owners.
     pub worktrees: Vec<(String, crate::backend::worktree::Worktree)>,
-    pub poller: Poller,
+    /// The lead's inbox, drained off the loop.
+    pub drain: InboxDrain,
     pub turns: TurnQueue,
     /// The optional lead model (`--lead-model`).
     pub lead_model: Option<super::model::LeadModel>,
@@ -176,7 +178,7 @@ impl Controller {
             teammate_model: opts.teammate_model.clone(),
             worktree_by_default: opts.worktree_by_default,
             worktrees: Vec::new(),
-            poller,
+            drain: InboxDrain::start(poller),
             turns: TurnQueue::new(),
             lead_model: super::model::LeadModel::open(opts.lead_model.take(), &mut notes),
             spawned: 0,
@@ -273,6 +275,7 @@ impl Controller {
                 }
                 Some(message) = ch.bridge.recv() => self.on_bridge(message),
                 Some(reports) = liveness.recv() => self.on_liveness(reports),
+                Some(drained) = self.drain.next() => self.on_drained(drained),
                 Some(event) = super::model::LeadModel::next_event(&mut self.lead_model) => {
                     self.on_model_event(event).await
                 }
@@ -397,21 +400,31 @@ impl Controller {
         }
     }
 
-    /// Drains the lead's inbox and acts on every entry.
+    /// Asks for a drain of the lead's inbox (off the loop: its entries arrive as [`Drained`]).
     pub fn poll_inbox(&mut self) {
-        match self.poller.poll() {
-            Ok(polled) => {
-                for path in polled.quarantined {
-                    self.note(format!(
-                        "Bad input in the lead's inbox was moved aside to {}",
-                        path.display()
-                    ));
-                }
-                for incoming in polled.incoming {
-                    self.on_incoming(incoming);
-                }
+        self.drain.request(After::Nothing);
+    }
+
+    /// A drain finished: act on every entry, then on what waited for it.
+    pub fn on_drained(&mut self, drained: Drained) {
+        let polled = drained.polled;
+        for path in polled.quarantined {
+            self.note(format!(
+                "Bad input in the lead's inbox was moved aside to {}",
+                path.display()
+            ));
+        }
+        for incoming in polled.incoming {
+            self.on_incoming(incoming);
+        }
+        if let Some(e) = polled.problem {
+            self.note_once(format!("Cannot read the lead's inbox: {e}"));
+        }
+        for after in drained.after {
+            match after {
+                After::Nothing => {}
+                After::Liveness(reports) => self.on_liveness_drained(reports),
             }
-            Err(e) => self.note_once(format!("Cannot read the lead's inbox: {e}")),
         }
     }
 
