@@ -71,6 +71,11 @@ pub fn only_read_while_it_runs(client: &Client) {
     let quiet = lead.wait_quiet();
     timing(client, "message -> scene quiet", quiet);
 
+    // Claude Code rewrites its own files on its own schedule (`.claude.json` counters, seen
+    // seconds after a quiet scene on a loaded machine): its processes are paused while the
+    // teamlead commands run, so a byte that changes is teamlead's. They stay alive (a stopped
+    // process is a running lead to every probe), and continue when the guard drops.
+    let paused = Paused::new(lead.processes());
     let before = lead.digest();
     let commands = Instant::now();
     let one = lead.start_monitor(&[&team]);
@@ -87,6 +92,7 @@ pub fn only_read_while_it_runs(client: &Client) {
         commands.elapsed(),
     );
     let after = lead.digest();
+    drop(paused);
     assert!(
         before == after,
         "[{}] teamlead commands changed the Claude Code lead's files:\n{}",
@@ -110,6 +116,28 @@ pub fn only_read_while_it_runs(client: &Client) {
         "[{}] monitor reported the new member and its message:\n{seen}",
         client.label
     );
+}
+
+/// Processes stopped with SIGSTOP until dropped (SIGCONT), also when an assertion fails.
+struct Paused(Vec<u32>);
+
+impl Paused {
+    fn new(pids: Vec<u32>) -> Paused {
+        for pid in &pids {
+            // SAFETY: kill(2) with a pid of this test's own scene and a valid signal.
+            unsafe { libc::kill(*pid as i32, libc::SIGSTOP) };
+        }
+        Paused(pids)
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            // SAFETY: as above.
+            unsafe { libc::kill(*pid as i32, libc::SIGCONT) };
+        }
+    }
 }
 
 /// How long `monitor TEAM` runs while the other commands do, at least.
