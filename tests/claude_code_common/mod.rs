@@ -172,15 +172,13 @@ impl Scene {
         scene
     }
 
-    /// With `TEAMLEAD_CC_KEEP=DIR`, a failed scene leaves a copy of its homes and the model's
+    /// With `TEAMLEAD_CC_KEEP=DIR`, a failed scene (every scene with `TEAMLEAD_CC_KEEP_ALL=1`)
+    /// leaves a copy of its homes and the model's
     /// requests in `DIR/<team>/` for a developer to read.
     fn keep_for_debugging(&self) {
-        let Ok(dir) = std::env::var("TEAMLEAD_CC_KEEP") else {
+        let Some(dir) = keep_dir() else {
             return;
         };
-        if !std::thread::panicking() {
-            return;
-        }
         let target = Path::new(&dir).join(format!("{}-{}", self.ws.team, self.client.label));
         let _ = std::fs::create_dir_all(&target);
         let bodies: Vec<serde_json::Value> =
@@ -422,6 +420,14 @@ impl Scene {
     pub fn answer(&self, answer: PermissionAnswer) {
         keys::answer_permission(self, answer);
     }
+}
+
+/// Where a finished scene is kept for debugging: `TEAMLEAD_CC_KEEP`, when the scene failed
+/// or `TEAMLEAD_CC_KEEP_ALL=1` asks for every scene.
+pub fn keep_dir() -> Option<String> {
+    let dir = std::env::var("TEAMLEAD_CC_KEEP").ok()?;
+    let all = std::env::var("TEAMLEAD_CC_KEEP_ALL").is_ok_and(|v| v == "1");
+    (all || std::thread::panicking()).then_some(dir)
 }
 
 /// Prints one timing line (shown with `--nocapture`; the report collects them).
