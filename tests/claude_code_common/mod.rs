@@ -109,8 +109,15 @@ impl Scene {
         let tmux = TestTmux {
             socket: format!("tl-cc-{}", uuid::Uuid::new_v4().simple()),
         };
+        // The lead looks for tmux servers earlier sessions left behind (`teamlead-<pid>`
+        // sockets) when it starts: it gets a private socket directory, so it never judges
+        // another test's servers. (Its own server is reached through `TMUX`.)
+        let tmux_tmpdir = user_home.path().join("tmux-tmpdir");
+        std::fs::create_dir_all(&tmux_tmpdir).expect("the lead's tmux socket directory");
         let mut words = vec![
             "exec".to_string(),
+            "env".to_string(),
+            sh_quote(&format!("TMUX_TMPDIR={}", tmux_tmpdir.display())),
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
             "--home".into(),
             sh_quote(&ws.home().to_string_lossy()),
@@ -374,6 +381,18 @@ impl Scene {
         self.wait(&format!("{name}'s turn to end"), || {
             self.idles(name) > before
         });
+    }
+
+    /// Waits until the model gets a turn beginning with one of `needles` beyond the `seen`
+    /// ones (see [`ModelServer::turns_on`]), then until `name`'s turn that carried it has
+    /// ended. Seen while the model still "thinks" (its latency), so the idle count taken then
+    /// excludes that turn's idle notification.
+    pub fn wait_turn_on(&self, name: &str, needles: &[&str], seen: usize) {
+        self.wait(&format!("a model turn on {needles:?}"), || {
+            self.model.turns_on(needles) > seen
+        });
+        let before = self.idles(name);
+        self.wait_turn_end(name, before);
     }
 
     /// Opens the teams dialog (footer badge, Enter), waits until `name`'s row shows `mode`,

@@ -190,6 +190,19 @@ impl ModelServer {
         self.state.requests.lock().unwrap().clone()
     }
 
+    /// How many model turns began with one of `needles` in the last user turn (requests with
+    /// tools only, so a client's side requests do not count).
+    pub fn turns_on(&self, needles: &[&str]) -> usize {
+        self.requests()
+            .iter()
+            .filter(|r| !r.tools().is_empty())
+            .filter(|r| {
+                let last = r.last_user_text();
+                needles.iter().any(|n| last.contains(n))
+            })
+            .count()
+    }
+
     /// Did any request carry `needle` anywhere in its messages?
     pub fn saw(&self, needle: &str) -> bool {
         self.requests()
