@@ -35,16 +35,9 @@ macro_rules! matrix {
 
 matrix! {
     crate::messages::prompt_and_message_round_trip => prompt_and_message_round_trip;
-    crate::permissions::answers_from_the_queue => permissions_answered_from_the_queue,
-        latest #[ignore = "2.1.330 races itself: its permission request reads config.json unlocked \
-        while its own turn-start isActive write (in place: write, then truncate; `true` is a byte \
-        shorter than `false`) is between write and truncate, so the parse fails, the leader lookup \
-        gives nothing and it reports 'mailbox write failed'; the scripted model's instant tool \
-        call hits that window, a real model's seconds do not"];
+    crate::permissions::answers_from_the_queue => permissions_answered_from_the_queue;
     crate::plan::plan_approvals => plan_approvals;
-    crate::modes::cycle_from_the_teams_dialog => mode_cycle_from_the_teams_dialog,
-        latest #[ignore = "needs 2.1.330's permission_request to reach the lead, which its own \
-        torn team-file read fails in some runs (see permissions_answered_from_the_queue)"];
+    crate::modes::cycle_from_the_teams_dialog => mode_cycle_from_the_teams_dialog;
     crate::shutdown::shutdown_and_kill => shutdown_and_kill;
     crate::shutdown::quit_with_several_teammates => quit_with_several_teammates;
     crate::claude_lead::only_read_while_it_runs => claude_code_lead_only_read_while_it_runs;

@@ -4,6 +4,10 @@
 
 use crate::common::{Act, Client, PermissionAnswer, Rule, Scene, keys};
 
+/// What the model gets when the lead approves a plan: newer clients render the verdict as
+/// "[Plan Approved] …", 2.1.45 passes the lead's JSON frame on.
+const APPROVED: &[&str] = &["[Plan Approved]", "\"approved\":true"];
+
 fn plan(text: &str) -> Act {
     Act::ExitPlanMode {
         plan: format!("# Plan\n\n{text}: write the file and report.\n"),
@@ -38,16 +42,20 @@ pub fn plan_approvals(client: &Client) {
         ));
     }
 
-    // Reject with feedback, then approve into default: the next Write asks.
+    // Reject with feedback, then approve into default: the next Write asks. Each verdict
+    // starts a turn of its own (the model gets the verdict, see APPROVED), and
+    // the next message goes only after that turn has ended: a message that reaches 2.1.330 in
+    // the same inbox poll as the verdict while its turn is ending can be queued "for later
+    // delivery" after the session went idle, and is then never delivered (docs/PROTOCOL.md §3).
     scene.spawn("planner", "--plan CC-PLAN-A make a plan");
     assert_eq!(scene.member("planner")["mode"], "plan", "[{label}]");
     keys::reject_plan(&scene, "CC-PLAN-TEXT-A", "CC-PLAN-FEEDBACK do it smaller");
-    scene.wait("the plan feedback to reach the model", || {
-        scene.model.saw("CC-PLAN-FEEDBACK do it smaller")
-    });
+    scene.wait_turn_on("planner", &["CC-PLAN-FEEDBACK do it smaller"], 0);
     let before = scene.say("planner", "CC-PLAN-B");
+    let approvals = scene.model.turns_on(APPROVED);
     keys::approve_plan(&scene, "CC-PLAN-TEXT-B", "default");
     scene.wait_turn_end("planner", before);
+    scene.wait_turn_on("planner", APPROVED, approvals);
     scene.wait("config.json to show planner in default", || {
         scene.member("planner")["mode"] == "default"
     });
@@ -60,7 +68,9 @@ pub fn plan_approvals(client: &Client) {
 
     // Approve into bypassPermissions: nothing asks.
     scene.spawn("bold", "--plan CC-PLAN-C make a plan");
+    let approvals = scene.model.turns_on(APPROVED);
     keys::approve_plan(&scene, "CC-PLAN-TEXT-C", "bypassPermissions");
+    scene.wait_turn_on("bold", APPROVED, approvals);
     scene.wait("config.json to show bold in bypassPermissions", || {
         scene.member("bold")["mode"] == "bypassPermissions"
     });

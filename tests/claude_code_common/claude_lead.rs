@@ -238,7 +238,8 @@ impl ClaudeLead {
         all
     }
 
-    /// Waits until the digest and the model's request count have not changed for [`QUIET`].
+    /// Waits until the digest and the model's request count have not changed for [`QUIET`]
+    /// and the lead's boot canary has settled (see [`ClaudeLead::boot_canary_pending`]).
     pub fn wait_quiet(&self) -> Duration {
         let mut last = (self.digest(), self.model.requests().len());
         let mut since = Instant::now();
@@ -248,8 +249,20 @@ impl ClaudeLead {
                 last = now;
                 since = Instant::now();
             }
-            since.elapsed() >= QUIET
+            since.elapsed() >= QUIET && !self.boot_canary_pending()
         })
+    }
+
+    /// Newer clients arm a "fullscreen boot canary" at start (`fullscreenBootPending` in
+    /// `.claude.json`, keyed by pid) and settle it, rewriting `.claude.json`, a fixed time
+    /// (seconds) after their first frame — whatever the scene does meanwhile. Until then the
+    /// lead's own files are not done changing.
+    pub fn boot_canary_pending(&self) -> bool {
+        std::fs::read_to_string(self.ws.home().join(".claude.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("fullscreenBootPending").cloned())
+            .is_some_and(|p| p.as_object().is_some_and(|o| !o.is_empty()))
     }
 
     /// A `teamlead --home <home> ARGS…` command, its logs in the scratch directory, not inside
@@ -349,15 +362,14 @@ impl ClaudeLead {
         self.monitor_output(index)
     }
 
-    /// With `TEAMLEAD_CC_KEEP=DIR`, a failed scene leaves its trees, the model's requests and
-    /// the monitors' output in `DIR/<prefix>-<client>/`.
+    /// With `TEAMLEAD_CC_KEEP=DIR`, a failed scene (every scene with `TEAMLEAD_CC_KEEP_ALL=1`)
+    /// leaves its trees, the model's requests and the monitors' output in
+    /// `DIR/<prefix>-<client>/`.
     fn keep_for_debugging(&self) {
-        let Ok(dir) = std::env::var("TEAMLEAD_CC_KEEP") else {
+        use super::keep_dir;
+        let Some(dir) = keep_dir() else {
             return;
         };
-        if !std::thread::panicking() {
-            return;
-        }
         let target = Path::new(&dir).join(format!("{}-{}", self.ws.team, self.client.label));
         let _ = std::fs::create_dir_all(&target);
         let bodies: Vec<serde_json::Value> =

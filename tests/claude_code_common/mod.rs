@@ -109,6 +109,11 @@ impl Scene {
         let tmux = TestTmux {
             socket: format!("tl-cc-{}", uuid::Uuid::new_v4().simple()),
         };
+        // The lead looks for tmux servers earlier sessions left behind (`teamlead-<pid>`
+        // sockets) when it starts: it gets a private socket directory, so it never judges
+        // another test's servers. (Its own server is reached through `TMUX`.)
+        let tmux_tmpdir = user_home.path().join("tmux-tmpdir");
+        std::fs::create_dir_all(&tmux_tmpdir).expect("the lead's tmux socket directory");
         let mut words = vec![
             "exec".to_string(),
             "env".to_string(),
@@ -116,6 +121,7 @@ impl Scene {
                 "TEAMLEAD_CONFIG={}",
                 sh_quote(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"))
             ),
+            sh_quote(&format!("TMUX_TMPDIR={}", tmux_tmpdir.display())),
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
             "--home".into(),
             sh_quote(&ws.home().to_string_lossy()),
@@ -177,15 +183,13 @@ impl Scene {
         scene
     }
 
-    /// With `TEAMLEAD_CC_KEEP=DIR`, a failed scene leaves a copy of its homes and the model's
+    /// With `TEAMLEAD_CC_KEEP=DIR`, a failed scene (every scene with `TEAMLEAD_CC_KEEP_ALL=1`)
+    /// leaves a copy of its homes and the model's
     /// requests in `DIR/<team>/` for a developer to read.
     fn keep_for_debugging(&self) {
-        let Ok(dir) = std::env::var("TEAMLEAD_CC_KEEP") else {
+        let Some(dir) = keep_dir() else {
             return;
         };
-        if !std::thread::panicking() {
-            return;
-        }
         let target = Path::new(&dir).join(format!("{}-{}", self.ws.team, self.client.label));
         let _ = std::fs::create_dir_all(&target);
         let bodies: Vec<serde_json::Value> =
@@ -383,6 +387,18 @@ impl Scene {
         });
     }
 
+    /// Waits until the model gets a turn beginning with one of `needles` beyond the `seen`
+    /// ones (see [`ModelServer::turns_on`]), then until `name`'s turn that carried it has
+    /// ended. Seen while the model still "thinks" (its latency), so the idle count taken then
+    /// excludes that turn's idle notification.
+    pub fn wait_turn_on(&self, name: &str, needles: &[&str], seen: usize) {
+        self.wait(&format!("a model turn on {needles:?}"), || {
+            self.model.turns_on(needles) > seen
+        });
+        let before = self.idles(name);
+        self.wait_turn_end(name, before);
+    }
+
     /// Opens the teams dialog (footer badge, Enter), waits until `name`'s row shows `mode`,
     /// and closes it again.
     pub fn wait_teams_dialog_mode(&self, name: &str, mode: &str) {
@@ -427,6 +443,14 @@ impl Scene {
     pub fn answer(&self, answer: PermissionAnswer) {
         keys::answer_permission(self, answer);
     }
+}
+
+/// Where a finished scene is kept for debugging: `TEAMLEAD_CC_KEEP`, when the scene failed
+/// or `TEAMLEAD_CC_KEEP_ALL=1` asks for every scene.
+pub fn keep_dir() -> Option<String> {
+    let dir = std::env::var("TEAMLEAD_CC_KEEP").ok()?;
+    let all = std::env::var("TEAMLEAD_CC_KEEP_ALL").is_ok_and(|v| v == "1");
+    (all || std::thread::panicking()).then_some(dir)
 }
 
 /// Prints one timing line (shown with `--nocapture`; the report collects them).

@@ -6,6 +6,14 @@
 //! `{to, message, summary}` in newer releases; `ExitPlanMode` carries the plan only in newer
 //! ones. Requests without tools (titles, summaries) and turns no rule matches get plain text.
 //! Blocking I/O on plain threads, so the synchronous tests need no runtime.
+//!
+//! Every answer waits [`ModelServer::latency`] before its first byte (default
+//! [`DEFAULT_LATENCY`], `TEAMLEAD_CC_MODEL_LATENCY_MS` overrides it): a real model's time to
+//! first token is rarely under a second, and a client's work at the start of a turn runs in
+//! that time. An instant answer meets states no real session reaches — Claude Code 2.1.330's
+//! turn-start `isActive` write (in place: write, then truncate) still unfinished when the tool
+//! call's permission request reads the team file, which fails to parse ("mailbox write
+//! failed"; docs/PROTOCOL.md §4).
 
 #![allow(dead_code)]
 
@@ -63,6 +71,19 @@ pub enum Act {
     },
 }
 
+/// The default time to first byte of every answer (see the module documentation).
+pub const DEFAULT_LATENCY: Duration = Duration::from_millis(800);
+
+/// The answers' time to first byte: `TEAMLEAD_CC_MODEL_LATENCY_MS` when set, else
+/// [`DEFAULT_LATENCY`].
+fn configured_latency() -> Duration {
+    std::env::var("TEAMLEAD_CC_MODEL_LATENCY_MS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(DEFAULT_LATENCY)
+}
+
 /// One rule: when the last user turn contains `needle`, do `steps` (one per model turn: each
 /// next step answers the tool result of the previous one), at most `times` times.
 #[derive(Debug, Clone)]
@@ -105,6 +126,8 @@ struct State {
     stop: AtomicBool,
     /// The plan of the last ExitPlanMode, for a client that asks for its plan file first.
     last_plan: Mutex<Option<String>>,
+    /// Time to first byte of every answer.
+    latency: Mutex<Duration>,
 }
 
 /// The server; stops accepting when dropped.
@@ -127,6 +150,7 @@ impl ModelServer {
         let port = listener.local_addr().expect("addr").port();
         let state = Arc::new(State::default());
         *state.rules.lock().unwrap() = rules;
+        *state.latency.lock().unwrap() = configured_latency();
         let s = state.clone();
         std::thread::spawn(move || {
             for socket in listener.incoming() {
@@ -152,8 +176,31 @@ impl ModelServer {
         self.state.rules.lock().unwrap().push(rule);
     }
 
+    /// The time every answer waits before its first byte.
+    pub fn latency(&self) -> Duration {
+        *self.state.latency.lock().unwrap()
+    }
+
+    /// Sets the time every later answer waits before its first byte.
+    pub fn set_latency(&self, latency: Duration) {
+        *self.state.latency.lock().unwrap() = latency;
+    }
+
     pub fn requests(&self) -> Vec<Request> {
         self.state.requests.lock().unwrap().clone()
+    }
+
+    /// How many model turns began with one of `needles` in the last user turn (requests with
+    /// tools only, so a client's side requests do not count).
+    pub fn turns_on(&self, needles: &[&str]) -> usize {
+        self.requests()
+            .iter()
+            .filter(|r| !r.tools().is_empty())
+            .filter(|r| {
+                let last = r.last_user_text();
+                needles.iter().any(|n| last.contains(n))
+            })
+            .count()
     }
 
     /// Did any request carry `needle` anywhere in its messages?
@@ -201,6 +248,9 @@ fn serve(mut socket: TcpStream, state: &State) -> std::io::Result<()> {
     );
     let act = decide(state, &request, &id);
     let (text, call) = render(&act, &request);
+    // The model "thinks" before its first token (see the module documentation).
+    let latency = *state.latency.lock().unwrap();
+    std::thread::sleep(latency);
     if request.body["stream"].as_bool().unwrap_or(false) {
         let calls: Vec<(&str, &str, Value)> = call
             .iter()
