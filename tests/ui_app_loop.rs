@@ -237,7 +237,7 @@ async fn a_signal_asks_the_controller_to_quit() {
         let command = tokio::time::timeout(Duration::from_secs(10), command_rx.recv())
             .await
             .expect("deadline");
-        assert_eq!(command, Some(LeadCommand::Quit));
+        assert_eq!(command, Some(LeadCommand::ScreenClosed));
         event_tx.send(LeadEvent::Exited).await.expect("send");
     };
     let (state, ()) = tokio::join!(app, lead);

@@ -56,7 +56,7 @@ fn run_session(opts: LeadOptions, setup: crate::ui::UiSetup) -> Result<()> {
 }
 
 /// The UI's keys and colours from the config file (and the `--theme` flag).
-fn ui_setup(config: &Config, theme: Option<ThemeChoice>) -> Result<crate::ui::UiSetup> {
+pub fn ui_setup(config: &Config, theme: Option<ThemeChoice>) -> Result<crate::ui::UiSetup> {
     Ok(crate::ui::UiSetup {
         keymap: super::config::keymap(config)?,
         colors: super::config::colors(theme, config),
@@ -88,13 +88,25 @@ fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
     out
 }
 
-/// `teamlead [--team NAME] [--backend …] [--agent …]`: the interactive lead session.
+/// `teamlead [--team NAME] [--backend …] [--agent …]`: the interactive lead session, as a
+/// screen of the team's lead server (started in the background when none runs), or in this
+/// process with `--no-server`.
 pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
-    use crate::backend::detect::{self, BackendRequest, CapturedEnv};
-    use crate::backend::iterm2::Iterm2Backend;
+    super::attach::require_terminal()?;
+    if !args.no_server {
+        return super::attach::run_default(ctx, args);
+    }
     let config = super::config::load()?;
     let setup = ui_setup(&config, args.theme)?;
-    let args = &with_defaults(args, &config);
+    run_session(lead_options(ctx, args, &config)?, setup)
+}
+
+/// The lead's options from the flags, the config file and the environment (the backend is
+/// detected here, once per session).
+pub fn lead_options(ctx: &Context, args: &LeadArgs, config: &Config) -> Result<LeadOptions> {
+    use crate::backend::detect::{self, BackendRequest, CapturedEnv};
+    use crate::backend::iterm2::Iterm2Backend;
+    let args = &with_defaults(args, config);
     let request = match args.backend.unwrap_or_default() {
         BackendChoice::Auto => BackendRequest::Auto,
         BackendChoice::Tmux => BackendRequest::Tmux,
@@ -137,7 +149,7 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
             .map_err(|e| color_eyre::eyre::eyre!("--lead-model: {e}"))?;
         opts = opts.with_lead_model(config);
     }
-    run_session(opts, setup)
+    Ok(opts)
 }
 
 /// `teamlead demo`: in the home given with `--home` or `TEAMLEAD_HOME` (whatever it made
