@@ -113,10 +113,12 @@ async fn attach(mut conn: Connection) -> Result<Attached> {
 }
 
 /// Sends `commands` then a barrier; returns what the transcript said meanwhile and whether
-/// the lead refused anything (`seen` follows the snapshots).
+/// the lead refused anything (`seen` follows the snapshots). With `ends` (the commands end
+/// the team), the lead finishing before the barrier is success.
 async fn carry_out(
     a: &mut Attached,
     commands: Vec<LeadCommand>,
+    ends: bool,
 ) -> Result<(Vec<TranscriptItem>, bool)> {
     let token = rand::random::<u64>();
     for c in commands {
@@ -138,6 +140,7 @@ async fn carry_out(
             }
             Some(ServerMsg::Event(e)) => a.seen.apply(&e),
             Some(_) => {}
+            None if ends => return Ok((said, false)),
             None => return Err(gone(&a.conn.team).into()),
         }
     }
@@ -189,6 +192,7 @@ async fn composer(conn: Connection, text: &str, json: bool) -> Result<()> {
             target: ViewTarget::Lead,
             text: text.to_string(),
         }],
+        ends,
     )
     .await?;
     if ends && !refused {
@@ -284,6 +288,7 @@ async fn answer_attached(
     carry_out(
         &mut a,
         vec![LeadCommand::AnswerPermission { key: id, decision }],
+        false,
     )
     .await?;
     if a.seen.permissions.iter().any(|q| q.key == id) {

@@ -92,13 +92,15 @@ fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
 /// screen of the team's lead server (started in the background when none runs), or in this
 /// process with `--no-server`.
 pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
+    let config = super::config::load()?;
+    // Bad options are told before anything else (the server would refuse them too).
+    let opts = lead_options(ctx, args, &config)?;
     super::attach::require_terminal()?;
     if !args.no_server {
         return super::attach::run_default(ctx, args);
     }
-    let config = super::config::load()?;
     let setup = ui_setup(&config, args.theme)?;
-    run_session(lead_options(ctx, args, &config)?, setup)
+    run_session(opts, setup)
 }
 
 /// The lead's options from the flags, the config file and the environment (the backend is

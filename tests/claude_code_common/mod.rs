@@ -111,6 +111,8 @@ impl Scene {
         };
         let mut words = vec![
             "exec".to_string(),
+            "env".to_string(),
+            "TEAMLEAD_NO_SERVER=1".to_string(),
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
             "--home".into(),
             sh_quote(&ws.home().to_string_lossy()),
