@@ -123,3 +123,53 @@ fn teamlead_without_a_terminal_points_to_serve_and_ctl() {
     assert!(!ws.team_dir().exists());
     assert!(ws.sockets().is_empty());
 }
+
+#[test]
+fn a_policy_hook_answers_routine_requests_and_its_denial_reaches_the_teammate() {
+    let ws = Ws::new("policy");
+    let hook = ws.root.path().join("policy.sh");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ninput=$(cat)\ncase \"$input\" in\n  *'\"command\":\"echo '*|*'\"command\":\"true'*) echo allow ;;\n  *) echo 'deny: only echo and true run here' ;;\nesac\n",
+    )
+    .expect("write the hook");
+    let hook_arg = format!("sh {}", hook.display());
+    let mut server = ws.serve(&["--permission-hook", &hook_arg]);
+    ws.ctl_ok(&["/spawn alpha \"take the tasks\""]);
+    ws.ctl_ok(&["/task add fine --command \"echo policy-ok\""]);
+    ws.ctl_ok(&["wait", "--tasks-done", "--timeout", "30"]);
+    ws.ctl_ok(&["/task add risky --command \"touch not-allowed\""]);
+    let s = {
+        let mut s = Vec::new();
+        wait_until(
+            "the teammate to report the denial",
+            || {
+                s = story(&ws);
+                s.iter().any(|e| {
+                    e["kind"] == "message"
+                        && e["from"] == "alpha"
+                        && e["text"].as_str().is_some_and(|t| t.contains("only echo and true run here"))
+                })
+            },
+            || format!("{:#?}", story(&ws)),
+        );
+        s
+    };
+    let note = |needle: &str| {
+        s.iter().any(|e| {
+            e["kind"] == "note" && e["text"].as_str().is_some_and(|t| t.contains(needle))
+        })
+    };
+    assert!(note("Policy hook allowed alpha's Bash request"), "{s:#?}");
+    assert!(note("Policy hook denied alpha's Bash request"), "{s:#?}");
+    assert!(s.iter().any(|e| e["kind"] == "permission_answer" && e["decision"] == "allow"));
+    assert!(s.iter().any(|e| e["kind"] == "permission_answer"
+        && e["decision"] == "deny"
+        && e["feedback"] == "only echo and true run here"));
+    assert!(!ws.work().join("not-allowed").exists());
+    // Nobody had to answer: nothing waits.
+    assert!(ws.ctl_ok(&["pending"]).contains("nothing waits"));
+    ws.ctl_ok(&["/quit"]);
+    assert!(server.wait_exit().success());
+    assert!(ws.sockets().is_empty());
+}

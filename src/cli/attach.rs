@@ -180,6 +180,9 @@ fn start_server(ctx: &Context, args: &LeadArgs, team: &str) -> Result<Child> {
     if let Some(m) = &args.lead_model {
         cmd.arg(format!("--lead-model={m}"));
     }
+    if let Some(hook) = &args.permission_hook {
+        cmd.args(["--permission-hook", hook]);
+    }
     if args.worktree {
         cmd.arg("--worktree");
     }

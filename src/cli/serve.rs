@@ -13,6 +13,7 @@ use super::output::Out;
 use crate::lead::controller::{Lead, QUIT_TIMEOUT};
 use crate::lead::view::LeadCommand;
 use crate::protocol::display::visible_line;
+use crate::server::policy::{HOOK_TIMEOUT, PolicyHook};
 use crate::server::wire::ServerMsg;
 use crate::server::{hub, listener, paths};
 
@@ -20,6 +21,10 @@ use crate::server::{hub, listener, paths};
 pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
     let config = super::config::load()?;
     let opts = super::session::lead_options(ctx, &args.lead, &config)?;
+    let args = &ServeArgs {
+        lead: super::session::with_defaults(&args.lead, &config),
+        background: args.background,
+    };
     let team = opts.team_name()?;
     let socket = paths::socket_path(&ctx.home, &team)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -45,7 +50,17 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
             pid: std::process::id(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         };
-        let hub = tokio::spawn(hub::run(events, hub_rx, handle.commands.clone()));
+        let policy = args.lead.permission_hook.clone().map(|command| PolicyHook {
+            command,
+            timeout: HOOK_TIMEOUT,
+        });
+        let hub = tokio::spawn(hub::run(
+            events,
+            hub_rx,
+            handle.commands.clone(),
+            team.clone(),
+            policy,
+        ));
         let accept = tokio::spawn(async move {
             listener::accept_loop(&bound.listener, hub_tx, hello).await;
             // The socket goes before the process: nobody connects to a server that ended.

@@ -65,7 +65,7 @@ pub fn ui_setup(config: &Config, theme: Option<ThemeChoice>) -> Result<crate::ui
 
 /// The session's options: each flag given, else the config file's default, else the built-in
 /// one.
-fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
+pub fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
     use crate::config::{Agent, Backend, Engine};
     let mut out = args.clone();
     out.backend = args.backend.or(config.backend.map(|b| match b {
@@ -85,6 +85,11 @@ fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
     out.model = args.model.clone().or(config.model.clone());
     out.lead_model = args.lead_model.clone().or(config.lead_model.clone());
     out.worktree = !args.no_worktree && (args.worktree || config.worktree.unwrap_or(false));
+    out.permission_hook = args
+        .permission_hook
+        .clone()
+        .or(config.permission_hook.clone())
+        .filter(|c| !c.trim().is_empty());
     out
 }
 
@@ -96,6 +101,9 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
     // Bad options are told before anything else (the server would refuse them too).
     let opts = lead_options(ctx, args, &config)?;
     super::attach::require_terminal()?;
+    if args.no_server && with_defaults(args, &config).permission_hook.is_some() {
+        bail!("the permission hook runs in the lead server: drop --no-server (or TEAMLEAD_NO_SERVER)");
+    }
     if !args.no_server {
         return super::attach::run_default(ctx, args);
     }

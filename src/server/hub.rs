@@ -4,17 +4,23 @@
 //! behind by a whole queue is dropped, the controller never is). Commands from clients go to
 //! the controller in the order they came, through a forwarder, so the hub never waits for the
 //! controller either. `/detach` and a screen that closed are the hub's business: that client
-//! leaves, the team keeps running. The hub ends when the controller does (after `Exited`).
+//! leaves, the team keeps running. With a policy hook ([`super::policy`]) the hub asks it
+//! about each new permission request, beside the loop, answers for it and says so in the
+//! transcript. The hub ends when the controller does (after `Exited`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use tokio::sync::mpsc;
 
+use super::policy::{self, PolicyDecision, PolicyHook};
 use super::replay::Replay;
 use super::story::Story;
 use super::wire::{ClientMsg, ServerMsg};
 use crate::lead::commands::{Input, SlashCommand, parse_input};
-use crate::lead::view::{LeadCommand, LeadEvent, ViewTarget};
+use crate::lead::view::{
+    LeadCommand, LeadEvent, PendingPermission, PermissionDecision, TeammateView, TranscriptItem,
+    ViewTarget,
+};
 
 /// How many messages may wait for one client before it is dropped.
 pub const CLIENT_QUEUE: usize = 16_384;
@@ -49,6 +55,14 @@ pub struct Hub {
     /// The client whose jump asked for the terminal last (it gets `HandOverTerminal`).
     jumper: Option<u64>,
     commands: mpsc::UnboundedSender<LeadCommand>,
+    team: String,
+    policy: Option<PolicyHook>,
+    /// Requests the hook was asked about.
+    asked: HashSet<u64>,
+    /// The latest queue and team (what the hook's document is made of).
+    pending: Vec<PendingPermission>,
+    members: Vec<TeammateView>,
+    decided: mpsc::UnboundedSender<(PendingPermission, PolicyDecision)>,
 }
 
 fn now_ms() -> u64 {
@@ -63,7 +77,10 @@ pub async fn run(
     mut events: mpsc::Receiver<LeadEvent>,
     mut inputs: mpsc::Receiver<HubInput>,
     controller: mpsc::Sender<LeadCommand>,
+    team: String,
+    policy: Option<PolicyHook>,
 ) {
+    let (decided, mut decisions) = mpsc::unbounded_channel();
     let (commands, mut forward) = mpsc::unbounded_channel::<LeadCommand>();
     tokio::spawn(async move {
         while let Some(command) = forward.recv().await {
@@ -78,6 +95,12 @@ pub async fn run(
         clients: BTreeMap::new(),
         jumper: None,
         commands,
+        team,
+        policy,
+        asked: HashSet::new(),
+        pending: Vec::new(),
+        members: Vec::new(),
+        decided,
     };
     loop {
         tokio::select! {
@@ -86,6 +109,7 @@ pub async fn run(
                 Some(event) => hub.on_event(event),
                 None => break,
             },
+            Some((request, decision)) = decisions.recv() => hub.on_decision(request, decision),
             input = inputs.recv() => match input {
                 Some(input) => hub.on_input(input),
                 // The listener is gone: nobody can attach any more; events still drain.
@@ -109,6 +133,11 @@ impl Hub {
             }
             return;
         }
+        match &event {
+            LeadEvent::Team(team) => self.members = team.clone(),
+            LeadEvent::Permissions(queue) => self.on_queue(queue),
+            _ => {}
+        }
         self.replay.apply(&event);
         let story = self.story.observe(&event, now_ms());
         let mut dropped = Vec::new();
@@ -129,6 +158,56 @@ impl Hub {
         for id in dropped {
             tracing::warn!("lead server: client {id} fell behind and was dropped");
             self.clients.remove(&id);
+        }
+    }
+
+    /// Asks the hook about each request it has not seen.
+    fn on_queue(&mut self, queue: &[PendingPermission]) {
+        self.pending = queue.to_vec();
+        let Some(hook) = &self.policy else {
+            return;
+        };
+        for p in queue {
+            if !self.asked.insert(p.key) {
+                continue;
+            }
+            let document = policy::request_document(&self.team, p, &self.members);
+            let (hook, request, decided) = (hook.clone(), p.clone(), self.decided.clone());
+            tokio::spawn(async move {
+                let decision = policy::ask(&hook, &document).await;
+                let _ = decided.send((request, decision));
+            });
+        }
+    }
+
+    /// Carries out the hook's decision on a request still waiting, and says so.
+    fn on_decision(&mut self, p: PendingPermission, decision: PolicyDecision) {
+        if !self.pending.iter().any(|q| q.key == p.key) {
+            return;
+        }
+        let what = format!("{}'s {} request #{}", p.worker, p.tool_name, p.key);
+        let (note, answer) = match decision {
+            PolicyDecision::Allow => (
+                format!("Policy hook allowed {what}."),
+                Some(PermissionDecision::AllowOnce),
+            ),
+            PolicyDecision::Deny { feedback } => (
+                match &feedback {
+                    Some(f) => format!("Policy hook denied {what}: {f}"),
+                    None => format!("Policy hook denied {what}."),
+                },
+                Some(PermissionDecision::Deny { feedback }),
+            ),
+            PolicyDecision::Ask { why } => (format!("Policy hook left {what} to you ({why})."), None),
+        };
+        tracing::info!("{note}");
+        self.on_event(LeadEvent::Transcript(TranscriptItem::System { text: note }));
+        if let Some(decision) = answer {
+            self.story.note_decision(p.key, &decision);
+            let _ = self.commands.send(LeadCommand::AnswerPermission {
+                key: p.key,
+                decision,
+            });
         }
     }
 

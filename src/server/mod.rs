@@ -12,6 +12,7 @@ pub mod client;
 pub mod hub;
 pub mod listener;
 pub mod paths;
+pub mod policy;
 pub mod replay;
 pub mod story;
 pub mod wait;

@@ -143,6 +143,11 @@ pub struct LeadArgs {
     /// The teammates' model with `--engine llm` (sonnet, opus, haiku or a model name)
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
+    /// Run CMD (with `sh -c`) for each permission request: it reads the request as JSON on
+    /// stdin and answers allow, deny or ask (see README "Permission policy hook") [default:
+    /// the config file's `permission-hook`]
+    #[arg(long, value_name = "CMD")]
+    pub permission_hook: Option<String>,
     /// Lead in this terminal, without a server: closing it ends the team (as before servers)
     #[arg(long, env = "TEAMLEAD_NO_SERVER")]
     pub no_server: bool,
