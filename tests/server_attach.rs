@@ -34,7 +34,16 @@ impl<'a> Screen<'a> {
         words.extend(args.iter().map(|a| a.to_string()));
         let work = ws.work().display().to_string();
         tmux.run(&[
-            "new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", &work,
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-c",
+            &work,
             &words.join(" "),
         ])
         .expect("a tmux session");
@@ -51,7 +60,11 @@ impl<'a> Screen<'a> {
     }
 
     fn wait(&self, what: &str, check: impl Fn(&str) -> bool) {
-        wait_until(what, || check(&self.text()), || format!("screen {}:\n{}", self.session, self.text()));
+        wait_until(
+            what,
+            || check(&self.text()),
+            || format!("screen {}:\n{}", self.session, self.text()),
+        );
     }
 
     fn submit(&self, line: &str) {
@@ -68,7 +81,9 @@ impl<'a> Screen<'a> {
     /// grace period are dropped by design, so the key is pressed until it has gone).
     fn answer(&self, key: &str) {
         let open = |t: &str| t.contains("needs permission");
-        self.tmux.run(&["send-keys", "-t", &self.session, "C-p"]).expect("C-p");
+        self.tmux
+            .run(&["send-keys", "-t", &self.session, "C-p"])
+            .expect("C-p");
         wait_until(
             "the dialog to take the answer",
             || {
@@ -103,13 +118,19 @@ fn server_pid(ws: &Ws) -> u32 {
 fn a_hang_up_leaves_the_team_running_and_attach_brings_it_back() {
     let ws = Ws::new("screens");
     let tmux = TestTmux::start();
-    let first = Screen::start(&tmux, &ws, "one", &["--team", "screens", "--backend", "in-process"]);
+    let first = Screen::start(
+        &tmux,
+        &ws,
+        "one",
+        &["--team", "screens", "--backend", "in-process"],
+    );
     first.submit("/spawn alpha \"take the tasks\"");
     first.wait("alpha spawned", |t| t.contains("Spawned alpha"));
     let pid = server_pid(&ws);
 
     // The terminal goes away: the server and the teammate keep running.
-    tmux.run(&["kill-session", "-t", "one"]).expect("kill-session");
+    tmux.run(&["kill-session", "-t", "one"])
+        .expect("kill-session");
     assert!(!first.alive());
     let status = ws.ctl_ok(&["status"]);
     assert!(alive(pid) && status.contains("alpha"), "{status}");
@@ -130,10 +151,16 @@ fn a_hang_up_leaves_the_team_running_and_attach_brings_it_back() {
     // Two screens at once: an answer in one closes the dialog in the other.
     let third = Screen::start(&tmux, &ws, "three", &["attach"]);
     ws.ctl_ok(&["/task add again --command \"echo twice\""]);
-    second.wait("the dialog on screen two", |t| t.contains("needs permission"));
-    third.wait("the dialog on screen three", |t| t.contains("needs permission"));
+    second.wait("the dialog on screen two", |t| {
+        t.contains("needs permission")
+    });
+    third.wait("the dialog on screen three", |t| {
+        t.contains("needs permission")
+    });
     third.answer("y");
-    second.wait("the dialog gone on screen two", |t| !t.contains("needs permission"));
+    second.wait("the dialog gone on screen two", |t| {
+        !t.contains("needs permission")
+    });
     ws.ctl_ok(&["wait", "--tasks-done", "--timeout", "30"]);
 
     // /detach leaves the team running.

@@ -18,7 +18,10 @@ fn a_team_led_by_ctl_alone_runs_its_task_and_ends_cleanly() {
     let out = ws.ctl_ok(&["/spawn alpha \"take the tasks\""]);
     assert!(out.contains("Spawned alpha"), "{out}");
     ws.ctl_ok(&["/spawn beta \"take the tasks\""]);
-    let out = ws.ctl_ok(&["--json", "/task add greet --command \"echo hello-from-greet\""]);
+    let out = ws.ctl_ok(&[
+        "--json",
+        "/task add greet --command \"echo hello-from-greet\"",
+    ]);
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(v["ok"], true, "{out}");
 
@@ -47,7 +50,9 @@ fn a_team_led_by_ctl_alone_runs_its_task_and_ends_cleanly() {
     let spawned = position(&s, "alpha started", |e| {
         kind(e, "teammate") && e["name"] == "alpha" && e["status"] == "started"
     });
-    let task_added = position(&s, "the task", |e| kind(e, "task") && e["subject"] == "greet");
+    let task_added = position(&s, "the task", |e| {
+        kind(e, "task") && e["subject"] == "greet"
+    });
     let asked = position(&s, "the request", |e| kind(e, "permission_request"));
     let answered = position(&s, "the answer", |e| {
         kind(e, "permission_answer") && e["decision"] == "allow"
@@ -58,7 +63,9 @@ fn a_team_led_by_ctl_alone_runs_its_task_and_ends_cleanly() {
     let reported = position(&s, "the teammate's report", |e| {
         kind(e, "message")
             && e["to"] == "team-lead"
-            && e["text"].as_str().is_some_and(|t| t.contains("hello-from-greet"))
+            && e["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("hello-from-greet"))
     });
     assert!(spawned < task_added && task_added < asked && asked < answered);
     assert!(answered < done && answered < reported, "{s:#?}");
@@ -81,7 +88,10 @@ fn a_team_led_by_ctl_alone_runs_its_task_and_ends_cleanly() {
     assert_eq!(after.status.code(), Some(3));
     let err = String::from_utf8_lossy(&after.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("error: no lead server is running for team `headless`"), "{err}");
+    assert!(
+        err.starts_with("error: no lead server is running for team `headless`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -100,7 +110,10 @@ fn ctl_refusals_and_bad_input_have_their_exit_status_and_one_error_line() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.starts_with("error: ") && err.contains(needle), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
     }
     // Clap's usage errors are 2 as well.
     assert_eq!(ws.ctl(&["wait"]).status.code(), Some(2));
@@ -111,14 +124,16 @@ fn ctl_refusals_and_bad_input_have_their_exit_status_and_one_error_line() {
 #[test]
 fn teamlead_without_a_terminal_points_to_serve_and_ctl() {
     let ws = Ws::new("notty");
-    let out = ws
-        .cmd(&["--team", "notty"])
-        .output()
-        .expect("run teamlead");
+    let out = ws.cmd(&["--team", "notty"]).output().expect("run teamlead");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("needs a terminal") && err.contains("teamlead serve") && err.contains("teamlead ctl"), "{err}");
+    assert!(
+        err.contains("needs a terminal")
+            && err.contains("teamlead serve")
+            && err.contains("teamlead ctl"),
+        "{err}"
+    );
     assert!(!err.contains("internal error"), "{err}");
     assert!(!ws.team_dir().exists());
     assert!(ws.sockets().is_empty());
@@ -148,7 +163,9 @@ fn a_policy_hook_answers_routine_requests_and_its_denial_reaches_the_teammate() 
                 s.iter().any(|e| {
                     e["kind"] == "message"
                         && e["from"] == "alpha"
-                        && e["text"].as_str().is_some_and(|t| t.contains("only echo and true run here"))
+                        && e["text"]
+                            .as_str()
+                            .is_some_and(|t| t.contains("only echo and true run here"))
                 })
             },
             || format!("{:#?}", story(&ws)),
@@ -156,13 +173,15 @@ fn a_policy_hook_answers_routine_requests_and_its_denial_reaches_the_teammate() 
         s
     };
     let note = |needle: &str| {
-        s.iter().any(|e| {
-            e["kind"] == "note" && e["text"].as_str().is_some_and(|t| t.contains(needle))
-        })
+        s.iter()
+            .any(|e| e["kind"] == "note" && e["text"].as_str().is_some_and(|t| t.contains(needle)))
     };
     assert!(note("Policy hook allowed alpha's Bash request"), "{s:#?}");
     assert!(note("Policy hook denied alpha's Bash request"), "{s:#?}");
-    assert!(s.iter().any(|e| e["kind"] == "permission_answer" && e["decision"] == "allow"));
+    assert!(
+        s.iter()
+            .any(|e| e["kind"] == "permission_answer" && e["decision"] == "allow")
+    );
     assert!(s.iter().any(|e| e["kind"] == "permission_answer"
         && e["decision"] == "deny"
         && e["feedback"] == "only echo and true run here"));

@@ -206,10 +206,7 @@ async fn composer(conn: Connection, text: &str, json: bool) -> Result<()> {
                 Err(_) => {
                     return Err(Failure::new(
                         REFUSED,
-                        format!(
-                            "the team did not end within {} s",
-                            END_DEADLINE.as_secs()
-                        ),
+                        format!("the team did not end within {} s", END_DEADLINE.as_secs()),
                     )
                     .into());
                 }
@@ -295,7 +292,9 @@ async fn answer_attached(
         return Err(Failure::new(REFUSED, format!("request #{id} is still waiting")).into());
     }
     if json {
-        print_json(&json!({"ok": true, "id": id, "decision": word, "teammate": p.worker, "tool": p.tool_name}))
+        print_json(
+            &json!({"ok": true, "id": id, "decision": word, "teammate": p.worker, "tool": p.tool_name}),
+        )
     } else {
         Out::new().line(format!(
             "#{id} ({} {}): {word}",
@@ -466,7 +465,11 @@ async fn wait(conn: Connection, w: &WaitArgs) -> Result<()> {
     };
     let timeout = match w.timeout {
         Some(secs) if !(secs.is_finite() && secs >= 0.0) => {
-            return Err(Failure::new(USAGE, format!("--timeout {secs}: expected seconds, 0 or more")).into());
+            return Err(Failure::new(
+                USAGE,
+                format!("--timeout {secs}: expected seconds, 0 or more"),
+            )
+            .into());
         }
         Some(secs) => Some(Duration::from_secs_f64(secs.min(1e9))),
         None => None,

@@ -102,7 +102,9 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
     let opts = lead_options(ctx, args, &config)?;
     super::attach::require_terminal()?;
     if args.no_server && with_defaults(args, &config).permission_hook.is_some() {
-        bail!("the permission hook runs in the lead server: drop --no-server (or TEAMLEAD_NO_SERVER)");
+        bail!(
+            "the permission hook runs in the lead server: drop --no-server (or TEAMLEAD_NO_SERVER)"
+        );
     }
     if !args.no_server {
         return super::attach::run_default(ctx, args);

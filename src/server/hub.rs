@@ -198,7 +198,9 @@ impl Hub {
                 },
                 Some(PermissionDecision::Deny { feedback }),
             ),
-            PolicyDecision::Ask { why } => (format!("Policy hook left {what} to you ({why})."), None),
+            PolicyDecision::Ask { why } => {
+                (format!("Policy hook left {what} to you ({why})."), None)
+            }
         };
         tracing::info!("{note}");
         self.on_event(LeadEvent::Transcript(TranscriptItem::System { text: note }));

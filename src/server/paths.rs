@@ -37,7 +37,8 @@ pub fn ensure_private(dir: &Path) -> Result<(), ServerError> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(refuse(format!("cannot be made: {e}"))),
     }
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| refuse(format!("cannot be read: {e}")))?;
+    let meta =
+        std::fs::symlink_metadata(dir).map_err(|e| refuse(format!("cannot be read: {e}")))?;
     if !meta.file_type().is_dir() {
         return Err(refuse("is not a directory".to_string()));
     }

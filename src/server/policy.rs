@@ -30,9 +30,13 @@ pub struct PolicyHook {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PolicyDecision {
     Allow,
-    Deny { feedback: Option<String> },
+    Deny {
+        feedback: Option<String>,
+    },
     /// Left to a person, and why (`ask` itself, or what went wrong).
-    Ask { why: String },
+    Ask {
+        why: String,
+    },
 }
 
 /// The document the hook reads: the request, and the teammate's mode and working directory.
@@ -142,7 +146,10 @@ mod tests {
             parse_answer("deny"),
             Some(PolicyDecision::Deny { feedback: None })
         );
-        assert!(matches!(parse_answer("ask"), Some(PolicyDecision::Ask { .. })));
+        assert!(matches!(
+            parse_answer("ask"),
+            Some(PolicyDecision::Ask { .. })
+        ));
         assert_eq!(
             parse_answer(r#"{"decision":"deny","feedback":"no"}"#),
             Some(PolicyDecision::Deny {
@@ -160,12 +167,18 @@ mod tests {
             command: "sleep 5; echo allow".into(),
             timeout: Duration::from_millis(200),
         };
-        assert!(matches!(ask(&slow, &json!({})).await, PolicyDecision::Ask { .. }));
+        assert!(matches!(
+            ask(&slow, &json!({})).await,
+            PolicyDecision::Ask { .. }
+        ));
         let failing = PolicyHook {
             command: "echo allow; exit 3".into(),
             timeout: HOOK_TIMEOUT,
         };
-        assert!(matches!(ask(&failing, &json!({})).await, PolicyDecision::Ask { .. }));
+        assert!(matches!(
+            ask(&failing, &json!({})).await,
+            PolicyDecision::Ask { .. }
+        ));
         let reader = PolicyHook {
             command: "grep -q '\"tool\":\"Bash\"' && echo allow || echo deny".into(),
             timeout: HOOK_TIMEOUT,

@@ -111,10 +111,16 @@ mod tests {
             .collect();
         assert_eq!(notes, ["n0", "n1", "n2"]);
         assert_eq!(
-            snap.iter().filter(|e| matches!(e, LeadEvent::Tasks(_))).count(),
+            snap.iter()
+                .filter(|e| matches!(e, LeadEvent::Tasks(_)))
+                .count(),
             1
         );
         assert!(matches!(snap.last(), Some(LeadEvent::Permissions(_))));
-        assert!(!r.snapshot(false).iter().any(|e| matches!(e, LeadEvent::Transcript(_))));
+        assert!(
+            !r.snapshot(false)
+                .iter()
+                .any(|e| matches!(e, LeadEvent::Transcript(_)))
+        );
     }
 }

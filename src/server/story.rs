@@ -425,8 +425,14 @@ mod tests {
     #[test]
     fn requests_answers_and_task_changes_become_events_once() {
         let mut s = Story::default();
-        assert_eq!(s.observe(&LeadEvent::Permissions(vec![perm(1)]), 1).len(), 1);
-        assert!(s.observe(&LeadEvent::Permissions(vec![perm(1)]), 2).is_empty());
+        assert_eq!(
+            s.observe(&LeadEvent::Permissions(vec![perm(1)]), 1).len(),
+            1
+        );
+        assert!(
+            s.observe(&LeadEvent::Permissions(vec![perm(1)]), 2)
+                .is_empty()
+        );
         s.note_decision(
             1,
             &PermissionDecision::Deny {
@@ -446,9 +452,19 @@ mod tests {
             blocked_by: vec![],
             internal: false,
         };
-        assert_eq!(s.observe(&LeadEvent::Tasks(vec![task("pending")]), 4).len(), 1);
-        assert!(s.observe(&LeadEvent::Tasks(vec![task("pending")]), 5).is_empty());
-        assert_eq!(s.observe(&LeadEvent::Tasks(vec![task("completed")]), 6).len(), 1);
+        assert_eq!(
+            s.observe(&LeadEvent::Tasks(vec![task("pending")]), 4).len(),
+            1
+        );
+        assert!(
+            s.observe(&LeadEvent::Tasks(vec![task("pending")]), 5)
+                .is_empty()
+        );
+        assert_eq!(
+            s.observe(&LeadEvent::Tasks(vec![task("completed")]), 6)
+                .len(),
+            1
+        );
         let seqs: Vec<u64> = s.history().map(|e| e.seq).collect();
         assert_eq!(seqs, [1, 2, 3, 4]);
         let line = serde_json::to_string(s.history().next().unwrap()).unwrap();

@@ -54,10 +54,7 @@ impl WaitFor {
                 !seen.team.is_empty()
                     && seen.permissions.is_empty()
                     && seen.plans.is_empty()
-                    && seen
-                        .team
-                        .iter()
-                        .all(|t| status_word(&t.status).0 == "idle")
+                    && seen.team.iter().all(|t| status_word(&t.status).0 == "idle")
             }
             WaitFor::Approval => !seen.permissions.is_empty() || !seen.plans.is_empty(),
             WaitFor::Teammate { name, status } => {
@@ -96,8 +93,10 @@ mod tests {
             blocked_by: vec![],
             internal,
         };
-        let mut seen = Seen::default();
-        seen.tasks = vec![task("completed", false), task("pending", true)];
+        let mut seen = Seen {
+            tasks: vec![task("completed", false), task("pending", true)],
+            ..Seen::default()
+        };
         assert!(WaitFor::TasksDone.holds(&seen));
         seen.tasks.push(task("in_progress", false));
         assert!(!WaitFor::TasksDone.holds(&seen));

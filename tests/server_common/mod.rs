@@ -68,7 +68,10 @@ impl Ws {
         vec![
             ("TEAMLEAD_RUNTIME_DIR", self.run_dir().display().to_string()),
             ("TEAMLEAD_LOG_DIR", self.logs().display().to_string()),
-            ("TEAMLEAD_CONFIG", self.root.path().join("none.toml").display().to_string()),
+            (
+                "TEAMLEAD_CONFIG",
+                self.root.path().join("none.toml").display().to_string(),
+            ),
             ("TEAMLEAD_LEAD_GRACE_MS", "3000".to_string()),
             ("NO_COLOR", "1".to_string()),
         ]
@@ -154,7 +157,13 @@ impl Ws {
     /// Starts `teamlead serve --team T` as a CI job would: its own session, stdin /dev/null,
     /// no terminal; waits for its socket.
     pub fn serve(&self, extra: &[&str]) -> Server {
-        let mut args = vec!["serve", "--team", self.team.as_str(), "--backend", "in-process"];
+        let mut args = vec![
+            "serve",
+            "--team",
+            self.team.as_str(),
+            "--backend",
+            "in-process",
+        ];
         args.extend_from_slice(extra);
         let mut cmd = self.cmd(&args);
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -238,7 +247,11 @@ pub fn story(ws: &Ws) -> Vec<serde_json::Value> {
 }
 
 /// The index of the first story event for which `pred` holds.
-pub fn position(story: &[serde_json::Value], what: &str, pred: impl Fn(&serde_json::Value) -> bool) -> usize {
+pub fn position(
+    story: &[serde_json::Value],
+    what: &str,
+    pred: impl Fn(&serde_json::Value) -> bool,
+) -> usize {
     story
         .iter()
         .position(pred)

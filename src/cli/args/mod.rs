@@ -8,8 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod server;
 mod task;
 
-use task::TASK_EXAMPLES;
 pub use server::{AttachArgs, CtlAction, CtlArgs, ServeArgs, WaitArgs};
+use task::TASK_EXAMPLES;
 pub use task::{
     TaskAddArgs, TaskArgs, TaskClaimArgs, TaskCommand, TaskIdArgs, TaskListArgs, TeamArg,
 };

@@ -7,8 +7,8 @@
 
 mod executor;
 mod incoming;
-mod mode_sync;
 mod liveness;
+mod mode_sync;
 mod model;
 pub mod outcome;
 mod panes;
