@@ -149,7 +149,12 @@ pub struct LeadArgs {
     #[arg(long, value_name = "CMD")]
     pub permission_hook: Option<String>,
     /// Lead in this terminal, without a server: closing it ends the team (as before servers)
-    #[arg(long, env = "TEAMLEAD_NO_SERVER")]
+    #[arg(
+        long,
+        env = "TEAMLEAD_NO_SERVER",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     pub no_server: bool,
 }
 
