@@ -13,6 +13,7 @@ mod ctl;
 pub mod inspect;
 pub mod logging;
 pub mod monitor;
+mod notify;
 mod output;
 mod refuse;
 mod send;
