@@ -192,3 +192,12 @@ fn a_policy_hook_answers_routine_requests_and_its_denial_reaches_the_teammate() 
     assert!(server.wait_exit().success());
     assert!(ws.sockets().is_empty());
 }
+
+#[test]
+fn ctl_prints_a_commands_outcome_as_the_transcript_shows_it() {
+    let ws = Ws::new("helpful");
+    let mut server = ws.serve(&[]);
+    insta::assert_snapshot!("ctl_help", ws.ctl_ok(&["/help"]));
+    ws.ctl_ok(&["/quit"]);
+    assert!(server.wait_exit().success());
+}

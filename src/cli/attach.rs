@@ -51,9 +51,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// `teamlead [--team T] …`: the team's server, started when none runs, on this terminal.
-pub fn run_default(ctx: &Context, args: &LeadArgs) -> Result<()> {
-    let config = super::config::load()?;
-    let setup = super::session::ui_setup(&config, args.theme)?;
+pub fn run_default(ctx: &Context, args: &LeadArgs, setup: crate::ui::UiSetup) -> Result<()> {
     let team = team_here(ctx, args.team.as_ref())?;
     let socket = paths::socket_path(&ctx.home, &team)?;
     runtime()?.block_on(async {
@@ -71,9 +69,9 @@ pub fn run_default(ctx: &Context, args: &LeadArgs) -> Result<()> {
 
 /// `teamlead attach [TEAM]`.
 pub fn run_attach(ctx: &Context, args: &AttachArgs) -> Result<()> {
-    require_terminal()?;
     let config = super::config::load()?;
     let setup = super::session::ui_setup(&config, args.theme)?;
+    require_terminal()?;
     runtime()?.block_on(async {
         let conn = match &args.team {
             Some(team) => {

@@ -100,6 +100,7 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
     let config = super::config::load()?;
     // Bad options are told before anything else (the server would refuse them too).
     let opts = lead_options(ctx, args, &config)?;
+    let setup = ui_setup(&config, args.theme)?;
     super::attach::require_terminal()?;
     if args.no_server && with_defaults(args, &config).permission_hook.is_some() {
         bail!(
@@ -107,9 +108,8 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
         );
     }
     if !args.no_server {
-        return super::attach::run_default(ctx, args);
+        return super::attach::run_default(ctx, args, setup);
     }
-    let setup = ui_setup(&config, args.theme)?;
     run_session(opts, setup)
 }
 
