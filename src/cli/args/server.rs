@@ -28,7 +28,8 @@ Examples:
   teamlead ctl T '/spawn alpha \"run the tests\"'      any composer command, quoted as one argument
   teamlead ctl T --json '/task add build --command \"cargo build\"'
   teamlead ctl T pending                              waiting requests, with their ids
-  teamlead ctl T approve 3 [--always]                 teamlead ctl T deny 3 --feedback 'use make'
+  teamlead ctl T approve 3 [--always]                 answer request #3
+  teamlead ctl T deny 3 --feedback 'use make'
   teamlead ctl T status --json                        the team, its tasks and what waits
   teamlead ctl T events --follow --json               one JSON line per event
   teamlead ctl T wait --tasks-done --timeout 600
