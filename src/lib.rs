@@ -16,6 +16,7 @@ pub mod cli;
 pub mod config;
 pub mod lead;
 pub mod protocol;
+pub mod server;
 pub mod store;
 pub mod ui;
 pub mod watch;

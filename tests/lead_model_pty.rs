@@ -135,6 +135,8 @@ fn lead_model_session_answers_on_screen() {
     let project = tempfile::tempdir().expect("project");
 
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
+    // The lead in this terminal's process (these tests are about it, not the server).
+    cmd.env("TEAMLEAD_NO_SERVER", "1");
     cmd.arg("--home");
     cmd.arg(home.path());
     cmd.args([

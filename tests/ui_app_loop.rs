@@ -218,7 +218,7 @@ async fn a_burst_of_events_is_drawn_as_one_frame() {
 }
 
 #[tokio::test]
-async fn a_signal_asks_the_controller_to_quit() {
+async fn a_signal_tells_the_lead_that_the_screen_closed() {
     let (event_tx, event_rx) = mpsc::channel(8);
     let (command_tx, mut command_rx) = mpsc::channel(8);
     let (_key_tx, key_rx) = unbounded::<io::Result<Event>>();
@@ -237,7 +237,7 @@ async fn a_signal_asks_the_controller_to_quit() {
         let command = tokio::time::timeout(Duration::from_secs(10), command_rx.recv())
             .await
             .expect("deadline");
-        assert_eq!(command, Some(LeadCommand::Quit));
+        assert_eq!(command, Some(LeadCommand::ScreenClosed));
         event_tx.send(LeadEvent::Exited).await.expect("send");
     };
     let (state, ()) = tokio::join!(app, lead);

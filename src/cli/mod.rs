@@ -5,15 +5,19 @@
 //! (clap's message).
 
 pub mod args;
+mod attach;
 mod clean;
 mod completions;
 pub mod config;
+mod ctl;
 pub mod inspect;
 pub mod logging;
 pub mod monitor;
+mod notify;
 mod output;
 mod refuse;
 mod send;
+mod serve;
 pub mod session;
 mod style;
 mod task;
@@ -66,6 +70,17 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(report)) if is_broken_pipe(&report) => ExitCode::SUCCESS,
+        Ok(Err(ref report)) if let Some(failure) = report.downcast_ref::<Failure>() => {
+            tracing::info!("exit {}: {}", failure.code, failure.message);
+            if !failure.message.is_empty() {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "error: {}",
+                    visible_line(&failure.message)
+                );
+            }
+            ExitCode::from(failure.code)
+        }
         Ok(Err(report)) => {
             tracing::error!("{report:?}");
             // Never `eprintln!`: with the terminal gone (a hangup) it would panic.
@@ -128,6 +143,27 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Completions(args)) => completions::run(&args),
         Some(Command::Man(args)) => completions::man(&args),
         Some(Command::Config(args)) => config::run(&args),
+        Some(Command::Serve(args)) => serve::run(&ctx, &args),
+        Some(Command::Attach(args)) => attach::run_attach(&ctx, &args),
+        Some(Command::Ctl(args)) => ctl::run(&ctx, &args),
+    }
+}
+
+/// An error with its own exit status (`teamlead ctl`'s documented codes); an empty message
+/// prints nothing.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(code: u8, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+        }
     }
 }
 

@@ -56,7 +56,7 @@ fn run_session(opts: LeadOptions, setup: crate::ui::UiSetup) -> Result<()> {
 }
 
 /// The UI's keys and colours from the config file (and the `--theme` flag).
-fn ui_setup(config: &Config, theme: Option<ThemeChoice>) -> Result<crate::ui::UiSetup> {
+pub fn ui_setup(config: &Config, theme: Option<ThemeChoice>) -> Result<crate::ui::UiSetup> {
     Ok(crate::ui::UiSetup {
         keymap: super::config::keymap(config)?,
         colors: super::config::colors(theme, config),
@@ -65,7 +65,7 @@ fn ui_setup(config: &Config, theme: Option<ThemeChoice>) -> Result<crate::ui::Ui
 
 /// The session's options: each flag given, else the config file's default, else the built-in
 /// one.
-fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
+pub fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
     use crate::config::{Agent, Backend, Engine};
     let mut out = args.clone();
     out.backend = args.backend.or(config.backend.map(|b| match b {
@@ -88,16 +88,40 @@ fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
     out.model = args.model.clone().or(config.model.clone());
     out.lead_model = args.lead_model.clone().or(config.lead_model.clone());
     out.worktree = !args.no_worktree && (args.worktree || config.worktree.unwrap_or(false));
+    out.permission_hook = args
+        .permission_hook
+        .clone()
+        .or(config.permission_hook.clone())
+        .filter(|c| !c.trim().is_empty());
     out
 }
 
-/// `teamlead [--team NAME] [--backend …] [--agent …]`: the interactive lead session.
+/// `teamlead [--team NAME] [--backend …] [--agent …]`: the interactive lead session, as a
+/// screen of the team's lead server (started in the background when none runs), or in this
+/// process with `--no-server`.
 pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
+    let config = super::config::load()?;
+    // Bad options are told before anything else (the server would refuse them too).
+    let opts = lead_options(ctx, args, &config)?;
+    let setup = ui_setup(&config, args.theme)?;
+    super::attach::require_terminal()?;
+    if args.no_server && with_defaults(args, &config).permission_hook.is_some() {
+        bail!(
+            "the permission hook runs in the lead server: drop --no-server (or TEAMLEAD_NO_SERVER)"
+        );
+    }
+    if !args.no_server {
+        return super::attach::run_default(ctx, args, setup);
+    }
+    run_session(opts, setup)
+}
+
+/// The lead's options from the flags, the config file and the environment (the backend is
+/// detected here, once per session).
+pub fn lead_options(ctx: &Context, args: &LeadArgs, config: &Config) -> Result<LeadOptions> {
     use crate::backend::detect::{self, BackendRequest, CapturedEnv};
     use crate::backend::iterm2::Iterm2Backend;
-    let config = super::config::load()?;
-    let setup = ui_setup(&config, args.theme)?;
-    let args = &with_defaults(args, &config);
+    let args = &with_defaults(args, config);
     let request = match args.backend.unwrap_or_default() {
         BackendChoice::Auto => BackendRequest::Auto,
         BackendChoice::Tmux => BackendRequest::Tmux,
@@ -143,7 +167,7 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
             .map_err(|e| color_eyre::eyre::eyre!("--lead-model: {e}"))?;
         opts = opts.with_lead_model(config);
     }
-    run_session(opts, setup)
+    Ok(opts)
 }
 
 /// `teamlead demo`: in the home given with `--home` or `TEAMLEAD_HOME` (whatever it made

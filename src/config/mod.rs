@@ -94,6 +94,7 @@ struct FileTop {
     lead_model: Option<String>,
     worktree: Option<bool>,
     theme: Option<Theme>,
+    permission_hook: Option<String>,
     #[serde(default)]
     keys: BTreeMap<String, BTreeMap<String, Spanned<Keys>>>,
     llm: Option<FileSettings>,
@@ -123,6 +124,8 @@ pub struct Config {
     pub lead_model: Option<String>,
     pub worktree: Option<bool>,
     pub theme: Option<Theme>,
+    /// The permission policy hook's command (`permission-hook`).
+    pub permission_hook: Option<String>,
     pub keys: Vec<KeyEntry>,
     pub llm: Option<FileSettings>,
     /// A note for the person (the old `config.json` was read).
@@ -210,6 +213,7 @@ impl Config {
             lead_model: top.lead_model,
             worktree: top.worktree,
             theme: top.theme,
+            permission_hook: top.permission_hook,
             keys,
             llm: top.llm,
             deprecation: None,

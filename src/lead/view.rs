@@ -1,14 +1,16 @@
 //! The contract between the lead controller and the UI: what the UI may ask for
 //! ([`LeadCommand`]) and what it is told ([`LeadEvent`]), with the plain data it renders. The
 //! transcript arrives as appended items (it can be long); the team, the queues and the tasks
-//! arrive as whole snapshots (they are small).
+//! arrive as whole snapshots (they are small). Every type is serde: a lead server carries the
+//! same contract over its socket (`crate::server`).
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::{BackendKind, PermissionMode, PermissionUpdate};
 
 /// What a teammate is doing, as the footer badge and the teams dialog show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TeammateStatus {
     Working,
     /// Waiting for the lead to answer a permission or plan request.
@@ -27,7 +29,7 @@ pub enum TeammateStatus {
 }
 
 /// One teammate, everything the list and detail views show.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TeammateView {
     pub name: String,
     pub agent_id: String,
@@ -68,7 +70,7 @@ impl TeammateView {
 }
 
 /// What a model used: a teammate's, or the lead model's.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageView {
     /// Input tokens, cache reads and writes included.
     pub input_tokens: u64,
@@ -85,7 +87,7 @@ impl UsageView {
 }
 
 /// Where a permission request came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PermissionSource {
     /// An in-process teammate through the leader permission bridge.
     Bridge,
@@ -94,7 +96,7 @@ pub enum PermissionSource {
 }
 
 /// One queued tool-use confirmation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingPermission {
     /// Queue-unique key used to answer.
     pub key: u64,
@@ -110,7 +112,7 @@ pub struct PendingPermission {
 }
 
 /// The human's answer to one permission request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum PermissionDecision {
     AllowOnce,
     /// Allow and add these rules (a suggestion, or "always allow this tool for this teammate").
@@ -121,7 +123,7 @@ pub enum PermissionDecision {
 }
 
 /// One plan waiting for approval.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingPlan {
     pub request_id: String,
     pub from: String,
@@ -130,14 +132,14 @@ pub struct PendingPlan {
 }
 
 /// The human's answer to a plan.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum PlanDecision {
     Approve { mode: PermissionMode },
     Reject { feedback: String },
 }
 
 /// One task, as the task list and the footer show it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskView {
     pub id: String,
     pub subject: String,
@@ -150,7 +152,7 @@ pub struct TaskView {
 }
 
 /// One line (or block) of the transcript.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TranscriptItem {
     /// What the user typed.
     User { text: String },
@@ -176,7 +178,7 @@ pub enum TranscriptItem {
 }
 
 /// Which conversation the composer talks to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ViewTarget {
     Lead,
     /// An in-process teammate's inline view.
@@ -184,7 +186,7 @@ pub enum ViewTarget {
 }
 
 /// What the UI asks the controller to do.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum LeadCommand {
     /// Composer text submitted in a view (slash commands, `@name text`, plain text).
     Submit {
@@ -235,10 +237,18 @@ pub enum LeadCommand {
     Quit,
     /// Leave with the team kept for the next lead (`/quit --keep`).
     Detach,
+    /// The screen went away (a hang-up, SIGTERM, SIGINT): a lead that lives in the UI's own
+    /// process quits; a lead server forgets this screen and keeps running.
+    ScreenClosed,
+    /// Answered by [`LeadEvent::Barrier`] with the same token once every command sent before
+    /// it has been carried out (how `teamlead ctl` knows a command's outcome is complete).
+    Barrier {
+        token: u64,
+    },
 }
 
 /// What the controller tells the UI.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum LeadEvent {
     /// The team name, the backend label and the lead's mode, once at start.
     Started {
@@ -269,4 +279,11 @@ pub enum LeadEvent {
     },
     /// The controller has finished (after `/quit`); the UI exits.
     Exited,
+    /// Every command sent before [`LeadCommand::Barrier`] `token` is done; `refused` says
+    /// whether any of them was refused or failed (a bad command, an unknown teammate, an
+    /// operation that did not happen).
+    Barrier {
+        token: u64,
+        refused: bool,
+    },
 }

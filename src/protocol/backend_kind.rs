@@ -76,6 +76,20 @@ impl fmt::Display for BackendKind {
     }
 }
 
+impl serde::Serialize for BackendKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for BackendKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        BackendKind::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown backend `{s}`")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

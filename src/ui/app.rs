@@ -135,7 +135,8 @@ where
                     if state.quit == QuitState::Requested {
                         state.exit = true;
                     } else {
-                        state.send(LeadCommand::Quit);
+                        // The lead decides: one in this process quits, a server keeps running.
+                        state.send(LeadCommand::ScreenClosed);
                         state.quit = QuitState::Requested;
                         state.dirty = true;
                     }

@@ -122,6 +122,7 @@ impl Scene {
                 sh_quote(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"))
             ),
             sh_quote(&format!("TMUX_TMPDIR={}", tmux_tmpdir.display())),
+            "TEAMLEAD_NO_SERVER=1".to_string(),
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
             "--home".into(),
             sh_quote(&ws.home().to_string_lossy()),

@@ -144,6 +144,8 @@ impl PtySession {
             })
             .expect("open a pty");
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
+        // The lead in this terminal's process (these tests are about it, not the server).
+        cmd.env("TEAMLEAD_NO_SERVER", "1");
         cmd.arg("--home");
         cmd.arg(home);
         for a in args {

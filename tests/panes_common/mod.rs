@@ -370,7 +370,7 @@ impl TmuxLead {
             socket: format!("tl-test-{}", uuid::Uuid::new_v4().simple()),
         };
         let command = format!(
-            "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME TEAMLEAD_CONFIG={} TEAMLEAD_LEAD_GRACE_MS={} {} --home {} --team {}",
+            "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME TEAMLEAD_NO_SERVER=1 TEAMLEAD_CONFIG={} TEAMLEAD_LEAD_GRACE_MS={} {} --home {} --team {}",
             sh_quote(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml")),
             ws.lead_grace_ms,
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
@@ -524,6 +524,8 @@ impl PtyLead {
             })
             .expect("open a pty");
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
+        // The lead in this terminal's process (these tests are about it, not the server).
+        cmd.env("TEAMLEAD_NO_SERVER", "1");
         cmd.arg("--home");
         cmd.arg(ws.home());
         cmd.arg("--team");

@@ -69,6 +69,8 @@ impl Session {
             }
             None => CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead")),
         };
+        // The lead in this terminal's process (these tests are about it, not the server).
+        cmd.env("TEAMLEAD_NO_SERVER", "1");
         if let Some(home) = home {
             cmd.arg("--home");
             cmd.arg(home);

@@ -5,8 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod server;
 mod task;
 
+pub use server::{AttachArgs, CtlAction, CtlArgs, ServeArgs, WaitArgs};
 use task::TASK_EXAMPLES;
 pub use task::{
     TaskAddArgs, TaskArgs, TaskClaimArgs, TaskCommand, TaskIdArgs, TaskListArgs, TeamArg,
@@ -15,7 +17,11 @@ pub use task::{
 const MAIN_EXAMPLES: &str = "\
 Examples:
   teamlead                          open the lead session; the team is named after this directory
-  teamlead --team parser-work       open (or resume) the team `parser-work`
+  teamlead --team parser-work       open (or resume) the team `parser-work`; its lead runs in a
+                                    server: /detach or closing the terminal leave it running
+  teamlead attach parser-work       come back to it (from any terminal, ssh included)
+  teamlead ctl parser-work status   control it from a script (see `teamlead ctl --help`)
+  teamlead serve --team ci-run      a lead without a terminal, in the foreground
   teamlead --backend in-process     keep every teammate inside this terminal
   teamlead demo                     an offline demo with `shell` teammates
   teamlead inspect                  list the teams in the home
@@ -147,6 +153,19 @@ pub struct LeadArgs {
     /// The teammates' model with `--engine llm` (sonnet, opus, haiku or a model name)
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
+    /// Run CMD (with `sh -c`) for each permission request: it reads the request as JSON on
+    /// stdin and answers allow, deny or ask (see README "Permission policy hook") [default:
+    /// the config file's `permission-hook`]
+    #[arg(long, value_name = "CMD")]
+    pub permission_hook: Option<String>,
+    /// Lead in this terminal, without a server: closing it ends the team (as before servers)
+    #[arg(
+        long,
+        env = "TEAMLEAD_NO_SERVER",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_server: bool,
 }
 
 impl LeadArgs {
@@ -197,6 +216,15 @@ pub enum Command {
     /// Print the manual page (roff), of teamlead or of one of its commands
     #[command(after_help = MAN_EXAMPLES)]
     Man(ManArgs),
+    /// Run a team's lead without a terminal (the lead server), in the foreground
+    #[command(after_help = server::SERVE_EXAMPLES)]
+    Serve(ServeArgs),
+    /// Show a running team's lead in this terminal (transcript, team, waiting approvals)
+    #[command(after_help = server::ATTACH_EXAMPLES)]
+    Attach(AttachArgs),
+    /// Control a running team from a script: commands, approvals, status, events, waits
+    #[command(after_help = server::CTL_EXAMPLES)]
+    Ctl(CtlArgs),
 }
 
 /// `teamlead demo`.

@@ -58,7 +58,7 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
         ),
         (
             "/detach",
-            "/detach — exit and keep the team (tasks, messages, teammates) for the next lead",
+            "/detach — leave this screen; the team keeps running (`teamlead attach` comes back)",
         ),
     ]
 }
@@ -115,8 +115,11 @@ pub enum SlashCommand {
     Clean,
     Help,
     Quit,
-    /// `/quit --keep`, `/detach`: leave with the team kept.
+    /// `/quit --keep`: the lead leaves with the team kept.
     Detach,
+    /// `/detach`: this screen leaves; the lead server keeps running (a lead without a server
+    /// leaves as with `/quit --keep`).
+    DetachScreen,
 }
 
 /// Who `/shutdown` is for.
@@ -259,7 +262,7 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
             [keep] if keep == "--keep" => Ok(SlashCommand::Detach),
             _ => Err(usage("/quit")),
         },
-        "detach" => Ok(SlashCommand::Detach),
+        "detach" => Ok(SlashCommand::DetachScreen),
         "" => Err(CommandError::Unknown("/".to_string())),
         _ => Err(CommandError::Unknown(format!("/{word}"))),
     }

@@ -110,6 +110,9 @@ pub(crate) struct Controller {
     _watcher: Option<Watcher>,
     /// Problems already reported (each is told once).
     reported: HashSet<String>,
+    /// A command since the last [`LeadCommand::Barrier`](crate::lead::view::LeadCommand) was
+    /// refused or failed.
+    pub refused: bool,
 }
 
 impl Controller {
@@ -192,6 +195,7 @@ impl Controller {
             liveness: Some(liveness),
             _watcher: watcher,
             reported: HashSet::new(),
+            refused: false,
         };
         controller.record.backend = Some(controller.kind.as_str().to_string());
         controller.record.pane_session = controller.executor.session_record();

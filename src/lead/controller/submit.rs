@@ -45,6 +45,7 @@ impl Controller {
             }
             Err(e) => {
                 self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
+                self.refused = true;
                 self.note(e.to_string());
             }
         }
@@ -123,7 +124,8 @@ impl Controller {
             SlashCommand::Help => self.note(help_text()),
             SlashCommand::Clean => self.clean_orphans(),
             SlashCommand::Quit => self.begin_quit("asked by the user"),
-            SlashCommand::Detach => self.detach().await,
+            // Without a server in between, leaving the screen is leaving the team.
+            SlashCommand::Detach | SlashCommand::DetachScreen => self.detach().await,
         }
     }
 

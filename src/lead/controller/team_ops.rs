@@ -66,6 +66,11 @@ impl Controller {
             }
             LeadCommand::Quit => self.begin_quit("asked by the user"),
             LeadCommand::Detach => self.detach().await,
+            LeadCommand::ScreenClosed => self.begin_quit("the terminal is gone"),
+            LeadCommand::Barrier { token } => {
+                let refused = std::mem::take(&mut self.refused);
+                self.emit(LeadEvent::Barrier { token, refused });
+            }
         }
     }
 
@@ -81,6 +86,7 @@ impl Controller {
 
     pub fn no_such_teammate(&mut self, name: &str) {
         let e = self.no_such_teammate_error(name);
+        self.refused = true;
         self.note(e.to_string());
     }
 
@@ -96,7 +102,10 @@ impl Controller {
     pub fn report(&mut self, result: OpResult) {
         match result {
             Ok(outcome) => self.note(outcome.to_string()),
-            Err(e) => self.note(e.to_string()),
+            Err(e) => {
+                self.refused = true;
+                self.note(e.to_string());
+            }
         }
     }
 

@@ -261,6 +261,8 @@ impl AppState {
             LeadEvent::Busy(busy) => self.busy = busy,
             LeadEvent::LeadUsage(usage) => self.lead_usage = Some(usage),
             LeadEvent::Exited => self.exit = true,
+            // A command-line client's marker: nothing to show.
+            LeadEvent::Barrier { .. } => self.dirty = false,
             LeadEvent::HandOverTerminal { argv } => {
                 self.hand_over = Some(argv);
                 self.exit = true;

@@ -1,0 +1,517 @@
+//! `teamlead ctl TEAM …`: a script's hold on a running team, through its server's socket.
+//! Composer commands (with their outcome), answers to permission requests, the waiting
+//! requests, the team's status, its story (`events`), and waits for a condition. Exit
+//! status: 0 done, 1 refused or timed out, 2 bad usage, 3 no server (or it went away);
+//! errors are one `error:` line.
+
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::{Result, WrapErr};
+use serde_json::{Value, json};
+
+use super::Context;
+use super::Failure;
+use super::args::{CtlAction, CtlArgs, WaitArgs};
+use super::output::Out;
+use crate::lead::commands::{Input, SlashCommand, parse_input};
+use crate::lead::controller::LeadOptions;
+use crate::lead::view::{
+    LeadCommand, LeadEvent, PendingPermission, PermissionDecision, TranscriptItem, ViewTarget,
+};
+use crate::protocol::display::{escape_json_output, visible_line, visible_text};
+use crate::protocol::permission::fallback_update;
+use crate::server::client::{self, Connection};
+use crate::server::paths;
+use crate::server::wait::{Seen, WaitFor};
+use crate::server::wire::{ClientMsg, ServerMsg};
+
+/// Exit status of a refusal or a timeout.
+const REFUSED: u8 = 1;
+/// Exit status of bad usage.
+const USAGE: u8 = 2;
+/// Exit status when no server answers.
+const NO_SERVER: u8 = 3;
+
+/// How long a command that ends the team may take to end it.
+const END_DEADLINE: Duration = Duration::from_secs(120);
+
+/// `teamlead ctl`.
+pub fn run(ctx: &Context, args: &CtlArgs) -> Result<()> {
+    let team = LeadOptions::new(ctx.home.clone(), ".")
+        .with_team(args.team.clone())
+        .team_name()
+        .map_err(|e| Failure::new(USAGE, e.to_string()))?;
+    let socket = paths::socket_path(&ctx.home, &team)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .wrap_err("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let conn = client::connect(&socket, &team)
+            .await
+            .map_err(|e| Failure::new(NO_SERVER, e.to_string()))?;
+        let json = args.json;
+        match &args.action {
+            CtlAction::Composer(words) => composer(conn, &words.join(" "), json).await,
+            CtlAction::Approve { id, always } => approve(conn, *id, *always, json).await,
+            CtlAction::Deny { id, feedback } => {
+                let decision = PermissionDecision::Deny {
+                    feedback: feedback.clone(),
+                };
+                answer(conn, *id, decision, json).await
+            }
+            CtlAction::Pending => pending(conn, json).await,
+            CtlAction::Status => status(conn, json).await,
+            CtlAction::Events { follow } => events(conn, *follow, json).await,
+            CtlAction::Wait(w) => wait(conn, w).await,
+        }
+    })
+}
+
+fn gone(team: &str) -> Failure {
+    Failure::new(
+        NO_SERVER,
+        format!("the lead server of team `{team}` went away"),
+    )
+}
+
+fn print_json(value: &Value) -> Result<()> {
+    let text = serde_json::to_string(value).unwrap_or_default();
+    Out::new().line(escape_json_output(&text))?;
+    Ok(())
+}
+
+/// What a client attached without transcripts knows after the snapshot.
+struct Attached {
+    conn: Connection,
+    seen: Seen,
+    started: Option<LeadEvent>,
+}
+
+async fn attach(mut conn: Connection) -> Result<Attached> {
+    conn.send(&ClientMsg::Attach { transcripts: false }).await?;
+    let mut seen = Seen::default();
+    let mut started = None;
+    loop {
+        match conn.recv().await? {
+            Some(ServerMsg::Event(e)) => {
+                if matches!(e, LeadEvent::Started { .. }) {
+                    started = Some(e.clone());
+                }
+                seen.apply(&e);
+            }
+            Some(ServerMsg::SnapshotEnd) => break,
+            Some(_) => {}
+            None => return Err(gone(&conn.team).into()),
+        }
+    }
+    Ok(Attached {
+        conn,
+        seen,
+        started,
+    })
+}
+
+/// Sends `commands` then a barrier; returns what the transcript said meanwhile and whether
+/// the lead refused anything (`seen` follows the snapshots). With `ends` (the commands end
+/// the team), the lead finishing before the barrier is success.
+async fn carry_out(
+    a: &mut Attached,
+    commands: Vec<LeadCommand>,
+    ends: bool,
+) -> Result<(Vec<TranscriptItem>, bool)> {
+    let token = rand::random::<u64>();
+    for c in commands {
+        a.conn.send(&ClientMsg::Command(c)).await?;
+    }
+    a.conn
+        .send(&ClientMsg::Command(LeadCommand::Barrier { token }))
+        .await?;
+    let mut said = Vec::new();
+    loop {
+        match a.conn.recv().await? {
+            Some(ServerMsg::Event(LeadEvent::Barrier { token: t, refused })) if t == token => {
+                return Ok((said, refused));
+            }
+            Some(ServerMsg::Event(LeadEvent::Transcript(item))) => {
+                if !matches!(item, TranscriptItem::User { .. }) {
+                    said.push(item);
+                }
+            }
+            Some(ServerMsg::Event(e)) => a.seen.apply(&e),
+            Some(_) => {}
+            None if ends => return Ok((said, false)),
+            None => return Err(gone(&a.conn.team).into()),
+        }
+    }
+}
+
+/// A transcript item as plain text (unescaped).
+fn item_text(item: &TranscriptItem) -> String {
+    match item {
+        TranscriptItem::User { text } => format!("> {text}"),
+        TranscriptItem::ToTeammate { to, text } => format!("→ {to}: {text}"),
+        TranscriptItem::Lead { text } => format!("lead: {text}"),
+        TranscriptItem::Teammate { from, text, .. } => format!("{from}: {text}"),
+        TranscriptItem::Frame { from, line, .. } => format!("{from}: {line}"),
+        TranscriptItem::System { text } => text.clone(),
+    }
+}
+
+async fn composer(conn: Connection, text: &str, json: bool) -> Result<()> {
+    let text = text.trim();
+    if !(text.starts_with('/') || text.starts_with('@')) {
+        let word = text.split_whitespace().next().unwrap_or("");
+        return Err(Failure::new(
+            USAGE,
+            format!(
+                "unknown ctl command `{}`: expected approve, deny, pending, status, events, wait, or a composer command such as '/task list' (see teamlead ctl --help)",
+                visible_line(word)
+            ),
+        )
+        .into());
+    }
+    let parsed = parse_input(text);
+    if parsed == Ok(Input::Slash(SlashCommand::DetachScreen)) {
+        return Err(Failure::new(
+            USAGE,
+            "/detach leaves a screen, and ctl is none: `/quit --keep` stops the lead and keeps the team, `/quit` ends it",
+        )
+        .into());
+    }
+    let ends = matches!(
+        parsed,
+        Ok(Input::Slash(
+            SlashCommand::Quit | SlashCommand::Detach | SlashCommand::TeamDelete
+        ))
+    );
+    let mut a = attach(conn).await?;
+    let (mut said, refused) = carry_out(
+        &mut a,
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: text.to_string(),
+        }],
+        ends,
+    )
+    .await?;
+    if ends && !refused {
+        // The team ends: what it says until then is the outcome too.
+        let deadline = tokio::time::Instant::now() + END_DEADLINE;
+        loop {
+            match tokio::time::timeout_at(deadline, a.conn.recv()).await {
+                Ok(Ok(Some(ServerMsg::Event(LeadEvent::Transcript(item))))) => said.push(item),
+                Ok(Ok(Some(_))) => {}
+                Ok(Ok(None)) | Ok(Err(_)) => break,
+                Err(_) => {
+                    return Err(Failure::new(
+                        REFUSED,
+                        format!("the team did not end within {} s", END_DEADLINE.as_secs()),
+                    )
+                    .into());
+                }
+            }
+        }
+    }
+    if json {
+        let output: Vec<String> = said.iter().map(item_text).collect();
+        print_json(&json!({"ok": !refused, "output": output}))?;
+    } else {
+        let mut out = Out::new();
+        for item in &said {
+            out.line(visible_text(&item_text(item)))?;
+        }
+    }
+    if refused {
+        return Err(Failure::new(REFUSED, "the lead refused the command").into());
+    }
+    Ok(())
+}
+
+/// The rule `--always` adds: the request's first offerable suggestion, else the rule built
+/// from its tool and input (what the dialog offers first).
+fn always_rule(p: &PendingPermission) -> Option<crate::protocol::PermissionUpdate> {
+    p.suggestions
+        .iter()
+        .find(|s| s.is_offerable())
+        .cloned()
+        .or_else(|| fallback_update(&p.tool_name, &p.input))
+}
+
+async fn approve(conn: Connection, id: u64, always: bool, json: bool) -> Result<()> {
+    if !always {
+        return answer(conn, id, PermissionDecision::AllowOnce, json).await;
+    }
+    let a = attach(conn).await?;
+    let Some(p) = a.seen.permissions.iter().find(|p| p.key == id) else {
+        return Err(no_request(id).into());
+    };
+    let Some(rule) = always_rule(p) else {
+        return Err(Failure::new(
+            REFUSED,
+            format!("no rule can be offered for request #{id}: approve it once"),
+        )
+        .into());
+    };
+    answer_attached(a, id, PermissionDecision::AllowAlways(vec![rule]), json).await
+}
+
+fn no_request(id: u64) -> Failure {
+    Failure::new(
+        REFUSED,
+        format!("no request #{id} waits for an answer (`teamlead ctl TEAM pending` lists them)"),
+    )
+}
+
+async fn answer(conn: Connection, id: u64, decision: PermissionDecision, json: bool) -> Result<()> {
+    let a = attach(conn).await?;
+    answer_attached(a, id, decision, json).await
+}
+
+async fn answer_attached(
+    mut a: Attached,
+    id: u64,
+    decision: PermissionDecision,
+    json: bool,
+) -> Result<()> {
+    let Some(p) = a.seen.permissions.iter().find(|p| p.key == id).cloned() else {
+        return Err(no_request(id).into());
+    };
+    let word = match &decision {
+        PermissionDecision::AllowOnce => "allow",
+        PermissionDecision::AllowAlways(_) => "allow_always",
+        PermissionDecision::Deny { .. } => "deny",
+    };
+    carry_out(
+        &mut a,
+        vec![LeadCommand::AnswerPermission { key: id, decision }],
+        false,
+    )
+    .await?;
+    if a.seen.permissions.iter().any(|q| q.key == id) {
+        return Err(Failure::new(REFUSED, format!("request #{id} is still waiting")).into());
+    }
+    if json {
+        print_json(
+            &json!({"ok": true, "id": id, "decision": word, "teammate": p.worker, "tool": p.tool_name}),
+        )
+    } else {
+        Out::new().line(format!(
+            "#{id} ({} {}): {word}",
+            visible_line(&p.worker),
+            visible_line(&p.tool_name)
+        ))?;
+        Ok(())
+    }
+}
+
+fn permission_json(p: &PendingPermission) -> Value {
+    json!({
+        "id": p.key,
+        "request_id": p.request_id,
+        "teammate": p.worker,
+        "tool": p.tool_name,
+        "description": p.description,
+        "input": p.input,
+    })
+}
+
+async fn pending(conn: Connection, json: bool) -> Result<()> {
+    let a = attach(conn).await?;
+    if json {
+        let plans: Vec<Value> = a
+            .seen
+            .plans
+            .iter()
+            .map(|p| json!({"request_id": p.request_id, "from": p.from, "plan": p.plan}))
+            .collect();
+        let perms: Vec<Value> = a.seen.permissions.iter().map(permission_json).collect();
+        return print_json(&json!({"permissions": perms, "plans": plans}));
+    }
+    let mut out = Out::new();
+    if a.seen.permissions.is_empty() && a.seen.plans.is_empty() {
+        out.line("nothing waits for an answer")?;
+    }
+    for p in &a.seen.permissions {
+        let input = serde_json::to_string(&p.input).unwrap_or_default();
+        out.line(format!(
+            "#{}  {}  {}  {}  {}",
+            p.key,
+            visible_line(&p.worker),
+            visible_line(&p.tool_name),
+            visible_line(&p.description),
+            visible_line(&input)
+        ))?;
+    }
+    for p in &a.seen.plans {
+        out.line(format!(
+            "plan {}  {}",
+            visible_line(&p.request_id),
+            visible_line(&p.from)
+        ))?;
+    }
+    Ok(())
+}
+
+async fn status(conn: Connection, json: bool) -> Result<()> {
+    use crate::server::story::status_word;
+    let a = attach(conn).await?;
+    let (team, backend, mode) = match &a.started {
+        Some(LeadEvent::Started {
+            team,
+            backend,
+            lead_mode,
+        }) => (team.clone(), backend.to_string(), lead_mode.to_string()),
+        _ => (a.conn.team.clone(), String::new(), String::new()),
+    };
+    let s = &a.seen;
+    if json {
+        let teammates: Vec<Value> = s
+            .team
+            .iter()
+            .map(|t| {
+                let (word, detail) = status_word(&t.status);
+                json!({
+                    "name": t.name, "status": word, "detail": detail, "mode": t.mode,
+                    "backend": t.backend_label(), "model": t.model,
+                    "current_task": t.current_task.as_ref().map(|(id, subject)| json!({"id": id, "subject": subject})),
+                })
+            })
+            .collect();
+        let tasks: Vec<Value> = s
+            .tasks
+            .iter()
+            .filter(|t| !t.internal)
+            .map(|t| json!({"id": t.id, "subject": t.subject, "status": t.status, "owner": t.owner, "blocked_by": t.blocked_by}))
+            .collect();
+        return print_json(&json!({
+            "team": team, "backend": backend, "lead_mode": mode, "server_pid": a.conn.pid,
+            "teammates": teammates, "tasks": tasks,
+            "pending": {"permissions": s.permissions.len(), "plans": s.plans.len()},
+        }));
+    }
+    let mut out = Out::new();
+    out.line(format!(
+        "team {} · {backend} · lead mode {mode} · server pid {}",
+        visible_line(&team),
+        a.conn.pid
+    ))?;
+    if s.team.is_empty() {
+        out.line("no teammates")?;
+    }
+    for t in &s.team {
+        let (word, detail) = status_word(&t.status);
+        let task = t
+            .current_task
+            .as_ref()
+            .map(|(id, subject)| format!("  task #{id} {subject}"))
+            .unwrap_or_default();
+        let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
+        out.line(visible_line(&format!(
+            "  {}  {word}{detail}  {}  {}{task}",
+            t.name,
+            t.mode,
+            t.backend_label()
+        )))?;
+    }
+    for t in s.tasks.iter().filter(|t| !t.internal) {
+        let owner = t.owner.as_deref().unwrap_or("-");
+        out.line(visible_line(&format!(
+            "  task #{} {}  {}  {owner}",
+            t.id, t.status, t.subject
+        )))?;
+    }
+    out.line(format!(
+        "waiting: {} permission request(s), {} plan(s)",
+        s.permissions.len(),
+        s.plans.len()
+    ))?;
+    Ok(())
+}
+
+async fn events(mut conn: Connection, follow: bool, json: bool) -> Result<()> {
+    conn.send(&ClientMsg::Story { follow }).await?;
+    let mut out = Out::new();
+    loop {
+        match conn.recv().await? {
+            Some(ServerMsg::Story(e)) => {
+                if json {
+                    let text = serde_json::to_string(&e).unwrap_or_default();
+                    out.line(escape_json_output(&text))?;
+                } else {
+                    out.line(format!("{} {}", e.seq, visible_line(&e.kind.one_line())))?;
+                }
+            }
+            Some(ServerMsg::StoryEnd) if !follow => return Ok(()),
+            Some(_) => {}
+            // Following ends with the team.
+            None => return Ok(()),
+        }
+    }
+}
+
+async fn wait(conn: Connection, w: &WaitArgs) -> Result<()> {
+    let condition = if w.tasks_done {
+        WaitFor::TasksDone
+    } else if w.idle {
+        WaitFor::Idle
+    } else if w.approval {
+        WaitFor::Approval
+    } else {
+        WaitFor::Teammate {
+            name: w.teammate.clone().unwrap_or_default(),
+            status: w.status.clone().unwrap_or_default(),
+        }
+    };
+    let timeout = match w.timeout {
+        Some(secs) if !(secs.is_finite() && secs >= 0.0) => {
+            return Err(Failure::new(
+                USAGE,
+                format!("--timeout {secs}: expected seconds, 0 or more"),
+            )
+            .into());
+        }
+        Some(secs) => Some(Duration::from_secs_f64(secs.min(1e9))),
+        None => None,
+    };
+    let started = Instant::now();
+    let mut a = attach(conn).await?;
+    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    loop {
+        if condition.holds(&a.seen) {
+            return Ok(());
+        }
+        let next = match deadline {
+            Some(d) => match tokio::time::timeout_at(d, a.conn.recv()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    return Err(Failure::new(
+                        REFUSED,
+                        format!(
+                            "timed out after {:.1} s waiting for {}",
+                            started.elapsed().as_secs_f64(),
+                            condition.describe()
+                        ),
+                    )
+                    .into());
+                }
+            },
+            None => a.conn.recv().await,
+        };
+        match next? {
+            Some(ServerMsg::Event(e)) => a.seen.apply(&e),
+            Some(_) => {}
+            None => {
+                return Err(Failure::new(
+                    NO_SERVER,
+                    format!(
+                        "the lead server of team `{}` went away while waiting for {}",
+                        a.conn.team,
+                        condition.describe()
+                    ),
+                )
+                .into());
+            }
+        }
+    }
+}

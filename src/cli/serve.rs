@@ -1,0 +1,121 @@
+//! `teamlead serve`: the lead controller without a terminal, behind the team's socket
+//! (`crate::server`). In the foreground it says where it listens and runs until the team
+//! ends (`/quit` from any client, SIGINT or SIGTERM); a hang-up does not stop it. Started by
+//! `teamlead` for itself (`--background`), it lets go of its standard streams once it
+//! listens, so the terminal that started it can close.
+
+use color_eyre::eyre::{Result, WrapErr};
+use tokio::sync::mpsc;
+
+use super::Context;
+use super::args::ServeArgs;
+use super::output::Out;
+use crate::lead::controller::{Lead, QUIT_TIMEOUT};
+use crate::lead::view::LeadCommand;
+use crate::protocol::display::visible_line;
+use crate::server::policy::{HOOK_TIMEOUT, PolicyHook};
+use crate::server::wire::ServerMsg;
+use crate::server::{hub, listener, paths};
+
+/// `teamlead serve`.
+pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
+    let config = super::config::load()?;
+    let opts = super::session::lead_options(ctx, &args.lead, &config)?;
+    let args = &ServeArgs {
+        lead: super::session::with_defaults(&args.lead, &config),
+        background: args.background,
+    };
+    let team = opts.team_name()?;
+    let socket = paths::socket_path(&ctx.home, &team)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .wrap_err("cannot start the async runtime")?;
+    let result = runtime.block_on(async move {
+        let (handle, events) = Lead::start(opts).wrap_err("cannot start the lead")?;
+        let bound = listener::bind(&socket)?;
+        tracing::info!("lead server of `{team}` listening on {}", socket.display());
+        if args.background {
+            let_go_of_the_terminal();
+        } else {
+            let _ = Out::new().line(format!(
+                "teamlead: serving team `{}` on {} (teamlead attach {0}; teamlead ctl {0} /quit ends it)",
+                visible_line(&team),
+                socket.display()
+            ));
+        }
+        let (hub_tx, hub_rx) = mpsc::channel(1024);
+        let hello = ServerMsg::Hello {
+            team: team.clone(),
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        };
+        let policy = args.lead.permission_hook.clone().map(|command| PolicyHook {
+            command,
+            timeout: HOOK_TIMEOUT,
+        });
+        let hub = tokio::spawn(hub::run(
+            events,
+            hub_rx,
+            handle.commands.clone(),
+            team.clone(),
+            policy,
+        ));
+        let accept = tokio::spawn(async move {
+            listener::accept_loop(&bound.listener, hub_tx, hello).await;
+            // The socket goes before the process: nobody connects to a server that ended.
+            drop(bound);
+        });
+        let signals = tokio::spawn(quit_on_signals(handle.commands.clone()));
+        let _ = hub.await;
+        let _ = accept.await;
+        signals.abort();
+        Ok(())
+    });
+    runtime.shutdown_timeout(QUIT_TIMEOUT);
+    result
+}
+
+/// SIGINT and SIGTERM quit the team as `/quit` does; SIGHUP is ignored (the server has no
+/// terminal to lose).
+async fn quit_on_signals(commands: mpsc::Sender<LeadCommand>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::warn!("lead server: cannot watch signals");
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => continue,
+        }
+        tracing::info!("lead server: asked to stop by a signal");
+        if commands.send(LeadCommand::Quit).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Points the standard streams at /dev/null (the starter reads stderr only until the socket
+/// answers; a write to a closed pipe must never reach the server).
+fn let_go_of_the_terminal() {
+    use std::os::fd::AsRawFd;
+    let Ok(null) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    else {
+        return;
+    };
+    for fd in 0..=2 {
+        // SAFETY: dup2 onto the standard descriptors with a valid open descriptor.
+        unsafe {
+            libc::dup2(null.as_raw_fd(), fd);
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The client side: connect to a team's server, read its greeting, and either bridge the
+//! connection to a screen (the UI's own channels: it cannot tell a server from an in-process
+//! controller) or hold it for `ctl`'s requests.
+
+use std::path::Path;
+
+use tokio::net::UnixStream;
+use tokio::net::unix::OwnedWriteHalf;
+use tokio::sync::mpsc;
+
+use super::ServerError;
+use super::wire::{self, ClientMsg, LineReader, ServerMsg};
+use crate::lead::view::{LeadCommand, LeadEvent};
+
+/// One connection to a lead server.
+pub struct Connection {
+    reader: LineReader,
+    writer: OwnedWriteHalf,
+    /// The team its server leads.
+    pub team: String,
+    /// The server's process id.
+    pub pid: u32,
+}
+
+/// Connects to the server at `socket` (of `team`); [`ServerError::NotRunning`] when nobody
+/// listens there.
+pub async fn connect(socket: &Path, team: &str) -> Result<Connection, ServerError> {
+    let stream = match UnixStream::connect(socket).await {
+        Ok(stream) => stream,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) =>
+        {
+            return Err(ServerError::NotRunning {
+                team: team.to_string(),
+            });
+        }
+        Err(e) => {
+            return Err(ServerError::io(
+                format!("connecting to {}", socket.display()),
+                e,
+            ));
+        }
+    };
+    let (read, writer) = stream.into_split();
+    let mut reader = LineReader::new(read);
+    match reader.next::<ServerMsg>().await? {
+        Some(ServerMsg::Hello { team, pid, .. }) => Ok(Connection {
+            reader,
+            writer,
+            team,
+            pid,
+        }),
+        Some(other) => Err(ServerError::Protocol(format!(
+            "expected a greeting, got {other:?}"
+        ))),
+        None => Err(ServerError::NotRunning {
+            team: team.to_string(),
+        }),
+    }
+}
+
+/// How a screen's connection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The screen left with `/detach`; the team runs on.
+    Detached,
+    /// The lead finished (`/quit`, or the team was deleted).
+    Exited,
+    /// The screen left by itself (closed, or the connection dropped).
+    Left,
+}
+
+impl Connection {
+    pub async fn send(&mut self, msg: &ClientMsg) -> Result<(), ServerError> {
+        wire::write(&mut self.writer, msg).await
+    }
+
+    /// The next message; `None` when the server closed the connection.
+    pub async fn recv(&mut self) -> Result<Option<ServerMsg>, ServerError> {
+        self.reader.next().await
+    }
+
+    /// Attaches as a screen and turns the connection into the UI's two channels; the task
+    /// returned ends with how the connection ended.
+    pub async fn into_screen(
+        mut self,
+    ) -> Result<
+        (
+            mpsc::Receiver<LeadEvent>,
+            mpsc::Sender<LeadCommand>,
+            tokio::task::JoinHandle<Ending>,
+        ),
+        ServerError,
+    > {
+        self.send(&ClientMsg::Attach { transcripts: true }).await?;
+        let (events_tx, events_rx) = mpsc::channel::<LeadEvent>(4096);
+        let (commands_tx, mut commands_rx) = mpsc::channel::<LeadCommand>(256);
+        let Connection {
+            mut reader,
+            mut writer,
+            ..
+        } = self;
+        let writer_task = tokio::spawn(async move {
+            while let Some(command) = commands_rx.recv().await {
+                if wire::write(&mut writer, &ClientMsg::Command(command))
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let task = tokio::spawn(async move {
+            let mut ending = Ending::Left;
+            loop {
+                match reader.next::<ServerMsg>().await {
+                    Ok(Some(ServerMsg::Event(event))) => {
+                        let exited = event == LeadEvent::Exited;
+                        if events_tx.send(event).await.is_err() {
+                            break;
+                        }
+                        if exited {
+                            ending = Ending::Exited;
+                        }
+                    }
+                    Ok(Some(ServerMsg::Detached)) => {
+                        ending = Ending::Detached;
+                        break;
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) | Err(_) => break,
+                }
+            }
+            writer_task.abort();
+            ending
+        });
+        Ok((events_rx, commands_tx, task))
+    }
+}

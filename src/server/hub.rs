@@ -1,0 +1,295 @@
+//! The hub: one task between the controller and the clients. It takes every [`LeadEvent`],
+//! keeps what a late client needs ([`Replay`]) and the story ([`Story`]), and passes each
+//! event on to the attached clients without ever waiting for one (a client that falls
+//! behind by a whole queue is dropped, the controller never is). Commands from clients go to
+//! the controller in the order they came, through a forwarder, so the hub never waits for the
+//! controller either. `/detach` and a screen that closed are the hub's business: that client
+//! leaves, the team keeps running. With a policy hook ([`super::policy`]) the hub asks it
+//! about each new permission request, beside the loop, answers for it and says so in the
+//! transcript. The hub ends when the controller does (after `Exited`).
+
+use std::collections::{BTreeMap, HashSet};
+
+use tokio::sync::mpsc;
+
+use super::policy::{self, PolicyDecision, PolicyHook};
+use super::replay::Replay;
+use super::story::Story;
+use super::wire::{ClientMsg, ServerMsg};
+use crate::lead::commands::{Input, SlashCommand, parse_input};
+use crate::lead::view::{
+    LeadCommand, LeadEvent, PendingPermission, PermissionDecision, TeammateView, TranscriptItem,
+    ViewTarget,
+};
+
+/// How many messages may wait for one client before it is dropped.
+pub const CLIENT_QUEUE: usize = 16_384;
+
+/// What the listener tells the hub.
+#[derive(Debug)]
+pub enum HubInput {
+    Connected {
+        id: u64,
+        tx: mpsc::Sender<ServerMsg>,
+    },
+    Message {
+        id: u64,
+        msg: ClientMsg,
+    },
+    Gone {
+        id: u64,
+    },
+}
+
+struct Client {
+    tx: mpsc::Sender<ServerMsg>,
+    attached: bool,
+    follows_story: bool,
+}
+
+/// The hub's state.
+pub struct Hub {
+    replay: Replay,
+    story: Story,
+    clients: BTreeMap<u64, Client>,
+    /// The client whose jump asked for the terminal last (it gets `HandOverTerminal`).
+    jumper: Option<u64>,
+    commands: mpsc::UnboundedSender<LeadCommand>,
+    team: String,
+    policy: Option<PolicyHook>,
+    /// Requests the hook was asked about.
+    asked: HashSet<u64>,
+    /// The latest queue and team (what the hook's document is made of).
+    pending: Vec<PendingPermission>,
+    members: Vec<TeammateView>,
+    decided: mpsc::UnboundedSender<(PendingPermission, PolicyDecision)>,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Runs the hub until the controller's events end; returns when every client was told.
+pub async fn run(
+    mut events: mpsc::Receiver<LeadEvent>,
+    mut inputs: mpsc::Receiver<HubInput>,
+    controller: mpsc::Sender<LeadCommand>,
+    team: String,
+    policy: Option<PolicyHook>,
+) {
+    let (decided, mut decisions) = mpsc::unbounded_channel();
+    let (commands, mut forward) = mpsc::unbounded_channel::<LeadCommand>();
+    tokio::spawn(async move {
+        while let Some(command) = forward.recv().await {
+            if controller.send(command).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut hub = Hub {
+        replay: Replay::default(),
+        story: Story::default(),
+        clients: BTreeMap::new(),
+        jumper: None,
+        commands,
+        team,
+        policy,
+        asked: HashSet::new(),
+        pending: Vec::new(),
+        members: Vec::new(),
+        decided,
+    };
+    loop {
+        tokio::select! {
+            biased;
+            event = events.recv() => match event {
+                Some(event) => hub.on_event(event),
+                None => break,
+            },
+            Some((request, decision)) = decisions.recv() => hub.on_decision(request, decision),
+            input = inputs.recv() => match input {
+                Some(input) => hub.on_input(input),
+                // The listener is gone: nobody can attach any more; events still drain.
+                None => {
+                    while let Some(event) = events.recv().await {
+                        hub.on_event(event);
+                    }
+                    break;
+                }
+            },
+        }
+    }
+    tracing::info!("lead server: the controller has finished");
+}
+
+impl Hub {
+    fn on_event(&mut self, event: LeadEvent) {
+        if let LeadEvent::HandOverTerminal { .. } = &event {
+            if let Some(id) = self.jumper.take() {
+                self.send_to(id, ServerMsg::Event(event));
+            }
+            return;
+        }
+        match &event {
+            LeadEvent::Team(team) => self.members = team.clone(),
+            LeadEvent::Permissions(queue) => self.on_queue(queue),
+            _ => {}
+        }
+        self.replay.apply(&event);
+        let story = self.story.observe(&event, now_ms());
+        let mut dropped = Vec::new();
+        for (id, client) in &self.clients {
+            let mut ok = true;
+            if client.attached {
+                ok &= client.tx.try_send(ServerMsg::Event(event.clone())).is_ok();
+            }
+            if client.follows_story {
+                for e in &story {
+                    ok &= client.tx.try_send(ServerMsg::Story(e.clone())).is_ok();
+                }
+            }
+            if !ok {
+                dropped.push(*id);
+            }
+        }
+        for id in dropped {
+            tracing::warn!("lead server: client {id} fell behind and was dropped");
+            self.clients.remove(&id);
+        }
+    }
+
+    /// Asks the hook about each request it has not seen.
+    fn on_queue(&mut self, queue: &[PendingPermission]) {
+        self.pending = queue.to_vec();
+        let Some(hook) = &self.policy else {
+            return;
+        };
+        for p in queue {
+            if !self.asked.insert(p.key) {
+                continue;
+            }
+            let document = policy::request_document(&self.team, p, &self.members);
+            let (hook, request, decided) = (hook.clone(), p.clone(), self.decided.clone());
+            tokio::spawn(async move {
+                let decision = policy::ask(&hook, &document).await;
+                let _ = decided.send((request, decision));
+            });
+        }
+    }
+
+    /// Carries out the hook's decision on a request still waiting, and says so.
+    fn on_decision(&mut self, p: PendingPermission, decision: PolicyDecision) {
+        if !self.pending.iter().any(|q| q.key == p.key) {
+            return;
+        }
+        let what = format!("{}'s {} request #{}", p.worker, p.tool_name, p.key);
+        let (note, answer) = match decision {
+            PolicyDecision::Allow => (
+                format!("Policy hook allowed {what}."),
+                Some(PermissionDecision::AllowOnce),
+            ),
+            PolicyDecision::Deny { feedback } => (
+                match &feedback {
+                    Some(f) => format!("Policy hook denied {what}: {f}"),
+                    None => format!("Policy hook denied {what}."),
+                },
+                Some(PermissionDecision::Deny { feedback }),
+            ),
+            PolicyDecision::Ask { why } => {
+                (format!("Policy hook left {what} to you ({why})."), None)
+            }
+        };
+        tracing::info!("{note}");
+        self.on_event(LeadEvent::Transcript(TranscriptItem::System { text: note }));
+        if let Some(decision) = answer {
+            self.story.note_decision(p.key, &decision);
+            let _ = self.commands.send(LeadCommand::AnswerPermission {
+                key: p.key,
+                decision,
+            });
+        }
+    }
+
+    fn send_to(&mut self, id: u64, msg: ServerMsg) {
+        let failed = self
+            .clients
+            .get(&id)
+            .is_some_and(|c| c.tx.try_send(msg).is_err());
+        if failed {
+            self.clients.remove(&id);
+        }
+    }
+
+    fn on_input(&mut self, input: HubInput) {
+        match input {
+            HubInput::Connected { id, tx } => {
+                self.clients.insert(
+                    id,
+                    Client {
+                        tx,
+                        attached: false,
+                        follows_story: false,
+                    },
+                );
+            }
+            HubInput::Gone { id } => {
+                self.clients.remove(&id);
+            }
+            HubInput::Message { id, msg } => self.on_message(id, msg),
+        }
+    }
+
+    fn on_message(&mut self, id: u64, msg: ClientMsg) {
+        match msg {
+            ClientMsg::Attach { transcripts } => {
+                for event in self.replay.snapshot(transcripts) {
+                    self.send_to(id, ServerMsg::Event(event));
+                }
+                self.send_to(id, ServerMsg::SnapshotEnd);
+                if let Some(c) = self.clients.get_mut(&id) {
+                    c.attached = true;
+                }
+            }
+            ClientMsg::Story { follow } => {
+                let history: Vec<_> = self.story.history().cloned().collect();
+                for e in history {
+                    self.send_to(id, ServerMsg::Story(e));
+                }
+                self.send_to(id, ServerMsg::StoryEnd);
+                if let Some(c) = self.clients.get_mut(&id) {
+                    c.follows_story = follow;
+                }
+            }
+            ClientMsg::Command(command) => self.on_command(id, command),
+        }
+    }
+
+    fn on_command(&mut self, id: u64, command: LeadCommand) {
+        match &command {
+            LeadCommand::ScreenClosed => {
+                tracing::info!("lead server: client {id}'s screen closed");
+                self.clients.remove(&id);
+                return;
+            }
+            LeadCommand::Submit {
+                target: ViewTarget::Lead,
+                text,
+            } if parse_input(text) == Ok(Input::Slash(SlashCommand::DetachScreen)) => {
+                self.send_to(id, ServerMsg::Detached);
+                if let Some(c) = self.clients.get_mut(&id) {
+                    c.attached = false;
+                }
+                return;
+            }
+            LeadCommand::Jump { .. } => self.jumper = Some(id),
+            LeadCommand::AnswerPermission { key, decision } => {
+                self.story.note_decision(*key, decision)
+            }
+            _ => {}
+        }
+        let _ = self.commands.send(command);
+    }
+}

@@ -1,0 +1,124 @@
+//! The socket side of the server: accepts connections of the same user only (the peer's uid,
+//! from the kernel), greets each with [`ServerMsg::Hello`], and runs one reader and one
+//! writer task per connection between the socket and the [`super::hub`].
+
+use std::path::{Path, PathBuf};
+
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::mpsc;
+
+use super::hub::{CLIENT_QUEUE, HubInput};
+use super::wire::{self, ClientMsg, LineReader, ServerMsg};
+use super::{ServerError, paths};
+
+/// The bound socket; the file is removed when this is dropped.
+pub struct Bound {
+    pub listener: UnixListener,
+    pub path: PathBuf,
+}
+
+impl Drop for Bound {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Binds `path` (mode 0600). The caller holds the team's lead lock, so a socket file already
+/// there was left by a server that died: it is replaced.
+pub fn bind(path: &Path) -> Result<Bound, ServerError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_dir() => {
+            return Err(ServerError::RuntimeDir {
+                path: path.display().to_string(),
+                why: "is a directory where the socket should be".to_string(),
+            });
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+    let listener = UnixListener::bind(path)
+        .map_err(|e| ServerError::io(format!("listening on {}", path.display()), e))?;
+    let bound = Bound {
+        listener,
+        path: path.to_path_buf(),
+    };
+    paths::make_private(path)?;
+    Ok(bound)
+}
+
+/// Accepts connections until the hub goes away.
+pub async fn accept_loop(listener: &UnixListener, hub: mpsc::Sender<HubInput>, hello: ServerMsg) {
+    // SAFETY: getuid cannot fail.
+    let me = unsafe { libc::getuid() };
+    let mut next_id = 0u64;
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!("lead server: accept failed: {e}");
+                    continue;
+                }
+            },
+            () = hub.closed() => return,
+        };
+        match stream.peer_cred() {
+            Ok(cred) if cred.uid() == me => {}
+            Ok(cred) => {
+                tracing::warn!("lead server: refused a connection of uid {}", cred.uid());
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!("lead server: cannot read a peer's credentials: {e}");
+                continue;
+            }
+        }
+        next_id += 1;
+        connection(next_id, stream, hub.clone(), hello.clone()).await;
+    }
+}
+
+/// Starts the two tasks of one connection.
+async fn connection(id: u64, stream: UnixStream, hub: mpsc::Sender<HubInput>, hello: ServerMsg) {
+    let (read, mut write) = stream.into_split();
+    let (tx, mut rx) = mpsc::channel::<ServerMsg>(CLIENT_QUEUE);
+    if hub.send(HubInput::Connected { id, tx }).await.is_err() {
+        return;
+    }
+    tokio::spawn(async move {
+        if wire::write(&mut write, &hello).await.is_err() {
+            return;
+        }
+        while let Some(msg) = rx.recv().await {
+            // Everything already queued goes out in one write.
+            let mut batch = wire::encode(&msg);
+            while let Ok(more) = rx.try_recv() {
+                batch.extend(wire::encode(&more));
+            }
+            use tokio::io::AsyncWriteExt;
+            if write.write_all(&batch).await.is_err() {
+                break;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut reader = LineReader::new(read);
+        loop {
+            match reader.next::<ClientMsg>().await {
+                Ok(Some(msg)) => {
+                    if hub.send(HubInput::Message { id, msg }).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!("lead server: client {id}: {e}");
+                    break;
+                }
+            }
+        }
+        let _ = hub.send(HubInput::Gone { id }).await;
+    });
+}

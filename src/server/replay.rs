@@ -1,0 +1,126 @@
+//! What a client that attaches late is shown: the last of every snapshot event (team, tasks,
+//! queues, mode, usage) and the transcripts so far (bounded), replayed as ordinary
+//! [`LeadEvent`]s so a screen applies them exactly as it applies live ones.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::lead::view::{
+    LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, TranscriptItem, UsageView,
+};
+use crate::protocol::PermissionMode;
+
+/// How many items of the main transcript a late screen gets.
+pub const TRANSCRIPT_KEPT: usize = 5000;
+/// How many items of each teammate's inline view.
+pub const INLINE_KEPT: usize = 1000;
+
+/// The state a late client needs.
+#[derive(Debug, Default)]
+pub struct Replay {
+    started: Option<LeadEvent>,
+    lead_mode: Option<PermissionMode>,
+    team: Option<Vec<TeammateView>>,
+    tasks: Option<Vec<TaskView>>,
+    permissions: Vec<PendingPermission>,
+    plans: Vec<PendingPlan>,
+    busy: bool,
+    usage: Option<UsageView>,
+    transcript: VecDeque<TranscriptItem>,
+    inline: BTreeMap<String, VecDeque<TranscriptItem>>,
+}
+
+fn push_bounded(items: &mut VecDeque<TranscriptItem>, item: TranscriptItem, limit: usize) {
+    if items.len() == limit {
+        items.pop_front();
+    }
+    items.push_back(item);
+}
+
+impl Replay {
+    /// Takes one event into account.
+    pub fn apply(&mut self, event: &LeadEvent) {
+        match event {
+            LeadEvent::Started { .. } => self.started = Some(event.clone()),
+            LeadEvent::Transcript(item) => {
+                push_bounded(&mut self.transcript, item.clone(), TRANSCRIPT_KEPT)
+            }
+            LeadEvent::TeammateTranscript { name, item } => push_bounded(
+                self.inline.entry(name.clone()).or_default(),
+                item.clone(),
+                INLINE_KEPT,
+            ),
+            LeadEvent::LeadMode(mode) => self.lead_mode = Some(*mode),
+            LeadEvent::Team(team) => self.team = Some(team.clone()),
+            LeadEvent::Permissions(queue) => self.permissions = queue.clone(),
+            LeadEvent::Plans(queue) => self.plans = queue.clone(),
+            LeadEvent::Tasks(tasks) => self.tasks = Some(tasks.clone()),
+            LeadEvent::Busy(busy) => self.busy = *busy,
+            LeadEvent::LeadUsage(usage) => self.usage = Some(*usage),
+            LeadEvent::HandOverTerminal { .. } | LeadEvent::Exited | LeadEvent::Barrier { .. } => {}
+        }
+    }
+
+    /// The events that bring a new client to the present: the team before the transcript
+    /// (names get their colours), the queues last (a dialog opens over what led to it).
+    pub fn snapshot(&self, transcripts: bool) -> Vec<LeadEvent> {
+        let mut out = Vec::new();
+        out.extend(self.started.clone());
+        out.extend(self.lead_mode.map(LeadEvent::LeadMode));
+        out.extend(self.team.clone().map(LeadEvent::Team));
+        out.extend(self.tasks.clone().map(LeadEvent::Tasks));
+        out.extend(self.usage.map(LeadEvent::LeadUsage));
+        if self.busy {
+            out.push(LeadEvent::Busy(true));
+        }
+        if transcripts {
+            out.extend(self.transcript.iter().cloned().map(LeadEvent::Transcript));
+            for (name, items) in &self.inline {
+                out.extend(items.iter().map(|item| LeadEvent::TeammateTranscript {
+                    name: name.clone(),
+                    item: item.clone(),
+                }));
+            }
+        }
+        out.push(LeadEvent::Plans(self.plans.clone()));
+        out.push(LeadEvent::Permissions(self.permissions.clone()));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_snapshot_keeps_the_last_of_each_and_the_transcript_in_order() {
+        let mut r = Replay::default();
+        for i in 0..3 {
+            r.apply(&LeadEvent::Transcript(TranscriptItem::System {
+                text: format!("n{i}"),
+            }));
+            r.apply(&LeadEvent::Tasks(vec![]));
+        }
+        r.apply(&LeadEvent::LeadMode(PermissionMode::Plan));
+        let snap = r.snapshot(true);
+        let notes: Vec<_> = snap
+            .iter()
+            .filter_map(|e| match e {
+                LeadEvent::Transcript(TranscriptItem::System { text }) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(notes, ["n0", "n1", "n2"]);
+        assert_eq!(
+            snap.iter()
+                .filter(|e| matches!(e, LeadEvent::Tasks(_)))
+                .count(),
+            1
+        );
+        assert!(matches!(snap.last(), Some(LeadEvent::Permissions(_))));
+        assert!(
+            !r.snapshot(false)
+                .iter()
+                .any(|e| matches!(e, LeadEvent::Transcript(_)))
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! The socket's protocol: one JSON document per line each way. A client says what it wants
+//! ([`ClientMsg`]); the server greets it ([`ServerMsg::Hello`]) and then sends what it asked
+//! for. Commands and events are the controller's own types, unchanged.
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+use super::ServerError;
+use super::story::StoryEvent;
+use crate::lead::view::{LeadCommand, LeadEvent};
+
+/// The longest line either side accepts (a transcript item with a long message fits).
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// What a client asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientMsg {
+    /// The snapshot (with the transcripts when `transcripts`: screens want them, `ctl` does
+    /// not), [`ServerMsg::SnapshotEnd`], then every event as it happens.
+    Attach { transcripts: bool },
+    /// One command for the controller.
+    Command(LeadCommand),
+    /// The story so far, [`ServerMsg::StoryEnd`], then (with `follow`) each new story event.
+    Story { follow: bool },
+}
+
+/// What the server sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerMsg {
+    /// The first line on every connection.
+    Hello {
+        team: String,
+        pid: u32,
+        version: String,
+    },
+    Event(LeadEvent),
+    /// The snapshot is complete; live events follow.
+    SnapshotEnd,
+    Story(StoryEvent),
+    StoryEnd,
+    /// This client left with `/detach`; the server and the team keep running.
+    Detached,
+}
+
+/// One message as its line (with the newline).
+pub fn encode<T: Serialize>(msg: &T) -> Vec<u8> {
+    let mut line = serde_json::to_vec(msg).unwrap_or_else(|_| b"null".to_vec());
+    line.push(b'\n');
+    line
+}
+
+/// Writes one message.
+pub async fn write<T: Serialize>(w: &mut OwnedWriteHalf, msg: &T) -> Result<(), ServerError> {
+    w.write_all(&encode(msg))
+        .await
+        .map_err(|e| ServerError::io("writing to the lead server's socket", e))
+}
+
+/// Reads the lines of one side.
+pub struct LineReader {
+    lines: Lines<BufReader<OwnedReadHalf>>,
+}
+
+impl LineReader {
+    pub fn new(r: OwnedReadHalf) -> LineReader {
+        LineReader {
+            lines: BufReader::new(r).lines(),
+        }
+    }
+
+    /// The next message; `None` at the end of the stream.
+    pub async fn next<T: for<'de> Deserialize<'de>>(&mut self) -> Result<Option<T>, ServerError> {
+        let line = self
+            .lines
+            .next_line()
+            .await
+            .map_err(|e| ServerError::io("reading the lead server's socket", e))?;
+        match line {
+            None => Ok(None),
+            Some(line) if line.len() > MAX_LINE => Err(ServerError::Protocol(format!(
+                "a line of {} bytes",
+                line.len()
+            ))),
+            Some(line) => serde_json::from_str(&line)
+                .map(Some)
+                .map_err(|e| ServerError::Protocol(e.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lead::view::{PermissionDecision, TranscriptItem};
+
+    #[test]
+    fn messages_round_trip_as_one_line() {
+        let msgs = vec![
+            ClientMsg::Attach { transcripts: true },
+            ClientMsg::Command(LeadCommand::AnswerPermission {
+                key: 3,
+                decision: PermissionDecision::Deny {
+                    feedback: Some("not\nthat".into()),
+                },
+            }),
+        ];
+        for msg in msgs {
+            let line = encode(&msg);
+            assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
+            let back: ClientMsg = serde_json::from_slice(&line).unwrap();
+            assert_eq!(back, msg);
+        }
+        let event = ServerMsg::Event(LeadEvent::Transcript(TranscriptItem::System {
+            text: "hi".into(),
+        }));
+        let back: ServerMsg = serde_json::from_slice(&encode(&event)).unwrap();
+        assert_eq!(back, event);
+    }
+}

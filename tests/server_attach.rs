@@ -1,0 +1,182 @@
+//! Screens of the lead server in a private tmux server (real terminals): `teamlead` starts
+//! the team's server in the background; killing its tmux session (a hang-up) leaves the server
+//! and the teammate running; `teamlead attach` in a new session shows the transcript so far
+//! and a request that arrived meanwhile, answers it, and the command runs. Two screens at once:
+//! an answer in one closes the dialog in the other. `/quit` from a screen ends everything.
+
+#[path = "tmux_common/mod.rs"]
+mod tmux_common;
+
+mod server_common;
+
+use std::time::Duration;
+
+use server_common::{Ws, wait_until};
+use tmux_common::TestTmux;
+
+/// A screen: one tmux session running teamlead with the workspace's environment.
+struct Screen<'a> {
+    tmux: &'a TestTmux,
+    session: String,
+}
+
+impl<'a> Screen<'a> {
+    fn start(tmux: &'a TestTmux, ws: &Ws, session: &str, args: &[&str]) -> Screen<'a> {
+        let mut words = vec![
+            "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME -u TEAMLEAD_NO_SERVER -u XDG_RUNTIME_DIR"
+                .to_string(),
+        ];
+        for (k, v) in ws.env() {
+            words.push(format!("{k}='{v}'"));
+        }
+        words.push(format!("'{}'", env!("CARGO_BIN_EXE_teamlead")));
+        words.push(format!("--home '{}'", ws.home().display()));
+        words.extend(args.iter().map(|a| a.to_string()));
+        let work = ws.work().display().to_string();
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-c",
+            &work,
+            &words.join(" "),
+        ])
+        .expect("a tmux session");
+        let s = Screen {
+            tmux,
+            session: session.to_string(),
+        };
+        s.wait("the lead's screen", |t| t.contains("shift+tab to cycle"));
+        s
+    }
+
+    fn text(&self) -> String {
+        self.tmux.capture(&self.session)
+    }
+
+    fn wait(&self, what: &str, check: impl Fn(&str) -> bool) {
+        wait_until(
+            what,
+            || check(&self.text()),
+            || format!("screen {}:\n{}", self.session, self.text()),
+        );
+    }
+
+    fn submit(&self, line: &str) {
+        self.tmux
+            .run(&["send-keys", "-t", &self.session, "-l", line])
+            .expect("send-keys");
+        self.wait("the composer to show the line", |t| t.contains(line));
+        self.tmux
+            .run(&["send-keys", "-t", &self.session, "Enter"])
+            .expect("Enter");
+    }
+
+    /// Answers the dialog on screen with `key` (Ctrl+P takes it on purpose; keys in its
+    /// grace period are dropped by design, so the key is pressed until it has gone).
+    fn answer(&self, key: &str) {
+        let open = |t: &str| t.contains("needs permission");
+        self.tmux
+            .run(&["send-keys", "-t", &self.session, "C-p"])
+            .expect("C-p");
+        wait_until(
+            "the dialog to take the answer",
+            || {
+                if !open(&self.text()) {
+                    return true;
+                }
+                let _ = self.tmux.run(&["send-keys", "-t", &self.session, key]);
+                std::thread::sleep(Duration::from_millis(150));
+                !open(&self.text())
+            },
+            || self.text(),
+        );
+    }
+
+    fn alive(&self) -> bool {
+        self.tmux.run(&["has-session", "-t", &self.session]).is_ok()
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks the process exists.
+    unsafe { libc::kill(pid as i32, 0) == 0 }
+}
+
+fn server_pid(ws: &Ws) -> u32 {
+    let status: serde_json::Value =
+        serde_json::from_str(&ws.ctl_ok(&["status", "--json"])).expect("json");
+    status["server_pid"].as_u64().expect("pid") as u32
+}
+
+#[test]
+fn a_hang_up_leaves_the_team_running_and_attach_brings_it_back() {
+    let ws = Ws::new("screens");
+    let tmux = TestTmux::start();
+    let first = Screen::start(
+        &tmux,
+        &ws,
+        "one",
+        &["--team", "screens", "--backend", "in-process"],
+    );
+    first.submit("/spawn alpha \"take the tasks\"");
+    first.wait("alpha spawned", |t| t.contains("Spawned alpha"));
+    let pid = server_pid(&ws);
+
+    // The terminal goes away: the server and the teammate keep running.
+    tmux.run(&["kill-session", "-t", "one"])
+        .expect("kill-session");
+    assert!(!first.alive());
+    let status = ws.ctl_ok(&["status"]);
+    assert!(alive(pid) && status.contains("alpha"), "{status}");
+
+    // Meanwhile a task needs an answer.
+    ws.ctl_ok(&["/task add greet --command \"echo hello-again\""]);
+    ws.ctl_ok(&["wait", "--approval", "--timeout", "30"]);
+
+    // A new terminal: the transcript so far, the request waiting; answer it there.
+    let second = Screen::start(&tmux, &ws, "two", &["attach", "screens"]);
+    second.wait("the earlier transcript and the request", |t| {
+        t.contains("Spawned alpha") && t.contains("needs permission")
+    });
+    second.answer("y");
+    ws.ctl_ok(&["wait", "--tasks-done", "--timeout", "30"]);
+    second.wait("the command's output", |t| t.contains("hello-again"));
+
+    // Two screens at once: an answer in one closes the dialog in the other.
+    let third = Screen::start(&tmux, &ws, "three", &["attach"]);
+    ws.ctl_ok(&["/task add again --command \"echo twice\""]);
+    second.wait("the dialog on screen two", |t| {
+        t.contains("needs permission")
+    });
+    third.wait("the dialog on screen three", |t| {
+        t.contains("needs permission")
+    });
+    third.answer("y");
+    second.wait("the dialog gone on screen two", |t| {
+        !t.contains("needs permission")
+    });
+    ws.ctl_ok(&["wait", "--tasks-done", "--timeout", "30"]);
+
+    // /detach leaves the team running.
+    third.submit("/detach");
+    wait_until("screen three to leave", || !third.alive(), || third.text());
+    assert!(alive(pid));
+
+    // /quit from a screen ends the team, its server and the screen.
+    second.submit("/quit");
+    wait_until("screen two to end", || !second.alive(), || second.text());
+    wait_until("the server to end", || !alive(pid), String::new);
+    assert!(ws.sockets().is_empty());
+    assert!(!ws.team_dir().exists());
+    wait_until(
+        "every process of the team to end",
+        || ws.processes().is_empty(),
+        || format!("{:?}", ws.processes()),
+    );
+}

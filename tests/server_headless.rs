@@ -1,0 +1,203 @@
+//! The lead server without any terminal (stdin /dev/null, no TTY, its own session), driven
+//! by `teamlead ctl` only: two in-process shell teammates, a task whose command needs Bash,
+//! the request seen in `pending` and approved, `wait --tasks-done`, the whole story in
+//! `events`, and `/quit` ending the server with no team, socket or process left.
+
+mod server_common;
+
+use server_common::{Ws, mode_of, position, story, wait_until};
+
+#[test]
+fn a_team_led_by_ctl_alone_runs_its_task_and_ends_cleanly() {
+    let ws = Ws::new("headless");
+    let mut server = ws.serve(&[]);
+    // The socket is private: 0700 directory, 0600 socket.
+    assert_eq!(mode_of(&ws.run_dir()), 0o700);
+    assert_eq!(mode_of(&ws.sockets()[0]), 0o600);
+
+    let out = ws.ctl_ok(&["/spawn alpha \"take the tasks\""]);
+    assert!(out.contains("Spawned alpha"), "{out}");
+    ws.ctl_ok(&["/spawn beta \"take the tasks\""]);
+    let out = ws.ctl_ok(&[
+        "--json",
+        "/task add greet --command \"echo hello-from-greet\"",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["ok"], true, "{out}");
+
+    ws.ctl_ok(&["wait", "--approval", "--timeout", "30"]);
+    let pending: serde_json::Value =
+        serde_json::from_str(&ws.ctl_ok(&["--json", "pending"])).expect("json");
+    let request = &pending["permissions"][0];
+    assert_eq!(request["tool"], "Bash", "{pending}");
+    let id = request["id"].as_u64().expect("an id").to_string();
+    // Not done yet: a short wait times out with exit status 1.
+    let early = ws.ctl(&["wait", "--tasks-done", "--timeout", "0.2"]);
+    assert_eq!(early.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&early.stderr).starts_with("error: timed out"));
+
+    let out = ws.ctl_ok(&["approve", &id]);
+    assert!(out.contains("allow"), "{out}");
+    ws.ctl_ok(&["wait", "--tasks-done", "--timeout", "30"]);
+    let status: serde_json::Value =
+        serde_json::from_str(&ws.ctl_ok(&["status", "--json"])).expect("json");
+    assert_eq!(status["tasks"][0]["status"], "completed", "{status}");
+    assert_eq!(status["teammates"].as_array().map(Vec::len), Some(2));
+
+    // The whole story, in order.
+    let s = story(&ws);
+    let kind = |e: &serde_json::Value, k: &str| e["kind"] == k;
+    let spawned = position(&s, "alpha started", |e| {
+        kind(e, "teammate") && e["name"] == "alpha" && e["status"] == "started"
+    });
+    let task_added = position(&s, "the task", |e| {
+        kind(e, "task") && e["subject"] == "greet"
+    });
+    let asked = position(&s, "the request", |e| kind(e, "permission_request"));
+    let answered = position(&s, "the answer", |e| {
+        kind(e, "permission_answer") && e["decision"] == "allow"
+    });
+    let done = position(&s, "the task done", |e| {
+        kind(e, "task") && e["status"] == "completed"
+    });
+    let reported = position(&s, "the teammate's report", |e| {
+        kind(e, "message")
+            && e["to"] == "team-lead"
+            && e["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("hello-from-greet"))
+    });
+    assert!(spawned < task_added && task_added < asked && asked < answered);
+    assert!(answered < done && answered < reported, "{s:#?}");
+    let seqs: Vec<u64> = s.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+
+    // /quit through ctl ends the server: no team, socket or process is left.
+    let out = ws.ctl_ok(&["/quit"]);
+    assert!(out.contains("shut down"), "{out}");
+    assert!(server.wait_exit().success());
+    assert!(ws.sockets().is_empty(), "{:?}", ws.sockets());
+    assert!(!ws.team_dir().exists());
+    wait_until(
+        "every process of the team to end",
+        || ws.processes().is_empty(),
+        || format!("{:?}", ws.processes()),
+    );
+    // Nobody is there any more: exit status 3.
+    let after = ws.ctl(&["status"]);
+    assert_eq!(after.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&after.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: no lead server is running for team `headless`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ctl_refusals_and_bad_input_have_their_exit_status_and_one_error_line() {
+    let ws = Ws::new("refusals");
+    let mut server = ws.serve(&[]);
+    let cases: [(&[&str], i32, &str); 5] = [
+        (&["approve", "42"], 1, "no request #42 waits"),
+        (&["/msg @nobody hi"], 1, "the lead refused the command"),
+        (&["aprove", "1"], 2, "unknown ctl command `aprove`"),
+        (&["/detach"], 2, "/detach leaves a screen"),
+        (&["wait", "--idle", "--timeout", "0.1"], 1, "timed out"),
+    ];
+    for (args, code, needle) in cases {
+        let out = ws.ctl(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+    // Clap's usage errors are 2 as well.
+    assert_eq!(ws.ctl(&["wait"]).status.code(), Some(2));
+    ws.ctl_ok(&["/quit"]);
+    assert!(server.wait_exit().success());
+}
+
+#[test]
+fn teamlead_without_a_terminal_points_to_serve_and_ctl() {
+    let ws = Ws::new("notty");
+    let out = ws.cmd(&["--team", "notty"]).output().expect("run teamlead");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("needs a terminal")
+            && err.contains("teamlead serve")
+            && err.contains("teamlead ctl"),
+        "{err}"
+    );
+    assert!(!err.contains("internal error"), "{err}");
+    assert!(!ws.team_dir().exists());
+    assert!(ws.sockets().is_empty());
+}
+
+#[test]
+fn a_policy_hook_answers_routine_requests_and_its_denial_reaches_the_teammate() {
+    let ws = Ws::new("policy");
+    let hook = ws.root.path().join("policy.sh");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ninput=$(cat)\ncase \"$input\" in\n  *'\"command\":\"echo '*|*'\"command\":\"true'*) echo allow ;;\n  *) echo 'deny: only echo and true run here' ;;\nesac\n",
+    )
+    .expect("write the hook");
+    let hook_arg = format!("sh {}", hook.display());
+    let mut server = ws.serve(&["--permission-hook", &hook_arg]);
+    ws.ctl_ok(&["/spawn alpha \"take the tasks\""]);
+    ws.ctl_ok(&["/task add fine --command \"echo policy-ok\""]);
+    ws.ctl_ok(&["wait", "--tasks-done", "--timeout", "30"]);
+    ws.ctl_ok(&["/task add risky --command \"touch not-allowed\""]);
+    let s = {
+        let mut s = Vec::new();
+        wait_until(
+            "the teammate to report the denial",
+            || {
+                s = story(&ws);
+                s.iter().any(|e| {
+                    e["kind"] == "message"
+                        && e["from"] == "alpha"
+                        && e["text"]
+                            .as_str()
+                            .is_some_and(|t| t.contains("only echo and true run here"))
+                })
+            },
+            || format!("{:#?}", story(&ws)),
+        );
+        s
+    };
+    let note = |needle: &str| {
+        s.iter()
+            .any(|e| e["kind"] == "note" && e["text"].as_str().is_some_and(|t| t.contains(needle)))
+    };
+    assert!(note("Policy hook allowed alpha's Bash request"), "{s:#?}");
+    assert!(note("Policy hook denied alpha's Bash request"), "{s:#?}");
+    assert!(
+        s.iter()
+            .any(|e| e["kind"] == "permission_answer" && e["decision"] == "allow")
+    );
+    assert!(s.iter().any(|e| e["kind"] == "permission_answer"
+        && e["decision"] == "deny"
+        && e["feedback"] == "only echo and true run here"));
+    assert!(!ws.work().join("not-allowed").exists());
+    // Nobody had to answer: nothing waits.
+    assert!(ws.ctl_ok(&["pending"]).contains("nothing waits"));
+    ws.ctl_ok(&["/quit"]);
+    assert!(server.wait_exit().success());
+    assert!(ws.sockets().is_empty());
+}
+
+#[test]
+fn ctl_prints_a_commands_outcome_as_the_transcript_shows_it() {
+    let ws = Ws::new("helpful");
+    let mut server = ws.serve(&[]);
+    insta::assert_snapshot!("ctl_help", ws.ctl_ok(&["/help"]));
+    ws.ctl_ok(&["/quit"]);
+    assert!(server.wait_exit().success());
+}
