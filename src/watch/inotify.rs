@@ -27,8 +27,9 @@ use super::sink::Sink;
 const NEW_DIR_RESCAN: Duration = Duration::from_millis(150);
 /// The longest a burst is collected before it is sent.
 const MAX_BURST: Duration = Duration::from_millis(200);
-/// How often the loop looks at its stop flag when nothing happens.
-const IDLE_TICK: Duration = Duration::from_millis(250);
+/// How often the loop looks at its stop flag when nothing happens (a stopped watcher's thread
+/// lingers at most this long, sending nothing; an idle lead should not wake for it often).
+const IDLE_TICK: Duration = Duration::from_secs(5);
 
 type RawEvent = notify::Result<notify::Event>;
 

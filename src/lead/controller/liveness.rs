@@ -16,24 +16,35 @@ use super::state::{Controller, Phase};
 use crate::backend::executor::{LivenessReport, TeammateExecutor};
 use crate::protocol::Task;
 
-/// How often the executor is asked.
+/// How often the executor is asked while it has teammates.
 pub const LIVENESS_EVERY: Duration = Duration::from_millis(500);
+/// How long the poller sleeps while the executor has no teammate at all (a spawn or an
+/// adoption wakes it at once): an idle lead does not wake twice a second for nothing.
+pub const LIVENESS_IDLE: Duration = Duration::from_secs(10);
 
 /// Starts the task that polls `executor`; reports arrive on the returned receiver until it is
-/// dropped.
+/// dropped. `wake` (notified after a teammate starts) ends an idle sleep early.
 pub fn spawn_poller(
     executor: std::sync::Arc<dyn TeammateExecutor>,
+    wake: std::sync::Arc<tokio::sync::Notify>,
 ) -> mpsc::Receiver<Vec<LivenessReport>> {
     let (tx, rx) = mpsc::channel(2);
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(LIVENESS_EVERY);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut wait = LIVENESS_EVERY;
         loop {
-            tick.tick().await;
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = wake.notified() => {}
+            }
             if tx.is_closed() {
                 return;
             }
             let reports = executor.liveness().await;
+            wait = if reports.is_empty() {
+                LIVENESS_IDLE
+            } else {
+                LIVENESS_EVERY
+            };
             if reports.iter().all(|r| r.liveness.is_running()) {
                 continue;
             }

@@ -36,8 +36,10 @@ pub use liveness::LIVENESS_EVERY;
 pub use spawn::SpawnFlags;
 pub use state::QUIT_TIMEOUT;
 
-/// How often the controller looks at the files even without a change event.
+/// How often the controller looks at the files when it has no file watcher.
 pub const SAFETY_POLL: Duration = Duration::from_secs(2);
+/// How often it looks anyway while the watcher runs (a net for a missed event).
+pub const SAFETY_POLL_WATCHED: Duration = Duration::from_secs(10);
 
 /// How a lead session starts.
 #[derive(Debug)]

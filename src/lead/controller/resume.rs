@@ -115,6 +115,7 @@ impl Controller {
                     match self.executor.adopt(request).await {
                         Ok(_) => {
                             self.tracking.entry(name.clone()).or_default();
+                            self.liveness_wake.notify_one();
                             adopted.push(format!("{name} ({pane_id})"));
                             continue;
                         }

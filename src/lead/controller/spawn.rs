@@ -235,6 +235,7 @@ impl Controller {
             }
         };
         self.tracking.entry(name.clone()).or_default();
+        self.liveness_wake.notify_one();
         self.record.teammates.insert(
             name.clone(),
             TeammateRecord {

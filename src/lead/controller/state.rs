@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::drain::{After, Drained, InboxDrain};
-use super::{LeadError, LeadOptions, SAFETY_POLL};
+use super::{LeadError, LeadOptions, SAFETY_POLL, SAFETY_POLL_WATCHED};
 use crate::agent::events::TeammateEvent;
 use crate::backend::BackendKind;
 use crate::backend::executor::TeammateExecutor;
@@ -92,6 +92,8 @@ pub(crate) struct Controller {
     pub worktree_by_default: bool,
     /// The worktrees given to teammates this session (retired at quit), with their owners.
     pub worktrees: Vec<(String, crate::backend::worktree::Worktree)>,
+    /// Wakes the liveness poller from its idle sleep (a teammate started).
+    pub liveness_wake: Arc<tokio::sync::Notify>,
     /// The lead's inbox, drained off the loop.
     pub drain: InboxDrain,
     pub turns: TurnQueue,
@@ -181,6 +183,7 @@ impl Controller {
             teammate_model: opts.teammate_model.clone(),
             worktree_by_default: opts.worktree_by_default,
             worktrees: Vec::new(),
+            liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             turns: TurnQueue::new(),
             lead_model: super::model::LeadModel::open(opts.lead_model.take(), &mut notes),
@@ -240,8 +243,16 @@ impl Controller {
         }
         self.note_orphans().await;
         self.start_demo().await;
-        let mut liveness = super::liveness::spawn_poller(self.executor.clone());
-        let mut safety = tokio::time::interval(SAFETY_POLL);
+        let mut liveness =
+            super::liveness::spawn_poller(self.executor.clone(), self.liveness_wake.clone());
+        // With a file watcher the safety poll is only a net for a missed event; without one it
+        // is how changes are seen.
+        let every = if ch.changes.is_some() {
+            SAFETY_POLL_WATCHED
+        } else {
+            SAFETY_POLL
+        };
+        let mut safety = tokio::time::interval(every);
         safety.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut commands_open = true;
         loop {

@@ -192,7 +192,11 @@ fn with_registry<R>(f: impl FnOnce(&mut HashMap<u64, Held>) -> R) -> R {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Starts the one refresher thread of this process (once).
+/// The refresher thread, once started.
+static REFRESHER: OnceLock<std::thread::Thread> = OnceLock::new();
+
+/// Starts the one refresher thread of this process (once) and wakes it: a lock was taken. The
+/// thread sleeps (parked, no timer) while no lock is held, so an idle process never wakes for it.
 fn start_refresher() {
     static START: Once = Once::new();
     START.call_once(|| {
@@ -200,14 +204,25 @@ fn start_refresher() {
             .name("teamlead-lock-refresh".into())
             .spawn(|| {
                 loop {
+                    if with_registry(|reg| reg.is_empty()) {
+                        // An unpark that came first is kept: no acquisition is missed.
+                        std::thread::park();
+                        continue;
+                    }
                     std::thread::sleep(Duration::from_millis(500));
                     refresh_due();
                 }
             });
-        if let Err(e) = spawned {
-            tracing::warn!("cannot start the lock refresher thread: {e}");
+        match spawned {
+            Ok(handle) => {
+                let _ = REFRESHER.set(handle.thread().clone());
+            }
+            Err(e) => tracing::warn!("cannot start the lock refresher thread: {e}"),
         }
     });
+    if let Some(thread) = REFRESHER.get() {
+        thread.unpark();
+    }
 }
 
 /// Touches every held lock whose mtime was last set `REFRESH_EVERY` ago or more. Under the
