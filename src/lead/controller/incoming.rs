@@ -314,7 +314,7 @@ impl Controller {
             Answer::Bridge { reply, response } => {
                 let _ = reply.send(response);
                 if let Some(mode) = new_mode {
-                    self.record_mode(&worker, mode);
+                    self.record_mode(&worker, mode, |_| {});
                 }
             }
             Answer::Inbox { to, frame } => {
@@ -324,7 +324,7 @@ impl Controller {
                     Err(e) => c.note(format!("Could not send the answer to {recipient}: {e}")),
                     Ok(()) => {
                         if let Some(mode) = new_mode {
-                            c.record_mode(&worker, mode);
+                            c.record_mode(&worker, mode, |_| {});
                         }
                     }
                 });
@@ -334,9 +334,15 @@ impl Controller {
 
     /// Writes a teammate's new mode into config.json (a mode it switched to on the lead's
     /// answer: a permission update or an approved plan).
-    fn record_mode(&mut self, name: &str, mode: PermissionMode) {
+    /// `then` runs once it is written (or could not be: that is told).
+    fn record_mode(
+        &mut self,
+        name: &str,
+        mode: PermissionMode,
+        then: impl FnOnce(&mut Controller) + Send + 'static,
+    ) {
         if self.team_file.member(name).is_none() {
-            return;
+            return then(self);
         }
         let (team, member) = (self.team.clone(), name.to_string());
         self.store.submit(
@@ -349,6 +355,7 @@ impl Controller {
                         c.note(format!("Could not record {name}'s mode: {e}"));
                     }
                     c.reload_team();
+                    then(c)
                 }
             },
         );
@@ -381,17 +388,13 @@ impl Controller {
         match (decision, mode) {
             (PlanDecision::Approve { .. }, Some(mode)) => {
                 // 2.1.45 switches to the approved mode without writing config.json.
-                self.record_mode(from, mode);
-                self.note(format!("Approved {}'s plan ({mode} mode).", from))
+                let told = format!("Approved {from}'s plan ({mode} mode).");
+                self.record_mode(from, mode, move |c| c.note(told))
             }
-            (PlanDecision::Approve { .. }, None) => {
-                self.note(format!("Approved {}'s plan.", from))
+            (PlanDecision::Approve { .. }, None) => self.note(format!("Approved {}'s plan.", from)),
+            (PlanDecision::Reject { feedback }, _) => {
+                self.note(format!("Rejected {}'s plan: {}", from, clip(feedback, 200)))
             }
-            (PlanDecision::Reject { feedback }, _) => self.note(format!(
-                "Rejected {}'s plan: {}",
-                from,
-                clip(feedback, 200)
-            )),
         }
     }
 }

@@ -425,7 +425,10 @@ impl Controller {
             self.fresh_team().await;
             self.team_file.teammates().map(|m| m.name.clone()).collect()
         } else if to == LEAD_NAME {
-            let _ = tx.send(reply("That is you: send to a teammate by name, or *.", true));
+            let _ = tx.send(reply(
+                "That is you: send to a teammate by name, or *.",
+                true,
+            ));
             return;
         } else if self.has_teammate(to).await {
             vec![to.to_string()]

@@ -78,9 +78,7 @@ impl Controller {
                 command,
             } => self.add_task(&subject, "", blocked_by, command.as_deref(), reported()),
             SlashCommand::TaskList => self.list_tasks().await,
-            SlashCommand::TaskAssign { id, name } => {
-                self.assign_task(&id, &name, reported()).await
-            }
+            SlashCommand::TaskAssign { id, name } => self.assign_task(&id, &name, reported()).await,
             SlashCommand::Msg { to, text } => self.message_teammate(&to, &text, true).await,
             SlashCommand::Broadcast { text } => self.broadcast(&text).await,
             SlashCommand::Shutdown {
@@ -141,16 +139,18 @@ impl Controller {
             return;
         }
         let (name, said) = (to.to_string(), text.to_string());
-        self.deliver(to, InboxEntry::new(LEAD_NAME, text), move |c, sent| {
-            match sent {
+        self.deliver(
+            to,
+            InboxEntry::new(LEAD_NAME, text),
+            move |c, sent| match sent {
                 Ok(()) if echo => c.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                     to: name,
                     text: said,
                 })),
                 Ok(()) => {}
                 Err(e) => c.note(format!("Could not send the message to {name}: {e}")),
-            }
-        });
+            },
+        );
     }
 
     /// Sends `text` to every teammate.
@@ -269,20 +269,29 @@ impl Controller {
                     return done(c, Err(e));
                 }
             };
-            c.send_assignment(&task, &name);
-            done(
-                c,
-                Ok(Outcome::TaskAssigned {
-                    id: task.id,
-                    subject: task.subject,
-                    owner: name,
-                }),
-            )
+            // Acknowledged once the owner knows (its `task_assignment` is written).
+            let (task_ref, owner) = (task.clone(), name.clone());
+            c.send_assignment(&task_ref, &owner, move |c| {
+                done(
+                    c,
+                    Ok(Outcome::TaskAssigned {
+                        id: task.id,
+                        subject: task.subject,
+                        owner: name,
+                    }),
+                )
+            });
         });
     }
 
-    /// Sends `task_assignment` for `task` to `owner`.
-    fn send_assignment(&mut self, task: &Task, owner: &str) {
+    /// Sends `task_assignment` for `task` to `owner`; `then` runs once it is written (or could
+    /// not be: that is told).
+    fn send_assignment(
+        &mut self,
+        task: &Task,
+        owner: &str,
+        then: impl FnOnce(&mut Controller) + Send + 'static,
+    ) {
         let frame = Frame::TaskAssignment(TaskAssignment {
             task_id: task.id.clone(),
             subject: task.subject.clone(),
@@ -291,7 +300,16 @@ impl Controller {
             timestamp: now_iso(),
         });
         let what = format!("Could not tell {owner} about task #{}", task.id);
-        self.deliver_or_note(owner, InboxEntry::frame(LEAD_NAME, &frame), what);
+        self.deliver(
+            owner,
+            InboxEntry::frame(LEAD_NAME, &frame),
+            move |c, sent| {
+                if let Err(e) = sent {
+                    c.note(format!("{what}: {e}"));
+                }
+                then(c)
+            },
+        );
     }
 
     /// Would moving `name` to `mode` take a plan-mode-required teammate out of plan mode?
@@ -408,7 +426,7 @@ impl Controller {
             if let Some(owner) = &task.owner
                 && let Some(assigned) = self.tasks.iter().find(|t| &t.id == id).cloned()
             {
-                self.send_assignment(&assigned, owner);
+                self.send_assignment(&assigned, owner, |_| {});
             }
         }
     }

@@ -116,14 +116,18 @@ impl Controller {
                 from: LEAD_NAME.to_string(),
             });
             let to = name.clone();
-            self.deliver(name, InboxEntry::frame(LEAD_NAME, &frame), move |c, sent| {
-                match sent {
-                    // Clients that ignore the request adopt the mode at their next request
-                    // (controller::mode_sync).
-                    Ok(()) => c.tracking.entry(to).or_default().mode_sent = Some(mode),
-                    Err(e) => c.note(format!("Could not send the mode to {to}: {e}")),
-                }
-            });
+            self.deliver(
+                name,
+                InboxEntry::frame(LEAD_NAME, &frame),
+                move |c, sent| {
+                    match sent {
+                        // Clients that ignore the request adopt the mode at their next request
+                        // (controller::mode_sync).
+                        Ok(()) => c.tracking.entry(to).or_default().mode_sent = Some(mode),
+                        Err(e) => c.note(format!("Could not send the mode to {to}: {e}")),
+                    }
+                },
+            );
         }
     }
 
@@ -227,7 +231,9 @@ impl Controller {
             let result = if sent {
                 Ok(Outcome::ShutdownAsked { name: to })
             } else {
-                Err(OpError::Refused(format!("{to} was not asked to shut down.")))
+                Err(OpError::Refused(format!(
+                    "{to} was not asked to shut down."
+                )))
             };
             done(c, result)
         });
