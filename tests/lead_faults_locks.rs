@@ -42,10 +42,13 @@ fn lock_of(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// A writer that is not teamlead takes the mkdir lock `lock` and is SIGKILLed holding it.
+/// A writer that is not teamlead takes the mkdir lock `lock` (waiting, up to 5 s, while
+/// someone else holds it, as the lead or a teammate may for a moment) and is SIGKILLed
+/// holding it.
 fn dead_writer(lock: &Path) {
+    let script = "i=0\nuntil mkdir \"$1\" 2>/dev/null; do\n  i=$((i+1)); [ $i -gt 500 ] && exit 1\n  sleep 0.01\ndone\nkill -9 $$\n";
     let status = Command::new("sh")
-        .args(["-c", "mkdir \"$1\" || exit 1\nkill -9 $$\n", "sh"])
+        .args(["-c", script, "sh"])
         .arg(lock)
         .status()
         .expect("run the writer");

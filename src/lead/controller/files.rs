@@ -62,7 +62,8 @@ impl Controller {
         }
     }
 
-    fn apply_team(&mut self, read: Result<(TeamFile, Option<Repair>), StoreError>) {
+    /// Takes a read of `config.json` as the copy (a failure is told once).
+    pub(super) fn apply_team(&mut self, read: Result<(TeamFile, Option<Repair>), StoreError>) {
         match read {
             Ok((file, repair)) => {
                 if let Some(repair) = repair {

@@ -163,25 +163,24 @@ impl Controller {
     pub fn remove_teammate(&mut self, name: &str, what_happened: &str) {
         let (who, what) = (name.to_string(), what_happened.to_string());
         self.unassign_tasks_then(name, move |c, unassigned| {
-            c.note(gone_note(&who, &what, &unassigned));
-        });
-        let (team, member) = (self.team.clone(), name.to_string());
-        self.store.submit(
-            Lane::Team,
-            move |home| store::remove_member(home, &team, &member),
-            {
-                let name = name.to_string();
-                move |c, removed| {
+            // Then the member goes; the note comes with the team file as written.
+            let (team, member) = (c.team.clone(), who.clone());
+            c.store.submit(
+                Lane::Team,
+                move |home| {
+                    let removed = store::remove_member(home, &team, &member);
+                    (removed, store::read_team(home, &team).map(|f| (f, None)))
+                },
+                move |c, (removed, read)| {
                     match removed {
                         Ok(_) | Err(store::StoreError::NotFound { .. }) => {}
-                        Err(e) => {
-                            c.note(format!("Could not remove {name} from the team file: {e}"))
-                        }
+                        Err(e) => c.note(format!("Could not remove {who} from the team file: {e}")),
                     }
-                    c.reload_team();
-                }
-            },
-        );
+                    c.apply_team(read);
+                    c.note(gone_note(&who, &what, &unassigned));
+                },
+            );
+        });
         self.record.teammates.remove(name);
         self.permissions.remove_worker(name);
         self.plans.remove_worker(name);

@@ -108,9 +108,20 @@ impl Controller {
         }
     }
 
-    /// Sends `mode_set_request` to each of `names` (after the team file was written).
-    fn send_mode_requests(&mut self, names: &[String], mode: PermissionMode) {
+    /// Sends `mode_set_request` to each of `names` (after the team file was written); `then`
+    /// runs once every one is written (or could not be: that is told).
+    fn send_mode_requests(
+        &mut self,
+        names: &[String],
+        mode: PermissionMode,
+        then: impl FnOnce(&mut Controller) + Send + 'static,
+    ) {
+        let countdown = Countdown::new(names.len(), then);
+        if names.is_empty() {
+            return countdown.one(self);
+        }
         for name in names {
+            let countdown = countdown.clone();
             let frame = Frame::ModeSetRequest(ModeSetRequest {
                 mode,
                 from: LEAD_NAME.to_string(),
@@ -126,6 +137,7 @@ impl Controller {
                         Ok(()) => c.tracking.entry(to).or_default().mode_sent = Some(mode),
                         Err(e) => c.note(format!("Could not send the mode to {to}: {e}")),
                     }
+                    countdown.one(c);
                 },
             );
         }
@@ -141,9 +153,11 @@ impl Controller {
             move |home| {
                 let pairs: Vec<(&str, PermissionMode)> =
                     pairs.iter().map(|(n, m)| (n.as_str(), *m)).collect();
-                store::set_modes(home, &team, &pairs)
+                let written = store::set_modes(home, &team, &pairs);
+                (written, store::read_team(home, &team).map(|f| (f, None)))
             },
-            move |c, written| {
+            move |c, (written, read)| {
+                c.apply_team(read);
                 if let Err(e) = written {
                     let whose = match modes.as_slice() {
                         [(name, _)] => format!("{name}'s mode"),
@@ -152,11 +166,10 @@ impl Controller {
                     c.note(format!("Could not change {whose}: {e}"));
                     return;
                 }
-                for (name, mode) in &modes {
-                    c.send_mode_requests(std::slice::from_ref(name), *mode);
-                }
-                c.reload_team();
-                c.note(done_note);
+                // One mode for all (cycle all) or one teammate: told once every request is out.
+                let names: Vec<String> = modes.iter().map(|(n, _)| n.clone()).collect();
+                let mode = modes.first().map_or(PermissionMode::Default, |(_, m)| *m);
+                c.send_mode_requests(&names, mode, move |c| c.note(done_note));
             },
         );
     }
@@ -299,5 +312,47 @@ impl Controller {
         }
         self.no_such_teammate(name);
         false
+    }
+}
+
+/// Runs its action once `count` parts are done (the last part runs it, on the loop).
+#[derive(Clone)]
+struct Countdown {
+    state: std::sync::Arc<std::sync::Mutex<CountdownState>>,
+}
+
+type Action = Box<dyn FnOnce(&mut Controller) + Send>;
+
+struct CountdownState {
+    left: usize,
+    action: Option<Action>,
+}
+
+impl Countdown {
+    fn new(count: usize, action: impl FnOnce(&mut Controller) + Send + 'static) -> Countdown {
+        Countdown {
+            state: std::sync::Arc::new(std::sync::Mutex::new(CountdownState {
+                left: count,
+                action: Some(Box::new(action)),
+            })),
+        }
+    }
+
+    /// One part is done.
+    fn one(&self, c: &mut Controller) {
+        let action = match self.state.lock() {
+            Ok(mut state) => {
+                state.left = state.left.saturating_sub(1);
+                if state.left == 0 {
+                    state.action.take()
+                } else {
+                    None
+                }
+            }
+            Err(_) => None,
+        };
+        if let Some(action) = action {
+            action(c);
+        }
     }
 }
