@@ -108,7 +108,7 @@ impl Controller {
     pub async fn note_orphans(&mut self) {
         let found = self
             .store
-            .read(|home| crate::backend::orphans::find(home))
+            .read(crate::backend::orphans::find)
             .await
             .unwrap_or_default();
         if !found.is_empty() {
