@@ -76,6 +76,11 @@ async fn request_from_another_process_is_queued_and_answered_bound() {
     })
     .await;
     s.wait_permissions("an empty queue", |p| p.is_empty()).await;
+    // The answer is written off the lead's loop, just after the queue shows it answered.
+    lead_common::eventually("the answer in worker's inbox", || {
+        !s.frames_in("worker").is_empty()
+    })
+    .await;
 
     let frames = s.frames_in("worker");
     assert_eq!(frames.len(), 1, "{frames:?}");
@@ -175,6 +180,11 @@ async fn both_feeds_share_one_fifo_and_each_request_gets_one_answer() {
         .expect("rules");
     assert_eq!(updates.len(), 1, "always allow adds a session rule");
     s.wait_permissions("an empty queue", |p| p.is_empty()).await;
+    // The answer is written off the lead's loop, just after the queue shows it answered.
+    lead_common::eventually("the answer in pane-mate's inbox", || {
+        !s.frames_in("pane-mate").is_empty()
+    })
+    .await;
 
     let frames = s.frames_in("pane-mate");
     assert_eq!(frames.len(), 1, "{frames:?}");

@@ -109,12 +109,14 @@ async fn plan_approval_then_work_then_kill_frees_tasks() {
         },
     })
     .await;
-    s.wait_note("Approved planner's plan (default mode)").await;
+    // The plan leaves the queue at once; the note comes once the answer and the mode are
+    // written (off the lead's loop).
     s.wait_for(
         "no plans",
         |e| matches!(e, LeadEvent::Plans(p) if p.is_empty()),
     )
     .await;
+    s.wait_note("Approved planner's plan (default mode)").await;
     let queue = s
         .wait_permissions("the Bash request after the plan", |p| !p.is_empty())
         .await;

@@ -61,14 +61,12 @@ async fn cycle_all_modes_writes_the_team_once_and_tells_each_teammate_once() {
     s.wait_note("alpha is now in acceptEdits mode").await;
     s.send(LeadCommand::CycleAllModes).await;
     s.wait_note("Every teammate is now in default mode").await;
-    let team = s
-        .wait_for("the views in default mode", |e| {
-            matches!(e, LeadEvent::Team(t) if t.iter().all(|v| v.mode == PermissionMode::Default))
+    // The snapshot follows the write; the note follows the mode requests.
+    let views = s
+        .wait_team("the views in default mode", |t| {
+            t.iter().all(|v| v.mode == PermissionMode::Default)
         })
         .await;
-    let LeadEvent::Team(views) = team else {
-        unreachable!()
-    };
     assert_eq!(views.len(), 2);
     s.quit().await;
 }
@@ -99,6 +97,8 @@ async fn only_a_matching_shutdown_approval_removes_the_teammate() {
         matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.name == "worker" && v.status == TeammateStatus::ShuttingDown))
     })
     .await;
+    // Acknowledged once the request is in its inbox (written off the lead's loop).
+    s.wait_note("Asked worker to shut down").await;
     let request_id = s
         .frames_in("worker")
         .into_iter()

@@ -349,9 +349,12 @@ impl TeammateExecutor for PaneExecutor {
     }
 
     fn send(&self, name: &str, entry: InboxEntry) -> BoxFuture<'_, Result<(), ExecutorError>> {
-        let name = name.to_string();
+        let (home, team, name) = (self.home.clone(), self.team.clone(), name.to_string());
         async move {
-            store::inbox::append(&self.home, &self.team, &name, &entry)?;
+            // On the blocking pool: the append may wait for the inbox's lock.
+            tokio::task::spawn_blocking(move || store::inbox::append(&home, &team, &name, &entry))
+                .await
+                .map_err(|e| ExecutorError::Failed(format!("sending failed: {e}")))??;
             Ok(())
         }
         .boxed()

@@ -142,12 +142,21 @@ impl Session {
         }
     }
 
-    /// Waits for a `Tasks` snapshot that satisfies `pred`.
+    /// Waits until the current `Tasks` snapshot (the last one seen, or a later one) satisfies
+    /// `pred` (the lead re-reads the task list off its loop, so the snapshot may come before
+    /// the note of the command that changed it).
     pub async fn wait_tasks(
         &mut self,
         what: &str,
         pred: impl Fn(&[TaskView]) -> bool,
     ) -> Vec<TaskView> {
+        let latest = self.seen.iter().rev().find_map(|e| match e {
+            LeadEvent::Tasks(t) => Some(t.clone()),
+            _ => None,
+        });
+        if let Some(tasks) = latest.filter(|t| pred(t)) {
+            return tasks;
+        }
         match self
             .wait_for(what, |e| matches!(e, LeadEvent::Tasks(t) if pred(t)))
             .await

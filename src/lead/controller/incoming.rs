@@ -4,6 +4,7 @@
 //! answers to the queues.
 
 use super::state::{Controller, Phase};
+use super::store_worker::Lane;
 use crate::agent::events::{LogKind, StopReason, TeammateEvent, TeammateEventKind};
 use crate::lead::bridge::BridgeMessage;
 use crate::lead::poller::{Incoming, turn_item};
@@ -157,19 +158,33 @@ impl Controller {
 
     /// Removes a teammate that is gone: member out of `config.json`, its unfinished tasks back
     /// to pending with no owner, its queued requests dropped, and a note.
+    /// The writes run in the background (tasks, then the member: each in its lane); the note
+    /// comes once the tasks are freed.
     pub fn remove_teammate(&mut self, name: &str, what_happened: &str) {
-        let unassigned = self.unassign_tasks_of(name);
-        match store::remove_member(&self.home, &self.team, name) {
-            Ok(_) | Err(store::StoreError::NotFound { .. }) => {}
-            Err(e) => self.note(format!("Could not remove {name} from the team file: {e}")),
-        }
+        let (who, what) = (name.to_string(), what_happened.to_string());
+        self.unassign_tasks_then(name, move |c, unassigned| {
+            // Then the member goes; the note comes with the team file as written.
+            let (team, member) = (c.team.clone(), who.clone());
+            c.store.submit(
+                Lane::Team,
+                move |home| {
+                    let removed = store::remove_member(home, &team, &member);
+                    (removed, store::read_team(home, &team).map(|f| (f, None)))
+                },
+                move |c, (removed, read)| {
+                    match removed {
+                        Ok(_) | Err(store::StoreError::NotFound { .. }) => {}
+                        Err(e) => c.note(format!("Could not remove {who} from the team file: {e}")),
+                    }
+                    c.apply_team(read);
+                    c.note(gone_note(&who, &what, &unassigned));
+                },
+            );
+        });
         self.record.teammates.remove(name);
         self.permissions.remove_worker(name);
         self.plans.remove_worker(name);
         self.tracking.remove(name);
-        self.note(gone_note(name, what_happened, &unassigned));
-        self.reload_team();
-        self.reload_tasks();
     }
 
     /// An event of an in-process teammate: its inline transcript and its status.
@@ -283,39 +298,66 @@ impl Controller {
             return;
         };
         let worker = queued.pending.worker.clone();
+        // A `setMode` among the updates changes the teammate's mode; Claude Code applies it
+        // without writing config.json, so the lead records it (the teams dialog reads it there).
+        let new_mode = match &decision {
+            PermissionDecision::AllowAlways(updates) => {
+                updates.iter().rev().find_map(|u| match u {
+                    PermissionUpdate::SetMode { mode, .. } => Some(*mode),
+                    _ => None,
+                })
+            }
+            _ => None,
+        };
         match queued.answer(&decision) {
             Answer::Bridge { reply, response } => {
                 let _ = reply.send(response);
-            }
-            Answer::Inbox { to, frame } => {
-                if let Err(e) = self.deliver(&to, InboxEntry::frame(LEAD_NAME, &frame)) {
-                    self.note(format!("Could not send the answer to {to}: {e}"));
-                    return;
+                if let Some(mode) = new_mode {
+                    self.record_mode(&worker, mode, |_| {});
                 }
             }
-        }
-        // A `setMode` among the updates changes the teammate's mode; Claude Code applies it
-        // without writing config.json, so the lead records it (the teams dialog reads it there).
-        if let PermissionDecision::AllowAlways(updates) = &decision
-            && let Some(mode) = updates.iter().rev().find_map(|u| match u {
-                PermissionUpdate::SetMode { mode, .. } => Some(*mode),
-                _ => None,
-            })
-        {
-            self.record_mode(&worker, mode);
+            Answer::Inbox { to, frame } => {
+                let entry = InboxEntry::frame(LEAD_NAME, &frame);
+                let recipient = to.clone();
+                self.deliver(&to, entry, move |c, sent| match sent {
+                    Err(e) => c.note(format!("Could not send the answer to {recipient}: {e}")),
+                    Ok(()) => {
+                        if let Some(mode) = new_mode {
+                            c.record_mode(&worker, mode, |_| {});
+                        }
+                    }
+                });
+            }
         }
     }
 
     /// Writes a teammate's new mode into config.json (a mode it switched to on the lead's
     /// answer: a permission update or an approved plan).
-    fn record_mode(&mut self, name: &str, mode: PermissionMode) {
+    /// `then` runs once it is written (or could not be: that is told).
+    fn record_mode(
+        &mut self,
+        name: &str,
+        mode: PermissionMode,
+        then: impl FnOnce(&mut Controller) + Send + 'static,
+    ) {
         if self.team_file.member(name).is_none() {
-            return;
+            return then(self);
         }
-        if let Err(e) = store::set_modes(&self.home, &self.team, &[(name, mode)]) {
-            self.note(format!("Could not record {name}'s mode: {e}"));
-        }
-        self.reload_team();
+        let (team, member) = (self.team.clone(), name.to_string());
+        self.store.submit(
+            Lane::Team,
+            move |home| store::set_modes(home, &team, &[(member.as_str(), mode)]),
+            {
+                let name = name.to_string();
+                move |c, written| {
+                    if let Err(e) = written {
+                        c.note(format!("Could not record {name}'s mode: {e}"));
+                    }
+                    c.reload_team();
+                    then(c)
+                }
+            },
+        );
     }
 
     /// The human's answer to a plan; an unknown request id does nothing.
@@ -325,27 +367,33 @@ impl Controller {
         };
         let response = plan_response(&request, &decision);
         let entry = InboxEntry::frame(LEAD_NAME, &Frame::PlanApprovalResponse(response.clone()));
-        if let Err(e) = self.deliver(&plan.from, entry) {
-            self.note(format!(
+        let to = plan.from.clone();
+        self.deliver(&to, entry, move |c, sent| match sent {
+            Err(e) => c.note(format!(
                 "Could not send the plan answer to {}: {e}",
                 plan.from
-            ));
-            return;
-        }
-        match (&decision, response.permission_mode) {
+            )),
+            Ok(()) => c.after_plan_answer(&plan.from, &decision, response.permission_mode),
+        });
+    }
+
+    /// The plan answer was written: the approved mode is recorded and the human told.
+    fn after_plan_answer(
+        &mut self,
+        from: &str,
+        decision: &PlanDecision,
+        mode: Option<PermissionMode>,
+    ) {
+        match (decision, mode) {
             (PlanDecision::Approve { .. }, Some(mode)) => {
                 // 2.1.45 switches to the approved mode without writing config.json.
-                self.record_mode(&plan.from, mode);
-                self.note(format!("Approved {}'s plan ({mode} mode).", plan.from))
+                let told = format!("Approved {from}'s plan ({mode} mode).");
+                self.record_mode(from, mode, move |c| c.note(told))
             }
-            (PlanDecision::Approve { .. }, None) => {
-                self.note(format!("Approved {}'s plan.", plan.from))
+            (PlanDecision::Approve { .. }, None) => self.note(format!("Approved {}'s plan.", from)),
+            (PlanDecision::Reject { feedback }, _) => {
+                self.note(format!("Rejected {}'s plan: {}", from, clip(feedback, 200)))
             }
-            (PlanDecision::Reject { feedback }, _) => self.note(format!(
-                "Rejected {}'s plan: {}",
-                plan.from,
-                clip(feedback, 200)
-            )),
         }
     }
 }

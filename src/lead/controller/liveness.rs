@@ -13,14 +13,31 @@ use tokio::sync::mpsc;
 use super::drain::After;
 use super::incoming::gone_note;
 use super::state::{Controller, Phase};
+use super::store_worker::Lane;
 use crate::backend::executor::{LivenessReport, TeammateExecutor};
 use crate::protocol::Task;
+use crate::store::tasks::TaskList;
 
 /// How often the executor is asked while it has teammates.
 pub const LIVENESS_EVERY: Duration = Duration::from_millis(500);
 /// How long the poller sleeps while the executor has no teammate at all (a spawn or an
 /// adoption wakes it at once): an idle lead does not wake twice a second for nothing.
 pub const LIVENESS_IDLE: Duration = Duration::from_secs(10);
+
+/// Frees the unfinished tasks of each of `owners` (on the blocking pool): those it freed,
+/// sorted, and what could not be done.
+fn unassign(list: &TaskList, owners: &[String]) -> (Vec<Task>, Vec<String>) {
+    let mut unassigned: Vec<Task> = Vec::new();
+    let mut problems = Vec::new();
+    for owner in owners {
+        match list.unassign_owner(owner) {
+            Ok(tasks) => unassigned.extend(tasks),
+            Err(e) => problems.push(format!("Could not unassign the tasks of {owner}: {e}")),
+        }
+    }
+    unassigned.sort_by_key(Task::numeric_id);
+    (unassigned, problems)
+}
 
 /// Starts the task that polls `executor`; reports arrive on the returned receiver until it is
 /// dropped. `wake` (notified after a teammate starts) ends an idle sleep early.
@@ -93,7 +110,6 @@ impl Controller {
                     .is_none_or(|t| t.stopped.is_none())
             })
             .collect();
-        self.reload_team();
         for report in fresh {
             let name = report.name.clone();
             if self.team_file.member(&name).is_none() {
@@ -110,45 +126,69 @@ impl Controller {
                 continue;
             }
             let status = report.liveness.to_string();
-            let unassigned = self.unassign_tasks_of(&name);
             self.tracking.entry(name.clone()).or_default().stopped = Some(status.clone());
-            let mut text = gone_note(&name, &status, &unassigned);
-            if !report.tail.is_empty() {
-                text.push_str("\nIts pane's last lines:");
-                for line in &report.tail {
-                    text.push_str(&format!("\n  {}", crate::protocol::inbox::clip(line, 200)));
-                }
-            }
-            text.push_str(&format!("\n/respawn {name} starts it again."));
             self.permissions.remove_worker(&name);
             self.plans.remove_worker(&name);
-            self.note(text);
+            // Told once its tasks are free (in the task lane, off the loop).
+            let whose = name.clone();
+            self.unassign_tasks_then(&whose, move |c, unassigned| {
+                let mut text = gone_note(&name, &status, &unassigned);
+                if !report.tail.is_empty() {
+                    text.push_str("\nIts pane's last lines:");
+                    for line in &report.tail {
+                        text.push_str(&format!("\n  {}", crate::protocol::inbox::clip(line, 200)));
+                    }
+                }
+                text.push_str(&format!("\n/respawn {name} starts it again."));
+                c.note(text);
+            });
         }
-        self.reload_tasks();
     }
 
-    /// Marks `name` stopped with `status` (no note) and frees its tasks; returns how many.
-    pub fn mark_stopped(&mut self, name: &str, status: &str) -> usize {
-        let unassigned = self.unassign_tasks_of(name).len();
+    /// Marks `name` stopped with `status` (no note) and frees its tasks (awaited, in the task
+    /// lane); returns how many.
+    pub async fn mark_stopped(&mut self, name: &str, status: &str) -> usize {
         self.tracking.entry(name.to_string()).or_default().stopped = Some(status.to_string());
         self.permissions.remove_worker(name);
         self.plans.remove_worker(name);
+        let (list, owners) = (self.task_list.clone(), self.owner_ids(name));
+        let (unassigned, problems) = self
+            .store
+            .wait(Lane::Tasks, move |_| unassign(&list, &owners))
+            .await
+            .unwrap_or_default();
+        for problem in problems {
+            self.note(problem);
+        }
         self.reload_tasks();
-        unassigned
+        unassigned.len()
     }
 
-    /// Sets each unfinished task of `name` (by name or agent id) back to pending, no owner.
-    pub fn unassign_tasks_of(&mut self, name: &str) -> Vec<Task> {
+    /// Sets each unfinished task of `name` (by name or agent id) back to pending with no
+    /// owner, in the task lane; `then` gets them on the loop, and the copy is re-read.
+    pub fn unassign_tasks_then(
+        &mut self,
+        name: &str,
+        then: impl FnOnce(&mut Controller, Vec<Task>) + Send + 'static,
+    ) {
+        let (list, owners) = (self.task_list.clone(), self.owner_ids(name));
+        self.store.submit(
+            Lane::Tasks,
+            move |_| unassign(&list, &owners),
+            move |c, (unassigned, problems)| {
+                for problem in problems {
+                    c.note(problem);
+                }
+                c.reload_tasks();
+                then(c, unassigned)
+            },
+        );
+    }
+
+    /// The owner values `name`'s tasks may carry: its name and its agent id.
+    fn owner_ids(&self, name: &str) -> Vec<String> {
         let agent_id = self.team_file.member(name).map(|m| m.agent_id.clone());
-        let mut unassigned: Vec<Task> = Vec::new();
-        for owner in std::iter::once(name.to_string()).chain(agent_id) {
-            match self.task_list.unassign_owner(&owner) {
-                Ok(tasks) => unassigned.extend(tasks),
-                Err(e) => self.note(format!("Could not unassign the tasks of {owner}: {e}")),
-            }
-        }
-        unassigned.sort_by_key(Task::numeric_id);
-        unassigned
+        std::iter::once(name.to_string()).chain(agent_id).collect()
     }
 
     /// The executor lets go of a teammate that left (in the background: it may close a pane).

@@ -7,6 +7,7 @@
 
 mod drain;
 mod executor;
+mod files;
 mod incoming;
 mod liveness;
 mod mode_sync;
@@ -17,6 +18,7 @@ mod quit;
 mod resume;
 mod spawn;
 mod state;
+mod store_worker;
 mod submit;
 mod team_ops;
 

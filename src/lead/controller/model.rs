@@ -8,9 +8,10 @@
 //! published for the UI. Permission requests and plans never reach the model: they are queued
 //! for the human before anything is offered as a turn, and no tool answers them.
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::outcome::Done;
 use super::state::{Controller, Phase};
 use crate::agent::events::UsageMeter;
 use crate::agent::llm::LlmConfig;
@@ -87,6 +88,37 @@ impl Drop for LeadModel {
     fn drop(&mut self) {
         if let Some(turn) = &self.turn {
             turn.cancel();
+        }
+    }
+}
+
+/// The messages of one SendMessage still being written; the reply goes when the last is.
+struct SendTally {
+    left: usize,
+    sent: Vec<String>,
+    failed: Vec<String>,
+    tx: Option<oneshot::Sender<ToolReply>>,
+}
+
+impl SendTally {
+    fn one(&mut self, name: String, appended: Result<(), String>) {
+        match appended {
+            Ok(()) => self.sent.push(name),
+            Err(e) => self
+                .failed
+                .push(format!("Could not send the message to {name}: {e}")),
+        }
+        self.left = self.left.saturating_sub(1);
+        if self.left > 0 {
+            return;
+        }
+        let result = if self.failed.is_empty() {
+            reply(format!("Message sent to {}.", self.sent.join(", ")), false)
+        } else {
+            reply(self.failed.join("\n"), self.sent.is_empty())
+        };
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(result);
         }
     }
 }
@@ -202,13 +234,12 @@ impl Controller {
             }
             ModelEvent::Notice(text) => self.note(text),
             ModelEvent::Tool { call, reply: tx } => {
-                let result = if self.phase == Phase::Running {
-                    self.run_lead_tool(&call).await
+                if self.phase == Phase::Running {
+                    self.run_lead_tool(&call, tx).await
                 } else {
                     self.interrupt_lead_model();
-                    reply("The lead is shutting down: nothing was done.", true)
-                };
-                let _ = tx.send(result);
+                    let _ = tx.send(reply("The lead is shutting down: nothing was done.", true));
+                }
             }
             ModelEvent::Ended { session, end } => {
                 let interrupted = end == TurnEnd::Interrupted;
@@ -251,54 +282,71 @@ impl Controller {
     }
 
     /// Runs one tool call of the lead model through the slash commands' code; the typed
-    /// outcome is both the note the human sees and the model's result.
-    async fn run_lead_tool(&mut self, call: &Call) -> ToolReply {
+    /// outcome is both the note the human sees and the model's result, sent on `tx` when the
+    /// operation is done (for one whose store work runs in the background, from the loop once
+    /// that work completes: the model's turn waits, the loop does not).
+    async fn run_lead_tool(&mut self, call: &Call, tx: oneshot::Sender<ToolReply>) {
         let tool = match parse_call(call) {
             Ok(tool) => tool,
             Err(e) => {
                 let text = format!("{}: {e}", call.name);
                 self.note(format!("lead model: {text}"));
-                return reply(format!("Error: {text}"), true);
+                let _ = tx.send(reply(format!("Error: {text}"), true));
+                return;
             }
         };
         self.emit(LeadEvent::Transcript(TranscriptItem::Lead {
             text: call_line(&tool),
         }));
-        let done = match tool {
+        let tool = match tool {
+            LeadTool::TaskList => {
+                let text = self.task_list_text().await;
+                let _ = tx.send(reply(text, false));
+                return;
+            }
+            LeadTool::SendMessage { to, text, summary } => {
+                return self.lead_send(&to, &text, summary.as_deref(), tx).await;
+            }
+            other => other,
+        };
+        let done: Done = Box::new(move |c, done| {
+            let result = match &done {
+                Ok(outcome) => reply(outcome.for_model(), false),
+                Err(e) => reply(e.to_string(), true),
+            };
+            c.report(done);
+            let _ = tx.send(result);
+        });
+        match tool {
             LeadTool::SpawnTeammate {
                 name,
                 prompt,
                 plan_mode_required,
                 mode,
             } => {
-                self.spawn_teammate(&name, plan_mode_required, mode, &prompt)
-                    .await
+                let spawned = self
+                    .spawn_teammate(&name, plan_mode_required, mode, &prompt)
+                    .await;
+                done(self, spawned)
             }
             LeadTool::TaskCreate {
                 subject,
                 description,
                 blocked_by,
                 command,
-            } => self.add_task(&subject, &description, blocked_by, command.as_deref()),
-            LeadTool::TaskAssign { task_id, owner } => self.assign_task(&task_id, &owner),
-            LeadTool::TaskList => return reply(self.task_list_text(), false),
-            LeadTool::SendMessage { to, text, summary } => {
-                return self.lead_send(&to, &text, summary.as_deref());
+            } => self.add_task(&subject, &description, blocked_by, command.as_deref(), done),
+            LeadTool::TaskAssign { task_id, owner } => {
+                self.assign_task(&task_id, &owner, done).await
             }
-            LeadTool::ShutdownTeammate { name } => self.shutdown_one(&name),
-        };
-        let result = match &done {
-            Ok(outcome) => reply(outcome.for_model(), false),
-            Err(e) => reply(e.to_string(), true),
-        };
-        self.report(done);
-        result
+            LeadTool::ShutdownTeammate { name } => self.shutdown_one(&name, done).await,
+            LeadTool::TaskList | LeadTool::SendMessage { .. } => {}
+        }
     }
 
     /// The task list and the teammates' statuses, for the model.
-    fn task_list_text(&mut self) -> String {
-        self.reload_team();
-        self.reload_tasks();
+    async fn task_list_text(&mut self) -> String {
+        self.fresh_team().await;
+        self.fresh_tasks().await;
         let mut lines = Vec::new();
         let tasks: Vec<_> = task_views(&self.tasks)
             .into_iter()
@@ -363,23 +411,36 @@ impl Controller {
     }
 
     /// SendMessage: from `team-lead` to one teammate or to every one (`*`), with the same
-    /// membership check and delivery as `/msg` and `/broadcast`, and the model's summary.
-    fn lead_send(&mut self, to: &str, text: &str, summary: Option<&str>) -> ToolReply {
+    /// membership check and delivery as `/msg` and `/broadcast`, and the model's summary. The
+    /// reply goes on `tx` once every inbox was written (each in its lane).
+    async fn lead_send(
+        &mut self,
+        to: &str,
+        text: &str,
+        summary: Option<&str>,
+        tx: oneshot::Sender<ToolReply>,
+    ) {
         let entry = InboxEntry::new(LEAD_NAME, text).with_summary(summary);
         let names: Vec<String> = if to == "*" {
-            self.reload_team();
+            self.fresh_team().await;
             self.team_file.teammates().map(|m| m.name.clone()).collect()
         } else if to == LEAD_NAME {
-            return reply("That is you: send to a teammate by name, or *.", true);
-        } else if self.has_teammate(to) {
+            let _ = tx.send(reply(
+                "That is you: send to a teammate by name, or *.",
+                true,
+            ));
+            return;
+        } else if self.has_teammate(to).await {
             vec![to.to_string()]
         } else {
             let e = self.no_such_teammate_error(to);
             self.note(e.to_string());
-            return reply(e.to_string(), true);
+            let _ = tx.send(reply(e.to_string(), true));
+            return;
         };
         if names.is_empty() {
-            return reply("There are no teammates yet: nothing was sent.", true);
+            let _ = tx.send(reply("There are no teammates yet: nothing was sent.", true));
+            return;
         }
         self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
             to: if to == "*" {
@@ -389,22 +450,23 @@ impl Controller {
             },
             text: text.to_string(),
         }));
-        let mut sent = Vec::new();
-        let mut failed = Vec::new();
+        let tally = std::sync::Arc::new(std::sync::Mutex::new(SendTally {
+            left: names.len(),
+            sent: Vec::new(),
+            failed: Vec::new(),
+            tx: Some(tx),
+        }));
         for name in names {
-            match self.deliver(&name, entry.clone()) {
-                Ok(()) => sent.push(name),
-                Err(e) => {
-                    let why = format!("Could not send the message to {name}: {e}");
-                    self.note(why.clone());
-                    failed.push(why);
+            let tally = tally.clone();
+            let to = name.clone();
+            self.deliver(&name, entry.clone(), move |c, appended| {
+                if let Err(e) = &appended {
+                    c.note(format!("Could not send the message to {to}: {e}"));
                 }
-            }
-        }
-        if failed.is_empty() {
-            reply(format!("Message sent to {}.", sent.join(", ")), false)
-        } else {
-            reply(failed.join("\n"), sent.is_empty())
+                if let Ok(mut t) = tally.lock() {
+                    t.one(to, appended.map_err(|e| e.to_string()));
+                }
+            });
         }
     }
 

@@ -7,6 +7,16 @@ use std::fmt;
 
 use crate::protocol::{BackendKind, Color, PermissionMode};
 
+/// Where an operation whose store work runs in the background reports its result, on the
+/// loop, once that work is done: a note for a slash command, the tool result (and the note)
+/// for the lead model.
+pub(crate) type Done = Box<dyn FnOnce(&mut super::state::Controller, OpResult) + Send>;
+
+/// The [`Done`] of a slash command: the result as a note.
+pub(crate) fn reported() -> Done {
+    Box::new(|c, result| c.report(result))
+}
+
 /// A teammate that was started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Started {

@@ -4,6 +4,7 @@
 //! note at start).
 
 use super::state::Controller;
+use super::store_worker::Lane;
 use crate::backend::executor::Focus;
 use crate::lead::view::LeadEvent;
 use crate::store;
@@ -30,23 +31,32 @@ impl Controller {
                 if hidden { "show" } else { "hide" }
             ));
         }
-        let edit = store::team::edit_team(&self.home, &self.team, |file| {
-            let ids = file.hidden_pane_ids.get_or_insert_with(Vec::new);
-            ids.retain(|p| p != &pane);
-            if !hidden {
-                ids.push(pane.clone());
-            }
-            Ok(())
-        });
-        if let Err(e) = edit {
-            self.note(format!("Could not record the hidden pane: {e}"));
-        }
-        self.reload_team();
-        self.note(if hidden {
+        let team = self.team.clone();
+        let told = if hidden {
             format!("{name}'s pane is back.")
         } else {
             format!("{name}'s pane is hidden (h again to bring it back).")
-        });
+        };
+        self.store.submit(
+            Lane::Team,
+            move |home| {
+                store::team::edit_team(home, &team, |file| {
+                    let ids = file.hidden_pane_ids.get_or_insert_with(Vec::new);
+                    ids.retain(|p| p != &pane);
+                    if !hidden {
+                        ids.push(pane.clone());
+                    }
+                    Ok(())
+                })
+            },
+            move |c, edited| {
+                if let Err(e) = edited {
+                    c.note(format!("Could not record the hidden pane: {e}"));
+                }
+                c.reload_team();
+                c.note(told);
+            },
+        );
     }
 
     /// Enter/v in the teams dialog: go to the teammate.
@@ -68,25 +78,37 @@ impl Controller {
         }
     }
 
-    /// `/clean`: removes what dead sessions left behind (never this session's team).
+    /// `/clean`: removes what dead sessions left behind (never this session's team); the
+    /// search and the removal run in the background, the notes come when they are done.
     pub fn clean_orphans(&mut self) {
         use crate::backend::orphans;
-        let found = orphans::find(&self.home);
-        if found.is_empty() {
-            return self.note("Nothing to clean.");
-        }
-        for orphan in found {
-            match orphans::remove(&self.home, &orphan) {
-                Ok(()) => self.note(format!("Removed: {orphan}.")),
-                Err(e) => self.note(format!("Could not remove {orphan}: {e}")),
-            }
-        }
+        self.store.submit(
+            Lane::Leftovers,
+            |home| {
+                orphans::find(home)
+                    .into_iter()
+                    .map(|orphan| match orphans::remove(home, &orphan) {
+                        Ok(()) => format!("Removed: {orphan}."),
+                        Err(e) => format!("Could not remove {orphan}: {e}"),
+                    })
+                    .collect::<Vec<String>>()
+            },
+            |c, done| {
+                if done.is_empty() {
+                    return c.note("Nothing to clean.");
+                }
+                for line in done {
+                    c.note(line);
+                }
+            },
+        );
     }
 
     /// At start (after adopting the team): what earlier sessions left behind, found off the loop.
     pub async fn note_orphans(&mut self) {
-        let home = self.home.clone();
-        let found = tokio::task::spawn_blocking(move || crate::backend::orphans::find(&home))
+        let found = self
+            .store
+            .read(crate::backend::orphans::find)
             .await
             .unwrap_or_default();
         if !found.is_empty() {

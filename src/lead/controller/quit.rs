@@ -11,9 +11,14 @@ use std::path::PathBuf;
 use tokio::time::Instant;
 
 use super::state::{Controller, Phase};
+use super::store_worker::Lane;
 use crate::backend::worktree::{self, Retired, Worktree};
 use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision};
 use crate::store::{self, StoreError};
+
+/// How long quitting waits for the store jobs still running: past Claude Code's 10 s
+/// staleness rule, so a job waiting on a dead writer's lock still completes.
+const SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(12);
 
 impl Controller {
     /// Starts the graceful quit (idempotent).
@@ -22,7 +27,6 @@ impl Controller {
             return;
         }
         tracing::info!("lead quitting: {why}");
-        self.reload_team();
         self.deny_everything_pending("The lead is shutting down.");
         let names = self.running_teammates();
         let mut asked = 0;
@@ -31,9 +35,12 @@ impl Controller {
                 .tracking
                 .get(name)
                 .is_some_and(|t| t.shutdown_request.is_some());
-            if pending || self.send_shutdown_request(name, Some("the lead is quitting")) {
-                asked += 1;
+            if !pending {
+                // Written in the background; a request that cannot be written is told, and
+                // the teammate is killed at the deadline.
+                self.send_shutdown_request(name, Some("the lead is quitting"), |_, _| {});
             }
+            asked += 1;
         }
         if asked > 0 {
             self.note(format!(
@@ -68,9 +75,15 @@ impl Controller {
         }
         self.executor.quit().await;
         self.deny_everything_pending("The lead is shutting down.");
+        self.settle_store().await;
         self.retire_worktrees().await;
         store::team_guard::unguard(&self.home, &self.team);
-        let removed = store::delete_team(&self.home, &self.team);
+        let team = self.team.clone();
+        let removed = self
+            .store
+            .wait(Lane::Team, move |home| store::delete_team(home, &team))
+            .await
+            .unwrap_or(Ok(()));
         if removed.is_ok() && self.kind.is_pane() {
             self.delete_recreated_team().await;
         }
@@ -98,10 +111,31 @@ impl Controller {
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
         while std::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            if dir.exists() {
+            let (dir, team) = (dir.clone(), self.team.clone());
+            let again = self
+                .store
+                .read(move |home| dir.exists() && store::delete_team(home, &team).is_ok())
+                .await;
+            if again == Some(true) {
                 tracing::warn!(team = %self.team, "a teammate's late write made the team again");
-                let _ = store::delete_team(&self.home, &self.team);
             }
+        }
+    }
+
+    /// Waits for the store jobs still running (a shutdown request, a task freed, a mode
+    /// written: at most until a dead writer's lock goes stale) and runs what follows each,
+    /// before the team is deleted or left.
+    async fn settle_store(&mut self) {
+        let settle = async {
+            while !self.store.is_idle() {
+                match self.store.next().await {
+                    Some(then) => then(self),
+                    None => break,
+                }
+            }
+        };
+        if tokio::time::timeout(SETTLE_TIMEOUT, settle).await.is_err() {
+            tracing::warn!("store jobs still running at quit");
         }
     }
 
@@ -109,7 +143,7 @@ impl Controller {
     /// with its branch when it holds no work, and kept and named in the transcript otherwise.
     /// Git runs on the blocking pool.
     async fn retire_worktrees(&mut self) {
-        self.reload_team();
+        self.fresh_team().await;
         let mut known: Vec<(String, Worktree)> = std::mem::take(&mut self.worktrees);
         let others: Vec<(String, PathBuf)> = self
             .team_file
@@ -180,6 +214,7 @@ impl Controller {
         let running = self.running_teammates().len();
         self.record.kept = true;
         self.save_record();
+        self.settle_store().await;
         self.executor.detach();
         crate::lead::emergency::unregister();
         let grace = crate::agent::process::lead_grace().as_secs();

@@ -15,7 +15,7 @@ use super::state::Controller;
 use crate::backend::executor::AdoptRequest;
 use crate::lead::poller::{Incoming, classify};
 use crate::protocol::frames::Frame;
-use crate::protocol::{LEAD_NAME, PermissionMode, TeamFile};
+use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode, TeamFile};
 use crate::store::delivery::DeliveryTail;
 use crate::store::{self, Home, LeadLiveness, SessionRecord, StoreError};
 
@@ -96,8 +96,8 @@ impl Controller {
             }
         }
         self.save_record();
-        self.reload_team();
-        self.reload_tasks();
+        self.fresh_team().await;
+        self.fresh_tasks().await;
         let members: Vec<(String, String, Option<crate::protocol::BackendKind>)> = self
             .team_file
             .teammates()
@@ -125,7 +125,11 @@ impl Controller {
                 Some(k) if !k.is_pane() => "in-process teammates end with their lead".to_string(),
                 Some(k) => {
                     // Out of this session's reach: ask it to leave rather than run unled.
-                    self.send_shutdown_request(&name, Some("the new lead cannot reach its pane"));
+                    self.send_shutdown_request(
+                        &name,
+                        Some("the new lead cannot reach its pane"),
+                        |_, _| {},
+                    );
                     format!("it runs in {k} and this session runs {}", self.kind)
                 }
                 None => "its backend is unknown".to_string(),
@@ -134,9 +138,12 @@ impl Controller {
         }
         let mut unassigned = 0;
         for (name, why) in &lost {
-            unassigned += self.mark_stopped(name, &format!("did not survive: {why}"));
+            unassigned += self
+                .mark_stopped(name, &format!("did not survive: {why}"))
+                .await;
         }
-        let requeued = self.requeue_unanswered(&adopted_names(&adopted));
+        self.fresh_tasks().await;
+        let requeued = self.requeue_unanswered(&adopted_names(&adopted)).await;
         // The unread messages, before the loop starts (the drain still runs off this task).
         self.poll_inbox();
         let delivered = match self.drain.next().await {
@@ -184,39 +191,18 @@ impl Controller {
 
     /// Permission and plan requests of `names` the previous lead received (its delivery log)
     /// and never answered (no answer with that id in the teammate's inbox) are queued again.
-    fn requeue_unanswered(&mut self, names: &[String]) -> usize {
+    async fn requeue_unanswered(&mut self, names: &[String]) -> usize {
         if names.is_empty() {
             return 0;
         }
-        let Ok(path) = self.home.delivery_log_path(&self.team, LEAD_NAME) else {
-            return 0;
-        };
-        let mut tail = DeliveryTail::from_start(&path);
-        let mut asked = Vec::new();
-        while let Ok(read) = tail.read_new() {
-            if read.records.is_empty() {
-                break;
-            }
-            asked.extend(
-                read.records
-                    .into_iter()
-                    .filter(|r| names.contains(&r.entry.from))
-                    .map(|r| r.entry),
-            );
-        }
+        let (team, names) = (self.team.clone(), names.to_vec());
+        let unanswered = self
+            .store
+            .read(move |home| unanswered_requests(home, &team, &names))
+            .await
+            .unwrap_or_default();
         let mut count = 0;
-        for entry in asked {
-            let id = match entry.parse_frame() {
-                Some(Frame::PermissionRequest(r)) => r.request_id,
-                Some(Frame::PlanApprovalRequest(r)) => r.request_id,
-                _ => continue,
-            };
-            let answered = store::inbox::read(&self.home, &self.team, &entry.from)
-                .map(|inbox| inbox.entries.iter().any(|e| e.text.contains(&id)))
-                .unwrap_or(true);
-            if answered {
-                continue;
-            }
+        for entry in unanswered {
             let incoming = classify(entry);
             if matches!(
                 incoming,
@@ -228,6 +214,41 @@ impl Controller {
         }
         count
     }
+}
+
+/// The permission and plan requests of `names` in the lead's delivery log that have no answer
+/// with their id in the asker's inbox (read on the blocking pool).
+fn unanswered_requests(home: &Home, team: &str, names: &[String]) -> Vec<InboxEntry> {
+    let Ok(path) = home.delivery_log_path(team, LEAD_NAME) else {
+        return Vec::new();
+    };
+    let mut tail = DeliveryTail::from_start(&path);
+    let mut asked = Vec::new();
+    while let Ok(read) = tail.read_new() {
+        if read.records.is_empty() {
+            break;
+        }
+        asked.extend(
+            read.records
+                .into_iter()
+                .filter(|r| names.contains(&r.entry.from))
+                .map(|r| r.entry),
+        );
+    }
+    asked
+        .into_iter()
+        .filter(|entry| {
+            let id = match entry.parse_frame() {
+                Some(Frame::PermissionRequest(r)) => r.request_id,
+                Some(Frame::PlanApprovalRequest(r)) => r.request_id,
+                _ => return false,
+            };
+            let answered = store::inbox::read(home, team, &entry.from)
+                .map(|inbox| inbox.entries.iter().any(|e| e.text.contains(&id)))
+                .unwrap_or(true);
+            !answered
+        })
+        .collect()
 }
 
 fn adopted_names(adopted: &[String]) -> Vec<String> {

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use super::outcome::{OpError, OpResult, Outcome, Started};
 use super::state::{Controller, Phase};
+use super::store_worker::{Lane, worker_gone};
 use crate::backend::executor::SpawnRequest;
 use crate::backend::worktree::{self, How, Prepared, Retired, Worktree};
 use crate::protocol::names::unique_member_name;
@@ -83,7 +84,7 @@ impl Controller {
         if let Err(e) = self.executor.check_program(claude).await {
             return Err(OpError::Refused(format!("Cannot spawn {requested}: {e}")));
         }
-        self.reload_team();
+        self.fresh_team().await;
         let taken: Vec<&str> = self
             .team_file
             .members
@@ -146,7 +147,7 @@ impl Controller {
         if self.phase != Phase::Running {
             return Err(OpError::ShuttingDown);
         }
-        self.reload_team();
+        self.fresh_team().await;
         let Some(member) = self
             .team_file
             .member(name)
@@ -186,7 +187,15 @@ impl Controller {
             claude,
             model: member.model.clone().or_else(|| self.teammate_model.clone()),
         };
-        if let Err(e) = crate::store::remove_member(&self.home, &self.team, name) {
+        let (team, member) = (self.team.clone(), name.to_string());
+        let removed = self
+            .store
+            .wait(Lane::Team, move |home| {
+                crate::store::remove_member(home, &team, &member)
+            })
+            .await
+            .unwrap_or_else(|| Err(worker_gone()));
+        if let Err(e) = removed {
             return Err(OpError::Refused(format!(
                 "Cannot respawn {name}: its member entry cannot be replaced: {e}"
             )));
@@ -212,7 +221,15 @@ impl Controller {
         member.model = plan.model.clone();
         member.worktree_path = plan.worktree_path.clone();
         let name = plan.name.clone();
-        if let Err(e) = crate::store::add_member(&self.home, &self.team, member) {
+        let team = self.team.clone();
+        let added = self
+            .store
+            .wait(Lane::Team, move |home| {
+                crate::store::add_member(home, &team, member)
+            })
+            .await
+            .unwrap_or_else(|| Err(worker_gone()));
+        if let Err(e) = added {
             return Err(OpError::Refused(format!(
                 "Cannot add {name} to the team: {e}"
             )));
@@ -229,8 +246,12 @@ impl Controller {
         let spawned = match self.executor.spawn(request).await {
             Ok(spawned) => spawned,
             Err(e) => {
-                let _ = crate::store::remove_member(&self.home, &self.team, &name);
-                self.reload_team();
+                let (team, member) = (self.team.clone(), name.clone());
+                self.store.submit(
+                    Lane::Team,
+                    move |home| crate::store::remove_member(home, &team, &member),
+                    |c, _| c.reload_team(),
+                );
                 return Err(OpError::Refused(format!("Could not start {name}: {e}")));
             }
         };
@@ -243,7 +264,7 @@ impl Controller {
             },
         );
         self.save_record();
-        self.reload_team();
+        self.fresh_team().await;
         Ok(Started {
             name,
             requested: plan.requested,

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::drain::{After, Drained, InboxDrain};
+use super::store_worker::{Reload, StoreWorker};
 use super::{LeadError, LeadOptions, SAFETY_POLL, SAFETY_POLL_WATCHED};
 use crate::agent::events::TeammateEvent;
 use crate::backend::BackendKind;
@@ -25,10 +26,9 @@ use crate::lead::turns::TurnQueue;
 use crate::lead::view::{
     LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, TranscriptItem,
 };
-use crate::protocol::time::now_ms;
-use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode, Task, TeamFile};
+use crate::protocol::{LEAD_NAME, PermissionMode, Task, TeamFile};
 use crate::store::tasks::TaskList;
-use crate::store::{self, Home, LeadLiveness, SessionRecord, StoreError};
+use crate::store::{self, Home, LeadLiveness, SessionRecord};
 use crate::watch::{ChangeEvent, WatchOptions, WatchScope, Watcher};
 
 /// The lead reacts to a quiet file this soon: bursts of its own writes are short, and a drain
@@ -96,6 +96,11 @@ pub(crate) struct Controller {
     pub liveness_wake: Arc<tokio::sync::Notify>,
     /// The lead's inbox, drained off the loop.
     pub drain: InboxDrain,
+    /// Every other read and write of the store, off the loop.
+    pub store: StoreWorker,
+    /// Re-reads of `config.json` and of the task list, coalesced.
+    pub team_reload: Reload,
+    pub task_reload: Reload,
     pub turns: TurnQueue,
     /// The optional lead model (`--lead-model`).
     pub lead_model: Option<super::model::LeadModel>,
@@ -165,7 +170,7 @@ impl Controller {
             ));
         }
         let mut controller = Controller {
-            home,
+            home: home.clone(),
             team,
             cwd,
             kind: executor.kind(),
@@ -185,6 +190,9 @@ impl Controller {
             worktrees: Vec::new(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
+            store: StoreWorker::new(home.clone()),
+            team_reload: Reload::default(),
+            task_reload: Reload::default(),
             turns: TurnQueue::new(),
             lead_model: super::model::LeadModel::open(opts.lead_model.take(), &mut notes),
             spawned: 0,
@@ -223,21 +231,14 @@ impl Controller {
         Ok((controller, channels))
     }
 
-    /// Writes the session record (what the next lead needs); a failure is told once.
-    pub fn save_record(&mut self) {
-        if let Err(e) = self.record.write(&self.home, &self.team) {
-            self.note_once(format!("Cannot write the session record: {e}"));
-        }
-    }
-
     pub fn team_name(&self) -> &str {
         &self.team
     }
 
     /// The controller task.
     pub async fn run(mut self, mut ch: Channels) {
-        self.reload_team();
-        self.reload_tasks();
+        self.fresh_team().await;
+        self.fresh_tasks().await;
         if let Some(previous) = self.previous.take() {
             self.resume(previous).await;
         }
@@ -291,6 +292,12 @@ impl Controller {
                 Some(message) = ch.bridge.recv() => self.on_bridge(message),
                 Some(reports) = liveness.recv() => self.on_liveness(reports),
                 Some(drained) = self.drain.next() => self.on_drained(drained),
+                Some(then) = self.store.next() => {
+                    then(&mut self);
+                    while let Some(more) = self.store.try_next() {
+                        more(&mut self);
+                    }
+                }
                 Some(event) = super::model::LeadModel::next_event(&mut self.lead_model) => {
                     self.on_model_event(event).await
                 }
@@ -371,50 +378,6 @@ impl Controller {
         }
     }
 
-    /// Re-reads `config.json` (after a change event, or by the safety poll).
-    pub fn reload_team(&mut self) {
-        match store::team_guard::read_guarded(&self.home, &self.team) {
-            Ok((file, repair)) => {
-                if let Some(repair) = repair {
-                    self.note(format!("Repaired the team file: {repair}."));
-                }
-                let now = now_ms();
-                for member in file.teammates() {
-                    self.tracking
-                        .entry(member.name.clone())
-                        .or_default()
-                        .observe_is_active(member.is_active, now);
-                }
-                for bad in &file.invalid_members {
-                    let text = format!(
-                        "config.json has a member entry without a string agentId and name: {}",
-                        crate::protocol::inbox::clip(&bad.to_string(), 120)
-                    );
-                    self.note_once(text);
-                }
-                self.team_file = file;
-            }
-            Err(StoreError::NotFound { .. }) if self.phase == Phase::Running => {
-                self.note_once("The team file config.json is gone: the team was deleted.");
-            }
-            Err(StoreError::NotFound { .. }) => {}
-            Err(e) => self.note_once(format!("Cannot read the team file: {e}")),
-        }
-    }
-
-    /// Re-reads the task list.
-    pub fn reload_tasks(&mut self) {
-        match self.task_list.list() {
-            Ok(listing) => {
-                for problem in listing.problems {
-                    self.note_once(format!("Skipped a task file: {problem}"));
-                }
-                self.tasks = listing.tasks;
-            }
-            Err(e) => self.note_once(format!("Cannot read the task list: {e}")),
-        }
-    }
-
     /// Asks for a drain of the lead's inbox (off the loop: its entries arrive as [`Drained`]).
     pub fn poll_inbox(&mut self) {
         self.drain.request(After::Nothing);
@@ -479,13 +442,6 @@ impl Controller {
         self.reload_team();
         self.reload_tasks();
         self.poll_inbox();
-    }
-
-    /// Appends `entry` to `to`'s inbox and wakes it if it runs here.
-    pub fn deliver(&mut self, to: &str, entry: InboxEntry) -> Result<(), StoreError> {
-        store::inbox::append(&self.home, &self.team, to, &entry)?;
-        self.executor.wake(to);
-        Ok(())
     }
 }
 

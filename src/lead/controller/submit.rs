@@ -4,16 +4,19 @@
 
 use serde_json::{Map, Value};
 
-use super::outcome::{OpError, OpResult, Outcome};
+use super::outcome::{Done, OpError, OpResult, Outcome, reported};
 use super::spawn::SpawnFlags;
 use super::state::Controller;
+use super::store_worker::{Lane, worker_gone};
 use crate::lead::commands::{Input, ShutdownTarget, SlashCommand, help_text, parse_input};
 use crate::lead::team_view::status_of;
 use crate::lead::view::{LeadEvent, TeammateStatus, TranscriptItem, ViewTarget};
 use crate::protocol::PermissionMode;
 use crate::protocol::frames::{Frame, TaskAssignment};
 use crate::protocol::time::now_iso;
-use crate::protocol::{InboxEntry, LEAD_NAME};
+use crate::protocol::{InboxEntry, LEAD_NAME, Task};
+use crate::store::StoreError;
+use crate::store::tasks::TaskList;
 
 /// What a user is told when plain text has nowhere to go.
 pub const NO_LEAD_MODEL: &str = "There is no lead model in this session (start teamlead with --lead-model for one): address teammates with `@name text`, `/msg @name text` or `/broadcast text` (/help lists every command).";
@@ -22,11 +25,11 @@ impl Controller {
     /// Text submitted in a view.
     pub async fn on_submit(&mut self, target: ViewTarget, text: String) {
         if let ViewTarget::Teammate(name) = target {
-            return self.message_teammate(&name, &text, false);
+            return self.message_teammate(&name, &text, false).await;
         }
         match parse_input(&text) {
             Ok(Input::Empty) => {}
-            Ok(Input::Mention { to, text }) => self.message_teammate(&to, &text, true),
+            Ok(Input::Mention { to, text }) => self.message_teammate(&to, &text, true).await,
             Ok(Input::Plain(text)) => {
                 self.emit(LeadEvent::Transcript(TranscriptItem::User {
                     text: text.clone(),
@@ -36,9 +39,9 @@ impl Controller {
                 }
             }
             Ok(Input::Slash(SlashCommand::Msg { to, text })) => {
-                self.message_teammate(&to, &text, true)
+                self.message_teammate(&to, &text, true).await
             }
-            Ok(Input::Slash(SlashCommand::Broadcast { text })) => self.broadcast(&text),
+            Ok(Input::Slash(SlashCommand::Broadcast { text })) => self.broadcast(&text).await,
             Ok(Input::Slash(command)) => {
                 self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
                 self.run_slash(command).await;
@@ -74,26 +77,17 @@ impl Controller {
                 subject,
                 blocked_by,
                 command,
-            } => {
-                let done = self.add_task(&subject, "", blocked_by, command.as_deref());
-                self.report(done);
-            }
-            SlashCommand::TaskList => self.list_tasks(),
-            SlashCommand::TaskAssign { id, name } => {
-                let done = self.assign_task(&id, &name);
-                self.report(done);
-            }
-            SlashCommand::Msg { to, text } => self.message_teammate(&to, &text, true),
-            SlashCommand::Broadcast { text } => self.broadcast(&text),
+            } => self.add_task(&subject, "", blocked_by, command.as_deref(), reported()),
+            SlashCommand::TaskList => self.list_tasks().await,
+            SlashCommand::TaskAssign { id, name } => self.assign_task(&id, &name, reported()).await,
+            SlashCommand::Msg { to, text } => self.message_teammate(&to, &text, true).await,
+            SlashCommand::Broadcast { text } => self.broadcast(&text).await,
             SlashCommand::Shutdown {
                 target: ShutdownTarget::All,
-            } => self.shutdown_all(),
+            } => self.shutdown_all().await,
             SlashCommand::Shutdown {
                 target: ShutdownTarget::One(name),
-            } => {
-                let done = self.shutdown_one(&name);
-                self.report(done);
-            }
+            } => self.shutdown_one(&name, reported()).await,
             SlashCommand::Kill { name } => self.kill(&name).await,
             SlashCommand::Respawn { name } => {
                 let done = self.respawn(&name).await;
@@ -106,10 +100,10 @@ impl Controller {
                          To move it to {mode} anyway: /mode {name} {mode} --force"
                     ));
                 } else {
-                    self.set_teammate_mode(&name, mode);
+                    self.set_teammate_mode(&name, mode).await;
                 }
             }
-            SlashCommand::Team => self.show_team(),
+            SlashCommand::Team => self.show_team().await,
             SlashCommand::TeamDelete => {
                 let left = self.team_file.teammates().count();
                 if left > 0 {
@@ -129,10 +123,11 @@ impl Controller {
         }
     }
 
-    /// Sends `text` to a teammate's inbox from `team-lead`; `echo` shows it in the transcript.
-    pub fn message_teammate(&mut self, to: &str, text: &str, echo: bool) {
+    /// Sends `text` to a teammate's inbox from `team-lead` (in the background); `echo` shows
+    /// it in the transcript once it is written.
+    pub async fn message_teammate(&mut self, to: &str, text: &str, echo: bool) {
         let to = to.trim_start_matches('@');
-        if !self.has_teammate(to) {
+        if !self.has_teammate(to).await {
             if echo {
                 self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                     to: to.to_string(),
@@ -145,22 +140,24 @@ impl Controller {
             self.note(format!("Nothing to send to {to}."));
             return;
         }
-        match self.deliver(to, InboxEntry::new(LEAD_NAME, text)) {
-            Ok(()) => {
-                if echo {
-                    self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
-                        to: to.to_string(),
-                        text: text.to_string(),
-                    }));
-                }
-            }
-            Err(e) => self.note(format!("Could not send the message to {to}: {e}")),
-        }
+        let (name, said) = (to.to_string(), text.to_string());
+        self.deliver(
+            to,
+            InboxEntry::new(LEAD_NAME, text),
+            move |c, sent| match sent {
+                Ok(()) if echo => c.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
+                    to: name,
+                    text: said,
+                })),
+                Ok(()) => {}
+                Err(e) => c.note(format!("Could not send the message to {name}: {e}")),
+            },
+        );
     }
 
     /// Sends `text` to every teammate.
-    pub fn broadcast(&mut self, text: &str) {
-        self.reload_team();
+    pub async fn broadcast(&mut self, text: &str) {
+        self.fresh_team().await;
         let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
         self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
             to: "everyone".to_string(),
@@ -171,39 +168,47 @@ impl Controller {
             return;
         }
         for name in names {
-            if let Err(e) = self.deliver(&name, InboxEntry::new(LEAD_NAME, text)) {
-                self.note(format!("Could not send the message to {name}: {e}"));
-            }
+            let what = format!("Could not send the message to {name}");
+            self.deliver_or_note(&name, InboxEntry::new(LEAD_NAME, text), what);
         }
     }
 
-    /// `/task add`: a pending task, optionally with a command for shell teammates.
+    /// `/task add`: a pending task, optionally with a command for shell teammates; created in
+    /// the task lane, `done` hears when it is.
     pub fn add_task(
         &mut self,
         subject: &str,
         description: &str,
         blocked_by: Vec<String>,
         command: Option<&str>,
-    ) -> OpResult {
-        let metadata = command.map(|c| {
-            let mut m = Map::new();
-            m.insert("command".to_string(), Value::String(c.to_string()));
-            m
+        done: Done,
+    ) {
+        let create = task_creator(&self.task_list, subject, description, &blocked_by, command);
+        self.store.submit(Lane::Tasks, create, move |c, created| {
+            c.reload_tasks();
+            done(c, task_added(created, blocked_by))
         });
-        let task = self
-            .task_list
-            .create(subject, description, blocked_by.clone(), metadata)
-            .map_err(|e| OpError::Refused(format!("Cannot add the task: {e}")))?;
-        self.reload_tasks();
-        Ok(Outcome::TaskAdded {
-            id: task.id,
-            subject: task.subject,
-            blocked_by,
-        })
     }
 
-    fn list_tasks(&mut self) {
-        self.reload_tasks();
+    /// The same as [`Controller::add_task`], awaited (the demo needs each id for the next).
+    async fn add_task_now(
+        &mut self,
+        subject: &str,
+        description: &str,
+        blocked_by: Vec<String>,
+        command: Option<&str>,
+    ) -> OpResult {
+        let create = task_creator(&self.task_list, subject, description, &blocked_by, command);
+        let created = self
+            .store
+            .wait(Lane::Tasks, create)
+            .await
+            .unwrap_or_else(|| Err(worker_gone()));
+        task_added(created, blocked_by)
+    }
+
+    async fn list_tasks(&mut self) {
+        self.fresh_tasks().await;
         let views = crate::lead::team_view::task_views(&self.tasks);
         let lines: Vec<String> = views
             .iter()
@@ -236,38 +241,59 @@ impl Controller {
         }
     }
 
-    /// `/task assign ID NAME`: sets the owner and sends `task_assignment` to it.
-    pub fn assign_task(&mut self, id: &str, name: &str) -> OpResult {
-        if !self.has_teammate(name) {
-            return Err(self.no_such_teammate_error(name));
+    /// `/task assign ID NAME`: sets the owner (in the task lane) and then sends
+    /// `task_assignment` to it; `done` hears when the owner is set.
+    pub async fn assign_task(&mut self, id: &str, name: &str, done: Done) {
+        if !self.has_teammate(name).await {
+            let e = self.no_such_teammate_error(name);
+            return done(self, Err(e));
         }
         if let Some(how) = self.tracking.get(name).and_then(|t| t.stopped.clone()) {
-            return Err(OpError::Refused(format!(
+            let e = OpError::Refused(format!(
                 "{name} is not running ({how}): /respawn {name} first."
-            )));
+            ));
+            return done(self, Err(e));
         }
-        let owner = name.to_string();
-        let task = self
-            .task_list
-            .update(id, |t| {
+        let (list, task_id, owner) = (self.task_list.clone(), id.to_string(), name.to_string());
+        let set = move |_: &crate::store::Home| {
+            list.update(&task_id, |t| {
                 t.owner = Some(owner);
                 Ok(t.clone())
             })
-            .map_err(|e| OpError::Refused(format!("Cannot assign task #{id}: {e}")))?;
-        self.send_assignment(&task.id, name);
-        self.reload_tasks();
-        Ok(Outcome::TaskAssigned {
-            id: task.id,
-            subject: task.subject,
-            owner: name.to_string(),
-        })
+        };
+        let (id, name) = (id.to_string(), name.to_string());
+        self.store.submit(Lane::Tasks, set, move |c, updated| {
+            c.reload_tasks();
+            let task = match updated {
+                Ok(task) => task,
+                Err(e) => {
+                    let e = OpError::Refused(format!("Cannot assign task #{id}: {e}"));
+                    return done(c, Err(e));
+                }
+            };
+            // Acknowledged once the owner knows (its `task_assignment` is written).
+            let (task_ref, owner) = (task.clone(), name.clone());
+            c.send_assignment(&task_ref, &owner, move |c| {
+                done(
+                    c,
+                    Ok(Outcome::TaskAssigned {
+                        id: task.id,
+                        subject: task.subject,
+                        owner: name,
+                    }),
+                )
+            });
+        });
     }
 
-    /// Sends `task_assignment` for task `id` to `owner`.
-    fn send_assignment(&mut self, id: &str, owner: &str) {
-        let Ok(task) = self.task_list.get(id) else {
-            return;
-        };
+    /// Sends `task_assignment` for `task` to `owner`; `then` runs once it is written (or could
+    /// not be: that is told).
+    fn send_assignment(
+        &mut self,
+        task: &Task,
+        owner: &str,
+        then: impl FnOnce(&mut Controller) + Send + 'static,
+    ) {
         let frame = Frame::TaskAssignment(TaskAssignment {
             task_id: task.id.clone(),
             subject: task.subject.clone(),
@@ -275,9 +301,17 @@ impl Controller {
             assigned_by: LEAD_NAME.to_string(),
             timestamp: now_iso(),
         });
-        if let Err(e) = self.deliver(owner, InboxEntry::frame(LEAD_NAME, &frame)) {
-            self.note(format!("Could not tell {owner} about task #{id}: {e}"));
-        }
+        let what = format!("Could not tell {owner} about task #{}", task.id);
+        self.deliver(
+            owner,
+            InboxEntry::frame(LEAD_NAME, &frame),
+            move |c, sent| {
+                if let Err(e) = sent {
+                    c.note(format!("{what}: {e}"));
+                }
+                then(c)
+            },
+        );
     }
 
     /// Would moving `name` to `mode` take a plan-mode-required teammate out of plan mode?
@@ -293,8 +327,8 @@ impl Controller {
         })
     }
 
-    fn show_team(&mut self) {
-        self.reload_team();
+    async fn show_team(&mut self) {
+        self.fresh_team().await;
         let waiting = self.permissions.waiting_by_worker();
         let mut lines = vec![format!(
             "Team {} — lead mode {}, backend {}",
@@ -349,12 +383,14 @@ impl Controller {
                 .iter()
                 .filter_map(|i| ids.get(*i).cloned())
                 .collect();
-            let added = self.add_task(
-                &task.subject,
-                &task.description,
-                blocked_by,
-                Some(&task.command),
-            );
+            let added = self
+                .add_task_now(
+                    &task.subject,
+                    &task.description,
+                    blocked_by,
+                    Some(&task.command),
+                )
+                .await;
             let id = match &added {
                 Ok(Outcome::TaskAdded { id, .. }) => id.clone(),
                 _ => return self.report(added),
@@ -362,17 +398,20 @@ impl Controller {
             self.report(added);
             // Owners are set before anyone runs, so no teammate claims another's task.
             if let Some(owner) = &task.owner {
-                let owner = owner.clone();
-                if let Err(e) = self.task_list.update(&id, |t| {
-                    t.owner = Some(owner);
-                    Ok(())
-                }) {
+                let (list, owner, task_id) = (self.task_list.clone(), owner.clone(), id.clone());
+                let set = move |_: &crate::store::Home| {
+                    list.update(&task_id, |t| {
+                        t.owner = Some(owner);
+                        Ok(())
+                    })
+                };
+                if let Some(Err(e)) = self.store.wait(Lane::Tasks, set).await {
                     self.note(format!("Cannot assign task #{id}: {e}"));
                 }
             }
             ids.push(id);
         }
-        self.reload_tasks();
+        self.fresh_tasks().await;
         for mate in &teammates {
             let done = self
                 .spawn_teammate(
@@ -386,9 +425,43 @@ impl Controller {
         }
         // Each teammate hears of its tasks after its prompt (spawning clears its inbox).
         for (task, id) in tasks.iter().zip(&ids) {
-            if let Some(owner) = &task.owner {
-                self.send_assignment(id, owner);
+            if let Some(owner) = &task.owner
+                && let Some(assigned) = self.tasks.iter().find(|t| &t.id == id).cloned()
+            {
+                self.send_assignment(&assigned, owner, |_| {});
             }
         }
     }
+}
+
+/// The job that creates one task (on the blocking pool, in the task lane).
+fn task_creator(
+    list: &TaskList,
+    subject: &str,
+    description: &str,
+    blocked_by: &[String],
+    command: Option<&str>,
+) -> impl FnOnce(&crate::store::Home) -> Result<Task, StoreError> + Send + 'static {
+    let metadata = command.map(|c| {
+        let mut m = Map::new();
+        m.insert("command".to_string(), Value::String(c.to_string()));
+        m
+    });
+    let (list, subject, description, blocked_by) = (
+        list.clone(),
+        subject.to_string(),
+        description.to_string(),
+        blocked_by.to_vec(),
+    );
+    move |_| list.create(&subject, &description, blocked_by, metadata)
+}
+
+/// What creating a task did, as an operation's result.
+fn task_added(created: Result<Task, StoreError>, blocked_by: Vec<String>) -> OpResult {
+    let task = created.map_err(|e| OpError::Refused(format!("Cannot add the task: {e}")))?;
+    Ok(Outcome::TaskAdded {
+        id: task.id,
+        subject: task.subject,
+        blocked_by,
+    })
 }

@@ -3,8 +3,9 @@
 //! interrupting a teammate's turn, and quit. Runtime operations go through the session's one
 //! executor.
 
-use super::outcome::{OpError, OpResult, Outcome};
+use super::outcome::{Done, OpError, OpResult, Outcome, reported};
 use super::state::Controller;
+use super::store_worker::Lane;
 use crate::backend::executor::shutdown_request;
 use crate::lead::team_view::status_of;
 use crate::lead::view::{LeadCommand, LeadEvent, TeammateStatus};
@@ -20,34 +21,40 @@ impl Controller {
             LeadCommand::CycleLeadMode => {
                 self.lead_mode = self.lead_mode.next();
                 let mode = self.lead_mode;
-                if let Err(e) = store::set_modes(&self.home, &self.team, &[(LEAD_NAME, mode)]) {
-                    tracing::warn!("recording the lead's mode: {e}");
-                }
+                let team = self.team.clone();
+                self.store.submit(
+                    Lane::Team,
+                    move |home| store::set_modes(home, &team, &[(LEAD_NAME, mode)]),
+                    |_, written| {
+                        if let Err(e) = written {
+                            tracing::warn!("recording the lead's mode: {e}");
+                        }
+                    },
+                );
                 self.emit(LeadEvent::LeadMode(mode));
             }
-            LeadCommand::CycleAllModes => self.cycle_all_modes(),
+            LeadCommand::CycleAllModes => self.cycle_all_modes().await,
             LeadCommand::CycleTeammateMode { name } => {
-                if !self.has_teammate(&name) {
+                if !self.has_teammate(&name).await {
                     return self.no_such_teammate(&name);
                 }
                 if let Some(mode) = self.team_file.member(&name).map(|m| m.permission_mode()) {
-                    self.set_teammate_mode(&name, mode.next());
+                    self.set_teammate_mode(&name, mode.next()).await;
                 }
             }
-            LeadCommand::SetTeammateMode { name, mode } => self.set_teammate_mode(&name, mode),
-            LeadCommand::Shutdown { name } => {
-                let done = self.shutdown_one(&name);
-                self.report(done);
+            LeadCommand::SetTeammateMode { name, mode } => {
+                self.set_teammate_mode(&name, mode).await
             }
+            LeadCommand::Shutdown { name } => self.shutdown_one(&name, reported()).await,
             LeadCommand::Kill { name } => self.kill(&name).await,
-            LeadCommand::PruneIdle => self.prune_idle(),
+            LeadCommand::PruneIdle => self.prune_idle().await,
             LeadCommand::ToggleHidden { name } => {
-                if self.known_teammate(&name) {
+                if self.known_teammate(&name).await {
                     self.toggle_hidden(&name).await;
                 }
             }
             LeadCommand::Jump { name } => {
-                if self.known_teammate(&name) {
+                if self.known_teammate(&name).await {
                     self.jump(&name).await;
                 }
             }
@@ -74,13 +81,14 @@ impl Controller {
         }
     }
 
-    /// Is `name` a teammate? A miss re-reads the team file first (it may have just changed).
-    pub fn has_teammate(&mut self, name: &str) -> bool {
+    /// Is `name` a teammate? A miss reads the team file first (it may have just changed; the
+    /// read is lock-free and runs off the loop).
+    pub async fn has_teammate(&mut self, name: &str) -> bool {
         let known = |c: &Controller| c.team_file.member(name).is_some_and(|m| !m.is_lead());
         if known(self) {
             return true;
         }
-        self.reload_team();
+        self.fresh_team().await;
         known(self)
     }
 
@@ -109,26 +117,76 @@ impl Controller {
         }
     }
 
-    /// Sends `mode_set_request` to each of `names` (after the team file was written).
-    fn send_mode_requests(&mut self, names: &[String], mode: PermissionMode) {
+    /// Sends `mode_set_request` to each of `names` (after the team file was written); `then`
+    /// runs once every one is written (or could not be: that is told).
+    fn send_mode_requests(
+        &mut self,
+        names: &[String],
+        mode: PermissionMode,
+        then: impl FnOnce(&mut Controller) + Send + 'static,
+    ) {
+        let countdown = Countdown::new(names.len(), then);
+        if names.is_empty() {
+            return countdown.one(self);
+        }
         for name in names {
+            let countdown = countdown.clone();
             let frame = Frame::ModeSetRequest(ModeSetRequest {
                 mode,
                 from: LEAD_NAME.to_string(),
             });
-            match self.deliver(name, InboxEntry::frame(LEAD_NAME, &frame)) {
-                // Clients that ignore the request adopt the mode at their next request
-                // (controller::mode_sync).
-                Ok(()) => self.tracking.entry(name.clone()).or_default().mode_sent = Some(mode),
-                Err(e) => self.note(format!("Could not send the mode to {name}: {e}")),
-            }
+            let to = name.clone();
+            self.deliver(
+                name,
+                InboxEntry::frame(LEAD_NAME, &frame),
+                move |c, sent| {
+                    match sent {
+                        // Clients that ignore the request adopt the mode at their next request
+                        // (controller::mode_sync).
+                        Ok(()) => c.tracking.entry(to).or_default().mode_sent = Some(mode),
+                        Err(e) => c.note(format!("Could not send the mode to {to}: {e}")),
+                    }
+                    countdown.one(c);
+                },
+            );
         }
+    }
+
+    /// Writes `modes` into `config.json` in its lane; then the `mode_set_request`s go out, the
+    /// copy is re-read and `done_note` is told (or why it was not done).
+    fn write_modes(&mut self, modes: Vec<(String, PermissionMode)>, done_note: String) {
+        let team = self.team.clone();
+        let pairs = modes.clone();
+        self.store.submit(
+            Lane::Team,
+            move |home| {
+                let pairs: Vec<(&str, PermissionMode)> =
+                    pairs.iter().map(|(n, m)| (n.as_str(), *m)).collect();
+                let written = store::set_modes(home, &team, &pairs);
+                (written, store::read_team(home, &team).map(|f| (f, None)))
+            },
+            move |c, (written, read)| {
+                c.apply_team(read);
+                if let Err(e) = written {
+                    let whose = match modes.as_slice() {
+                        [(name, _)] => format!("{name}'s mode"),
+                        _ => "the modes".to_string(),
+                    };
+                    c.note(format!("Could not change {whose}: {e}"));
+                    return;
+                }
+                // One mode for all (cycle all) or one teammate: told once every request is out.
+                let names: Vec<String> = modes.iter().map(|(n, _)| n.clone()).collect();
+                let mode = modes.first().map_or(PermissionMode::Default, |(_, m)| *m);
+                c.send_mode_requests(&names, mode, move |c| c.note(done_note));
+            },
+        );
     }
 
     /// Shift+Tab in the teams dialog: all equal → next, mixed → default; one team-file write,
     /// then one `mode_set_request` per teammate.
-    pub fn cycle_all_modes(&mut self) {
-        self.reload_team();
+    pub async fn cycle_all_modes(&mut self) {
+        self.fresh_team().await;
         let members: Vec<(String, PermissionMode)> = self
             .team_file
             .teammates()
@@ -140,84 +198,86 @@ impl Controller {
         }
         let modes: Vec<PermissionMode> = members.iter().map(|(_, m)| *m).collect();
         let target = PermissionMode::cycle_all(&modes);
-        let pairs: Vec<(&str, PermissionMode)> =
-            members.iter().map(|(n, _)| (n.as_str(), target)).collect();
-        if let Err(e) = store::set_modes(&self.home, &self.team, &pairs) {
-            self.note(format!("Could not change the modes: {e}"));
-            return;
-        }
-        let names: Vec<String> = members.into_iter().map(|(n, _)| n).collect();
-        self.send_mode_requests(&names, target);
-        self.reload_team();
-        self.note(format!("Every teammate is now in {target} mode."));
+        let pairs: Vec<(String, PermissionMode)> =
+            members.into_iter().map(|(n, _)| (n, target)).collect();
+        self.write_modes(pairs, format!("Every teammate is now in {target} mode."));
     }
 
     /// One teammate's mode: team-file write, then `mode_set_request`.
-    pub fn set_teammate_mode(&mut self, name: &str, mode: PermissionMode) {
-        if !self.has_teammate(name) {
+    pub async fn set_teammate_mode(&mut self, name: &str, mode: PermissionMode) {
+        if !self.has_teammate(name).await {
             return self.no_such_teammate(name);
         }
-        if let Err(e) = store::set_modes(&self.home, &self.team, &[(name, mode)]) {
-            self.note(format!("Could not change {name}'s mode: {e}"));
-            return;
-        }
-        self.send_mode_requests(&[name.to_string()], mode);
-        self.reload_team();
-        self.note(format!("{name} is now in {mode} mode."));
+        self.write_modes(
+            vec![(name.to_string(), mode)],
+            format!("{name} is now in {mode} mode."),
+        );
     }
 
-    /// Writes a `shutdown_request` to `name`'s inbox and remembers its id. False on failure.
-    pub fn send_shutdown_request(&mut self, name: &str, reason: Option<&str>) -> bool {
+    /// Writes a `shutdown_request` to `name`'s inbox (in the background) and remembers its id
+    /// at once, so an answer that comes quickly is matched; `then` hears whether it was
+    /// written (a failure is told, and the id forgotten).
+    pub fn send_shutdown_request(
+        &mut self,
+        name: &str,
+        reason: Option<&str>,
+        then: impl FnOnce(&mut Controller, bool) + Send + 'static,
+    ) {
         let (request_id, entry) = shutdown_request(name, reason);
-        match self.deliver(name, entry) {
-            Ok(()) => {
-                self.tracking
-                    .entry(name.to_string())
-                    .or_default()
-                    .shutdown_request = Some(request_id);
-                true
+        self.tracking
+            .entry(name.to_string())
+            .or_default()
+            .shutdown_request = Some(request_id.clone());
+        let to = name.to_string();
+        self.deliver(name, entry, move |c, sent| {
+            if let Err(e) = &sent {
+                if let Some(t) = c.tracking.get_mut(&to)
+                    && t.shutdown_request.as_deref() == Some(request_id.as_str())
+                {
+                    t.shutdown_request = None;
+                }
+                c.note(format!("Could not ask {to} to shut down: {e}"));
             }
-            Err(e) => {
-                self.note(format!("Could not ask {name} to shut down: {e}"));
-                false
-            }
-        }
+            then(c, sent.is_ok())
+        });
     }
 
-    /// Asks one teammate to shut down.
-    pub fn shutdown_one(&mut self, name: &str) -> OpResult {
-        if !self.has_teammate(name) {
-            return Err(self.no_such_teammate_error(name));
+    /// Asks one teammate to shut down; `done` hears once the request is written.
+    pub async fn shutdown_one(&mut self, name: &str, done: Done) {
+        if !self.has_teammate(name).await {
+            let e = self.no_such_teammate_error(name);
+            return done(self, Err(e));
         }
-        if self.send_shutdown_request(name, None) {
-            Ok(Outcome::ShutdownAsked {
-                name: name.to_string(),
-            })
-        } else {
-            Err(OpError::Refused(format!(
-                "{name} was not asked to shut down."
-            )))
-        }
+        let to = name.to_string();
+        self.send_shutdown_request(name, None, move |c, sent| {
+            let result = if sent {
+                Ok(Outcome::ShutdownAsked { name: to })
+            } else {
+                Err(OpError::Refused(format!(
+                    "{to} was not asked to shut down."
+                )))
+            };
+            done(c, result)
+        });
     }
 
-    /// Asks every teammate to shut down.
-    pub fn shutdown_all(&mut self) {
-        self.reload_team();
+    /// Asks every teammate to shut down (a request that cannot be written is told apart).
+    pub async fn shutdown_all(&mut self) {
+        self.fresh_team().await;
         let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
         if names.is_empty() {
             self.note("There are no teammates to shut down.");
             return;
         }
-        let asked = names
-            .iter()
-            .filter(|n| self.send_shutdown_request(n, None))
-            .count();
-        self.note(format!("Asked {asked} teammate(s) to shut down."));
+        for name in &names {
+            self.send_shutdown_request(name, None, |_, _| {});
+        }
+        self.note(format!("Asked {} teammate(s) to shut down.", names.len()));
     }
 
     /// Stops a teammate now: its runtime is killed, it leaves the team, its tasks are freed.
     pub async fn kill(&mut self, name: &str) {
-        if !self.has_teammate(name) {
+        if !self.has_teammate(name).await {
             return self.no_such_teammate(name);
         }
         if let Err(e) = self.executor.kill(name).await {
@@ -227,8 +287,8 @@ impl Controller {
     }
 
     /// Asks every idle teammate to shut down.
-    pub fn prune_idle(&mut self) {
-        self.reload_team();
+    pub async fn prune_idle(&mut self) {
+        self.fresh_team().await;
         let idle: Vec<String> = self
             .team_file
             .teammates()
@@ -244,23 +304,64 @@ impl Controller {
             self.note("No teammate is idle.");
             return;
         }
-        let asked: Vec<String> = idle
-            .into_iter()
-            .filter(|n| self.send_shutdown_request(n, Some("idle")))
-            .collect();
+        for name in &idle {
+            self.send_shutdown_request(name, Some("idle"), |_, _| {});
+        }
         self.note(format!(
             "Asked {} idle teammate(s) to shut down: {}",
-            asked.len(),
-            asked.join(", ")
+            idle.len(),
+            idle.join(", ")
         ));
     }
 
     /// Is `name` a teammate (told when not)?
-    fn known_teammate(&mut self, name: &str) -> bool {
-        if self.has_teammate(name) {
+    async fn known_teammate(&mut self, name: &str) -> bool {
+        if self.has_teammate(name).await {
             return true;
         }
         self.no_such_teammate(name);
         false
+    }
+}
+
+/// Runs its action once `count` parts are done (the last part runs it, on the loop).
+#[derive(Clone)]
+struct Countdown {
+    state: std::sync::Arc<std::sync::Mutex<CountdownState>>,
+}
+
+type Action = Box<dyn FnOnce(&mut Controller) + Send>;
+
+struct CountdownState {
+    left: usize,
+    action: Option<Action>,
+}
+
+impl Countdown {
+    fn new(count: usize, action: impl FnOnce(&mut Controller) + Send + 'static) -> Countdown {
+        Countdown {
+            state: std::sync::Arc::new(std::sync::Mutex::new(CountdownState {
+                left: count,
+                action: Some(Box::new(action)),
+            })),
+        }
+    }
+
+    /// One part is done.
+    fn one(&self, c: &mut Controller) {
+        let action = match self.state.lock() {
+            Ok(mut state) => {
+                state.left = state.left.saturating_sub(1);
+                if state.left == 0 {
+                    state.action.take()
+                } else {
+                    None
+                }
+            }
+            Err(_) => None,
+        };
+        if let Some(action) = action {
+            action(c);
+        }
     }
 }

@@ -1,0 +1,166 @@
+//! The controller's copies of the team's files, kept through the [`StoreWorker`]
+//! (see `store_worker`): `config.json` and the task list as last read (re-read in the
+//! background after a change, or read fresh and awaited before a decision), messages to a
+//! member's inbox (appended in its inbox lane; the sender hears back when it is written), and
+//! the session record. Nothing here touches a file on the loop.
+//!
+//! [`StoreWorker`]: super::store_worker::StoreWorker
+
+use super::state::{Controller, Phase};
+use super::store_worker::Lane;
+use crate::protocol::time::now_ms;
+use crate::protocol::{InboxEntry, TeamFile};
+use crate::store::tasks::TaskListing;
+use crate::store::team_guard::Repair;
+use crate::store::{self, StoreError};
+
+impl Controller {
+    /// Writes the session record (what the next lead needs) in the background; a failure is
+    /// told once.
+    pub fn save_record(&mut self) {
+        let (record, team) = (self.record.clone(), self.team.clone());
+        self.store.submit(
+            Lane::Record,
+            move |home| record.write(home, &team),
+            |c, written| {
+                if let Err(e) = written {
+                    c.note_once(format!("Cannot write the session record: {e}"));
+                }
+            },
+        );
+    }
+
+    /// Asks for a re-read of `config.json` (after a change event, a write of the lead's own, or
+    /// by the safety poll); the copy is replaced when it is done.
+    pub fn reload_team(&mut self) {
+        if !self.team_reload.start() {
+            return;
+        }
+        let team = self.team.clone();
+        self.store.submit(
+            Lane::TeamReads,
+            move |home| store::team_guard::read_guarded(home, &team),
+            |c, read| {
+                c.apply_team(read);
+                if c.team_reload.finish() {
+                    c.reload_team();
+                }
+            },
+        );
+    }
+
+    /// Reads `config.json` now (off the loop, lock-free) and awaits it: before a decision
+    /// that needs the members as they are.
+    pub async fn fresh_team(&mut self) {
+        let team = self.team.clone();
+        if let Some(read) = self
+            .store
+            .read(move |home| store::read_team(home, &team).map(|f| (f, None)))
+            .await
+        {
+            self.apply_team(read);
+        }
+    }
+
+    /// Takes a read of `config.json` as the copy (a failure is told once).
+    pub(super) fn apply_team(&mut self, read: Result<(TeamFile, Option<Repair>), StoreError>) {
+        match read {
+            Ok((file, repair)) => {
+                if let Some(repair) = repair {
+                    self.note(format!("Repaired the team file: {repair}."));
+                }
+                let now = now_ms();
+                for member in file.teammates() {
+                    self.tracking
+                        .entry(member.name.clone())
+                        .or_default()
+                        .observe_is_active(member.is_active, now);
+                }
+                for bad in &file.invalid_members {
+                    let text = format!(
+                        "config.json has a member entry without a string agentId and name: {}",
+                        crate::protocol::inbox::clip(&bad.to_string(), 120)
+                    );
+                    self.note_once(text);
+                }
+                self.team_file = file;
+            }
+            Err(StoreError::NotFound { .. }) if self.phase == Phase::Running => {
+                self.note_once("The team file config.json is gone: the team was deleted.");
+            }
+            Err(StoreError::NotFound { .. }) => {}
+            Err(e) => self.note_once(format!("Cannot read the team file: {e}")),
+        }
+    }
+
+    /// Asks for a re-read of the task list; the copy is replaced when it is done.
+    pub fn reload_tasks(&mut self) {
+        if !self.task_reload.start() {
+            return;
+        }
+        let list = self.task_list.clone();
+        self.store.submit(
+            Lane::TaskReads,
+            move |_| list.list(),
+            |c, listed| {
+                c.apply_tasks(listed);
+                if c.task_reload.finish() {
+                    c.reload_tasks();
+                }
+            },
+        );
+    }
+
+    /// Reads the task list now (off the loop, lock-free) and awaits it.
+    pub async fn fresh_tasks(&mut self) {
+        let list = self.task_list.clone();
+        if let Some(listed) = self.store.read(move |_| list.list()).await {
+            self.apply_tasks(listed);
+        }
+    }
+
+    fn apply_tasks(&mut self, listed: Result<TaskListing, StoreError>) {
+        match listed {
+            Ok(listing) => {
+                for problem in listing.problems {
+                    self.note_once(format!("Skipped a task file: {problem}"));
+                }
+                self.tasks = listing.tasks;
+            }
+            Err(e) => self.note_once(format!("Cannot read the task list: {e}")),
+        }
+    }
+
+    /// Appends `entry` to `to`'s inbox in its lane (after every earlier message to `to`), wakes
+    /// it if it runs here, then runs `then` on the loop with how it went.
+    pub fn deliver(
+        &mut self,
+        to: &str,
+        entry: InboxEntry,
+        then: impl FnOnce(&mut Controller, Result<(), StoreError>) + Send + 'static,
+    ) {
+        let (team, name) = (self.team.clone(), to.to_string());
+        self.store.submit(
+            Lane::Inbox(to.to_string()),
+            move |home| store::inbox::append(home, &team, &name, &entry).map(|_| ()),
+            {
+                let to = to.to_string();
+                move |c: &mut Controller, appended: Result<(), StoreError>| {
+                    if appended.is_ok() {
+                        c.executor.wake(&to);
+                    }
+                    then(c, appended)
+                }
+            },
+        );
+    }
+
+    /// [`Controller::deliver`] whose failure is told as `what` ("Could not send … : error").
+    pub fn deliver_or_note(&mut self, to: &str, entry: InboxEntry, what: String) {
+        self.deliver(to, entry, move |c, appended| {
+            if let Err(e) = appended {
+                c.note(format!("{what}: {e}"));
+            }
+        });
+    }
+}
