@@ -18,6 +18,7 @@ use crate::ui::colors::ColorMode;
 use crate::ui::composer::Composer;
 use crate::ui::keymap::Keymap;
 use crate::ui::modal::Modal;
+use crate::ui::modal::context::{DialogContext, QueueHead};
 use crate::ui::transcript::Transcript;
 
 use queue::LocalQueue;
@@ -152,6 +153,24 @@ impl AppState {
     /// Takes the queued commands (oldest first).
     pub fn take_commands(&mut self) -> Vec<LeadCommand> {
         std::mem::take(&mut self.outbox)
+    }
+
+    /// What the dialogs may read of this state, for one key or one frame.
+    pub fn dialog_context(&self) -> DialogContext<'_> {
+        DialogContext {
+            keymap: &self.keymap,
+            now_ms: self.now_ms,
+            team_name: &self.team_name,
+            team: &self.team,
+            permissions: self.permissions.head().map(|head| QueueHead {
+                head,
+                queued: self.permissions.len(),
+            }),
+            plans: self.plans.head().map(|head| QueueHead {
+                head,
+                queued: self.plans.len(),
+            }),
+        }
     }
 
     /// A teammate by name.

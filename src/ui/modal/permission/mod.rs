@@ -13,14 +13,14 @@ pub mod render;
 
 use crossterm::event::KeyEvent;
 
-use crate::lead::view::{LeadCommand, PendingPermission, PermissionDecision};
+use crate::lead::view::{PendingPermission, PermissionDecision};
 use crate::protocol::PermissionUpdate;
 use crate::protocol::permission::{Destination, PermissionRule, RuleBehavior, fallback_update};
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::Outcome;
+use crate::ui::modal::context::{ApprovalContext, DialogAction, DialogSender};
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::guard::Guard;
-use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::sanitize;
 
 /// What an option does.
@@ -170,21 +170,25 @@ impl PermissionDialog {
         }
     }
 
-    fn answer(&mut self, state: &mut AppState, decision: PermissionDecision) -> Outcome {
-        if let Some(head) = state.permissions.take_head() {
-            state.send(LeadCommand::AnswerPermission {
-                key: head.key,
-                decision,
-            });
-        }
+    /// Answers the head (`context.request`); the dialog closes when it was the last request.
+    fn answer(
+        &mut self,
+        context: ApprovalContext<'_, PendingPermission>,
+        sender: &mut DialogSender,
+        decision: PermissionDecision,
+    ) -> Outcome {
+        sender.send(DialogAction::AnswerPermission {
+            key: context.request.key,
+            decision,
+        });
         self.head = None;
         self.feedback = None;
         self.confirming = None;
-        if state.permissions.is_empty() {
+        if context.queued <= 1 {
             Outcome::Close
         } else {
             // The next request is new content: it gets its own grace period.
-            self.guard.restart(state.now_ms);
+            self.guard.restart(context.now_ms);
             Outcome::Keep
         }
     }
@@ -210,17 +214,22 @@ impl PermissionDialog {
         }
     }
 
-    pub fn handle(&mut self, key: &KeyEvent, state: &mut AppState) -> Outcome {
-        let Some(head) = state.permissions.head().cloned() else {
-            return Outcome::Close;
-        };
-        self.sync(head.key, state.now_ms);
+    /// Handles a key for the head of the queue (`context.request`).
+    pub fn handle(
+        &mut self,
+        key: &KeyEvent,
+        context: ApprovalContext<'_, PendingPermission>,
+        sender: &mut DialogSender,
+    ) -> Outcome {
+        let head = context.request;
+        let keymap = context.keymap;
+        self.sync(head.key, context.now_ms);
         if let Some(input) = &mut self.feedback {
-            return match state.keymap.lookup(Context::Feedback, key) {
+            return match keymap.lookup(Context::Feedback, key) {
                 Some(Action::SendFeedback) => {
                     let text = input.text();
                     let feedback = (!text.is_empty()).then_some(text);
-                    self.answer(state, PermissionDecision::Deny { feedback })
+                    self.answer(context, sender, PermissionDecision::Deny { feedback })
                 }
                 Some(Action::CancelFeedback) => {
                     self.feedback = None;
@@ -232,15 +241,15 @@ impl PermissionDialog {
                 }
             };
         }
-        let opts = options(&head);
+        let opts = options(head);
         if let Some(index) = self.confirming {
-            return match (
-                state.keymap.lookup(Context::AlwaysConfirm, key),
-                opts.get(index),
-            ) {
-                (Some(Action::ConfirmAlways), Some((_, Choice::Always { updates, .. }))) => {
-                    self.answer(state, PermissionDecision::AllowAlways(updates.clone()))
-                }
+            return match (keymap.lookup(Context::AlwaysConfirm, key), opts.get(index)) {
+                (Some(Action::ConfirmAlways), Some((_, Choice::Always { updates, .. }))) => self
+                    .answer(
+                        context,
+                        sender,
+                        PermissionDecision::AllowAlways(updates.clone()),
+                    ),
                 (Some(Action::Back), _) => {
                     self.confirming = None;
                     Outcome::Keep
@@ -252,10 +261,10 @@ impl PermissionDialog {
             .iter()
             .position(|(_, c)| matches!(c, Choice::Always { .. }));
         let last = opts.len() - 1;
-        match state.keymap.lookup(Context::Permission, key) {
-            Some(Action::Allow) => self.answer(state, PermissionDecision::AllowOnce),
+        match keymap.lookup(Context::Permission, key) {
+            Some(Action::Allow) => self.answer(context, sender, PermissionDecision::AllowOnce),
             Some(Action::AllowAlways) => match first_always {
-                Some(index) => self.confirm_always(index, state.now_ms),
+                Some(index) => self.confirm_always(index, context.now_ms),
                 None => Outcome::Keep,
             },
             Some(Action::Deny) => {
@@ -278,16 +287,18 @@ impl PermissionDialog {
             }
             // Enter chooses only an option the person moved to.
             Some(Action::Choose) => match self.selected.and_then(|i| opts.get(i)) {
-                Some((_, Choice::Once)) => self.answer(state, PermissionDecision::AllowOnce),
+                Some((_, Choice::Once)) => {
+                    self.answer(context, sender, PermissionDecision::AllowOnce)
+                }
                 Some((_, Choice::Always { .. })) => {
                     let index = self.selected.unwrap_or(0);
-                    self.confirm_always(index, state.now_ms)
+                    self.confirm_always(index, context.now_ms)
                 }
                 Some((_, Choice::No)) => self.ask_why(&head.worker),
                 None => Outcome::Keep,
             },
             Some(Action::OpenRequester) => {
-                state.open_teammate(&head.worker);
+                sender.send(DialogAction::OpenTeammate(head.worker.clone()));
                 Outcome::Keep
             }
             Some(Action::Later) => Outcome::Close,
