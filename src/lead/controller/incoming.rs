@@ -6,8 +6,9 @@
 use super::state::{Controller, Phase};
 use crate::agent::events::{LogKind, StopReason, TeammateEvent, TeammateEventKind};
 use crate::lead::bridge::BridgeMessage;
+use crate::lead::permission_queue::Answer;
+use crate::lead::plan_queue::plan_response;
 use crate::lead::poller::{LeadIncoming, turn_item};
-use crate::lead::queue::{Answer, plan_response};
 use crate::lead::team_view::Activity;
 use crate::lead::turns::SyntheticTurn;
 use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision, TranscriptItem};

@@ -4,7 +4,7 @@
 //! controller are collected in an outbox the app loop sends.
 
 pub mod approvals;
-pub mod queue;
+pub mod local_queue;
 pub mod waiting;
 
 use std::collections::HashMap;
@@ -21,7 +21,7 @@ use crate::ui::modal::Modal;
 use crate::ui::modal::context::{DialogContext, QueueHead};
 use crate::ui::transcript::Transcript;
 
-use queue::LocalQueue;
+use local_queue::LocalQueue;
 
 /// Which part of the main screen has the keyboard when no dialog is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
