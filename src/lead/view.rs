@@ -1,7 +1,7 @@
 //! The contract between the lead controller and the UI: what the UI may ask for
 //! ([`LeadCommand`]) and what it is told ([`LeadEvent`]), with the plain data it renders. The
 //! transcript arrives as appended items (it can be long); the team, the queues and the tasks
-//! arrive as whole snapshots (they are small).
+//! arrive as whole snapshots (they are small), built by [`super::view_builder`].
 
 use serde_json::Value;
 

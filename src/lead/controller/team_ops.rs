@@ -6,8 +6,8 @@
 use super::outcome::{OpError, OpResult, Outcome};
 use super::state::Controller;
 use crate::backend::executor::shutdown_request;
-use crate::lead::team_view::status_of;
 use crate::lead::view::{LeadCommand, LeadEvent, TeammateStatus};
+use crate::lead::view_builder::status_of;
 use crate::protocol::frames::{Frame, ModeSetRequest};
 use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
 use crate::store;
