@@ -14,7 +14,7 @@ use crate::ui::modal::context::{DialogAction, DialogSender};
 use crate::ui::modal::guard::Focused;
 use crate::ui::modal::help::HelpDialog;
 use crate::ui::modal::teams::TeamsDialog;
-use crate::ui::modal::{Modal, Outcome};
+use crate::ui::modal::{DialogOutcome, Modal};
 use crate::ui::state::{AppState, Focus, QuitState};
 
 impl AppState {
@@ -105,8 +105,8 @@ impl AppState {
                 self.apply_dialog_action(action);
             }
             match outcome {
-                Outcome::Keep => self.modals.push(modal),
-                Outcome::Close => {
+                DialogOutcome::Keep => self.modals.push(modal),
+                DialogOutcome::Close => {
                     let answered_all = match &modal {
                         Modal::Permission(_) => self.permissions.is_empty(),
                         Modal::Plan(_) => self.plans.is_empty(),
@@ -116,7 +116,7 @@ impl AppState {
                         self.unshown_requests_wait();
                     }
                 }
-                Outcome::Push(top) => {
+                DialogOutcome::Push(top) => {
                     self.modals.push(modal);
                     self.modals.push(top);
                 }

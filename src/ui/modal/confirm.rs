@@ -15,7 +15,7 @@ use crate::protocol::PermissionMode;
 use crate::ui::keymap::{Action, Context, Keymap};
 use crate::ui::modal::context::DialogSender;
 use crate::ui::modal::guard::{Focused, Guard};
-use crate::ui::modal::{Outcome, centered_box, frame, hint_lines};
+use crate::ui::modal::{DialogOutcome, centered_box, frame, hint_lines};
 use crate::ui::transcript::wrap::str_width;
 
 /// The question and what `y` sends.
@@ -91,14 +91,14 @@ impl ConfirmDialog {
         key: &KeyEvent,
         keymap: &Keymap,
         sender: &mut DialogSender,
-    ) -> Outcome {
+    ) -> DialogOutcome {
         match keymap.lookup(Context::Confirm, key) {
             Some(Action::Yes) => {
                 sender.command(self.command.clone());
-                Outcome::Close
+                DialogOutcome::Close
             }
-            Some(Action::No) => Outcome::Close,
-            _ => Outcome::Keep,
+            Some(Action::No) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 

@@ -3,7 +3,7 @@
 //! context and draws itself; the top of the stack gets the keyboard. A dialog sees only what
 //! it shows ([`context::DialogContext`], narrowed for each dialog) and sends what it does
 //! through a [`context::DialogSender`]; it never sees the UI state. It says with an
-//! [`Outcome`] what becomes of it. Approval and confirmation dialogs carry a
+//! [`DialogOutcome`] what becomes of it. Approval and confirmation dialogs carry a
 //! [`guard::Guard`]: keys in their grace period are not answers.
 
 pub mod confirm;
@@ -37,7 +37,7 @@ pub enum Modal {
 }
 
 /// What becomes of a dialog after a key.
-pub enum Outcome {
+pub enum DialogOutcome {
     Keep,
     Close,
     /// Keep it and open another on top (a confirmation).
@@ -60,15 +60,15 @@ impl Modal {
         key: &KeyEvent,
         context: &DialogContext<'_>,
         sender: &mut DialogSender,
-    ) -> Outcome {
+    ) -> DialogOutcome {
         match self {
             Modal::Permission(d) => match context.permission() {
                 Some(c) => d.handle(key, c, sender),
-                None => Outcome::Close,
+                None => DialogOutcome::Close,
             },
             Modal::Plan(d) => match context.plan() {
                 Some(c) => d.handle(key, c, sender),
-                None => Outcome::Close,
+                None => DialogOutcome::Close,
             },
             Modal::Teams(d) => d.handle(key, &context.teams(), sender),
             Modal::Confirm(d) => d.handle(key, context.keymap, sender),

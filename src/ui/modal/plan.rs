@@ -19,7 +19,7 @@ use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::context::{ApprovalContext, DialogAction, DialogSender};
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::guard::Guard;
-use crate::ui::modal::{Outcome, bottom_box, frame, hint_lines, pick_title};
+use crate::ui::modal::{DialogOutcome, bottom_box, frame, hint_lines, pick_title};
 use crate::ui::palette::{dim, teammate_color};
 use crate::ui::transcript::wrap::{sanitize, str_width, wrap_line};
 
@@ -85,7 +85,7 @@ impl PlanDialog {
         context: ApprovalContext<'_, PendingPlan>,
         sender: &mut DialogSender,
         decision: PlanDecision,
-    ) -> Outcome {
+    ) -> DialogOutcome {
         sender.send(DialogAction::AnswerPlan {
             request_id: context.request.request_id.clone(),
             decision,
@@ -93,10 +93,10 @@ impl PlanDialog {
         self.head = None;
         self.feedback = None;
         if context.queued <= 1 {
-            Outcome::Close
+            DialogOutcome::Close
         } else {
             self.guard.restart(context.now_ms);
-            Outcome::Keep
+            DialogOutcome::Keep
         }
     }
 
@@ -118,7 +118,7 @@ impl PlanDialog {
         key: &KeyEvent,
         context: ApprovalContext<'_, PendingPlan>,
         sender: &mut DialogSender,
-    ) -> Outcome {
+    ) -> DialogOutcome {
         let head = context.request;
         self.sync(&head.request_id, context.now_ms);
         if let Some(input) = &mut self.feedback {
@@ -126,18 +126,18 @@ impl PlanDialog {
                 Some(Action::SendFeedback) => {
                     let feedback = input.text();
                     if feedback.is_empty() {
-                        Outcome::Keep
+                        DialogOutcome::Keep
                     } else {
                         self.answer(context, sender, PlanDecision::Reject { feedback })
                     }
                 }
                 Some(Action::CancelFeedback) => {
                     self.feedback = None;
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
                 _ => {
                     input.input(key);
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
             };
         }
@@ -152,34 +152,34 @@ impl PlanDialog {
                     "tell @{} what to change (enter to send)",
                     head.from
                 )));
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::PrevOption) => {
                 self.mode = (self.mode + APPROVE_MODES.len() - 1) % APPROVE_MODES.len();
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::NextOption) => {
                 self.mode = (self.mode + 1) % APPROVE_MODES.len();
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::Up) => {
                 self.scroll_by(-1);
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::Down) => {
                 self.scroll_by(1);
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::PageUp) => {
                 self.scroll_by(-page);
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::PageDown) => {
                 self.scroll_by(page);
-                Outcome::Keep
+                DialogOutcome::Keep
             }
-            Some(Action::Later) => Outcome::Close,
-            _ => Outcome::Keep,
+            Some(Action::Later) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 

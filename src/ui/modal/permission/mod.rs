@@ -17,7 +17,7 @@ use crate::lead::view::{PendingPermission, PermissionDecision};
 use crate::protocol::PermissionUpdate;
 use crate::protocol::permission::{Destination, PermissionRule, RuleBehavior, fallback_update};
 use crate::ui::keymap::{Action, Context};
-use crate::ui::modal::Outcome;
+use crate::ui::modal::DialogOutcome;
 use crate::ui::modal::context::{ApprovalContext, DialogAction, DialogSender};
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::guard::Guard;
@@ -176,7 +176,7 @@ impl PermissionDialog {
         context: ApprovalContext<'_, PendingPermission>,
         sender: &mut DialogSender,
         decision: PermissionDecision,
-    ) -> Outcome {
+    ) -> DialogOutcome {
         sender.send(DialogAction::AnswerPermission {
             key: context.request.key,
             decision,
@@ -185,27 +185,27 @@ impl PermissionDialog {
         self.feedback = None;
         self.confirming = None;
         if context.queued <= 1 {
-            Outcome::Close
+            DialogOutcome::Close
         } else {
             // The next request is new content: it gets its own grace period.
             self.guard.restart(context.now_ms);
-            Outcome::Keep
+            DialogOutcome::Keep
         }
     }
 
-    fn ask_why(&mut self, worker: &str) -> Outcome {
+    fn ask_why(&mut self, worker: &str) -> DialogOutcome {
         self.feedback = Some(FeedbackInput::new(&format!(
             "tell @{worker} why (enter to send, empty for no reason)"
         )));
-        Outcome::Keep
+        DialogOutcome::Keep
     }
 
     /// Second step of "always": show the exact rule and wait for a deliberate confirmation.
-    fn confirm_always(&mut self, index: usize, now_ms: u64) -> Outcome {
+    fn confirm_always(&mut self, index: usize, now_ms: u64) -> DialogOutcome {
         self.selected = Some(index);
         self.confirming = Some(index);
         self.guard.restart(now_ms);
-        Outcome::Keep
+        DialogOutcome::Keep
     }
 
     pub fn paste(&mut self, text: &str) {
@@ -220,7 +220,7 @@ impl PermissionDialog {
         key: &KeyEvent,
         context: ApprovalContext<'_, PendingPermission>,
         sender: &mut DialogSender,
-    ) -> Outcome {
+    ) -> DialogOutcome {
         let head = context.request;
         let keymap = context.keymap;
         self.sync(head.key, context.now_ms);
@@ -233,11 +233,11 @@ impl PermissionDialog {
                 }
                 Some(Action::CancelFeedback) => {
                     self.feedback = None;
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
                 _ => {
                     input.input(key);
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
             };
         }
@@ -252,9 +252,9 @@ impl PermissionDialog {
                     ),
                 (Some(Action::Back), _) => {
                     self.confirming = None;
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
-                _ => Outcome::Keep,
+                _ => DialogOutcome::Keep,
             };
         }
         let first_always = opts
@@ -265,7 +265,7 @@ impl PermissionDialog {
             Some(Action::Allow) => self.answer(context, sender, PermissionDecision::AllowOnce),
             Some(Action::AllowAlways) => match first_always {
                 Some(index) => self.confirm_always(index, context.now_ms),
-                None => Outcome::Keep,
+                None => DialogOutcome::Keep,
             },
             Some(Action::Deny) => {
                 self.selected = Some(last);
@@ -276,14 +276,14 @@ impl PermissionDialog {
                     None | Some(0) => last,
                     Some(i) => i - 1,
                 });
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::NextOption) => {
                 self.selected = Some(match self.selected {
                     None => 0,
                     Some(i) => (i + 1) % opts.len(),
                 });
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             // Enter chooses only an option the person moved to.
             Some(Action::Choose) => match self.selected.and_then(|i| opts.get(i)) {
@@ -295,14 +295,14 @@ impl PermissionDialog {
                     self.confirm_always(index, context.now_ms)
                 }
                 Some((_, Choice::No)) => self.ask_why(&head.worker),
-                None => Outcome::Keep,
+                None => DialogOutcome::Keep,
             },
             Some(Action::OpenRequester) => {
                 sender.send(DialogAction::OpenTeammate(head.worker.clone()));
-                Outcome::Keep
+                DialogOutcome::Keep
             }
-            Some(Action::Later) => Outcome::Close,
-            _ => Outcome::Keep,
+            Some(Action::Later) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 }

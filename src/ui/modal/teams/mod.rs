@@ -14,7 +14,7 @@ use crate::lead::view::{LeadCommand, TeammateView};
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::confirm::{self, ConfirmDialog, ModeChange};
 use crate::ui::modal::context::{DialogAction, DialogSender, TeamsContext};
-use crate::ui::modal::{Modal, Outcome};
+use crate::ui::modal::{DialogOutcome, Modal};
 
 /// The dialog's state.
 #[derive(Debug, Default, Clone)]
@@ -54,7 +54,7 @@ impl TeamsDialog {
         key: &KeyEvent,
         context: &TeamsContext<'_>,
         sender: &mut DialogSender,
-    ) -> Outcome {
+    ) -> DialogOutcome {
         if let Some(name) = self.detail.clone() {
             if let Some(teammate) = context.teammate(&name) {
                 return self.handle_detail(teammate, key, context, sender);
@@ -68,38 +68,38 @@ impl TeamsDialog {
         match (context.keymap.lookup(Context::TeamsList, key), selected) {
             (Some(Action::Up), _) => {
                 self.select(team, index.saturating_sub(1));
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             (Some(Action::Down), _) => {
                 let last = team.len().saturating_sub(1);
                 self.select(team, (index + 1).min(last));
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             (Some(Action::OpenDetail), Some(name)) => {
                 self.detail = Some(name);
                 self.prompt_expanded = false;
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             (Some(Action::CycleAllModes), _) if !team.is_empty() => {
                 mode_change(confirm::cycle_all_modes(team, context.now_ms), sender)
             }
             (Some(Action::Shutdown), Some(name)) => {
                 sender.command(LeadCommand::Shutdown { name });
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             (Some(Action::Kill), Some(name)) => {
-                Outcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, context.now_ms)))
+                DialogOutcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, context.now_ms)))
             }
             (Some(Action::ToggleHidden), Some(name)) => {
                 sender.command(LeadCommand::ToggleHidden { name });
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             (Some(Action::PruneIdle), _) => {
                 sender.command(LeadCommand::PruneIdle);
-                Outcome::Keep
+                DialogOutcome::Keep
             }
-            (Some(Action::Close), _) => Outcome::Close,
-            _ => Outcome::Keep,
+            (Some(Action::Close), _) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 
@@ -109,7 +109,7 @@ impl TeamsDialog {
         key: &KeyEvent,
         context: &TeamsContext<'_>,
         sender: &mut DialogSender,
-    ) -> Outcome {
+    ) -> DialogOutcome {
         let name = teammate.name.clone();
         match context.keymap.lookup(Context::TeamsDetail, key) {
             Some(Action::CycleMode) => mode_change(
@@ -120,32 +120,32 @@ impl TeamsDialog {
                 sender.send(DialogAction::OpenTeammate(name));
                 // An in-process teammate opens as the inline view, under no dialog.
                 if teammate.in_process() {
-                    Outcome::Close
+                    DialogOutcome::Close
                 } else {
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
             }
             Some(Action::Shutdown) => {
                 sender.command(LeadCommand::Shutdown { name });
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::Kill) => {
-                Outcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, context.now_ms)))
+                DialogOutcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, context.now_ms)))
             }
             Some(Action::ToggleHidden) => {
                 sender.command(LeadCommand::ToggleHidden { name });
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::ExpandPrompt) => {
                 self.prompt_expanded = !self.prompt_expanded;
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::Back) => {
                 self.detail = None;
-                Outcome::Keep
+                DialogOutcome::Keep
             }
-            Some(Action::Close) => Outcome::Close,
-            _ => Outcome::Keep,
+            Some(Action::Close) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 
@@ -159,12 +159,12 @@ impl TeamsDialog {
 
 /// A mode change: the command goes at once (the dialog stays), or its confirmation opens on
 /// top.
-fn mode_change(change: ModeChange, sender: &mut DialogSender) -> Outcome {
+fn mode_change(change: ModeChange, sender: &mut DialogSender) -> DialogOutcome {
     match change {
         ModeChange::Now(command) => {
             sender.command(command);
-            Outcome::Keep
+            DialogOutcome::Keep
         }
-        ModeChange::AskFirst(confirm) => Outcome::Push(Modal::Confirm(confirm)),
+        ModeChange::AskFirst(confirm) => DialogOutcome::Push(Modal::Confirm(confirm)),
     }
 }
