@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use teamlead::backend::detect::{BackendChoice, BackendRequest, CapturedEnv, detect};
+use teamlead::backend::detect::{BackendChoice, CapturedEnv, detect};
 use teamlead::backend::iterm2::Iterm2Backend;
+use teamlead::protocol::BackendRequest;
 
 /// The stand-in reads its state directory from the environment, which is per process: tests
 /// that use it take this lock.

@@ -89,3 +89,31 @@ fn the_ui_never_touches_files_or_processes() {
         offenders.join("\n")
     );
 }
+
+#[test]
+fn dialogs_never_see_the_ui_state() {
+    // A dialog gets a narrow context (what it draws, a sender for its actions), never the
+    // whole `AppState`: `ui::modal` does not depend on `ui::state`.
+    let forbidden = [
+        "ui::state",
+        "AppState",
+        "super::state",
+        "super::super::state",
+    ];
+    let mut offenders = Vec::new();
+    for (file, text) in sources() {
+        if !file.starts_with("ui/modal/") {
+            continue;
+        }
+        for (n, line) in code_lines(&text) {
+            if let Some(f) = forbidden.iter().find(|f| line.contains(**f)) {
+                offenders.push(format!("src/{file}:{}: uses {f}", n + 1));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "a dialog reaches the UI state:\n{}",
+        offenders.join("\n")
+    );
+}

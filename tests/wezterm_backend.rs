@@ -18,9 +18,10 @@ use panes_common::{
     EXIT_AFTER_LEAD_DIES, PtyLead, Reaper, WAIT, Workspace, processes_of, sigkill,
     teammate_processes, wait_until,
 };
-use teamlead::backend::detect::{BackendChoice, BackendRequest, CapturedEnv, detect};
+use teamlead::backend::detect::{BackendChoice, CapturedEnv, detect};
 use teamlead::backend::wezterm::WeztermBackend;
 use teamlead::backend::{PaneBackend, PaneState};
+use teamlead::protocol::BackendRequest;
 
 /// The stand-in's state directory, with the lead's pane 0 in tab 0.
 struct FakeWezterm {

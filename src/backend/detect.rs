@@ -7,51 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-/// What the user asked for with `--backend`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BackendRequest {
-    #[default]
-    Auto,
-    Tmux,
-    Iterm2,
-    Zellij,
-    Kitty,
-    Wezterm,
-    InProcess,
-}
-
-impl std::str::FromStr for BackendRequest {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "auto" => Ok(BackendRequest::Auto),
-            "tmux" => Ok(BackendRequest::Tmux),
-            "iterm2" => Ok(BackendRequest::Iterm2),
-            "zellij" => Ok(BackendRequest::Zellij),
-            "kitty" => Ok(BackendRequest::Kitty),
-            "wezterm" => Ok(BackendRequest::Wezterm),
-            "in-process" => Ok(BackendRequest::InProcess),
-            other => Err(format!(
-                "unknown backend `{other}` (expected auto, tmux, iterm2, zellij, kitty, wezterm or in-process)"
-            )),
-        }
-    }
-}
-
-impl BackendRequest {
-    /// The request that finds panes of this kind again (`clean` closing a dead team's panes).
-    pub fn for_kind(kind: crate::protocol::BackendKind) -> BackendRequest {
-        use crate::protocol::BackendKind;
-        match kind {
-            BackendKind::Tmux => BackendRequest::Tmux,
-            BackendKind::Iterm2 => BackendRequest::Iterm2,
-            BackendKind::Zellij => BackendRequest::Zellij,
-            BackendKind::Kitty => BackendRequest::Kitty,
-            BackendKind::Wezterm => BackendRequest::Wezterm,
-            BackendKind::InProcess => BackendRequest::InProcess,
-        }
-    }
-}
+use crate::protocol::BackendRequest;
 
 /// The environment variables that matter, captured once at start.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -15,12 +15,12 @@ use std::path::Path;
 
 use std::sync::Arc;
 
-use super::detect::{self, BackendChoice, BackendRequest, CapturedEnv};
+use super::detect::{self, BackendChoice, CapturedEnv};
 use super::lead_probe::{self, LeadStatus, Owner};
 use super::tmux::teammate_panes::{TeammatePane, teammate_panes};
 use super::tmux::{TmuxBackend, TmuxServer};
 use super::{BackendKind, PaneBackend, zellij};
-use crate::protocol::TeamFile;
+use crate::protocol::{BackendRequest, TeamFile};
 use crate::store::{self, Home};
 
 /// One thing left behind that may be removed.

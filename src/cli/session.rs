@@ -7,8 +7,7 @@ use color_eyre::eyre::{Result, WrapErr, bail};
 
 use super::Context;
 use super::args::{
-    AgentChoice, BackendChoice, CleanArgs, DemoArgs, EngineChoice, LeadArgs, TeammateArgs,
-    ThemeChoice,
+    AgentChoice, CleanArgs, DemoArgs, EngineChoice, LeadArgs, TeammateArgs, ThemeChoice,
 };
 use crate::config::Config;
 use crate::lead::controller::{Lead, LeadOptions, QUIT_TIMEOUT};
@@ -66,17 +65,9 @@ pub fn ui_setup(config: &Config, theme: Option<ThemeChoice>) -> Result<crate::ui
 /// The session's options: each flag given, else the config file's default, else the built-in
 /// one.
 pub fn with_defaults(args: &LeadArgs, config: &Config) -> LeadArgs {
-    use crate::config::{Agent, Backend, Engine};
+    use crate::config::{Agent, Engine};
     let mut out = args.clone();
-    out.backend = args.backend.or(config.backend.map(|b| match b {
-        Backend::Auto => BackendChoice::Auto,
-        Backend::Tmux => BackendChoice::Tmux,
-        Backend::Iterm2 => BackendChoice::Iterm2,
-        Backend::Zellij => BackendChoice::Zellij,
-        Backend::Kitty => BackendChoice::Kitty,
-        Backend::Wezterm => BackendChoice::Wezterm,
-        Backend::InProcess => BackendChoice::InProcess,
-    }));
+    out.backend = args.backend.or(config.backend);
     out.agent = args.agent.or(config.agent.map(|a| match a {
         Agent::Builtin => AgentChoice::Builtin,
         Agent::Claude => AgentChoice::Claude,
@@ -119,18 +110,10 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
 /// The lead's options from the flags, the config file and the environment (the backend is
 /// detected here, once per session).
 pub fn lead_options(ctx: &Context, args: &LeadArgs, config: &Config) -> Result<LeadOptions> {
-    use crate::backend::detect::{self, BackendRequest, CapturedEnv};
+    use crate::backend::detect::{self, CapturedEnv};
     use crate::backend::iterm2::Iterm2Backend;
     let args = &with_defaults(args, config);
-    let request = match args.backend.unwrap_or_default() {
-        BackendChoice::Auto => BackendRequest::Auto,
-        BackendChoice::Tmux => BackendRequest::Tmux,
-        BackendChoice::Iterm2 => BackendRequest::Iterm2,
-        BackendChoice::Zellij => BackendRequest::Zellij,
-        BackendChoice::Kitty => BackendRequest::Kitty,
-        BackendChoice::Wezterm => BackendRequest::Wezterm,
-        BackendChoice::InProcess => BackendRequest::InProcess,
-    };
+    let request = args.backend.unwrap_or_default();
     // One detection per session, from the environment captured now.
     let choice = detect::detect(
         &CapturedEnv::from_process(),
@@ -211,6 +194,7 @@ pub fn run_clean(ctx: &Context, args: &CleanArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::BackendRequest;
 
     #[test]
     fn flags_win_over_the_config_file() {
@@ -221,13 +205,13 @@ mod tests {
         )
         .unwrap();
         let none = with_defaults(&LeadArgs::default(), &config);
-        assert_eq!(none.backend, Some(BackendChoice::Tmux));
+        assert_eq!(none.backend, Some(BackendRequest::Tmux));
         assert_eq!(none.agent, Some(AgentChoice::Claude));
         assert_eq!(none.engine, Some(EngineChoice::Llm));
         assert_eq!(none.model.as_deref(), Some("opus"));
         assert!(none.worktree);
         let flags = LeadArgs {
-            backend: Some(BackendChoice::InProcess),
+            backend: Some(BackendRequest::InProcess),
             agent: Some(AgentChoice::Builtin),
             engine: Some(EngineChoice::Shell),
             model: Some("haiku".to_string()),
@@ -235,7 +219,7 @@ mod tests {
             ..LeadArgs::default()
         };
         let both = with_defaults(&flags, &config);
-        assert_eq!(both.backend, Some(BackendChoice::InProcess));
+        assert_eq!(both.backend, Some(BackendRequest::InProcess));
         assert_eq!(both.agent, Some(AgentChoice::Builtin));
         assert_eq!(both.engine, Some(EngineChoice::Shell));
         assert_eq!(both.model.as_deref(), Some("haiku"));

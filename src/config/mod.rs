@@ -18,23 +18,11 @@ use toml::Spanned;
 pub use error::ConfigError;
 pub use llm::{FileRetry, FileSettings};
 
+use crate::protocol::BackendRequest;
 use crate::store::safe_file::{MAX_SMALL_FILE_BYTES, read_regular_following};
 
 /// The commented example `teamlead config init` writes (also `assets/config.example.toml`).
 pub const EXAMPLE: &str = include_str!("../../assets/config.example.toml");
-
-/// Where teammates run (`backend = …`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Backend {
-    Auto,
-    Tmux,
-    Iterm2,
-    Zellij,
-    Kitty,
-    Wezterm,
-    InProcess,
-}
 
 /// What runs a teammate (`agent = …`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -87,7 +75,7 @@ impl Keys {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct FileTop {
-    backend: Option<Backend>,
+    backend: Option<BackendRequest>,
     agent: Option<Agent>,
     engine: Option<Engine>,
     model: Option<String>,
@@ -117,7 +105,7 @@ pub struct Config {
     pub path: Option<PathBuf>,
     /// The file's text (for error positions).
     pub text: String,
-    pub backend: Option<Backend>,
+    pub backend: Option<BackendRequest>,
     pub agent: Option<Agent>,
     pub engine: Option<Engine>,
     pub model: Option<String>,

@@ -8,12 +8,12 @@ pub mod controller;
 pub mod demo;
 pub mod emergency;
 pub mod model;
+pub mod permission_queue;
 pub mod plan_queue;
 pub mod poller;
-pub mod queue;
-pub mod team_view;
 pub mod turns;
 pub mod view;
+pub mod view_builder;
 
 pub use commands::slash_commands;
 pub use controller::{Lead, LeadError, LeadHandle, LeadOptions};

@@ -1,6 +1,6 @@
 //! The lead's inbox poller: drains `inboxes/team-lead.json` through the delivery log (recorded
 //! durably before removal, de-duplicated across crashes) and sorts every entry into what the
-//! controller does with it ([`Incoming`]). Woken by the file event on the inboxes directory,
+//! controller does with it ([`LeadIncoming`]). Woken by the file event on the inboxes directory,
 //! with the controller's slow safety poll as a fallback.
 
 use std::path::PathBuf;
@@ -25,7 +25,7 @@ pub struct Poller {
 /// What one drain produced.
 #[derive(Debug, Default)]
 pub struct Polled {
-    pub incoming: Vec<Incoming>,
+    pub incoming: Vec<LeadIncoming>,
     /// Files where bad input was kept.
     pub quarantined: Vec<PathBuf>,
     /// Why the drain stopped early. What it recorded before is in `incoming` all the same
@@ -74,7 +74,7 @@ impl Poller {
 
 /// One inbox entry, as the lead acts on it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
+pub enum LeadIncoming {
     /// The sender's turn ended.
     Idle {
         entry: InboxEntry,
@@ -110,34 +110,38 @@ pub enum Incoming {
     },
 }
 
-impl Incoming {
+impl LeadIncoming {
     /// The entry it came from.
     pub fn entry(&self) -> &InboxEntry {
         match self {
-            Incoming::Idle { entry, .. }
-            | Incoming::Permission { entry, .. }
-            | Incoming::Sandbox { entry, .. }
-            | Incoming::Plan { entry, .. }
-            | Incoming::ShutdownApproved { entry, .. }
-            | Incoming::ShutdownRejected { entry, .. }
-            | Incoming::Turn { entry, .. } => entry,
+            LeadIncoming::Idle { entry, .. }
+            | LeadIncoming::Permission { entry, .. }
+            | LeadIncoming::Sandbox { entry, .. }
+            | LeadIncoming::Plan { entry, .. }
+            | LeadIncoming::ShutdownApproved { entry, .. }
+            | LeadIncoming::ShutdownRejected { entry, .. }
+            | LeadIncoming::Turn { entry, .. } => entry,
         }
     }
 }
 
 /// Sorts one entry.
-pub fn classify(entry: InboxEntry) -> Incoming {
+pub fn classify(entry: InboxEntry) -> LeadIncoming {
     match entry.parse_frame() {
-        Some(Frame::IdleNotification(notification)) => Incoming::Idle {
+        Some(Frame::IdleNotification(notification)) => LeadIncoming::Idle {
             entry,
             notification,
         },
-        Some(Frame::PermissionRequest(request)) => Incoming::Permission { entry, request },
-        Some(Frame::SandboxPermissionRequest(request)) => Incoming::Sandbox { entry, request },
-        Some(Frame::PlanApprovalRequest(request)) => Incoming::Plan { entry, request },
-        Some(Frame::ShutdownApproved(approved)) => Incoming::ShutdownApproved { entry, approved },
-        Some(Frame::ShutdownRejected(rejected)) => Incoming::ShutdownRejected { entry, rejected },
-        frame => Incoming::Turn { entry, frame },
+        Some(Frame::PermissionRequest(request)) => LeadIncoming::Permission { entry, request },
+        Some(Frame::SandboxPermissionRequest(request)) => LeadIncoming::Sandbox { entry, request },
+        Some(Frame::PlanApprovalRequest(request)) => LeadIncoming::Plan { entry, request },
+        Some(Frame::ShutdownApproved(approved)) => {
+            LeadIncoming::ShutdownApproved { entry, approved }
+        }
+        Some(Frame::ShutdownRejected(rejected)) => {
+            LeadIncoming::ShutdownRejected { entry, rejected }
+        }
+        frame => LeadIncoming::Turn { entry, frame },
     }
 }
 
@@ -174,7 +178,7 @@ mod tests {
         let plain = InboxEntry::new("builder", "all done").with_summary(Some("done"));
         assert!(matches!(
             classify(plain.clone()),
-            Incoming::Turn { frame: None, .. }
+            LeadIncoming::Turn { frame: None, .. }
         ));
         assert_eq!(
             turn_item(&plain, None, Some("red".into())),
@@ -194,7 +198,7 @@ mod tests {
                 timestamp: None,
             }),
         );
-        let Incoming::Turn { entry, frame } = classify(done) else {
+        let LeadIncoming::Turn { entry, frame } = classify(done) else {
             panic!("not a turn")
         };
         match turn_item(&entry, frame.as_ref(), None) {
@@ -216,13 +220,13 @@ mod tests {
         let kinds: Vec<&str> = entries
             .into_iter()
             .map(|e| match classify(e) {
-                Incoming::Idle { .. } => "idle",
-                Incoming::Permission { .. } => "permission",
-                Incoming::Sandbox { .. } => "sandbox",
-                Incoming::Plan { .. } => "plan",
-                Incoming::ShutdownApproved { .. } => "approved",
-                Incoming::ShutdownRejected { .. } => "rejected",
-                Incoming::Turn { .. } => "turn",
+                LeadIncoming::Idle { .. } => "idle",
+                LeadIncoming::Permission { .. } => "permission",
+                LeadIncoming::Sandbox { .. } => "sandbox",
+                LeadIncoming::Plan { .. } => "plan",
+                LeadIncoming::ShutdownApproved { .. } => "approved",
+                LeadIncoming::ShutdownRejected { .. } => "rejected",
+                LeadIncoming::Turn { .. } => "turn",
             })
             .collect();
         assert!(kinds.contains(&"permission"));

@@ -1,8 +1,8 @@
 //! The contract between the lead controller and the UI: what the UI may ask for
 //! ([`LeadCommand`]) and what it is told ([`LeadEvent`]), with the plain data it renders. The
 //! transcript arrives as appended items (it can be long); the team, the queues and the tasks
-//! arrive as whole snapshots (they are small). Every type is serde: a lead server carries the
-//! same contract over its socket (`crate::server`).
+//! arrive as whole snapshots (they are small), built by [`super::view_builder`]. Every type is
+//! serde: a lead server carries the same contract over its socket (`crate::server`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -3,6 +3,7 @@
 //! names, timestamps, the `<teammate-message>` rendering and the input digest. No I/O here.
 
 pub mod backend_kind;
+pub mod backend_request;
 pub mod color;
 pub mod display;
 pub mod frames;
@@ -17,6 +18,7 @@ pub mod team;
 pub mod time;
 
 pub use backend_kind::BackendKind;
+pub use backend_request::BackendRequest;
 pub use color::Color;
 pub use frames::Frame;
 pub use inbox::InboxEntry;

@@ -3,15 +3,18 @@
 //! footer badge). Every binding is looked up in [`crate::ui::keymap`]. A dialog in its grace
 //! period does not take the key (see [`crate::ui::modal::guard`]): a dialog that took the
 //! keyboard by itself steps back and the key goes to the composer; otherwise it is dropped.
+//! A dialog reads a [`crate::ui::modal::context::DialogContext`] of this state and sends
+//! [`DialogAction`]s, which are applied here, in order, before its outcome.
 
 use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
 
 use crate::lead::view::{LeadCommand, ViewTarget};
 use crate::ui::keymap::{Action, Context};
+use crate::ui::modal::context::{DialogAction, DialogSender};
 use crate::ui::modal::guard::Focused;
 use crate::ui::modal::help::HelpDialog;
 use crate::ui::modal::teams::TeamsDialog;
-use crate::ui::modal::{Modal, Outcome};
+use crate::ui::modal::{DialogOutcome, Modal};
 use crate::ui::state::{AppState, Focus, QuitState};
 
 impl AppState {
@@ -96,9 +99,14 @@ impl AppState {
                 }
                 guard.used();
             }
-            match modal.handle(&key, self) {
-                Outcome::Keep => self.modals.push(modal),
-                Outcome::Close => {
+            let mut sender = DialogSender::default();
+            let outcome = modal.handle(&key, &self.dialog_context(), &mut sender);
+            for action in sender.take() {
+                self.apply_dialog_action(action);
+            }
+            match outcome {
+                DialogOutcome::Keep => self.modals.push(modal),
+                DialogOutcome::Close => {
                     let answered_all = match &modal {
                         Modal::Permission(_) => self.permissions.is_empty(),
                         Modal::Plan(_) => self.plans.is_empty(),
@@ -108,7 +116,7 @@ impl AppState {
                         self.unshown_requests_wait();
                     }
                 }
-                Outcome::Push(top) => {
+                DialogOutcome::Push(top) => {
                     self.modals.push(modal);
                     self.modals.push(top);
                 }
@@ -119,6 +127,42 @@ impl AppState {
         match self.focus {
             Focus::Badge => self.handle_badge(key),
             Focus::Composer => self.handle_composer(key),
+        }
+    }
+
+    /// Does what a dialog asked.
+    fn apply_dialog_action(&mut self, action: DialogAction) {
+        match action {
+            DialogAction::Command(command) => self.send(command),
+            DialogAction::AnswerPermission { key, decision } => {
+                if self.permissions.head().is_some_and(|h| h.key == key)
+                    && let Some(head) = self.permissions.take_head()
+                {
+                    self.send(LeadCommand::AnswerPermission {
+                        key: head.key,
+                        decision,
+                    });
+                }
+            }
+            DialogAction::AnswerPlan {
+                request_id,
+                decision,
+            } => {
+                if self
+                    .plans
+                    .head()
+                    .is_some_and(|h| h.request_id == request_id)
+                    && let Some(head) = self.plans.take_head()
+                {
+                    self.send(LeadCommand::AnswerPlan {
+                        request_id: head.request_id,
+                        decision,
+                    });
+                }
+            }
+            DialogAction::OpenTeammate(name) => {
+                self.open_teammate(&name);
+            }
         }
     }
 

@@ -126,8 +126,9 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
         above_composer,
         above_footer,
     };
+    let context = state.dialog_context();
     for modal in &state.modals {
-        modal.render(areas, buf, state);
+        modal.render(areas, buf, &context);
     }
     crate::ui::colors::adapt(buf, state.colors);
 }

@@ -16,7 +16,7 @@ use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
 
 /// What one inbox entry means to the loop.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
+pub enum TeammateIncoming {
     /// The lead asks it to shut down.
     Shutdown(ShutdownRequest),
     /// The lead sets its permission mode.
@@ -29,21 +29,21 @@ pub enum Incoming {
 
 /// Sorts one entry. Only `team-lead` may shut a teammate down, set its mode, or answer its
 /// permission and plan requests; answers that arrive while nothing waits for them are stale.
-pub fn classify(entry: &InboxEntry) -> Incoming {
+pub fn classify(entry: &InboxEntry) -> TeammateIncoming {
     let from_lead = entry.from == LEAD_NAME;
     let Some(frame) = entry.parse_frame() else {
-        return Incoming::Content;
+        return TeammateIncoming::Content;
     };
     let kind = frame.kind();
     let refused = || {
-        Incoming::Ignored(format!(
+        TeammateIncoming::Ignored(format!(
             "ignored {kind} from {}: only {LEAD_NAME} may send it",
             entry.from
         ))
     };
     match frame {
-        Frame::ShutdownRequest(r) if from_lead => Incoming::Shutdown(r),
-        Frame::ModeSetRequest(m) if from_lead => Incoming::SetMode(m.mode),
+        Frame::ShutdownRequest(r) if from_lead => TeammateIncoming::Shutdown(r),
+        Frame::ModeSetRequest(m) if from_lead => TeammateIncoming::SetMode(m.mode),
         Frame::ShutdownRequest(_)
         | Frame::ModeSetRequest(_)
         | Frame::PermissionResponse(_)
@@ -52,11 +52,11 @@ pub fn classify(entry: &InboxEntry) -> Incoming {
         {
             refused()
         }
-        Frame::PermissionResponse(r) => Incoming::Ignored(format!(
+        Frame::PermissionResponse(r) => TeammateIncoming::Ignored(format!(
             "ignored a late permission_response ({}): nothing waits for it",
             r.request_id
         )),
-        Frame::PlanApprovalResponse(r) => Incoming::Ignored(format!(
+        Frame::PlanApprovalResponse(r) => TeammateIncoming::Ignored(format!(
             "ignored a late plan_approval_response ({}): nothing waits for it",
             r.request_id
         )),
@@ -65,15 +65,15 @@ pub fn classify(entry: &InboxEntry) -> Incoming {
         | Frame::SandboxPermissionRequest(_)
         | Frame::PlanApprovalRequest(_)
         | Frame::ShutdownApproved(_)
-        | Frame::ShutdownRejected(_) => Incoming::Ignored(format!(
+        | Frame::ShutdownRejected(_) => TeammateIncoming::Ignored(format!(
             "ignored {kind} from {}: it is meant for a lead",
             entry.from
         )),
         Frame::IdleNotification(_) | Frame::TaskAssignment(_) | Frame::TaskCompleted(_) => {
-            Incoming::Content
+            TeammateIncoming::Content
         }
         // Already matched above (from the lead); kept for an exhaustive match.
-        Frame::ShutdownRequest(_) | Frame::ModeSetRequest(_) => Incoming::Content,
+        Frame::ShutdownRequest(_) | Frame::ModeSetRequest(_) => TeammateIncoming::Content,
     }
 }
 
@@ -118,11 +118,11 @@ mod tests {
         });
         assert_eq!(
             classify(&InboxEntry::frame(LEAD_NAME, &mode)),
-            Incoming::SetMode(PermissionMode::Plan)
+            TeammateIncoming::SetMode(PermissionMode::Plan)
         );
         assert!(matches!(
             classify(&InboxEntry::frame("mallory", &mode)),
-            Incoming::Ignored(_)
+            TeammateIncoming::Ignored(_)
         ));
         let answer = Frame::PermissionResponse(PermissionResponse {
             request_id: "perm-1-abcdefg".into(),
@@ -134,11 +134,11 @@ mod tests {
         });
         assert!(matches!(
             classify(&InboxEntry::frame("mallory", &answer)),
-            Incoming::Ignored(why) if why.contains("only team-lead")
+            TeammateIncoming::Ignored(why) if why.contains("only team-lead")
         ));
         assert_eq!(
             classify(&InboxEntry::new("peer", "hello")),
-            Incoming::Content
+            TeammateIncoming::Content
         );
     }
 }

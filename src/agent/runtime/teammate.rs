@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{Controls, EngineKind, TeammateConfig};
-use super::incoming::{Incoming, classify};
+use super::incoming::{TeammateIncoming, classify};
 use super::mailroom::{Mailroom, Signature};
 use crate::agent::asker::PermissionAsker;
 use crate::agent::events::{EventSink, LogKind, StopReason, TeammateEventKind};
@@ -145,10 +145,12 @@ impl Teammate {
             let mut content = Vec::new();
             for entry in self.take_new().await {
                 match classify(&entry) {
-                    Incoming::Shutdown(request) => return self.approve_shutdown(request).await,
-                    Incoming::SetMode(mode) => self.change_mode(mode, "team-lead").await,
-                    Incoming::Ignored(why) => self.events.log(LogKind::Warning, why),
-                    Incoming::Content => content.push(entry),
+                    TeammateIncoming::Shutdown(request) => {
+                        return self.approve_shutdown(request).await;
+                    }
+                    TeammateIncoming::SetMode(mode) => self.change_mode(mode, "team-lead").await,
+                    TeammateIncoming::Ignored(why) => self.events.log(LogKind::Warning, why),
+                    TeammateIncoming::Content => content.push(entry),
                 }
             }
             let outcome = match self.config.engine {

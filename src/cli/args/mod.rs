@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod server;
+use crate::protocol::BackendRequest;
+
 mod task;
 
 pub use server::{AttachArgs, CtlAction, CtlArgs, ServeArgs, WaitArgs};
@@ -63,28 +65,6 @@ pub struct GlobalArgs {
     pub verbose: u8,
 }
 
-/// Where teammates run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
-pub enum BackendChoice {
-    /// Inside tmux → tmux; inside Zellij → Zellij; in kitty (remote control) → kitty; in
-    /// WezTerm → WezTerm; in iTerm2 with `it2` → iTerm2; tmux on PATH → a private tmux server;
-    /// else in-process
-    #[default]
-    Auto,
-    /// tmux panes (the user's server, or a private one outside tmux)
-    Tmux,
-    /// iTerm2 splits through `it2`
-    Iterm2,
-    /// Zellij panes (beside the lead inside Zellij, else a private background session)
-    Zellij,
-    /// kitty windows through `kitty @` (needs KITTY_LISTEN_ON)
-    Kitty,
-    /// WezTerm panes through `wezterm cli`
-    Wezterm,
-    /// Teammates inside the lead's process
-    InProcess,
-}
-
 /// What runs a teammate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum AgentChoice {
@@ -129,7 +109,7 @@ pub struct LeadArgs {
     pub team: Option<String>,
     /// Where teammates run [default: auto, or the config file's `backend`]
     #[arg(long, value_enum)]
-    pub backend: Option<BackendChoice>,
+    pub backend: Option<BackendRequest>,
     /// What runs each teammate [default: builtin, or the config file's `agent`]
     #[arg(long, value_enum)]
     pub agent: Option<AgentChoice>,

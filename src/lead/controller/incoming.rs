@@ -7,11 +7,12 @@ use super::state::{Controller, Phase};
 use super::store_worker::Lane;
 use crate::agent::events::{LogKind, StopReason, TeammateEvent, TeammateEventKind};
 use crate::lead::bridge::BridgeMessage;
-use crate::lead::poller::{Incoming, turn_item};
-use crate::lead::queue::{Answer, plan_response};
-use crate::lead::team_view::Activity;
+use crate::lead::permission_queue::Answer;
+use crate::lead::plan_queue::plan_response;
+use crate::lead::poller::{LeadIncoming, turn_item};
 use crate::lead::turns::SyntheticTurn;
 use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision, TranscriptItem};
+use crate::lead::view_builder::Activity;
 use crate::protocol::frames::{Frame, IdleReason, ShutdownApproved};
 use crate::protocol::inbox::clip;
 use crate::protocol::time::{now_ms, parse_iso_ms};
@@ -41,7 +42,7 @@ impl Controller {
     }
 
     /// One entry of the lead's inbox.
-    pub fn on_incoming(&mut self, incoming: Incoming) {
+    pub fn on_incoming(&mut self, incoming: LeadIncoming) {
         let entry = incoming.entry().clone();
         let from = entry.from.clone();
         let color = entry.color.clone().or_else(|| self.color_of(&from));
@@ -52,7 +53,7 @@ impl Controller {
                 .remember(entry.one_liner());
         }
         match incoming {
-            Incoming::Idle { notification, .. } => {
+            LeadIncoming::Idle { notification, .. } => {
                 let since_ms = parse_iso_ms(&notification.timestamp).unwrap_or_else(now_ms);
                 if let Some(t) = self.tracking.get_mut(&from) {
                     if t.activity != Activity::Exited {
@@ -69,7 +70,7 @@ impl Controller {
                     self.offer_turn(&entry, turn_item(&entry, Some(&frame), color));
                 }
             }
-            Incoming::Permission { request, .. } => {
+            LeadIncoming::Permission { request, .. } => {
                 let claimed = request.agent_id.clone();
                 let (tool, input) = (request.tool_name.clone(), request.input.clone());
                 match self.permissions.push_inbox(&from, color, request) {
@@ -80,7 +81,7 @@ impl Controller {
                     None => {}
                 }
             }
-            Incoming::Sandbox { request, .. } => {
+            LeadIncoming::Sandbox { request, .. } => {
                 let claimed = request.worker_name.clone();
                 if self
                     .permissions
@@ -93,7 +94,7 @@ impl Controller {
                     ));
                 }
             }
-            Incoming::Plan { request, .. } => {
+            LeadIncoming::Plan { request, .. } => {
                 if request.from != from {
                     self.note(format!(
                         "Dropped a plan from {from} that claims to come from {}.",
@@ -103,10 +104,10 @@ impl Controller {
                     self.plans.push(&from, color, request);
                 }
             }
-            Incoming::ShutdownApproved { approved, .. } => {
+            LeadIncoming::ShutdownApproved { approved, .. } => {
                 self.on_shutdown_approved(&from, approved)
             }
-            Incoming::ShutdownRejected { rejected, .. } => {
+            LeadIncoming::ShutdownRejected { rejected, .. } => {
                 if let Some(t) = self.tracking.get_mut(&from)
                     && t.shutdown_request.as_deref() == Some(rejected.request_id.as_str())
                 {
@@ -119,7 +120,7 @@ impl Controller {
                 };
                 self.note(format!("{from} rejected the shutdown: {reason}"));
             }
-            Incoming::Turn { frame, .. } => {
+            LeadIncoming::Turn { frame, .. } => {
                 self.offer_turn(&entry, turn_item(&entry, frame.as_ref(), color));
             }
         }

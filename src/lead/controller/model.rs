@@ -20,8 +20,8 @@ use crate::lead::model::{
     LeadPromptContext, LeadTool, ModelEvent, ModelSession, TeammateLine, ToolReply, TurnEnd,
     call_line, lead_system_prompt, lead_tool_specs, parse_call, spawn_turn, usage_view,
 };
-use crate::lead::team_view::{status_of, task_views};
 use crate::lead::view::{LeadEvent, TeammateStatus, TeammateView, TranscriptItem, UsageView};
+use crate::lead::view_builder::{status_of, task_views};
 use crate::protocol::render::synthetic_turn;
 use crate::protocol::{InboxEntry, LEAD_NAME};
 

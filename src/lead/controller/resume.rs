@@ -13,7 +13,7 @@
 use super::LeadError;
 use super::state::Controller;
 use crate::backend::executor::AdoptRequest;
-use crate::lead::poller::{Incoming, classify};
+use crate::lead::poller::{LeadIncoming, classify};
 use crate::protocol::frames::Frame;
 use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode, TeamFile};
 use crate::store::delivery::DeliveryTail;
@@ -206,7 +206,7 @@ impl Controller {
             let incoming = classify(entry);
             if matches!(
                 incoming,
-                Incoming::Permission { .. } | Incoming::Plan { .. }
+                LeadIncoming::Permission { .. } | LeadIncoming::Plan { .. }
             ) {
                 count += 1;
                 self.on_incoming(incoming);

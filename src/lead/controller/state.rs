@@ -19,13 +19,14 @@ use crate::backend::BackendKind;
 use crate::backend::executor::TeammateExecutor;
 use crate::lead::bridge::{BridgeMessage, LeaderBridge};
 use crate::lead::demo::DemoPlan;
+use crate::lead::permission_queue::PermissionQueue;
+use crate::lead::plan_queue::PlanQueue;
 use crate::lead::poller::Poller;
-use crate::lead::queue::{PermissionQueue, PlanQueue};
-use crate::lead::team_view::{Tracking, task_views, team_views};
 use crate::lead::turns::TurnQueue;
 use crate::lead::view::{
     LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, TranscriptItem,
 };
+use crate::lead::view_builder::{Tracking, task_views, team_views};
 use crate::protocol::{LEAD_NAME, PermissionMode, Task, TeamFile};
 use crate::store::tasks::TaskList;
 use crate::store::{self, Home, LeadLiveness, SessionRecord};

@@ -9,8 +9,8 @@ use super::spawn::SpawnFlags;
 use super::state::Controller;
 use super::store_worker::{Lane, worker_gone};
 use crate::lead::commands::{Input, ShutdownTarget, SlashCommand, help_text, parse_input};
-use crate::lead::team_view::status_of;
 use crate::lead::view::{LeadEvent, TeammateStatus, TranscriptItem, ViewTarget};
+use crate::lead::view_builder::status_of;
 use crate::protocol::PermissionMode;
 use crate::protocol::frames::{Frame, TaskAssignment};
 use crate::protocol::time::now_iso;
@@ -209,7 +209,7 @@ impl Controller {
 
     async fn list_tasks(&mut self) {
         self.fresh_tasks().await;
-        let views = crate::lead::team_view::task_views(&self.tasks);
+        let views = crate::lead::view_builder::task_views(&self.tasks);
         let lines: Vec<String> = views
             .iter()
             .filter(|t| !t.internal)

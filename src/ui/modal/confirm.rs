@@ -10,12 +10,12 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::lead::view::LeadCommand;
+use crate::lead::view::{LeadCommand, TeammateView};
 use crate::protocol::PermissionMode;
 use crate::ui::keymap::{Action, Context, Keymap};
+use crate::ui::modal::context::DialogSender;
 use crate::ui::modal::guard::{Focused, Guard};
-use crate::ui::modal::{Outcome, centered_box, frame, hint_lines};
-use crate::ui::state::AppState;
+use crate::ui::modal::{DialogOutcome, centered_box, frame, hint_lines};
 use crate::ui::transcript::wrap::str_width;
 
 /// The question and what `y` sends.
@@ -86,14 +86,19 @@ impl ConfirmDialog {
         )
     }
 
-    pub fn handle(&mut self, key: &KeyEvent, state: &mut AppState) -> Outcome {
-        match state.keymap.lookup(Context::Confirm, key) {
+    pub fn handle(
+        &mut self,
+        key: &KeyEvent,
+        keymap: &Keymap,
+        sender: &mut DialogSender,
+    ) -> DialogOutcome {
+        match keymap.lookup(Context::Confirm, key) {
             Some(Action::Yes) => {
-                state.send(self.command.clone());
-                Outcome::Close
+                sender.command(self.command.clone());
+                DialogOutcome::Close
             }
-            Some(Action::No) => Outcome::Close,
-            _ => Outcome::Keep,
+            Some(Action::No) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 
@@ -117,4 +122,41 @@ impl ConfirmDialog {
             .wrap(Wrap { trim: false })
             .render(inner, buf);
     }
+}
+
+/// A mode change asked for in a dialog or a teammate's view: sent at once, or confirmed first.
+pub enum ModeChange {
+    Now(LeadCommand),
+    AskFirst(ConfirmDialog),
+}
+
+/// Shift+Tab on one teammate: the command at once, or — when the teammate requires plan mode
+/// and is in it — a confirmation that says so.
+pub fn cycle_teammate_mode(team: &[TeammateView], name: &str, now_ms: u64) -> ModeChange {
+    match team.iter().find(|t| t.name == name) {
+        Some(t) if t.plan_mode_required && t.mode == PermissionMode::Plan => {
+            ModeChange::AskFirst(ConfirmDialog::leave_plan_mode(name, t.mode.next(), now_ms))
+        }
+        _ => ModeChange::Now(LeadCommand::CycleTeammateMode {
+            name: name.to_string(),
+        }),
+    }
+}
+
+/// Shift+Tab in the teams list (every teammate's mode): the command at once, or a
+/// confirmation naming the teammates that require plan mode and would leave it.
+pub fn cycle_all_modes(team: &[TeammateView], now_ms: u64) -> ModeChange {
+    let modes: Vec<PermissionMode> = team.iter().map(|t| t.mode).collect();
+    let to = PermissionMode::cycle_all(&modes);
+    let leaving: Vec<String> = team
+        .iter()
+        .filter(|t| t.plan_mode_required && t.mode == PermissionMode::Plan)
+        .map(|t| t.name.clone())
+        .collect();
+    if to == PermissionMode::Plan || leaving.is_empty() {
+        return ModeChange::Now(LeadCommand::CycleAllModes);
+    }
+    ModeChange::AskFirst(ConfirmDialog::cycle_all_leaving_plan_mode(
+        &leaving, to, now_ms,
+    ))
 }

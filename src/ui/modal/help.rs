@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::ui::keymap::{Action, Context, Keymap};
-use crate::ui::modal::{Outcome, frame, hint_lines};
+use crate::ui::modal::{DialogOutcome, frame, hint_lines};
 use crate::ui::palette::dim;
 use crate::ui::transcript::wrap::str_width;
 
@@ -53,18 +53,18 @@ pub fn help_lines(keymap: &Keymap) -> Vec<Line<'static>> {
 }
 
 impl HelpDialog {
-    pub fn handle(&mut self, key: &KeyEvent, keymap: &Keymap) -> Outcome {
+    pub fn handle(&mut self, key: &KeyEvent, keymap: &Keymap) -> DialogOutcome {
         match keymap.lookup(Context::Help, key) {
             Some(Action::Up) => {
                 self.scroll = self.scroll.saturating_sub(1);
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::Down) => {
                 self.scroll = (self.scroll + 1).min(self.max_scroll.get());
-                Outcome::Keep
+                DialogOutcome::Keep
             }
-            Some(Action::Close) => Outcome::Close,
-            _ => Outcome::Keep,
+            Some(Action::Close) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 

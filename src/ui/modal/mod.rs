@@ -1,11 +1,13 @@
 //! The modal stack's dialogs: permission queue, plan approval, teams (list and detail),
 //! confirmation and help. Each dialog owns its small state, handles the keys of its keymap
-//! context and draws itself; the top of the stack gets the keyboard. A dialog is taken off the
-//! stack while it handles a key, so it can change the rest of the state freely, and says with
-//! an [`Outcome`] what becomes of it. Approval and confirmation dialogs carry a
+//! context and draws itself; the top of the stack gets the keyboard. A dialog sees only what
+//! it shows ([`context::DialogContext`], narrowed for each dialog) and sends what it does
+//! through a [`context::DialogSender`]; it never sees the UI state. It says with an
+//! [`DialogOutcome`] what becomes of it. Approval and confirmation dialogs carry a
 //! [`guard::Guard`]: keys in their grace period are not answers.
 
 pub mod confirm;
+pub mod context;
 pub mod feedback;
 pub mod guard;
 pub mod help;
@@ -20,8 +22,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
+use context::{DialogContext, DialogSender};
+
 use crate::ui::palette::dim;
-use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::{str_width, truncate};
 
 /// One dialog.
@@ -34,7 +37,7 @@ pub enum Modal {
 }
 
 /// What becomes of a dialog after a key.
-pub enum Outcome {
+pub enum DialogOutcome {
     Keep,
     Close,
     /// Keep it and open another on top (a confirmation).
@@ -50,14 +53,26 @@ pub struct Areas {
 }
 
 impl Modal {
-    /// Handles one key (not Ctrl+C and the other global keys: the caller did those).
-    pub fn handle(&mut self, key: &KeyEvent, state: &mut AppState) -> Outcome {
+    /// Handles one key (not Ctrl+C and the other global keys: the caller did those); what it
+    /// does goes to `sender`. An approval dialog whose queue is empty closes.
+    pub fn handle(
+        &mut self,
+        key: &KeyEvent,
+        context: &DialogContext<'_>,
+        sender: &mut DialogSender,
+    ) -> DialogOutcome {
         match self {
-            Modal::Permission(d) => d.handle(key, state),
-            Modal::Plan(d) => d.handle(key, state),
-            Modal::Teams(d) => d.handle(key, state),
-            Modal::Confirm(d) => d.handle(key, state),
-            Modal::Help(d) => d.handle(key, &state.keymap),
+            Modal::Permission(d) => match context.permission() {
+                Some(c) => d.handle(key, c, sender),
+                None => DialogOutcome::Close,
+            },
+            Modal::Plan(d) => match context.plan() {
+                Some(c) => d.handle(key, c, sender),
+                None => DialogOutcome::Close,
+            },
+            Modal::Teams(d) => d.handle(key, &context.teams(), sender),
+            Modal::Confirm(d) => d.handle(key, context.keymap, sender),
+            Modal::Help(d) => d.handle(key, context.keymap),
         }
     }
 
@@ -94,13 +109,22 @@ impl Modal {
         }
     }
 
-    pub fn render(&self, areas: Areas, buf: &mut Buffer, state: &AppState) {
+    /// Draws the dialog (an approval dialog whose queue is empty draws nothing).
+    pub fn render(&self, areas: Areas, buf: &mut Buffer, context: &DialogContext<'_>) {
         match self {
-            Modal::Permission(d) => d.render(areas.above_composer, buf, state),
-            Modal::Plan(d) => d.render(areas.above_composer, buf, state),
-            Modal::Teams(d) => d.render(areas.above_footer, buf, state),
-            Modal::Confirm(d) => d.render(areas.above_footer, buf, &state.keymap),
-            Modal::Help(d) => d.render(areas.above_footer, buf, &state.keymap),
+            Modal::Permission(d) => {
+                if let Some(c) = context.permission() {
+                    d.render(areas.above_composer, buf, c);
+                }
+            }
+            Modal::Plan(d) => {
+                if let Some(c) = context.plan() {
+                    d.render(areas.above_composer, buf, c);
+                }
+            }
+            Modal::Teams(d) => d.render(areas.above_footer, buf, &context.teams()),
+            Modal::Confirm(d) => d.render(areas.above_footer, buf, context.keymap),
+            Modal::Help(d) => d.render(areas.above_footer, buf, context.keymap),
         }
     }
 }

@@ -13,14 +13,14 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::lead::view::{LeadCommand, PlanDecision};
+use crate::lead::view::{PendingPlan, PlanDecision};
 use crate::protocol::PermissionMode;
 use crate::ui::keymap::{Action, Context};
+use crate::ui::modal::context::{ApprovalContext, DialogAction, DialogSender};
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::guard::Guard;
-use crate::ui::modal::{Outcome, bottom_box, frame, hint_lines, pick_title};
+use crate::ui::modal::{DialogOutcome, bottom_box, frame, hint_lines, pick_title};
 use crate::ui::palette::{dim, teammate_color};
-use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::{sanitize, str_width, wrap_line};
 
 /// The modes a plan can be approved into.
@@ -79,20 +79,24 @@ impl PlanDialog {
         }
     }
 
-    fn answer(&mut self, state: &mut AppState, decision: PlanDecision) -> Outcome {
-        if let Some(head) = state.plans.take_head() {
-            state.send(LeadCommand::AnswerPlan {
-                request_id: head.request_id,
-                decision,
-            });
-        }
+    /// Answers the head (`context.request`); the dialog closes when it was the last plan.
+    fn answer(
+        &mut self,
+        context: ApprovalContext<'_, PendingPlan>,
+        sender: &mut DialogSender,
+        decision: PlanDecision,
+    ) -> DialogOutcome {
+        sender.send(DialogAction::AnswerPlan {
+            request_id: context.request.request_id.clone(),
+            decision,
+        });
         self.head = None;
         self.feedback = None;
-        if state.plans.is_empty() {
-            Outcome::Close
+        if context.queued <= 1 {
+            DialogOutcome::Close
         } else {
-            self.guard.restart(state.now_ms);
-            Outcome::Keep
+            self.guard.restart(context.now_ms);
+            DialogOutcome::Keep
         }
     }
 
@@ -108,78 +112,82 @@ impl PlanDialog {
         }
     }
 
-    pub fn handle(&mut self, key: &KeyEvent, state: &mut AppState) -> Outcome {
-        let Some(head) = state.plans.head().cloned() else {
-            return Outcome::Close;
-        };
-        self.sync(&head.request_id, state.now_ms);
+    /// Handles a key for the head of the queue (`context.request`).
+    pub fn handle(
+        &mut self,
+        key: &KeyEvent,
+        context: ApprovalContext<'_, PendingPlan>,
+        sender: &mut DialogSender,
+    ) -> DialogOutcome {
+        let head = context.request;
+        self.sync(&head.request_id, context.now_ms);
         if let Some(input) = &mut self.feedback {
-            return match state.keymap.lookup(Context::Feedback, key) {
+            return match context.keymap.lookup(Context::Feedback, key) {
                 Some(Action::SendFeedback) => {
                     let feedback = input.text();
                     if feedback.is_empty() {
-                        Outcome::Keep
+                        DialogOutcome::Keep
                     } else {
-                        self.answer(state, PlanDecision::Reject { feedback })
+                        self.answer(context, sender, PlanDecision::Reject { feedback })
                     }
                 }
                 Some(Action::CancelFeedback) => {
                     self.feedback = None;
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
                 _ => {
                     input.input(key);
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
             };
         }
         let page = self.page.get().0.max(2) as isize - 1;
-        match state.keymap.lookup(Context::Plan, key) {
+        match context.keymap.lookup(Context::Plan, key) {
             Some(Action::Approve) => {
                 let mode = self.mode();
-                self.answer(state, PlanDecision::Approve { mode })
+                self.answer(context, sender, PlanDecision::Approve { mode })
             }
             Some(Action::Reject) => {
                 self.feedback = Some(FeedbackInput::new(&format!(
                     "tell @{} what to change (enter to send)",
                     head.from
                 )));
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::PrevOption) => {
                 self.mode = (self.mode + APPROVE_MODES.len() - 1) % APPROVE_MODES.len();
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::NextOption) => {
                 self.mode = (self.mode + 1) % APPROVE_MODES.len();
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::Up) => {
                 self.scroll_by(-1);
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::Down) => {
                 self.scroll_by(1);
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::PageUp) => {
                 self.scroll_by(-page);
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::PageDown) => {
                 self.scroll_by(page);
-                Outcome::Keep
+                DialogOutcome::Keep
             }
-            Some(Action::Later) => Outcome::Close,
-            _ => Outcome::Keep,
+            Some(Action::Later) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 
-    /// Draws the dialog over the bottom of `area` (at most all of it).
-    pub fn render(&self, area: Rect, buf: &mut Buffer, state: &AppState) {
-        let Some(head) = state.plans.head() else {
-            return;
-        };
+    /// Draws the dialog for the head of the queue (`context.request`) over the bottom of
+    /// `area` (at most all of it).
+    pub fn render(&self, area: Rect, buf: &mut Buffer, context: ApprovalContext<'_, PendingPlan>) {
+        let head = context.request;
+        let keymap = context.keymap;
         let fresh = self.head.as_deref() != Some(head.request_id.as_str());
         let (scroll, mode, feedback) = if fresh {
             (0, self.initial_mode, None)
@@ -193,9 +201,9 @@ impl PlanDialog {
             .collect();
         let hints = hint_lines(
             &if feedback.is_some() {
-                state.keymap.hints(Context::Feedback)
+                keymap.hints(Context::Feedback)
             } else {
-                state.keymap.hints(Context::Plan)
+                keymap.hints(Context::Plan)
             },
             inner_width,
         );
@@ -208,7 +216,7 @@ impl PlanDialog {
         let height = (visible + fixed + 2) as u16;
         let outer = bottom_box(area, height);
         let color = teammate_color(head.color.as_deref());
-        let mut right = format!("1 of {}", state.plans.len());
+        let mut right = format!("1 of {}", context.queued);
         if text.len() > visible {
             right = format!(
                 "{}–{}/{} · {right}",
@@ -246,8 +254,8 @@ impl PlanDialog {
         if feedback.is_some() {
             lines.push(Line::from(Span::styled("› ", chosen)));
         } else {
-            let approve = state.keymap.key_label(Context::Plan, Action::Approve);
-            let reject = state.keymap.key_label(Context::Plan, Action::Reject);
+            let approve = keymap.key_label(Context::Plan, Action::Approve);
+            let reject = keymap.key_label(Context::Plan, Action::Reject);
             let mut choice = vec![
                 Span::styled(format!("{approve} approve"), chosen),
                 Span::raw(" · mode "),

@@ -1,13 +1,12 @@
 //! When approval dialogs get the keyboard (the policy is in [`crate::ui::modal::guard`]): a
 //! request that arrives waits, with a banner, until the person opens it (Ctrl+P) or stops
 //! typing; dialogs follow their queue's head (a new head restarts the grace period); a dialog
-//! whose queue is empty closes. Also the checks before a mode change that would take a
-//! teammate that requires plan mode out of it.
+//! whose queue is empty closes. Also Shift+Tab on a teammate from its view (the check before
+//! a mode change that would take a teammate that requires plan mode out of it is
+//! [`crate::ui::modal::confirm::cycle_teammate_mode`]).
 
-use crate::lead::view::LeadCommand;
-use crate::protocol::PermissionMode;
 use crate::ui::modal::Modal;
-use crate::ui::modal::confirm::ConfirmDialog;
+use crate::ui::modal::confirm::{ModeChange, cycle_teammate_mode};
 use crate::ui::modal::guard::{Focused, Guard, typing_paused};
 use crate::ui::modal::permission::PermissionDialog;
 use crate::ui::modal::plan::PlanDialog;
@@ -162,42 +161,12 @@ impl AppState {
     /// Shift+Tab on one teammate: the command at once, or — when the teammate requires plan
     /// mode and is in it — a confirmation that says so.
     pub fn cycle_teammate_mode(&mut self, name: &str) -> Option<Modal> {
-        match self.teammate(name) {
-            Some(t) if t.plan_mode_required && t.mode == PermissionMode::Plan => {
-                Some(Modal::Confirm(ConfirmDialog::leave_plan_mode(
-                    name,
-                    t.mode.next(),
-                    self.now_ms,
-                )))
-            }
-            _ => {
-                self.send(LeadCommand::CycleTeammateMode {
-                    name: name.to_string(),
-                });
+        match cycle_teammate_mode(&self.team, name, self.now_ms) {
+            ModeChange::Now(command) => {
+                self.send(command);
                 None
             }
+            ModeChange::AskFirst(confirm) => Some(Modal::Confirm(confirm)),
         }
-    }
-
-    /// Shift+Tab in the teams list (every teammate's mode): the command at once, or a
-    /// confirmation naming the teammates that require plan mode and would leave it.
-    pub fn cycle_all_modes(&mut self) -> Option<Modal> {
-        let modes: Vec<PermissionMode> = self.team.iter().map(|t| t.mode).collect();
-        let to = PermissionMode::cycle_all(&modes);
-        let leaving: Vec<String> = self
-            .team
-            .iter()
-            .filter(|t| t.plan_mode_required && t.mode == PermissionMode::Plan)
-            .map(|t| t.name.clone())
-            .collect();
-        if to == PermissionMode::Plan || leaving.is_empty() {
-            self.send(LeadCommand::CycleAllModes);
-            return None;
-        }
-        Some(Modal::Confirm(ConfirmDialog::cycle_all_leaving_plan_mode(
-            &leaving,
-            to,
-            self.now_ms,
-        )))
     }
 }

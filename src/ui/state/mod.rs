@@ -4,7 +4,7 @@
 //! controller are collected in an outbox the app loop sends.
 
 pub mod approvals;
-pub mod queue;
+pub mod local_queue;
 pub mod waiting;
 
 use std::collections::HashMap;
@@ -18,9 +18,10 @@ use crate::ui::colors::ColorMode;
 use crate::ui::composer::Composer;
 use crate::ui::keymap::Keymap;
 use crate::ui::modal::Modal;
+use crate::ui::modal::context::{DialogContext, QueueHead};
 use crate::ui::transcript::Transcript;
 
-use queue::LocalQueue;
+use local_queue::LocalQueue;
 
 /// Which part of the main screen has the keyboard when no dialog is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +153,24 @@ impl AppState {
     /// Takes the queued commands (oldest first).
     pub fn take_commands(&mut self) -> Vec<LeadCommand> {
         std::mem::take(&mut self.outbox)
+    }
+
+    /// What the dialogs may read of this state, for one key or one frame.
+    pub fn dialog_context(&self) -> DialogContext<'_> {
+        DialogContext {
+            keymap: &self.keymap,
+            now_ms: self.now_ms,
+            team_name: &self.team_name,
+            team: &self.team,
+            permissions: self.permissions.head().map(|head| QueueHead {
+                head,
+                queued: self.permissions.len(),
+            }),
+            plans: self.plans.head().map(|head| QueueHead {
+                head,
+                queued: self.plans.len(),
+            }),
+        }
     }
 
     /// A teammate by name.

@@ -13,14 +13,14 @@ pub mod render;
 
 use crossterm::event::KeyEvent;
 
-use crate::lead::view::{LeadCommand, PendingPermission, PermissionDecision};
+use crate::lead::view::{PendingPermission, PermissionDecision};
 use crate::protocol::PermissionUpdate;
 use crate::protocol::permission::{Destination, PermissionRule, RuleBehavior, fallback_update};
 use crate::ui::keymap::{Action, Context};
-use crate::ui::modal::Outcome;
+use crate::ui::modal::DialogOutcome;
+use crate::ui::modal::context::{ApprovalContext, DialogAction, DialogSender};
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::guard::Guard;
-use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::sanitize;
 
 /// What an option does.
@@ -170,38 +170,42 @@ impl PermissionDialog {
         }
     }
 
-    fn answer(&mut self, state: &mut AppState, decision: PermissionDecision) -> Outcome {
-        if let Some(head) = state.permissions.take_head() {
-            state.send(LeadCommand::AnswerPermission {
-                key: head.key,
-                decision,
-            });
-        }
+    /// Answers the head (`context.request`); the dialog closes when it was the last request.
+    fn answer(
+        &mut self,
+        context: ApprovalContext<'_, PendingPermission>,
+        sender: &mut DialogSender,
+        decision: PermissionDecision,
+    ) -> DialogOutcome {
+        sender.send(DialogAction::AnswerPermission {
+            key: context.request.key,
+            decision,
+        });
         self.head = None;
         self.feedback = None;
         self.confirming = None;
-        if state.permissions.is_empty() {
-            Outcome::Close
+        if context.queued <= 1 {
+            DialogOutcome::Close
         } else {
             // The next request is new content: it gets its own grace period.
-            self.guard.restart(state.now_ms);
-            Outcome::Keep
+            self.guard.restart(context.now_ms);
+            DialogOutcome::Keep
         }
     }
 
-    fn ask_why(&mut self, worker: &str) -> Outcome {
+    fn ask_why(&mut self, worker: &str) -> DialogOutcome {
         self.feedback = Some(FeedbackInput::new(&format!(
             "tell @{worker} why (enter to send, empty for no reason)"
         )));
-        Outcome::Keep
+        DialogOutcome::Keep
     }
 
     /// Second step of "always": show the exact rule and wait for a deliberate confirmation.
-    fn confirm_always(&mut self, index: usize, now_ms: u64) -> Outcome {
+    fn confirm_always(&mut self, index: usize, now_ms: u64) -> DialogOutcome {
         self.selected = Some(index);
         self.confirming = Some(index);
         self.guard.restart(now_ms);
-        Outcome::Keep
+        DialogOutcome::Keep
     }
 
     pub fn paste(&mut self, text: &str) {
@@ -210,53 +214,58 @@ impl PermissionDialog {
         }
     }
 
-    pub fn handle(&mut self, key: &KeyEvent, state: &mut AppState) -> Outcome {
-        let Some(head) = state.permissions.head().cloned() else {
-            return Outcome::Close;
-        };
-        self.sync(head.key, state.now_ms);
+    /// Handles a key for the head of the queue (`context.request`).
+    pub fn handle(
+        &mut self,
+        key: &KeyEvent,
+        context: ApprovalContext<'_, PendingPermission>,
+        sender: &mut DialogSender,
+    ) -> DialogOutcome {
+        let head = context.request;
+        let keymap = context.keymap;
+        self.sync(head.key, context.now_ms);
         if let Some(input) = &mut self.feedback {
-            return match state.keymap.lookup(Context::Feedback, key) {
+            return match keymap.lookup(Context::Feedback, key) {
                 Some(Action::SendFeedback) => {
                     let text = input.text();
                     let feedback = (!text.is_empty()).then_some(text);
-                    self.answer(state, PermissionDecision::Deny { feedback })
+                    self.answer(context, sender, PermissionDecision::Deny { feedback })
                 }
                 Some(Action::CancelFeedback) => {
                     self.feedback = None;
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
                 _ => {
                     input.input(key);
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
             };
         }
-        let opts = options(&head);
+        let opts = options(head);
         if let Some(index) = self.confirming {
-            return match (
-                state.keymap.lookup(Context::AlwaysConfirm, key),
-                opts.get(index),
-            ) {
-                (Some(Action::ConfirmAlways), Some((_, Choice::Always { updates, .. }))) => {
-                    self.answer(state, PermissionDecision::AllowAlways(updates.clone()))
-                }
+            return match (keymap.lookup(Context::AlwaysConfirm, key), opts.get(index)) {
+                (Some(Action::ConfirmAlways), Some((_, Choice::Always { updates, .. }))) => self
+                    .answer(
+                        context,
+                        sender,
+                        PermissionDecision::AllowAlways(updates.clone()),
+                    ),
                 (Some(Action::Back), _) => {
                     self.confirming = None;
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
-                _ => Outcome::Keep,
+                _ => DialogOutcome::Keep,
             };
         }
         let first_always = opts
             .iter()
             .position(|(_, c)| matches!(c, Choice::Always { .. }));
         let last = opts.len() - 1;
-        match state.keymap.lookup(Context::Permission, key) {
-            Some(Action::Allow) => self.answer(state, PermissionDecision::AllowOnce),
+        match keymap.lookup(Context::Permission, key) {
+            Some(Action::Allow) => self.answer(context, sender, PermissionDecision::AllowOnce),
             Some(Action::AllowAlways) => match first_always {
-                Some(index) => self.confirm_always(index, state.now_ms),
-                None => Outcome::Keep,
+                Some(index) => self.confirm_always(index, context.now_ms),
+                None => DialogOutcome::Keep,
             },
             Some(Action::Deny) => {
                 self.selected = Some(last);
@@ -267,31 +276,33 @@ impl PermissionDialog {
                     None | Some(0) => last,
                     Some(i) => i - 1,
                 });
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::NextOption) => {
                 self.selected = Some(match self.selected {
                     None => 0,
                     Some(i) => (i + 1) % opts.len(),
                 });
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             // Enter chooses only an option the person moved to.
             Some(Action::Choose) => match self.selected.and_then(|i| opts.get(i)) {
-                Some((_, Choice::Once)) => self.answer(state, PermissionDecision::AllowOnce),
+                Some((_, Choice::Once)) => {
+                    self.answer(context, sender, PermissionDecision::AllowOnce)
+                }
                 Some((_, Choice::Always { .. })) => {
                     let index = self.selected.unwrap_or(0);
-                    self.confirm_always(index, state.now_ms)
+                    self.confirm_always(index, context.now_ms)
                 }
                 Some((_, Choice::No)) => self.ask_why(&head.worker),
-                None => Outcome::Keep,
+                None => DialogOutcome::Keep,
             },
             Some(Action::OpenRequester) => {
-                state.open_teammate(&head.worker);
-                Outcome::Keep
+                sender.send(DialogAction::OpenTeammate(head.worker.clone()));
+                DialogOutcome::Keep
             }
-            Some(Action::Later) => Outcome::Close,
-            _ => Outcome::Keep,
+            Some(Action::Later) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 }

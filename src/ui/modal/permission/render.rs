@@ -11,18 +11,23 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::{Choice, PermissionDialog, View, body, options};
+use crate::lead::view::PendingPermission;
 use crate::ui::keymap::Context;
+use crate::ui::modal::context::ApprovalContext;
 use crate::ui::modal::{bottom_box, frame, hint_lines, pick_title};
 use crate::ui::palette::{dim, teammate_color};
-use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::{sanitize, str_width, wrap_line};
 
 impl PermissionDialog {
-    /// Draws the dialog at the bottom of `area`.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, state: &AppState) {
-        let Some(head) = state.permissions.head() else {
-            return;
-        };
+    /// Draws the dialog for the head of the queue (`context.request`) at the bottom of `area`.
+    pub fn render(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        context: ApprovalContext<'_, PendingPermission>,
+    ) {
+        let head = context.request;
+        let keymap = context.keymap;
         let View {
             selected,
             feedback,
@@ -39,11 +44,11 @@ impl PermissionDialog {
         };
         let hints = hint_lines(
             &if feedback.is_some() {
-                state.keymap.hints(Context::Feedback)
+                keymap.hints(Context::Feedback)
             } else if confirming.is_some() {
-                state.keymap.hints_with_every_key(Context::AlwaysConfirm)
+                keymap.hints_with_every_key(Context::AlwaysConfirm)
             } else {
-                state.keymap.hints(Context::Permission)
+                keymap.hints(Context::Permission)
             },
             inner_width,
         );
@@ -100,7 +105,7 @@ impl PermissionDialog {
             head.tool_name.clone(),
             Style::default().add_modifier(Modifier::BOLD),
         );
-        let counter = format!("1 of {}", state.permissions.len());
+        let counter = format!("1 of {}", context.queued);
         let title = pick_title(
             vec![
                 vec![

@@ -10,9 +10,9 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::view::TeammateView;
 use crate::ui::keymap::Context;
+use crate::ui::modal::context::TeamsContext;
 use crate::ui::modal::{bottom_box, frame, hint_lines};
 use crate::ui::palette::{dim, mode_style, status_style, status_text, teammate_color};
-use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::{sanitize, truncate, wrap_line};
 
 const LABEL_WIDTH: usize = 10;
@@ -28,12 +28,18 @@ fn text(value: impl Into<String>) -> Vec<Span<'static>> {
 }
 
 /// Draws the detail of `t`.
-pub fn render(t: &TeammateView, expanded: bool, area: Rect, buf: &mut Buffer, state: &AppState) {
+pub fn render(
+    t: &TeammateView,
+    expanded: bool,
+    area: Rect,
+    buf: &mut Buffer,
+    context: &TeamsContext<'_>,
+) {
     let width = area.width.saturating_sub(2).max(1);
     let mut lines: Vec<Line<'static>> = Vec::new();
     lines.extend(row("agent id", text(t.agent_id.clone()), width));
     let mut status = vec![Span::styled(
-        status_text(&t.status, state.now_ms),
+        status_text(&t.status, context.now_ms),
         status_style(&t.status),
     )];
     if t.hidden {
@@ -115,7 +121,7 @@ pub fn render(t: &TeammateView, expanded: bool, area: Rect, buf: &mut Buffer, st
         lines.extend(row(label, text(message.replace('\n', " ")), width));
     }
 
-    let hints = hint_lines(&state.keymap.hints(Context::TeamsDetail), width);
+    let hints = hint_lines(&context.keymap.hints(Context::TeamsDetail), width);
     let height = (lines.len() + 3 + hints.len()).min(usize::from(area.height)) as u16;
     let outer = bottom_box(area, height);
     let color = teammate_color(t.color.as_deref());

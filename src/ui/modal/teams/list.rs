@@ -10,9 +10,9 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::view::TeammateView;
 use crate::ui::keymap::Context;
+use crate::ui::modal::context::TeamsContext;
 use crate::ui::modal::{bottom_box, fit_spans, frame, hint_lines};
 use crate::ui::palette::{dim, mode_style, name_style, status_style, status_text, teammate_color};
-use crate::ui::state::AppState;
 use crate::ui::transcript::wrap::{str_width, truncate};
 use crate::ui::usage::tokens_short;
 
@@ -45,11 +45,12 @@ fn task_of(t: &TeammateView) -> String {
 }
 
 /// Draws the list with row `selected` highlighted.
-pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
-    let team = &state.team;
+pub fn render(selected: usize, area: Rect, buf: &mut Buffer, context: &TeamsContext<'_>) {
+    let team = context.team;
+    let now_ms = context.now_ms;
     let rows = team.len().max(1);
     let hints = hint_lines(
-        &state.keymap.hints(Context::TeamsList),
+        &context.keymap.hints(Context::TeamsList),
         area.width.saturating_sub(2),
     );
     let height = (rows + 3 + hints.len()).min(usize::from(area.height)) as u16;
@@ -57,7 +58,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
     let title = vec![Span::styled(
         format!(
             " Team {} · {} teammate{} ",
-            state.team_name,
+            context.team_name,
             team.len(),
             if team.len() == 1 { "" } else { "s" }
         ),
@@ -81,7 +82,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
         .min(16);
     let status_w = team
         .iter()
-        .map(|t| str_width(&status_of(t, state.now_ms)))
+        .map(|t| str_width(&status_of(t, now_ms)))
         .max()
         .unwrap_or(0)
         // Wide enough for how a teammate stopped (`exited (127: claude not found)`), never
@@ -136,7 +137,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, state: &AppState) {
             Span::styled(pad(&t.name, name_w), name_style(t.color.as_deref())),
             Span::raw("  "),
             Span::styled(
-                pad(&status_of(t, state.now_ms), status_w),
+                pad(&status_of(t, now_ms), status_w),
                 status_style(&t.status),
             ),
         ];

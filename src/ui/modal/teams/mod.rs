@@ -1,6 +1,6 @@
 //! The teams dialog, two levels: a list of teammates (status, mode, backend, current task) and
-//! one teammate's detail. It reads the team from the state at every frame, so `Team` snapshots
-//! update it live; the selection follows the selected teammate's name. Killing, and moving a
+//! one teammate's detail. It reads the team from its context at every key and frame, so `Team`
+//! snapshots update it live; the selection follows the selected teammate's name. Killing, and moving a
 //! teammate that requires plan mode out of it, ask for a confirmation first.
 
 pub mod detail;
@@ -12,9 +12,9 @@ use ratatui::layout::Rect;
 
 use crate::lead::view::{LeadCommand, TeammateView};
 use crate::ui::keymap::{Action, Context};
-use crate::ui::modal::confirm::ConfirmDialog;
-use crate::ui::modal::{Modal, Outcome};
-use crate::ui::state::AppState;
+use crate::ui::modal::confirm::{self, ConfirmDialog, ModeChange};
+use crate::ui::modal::context::{DialogAction, DialogSender, TeamsContext};
+use crate::ui::modal::{DialogOutcome, Modal};
 
 /// The dialog's state.
 #[derive(Debug, Default, Clone)]
@@ -49,99 +49,122 @@ impl TeamsDialog {
         self.selected_name = team.get(index).map(|t| t.name.clone());
     }
 
-    pub fn handle(&mut self, key: &KeyEvent, state: &mut AppState) -> Outcome {
+    pub fn handle(
+        &mut self,
+        key: &KeyEvent,
+        context: &TeamsContext<'_>,
+        sender: &mut DialogSender,
+    ) -> DialogOutcome {
         if let Some(name) = self.detail.clone() {
-            if state.teammate(&name).is_some() {
-                return self.handle_detail(&name, key, state);
+            if let Some(teammate) = context.teammate(&name) {
+                return self.handle_detail(teammate, key, context, sender);
             }
             self.detail = None;
         }
-        let index = self.selected_index(&state.team);
-        self.select(&state.team, index);
-        let selected = state.team.get(index).map(|t| t.name.clone());
-        match (state.keymap.lookup(Context::TeamsList, key), selected) {
+        let team = context.team;
+        let index = self.selected_index(team);
+        self.select(team, index);
+        let selected = team.get(index).map(|t| t.name.clone());
+        match (context.keymap.lookup(Context::TeamsList, key), selected) {
             (Some(Action::Up), _) => {
-                self.select(&state.team, index.saturating_sub(1));
-                Outcome::Keep
+                self.select(team, index.saturating_sub(1));
+                DialogOutcome::Keep
             }
             (Some(Action::Down), _) => {
-                let last = state.team.len().saturating_sub(1);
-                self.select(&state.team, (index + 1).min(last));
-                Outcome::Keep
+                let last = team.len().saturating_sub(1);
+                self.select(team, (index + 1).min(last));
+                DialogOutcome::Keep
             }
             (Some(Action::OpenDetail), Some(name)) => {
                 self.detail = Some(name);
                 self.prompt_expanded = false;
-                Outcome::Keep
+                DialogOutcome::Keep
             }
-            (Some(Action::CycleAllModes), _) if !state.team.is_empty() => {
-                match state.cycle_all_modes() {
-                    Some(confirm) => Outcome::Push(confirm),
-                    None => Outcome::Keep,
-                }
+            (Some(Action::CycleAllModes), _) if !team.is_empty() => {
+                mode_change(confirm::cycle_all_modes(team, context.now_ms), sender)
             }
             (Some(Action::Shutdown), Some(name)) => {
-                state.send(LeadCommand::Shutdown { name });
-                Outcome::Keep
+                sender.command(LeadCommand::Shutdown { name });
+                DialogOutcome::Keep
             }
             (Some(Action::Kill), Some(name)) => {
-                Outcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, state.now_ms)))
+                DialogOutcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, context.now_ms)))
             }
             (Some(Action::ToggleHidden), Some(name)) => {
-                state.send(LeadCommand::ToggleHidden { name });
-                Outcome::Keep
+                sender.command(LeadCommand::ToggleHidden { name });
+                DialogOutcome::Keep
             }
             (Some(Action::PruneIdle), _) => {
-                state.send(LeadCommand::PruneIdle);
-                Outcome::Keep
+                sender.command(LeadCommand::PruneIdle);
+                DialogOutcome::Keep
             }
-            (Some(Action::Close), _) => Outcome::Close,
-            _ => Outcome::Keep,
+            (Some(Action::Close), _) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 
-    fn handle_detail(&mut self, name: &str, key: &KeyEvent, state: &mut AppState) -> Outcome {
-        let name = name.to_string();
-        match state.keymap.lookup(Context::TeamsDetail, key) {
-            Some(Action::CycleMode) => match state.cycle_teammate_mode(&name) {
-                Some(confirm) => Outcome::Push(confirm),
-                None => Outcome::Keep,
-            },
+    fn handle_detail(
+        &mut self,
+        teammate: &TeammateView,
+        key: &KeyEvent,
+        context: &TeamsContext<'_>,
+        sender: &mut DialogSender,
+    ) -> DialogOutcome {
+        let name = teammate.name.clone();
+        match context.keymap.lookup(Context::TeamsDetail, key) {
+            Some(Action::CycleMode) => mode_change(
+                confirm::cycle_teammate_mode(context.team, &name, context.now_ms),
+                sender,
+            ),
             Some(Action::Jump) => {
-                if state.open_teammate(&name) {
-                    Outcome::Close
+                sender.send(DialogAction::OpenTeammate(name));
+                // An in-process teammate opens as the inline view, under no dialog.
+                if teammate.in_process() {
+                    DialogOutcome::Close
                 } else {
-                    Outcome::Keep
+                    DialogOutcome::Keep
                 }
             }
             Some(Action::Shutdown) => {
-                state.send(LeadCommand::Shutdown { name });
-                Outcome::Keep
+                sender.command(LeadCommand::Shutdown { name });
+                DialogOutcome::Keep
             }
             Some(Action::Kill) => {
-                Outcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, state.now_ms)))
+                DialogOutcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, context.now_ms)))
             }
             Some(Action::ToggleHidden) => {
-                state.send(LeadCommand::ToggleHidden { name });
-                Outcome::Keep
+                sender.command(LeadCommand::ToggleHidden { name });
+                DialogOutcome::Keep
             }
             Some(Action::ExpandPrompt) => {
                 self.prompt_expanded = !self.prompt_expanded;
-                Outcome::Keep
+                DialogOutcome::Keep
             }
             Some(Action::Back) => {
                 self.detail = None;
-                Outcome::Keep
+                DialogOutcome::Keep
             }
-            Some(Action::Close) => Outcome::Close,
-            _ => Outcome::Keep,
+            Some(Action::Close) => DialogOutcome::Close,
+            _ => DialogOutcome::Keep,
         }
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer, state: &AppState) {
-        match self.detail.as_deref().and_then(|n| state.teammate(n)) {
-            Some(teammate) => detail::render(teammate, self.prompt_expanded, area, buf, state),
-            None => list::render(self.selected_index(&state.team), area, buf, state),
+    pub fn render(&self, area: Rect, buf: &mut Buffer, context: &TeamsContext<'_>) {
+        match self.detail.as_deref().and_then(|n| context.teammate(n)) {
+            Some(teammate) => detail::render(teammate, self.prompt_expanded, area, buf, context),
+            None => list::render(self.selected_index(context.team), area, buf, context),
         }
+    }
+}
+
+/// A mode change: the command goes at once (the dialog stays), or its confirmation opens on
+/// top.
+fn mode_change(change: ModeChange, sender: &mut DialogSender) -> DialogOutcome {
+    match change {
+        ModeChange::Now(command) => {
+            sender.command(command);
+            DialogOutcome::Keep
+        }
+        ModeChange::AskFirst(confirm) => DialogOutcome::Push(Modal::Confirm(confirm)),
     }
 }

@@ -17,8 +17,6 @@ use crate::protocol::frames::{
 };
 use crate::protocol::time::now_iso;
 
-pub use super::plan_queue::{PlanQueue, plan_response};
-
 /// The tool name a sandbox network request is shown with.
 pub const SANDBOX_TOOL_NAME: &str = "SandboxNetworkAccess";
 
