@@ -26,6 +26,42 @@ fn teammate_panes(lead: &TmuxLead) -> Vec<String> {
         .collect()
 }
 
+/// Types `line` and presses Enter until `done` holds. With four leads and up to 32 teammates
+/// starting on two cores, a typed line (or its Enter) sometimes never reached the lead's
+/// composer (about one batch of twenty runs in three; not seen with a shell driver, under
+/// investigation): this test is about what `/quit` leaves, so it types the line again, and
+/// says so on stderr.
+fn submit_until(lead: &TmuxLead, run: usize, line: &str, done: impl Fn() -> bool) {
+    for attempt in 1..=3 {
+        lead.keys(&["C-u"]);
+        lead.type_text(line);
+        let typed = wait_for(Duration::from_secs(5), || lead.screen().contains(line));
+        if typed {
+            lead.keys(&["Enter"]);
+            if wait_for(WAIT, &done) {
+                return;
+            }
+        }
+        eprintln!("run {run}: `{line}` did not take (attempt {attempt}); typing it again");
+    }
+    panic!(
+        "run {run}: `{line}` never took\nlead screen:\n{}",
+        lead.screen()
+    );
+}
+
+/// Polls `cond` until it holds (true) or `timeout` passes (false).
+fn wait_for(timeout: Duration, cond: impl Fn() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < timeout {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    cond()
+}
+
 fn quit_run(run: usize, teammates: usize) {
     let ws = Workspace::new("quit-panes");
     let lead = TmuxLead::start(&ws, 240, 80);
@@ -33,9 +69,8 @@ fn quit_run(run: usize, teammates: usize) {
     reaper.lead_pid = Some(lead.pid);
     for i in 0..teammates {
         let name = format!("t{i}");
-        lead.submit(&format!("/spawn {name} stand by"));
-        lead.wait_screen(&format!("run {run}: `Spawned {name}:`"), |s| {
-            s.contains(&format!("Spawned {name}:"))
+        submit_until(&lead, run, &format!("/spawn {name} stand by"), || {
+            lead.screen().contains(&format!("Spawned {name}:"))
         });
     }
     wait_until(
@@ -44,13 +79,7 @@ fn quit_run(run: usize, teammates: usize) {
         || teammate_processes(&ws.team).len() == teammates,
         || format!("{:?}", teammate_processes(&ws.team)),
     );
-    lead.submit("/quit");
-    wait_until(
-        &format!("run {run}: the lead to exit"),
-        WAIT,
-        || !alive(lead.pid),
-        || format!("lead screen:\n{}", lead.screen()),
-    );
+    submit_until(&lead, run, "/quit", || !alive(lead.pid));
     // Whatever quit left is there as soon as the lead is gone; a short poll only lets tmux
     // finish closing the panes quit killed.
     wait_until(

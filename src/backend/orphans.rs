@@ -134,6 +134,11 @@ fn zellij_program() -> Option<String> {
 
 /// Private Zellij sessions of dead leads (running or kept to be resurrected).
 fn dead_private_sessions() -> Vec<String> {
+    // Running zellij makes its own log directory under TMPDIR: a person who never used Zellij
+    // has no socket directory, no session, and gets nothing new on disk from a sweep.
+    if !zellij_socket_dir_exists() {
+        return Vec::new();
+    }
     let Some(program) = zellij_program() else {
         return Vec::new();
     };
@@ -144,6 +149,23 @@ fn dead_private_sessions() -> Vec<String> {
     found.sort();
     found.dedup();
     found
+}
+
+/// Whether Zellij's socket directory is there (`$ZELLIJ_SOCKET_DIR`, else
+/// `$XDG_RUNTIME_DIR/zellij`, else `$TMPDIR/zellij-<uid>`): without it there is no session.
+fn zellij_socket_dir_exists() -> bool {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(dir) = var("ZELLIJ_SOCKET_DIR") {
+        return Path::new(&dir).is_dir();
+    }
+    if let Some(dir) = var("XDG_RUNTIME_DIR")
+        && Path::new(&dir).join("zellij").is_dir()
+    {
+        return true;
+    }
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir().join(format!("zellij-{uid}")).is_dir()
 }
 
 /// The first piece of evidence, for a one-line reason.

@@ -120,7 +120,11 @@ async fn the_one_running(ctx: &Context) -> Result<Connection> {
 async fn screen(conn: Connection, setup: crate::ui::UiSetup) -> Result<()> {
     let team = conn.team.clone();
     let (events, commands, ending) = conn.into_screen().await?;
-    let events = super::notify::filter(events, super::notify::Notify::from_env());
+    let events = super::notify::filter(
+        events,
+        super::notify::Notify::from_env(),
+        setup.focus.clone(),
+    );
     let mut hand_over = |argv: &[String]| {
         // The UI has left the screen: the program (tmux attach) owns the terminal until the
         // user detaches from it.

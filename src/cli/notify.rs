@@ -1,5 +1,8 @@
 //! Notifications of a screen: when a permission request or a plan arrives (not those already
-//! waiting when the screen attached), the terminal bell, an OSC 9 and an OSC 777 notification
+//! waiting when the screen attached) and this screen's window does not have the focus (the
+//! terminal's focus reports; a terminal that never reports counts as unfocused: a person
+//! looking at the window sees the dialog and gets no bell), the terminal bell, an OSC 9 and an
+//! OSC 777 notification
 //! (terminals that know them show a desktop notification; others ignore them), a tmux
 //! `display-message` inside tmux, and `notify-send` where it is installed.
 //! `TEAMLEAD_NOTIFY` chooses: a comma list of `bell`, `osc`, `tmux`, `desktop`, or `none`
@@ -12,6 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::lead::view::LeadEvent;
 use crate::protocol::display::visible_line;
+use crate::ui::focus::TerminalFocus;
 
 /// Which notifications are on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,8 +112,13 @@ pub fn terminal_bytes(notify: Notify, text: &str) -> Vec<u8> {
     out
 }
 
-/// Passes the events on to the screen and notifies on each new request.
-pub fn filter(mut events: mpsc::Receiver<LeadEvent>, notify: Notify) -> mpsc::Receiver<LeadEvent> {
+/// Passes the events on to the screen and notifies on each new request while the screen's
+/// window is not focused.
+pub fn filter(
+    mut events: mpsc::Receiver<LeadEvent>,
+    notify: Notify,
+    focus: TerminalFocus,
+) -> mpsc::Receiver<LeadEvent> {
     if !notify.any() {
         return events;
     }
@@ -119,7 +128,9 @@ pub fn filter(mut events: mpsc::Receiver<LeadEvent>, notify: Notify) -> mpsc::Re
         let mut arrivals = Arrivals::default();
         while let Some(event) = events.recv().await {
             for text in arrivals.arrived(&event) {
-                tell(notify, in_tmux, &text);
+                if !focus.is_focused() {
+                    tell(notify, in_tmux, &text);
+                }
             }
             if tx.send(event).await.is_err() {
                 break;

@@ -59,6 +59,7 @@ pub fn ui_setup(config: &Config, theme: Option<ThemeChoice>) -> Result<crate::ui
     Ok(crate::ui::UiSetup {
         keymap: super::config::keymap(config)?,
         colors: super::config::colors(theme, config),
+        focus: crate::ui::focus::TerminalFocus::default(),
     })
 }
 

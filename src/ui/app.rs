@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use crossterm::event::Event;
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc;
@@ -105,6 +105,19 @@ where
                         match io.events.try_recv() {
                             Ok(event) => state.apply(event),
                             Err(_) => break,
+                        }
+                    }
+                    // Then the keys already typed: a busy team's stream of events never holds
+                    // back what the person types (events come first in this select).
+                    while input_open && !state.exit {
+                        match io.input.next().now_or_never() {
+                            Some(Some(Ok(event))) => {
+                                state.now_ms = (io.clock)();
+                                state.handle_event(event);
+                            }
+                            Some(Some(Err(e))) => return Err(UiError::Io(e)),
+                            Some(None) => input_open = false,
+                            None => break,
                         }
                     }
                 }

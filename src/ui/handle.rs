@@ -24,6 +24,8 @@ impl AppState {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
             Event::Paste(text) => self.paste(&text),
             Event::Resize(_, _) => self.dirty = true,
+            Event::FocusGained => self.terminal_focus.set(true),
+            Event::FocusLost => self.terminal_focus.set(false),
             Event::Mouse(mouse) => match mouse.kind {
                 MouseEventKind::ScrollUp => {
                     self.current_transcript().scroll_by(3);

@@ -7,6 +7,7 @@ pub mod app;
 pub mod colors;
 pub mod composer;
 pub mod error;
+pub mod focus;
 pub mod footer;
 pub mod handle;
 pub mod keymap;

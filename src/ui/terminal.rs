@@ -8,8 +8,9 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, EventStream, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange,
+    EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -45,6 +46,7 @@ pub fn restore() {
     let _ = execute!(
         out,
         DisableBracketedPaste,
+        DisableFocusChange,
         LeaveAlternateScreen,
         cursor::Show
     );
@@ -62,6 +64,8 @@ pub struct TerminalGuard {
 pub struct UiSetup {
     pub keymap: Keymap,
     pub colors: ColorMode,
+    /// Written when the terminal reports focus changes (read by a screen's notifications).
+    pub focus: crate::ui::focus::TerminalFocus,
 }
 
 impl TerminalGuard {
@@ -82,6 +86,7 @@ impl TerminalGuard {
             out,
             EnterAlternateScreen,
             EnableBracketedPaste,
+            EnableFocusChange,
             cursor::Hide
         );
         if let Err(e) = entered {
@@ -153,6 +158,7 @@ pub async fn run_tui(
     let mut state = AppState::new();
     state.keymap = setup.keymap;
     state.colors = setup.colors;
+    state.terminal_focus = setup.focus;
     loop {
         let mut guard = TerminalGuard::enter(setup.colors)?;
         let result = app::run_io(&mut guard.terminal, state, &mut io).await;

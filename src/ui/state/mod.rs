@@ -95,6 +95,8 @@ pub struct AppState {
     pub keymap: Keymap,
     /// How much colour the screen gets.
     pub colors: ColorMode,
+    /// Whether the terminal window has the focus (as it reports it).
+    pub terminal_focus: crate::ui::focus::TerminalFocus,
     /// Teammates whose messages the person has not answered, oldest first (see
     /// [`waiting`]).
     pub unanswered: Vec<String>,
@@ -139,6 +141,7 @@ impl AppState {
             slash_commands: crate::ui::slash_commands(),
             keymap: Keymap::default(),
             colors: ColorMode::Full,
+            terminal_focus: crate::ui::focus::TerminalFocus::default(),
             unanswered: Vec::new(),
             last_waiting: None,
             outbox: Vec::new(),
