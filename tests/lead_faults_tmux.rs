@@ -1,6 +1,6 @@
 //! Faults inside tmux leave nothing behind, with the real lead in a pane of a private test
 //! tmux server:
-//! - `/quit` with 1–8 pane teammates, 20 times (four private servers at a time): no pane of a
+//! - `/quit` with 1–8 pane teammates, 20 times (two private servers at a time): no pane of a
 //!   teammate is left, dead or alive (tmux 3.3a keeps the pane of a program that exited,
 //!   dead, under `remain-on-exit failed`), and no teammate process;
 //! - a teammate whose team directory is removed under it exits, also when its lead is then
@@ -26,29 +26,28 @@ fn teammate_panes(lead: &TmuxLead) -> Vec<String> {
         .collect()
 }
 
-/// Types `line` and presses Enter until `done` holds. With four leads and up to 32 teammates
-/// starting on two cores, a typed line (or its Enter) sometimes never reached the lead's
-/// composer (about one batch of twenty runs in three; not seen with a shell driver, under
-/// investigation): this test is about what `/quit` leaves, so it types the line again, and
-/// says so on stderr.
+/// Types `line`, presses Enter, and waits until `done` holds. With several leads and their
+/// teammates starting on two cores, the lead's screen sometimes lagged for many seconds (a
+/// line typed then showed up, and was acted on, late; under investigation): the waits here are
+/// long, and the line is typed once (typing it again made a second teammate).
 fn submit_until(lead: &TmuxLead, run: usize, line: &str, done: impl Fn() -> bool) {
-    for attempt in 1..=3 {
-        lead.keys(&["C-u"]);
-        lead.type_text(line);
-        let typed = wait_for(Duration::from_secs(5), || lead.screen().contains(line));
-        if typed {
-            lead.keys(&["Enter"]);
-            if wait_for(WAIT, &done) {
-                return;
-            }
-        }
-        eprintln!("run {run}: `{line}` did not take (attempt {attempt}); typing it again");
-    }
-    panic!(
+    lead.type_text(line);
+    let typed = wait_for(SLOW, || lead.screen().contains(line));
+    assert!(
+        typed,
+        "run {run}: `{line}` never showed in the composer\nlead screen:\n{}",
+        lead.screen()
+    );
+    lead.keys(&["Enter"]);
+    assert!(
+        wait_for(SLOW, &done),
         "run {run}: `{line}` never took\nlead screen:\n{}",
         lead.screen()
     );
 }
+
+/// How long a lagging screen is waited for.
+const SLOW: Duration = Duration::from_secs(60);
 
 /// Polls `cond` until it holds (true) or `timeout` passes (false).
 fn wait_for(timeout: Duration, cond: impl Fn() -> bool) -> bool {
@@ -100,7 +99,7 @@ fn quit_run(run: usize, teammates: usize) {
 #[test]
 fn quit_inside_tmux_twenty_times_leaves_no_teammate_pane() {
     const RUNS: usize = 20;
-    const AT_ONCE: usize = 4;
+    const AT_ONCE: usize = 2;
     let workers: Vec<_> = (0..AT_ONCE)
         .map(|w| {
             std::thread::spawn(move || {

@@ -110,6 +110,15 @@ impl Session {
         what: &str,
         pred: impl Fn(&[PendingPermission]) -> bool,
     ) -> Vec<PendingPermission> {
+        // The current queue (the last one seen) counts: a request may arrive before the note
+        // of the answer that let the teammate go on.
+        let latest = self.seen.iter().rev().find_map(|e| match e {
+            LeadEvent::Permissions(p) => Some(p.clone()),
+            _ => None,
+        });
+        if let Some(queue) = latest.filter(|p| pred(p)) {
+            return queue;
+        }
         match self
             .wait_for(what, |e| matches!(e, LeadEvent::Permissions(p) if pred(p)))
             .await
