@@ -1,6 +1,7 @@
 //! Faults inside tmux leave nothing behind, with the real lead in a pane of a private test
 //! tmux server:
-//! - `/quit` with 1–8 pane teammates, 20 times (two private servers at a time): no pane of a
+//! - `/quit` with 1–8 pane teammates, 20 times (two private servers at a time; the lead runs
+//!   as `teamlead serve` in a pane and is driven by `teamlead ctl`): no pane of a
 //!   teammate is left, dead or alive (tmux 3.3a keeps the pane of a program that exited,
 //!   dead, under `remain-on-exit failed`), and no teammate process;
 //! - a teammate whose team directory is removed under it exits, also when its lead is then
@@ -13,8 +14,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use panes_common::{
-    Reaper, TmuxLead, WAIT, Workspace, alive, sigkill, teammate_processes, tmux_env_value,
-    wait_until,
+    Reaper, TestTmux, TmuxLead, WAIT, Workspace, alive, sh_quote, sigkill, teammate_processes,
+    tmux_env_value, wait_until,
 };
 
 /// Every pane of the lead's server that runs or ran a teammate: id, dead flag, start command.
@@ -26,51 +27,124 @@ fn teammate_panes(lead: &TmuxLead) -> Vec<String> {
         .collect()
 }
 
-/// Types `line`, presses Enter, and waits until `done` holds. With several leads and their
-/// teammates starting on two cores, the lead's screen sometimes lagged for many seconds (a
-/// line typed then showed up, and was acted on, late; under investigation): the waits here are
-/// long, and the line is typed once (typing it again made a second teammate).
-fn submit_until(lead: &TmuxLead, run: usize, line: &str, done: impl Fn() -> bool) {
-    lead.type_text(line);
-    let typed = wait_for(SLOW, || lead.screen().contains(line));
-    assert!(
-        typed,
-        "run {run}: `{line}` never showed in the composer\nlead screen:\n{}",
-        lead.screen()
-    );
-    lead.keys(&["Enter"]);
-    assert!(
-        wait_for(SLOW, &done),
-        "run {run}: `{line}` never took\nlead screen:\n{}",
-        lead.screen()
-    );
+/// The lead as a server (`teamlead serve`, the default way a lead runs) in a pane of a private
+/// test tmux server, so its teammates are panes of that server; driven by `teamlead ctl`, so
+/// the runs do not depend on a terminal's keyboard under load.
+struct ServedLead {
+    tmux: TestTmux,
+    pid: u32,
+    run_dir: tempfile::TempDir,
 }
 
-/// How long a lagging screen is waited for.
-const SLOW: Duration = Duration::from_secs(60);
+const NO_CONFIG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml");
 
-/// Polls `cond` until it holds (true) or `timeout` passes (false).
-fn wait_for(timeout: Duration, cond: impl Fn() -> bool) -> bool {
-    let start = std::time::Instant::now();
-    while start.elapsed() < timeout {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(25));
+impl ServedLead {
+    fn start(ws: &Workspace) -> ServedLead {
+        let run_dir = tempfile::tempdir().expect("runtime dir");
+        std::fs::set_permissions(
+            run_dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .expect("private runtime dir");
+        let tmux = TestTmux {
+            socket: format!("tl-test-{}", uuid::Uuid::new_v4().simple()),
+        };
+        let command = format!(
+            "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME -u TEAMLEAD_NO_SERVER -u XDG_RUNTIME_DIR \
+             TEAMLEAD_RUNTIME_DIR={} TEAMLEAD_CONFIG={} TEAMLEAD_LEAD_GRACE_MS={} {} --home {} serve --team {}",
+            sh_quote(&run_dir.path().to_string_lossy()),
+            sh_quote(NO_CONFIG),
+            ws.lead_grace_ms,
+            sh_quote(env!("CARGO_BIN_EXE_teamlead")),
+            sh_quote(&ws.home().to_string_lossy()),
+            sh_quote(&ws.team),
+        );
+        let work = ws.work().to_string_lossy().into_owned();
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "240",
+            "-y",
+            "80",
+            "-c",
+            &work,
+            &command,
+        ])
+        .expect("start the test tmux server with the lead");
+        tmux.run(&["new-window", "-d", "-t", "main", "-n", "shell", "--", "cat"])
+            .expect("a second window");
+        let pid = tmux
+            .run(&["display-message", "-p", "-t", "main:0", "#{pane_pid}"])
+            .expect("the lead's pane")
+            .trim()
+            .parse()
+            .expect("pane pid");
+        let lead = ServedLead { tmux, pid, run_dir };
+        wait_until(
+            "the lead server's socket",
+            WAIT,
+            || {
+                std::fs::read_dir(lead.run_dir.path())
+                    .map(|d| {
+                        d.flatten()
+                            .any(|e| e.path().extension().is_some_and(|x| x == "sock"))
+                    })
+                    .unwrap_or(false)
+            },
+            || {
+                format!(
+                    "lead pane:\n{:?}",
+                    lead.tmux.run(&["capture-pane", "-p", "-t", "main:0"])
+                )
+            },
+        );
+        lead
     }
-    cond()
+
+    /// `teamlead ctl TEAM ARGS…`, which must succeed.
+    fn ctl(&self, ws: &Workspace, args: &[&str]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_teamlead"))
+            .arg("--home")
+            .arg(ws.home())
+            .args(["ctl", ws.team.as_str()])
+            .args(args)
+            .env("TEAMLEAD_RUNTIME_DIR", self.run_dir.path())
+            .env("TEAMLEAD_CONFIG", NO_CONFIG)
+            .env_remove("TEAMLEAD_HOME")
+            .env_remove("XDG_RUNTIME_DIR")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run teamlead ctl");
+        assert!(
+            out.status.success(),
+            "ctl {args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Every pane of the server that runs or ran a teammate.
+    fn teammate_panes(&self) -> Vec<String> {
+        self.tmux
+            .panes("#{pane_id} dead=#{pane_dead} #{pane_start_command}")
+            .into_iter()
+            .filter(|l| l.contains(" teammate "))
+            .collect()
+    }
 }
 
 fn quit_run(run: usize, teammates: usize) {
     let ws = Workspace::new("quit-panes");
-    let lead = TmuxLead::start(&ws, 240, 80);
+    let lead = ServedLead::start(&ws);
     let mut reaper = Reaper::new(&ws);
     reaper.lead_pid = Some(lead.pid);
     for i in 0..teammates {
-        let name = format!("t{i}");
-        submit_until(&lead, run, &format!("/spawn {name} stand by"), || {
-            lead.screen().contains(&format!("Spawned {name}:"))
-        });
+        let out = lead.ctl(&ws, &[&format!("/spawn t{i} stand by")]);
+        assert!(out.contains(&format!("Spawned t{i}:")), "run {run}: {out}");
     }
     wait_until(
         &format!("run {run}: {teammates} teammate processes"),
@@ -78,14 +152,20 @@ fn quit_run(run: usize, teammates: usize) {
         || teammate_processes(&ws.team).len() == teammates,
         || format!("{:?}", teammate_processes(&ws.team)),
     );
-    submit_until(&lead, run, "/quit", || !alive(lead.pid));
+    lead.ctl(&ws, &["/quit"]);
+    wait_until(
+        &format!("run {run}: the lead to exit"),
+        WAIT,
+        || !alive(lead.pid),
+        || format!("panes: {:#?}", lead.teammate_panes()),
+    );
     // Whatever quit left is there as soon as the lead is gone; a short poll only lets tmux
     // finish closing the panes quit killed.
     wait_until(
         &format!("run {run} ({teammates} teammates): no teammate pane left"),
         Duration::from_secs(2),
-        || teammate_panes(&lead).is_empty(),
-        || format!("panes left: {:#?}", teammate_panes(&lead)),
+        || lead.teammate_panes().is_empty(),
+        || format!("panes left: {:#?}", lead.teammate_panes()),
     );
     wait_until(
         &format!("run {run}: no teammate process left"),
