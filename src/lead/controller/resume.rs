@@ -55,7 +55,9 @@ pub(crate) fn open_team(
                     Err(e) => return Err(e.into()),
                 }
             }
-            (Owner::Teamlead, LeadStatus::Alive { .. }) if store::is_lead_alive(home, team) => {
+            // The probe's evidence of a live lead (the flock held, a claimed live process) is
+            // enough: another lead that has just won the flock has not yet written its pid.
+            (Owner::Teamlead, LeadStatus::Alive { .. }) => {
                 return Err(StoreError::LeadAlive {
                     team: team.to_string(),
                     pid: store::liveness::lead_pid(home, team),
