@@ -1,34 +1,24 @@
 //! Whether this terminal window has the keyboard focus, as the terminal reports it (focus
-//! reporting, `CSI ? 1004 h`): unknown until the terminal says, then focused or not. The UI
-//! writes it on `FocusGained`/`FocusLost`; a screen's notifications read it (a person looking
-//! at the window sees the request: no bell).
+//! reporting, `CSI ? 1004 h`). The UI writes it on `FocusGained`/`FocusLost`; a screen's
+//! notifications read it (a person looking at the window sees the request: no bell).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-const UNKNOWN: u8 = 0;
-const FOCUSED: u8 = 1;
-const UNFOCUSED: u8 = 2;
-
-/// A shared view of the terminal's focus; clones see the same value.
+/// A shared view of the terminal's focus; clones see the same value. Not focused until the
+/// terminal says it is (a terminal that never reports counts as not focused).
 #[derive(Debug, Clone, Default)]
-pub struct TerminalFocus(Arc<AtomicU8>);
+pub struct TerminalFocus(Arc<AtomicBool>);
 
 impl TerminalFocus {
     /// The terminal reported a change.
     pub fn set(&self, focused: bool) {
-        let value = if focused { FOCUSED } else { UNFOCUSED };
-        self.0.store(value, Ordering::Relaxed);
+        self.0.store(focused, Ordering::Relaxed);
     }
 
-    /// Known to have the focus (a terminal that never reports counts as not focused).
+    /// The terminal last said it has the focus.
     pub fn is_focused(&self) -> bool {
-        self.0.load(Ordering::Relaxed) == FOCUSED
-    }
-
-    /// The terminal has said whether it has the focus.
-    pub fn is_known(&self) -> bool {
-        self.0.load(Ordering::Relaxed) != UNKNOWN
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -40,10 +30,10 @@ mod tests {
     fn unknown_until_told_and_shared_by_clones() {
         let focus = TerminalFocus::default();
         let seen = focus.clone();
-        assert!(!seen.is_known() && !seen.is_focused());
+        assert!(!seen.is_focused(), "unknown counts as unfocused");
         focus.set(true);
-        assert!(seen.is_known() && seen.is_focused());
+        assert!(seen.is_focused());
         focus.set(false);
-        assert!(seen.is_known() && !seen.is_focused());
+        assert!(!seen.is_focused());
     }
 }

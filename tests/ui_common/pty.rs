@@ -1,6 +1,9 @@
 //! The real `teamlead` binary in a pseudo-terminal (portable-pty + vt100) for the PTY tests:
 //! start it with `--home` in a temporary home, send bytes, read the parsed screen, wait for a
 //! condition with a deadline; killed on drop if still running. The raw output is kept too.
+//! Included by several test binaries, each using part of it.
+
+#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::path::Path;
