@@ -284,3 +284,57 @@ fn sigkilled_teamlead_send_never_leaves_an_invalid_inbox() {
         300
     );
 }
+
+/// Many writers find the same stale lock at once (a writer died holding it, as in a crash):
+/// exactly one of them removes it, and no two ever hold the lock at the same time. Repeated,
+/// because the lost race (one taker removing the lock another taker has just made) depends on
+/// timing.
+#[test]
+fn writers_that_find_the_same_stale_lock_never_hold_it_together() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Barrier};
+    let t = TempHome::new();
+    let target = t.home.root.join("shared.json");
+    let dir = lock_dir(&target);
+    let writers = 8;
+    let mut overlaps = 0;
+    for _round in 0..25 {
+        std::fs::create_dir(&dir).unwrap();
+        set_mtime(&dir, Duration::from_secs(11));
+        let holding = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let start = Arc::new(Barrier::new(writers));
+        let threads: Vec<_> = (0..writers)
+            .map(|_| {
+                let (target, holding, most, start) =
+                    (target.clone(), holding.clone(), most.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    let guard = lock::acquire(&target, Duration::from_secs(20)).expect("lock");
+                    let now = holding.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(2));
+                    holding.fetch_sub(1, Ordering::SeqCst);
+                    drop(guard);
+                })
+            })
+            .collect();
+        for th in threads {
+            th.join().unwrap();
+        }
+        if most.load(Ordering::SeqCst) > 1 {
+            overlaps += 1;
+        }
+        assert!(!dir.exists(), "the last holder released the lock");
+    }
+    assert_eq!(
+        overlaps, 0,
+        "rounds in which two writers held the lock together"
+    );
+    let left: Vec<_> = std::fs::read_dir(&t.home.root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "nothing left beside the target: {left:?}");
+}

@@ -14,12 +14,13 @@
 //! the 10 s rule. A waiter whose deadline passes while a lock is in the way waits on until
 //! that lock would be stale (at most 11 s more), so a holder that died never makes it fail.
 //!
-//! Like proper-lockfile, the stale takeover (`rmdir` then `mkdir`) has a narrow race: two
-//! processes that both judged the same dead lock stale can, in rare timing, both end up
-//! believing they hold it. Stale locks only exist after a crash, so this is accepted.
+//! The stale takeover is proper-lockfile's `rmdir` then `mkdir`, but teamlead writers take it
+//! one at a time and check again before the `rmdir` ([`takeover`]), so two of them that find
+//! the same stale lock never both end up holding it.
 
 mod create;
 pub mod holder;
+mod takeover;
 pub mod waiter;
 
 use std::collections::HashMap;
@@ -34,6 +35,7 @@ use super::error::{Result, StoreError};
 use super::safe_file::FileKind;
 use create::Created;
 use holder::{Identity, Marker};
+use takeover::Takeover;
 use waiter::{Verdict, Watch};
 
 /// How long `acquire` waits by default before giving up.
@@ -312,15 +314,19 @@ fn try_once(dir: &Path, marker: Option<&mut Marker>, watch: &mut Watch) -> Resul
         .duration_since(mtime)
         .unwrap_or(Duration::ZERO);
     if age > STALE_AFTER {
-        tracing::warn!(
-            "taking over stale lock {} ({}s old)",
-            dir.display(),
-            age.as_secs()
-        );
-        // Another process may have done the same already: a missing or non-empty directory
-        // is fine, the next attempt decides.
-        let _ = std::fs::remove_dir(dir);
-        return Ok(Attempt::Again);
+        let judged = Identity::of(&meta);
+        return Ok(match takeover::remove_if_still_stale(dir, &judged) {
+            Takeover::Removed => {
+                tracing::warn!(
+                    "took over stale lock {} ({}s old)",
+                    dir.display(),
+                    age.as_secs()
+                );
+                Attempt::Again
+            }
+            Takeover::Changed => Attempt::Again,
+            Takeover::Busy => Attempt::Busy(false, judged, mtime),
+        });
     }
     Ok(match watch.check(dir, &meta, marker.map(|m| m.path())) {
         Verdict::Reaped { .. } => Attempt::Again,
