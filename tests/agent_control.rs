@@ -2,7 +2,7 @@
 //! shutdown, and permission answers through the mailbox, each accepted only from `team-lead`;
 //! and the in-process executor that starts and stops teammates.
 
-mod agent_common;
+use crate::agent_common;
 
 use std::sync::Arc;
 use std::time::Duration;

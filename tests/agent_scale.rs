@@ -2,7 +2,7 @@
 //! tasks), a few KiB of memory each, and almost no CPU while idle (a 1 s safety poll of two
 //! `stat`s, no busy polling). Prints the measured figures.
 
-mod agent_common;
+use crate::agent_common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! the commands in its working directory, completes or keeps the tasks, reports to the lead,
 //! and ends each turn with an idle notification. Real files in a temporary home, real `sh`.
 
-mod agent_common;
+use crate::agent_common;
 
 use std::time::{Duration, Instant};
 

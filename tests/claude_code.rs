@@ -4,20 +4,11 @@
 //! `claude` as pane teammates, all talking to the scripted model server on loopback. Test
 //! names end in the client's label, so a failure says which version broke.
 
-#[path = "claude_code_common/mod.rs"]
-mod common;
-
-#[path = "claude_code/claude_lead.rs"]
 mod claude_lead;
-#[path = "claude_code/messages.rs"]
 mod messages;
-#[path = "claude_code/modes.rs"]
 mod modes;
-#[path = "claude_code/permissions.rs"]
 mod permissions;
-#[path = "claude_code/plan.rs"]
 mod plan;
-#[path = "claude_code/shutdown.rs"]
 mod shutdown;
 
 /// One test per scenario and client: `<scenario>_v2_1_45` and `<scenario>_latest`; `latest
@@ -25,20 +16,20 @@ mod shutdown;
 macro_rules! matrix {
     ($($scenario:path => $name:ident $(, latest #[$latest:meta])?;)*) => {
         mod v2_1_45 {
-            $(#[test] fn $name() { if let Some(c) = crate::common::clients_or_skip("2.1.45") { $scenario(&c) } })*
+            $(#[test] fn $name() { if let Some(c) = crate::claude_code_common::clients_or_skip("2.1.45") { $scenario(&c) } })*
         }
         mod latest {
-            $(#[test] $(#[$latest])? fn $name() { if let Some(c) = crate::common::clients_or_skip("latest") { $scenario(&c) } })*
+            $(#[test] $(#[$latest])? fn $name() { if let Some(c) = crate::claude_code_common::clients_or_skip("latest") { $scenario(&c) } })*
         }
     };
 }
 
 matrix! {
-    crate::messages::prompt_and_message_round_trip => prompt_and_message_round_trip;
-    crate::permissions::answers_from_the_queue => permissions_answered_from_the_queue;
-    crate::plan::plan_approvals => plan_approvals;
-    crate::modes::cycle_from_the_teams_dialog => mode_cycle_from_the_teams_dialog;
-    crate::shutdown::shutdown_and_kill => shutdown_and_kill;
-    crate::shutdown::quit_with_several_teammates => quit_with_several_teammates;
-    crate::claude_lead::only_read_while_it_runs => claude_code_lead_only_read_while_it_runs;
+    crate::claude_code::messages::prompt_and_message_round_trip => prompt_and_message_round_trip;
+    crate::claude_code::permissions::answers_from_the_queue => permissions_answered_from_the_queue;
+    crate::claude_code::plan::plan_approvals => plan_approvals;
+    crate::claude_code::modes::cycle_from_the_teams_dialog => mode_cycle_from_the_teams_dialog;
+    crate::claude_code::shutdown::shutdown_and_kill => shutdown_and_kill;
+    crate::claude_code::shutdown::quit_with_several_teammates => quit_with_several_teammates;
+    crate::claude_code::claude_lead::only_read_while_it_runs => claude_code_lead_only_read_while_it_runs;
 }

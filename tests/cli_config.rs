@@ -2,7 +2,7 @@
 //! `assets/config.example.toml`, and a bad file is one error naming the file, line and key —
 //! for `config show` and for the lead session alike.
 
-mod cli_common;
+use crate::cli_common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! what a user reads (blockers, availability, unread previews, problems), that inspect never
 //! writes, that a sent message shows up, and that bad names fail in one line without writing.
 
-mod cli_common;
+use crate::cli_common;
 
 use cli_common::{TestHome, lock_dirs, snapshot};
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! renders (when `man` is installed; else its header and sections are checked), for teamlead
 //! and for each command; completions still work.
 
-mod cli_common;
+use crate::cli_common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -4,8 +4,8 @@
 //! it survives hostile changes and never prints a raw control character. Every wait is a
 //! deadline on the child's output; every child is killed on drop.
 
-mod cli_common;
-mod monitor_common;
+use crate::cli_common;
+use crate::monitor_common;
 
 use cli_common::{LineChild, TestHome};
 use teamlead::protocol::Member;

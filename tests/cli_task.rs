@@ -1,7 +1,7 @@
 //! `teamlead task …`, `completions`, `--help` of every command, usage errors and the
 //! placeholder commands, with the real binary and temporary homes.
 
-mod cli_common;
+use crate::cli_common;
 
 use cli_common::{TestHome, lock_dirs};
 use serde_json::Value;

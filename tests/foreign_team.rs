@@ -7,15 +7,14 @@
 //! provably dead (its lock free and no other lead holding its session). Real binary, private
 //! tmux server, temporary homes; every process and server is gone at the end.
 
-mod foreign_common;
-#[path = "tmux_common/mod.rs"]
-mod tmux_common;
+use crate::foreign_common;
+use crate::tmux_common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use foreign_common::{Holder, claude_team, now_ms, tree, write_team_dir};
-use tmux_common::{TestTmux, socket_path};
+use tmux_common::TestTmux;
 
 /// The home, the log directory, the lead's working directory and an empty tmux socket
 /// directory (so `clean --orphans` never sees this machine's other tmux servers).
@@ -94,7 +93,7 @@ fn pane_in(tmux: &TestTmux, cwd: &Path) -> String {
 /// `TMUX` for a client of the test server.
 fn tmux_env(tmux: &TestTmux) -> String {
     let pid = tmux.run(&["display-message", "-p", "#{pid}"]).unwrap();
-    format!("{},{pid},0", socket_path(&tmux.socket).display())
+    format!("{},{pid},0", tmux.socket_path().display())
 }
 
 fn team_row<'a>(home_doc: &'a serde_json::Value, team: &str) -> &'a serde_json::Value {

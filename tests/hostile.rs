@@ -6,7 +6,7 @@
 //! the home is made hostile under it, and it must keep reporting; the lead session runs in a
 //! PTY (`hostile_lead`). The real binary, temporary homes, never `~/.claude`.
 
-mod hostile_common;
+use crate::hostile_common;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;

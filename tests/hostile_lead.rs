@@ -4,7 +4,7 @@
 //! sequence: no window title is set from a file and no injected clear-screen reaches the
 //! terminal, while the hostile text itself shows up escaped.
 
-mod hostile_common;
+use crate::hostile_common;
 
 use std::time::Duration;
 

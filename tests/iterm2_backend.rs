@@ -9,30 +9,38 @@ use teamlead::backend::detect::{BackendChoice, CapturedEnv, detect};
 use teamlead::backend::iterm2::Iterm2Backend;
 use teamlead::protocol::BackendRequest;
 
-/// The stand-in reads its state directory from the environment, which is per process: tests
-/// that use it take this lock.
-static IT2_ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
+/// The stand-in `it2` with its own state directory: `bin/it2` is a script that runs
+/// tests/bin/it2 with `IT2_STATE` set, so no test changes this process's environment.
 struct FakeIt2 {
     dir: tempfile::TempDir,
-    _env: std::sync::MutexGuard<'static, ()>,
 }
 
 impl FakeIt2 {
     fn new(alive: &[&str]) -> FakeIt2 {
-        let env = IT2_ENV.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         fs::write(
             dir.path().join("sessions"),
             format!("{}\n", alive.join("\n")),
         )
         .unwrap();
-        // SAFETY: tests in this file set the same value; the stand-in reads it from its env.
-        unsafe { std::env::set_var("IT2_STATE", dir.path()) };
-        FakeIt2 { dir, _env: env }
+        let bin = dir.path().join("bin");
+        fs::create_dir(&bin).unwrap();
+        let stand_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bin/it2");
+        let script = format!(
+            "#!/bin/sh\nIT2_STATE='{}' exec '{}' \"$@\"\n",
+            dir.path().display(),
+            stand_in.display()
+        );
+        fs::write(bin.join("it2"), script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(bin.join("it2"), fs::Permissions::from_mode(0o755)).unwrap();
+        FakeIt2 { dir }
     }
-    fn program() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bin/it2")
+    fn bin_dir(&self) -> PathBuf {
+        self.dir.path().join("bin")
+    }
+    fn program(&self) -> PathBuf {
+        self.bin_dir().join("it2")
     }
     fn calls(&self) -> Vec<String> {
         fs::read_to_string(self.dir.path().join("calls.log"))
@@ -56,7 +64,7 @@ impl FakeIt2 {
 #[test]
 fn iterm2_split_chain_run_focus_close_and_prune() {
     let fake = FakeIt2::new(&["LEAD-UUID"]);
-    let program = FakeIt2::program();
+    let program = fake.program();
     let program = program.to_str().unwrap();
     assert!(Iterm2Backend::is_available(program));
     let backend = Iterm2Backend::new(program, "w0t0p0:LEAD-UUID");
@@ -109,8 +117,8 @@ fn iterm2_split_chain_run_focus_close_and_prune() {
 
 #[test]
 fn detection_order_and_overrides() {
-    let _fake = FakeIt2::new(&["LEAD-UUID"]);
-    let bin_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bin");
+    let fake = FakeIt2::new(&["LEAD-UUID"]);
+    let bin_dir = fake.bin_dir();
     let with_it2 = format!("{}:/usr/bin:/bin", bin_dir.display());
     let works = |p: &str| Iterm2Backend::is_available(p);
 

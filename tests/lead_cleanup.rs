@@ -5,8 +5,8 @@
 //! fresh name otherwise; `/spawn --agent claude` without `claude` is one error and makes nothing.
 //! Real git in temporary directories, temporary homes, real processes found in /proc.
 
-mod cleanup_common;
-mod lead_common;
+use crate::cleanup_common;
+use crate::lead_common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

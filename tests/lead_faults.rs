@@ -8,8 +8,8 @@
 //!   lead's home on a small tmpfs in a private mount namespace; skipped, saying why, where no
 //!   mount namespace can be made).
 
-mod lead_common;
-mod ui_common;
+use crate::lead_common;
+use crate::ui_common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 //! - a task file, while the person assigns that task, then messages the teammate and changes
 //!   its mode: both acknowledged at once, the assignment completes once the lock is stale.
 
-mod ui_common;
+use crate::ui_common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

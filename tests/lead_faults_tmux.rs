@@ -7,8 +7,7 @@
 //! - a teammate whose team directory is removed under it exits, also when its lead is then
 //!   SIGKILLed; a teammate pane still there (dead) is found and closed by `clean --orphans`.
 
-#[path = "panes_common/mod.rs"]
-mod panes_common;
+use crate::panes_common;
 
 use std::process::Command;
 use std::time::Duration;
@@ -46,9 +45,7 @@ impl ServedLead {
             std::os::unix::fs::PermissionsExt::from_mode(0o700),
         )
         .expect("private runtime dir");
-        let tmux = TestTmux {
-            socket: format!("tl-test-{}", uuid::Uuid::new_v4().simple()),
-        };
+        let tmux = TestTmux::named(format!("tl-test-{}", uuid::Uuid::new_v4().simple()));
         let command = format!(
             "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME -u TEAMLEAD_NO_SERVER -u XDG_RUNTIME_DIR \
              TEAMLEAD_RUNTIME_DIR={} TEAMLEAD_CONFIG={} TEAMLEAD_LEAD_GRACE_MS={} {} --home {} serve --team {}",

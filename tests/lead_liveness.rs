@@ -6,14 +6,12 @@
 //! within a second, in the transcript (once, with the pane's last lines) and in the teams
 //! dialog; the killed one's task goes back to pending with no owner; `/respawn` starts one again.
 
-#[path = "panes_common/mod.rs"]
-mod panes_common;
+use crate::panes_common;
 
 use std::time::{Duration, Instant};
 
 use panes_common::{
-    PtyLead, Reaper, TestTmux, WAIT, Workspace, processes_of, sigkill, teammate_processes,
-    wait_until,
+    PtyLead, Reaper, WAIT, Workspace, processes_of, sigkill, teammate_processes, wait_until,
 };
 
 /// The liveness poll runs every 500 ms: what happened is on screen within a second.
@@ -47,9 +45,7 @@ fn exited_crashed_and_closed_teammates_are_shown_as_such_and_free_their_tasks() 
     let mut reaper = Reaper::new(&ws);
     let mut lead = PtyLead::start(&ws, 200, 60);
     reaper.lead_pid = Some(lead.pid);
-    let private = TestTmux {
-        socket: format!("teamlead-{}", lead.pid),
-    };
+    let private = ws.private_server(lead.pid);
 
     // A Claude Code teammate whose binary is missing: it never starts.
     let spawned = Instant::now();

@@ -4,8 +4,8 @@
 //! permission requests stay in the human's queue and never reach it; its key never shows in
 //! the transcript or the logs.
 
-mod lead_common;
-mod llm_common;
+use crate::lead_common;
+use crate::llm_common;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};

@@ -4,7 +4,7 @@
 //! answer and the tokens used show on screen, the key never does, and `/quit` ends it.
 //! Temporary home and config directory, no ~/.claude, no tmux.
 
-mod llm_common;
+use crate::llm_common;
 
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};

@@ -5,8 +5,7 @@
 //! round trip, the shutdown handshake, kill, hide/show, and after a SIGKILL of the lead every
 //! teammate gone within 3 s and `teamlead clean --orphans` leaving nothing behind.
 
-#[path = "panes_common/mod.rs"]
-mod panes_common;
+use crate::panes_common;
 
 use std::time::{Duration, Instant};
 

@@ -6,14 +6,13 @@
 //! lead is SIGKILLed instead, its teammates exit within 3 s and `teamlead clean --orphans` kills
 //! the server and leaves nothing behind.
 
-#[path = "panes_common/mod.rs"]
-mod panes_common;
+use crate::panes_common;
 
 use std::time::{Duration, Instant};
 
 use panes_common::{
     EXIT_AFTER_LEAD_DIES, PtyLead, Reaper, TestTmux, WAIT, Workspace, border_format, pane_infos,
-    processes_of, server_running, sigkill, socket_path, teammate_processes, wait_until,
+    processes_of, server_running, sigkill, teammate_processes, wait_until,
 };
 
 const SWARM: &str = "teamlead-swarm";
@@ -25,9 +24,7 @@ fn lead_with_three_teammates(ws: &Workspace) -> (PtyLead, TestTmux, Reaper) {
     let lead = PtyLead::start(ws, 160, 45);
     let mut reaper = Reaper::new(ws);
     reaper.lead_pid = Some(lead.pid);
-    let private = TestTmux {
-        socket: format!("teamlead-{}", lead.pid),
-    };
+    let private = ws.private_server(lead.pid);
     let hint = format!("tmux -L teamlead-{} attach -t {SWARM}", lead.pid);
     lead.wait_screen("the attach hint", |s| s.contains(&hint));
 
@@ -110,9 +107,9 @@ fn lead_outside_tmux_uses_a_private_server_and_quit_removes_it() {
     let quit_in = quit_at.elapsed();
     assert!(!server_running(&private), "the private server is killed");
     assert!(
-        !socket_path(&private.socket).exists(),
+        !private.socket_path().exists(),
         "no socket file is left: {}",
-        socket_path(&private.socket).display()
+        private.socket_path().display()
     );
     assert!(!ws.team_dir().exists(), "the team is removed");
     assert!(!ws.tasks_dir().exists(), "the task list is removed");
@@ -179,9 +176,9 @@ fn lead_outside_tmux_killed_leaves_nothing_after_clean_orphans() {
     );
     assert!(!server_running(&private), "the private server is killed");
     assert!(
-        !socket_path(&private.socket).exists(),
+        !private.socket_path().exists(),
         "no socket file is left: {}",
-        socket_path(&private.socket).display()
+        private.socket_path().display()
     );
     assert!(!ws.team_dir().exists(), "the team is removed");
     assert!(!ws.tasks_dir().exists(), "the task list is removed");

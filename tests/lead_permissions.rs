@@ -2,7 +2,7 @@
 //! another process, and asks of in-process teammates through the leader bridge, wait in one
 //! FIFO; every answer is delivered once, bound to the request.
 
-mod lead_common;
+use crate::lead_common;
 
 use lead_common::{DEADLINE, Session, eventually};
 use serde_json::json;

@@ -8,14 +8,13 @@
 //! re-spawns one on request. Two leads started at once on a crashed team: one leads, the other
 //! says so and exits 1.
 
-#[path = "panes_common/mod.rs"]
-mod panes_common;
+use crate::panes_common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use panes_common::{
-    PtyLead, Reaper, TestTmux, WAIT, Workspace, processes_of, server_running, sigkill, socket_path,
+    PtyLead, Reaper, TestTmux, WAIT, Workspace, processes_of, server_running, sigkill,
     teammate_processes, wait_until,
 };
 
@@ -89,9 +88,7 @@ fn a_lead_restarted_within_the_grace_period_rebinds_its_teammates() {
     let mut reaper = Reaper::new(&ws);
     let (mut first, asker) = lead_with_a_waiting_teammate(&ws);
     reaper.lead_pid = Some(first.pid);
-    let first_server = TestTmux {
-        socket: format!("teamlead-{}", first.pid),
-    };
+    let first_server = ws.private_server(first.pid);
     let teammates_before = teammate_processes(&ws.team);
     assert_eq!(teammates_before.len(), 2, "{teammates_before:?}");
     let tasks_before = tasks(&ws);
@@ -103,9 +100,7 @@ fn a_lead_restarted_within_the_grace_period_rebinds_its_teammates() {
     let restart = Instant::now();
     let second = PtyLead::start(&ws, 180, 50);
     reaper.lead_pid = Some(second.pid);
-    let _second_server = TestTmux {
-        socket: format!("teamlead-{}", second.pid),
-    };
+    let _second_server = ws.private_server(second.pid);
     second.wait_screen("the resume note", |s| {
         s.contains("Resumed the team") && s.contains("re-bound alpha") && s.contains("beta (%")
     });
@@ -119,7 +114,7 @@ fn a_lead_restarted_within_the_grace_period_rebinds_its_teammates() {
     assert!(!screen.contains("Not running"), "{screen}");
     // The same teammate processes, on the taken-over server (now named after the new lead).
     assert_eq!(teammate_processes(&ws.team), teammates_before);
-    assert!(!socket_path(&first_server.socket).exists());
+    assert!(!first_server.socket_path().exists());
     assert_eq!(tasks(&ws), tasks_before, "the tasks are unchanged");
     // The message written while no lead ran is delivered, once.
     second.wait_screen("the message written meanwhile", |s| {
@@ -159,9 +154,7 @@ fn after_the_grace_period_the_teammates_are_gone_and_one_is_respawned() {
     let mut reaper = Reaper::new(&ws);
     let (mut first, asker) = lead_with_a_waiting_teammate(&ws);
     reaper.lead_pid = Some(first.pid);
-    let _first_server = TestTmux {
-        socket: format!("teamlead-{}", first.pid),
-    };
+    let _first_server = ws.private_server(first.pid);
     sigkill(first.pid);
     assert!(!first.wait_exit());
     let killed = Instant::now();
@@ -176,9 +169,7 @@ fn after_the_grace_period_the_teammates_are_gone_and_one_is_respawned() {
 
     let mut second = PtyLead::start(&ws, 180, 50);
     reaper.lead_pid = Some(second.pid);
-    let second_server = TestTmux {
-        socket: format!("teamlead-{}", second.pid),
-    };
+    let second_server = ws.private_server(second.pid);
     second.wait_screen("the teammates listed as not running", |s| {
         s.contains("Resumed the team") && s.contains("Not running: alpha") && s.contains("beta")
     });
@@ -212,9 +203,7 @@ fn two_leads_started_at_once_on_a_crashed_team_one_leads() {
     let mut reaper = Reaper::new(&ws);
     let mut first = PtyLead::start(&ws, 120, 40);
     reaper.lead_pid = Some(first.pid);
-    let _first_server = TestTmux {
-        socket: format!("teamlead-{}", first.pid),
-    };
+    let _first_server = ws.private_server(first.pid);
     first.submit(r#"/task add "survive the crash""#);
     first.wait_screen("the task", |s| s.contains("Added task #1"));
     sigkill(first.pid);
@@ -226,12 +215,7 @@ fn two_leads_started_at_once_on_a_crashed_team_one_leads() {
         (a.join().expect("lead a"), b.join().expect("lead b"))
     });
     let mut leads = [a, b];
-    let _servers: Vec<TestTmux> = leads
-        .iter()
-        .map(|l| TestTmux {
-            socket: format!("teamlead-{}", l.pid),
-        })
-        .collect();
+    let _servers: Vec<TestTmux> = leads.iter().map(|l| ws.private_server(l.pid)).collect();
     // Exactly one exits, with status 1 and the reason; the other leads the team.
     let deadline = Instant::now() + WAIT;
     let loser = loop {

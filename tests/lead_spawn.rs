@@ -2,7 +2,7 @@
 //! in the queue, the work done in the working directory, the report as a turn, a plan to
 //! approve, interrupting nothing, and `/quit` removing the team.
 
-mod lead_common;
+use crate::lead_common;
 
 use lead_common::{Session, eventually};
 use teamlead::lead::view::{

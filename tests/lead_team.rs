@@ -3,7 +3,7 @@
 //! member and frees its tasks), de-duplicated delivery, messages and frames as turns, and
 //! `/quit` removing the team.
 
-mod lead_common;
+use crate::lead_common;
 
 use lead_common::{Session, eventually};
 use teamlead::lead::view::{LeadCommand, LeadEvent, TeammateStatus, TranscriptItem};

@@ -3,8 +3,8 @@
 //! variable) it answers a message from the lead through a local Anthropic-speaking server,
 //! shuts down on request, and the key is in none of its files, logs or pane output.
 
-mod cli_common;
-mod llm_common;
+use crate::cli_common;
+use crate::llm_common;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -4,8 +4,8 @@
 //! team-lead approves its plan; a 401 ends the turn `failed` without the key showing anywhere;
 //! and an OpenAI-compatible teammate uses the task list.
 
-mod agent_common;
-mod llm_common;
+use crate::agent_common;
+use crate::llm_common;
 
 use std::time::Duration;
 

@@ -4,8 +4,8 @@
 //! (`already_claimed`, `blocked`); SendMessage to `*` reaches every other member; the
 //! teammate's own key is scrubbed from file contents and command output, and unset for commands.
 
-mod agent_common;
-mod llm_common;
+use crate::agent_common;
+use crate::llm_common;
 
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 //! at once and the model hears of it next turn; a conversation over its budget is compacted
 //! through a dedicated summary request, and the next turn starts from the summary.
 
-mod agent_common;
-mod llm_common;
+use crate::agent_common;
+use crate::llm_common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! `overloaded_error`) retried, a 401 not retried and never echoing the key, network errors
 //! retried then given up, and the turn token aborting a stream that stalls.
 
-mod llm_common;
+use crate::llm_common;
 
 use std::time::{Duration, Instant};
 

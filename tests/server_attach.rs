@@ -4,10 +4,9 @@
 //! and a request that arrived meanwhile, answers it, and the command runs. Two screens at once:
 //! an answer in one closes the dialog in the other. `/quit` from a screen ends everything.
 
-#[path = "tmux_common/mod.rs"]
-mod tmux_common;
+use crate::tmux_common;
 
-mod server_common;
+use crate::server_common;
 
 use std::time::Duration;
 

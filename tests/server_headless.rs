@@ -3,7 +3,7 @@
 //! the request seen in `pending` and approved, `wait --tasks-done`, the whole story in
 //! `events`, and `/quit` ending the server with no team, socket or process left.
 
-mod server_common;
+use crate::server_common;
 
 use server_common::{Ws, mode_of, position, story, wait_until};
 

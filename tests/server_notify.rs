@@ -3,11 +3,9 @@
 //! terminal has not reported focus or reported it lost (`CSI O`), and stays silent while the
 //! terminal reports it has the focus (`CSI I`): the person is looking at the dialog.
 
-#[path = "server_common/mod.rs"]
-mod server_common;
+use crate::server_common;
 
-#[path = "ui_common/pty.rs"]
-mod pty;
+use crate::ui_common::pty;
 
 use pty::Session;
 use server_common::{Ws, wait_until};

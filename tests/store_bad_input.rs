@@ -1,7 +1,7 @@
 //! Bad input never panics, never loses bytes and never writes outside the home: truncated
 //! JSON, wrong types, a directory where a file should be, symbolic links, hostile names.
 
-mod store_common;
+use crate::store_common;
 
 use std::os::unix::fs::symlink;
 use std::path::Path;

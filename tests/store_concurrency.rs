@@ -3,7 +3,7 @@
 //! (its holder marker says it is dead). Stale lock directories are taken over, fresh ones are
 //! waited for, and a signalled process removes the locks it holds.
 
-mod store_common;
+use crate::store_common;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
@@ -15,11 +15,6 @@ use teamlead::store::{StoreError, inbox, lock};
 use store_common::{
     ChildGuard, ChildJob, TempHome, assert_exactly_once, child_command, inbox_texts, wait_until,
 };
-
-#[test]
-fn child_process_entry() {
-    store_common::child_entry();
-}
 
 const TEAM: &str = "alpha";
 const TO: &str = "team-lead";

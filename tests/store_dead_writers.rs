@@ -5,7 +5,7 @@
 //! proper-lockfile (Claude Code-style) writer its lock or a message, and whatever they leave
 //! behind is gone after `teamlead clean`. The figures are printed (`--nocapture`).
 
-mod store_common;
+use crate::store_common;
 
 use std::fs::File;
 use std::path::Path;
@@ -15,11 +15,6 @@ use teamlead::store::lock::{self, lock_dir_of};
 
 use store_common::killers::identity;
 use store_common::{ChildGuard, ChildJob, TempHome, child_command, wait_until};
-
-#[test]
-fn child_process_entry() {
-    store_common::child_entry();
-}
 
 /// The goal for the wait after a teamlead holder died: asserted for 90 % of kills.
 pub const GOAL: Duration = Duration::from_millis(100);

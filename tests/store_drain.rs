@@ -1,7 +1,7 @@
 //! Consuming inboxes: the lead's drain records each entry durably before removing it and
 //! de-duplicates after a crash; 2.1.45-style `mark_read` and 2.1.329-style `take_unread`.
 
-mod store_common;
+use crate::store_common;
 
 use serde_json::{Value, json};
 use teamlead::protocol::InboxEntry;

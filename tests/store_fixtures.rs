@@ -1,7 +1,7 @@
 //! The real Claude Code files in tests/fixtures parse, and going through the store (read,
 //! edit, write, read) loses nothing: every key, known or not, at every level survives.
 
-mod store_common;
+use crate::store_common;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! and leaves every byte, mode and link of the tree as it was. (Bad high-water marks, ids and
 //! modes are in `store_ids_modes.rs`.)
 
-mod store_common;
+use crate::store_common;
 
 use std::os::unix::fs::symlink;
 use std::path::Path;

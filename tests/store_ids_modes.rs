@@ -3,7 +3,7 @@
 //! left alone; ids at `u64::MAX` are exhausted, never wrapped; ids are never reused after
 //! deletes; and everything the store creates is private (0600 files, 0700 directories).
 
-mod store_common;
+use crate::store_common;
 
 use std::os::unix::fs::PermissionsExt;
 

@@ -3,7 +3,7 @@
 //! same time to one inbox. Every message must be there exactly once and the inbox valid.
 //! Needs `npm ci --prefix tests/interop` (the test fails, not skips, without it).
 
-mod store_common;
+use crate::store_common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -11,11 +11,6 @@ use std::process::{Command, Stdio};
 use store_common::{
     ChildGuard, ChildJob, TempHome, assert_exactly_once, child_command, inbox_texts,
 };
-
-#[test]
-fn child_process_entry() {
-    store_common::child_entry();
-}
 
 fn interop_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop")

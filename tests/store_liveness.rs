@@ -1,7 +1,7 @@
 //! The lead liveness lock: held means alive; dropped, or its process killed with SIGKILL,
 //! means not alive — the kernel releases the flock however the lead dies.
 
-mod store_common;
+use crate::store_common;
 
 use std::time::Duration;
 
@@ -9,11 +9,6 @@ use teamlead::store::liveness::lead_pid;
 use teamlead::store::{LeadLiveness, StoreError, is_lead_alive};
 
 use store_common::{ChildGuard, ChildJob, TempHome, child_command, wait_until};
-
-#[test]
-fn child_process_entry() {
-    store_common::child_entry();
-}
 
 #[test]
 fn held_is_alive_and_dropped_is_not() {

@@ -2,7 +2,7 @@
 //! failures, deletion that cleans references, and availability — on fresh lists and on the
 //! real seed-2.1.45 task list.
 
-mod store_common;
+use crate::store_common;
 
 use serde_json::{Map, Value, json};
 use teamlead::protocol::TaskStatus;

@@ -1,7 +1,7 @@
 //! Team files and the home: create, edit (one write, unknown keys kept), members, modes,
 //! panes, deletion with its hook, listing, home resolution and the stale-lock scan.
 
-mod store_common;
+use crate::store_common;
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};

@@ -3,8 +3,7 @@
 //! task, answers the shutdown handshake and its pane closes, and exits by itself within 3 s when
 //! the lead's liveness lock is released by the lead dying.
 
-#[path = "tmux_common/mod.rs"]
-mod test_tmux;
+use crate::tmux_common as test_tmux;
 
 use std::path::Path;
 use std::process::{Child, Command};

@@ -2,8 +2,7 @@
 //! pane, the placeholder + respawn-pane start, colors and titles, hide/show and kill; and a
 //! private server outside tmux.
 
-#[path = "tmux_common/mod.rs"]
-mod test_tmux;
+use crate::tmux_common as test_tmux;
 
 use std::time::Duration;
 
@@ -128,9 +127,7 @@ fn inside_tmux_splits_styles_runs_hides_shows_and_kills() {
 fn outside_tmux_uses_a_private_tiled_server() {
     let socket = format!("tl-test-{}", uuid::Uuid::new_v4().simple());
     let backend = TmuxBackend::private(&socket);
-    let guard = TestTmux {
-        socket: socket.clone(),
-    };
+    let guard = TestTmux::named(socket.clone());
     let a = backend.create_pane().expect("first pane");
     let b = backend.create_pane().expect("second pane");
     backend.style(&b, "beta", Some(Color::Pink)).unwrap();

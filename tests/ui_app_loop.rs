@@ -2,7 +2,7 @@
 //! test holds the other ends of the event and command channels): the commands it sends, the
 //! final screen, and that bursts of events are drawn as one frame.
 
-mod ui_common;
+use crate::ui_common;
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};

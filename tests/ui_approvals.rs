@@ -6,7 +6,7 @@
 //! confirmation. Snapshots of the banner, the "always" confirmation and the plan-mode
 //! confirmation at widths 80 and 40.
 
-mod ui_common;
+use crate::ui_common;
 
 use crossterm::event::KeyCode;
 use serde_json::json;

@@ -5,7 +5,7 @@
 //! Enter / a / y / n typed in the dialog's grace period answer nothing, and answering on
 //! purpose still works by key (alpha's inbox gets exactly one response, the right one).
 
-mod ui_common;
+use crate::ui_common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

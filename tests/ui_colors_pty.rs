@@ -2,7 +2,7 @@
 //! teams dialog are drawn without a single colour escape sequence (the demo provides the
 //! teammates and the requests).
 
-mod ui_common;
+use crate::ui_common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! A config file's `[keys]` change the keys, and everything generated from the keymap
 //! follows: the footer's hints, the dialogs' hints and the `?` help (snapshots at 80 and 40).
 
-mod ui_common;
+use crate::ui_common;
 
 use std::path::Path;
 

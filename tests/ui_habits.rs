@@ -2,7 +2,7 @@
 //! kill (kill is `x`, after a confirmation), Ctrl+U clears the composer line, Ctrl+N goes to
 //! the next teammate waiting on you; and colours: the 16-colour and no-colour modes.
 
-mod ui_common;
+use crate::ui_common;
 
 use crossterm::event::KeyCode;
 use ratatui::style::{Color, Modifier};

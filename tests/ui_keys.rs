@@ -1,7 +1,7 @@
 //! Key-driven tests of the UI state: the commands each key sequence sends, and what the
 //! dialogs do with the queues (FIFO, one decision per key, Esc keeps everything queued).
 
-mod ui_common;
+use crate::ui_common;
 
 use crossterm::event::{KeyCode, KeyModifiers};
 

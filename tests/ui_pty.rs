@@ -3,7 +3,7 @@
 //! back as it was (main screen, cursor shown, bracketed paste off). Temporary home, no
 //! ~/.claude, no tmux.
 
-mod ui_common;
+use crate::ui_common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! team), the teams dialog (list and detail), the permission dialog (Bash and Edit, 1 and 3
 //! queued), the plan dialog and a transcript with teammate turns and frames.
 
-mod ui_common;
+use crate::ui_common;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -2,7 +2,7 @@
 //! closed pane), at widths 80 and 40: the teams dialog's list and detail say what happened,
 //! and the footer badge counts them as stopped.
 
-mod ui_common;
+use crate::ui_common;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

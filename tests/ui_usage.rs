@@ -3,7 +3,7 @@
 //! the footer (teammates plus the lead model), the spinner while the lead model thinks; and
 //! the bounds on how much transcript the UI keeps.
 
-mod ui_common;
+use crate::ui_common;
 
 use crossterm::event::KeyCode;
 use ratatui::Terminal;

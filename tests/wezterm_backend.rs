@@ -6,8 +6,7 @@
 //! restarted within the grace period re-binds the living panes, `/quit` closes them all, and a
 //! SIGKILLed lead leaves nothing after `clean --orphans`.
 
-#[path = "panes_common/mod.rs"]
-mod panes_common;
+use crate::panes_common;
 
 use std::collections::HashMap;
 use std::fs;
@@ -42,6 +41,20 @@ impl FakeWezterm {
             .join("wezterm")
             .to_string_lossy()
             .into_owned()
+    }
+    /// A `wezterm` for the backend in this process: the stand-in with this state directory
+    /// (a script, so no test changes this process's environment).
+    fn program_here(&self) -> String {
+        let path = self.dir.path().join("wezterm-here");
+        let script = format!(
+            "#!/bin/sh\nWEZTERM_STATE='{}' exec '{}' \"$@\"\n",
+            self.dir.path().display(),
+            Self::program()
+        );
+        fs::write(&path, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        path.to_string_lossy().into_owned()
     }
     fn calls(&self) -> Vec<String> {
         fs::read_to_string(self.dir.path().join("calls.log"))
@@ -88,16 +101,10 @@ impl FakeWezterm {
     }
 }
 
-/// The backend in this process reads the state directory from the environment.
-static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 #[test]
 fn wezterm_cli_calls_split_hide_show_focus_kill() {
-    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
     let fake = FakeWezterm::new();
-    // SAFETY: tests of this file that run the backend in-process hold ENV.
-    unsafe { std::env::set_var("WEZTERM_STATE", fake.dir.path()) };
-    let backend = WeztermBackend::new(&FakeWezterm::program(), Some("0"));
+    let backend = WeztermBackend::new(&fake.program_here(), Some("0"));
     let a = backend.create_pane().unwrap();
     backend.style(&a, "a", None).unwrap();
     let b = backend.create_pane().unwrap();

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::claude_lead::{ClaudeLead, digest_diff};
-use crate::common::{Act, Client, Rule, timing};
+use crate::claude_code_common::claude_lead::{ClaudeLead, digest_diff};
+use crate::claude_code_common::{Act, Client, Rule, timing};
 
 pub fn only_read_while_it_runs(client: &Client) {
     let mut lead = ClaudeLead::new(client, "cc-lead", |team| {

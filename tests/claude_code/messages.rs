@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use crate::common::{Act, Client, Rule, Scene, timing};
+use crate::claude_code_common::{Act, Client, Rule, Scene, timing};
 
 pub fn prompt_and_message_round_trip(client: &Client) {
     let rules = vec![

@@ -5,7 +5,7 @@
 //! `setMode` approval (the mode it set would not have asked; `controller::mode_sync`) and says
 //! so — the person is never asked — after which the teammate's Writes are not asked either.
 
-use crate::common::{Act, Client, Rule, Scene};
+use crate::claude_code_common::{Act, Client, Rule, Scene};
 
 pub fn cycle_from_the_teams_dialog(client: &Client) {
     let scene = Scene::start(client, "cc-mode", Vec::new(), &[]);

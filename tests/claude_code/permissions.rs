@@ -4,7 +4,7 @@
 //! and config.json and the teams dialog show the teammate's new mode) and a rule (the same
 //! command is not asked again).
 
-use crate::common::{Act, Client, PermissionAnswer, Rule, Scene};
+use crate::claude_code_common::{Act, Client, PermissionAnswer, Rule, Scene};
 
 fn bash(command: &str) -> Act {
     Act::Bash {

@@ -2,7 +2,7 @@
 //! feedback reaches the model; an approval into `default` leaves the next Write asking, one
 //! into `bypassPermissions` lets everything run unasked; config.json follows the mode.
 
-use crate::common::{Act, Client, PermissionAnswer, Rule, Scene, keys};
+use crate::claude_code_common::{Act, Client, PermissionAnswer, Rule, Scene, keys};
 
 /// What the model gets when the lead approves a plan: newer clients render the verdict as
 /// "[Plan Approved] …", 2.1.45 passes the lead's JSON frame on.

@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use crate::common::panes_common::alive;
-use crate::common::{Act, Client, Rule, Scene, timing};
+use crate::claude_code_common::panes_common::alive;
+use crate::claude_code_common::{Act, Client, Rule, Scene, timing};
 
 fn rules() -> Vec<Rule> {
     vec![Rule::on("shutdown_request", Act::ApproveShutdown)]

@@ -76,9 +76,7 @@ impl ClaudeLead {
             user_home,
             scratch,
             model,
-            tmux: TestTmux {
-                socket: format!("tl-cc-lead-{}", uuid::Uuid::new_v4().simple()),
-            },
+            tmux: TestTmux::named(format!("tl-cc-lead-{}", uuid::Uuid::new_v4().simple())),
             pane: String::new(),
             started: Instant::now(),
             monitors: Vec::new(),

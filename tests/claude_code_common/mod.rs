@@ -7,10 +7,8 @@
 
 #![allow(dead_code)]
 
-#[path = "../model_server/mod.rs"]
-pub mod model_server;
-#[path = "../panes_common/mod.rs"]
-pub mod panes_common;
+pub(crate) use crate::model_server;
+pub(crate) use crate::panes_common;
 
 pub mod claude_lead;
 pub mod keys;
@@ -106,9 +104,7 @@ impl Scene {
         let model = ModelServer::start(rules);
         write_claude_json(ws.home(), ws.work());
         let launcher = client.launcher(user_home.path());
-        let tmux = TestTmux {
-            socket: format!("tl-cc-{}", uuid::Uuid::new_v4().simple()),
-        };
+        let tmux = TestTmux::named(format!("tl-cc-{}", uuid::Uuid::new_v4().simple()));
         // The lead looks for tmux servers earlier sessions left behind (`teamlead-<pid>`
         // sockets) when it starts: it gets a private socket directory, so it never judges
         // another test's servers. (Its own server is reached through `TMUX`.)

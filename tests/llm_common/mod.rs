@@ -6,7 +6,7 @@
 //! streams. The server task is aborted when the server is dropped.
 #![allow(dead_code)]
 
-mod streams;
+pub(crate) mod streams;
 
 #[allow(unused_imports)]
 pub use streams::{anthropic, openai};

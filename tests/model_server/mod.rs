@@ -17,8 +17,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../llm_common/streams.rs"]
-mod streams;
+use crate::llm_common::streams;
 mod wire;
 
 use std::collections::HashMap;

@@ -6,8 +6,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../tmux_common/mod.rs"]
-pub mod tmux_common;
+pub(crate) use crate::tmux_common;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
-pub use tmux_common::{TestTmux, socket_path};
+pub use tmux_common::TestTmux;
 
 /// How long any single wait may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -69,6 +68,9 @@ pub fn sh_quote(word: &str) -> String {
 pub struct Workspace {
     pub home: tempfile::TempDir,
     pub work: tempfile::TempDir,
+    /// The tmux socket directory (`TMUX_TMPDIR`) of the PTY leads' private servers and of
+    /// `clean --orphans`: private, so a sweep in one test never judges another test's server.
+    pub sockets: tempfile::TempDir,
     pub team: String,
     /// How long the leads' teammates wait for a lead to come back
     /// (`TEAMLEAD_LEAD_GRACE_MS`); 0 unless a test needs the grace period.
@@ -82,6 +84,7 @@ impl Workspace {
         Workspace {
             home: tempfile::tempdir().expect("temp home"),
             work: tempfile::tempdir().expect("temp working directory"),
+            sockets: tempfile::tempdir().expect("temp tmux socket directory"),
             team: unique_team(prefix),
             lead_grace_ms: 0,
             lead_env: Vec::new(),
@@ -94,6 +97,16 @@ impl Workspace {
 
     pub fn work(&self) -> &Path {
         self.work.path()
+    }
+
+    /// The tmux socket directory of this workspace's leads (`TMUX_TMPDIR`).
+    pub fn tmux_tmpdir(&self) -> &Path {
+        self.sockets.path()
+    }
+
+    /// The private tmux server (`-L teamlead-<pid>`) of the lead `lead_pid` outside tmux.
+    pub fn private_server(&self, lead_pid: u32) -> TestTmux {
+        TestTmux::in_dir(format!("teamlead-{lead_pid}"), self.tmux_tmpdir())
     }
 
     pub fn team_dir(&self) -> PathBuf {
@@ -209,7 +222,8 @@ impl Workspace {
             .current_dir(self.work())
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("TEAMLEAD_HOME")
-            .env_remove("TMUX_PANE");
+            .env_remove("TMUX_PANE")
+            .env("TMUX_TMPDIR", self.tmux_tmpdir());
         match tmux {
             Some(value) => cmd.env("TMUX", value),
             None => cmd.env_remove("TMUX"),
@@ -350,7 +364,7 @@ pub fn server_running(tmux: &TestTmux) -> bool {
 
 /// The `TMUX` value that points a tmux client at the server of `tmux`.
 pub fn tmux_env_value(tmux: &TestTmux) -> String {
-    format!("{},0,0", socket_path(&tmux.socket).display())
+    format!("{},0,0", tmux.socket_path().display())
 }
 
 /// The lead running as the command of the first pane of a private test tmux server, so tmux
@@ -366,9 +380,7 @@ pub struct TmuxLead {
 impl TmuxLead {
     /// Starts `teamlead --home H --team T` in a `width`×`height` window of a new private server.
     pub fn start(ws: &Workspace, width: u16, height: u16) -> TmuxLead {
-        let tmux = TestTmux {
-            socket: format!("tl-test-{}", uuid::Uuid::new_v4().simple()),
-        };
+        let tmux = TestTmux::named(format!("tl-test-{}", uuid::Uuid::new_v4().simple()));
         let command = format!(
             "exec env -u CLAUDE_CONFIG_DIR -u TEAMLEAD_HOME TEAMLEAD_NO_SERVER=1 TEAMLEAD_CONFIG={} TEAMLEAD_LEAD_GRACE_MS={} {} --home {} --team {}",
             sh_quote(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml")),
@@ -538,6 +550,7 @@ impl PtyLead {
             concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"),
         );
         cmd.env("TEAMLEAD_LEAD_GRACE_MS", ws.lead_grace_ms.to_string());
+        cmd.env("TMUX_TMPDIR", ws.tmux_tmpdir());
         for (key, value) in &ws.lead_env {
             cmd.env(key, value);
         }
@@ -677,6 +690,7 @@ pub struct Reaper {
     pub home: String,
     pub team: String,
     pub lead_pid: Option<u32>,
+    pub tmux_tmpdir: PathBuf,
 }
 
 impl Reaper {
@@ -685,6 +699,7 @@ impl Reaper {
             home: ws.home().to_string_lossy().into_owned(),
             team: ws.team.clone(),
             lead_pid: None,
+            tmux_tmpdir: ws.tmux_tmpdir().to_path_buf(),
         }
     }
 }
@@ -696,9 +711,10 @@ impl Drop for Reaper {
                 sigkill(pid);
             }
             // Dropping the handle kills the server and removes the socket file.
-            drop(TestTmux {
-                socket: format!("teamlead-{pid}"),
-            });
+            drop(TestTmux::in_dir(
+                format!("teamlead-{pid}"),
+                &self.tmux_tmpdir,
+            ));
         }
         let (home, team) = (self.home.clone(), self.team.clone());
         for (pid, _) in processes(|args| names_team(args, &home, &team)) {

@@ -104,6 +104,9 @@ pub enum ChildJob<'a> {
     HoldLead { home: &'a Path, team: &'a str },
     /// Install the signal cleanup, take `<target>.lock/`, write `<target>.held`, wait forever.
     HoldLock { target: &'a Path },
+    /// `store_lock_release`'s checks of `release_all_held`, which releases every lock of the
+    /// process it runs in.
+    ReleaseAll { dir: &'a Path },
 }
 
 /// A command that re-runs this test executable as a child doing `job`.
@@ -130,6 +133,7 @@ pub fn child_command(job: ChildJob<'_>) -> Command {
         ),
         ChildJob::HoldLead { home, team } => format!("hold-lead\n{}\n{team}", home.display()),
         ChildJob::HoldLock { target } => format!("hold-lock\n{}", target.display()),
+        ChildJob::ReleaseAll { dir } => format!("release-all\n{}", dir.display()),
     };
     cmd.env(CHILD_ENV, spec)
         .env_remove("CLAUDE_CONFIG_DIR")
@@ -140,7 +144,7 @@ pub fn child_command(job: ChildJob<'_>) -> Command {
     cmd
 }
 
-/// Called by each test file's `child_process_entry` test: does the job and exits when this
+/// Called by the binary's `child_process_entry` test: does the job and exits when this
 /// process is a child, returns at once otherwise.
 pub fn child_entry() {
     let Ok(spec) = std::env::var(CHILD_ENV) else {
@@ -187,6 +191,10 @@ pub fn child_entry() {
             loop {
                 std::thread::sleep(Duration::from_secs(60));
             }
+        }
+        ["release-all", dir] => {
+            crate::store_lock_release::release_all_in_this_process(Path::new(dir));
+            0
         }
         _ => {
             eprintln!("bad child spec: {spec:?}");

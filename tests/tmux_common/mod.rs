@@ -8,22 +8,46 @@ use std::time::{Duration, Instant};
 
 pub struct TestTmux {
     pub socket: String,
+    /// The socket directory (`TMUX_TMPDIR`) when not the default one.
+    pub tmpdir: Option<std::path::PathBuf>,
 }
 
-/// The socket file of a `-L` server (tmux keeps it after `kill-server`).
-pub fn socket_path(socket: &str) -> std::path::PathBuf {
-    let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".to_string());
+/// The socket file of a `-L` server in `TMUX_TMPDIR` `dir` (the default one when `None`; tmux
+/// keeps it after `kill-server`).
+pub fn socket_path_in(dir: Option<&std::path::Path>, socket: &str) -> std::path::PathBuf {
+    let default = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".to_string());
+    let dir = dir.map_or_else(|| std::path::PathBuf::from(default), |d| d.to_path_buf());
+    // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
-    std::path::Path::new(&dir)
-        .join(format!("tmux-{uid}"))
-        .join(socket)
+    dir.join(format!("tmux-{uid}")).join(socket)
 }
 
 impl TestTmux {
+    /// The server `-L socket` in the default socket directory (not started here).
+    pub fn named(socket: impl Into<String>) -> TestTmux {
+        TestTmux {
+            socket: socket.into(),
+            tmpdir: None,
+        }
+    }
+
+    /// The server `-L socket` in the socket directory `tmpdir` (not started here).
+    pub fn in_dir(socket: impl Into<String>, tmpdir: &std::path::Path) -> TestTmux {
+        TestTmux {
+            socket: socket.into(),
+            tmpdir: Some(tmpdir.to_path_buf()),
+        }
+    }
+
+    /// Its socket file.
+    pub fn socket_path(&self) -> std::path::PathBuf {
+        socket_path_in(self.tmpdir.as_deref(), &self.socket)
+    }
+
     /// Starts a server with one detached session `main` running `cat` (a 200×50 window).
     pub fn start() -> TestTmux {
         let socket = format!("tl-test-{}", uuid::Uuid::new_v4().simple());
-        let t = TestTmux { socket };
+        let t = TestTmux::named(socket);
         t.run(&[
             "new-session",
             "-d",
@@ -42,13 +66,15 @@ impl TestTmux {
 
     /// Runs a tmux command on this server.
     pub fn run(&self, args: &[&str]) -> Result<String, String> {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
+        let mut cmd = Command::new("tmux");
+        cmd.args(["-L", &self.socket, "-f", "/dev/null"])
             .args(args)
             .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .output()
-            .map_err(|e| e.to_string())?;
+            .env_remove("TMUX_PANE");
+        if let Some(dir) = &self.tmpdir {
+            cmd.env("TMUX_TMPDIR", dir);
+        }
+        let out = cmd.output().map_err(|e| e.to_string())?;
         if out.status.success() {
             Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
         } else {
@@ -91,6 +117,6 @@ impl TestTmux {
 impl Drop for TestTmux {
     fn drop(&mut self) {
         let _ = self.run(&["kill-server"]);
-        let _ = std::fs::remove_file(socket_path(&self.socket));
+        let _ = std::fs::remove_file(self.socket_path());
     }
 }
