@@ -9,6 +9,7 @@ mod agent_common;
 mod cli_common;
 mod lead_common;
 mod llm_common;
+mod pty_harness;
 mod store_common;
 mod ui_common;
 

@@ -14,6 +14,7 @@ mod llm_common;
 mod model_server;
 mod monitor_common;
 mod panes_common;
+mod pty_harness;
 mod server_common;
 mod tmux_common;
 mod ui_common;

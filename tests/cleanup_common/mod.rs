@@ -4,13 +4,12 @@
 
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+
 use std::time::{Duration, Instant};
 
-use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+use crate::pty_harness::{self, Terminal};
 
 /// How long any single wait may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -135,12 +134,21 @@ pub fn kill_marked(marker: &str) {
 // ---------------------------------------------------------------------------------------------
 // The real binary in a pseudo-terminal.
 
-/// `teamlead --home H <args>` in a PTY, its screen parsed by vt100; SIGKILLed on drop.
-pub struct PtyLead {
-    pub child: Box<dyn Child + Send + Sync>,
-    pub pid: u32,
-    writer: Arc<Mutex<Box<dyn Write + Send>>>,
-    screen: Arc<Mutex<vt100::Parser>>,
+/// `teamlead --home H <args>` in a 160×40 PTY, on the suite's PTY harness (which it derefs
+/// to); killed on drop.
+pub struct PtyLead(Terminal);
+
+impl std::ops::Deref for PtyLead {
+    type Target = Terminal;
+    fn deref(&self) -> &Terminal {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for PtyLead {
+    fn deref_mut(&mut self) -> &mut Terminal {
+        &mut self.0
+    }
 }
 
 impl PtyLead {
@@ -148,90 +156,18 @@ impl PtyLead {
     /// `CLAUDE_CONFIG_DIR`, `TEAMLEAD_CLAUDE_BIN` removed unless `env` sets them); waits for
     /// its screen.
     pub fn start(home: &Path, cwd: &Path, args: &[&str], env: &[(&str, String)]) -> PtyLead {
-        let (rows, cols) = (40, 160);
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
-        // The lead in this terminal's process (these tests are about it, not the server).
-        cmd.env("TEAMLEAD_NO_SERVER", "1");
-        cmd.arg("--home");
-        cmd.arg(home);
-        for a in args {
-            cmd.arg(a);
-        }
-        cmd.cwd(cwd);
-        cmd.env("TERM", "xterm-256color");
-        // Never the user's config file: a named file that does not exist gives the defaults.
-        cmd.env(
-            "TEAMLEAD_CONFIG",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"),
-        );
-        for var in [
-            "CLAUDE_CONFIG_DIR",
-            "TEAMLEAD_HOME",
-            "TMUX",
-            "TMUX_PANE",
-            "TEAMLEAD_CLAUDE_BIN",
-        ] {
-            cmd.env_remove(var);
-        }
+        let mut cmd = pty_harness::teamlead(Some(home), cwd, args);
         for (key, value) in env {
             cmd.env(key, value);
         }
-        let child = pair.slave.spawn_command(cmd).expect("spawn teamlead");
-        drop(pair.slave);
-        let pid = child.process_id().expect("the lead's pid");
-        let mut reader = pair.master.try_clone_reader().expect("pty reader");
-        let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
-        let (screen_in, answer) = (screen.clone(), writer.clone());
-        std::thread::spawn(move || {
-            // Keeps the master open for as long as the child may write.
-            let _master = pair.master;
-            let mut buf = [0u8; 8192];
-            loop {
-                match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        let bytes = &buf[..n];
-                        // Answer the primary device attributes query like a terminal would.
-                        if bytes.windows(3).any(|w| w == b"\x1b[c")
-                            && let Ok(mut w) = answer.lock()
-                        {
-                            let _ = w.write_all(b"\x1b[?1;2c");
-                            let _ = w.flush();
-                        }
-                        if let Ok(mut parser) = screen_in.lock() {
-                            parser.process(bytes);
-                        }
-                    }
-                }
-            }
-        });
-        let lead = PtyLead {
-            child,
-            pid,
-            writer,
-            screen,
-        };
+        let lead = PtyLead(Terminal::spawn(cmd, 160, 40));
         lead.wait_screen("the lead's screen", |s| s.contains("shift+tab to cycle"));
         lead
     }
 
-    pub fn send(&self, bytes: &[u8]) {
-        let mut w = self.writer.lock().expect("pty writer");
-        w.write_all(bytes).expect("write to the pty");
-        w.flush().expect("flush the pty");
-    }
-
+    /// The screen's text.
     pub fn screen(&self) -> String {
-        self.screen.lock().expect("screen").screen().contents()
+        self.contents()
     }
 
     pub fn wait_screen(&self, what: &str, check: impl Fn(&str) -> bool) -> Duration {
@@ -252,40 +188,8 @@ impl PtyLead {
         self.send(b"\r");
     }
 
-    /// SIGKILL to the lead, then reaps it.
-    pub fn sigkill(&mut self) {
-        // SAFETY: kill(2) on our own child, not reaped yet.
-        unsafe {
-            libc::kill(self.pid as libc::pid_t, libc::SIGKILL);
-        }
-        let _ = self.child.wait();
-    }
-
     /// Waits for the lead to exit; returns whether it exited with status 0.
     pub fn wait_exit(&mut self) -> bool {
-        let mut status = None;
-        let (child, screen) = (&mut self.child, &self.screen);
-        wait_until(
-            "the lead to exit",
-            WAIT,
-            || {
-                status = child.try_wait().ok().flatten();
-                status.is_some()
-            },
-            || {
-                let parser = screen.lock().expect("screen");
-                format!("lead screen:\n{}", parser.screen().contents())
-            },
-        );
-        status.is_some_and(|s| s.success())
-    }
-}
-
-impl Drop for PtyLead {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.wait_exit_within(WAIT)
     }
 }

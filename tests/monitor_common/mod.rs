@@ -4,14 +4,13 @@
 
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use crate::pty_harness::{self, Terminal};
 
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
@@ -127,96 +126,27 @@ impl Drop for RawChild {
     }
 }
 
-/// The real binary in a PTY, its screen parsed by vt100; killed on drop if still running.
-pub struct PtySession {
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    screen: Arc<Mutex<vt100::Parser>>,
-}
+/// The real binary in a 120×40 PTY (logs in `logs`), on the suite's PTY harness; killed on
+/// drop if still running.
+pub struct PtySession(Terminal);
 
 impl PtySession {
     pub fn start(home: &Path, cwd: &Path, logs: &Path, args: &[&str]) -> PtySession {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: 40,
-                cols: 120,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
-        // The lead in this terminal's process (these tests are about it, not the server).
-        cmd.env("TEAMLEAD_NO_SERVER", "1");
-        cmd.arg("--home");
-        cmd.arg(home);
-        for a in args {
-            cmd.arg(a);
-        }
-        cmd.cwd(cwd);
-        cmd.env("TERM", "xterm-256color");
-        // Never the user's config file: a named file that does not exist gives the defaults.
-        cmd.env(
-            "TEAMLEAD_CONFIG",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"),
-        );
+        let mut cmd = pty_harness::teamlead(Some(home), cwd, args);
         cmd.env("TEAMLEAD_LOG_DIR", logs);
-        for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
-            cmd.env_remove(var);
-        }
-        let child = pair.slave.spawn_command(cmd).expect("spawn teamlead");
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().expect("pty reader");
-        let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(40, 120, 0)));
-        let screen_in = screen.clone();
-        std::thread::spawn(move || {
-            let _master = pair.master;
-            let mut buf = [0u8; 4096];
-            loop {
-                match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        let bytes = &buf[..n];
-                        // Answer the primary device attributes query like a terminal would.
-                        if bytes.windows(3).any(|w| w == b"\x1b[c")
-                            && let Ok(mut w) = writer.lock()
-                        {
-                            let _ = w.write_all(b"\x1b[?1;2c");
-                            let _ = w.flush();
-                        }
-                        if let Ok(mut parser) = screen_in.lock() {
-                            parser.process(bytes);
-                        }
-                    }
-                }
-            }
-        });
-        PtySession { child, screen }
+        PtySession(Terminal::spawn(cmd, 120, 40))
     }
 
     pub fn contents(&self) -> String {
-        self.screen.lock().expect("screen").screen().contents()
+        self.0.contents()
     }
 
     /// Waits until the screen holds `text`.
     pub fn wait_for(&self, text: &str) {
-        let start = Instant::now();
-        while !self.contents().contains(text) {
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {text:?}; screen:\n{}",
-                self.contents()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for PtySession {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.0
+            .wait_screen_within(&format!("{text:?}"), DEADLINE, |s| {
+                s.contents().contains(text)
+            });
     }
 }
 

@@ -8,14 +8,14 @@
 
 pub(crate) use crate::tmux_common;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Arc, Mutex};
+
 use std::time::{Duration, Instant};
 
-use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
 pub use tmux_common::TestTmux;
+
+use crate::pty_harness::{self, Terminal};
 
 /// How long any single wait may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -508,12 +508,21 @@ impl TmuxLead {
 // ---------------------------------------------------------------------------------------------
 // The lead in a pseudo-terminal, outside tmux.
 
-/// The real binary in a PTY (no `TMUX`/`TMUX_PANE`), its screen parsed by vt100.
-pub struct PtyLead {
-    pub child: Box<dyn Child + Send + Sync>,
-    pub pid: u32,
-    writer: Arc<Mutex<Box<dyn Write + Send>>>,
-    screen: Arc<Mutex<vt100::Parser>>,
+/// The real binary in a PTY (no `TMUX`/`TMUX_PANE`), on the suite's PTY harness (which it
+/// derefs to).
+pub struct PtyLead(Terminal);
+
+impl std::ops::Deref for PtyLead {
+    type Target = Terminal;
+    fn deref(&self) -> &Terminal {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for PtyLead {
+    fn deref_mut(&mut self) -> &mut Terminal {
+        &mut self.0
+    }
 }
 
 impl PtyLead {
@@ -527,91 +536,23 @@ impl PtyLead {
 
     /// Starts the lead like [`PtyLead::start`] without waiting for anything.
     pub fn spawn(ws: &Workspace, cols: u16, rows: u16) -> PtyLead {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
-        // The lead in this terminal's process (these tests are about it, not the server).
-        cmd.env("TEAMLEAD_NO_SERVER", "1");
-        cmd.arg("--home");
-        cmd.arg(ws.home());
-        cmd.arg("--team");
-        cmd.arg(&ws.team);
-        cmd.cwd(ws.work());
-        cmd.env("TERM", "xterm-256color");
-        // Never the user's config file: a named file that does not exist gives the defaults.
-        cmd.env(
-            "TEAMLEAD_CONFIG",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"),
-        );
+        let mut cmd = pty_harness::teamlead(Some(ws.home()), ws.work(), &["--team", &ws.team]);
         cmd.env("TEAMLEAD_LEAD_GRACE_MS", ws.lead_grace_ms.to_string());
         cmd.env("TMUX_TMPDIR", ws.tmux_tmpdir());
         for (key, value) in &ws.lead_env {
             cmd.env(key, value);
         }
-        for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
-            cmd.env_remove(var);
-        }
-        let child = pair.slave.spawn_command(cmd).expect("spawn teamlead");
-        drop(pair.slave);
-        let pid = child.process_id().expect("the lead's pid");
-        let mut reader = pair.master.try_clone_reader().expect("pty reader");
-        let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
-        let (screen_in, answer) = (screen.clone(), writer.clone());
-        std::thread::spawn(move || {
-            // Keeps the master open for as long as the child may write.
-            let _master = pair.master;
-            let mut buf = [0u8; 8192];
-            loop {
-                match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        let bytes = &buf[..n];
-                        // Answer the primary device attributes query like a terminal would.
-                        if bytes.windows(3).any(|w| w == b"\x1b[c")
-                            && let Ok(mut w) = answer.lock()
-                        {
-                            let _ = w.write_all(b"\x1b[?1;2c");
-                            let _ = w.flush();
-                        }
-                        if let Ok(mut parser) = screen_in.lock() {
-                            parser.process(bytes);
-                        }
-                    }
-                }
-            }
-        });
-        PtyLead {
-            child,
-            pid,
-            writer,
-            screen,
-        }
+        PtyLead(Terminal::spawn(cmd, cols, rows))
     }
 
     /// `Some(success)` once the lead has exited.
     pub fn exited(&mut self) -> Option<bool> {
-        self.child
-            .try_wait()
-            .ok()
-            .flatten()
-            .map(|status| status.success())
+        self.exit_status()
     }
 
-    pub fn send(&self, bytes: &[u8]) {
-        let mut w = self.writer.lock().expect("pty writer");
-        w.write_all(bytes).expect("write to the pty");
-        w.flush().expect("flush the pty");
-    }
-
+    /// The screen's text.
     pub fn screen(&self) -> String {
-        self.screen.lock().expect("screen").screen().contents()
+        self.contents()
     }
 
     pub fn wait_screen(&self, what: &str, check: impl Fn(&str) -> bool) -> Duration {
@@ -652,30 +593,7 @@ impl PtyLead {
 
     /// Waits for the lead to exit; returns whether it exited with status 0.
     pub fn wait_exit(&mut self) -> bool {
-        let mut status = None;
-        let (child, screen) = (&mut self.child, &self.screen);
-        wait_until(
-            "the lead to exit",
-            WAIT,
-            || {
-                status = child.try_wait().ok().flatten();
-                status.is_some()
-            },
-            || {
-                let parser = screen.lock().expect("screen");
-                format!("lead screen:\n{}", parser.screen().contents())
-            },
-        );
-        status.is_some_and(|s| s.success())
-    }
-}
-
-impl Drop for PtyLead {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.wait_exit_within(WAIT)
     }
 }
 

@@ -1,26 +1,30 @@
-//! The real `teamlead` binary in a pseudo-terminal (portable-pty + vt100) for the PTY tests:
-//! start it with `--home` in a temporary home, send bytes, read the parsed screen, wait for a
-//! condition with a deadline; killed on drop if still running. The raw output is kept too.
-//! Included by several test binaries, each using part of it.
+//! The real `teamlead` binary in a pseudo-terminal for the PTY tests: started with `--home` in a
+//! temporary home (or without, as a user types it), on the suite's one PTY harness
+//! ([`crate::pty_harness::Terminal`], which it derefs to: send bytes, read the parsed screen,
+//! the raw output); waits with a deadline; killed on drop if still running.
 
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
-use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+use crate::pty_harness::{self, Terminal};
 
-pub const DEADLINE: Duration = Duration::from_secs(30);
+pub use crate::pty_harness::DEADLINE;
 
-/// The binary in a PTY, its screen parsed by vt100; killed on drop if still running.
-pub struct Session {
-    pub child: Box<dyn Child + Send + Sync>,
-    pub writer: Arc<Mutex<Box<dyn Write + Send>>>,
-    pub screen: Arc<Mutex<vt100::Parser>>,
-    /// Every byte the binary wrote, as written.
-    pub raw: Arc<Mutex<Vec<u8>>>,
+/// The binary in a 100×30 PTY.
+pub struct Session(Terminal);
+
+impl std::ops::Deref for Session {
+    type Target = Terminal;
+    fn deref(&self) -> &Terminal {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Session {
+    fn deref_mut(&mut self) -> &mut Terminal {
+        &mut self.0
+    }
 }
 
 impl Session {
@@ -55,36 +59,12 @@ impl Session {
         env: &[(&str, &Path)],
         vars: &[(&str, &str)],
     ) -> Session {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: 30,
-                cols: 100,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
-        let mut cmd = match wrapper.split_first() {
-            Some((program, wrapper_args)) => {
-                let mut cmd = CommandBuilder::new(program);
-                cmd.args(wrapper_args);
-                cmd.arg(env!("CARGO_BIN_EXE_teamlead"));
-                cmd
-            }
-            None => CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead")),
-        };
-        // The lead in this terminal's process (these tests are about it, not the server).
-        cmd.env("TEAMLEAD_NO_SERVER", "1");
-        if let Some(home) = home {
-            cmd.arg("--home");
-            cmd.arg(home);
-        }
-        for a in args {
-            cmd.arg(a);
-        }
-        cmd.cwd(cwd);
-        cmd.env("TERM", "xterm-256color");
-        for var in ["CLAUDE_CONFIG_DIR", "TEAMLEAD_HOME", "TMUX", "TMUX_PANE"] {
-            cmd.env_remove(var);
+        let mut cmd = pty_harness::teamlead(home, cwd, args);
+        if !wrapper.is_empty() {
+            let argv = cmd.get_argv_mut();
+            let mut wrapped: Vec<std::ffi::OsString> = wrapper.iter().map(Into::into).collect();
+            wrapped.append(argv);
+            *argv = wrapped;
         }
         // Never the user's config file: one that does not exist, unless the test names one.
         cmd.env("TEAMLEAD_CONFIG", cwd.join(".teamlead-test-config.toml"));
@@ -94,95 +74,16 @@ impl Session {
         for (key, value) in vars {
             cmd.env(key, value);
         }
-        let child = pair.slave.spawn_command(cmd).expect("spawn teamlead");
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().expect("pty reader");
-        let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(30, 100, 0)));
-        let raw = Arc::new(Mutex::new(Vec::new()));
-        let (screen_in, answer, raw_in) = (screen.clone(), writer.clone(), raw.clone());
-        std::thread::spawn(move || {
-            // Keeps the master open for as long as the child may write.
-            let _master = pair.master;
-            let mut buf = [0u8; 4096];
-            loop {
-                match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        let bytes = &buf[..n];
-                        // Answer the primary device attributes query like a terminal would.
-                        if bytes.windows(3).any(|w| w == b"\x1b[c")
-                            && let Ok(mut w) = answer.lock()
-                        {
-                            let _ = w.write_all(b"\x1b[?1;2c");
-                            let _ = w.flush();
-                        }
-                        if let Ok(mut all) = raw_in.lock() {
-                            all.extend_from_slice(bytes);
-                        }
-                        if let Ok(mut parser) = screen_in.lock() {
-                            parser.process(bytes);
-                        }
-                    }
-                }
-            }
-        });
-        Session {
-            child,
-            writer,
-            screen,
-            raw,
-        }
-    }
-
-    pub fn send(&self, bytes: &[u8]) {
-        let mut w = self.writer.lock().expect("writer");
-        w.write_all(bytes).expect("write to the pty");
-        w.flush().expect("flush the pty");
-    }
-
-    pub fn contents(&self) -> String {
-        self.screen.lock().expect("screen").screen().contents()
+        Session(Terminal::spawn(cmd, 100, 30))
     }
 
     /// Waits until the screen satisfies `check`.
     pub fn wait_for(&self, what: &str, check: impl Fn(&vt100::Screen) -> bool) {
-        let start = Instant::now();
-        loop {
-            if check(self.screen.lock().expect("screen").screen()) {
-                return;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {what}; screen:\n{}",
-                self.contents()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.wait_screen_within(what, DEADLINE, check);
     }
 
     /// Waits for the process to exit; returns whether it succeeded.
     pub fn wait_exit(&mut self) -> bool {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status.success();
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "teamlead did not exit; screen:\n{}",
-                self.contents()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.wait_exit_within(DEADLINE)
     }
 }
