@@ -85,6 +85,14 @@ pub(crate) fn spawn(
     spawned.map(|_| ()).map_err(StartError::Thread)
 }
 
+/// How long the loop waits for raw events at `now`: until the next due re-scan, and never
+/// longer than [`IDLE_TICK`] (the stop flag is looked at between waits).
+fn wait_before(next_deadline: Option<Instant>, now: Instant) -> Duration {
+    next_deadline.map_or(IDLE_TICK, |d| {
+        d.saturating_duration_since(now).min(IDLE_TICK)
+    })
+}
+
 struct NotifyLoop {
     scope: WatchScope,
     watcher: RecommendedWatcher,
@@ -109,9 +117,7 @@ impl NotifyLoop {
             if self.stop.load(Ordering::Relaxed) || self.sink.is_closed() {
                 return;
             }
-            let timeout = self.next_deadline().map_or(IDLE_TICK, |d| {
-                d.saturating_duration_since(Instant::now()).min(IDLE_TICK)
-            });
+            let timeout = wait_before(self.next_deadline(), Instant::now());
             let mut batch = Vec::new();
             match raw.recv_timeout(timeout) {
                 Ok(first) => {
@@ -396,5 +402,24 @@ impl NotifyLoop {
         }
         out.extend(diff(&old, &fresh));
         self.known.entries.extend(fresh.entries);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The loop's waits, decided from a given time (it runs on its own thread, on the real
+    //! clock, so its decision is tested without waiting).
+
+    use super::*;
+
+    #[test]
+    fn the_wait_ends_at_the_next_rescan_and_never_exceeds_the_idle_tick() {
+        let now = Instant::now();
+        let secs = Duration::from_secs;
+        assert_eq!(wait_before(None, now), IDLE_TICK);
+        assert_eq!(wait_before(Some(now + secs(3)), now), secs(3));
+        assert_eq!(wait_before(Some(now + secs(60)), now), IDLE_TICK);
+        assert_eq!(wait_before(Some(now), now), Duration::ZERO);
+        assert_eq!(wait_before(Some(now), now + secs(1)), Duration::ZERO);
     }
 }

@@ -177,32 +177,12 @@ impl LlmClient {
     ) -> Result<ModelResponse, LlmError> {
         let body = serde_json::to_vec(&self.body(request))
             .map_err(|e| LlmError::Client(format!("cannot encode the request: {e}")))?;
-        let policy = self.config.retry;
-        let mut attempt = 1;
-        loop {
-            let error = match self.attempt(&body, cancel, out).await {
-                Ok(response) => return Ok(response),
-                Err(e) => self.scrub_error(e),
-            };
-            if !error.is_retryable() || attempt >= policy.max_attempts {
-                return Err(error);
-            }
-            attempt += 1;
-            let delay = match error.retry_after() {
-                Some(wait) => wait.min(policy.max_retry_after),
-                None => policy.backoff(attempt),
-            };
-            out(StreamUpdate::Retrying {
-                attempt,
-                delay,
-                error: error.to_string(),
-            });
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => return Err(LlmError::Cancelled),
-                _ = tokio::time::sleep(delay) => {}
-            }
-        }
+        let body = &body;
+        super::retry::with_retries(self.config.retry, cancel, out, |out| async move {
+            let result = self.attempt(body, cancel, &mut *out).await;
+            (out, result.map_err(|e| self.scrub_error(e)))
+        })
+        .await
     }
 
     /// One attempt: the request, then the stream until its end marker.

@@ -2,7 +2,7 @@
 //! Anthropic Messages API or an OpenAI-compatible Chat Completions server (Ollama, vLLM,
 //! llama.cpp, …), streaming. Configuration comes from flags, the environment and the config
 //! file ([`config`]); keys never show ([`secret`]); the HTTP client retries what is worth
-//! retrying ([`client`]); answers are read from SSE ([`sse`], [`wire`]); the model's tools go
+//! retrying ([`client`], pausing as [`retry`] says); answers are read from SSE ([`sse`], [`wire`]); the model's tools go
 //! through the permission gate ([`tools`]); long conversations are compacted ([`compact`]).
 //! [`turn`] is what the runtime calls for each turn of an `llm` teammate.
 
@@ -13,6 +13,7 @@ pub mod conversation;
 pub mod error;
 pub mod narrate;
 pub mod prompt;
+pub mod retry;
 pub mod secret;
 pub(crate) mod session;
 pub mod sse;

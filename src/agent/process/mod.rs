@@ -10,6 +10,9 @@
 //! exits at once, whatever its lead does.
 
 pub mod display;
+mod lead_watch;
+
+use lead_watch::LeadWatch;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -46,31 +49,6 @@ pub fn lead_gone(home: &Home, team: &str) -> bool {
     has_file && !store::liveness::is_lead_alive(home, team)
 }
 
-/// What the teammate tells its pane about its lead.
-enum LeadWatch {
-    Gone(Duration),
-    Back,
-    Exiting,
-    TeamGone,
-}
-
-impl std::fmt::Display for LeadWatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LeadWatch::Gone(grace) => write!(
-                f,
-                "the team lead is gone: waiting {} s for a lead to come back",
-                grace.as_secs()
-            ),
-            LeadWatch::Back => f.write_str("a team lead is back"),
-            LeadWatch::Exiting => f.write_str("no team lead came back: exiting"),
-            LeadWatch::TeamGone => {
-                f.write_str("the team is gone (its files were removed): exiting")
-            }
-        }
-    }
-}
-
 /// Runs the teammate until it stops; its pane display goes to `out`.
 pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReason {
     let controls = Controls::new();
@@ -100,54 +78,27 @@ pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReas
     }
 
     // The lead's liveness: gone for a whole grace period ends the teammate.
-    let stop_on_lead_gone = controls.clone();
     let (home, team) = (config.home.clone(), config.team.clone());
     let (gone_tx, mut gone_rx) = mpsc::unbounded_channel::<LeadWatch>();
-    let grace = lead_grace();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(LEAD_CHECK_EVERY);
-        let mut gone_since: Option<tokio::time::Instant> = None;
-        let mut team_missing = 0;
-        loop {
-            tick.tick().await;
-            if stop_on_lead_gone.stop.is_cancelled() {
-                return;
-            }
-            let (gone, no_team) = tokio::task::spawn_blocking({
-                let (home, team) = (home.clone(), team.clone());
-                move || {
-                    (
-                        lead_gone(&home, &team),
-                        store::team::team_gone(&home, &team),
-                    )
-                }
+    let check = move || {
+        let (home, team) = (home.clone(), team.clone());
+        async move {
+            tokio::task::spawn_blocking(move || {
+                (
+                    lead_gone(&home, &team),
+                    store::team::team_gone(&home, &team),
+                )
             })
             .await
-            .unwrap_or((false, false));
-            team_missing = if no_team { team_missing + 1 } else { 0 };
-            if team_missing >= 2 {
-                let _ = gone_tx.send(LeadWatch::TeamGone);
-                stop_on_lead_gone.stop();
-                return;
-            }
-            match (gone, gone_since) {
-                (true, None) => {
-                    gone_since = Some(tokio::time::Instant::now());
-                    let _ = gone_tx.send(LeadWatch::Gone(grace));
-                }
-                (false, Some(_)) => {
-                    gone_since = None;
-                    let _ = gone_tx.send(LeadWatch::Back);
-                }
-                _ => {}
-            }
-            if gone_since.is_some_and(|since| since.elapsed() >= grace) {
-                let _ = gone_tx.send(LeadWatch::Exiting);
-                stop_on_lead_gone.stop();
-                return;
-            }
+            .unwrap_or((false, false))
         }
-    });
+    };
+    tokio::spawn(lead_watch::watch_lead(
+        check,
+        lead_grace(),
+        gone_tx,
+        controls.clone(),
+    ));
 
     // Signals stop it like a kill.
     let stop_on_signal = controls.clone();

@@ -8,6 +8,8 @@ pub mod handle;
 pub mod incoming;
 pub mod mailroom;
 pub(crate) mod plan_approval;
+#[cfg(test)]
+mod poll_tests;
 pub(crate) mod teammate;
 
 use std::sync::Arc;

@@ -46,31 +46,47 @@ pub fn spawn_poller(
     wake: std::sync::Arc<tokio::sync::Notify>,
 ) -> mpsc::Receiver<Vec<LivenessReport>> {
     let (tx, rx) = mpsc::channel(2);
-    tokio::spawn(async move {
-        let mut wait = LIVENESS_EVERY;
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
-                _ = wake.notified() => {}
-            }
-            if tx.is_closed() {
-                return;
-            }
-            let reports = executor.liveness().await;
-            wait = if reports.is_empty() {
-                LIVENESS_IDLE
-            } else {
-                LIVENESS_EVERY
-            };
-            if reports.iter().all(|r| r.liveness.is_running()) {
-                continue;
-            }
-            if tx.send(reports).await.is_err() {
-                return;
-            }
-        }
-    });
+    let ask = move || {
+        let executor = executor.clone();
+        async move { executor.liveness().await }
+    };
+    tokio::spawn(poll(ask, wake, tx));
     rx
+}
+
+/// The poller's loop: `ask` every [`LIVENESS_EVERY`] while it reports teammates, every
+/// [`LIVENESS_IDLE`] (or at a `wake`) while it reports none; reports where a teammate is not
+/// running go to `tx`. Ends when `tx`'s receiver is dropped.
+async fn poll<F, Fut>(
+    mut ask: F,
+    wake: std::sync::Arc<tokio::sync::Notify>,
+    tx: mpsc::Sender<Vec<LivenessReport>>,
+) where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Vec<LivenessReport>>,
+{
+    let mut wait = LIVENESS_EVERY;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = wake.notified() => {}
+        }
+        if tx.is_closed() {
+            return;
+        }
+        let reports = ask().await;
+        wait = if reports.is_empty() {
+            LIVENESS_IDLE
+        } else {
+            LIVENESS_EVERY
+        };
+        if reports.iter().all(|r| r.liveness.is_running()) {
+            continue;
+        }
+        if tx.send(reports).await.is_err() {
+            return;
+        }
+    }
 }
 
 impl Controller {
@@ -196,5 +212,126 @@ impl Controller {
         let executor = self.executor.clone();
         let name = name.to_string();
         tokio::spawn(async move { executor.release(&name).await });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The poller's periods under tokio's paused time.
+
+    use std::sync::{Arc, Mutex};
+
+    use tokio::time::Instant;
+
+    use super::*;
+    use crate::backend::executor::Liveness;
+
+    /// When each ask happened, and what the next asks answer.
+    #[derive(Default)]
+    struct Script {
+        asked: Vec<Instant>,
+        teammates: Vec<(String, Liveness)>,
+    }
+
+    fn start(
+        script: &Arc<Mutex<Script>>,
+    ) -> (
+        mpsc::Receiver<Vec<LivenessReport>>,
+        Arc<tokio::sync::Notify>,
+    ) {
+        let (tx, rx) = mpsc::channel(2);
+        let wake = Arc::new(tokio::sync::Notify::new());
+        let script = script.clone();
+        let ask = move || {
+            let mut s = script.lock().unwrap();
+            s.asked.push(Instant::now());
+            let reports: Vec<LivenessReport> = s
+                .teammates
+                .iter()
+                .map(|(name, liveness)| LivenessReport {
+                    name: name.clone(),
+                    liveness: liveness.clone(),
+                    tail: Vec::new(),
+                })
+                .collect();
+            async move { reports }
+        };
+        tokio::spawn(poll(ask, wake.clone(), tx));
+        (rx, wake)
+    }
+
+    fn gaps(asked: &[Instant]) -> Vec<Duration> {
+        asked.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_teammate_that_stops_is_reported_within_one_period() {
+        let script = Arc::new(Mutex::new(Script {
+            teammates: vec![("builder".into(), Liveness::Running)],
+            ..Script::default()
+        }));
+        let (mut reports, _wake) = start(&script);
+        tokio::time::sleep(LIVENESS_EVERY * 4 + Duration::from_millis(10)).await;
+        // Running teammates are asked about every period, and nothing is reported.
+        assert_eq!(gaps(&script.lock().unwrap().asked), vec![LIVENESS_EVERY; 3]);
+        assert!(
+            reports.try_recv().is_err(),
+            "a running teammate was reported"
+        );
+
+        let stopped_at = Instant::now();
+        script.lock().unwrap().teammates[0].1 = Liveness::Closed;
+        let got = reports.recv().await.expect("a report");
+        assert!(
+            stopped_at.elapsed() <= LIVENESS_EVERY,
+            "{:?}",
+            stopped_at.elapsed()
+        );
+        assert_eq!(got[0].name, "builder");
+        assert_eq!(got[0].liveness, Liveness::Closed);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn with_no_teammate_it_asks_rarely_until_woken() {
+        let script = Arc::new(Mutex::new(Script::default()));
+        let (_reports, wake) = start(&script);
+        let started = Instant::now();
+        tokio::time::sleep(LIVENESS_EVERY + LIVENESS_IDLE * 2 + Duration::from_millis(10)).await;
+        {
+            let s = script.lock().unwrap();
+            assert_eq!(s.asked.first().map(|t| *t - started), Some(LIVENESS_EVERY));
+            assert_eq!(gaps(&s.asked), vec![LIVENESS_IDLE; 2]);
+        }
+
+        // A teammate starts: the wake asks at once, and then every period again.
+        script.lock().unwrap().teammates = vec![("builder".into(), Liveness::Running)];
+        let woken_at = Instant::now();
+        wake.notify_one();
+        tokio::time::sleep(LIVENESS_EVERY * 2 + Duration::from_millis(10)).await;
+        let s = script.lock().unwrap();
+        let after: Vec<Duration> = s
+            .asked
+            .iter()
+            .filter(|t| **t >= woken_at)
+            .map(|t| *t - woken_at)
+            .collect();
+        assert_eq!(
+            after,
+            vec![Duration::ZERO, LIVENESS_EVERY, LIVENESS_EVERY * 2]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn it_ends_when_the_receiver_is_dropped() {
+        let script = Arc::new(Mutex::new(Script {
+            teammates: vec![("builder".into(), Liveness::Running)],
+            ..Script::default()
+        }));
+        let (reports, _wake) = start(&script);
+        tokio::time::sleep(LIVENESS_EVERY + Duration::from_millis(10)).await;
+        drop(reports);
+        let asked = script.lock().unwrap().asked.len();
+        tokio::time::sleep(LIVENESS_EVERY * 10).await;
+        assert_eq!(script.lock().unwrap().asked.len(), asked);
     }
 }

@@ -21,6 +21,8 @@ mod state;
 mod store_worker;
 mod submit;
 mod team_ops;
+#[cfg(test)]
+mod timer_tests;
 
 use std::path::PathBuf;
 use std::time::Duration;

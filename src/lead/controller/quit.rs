@@ -108,8 +108,8 @@ impl Controller {
         let Ok(dir) = self.home.team_dir(&self.team) else {
             return;
         };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
-        while std::time::Instant::now() < deadline {
+        let deadline = Instant::now() + std::time::Duration::from_millis(1500);
+        while Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             let (dir, team) = (dir.clone(), self.team.clone());
             let again = self

@@ -18,6 +18,8 @@
 //! one at a time and check again before the `rmdir` ([`takeover`]), so two of them that find
 //! the same stale lock never both end up holding it.
 
+#[cfg(test)]
+mod backoff_tests;
 mod create;
 pub mod holder;
 mod takeover;
