@@ -380,3 +380,28 @@ async fn a_pane_teammates_usage_comes_with_its_idle_notification() {
     assert_eq!((usage.tool_uses, usage.turns), (3, 2));
     s.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_clean_removes_a_dead_writers_temp_file_and_keeps_the_team() {
+    let mut s = Session::start("clean-leftovers").await;
+    // A writer that died between writing its temp file and renaming it (no flock held), long
+    // enough ago that it cannot be a writer still starting.
+    let temp = s.team_dir().join("config.json.tmp.0badc0de");
+    std::fs::write(&temp, b"{\"half\":").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&temp)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+        .unwrap();
+    s.submit("/clean").await;
+    let note = s.wait_note("temp file of a writer that is gone").await;
+    assert!(note.starts_with("Removed: "), "{note}");
+    assert!(note.contains("config.json.tmp.0badc0de"), "{note}");
+    assert!(!temp.exists(), "the temp file is gone");
+    assert!(
+        s.team_dir().join("config.json").is_file(),
+        "the team is kept"
+    );
+    s.quit().await;
+}

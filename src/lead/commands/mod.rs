@@ -49,7 +49,7 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
         ),
         (
             "/clean",
-            "/clean — remove what dead sessions left behind (teams, panes, tmux servers, locks)",
+            "/clean — remove what dead sessions left behind (teams, panes, tmux servers, temp files, locks)",
         ),
         ("/help", "/help — list the commands"),
         (

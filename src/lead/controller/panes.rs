@@ -78,20 +78,32 @@ impl Controller {
         }
     }
 
-    /// `/clean`: removes what dead sessions left behind (never this session's team); the
-    /// search and the removal run in the background, the notes come when they are done.
+    /// `/clean`: removes what dead sessions left behind (never this session's team) and the
+    /// leftovers of dead writers (temp files, lock markers, their locks); the search and the
+    /// removal run in the background, the notes come when they are done.
     pub fn clean_orphans(&mut self) {
         use crate::backend::orphans;
         self.store.submit(
             Lane::Leftovers,
             |home| {
-                orphans::find(home)
+                let mut done: Vec<String> = orphans::find(home)
                     .into_iter()
                     .map(|orphan| match orphans::remove(home, &orphan) {
                         Ok(()) => format!("Removed: {orphan}."),
                         Err(e) => format!("Could not remove {orphan}: {e}"),
                     })
-                    .collect::<Vec<String>>()
+                    .collect();
+                // Temp files, lock markers and dead locks of writers that are gone, as
+                // `teamlead clean` removes them.
+                for swept in crate::store::leftovers::sweep(home, false) {
+                    let path = swept.path.strip_prefix(&home.root).unwrap_or(&swept.path);
+                    let what = format!("{} ({})", path.display(), swept.kind.describe());
+                    done.push(match swept.result {
+                        Ok(()) => format!("Removed: {what}."),
+                        Err(e) => format!("Could not remove {what}: {e}"),
+                    });
+                }
+                done
             },
             |c, done| {
                 if done.is_empty() {
