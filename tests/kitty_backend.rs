@@ -11,7 +11,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kitty_common::{KITTY_ACTIVE_BORDER, RealKitty};
-use teamlead::backend::kitty::KittyBackend;
+use teamlead::backend::kitty::{KittyBackend, parse_ls};
+use teamlead::backend::kitty_rc;
 use teamlead::backend::{PaneBackend, PaneState};
 use teamlead::protocol::Color;
 
@@ -48,6 +49,9 @@ fn real_kitty_windows_beside_the_lead_titles_colors_commands_hide_show_focus_kil
     wait_until("the lead's active border on screen", || {
         kitty.pixels_of(KITTY_ACTIVE_BORDER) > 0
     });
+    // The liveness poll asks kitty's socket itself, not `kitty @`: the same windows.
+    let over_socket = kitty_rc::ls(&kitty.listen_on).expect("ls answered on kitty's socket");
+    assert_eq!(parse_ls(&over_socket).unwrap(), kitty.windows());
     assert_eq!(
         backend.pane_states(&windows),
         vec![PaneState::Running; 3],

@@ -4,14 +4,16 @@
 //! colored: kitty's border colors are global (`set-colors --match` on a border recolors every
 //! window's border, the lead's and other tabs' included), so a teammate's color is the one its
 //! own window prints its name in; the command line is typed into the placeholder
-//! (`send-text --stdin`, no escape processing). Liveness is `ls` (JSON): kitty closes a window
-//! when its program exits, so a window is running while it is listed. Hide moves the window to a
+//! (`send-text --stdin`, no escape processing). Liveness is `ls` (JSON, asked on kitty's socket:
+//! `kitty_rc`): kitty closes a window when its program exits, so a window is running while it is
+//! listed. Hide moves the window to a
 //! tab of its own (`detach-window --target-tab new`), show moves it back to the lead's tab.
 
 use std::sync::Mutex;
 
 use serde::Deserialize;
 
+use super::kitty_rc;
 use super::terminal_cli::{self, PLACEHOLDER};
 use super::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::Color;
@@ -91,9 +93,13 @@ impl KittyBackend {
         terminal_cli::run(program, &["@", "--to", listen_on, "ls"], None).is_ok()
     }
 
-    /// Every window kitty lists now (`None` when `ls` fails).
+    /// Every window kitty lists now (`None` when `ls` fails): asked on kitty's socket, through
+    /// `kitty @ ls` when that does not answer (see [`kitty_rc`]).
     fn listed(&self) -> Option<Vec<(String, String, String)>> {
-        parse_ls(&self.run(&["ls"]).ok()?)
+        match kitty_rc::ls(&self.listen_on) {
+            Some(json) => parse_ls(&json),
+            None => parse_ls(&self.run(&["ls"]).ok()?),
+        }
     }
 
     fn matching(window: &str) -> String {
