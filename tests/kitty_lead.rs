@@ -257,7 +257,7 @@ fn lead_in_kitty_killed_and_restarted_rebinds_its_windows_and_quit_closes_them_a
             status = second.exited();
             status.is_some()
         },
-        || String::new(),
+        || "the lead is still running".to_string(),
     );
     assert_eq!(status, Some(true), "the lead exits with status 0");
     wait_for(
