@@ -32,7 +32,7 @@ fn real_kitty_windows_beside_the_lead_titles_colors_commands_hide_show_focus_kil
     let kitty = RealKitty::start();
     let lead = kitty.windows()[0].1.clone();
     let lead_tab = kitty.tab_of(&lead).unwrap();
-    let backend = KittyBackend::new("kitty", &kitty.listen_on, &lead);
+    let backend = KittyBackend::new(&kitty.program, &kitty.listen_on, &lead);
 
     let mut windows = Vec::new();
     for (name, color) in [("a", Color::Red), ("b", Color::Blue), ("c", Color::Green)] {

@@ -108,7 +108,7 @@ fn lead_in_kitty_spawns_asks_jumps_kills_shuts_down_and_leaves_nothing_after_cle
     let kitty = RealKitty::start();
     let lead_window = kitty.windows()[0].1.clone();
     let mut ws = Workspace::new("kitty");
-    ws.lead_env = kitty.lead_env(kitty.dir.path());
+    ws.lead_env = kitty.lead_env();
     // Teammates outlive the SIGKILLed lead: `clean --orphans` must close their windows.
     ws.lead_grace_ms = 120_000;
     let mut reaper = Reaper::new(&ws);
@@ -179,7 +179,7 @@ fn lead_in_kitty_spawns_asks_jumps_kills_shuts_down_and_leaves_nothing_after_cle
     sigkill(lead.pid);
     assert!(!lead.wait_exit());
     assert_eq!(teammate_processes(&ws.team).len(), 1, "a waits for a lead");
-    let out = ws.clean_orphans_with(None, &kitty.lead_env(kitty.dir.path()));
+    let out = ws.clean_orphans_with(None, &kitty.lead_env());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(
@@ -205,7 +205,7 @@ fn lead_in_kitty_killed_and_restarted_rebinds_its_windows_and_quit_closes_them_a
     let kitty = RealKitty::start();
     let lead_window = kitty.windows()[0].1.clone();
     let mut ws = Workspace::new("kitty-resume");
-    ws.lead_env = kitty.lead_env(kitty.dir.path());
+    ws.lead_env = kitty.lead_env();
     ws.lead_grace_ms = 120_000;
     let mut reaper = Reaper::new(&ws);
     let (mut first, windows) = lead_with_three(&ws, &kitty, &mut reaper);

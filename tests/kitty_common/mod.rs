@@ -2,7 +2,9 @@
 //! display (`-displayfd`) and keeps its screen in a file (`-fbdir`), so a test can count the
 //! pixels a person would see; kitty runs with remote control on a private socket, its own HOME
 //! and config, one window (`sleep`) that stands for the lead's. Both are killed on drop, the
-//! windows' programs with them (kitty hangs up their terminals).
+//! windows' programs with them (kitty hangs up their terminals). `kitty @` makes
+//! `$XDG_CONFIG_HOME/kitty` (or `~/.config/kitty`) when it runs: every call of these tests goes
+//! through [`RealKitty::program`], which runs it with the temporary HOME and config.
 
 #![allow(dead_code)]
 
@@ -35,6 +37,8 @@ pub struct KittyWindow {
 /// Xvfb and kitty, killed on drop.
 pub struct RealKitty {
     pub dir: tempfile::TempDir,
+    /// A `kitty` that runs the real one with this kitty's HOME and config directory.
+    pub program: String,
     xvfb: Child,
     kitty: Child,
     pub listen_on: String,
@@ -63,6 +67,18 @@ impl RealKitty {
             number.push(byte[0] as char);
         }
         let display = format!(":{}", number.trim());
+        let program = dir.path().join("kitty");
+        let wrapper = format!(
+            "#!/bin/sh\nHOME='{home}' XDG_CONFIG_HOME='{home}/config' exec kitty \"$@\"\n",
+            home = dir.path().display()
+        );
+        std::fs::write(&program, wrapper).expect("the kitty wrapper");
+        std::fs::set_permissions(
+            &program,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("an executable wrapper");
+        let program = program.to_string_lossy().into_owned();
         let socket = dir.path().join("kitty.sock");
         let listen_on = format!("unix:{}", socket.display());
         let kitty = Command::new("kitty")
@@ -94,6 +110,7 @@ impl RealKitty {
         // Built before the checks, so a failed start still kills both.
         let real = RealKitty {
             dir,
+            program,
             xvfb,
             kitty,
             listen_on,
@@ -101,7 +118,7 @@ impl RealKitty {
         };
         assert!(number.trim().parse::<u32>().is_ok(), "Xvfb gave no display");
         let start = Instant::now();
-        while !KittyBackend::is_available("kitty", &real.listen_on) {
+        while !KittyBackend::is_available(&real.program, &real.listen_on) {
             assert!(
                 start.elapsed() < START_WAIT,
                 "kitty's remote control did not answer"
@@ -113,7 +130,7 @@ impl RealKitty {
 
     /// `kitty @ ls`'s JSON (empty when it fails).
     fn ls(&self) -> String {
-        Command::new("kitty")
+        Command::new(&self.program)
             .args(["@", "--to", &self.listen_on, "ls"])
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
@@ -154,7 +171,7 @@ impl RealKitty {
 
     /// What a window shows (`kitty @ get-text`; empty when it cannot be read).
     pub fn text_of(&self, window: &str) -> String {
-        Command::new("kitty")
+        Command::new(&self.program)
             .args(["@", "--to", &self.listen_on, "get-text", "--match"])
             .arg(format!("id:{window}"))
             .output()
@@ -197,8 +214,10 @@ impl RealKitty {
     }
 
     /// The environment of a program in kitty's first window (the lead's): the variables the
-    /// backend's detection reads, and nothing of another terminal or multiplexer.
-    pub fn lead_env(&self, home: &std::path::Path) -> Vec<(String, String)> {
+    /// backend's detection reads, nothing of another terminal or multiplexer, and kitty's
+    /// temporary HOME and config directory (the `kitty @` the lead runs makes one).
+    pub fn lead_env(&self) -> Vec<(String, String)> {
+        let home = self.dir.path();
         let lead = self
             .windows()
             .first()
@@ -214,6 +233,10 @@ impl RealKitty {
             ("WEZTERM_PANE".into(), String::new()),
             ("ITERM_SESSION_ID".into(), String::new()),
             ("HOME".into(), home.to_string_lossy().into_owned()),
+            (
+                "XDG_CONFIG_HOME".into(),
+                home.join("config").to_string_lossy().into_owned(),
+            ),
         ]
     }
 }
