@@ -1,19 +1,22 @@
 //! The kitty backend against a real kitty (Debian's 0.26) under Xvfb with software rendering:
 //! each test starts its own X server (`-displayfd`, a free display) and kitty with remote control
-//! on a private socket, HOME and config, and kills both on drop. Three teammate windows beside
-//! the lead's, titled and bordered in their colors, a typed command line that runs, hide/show
+//! on a private socket, HOME and config, and kills both on drop (`kitty_common`). Three teammate
+//! windows beside the lead's, titled (borders keep kitty's colors), a typed command line that runs, hide/show
 //! between tabs, focus, liveness from `ls`, a window that closes with its program, and kill.
 
-use std::io::Read;
+#[path = "kitty_common/mod.rs"]
+mod kitty_common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use kitty_common::{KITTY_ACTIVE_BORDER, RealKitty};
 use teamlead::backend::kitty::{KittyBackend, parse_ls};
+use teamlead::backend::kitty_rc;
 use teamlead::backend::{PaneBackend, PaneState};
 use teamlead::protocol::Color;
 
-const WAIT: Duration = Duration::from_secs(20);
+const WAIT: Duration = Duration::from_secs(30);
 
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -23,115 +26,18 @@ fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
-/// Xvfb and kitty, killed on drop.
-struct RealKitty {
-    dir: tempfile::TempDir,
-    xvfb: Child,
-    kitty: Child,
-    listen_on: String,
-}
-
-impl RealKitty {
-    fn start() -> RealKitty {
-        let dir = tempfile::tempdir().unwrap();
-        let mut xvfb = Command::new("Xvfb")
-            .args([
-                "-displayfd",
-                "1",
-                "-screen",
-                "0",
-                "1280x800x24",
-                "-nolisten",
-                "tcp",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb is installed (apt-get install xvfb)");
-        let mut number = String::new();
-        let mut out = xvfb.stdout.take().unwrap();
-        let mut byte = [0u8; 1];
-        while out.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {
-            number.push(byte[0] as char);
-        }
-        assert!(!number.is_empty(), "Xvfb gave no display");
-        let socket = dir.path().join("kitty.sock");
-        let listen_on = format!("unix:{}", socket.display());
-        let kitty = Command::new("kitty")
-            .args([
-                "--config",
-                "NONE",
-                "-o",
-                "allow_remote_control=yes",
-                "-o",
-                "enabled_layouts=splits",
-                "--listen-on",
-                &listen_on,
-                "sh",
-                "-c",
-                "sleep 600",
-            ])
-            .env("DISPLAY", format!(":{}", number.trim()))
-            .env("LIBGL_ALWAYS_SOFTWARE", "1")
-            .env("HOME", dir.path())
-            .env("XDG_CONFIG_HOME", dir.path().join("config"))
-            .env("XDG_CACHE_HOME", dir.path().join("cache"))
-            .env_remove("KITTY_WINDOW_ID")
-            .env_remove("KITTY_LISTEN_ON")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("kitty is installed (apt-get install kitty)");
-        let real = RealKitty {
-            dir,
-            xvfb,
-            kitty,
-            listen_on,
-        };
-        wait_until("kitty's remote control", || {
-            KittyBackend::is_available("kitty", &real.listen_on)
-        });
-        real
-    }
-
-    /// (tab, window, title) of every window.
-    fn windows(&self) -> Vec<(String, String, String)> {
-        let out = Command::new("kitty")
-            .args(["@", "--to", &self.listen_on, "ls"])
-            .output()
-            .unwrap();
-        parse_ls(&String::from_utf8_lossy(&out.stdout)).unwrap_or_default()
-    }
-
-    fn tab_of(&self, window: &str) -> Option<String> {
-        self.windows()
-            .into_iter()
-            .find(|(_, w, _)| w == window)
-            .map(|(t, _, _)| t)
-    }
-}
-
-impl Drop for RealKitty {
-    fn drop(&mut self) {
-        let _ = self.kitty.kill();
-        let _ = self.kitty.wait();
-        let _ = self.xvfb.kill();
-        let _ = self.xvfb.wait();
-    }
-}
-
 #[test]
 fn real_kitty_windows_beside_the_lead_titles_colors_commands_hide_show_focus_kill() {
     let start = Instant::now();
     let kitty = RealKitty::start();
     let lead = kitty.windows()[0].1.clone();
     let lead_tab = kitty.tab_of(&lead).unwrap();
-    let backend = KittyBackend::new("kitty", &kitty.listen_on, &lead);
+    let backend = KittyBackend::new(&kitty.program, &kitty.listen_on, &lead);
 
     let mut windows = Vec::new();
     for (name, color) in [("a", Color::Red), ("b", Color::Blue), ("c", Color::Green)] {
         let w = backend.create_pane().unwrap();
-        backend.style(&w, name, Some(color)).unwrap();
+        PaneBackend::style(&backend, &w, name, Some(color)).unwrap();
         windows.push(w);
     }
     let started_in = start.elapsed();
@@ -139,6 +45,13 @@ fn real_kitty_windows_beside_the_lead_titles_colors_commands_hide_show_focus_kil
         assert_eq!(backend.title(w).as_deref(), Some(name));
         assert_eq!(kitty.tab_of(w), Some(lead_tab.clone()), "beside the lead");
     }
+    // kitty's border colors are global: the lead's window keeps kitty's own active border.
+    wait_until("the lead's active border on screen", || {
+        kitty.pixels_of(KITTY_ACTIVE_BORDER) > 0
+    });
+    // The liveness poll asks kitty's socket itself, not `kitty @`: the same windows.
+    let over_socket = kitty_rc::ls(&kitty.listen_on).expect("ls answered on kitty's socket");
+    assert_eq!(parse_ls(&over_socket).unwrap(), kitty.windows());
     assert_eq!(
         backend.pane_states(&windows),
         vec![PaneState::Running; 3],

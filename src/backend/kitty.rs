@@ -1,15 +1,19 @@
 //! The kitty pane backend, through kitty's remote control (`kitty @ --to $KITTY_LISTEN_ON`):
 //! teammates are kitty windows split beside the lead's (`launch --location=vsplit`, then
-//! `hsplit`, `--keep-focus` so the lead keeps the keyboard), titled (`set-window-title`) and
-//! bordered in their color (`set-colors`); the command line is typed into the placeholder
-//! (`send-text --stdin`, no escape processing). Liveness is `ls` (JSON): kitty closes a window
-//! when its program exits, so a window is running while it is listed. Hide moves the window to a
+//! `hsplit`, `--keep-focus` so the lead keeps the keyboard) and titled (`set-window-title`), not
+//! colored: kitty's border colors are global (`set-colors --match` on a border recolors every
+//! window's border, the lead's and other tabs' included), so a teammate's color is the one its
+//! own window prints its name in; the command line is typed into the placeholder
+//! (`send-text --stdin`, no escape processing). Liveness is `ls` (JSON, asked on kitty's socket:
+//! `kitty_rc`): kitty closes a window when its program exits, so a window is running while it is
+//! listed. Hide moves the window to a
 //! tab of its own (`detach-window --target-tab new`), show moves it back to the lead's tab.
 
 use std::sync::Mutex;
 
 use serde::Deserialize;
 
+use super::kitty_rc;
 use super::terminal_cli::{self, PLACEHOLDER};
 use super::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::Color;
@@ -64,20 +68,6 @@ pub fn parse_ls(json: &str) -> Option<Vec<(String, String, String)>> {
     )
 }
 
-/// A teammate color as kitty reads it (`#rrggbb`).
-pub fn color_hex(color: Color) -> &'static str {
-    match color.as_str() {
-        "red" => "#cd3131",
-        "blue" => "#2472c8",
-        "green" => "#0dbc79",
-        "yellow" => "#e5e510",
-        "purple" => "#bc3fbc",
-        "orange" => "#ff8700",
-        "pink" => "#ff5faf",
-        _ => "#11a8cd",
-    }
-}
-
 impl KittyBackend {
     pub fn new(program: &str, listen_on: &str, lead_window: &str) -> KittyBackend {
         KittyBackend {
@@ -103,9 +93,13 @@ impl KittyBackend {
         terminal_cli::run(program, &["@", "--to", listen_on, "ls"], None).is_ok()
     }
 
-    /// Every window kitty lists now (`None` when `ls` fails).
+    /// Every window kitty lists now (`None` when `ls` fails): asked on kitty's socket, through
+    /// `kitty @ ls` when that does not answer (see [`kitty_rc`]).
     fn listed(&self) -> Option<Vec<(String, String, String)>> {
-        parse_ls(&self.run(&["ls"]).ok()?)
+        match kitty_rc::ls(&self.listen_on) {
+            Some(json) => parse_ls(&json),
+            None => parse_ls(&self.run(&["ls"]).ok()?),
+        }
     }
 
     fn matching(window: &str) -> String {
@@ -154,21 +148,11 @@ impl KittyBackend {
         .map(|_| ())
     }
 
-    pub fn style(
-        &self,
-        window: &str,
-        name: &str,
-        color: Option<Color>,
-    ) -> Result<(), BackendError> {
-        let target = Self::matching(window);
-        self.run(&["set-window-title", "--match", &target, name])?;
-        if let Some(color) = color {
-            let hex = color_hex(color);
-            let active = format!("active_border_color={hex}");
-            let inactive = format!("inactive_border_color={hex}");
-            self.run(&["set-colors", "--match", &target, &active, &inactive])?;
-        }
-        Ok(())
+    /// Titles the window after its teammate. The color is left alone: kitty has no border
+    /// color of one window (see the module's header).
+    pub fn style(&self, window: &str, name: &str) -> Result<(), BackendError> {
+        self.run(&["set-window-title", "--match", &Self::matching(window), name])
+            .map(|_| ())
     }
 
     pub fn kill(&self, window: &str) -> Result<(), BackendError> {
@@ -237,8 +221,8 @@ impl PaneBackend for KittyBackend {
     fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
         KittyBackend::run_command(self, pane, command)
     }
-    fn style(&self, pane: &str, name: &str, color: Option<Color>) -> Result<(), BackendError> {
-        KittyBackend::style(self, pane, name, color)
+    fn style(&self, pane: &str, name: &str, _color: Option<Color>) -> Result<(), BackendError> {
+        KittyBackend::style(self, pane, name)
     }
     fn kill(&self, pane: &str) -> Result<(), BackendError> {
         KittyBackend::kill(self, pane)

@@ -11,6 +11,7 @@ pub mod error;
 pub mod executor;
 pub mod iterm2;
 pub mod kitty;
+pub mod kitty_rc;
 pub mod launch;
 pub mod lead_probe;
 pub mod orphans;

@@ -215,6 +215,11 @@ impl Workspace {
     /// Runs `teamlead --home H clean --orphans`; `tmux` is the value of `TMUX` to give it (the
     /// server it kills leftover panes on), `None` to run it outside tmux.
     pub fn clean_orphans(&self, tmux: Option<&str>) -> Output {
+        self.clean_orphans_with(tmux, &[])
+    }
+
+    /// [`Workspace::clean_orphans`] with more variables (the terminal `clean` runs in).
+    pub fn clean_orphans_with(&self, tmux: Option<&str>, env: &[(String, String)]) -> Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_teamlead"));
         cmd.arg("--home")
             .arg(self.home())
@@ -228,6 +233,7 @@ impl Workspace {
             Some(value) => cmd.env("TMUX", value),
             None => cmd.env_remove("TMUX"),
         };
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
         cmd.output().expect("run teamlead clean --orphans")
     }
 }
@@ -556,9 +562,19 @@ impl PtyLead {
     }
 
     pub fn wait_screen(&self, what: &str, check: impl Fn(&str) -> bool) -> Duration {
+        self.wait_screen_within(what, WAIT, check)
+    }
+
+    /// [`PtyLead::wait_screen`] with a deadline of its own (a terminal that answers slowly).
+    pub fn wait_screen_within(
+        &self,
+        what: &str,
+        timeout: Duration,
+        check: impl Fn(&str) -> bool,
+    ) -> Duration {
         wait_until(
             what,
-            WAIT,
+            timeout,
             || check(&self.screen()),
             || format!("lead screen:\n{}", self.screen()),
         )
