@@ -4,8 +4,7 @@
 //! windows beside the lead's, titled (borders keep kitty's colors), a typed command line that runs, hide/show
 //! between tabs, focus, liveness from `ls`, a window that closes with its program, and kill.
 
-#[path = "kitty_common/mod.rs"]
-mod kitty_common;
+use crate::kitty_common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -11,10 +11,8 @@
 //! One kitty per test, and one test at a time: `kitty @` is a Python program that takes up to
 //! seconds a call on a loaded machine.
 
-#[path = "kitty_common/mod.rs"]
-mod kitty_common;
-#[path = "panes_common/mod.rs"]
-mod panes_common;
+use crate::kitty_common;
+use crate::panes_common;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
