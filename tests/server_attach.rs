@@ -179,3 +179,31 @@ fn a_hang_up_leaves_the_team_running_and_attach_brings_it_back() {
         || format!("{:?}", ws.processes()),
     );
 }
+
+/// `teamlead --team T --backend in-process` on a team whose server already runs (a screen, in
+/// a pseudo-terminal): it attaches, and says that the start option did not apply instead of
+/// dropping it silently.
+#[test]
+fn start_options_given_to_a_running_server_are_reported_not_dropped() {
+    use crate::ui_common::pty::Session;
+    let ws = Ws::new("ignored-opts");
+    let _server = ws.serve(&[]);
+    let env = ws.env();
+    let mut vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    vars.push(("TEAMLEAD_NO_SERVER", "false"));
+    vars.push(("TEAMLEAD_NOTIFY", "off"));
+    let mut screen = Session::start_in(
+        Some(&ws.home()),
+        &ws.work(),
+        &["--team", ws.team.as_str(), "--backend", "in-process"],
+        &[],
+        &vars,
+    );
+    screen.wait_for("the note about --backend", |s| {
+        let text = s.contents();
+        text.contains("already running") && text.contains("--backend did not apply")
+    });
+    screen.send(b"/quit\r");
+    assert!(screen.wait_exit(), "the screen exits 0 after /quit");
+    ws.reap();
+}

@@ -55,16 +55,29 @@ pub fn run_default(ctx: &Context, args: &LeadArgs, setup: crate::ui::UiSetup) ->
     let team = team_here(ctx, args.team.as_ref())?;
     let socket = paths::socket_path(&ctx.home, &team)?;
     runtime()?.block_on(async {
-        let conn = match client::connect(&socket, &team).await {
-            Ok(conn) => conn,
+        let (conn, notes) = match client::connect(&socket, &team).await {
+            Ok(conn) => (conn, ignored_options(args)),
             Err(ServerError::NotRunning { .. }) => {
                 let child = start_server(ctx, args, &team)?;
-                wait_for_server(&socket, &team, child).await?
+                (wait_for_server(&socket, &team, child).await?, Vec::new())
             }
             Err(e) => return Err(e.into()),
         };
-        screen(conn, setup).await
+        screen(conn, setup, notes).await
     })
+}
+
+/// What to tell a user whose start options meet a lead server that already runs: they
+/// shape a lead only when it starts.
+fn ignored_options(args: &LeadArgs) -> Vec<String> {
+    let given = args.start_options();
+    if given.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "This team's lead server was already running, so {} did not apply (start options take effect when a lead starts: `/quit`, or `/quit --keep`, then start it again with them).",
+        given.join(", ")
+    )]
 }
 
 /// `teamlead attach [TEAM]`.
@@ -86,7 +99,7 @@ pub fn run_attach(ctx: &Context, args: &AttachArgs) -> Result<()> {
             }
             None => the_one_running(ctx).await?,
         };
-        screen(conn, setup).await
+        screen(conn, setup, Vec::new()).await
     })
 }
 
@@ -117,9 +130,9 @@ async fn the_one_running(ctx: &Context) -> Result<Connection> {
 }
 
 /// The UI on this terminal over `conn`, until it leaves.
-async fn screen(conn: Connection, setup: crate::ui::UiSetup) -> Result<()> {
+async fn screen(conn: Connection, setup: crate::ui::UiSetup, notes: Vec<String>) -> Result<()> {
     let team = conn.team.clone();
-    let (events, commands, ending) = conn.into_screen().await?;
+    let (events, commands, ending) = conn.into_screen(notes).await?;
     let events = super::notify::filter(
         events,
         super::notify::Notify::from_env(),

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use super::ServerError;
 use super::wire::{self, ClientMsg, LineReader, ServerMsg};
-use crate::lead::view::{LeadCommand, LeadEvent};
+use crate::lead::view::{LeadCommand, LeadEvent, TranscriptItem};
 
 /// One connection to a lead server.
 pub struct Connection {
@@ -84,9 +84,11 @@ impl Connection {
     }
 
     /// Attaches as a screen and turns the connection into the UI's two channels; the task
-    /// returned ends with how the connection ended.
+    /// returned ends with how the connection ended. `notes` are shown as teamlead's own notes
+    /// right after the server's snapshot (what this screen wants the user to know).
     pub async fn into_screen(
         mut self,
+        notes: Vec<String>,
     ) -> Result<
         (
             mpsc::Receiver<LeadEvent>,
@@ -113,6 +115,7 @@ impl Connection {
                 }
             }
         });
+        let mut notes = notes;
         let task = tokio::spawn(async move {
             let mut ending = Ending::Left;
             loop {
@@ -124,6 +127,14 @@ impl Connection {
                         }
                         if exited {
                             ending = Ending::Exited;
+                        }
+                    }
+                    Ok(Some(ServerMsg::SnapshotEnd)) => {
+                        for text in notes.drain(..) {
+                            let note = LeadEvent::Transcript(TranscriptItem::System { text });
+                            if events_tx.send(note).await.is_err() {
+                                break;
+                            }
                         }
                     }
                     Ok(Some(ServerMsg::Detached)) => {

@@ -160,6 +160,25 @@ impl LeadArgs {
             || self.backend.is_some()
             || self.agent.is_some()
     }
+
+    /// The options that shape the lead only when it starts (a running lead server keeps
+    /// its own), as typed.
+    pub fn start_options(&self) -> Vec<&'static str> {
+        let given = [
+            ("--backend", self.backend.is_some()),
+            ("--agent", self.agent.is_some()),
+            ("--engine", self.engine.is_some()),
+            ("--model", self.model.is_some()),
+            ("--lead-model", self.lead_model.is_some()),
+            ("--permission-hook", self.permission_hook.is_some()),
+            ("--worktree", self.worktree),
+            ("--no-worktree", self.no_worktree),
+        ];
+        given
+            .into_iter()
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect()
+    }
 }
 
 #[derive(Debug, Subcommand)]
