@@ -2,7 +2,7 @@
 //! session (`attach --create-background`) in a private `ZELLIJ_SOCKET_DIR`, HOME and config
 //! directory, removed at the end (no session, server or socket left). Three panes named after
 //! their teammates, a typed command line that runs, an exit status read from a held pane,
-//! focus, kill, and a session taken over under a new name as a resumed lead does. `.ci/run`
+//! focus, hide/show, kill, and a session taken over under a new name as a resumed lead does. `.ci/run`
 //! installs zellij when it is missing; without it this test fails.
 
 use std::path::PathBuf;
@@ -38,6 +38,8 @@ impl PrivateZellij {
             std::env::set_var("HOME", dir.path());
             std::env::set_var("XDG_CACHE_HOME", dir.path().join("cache"));
             std::env::set_var("XDG_DATA_HOME", dir.path().join("data"));
+            // Zellij's log directory goes under the temporary directory.
+            std::env::set_var("TMPDIR", dir.path());
             std::env::remove_var("ZELLIJ");
             std::env::remove_var("ZELLIJ_SESSION_NAME");
         }
@@ -77,6 +79,15 @@ fn real_zellij_private_session_panes_names_commands_exit_focus_kill_take_over() 
     for (pane, name) in panes.iter().zip(["a", "b", "c"]) {
         assert_eq!(backend.title(pane).as_deref(), Some(name));
     }
+    // The session's first pane (a shell) is closed: only the teammates' panes are left.
+    let terminals: Vec<String> = backend
+        .listed()
+        .unwrap()
+        .iter()
+        .filter(|p| !p.is_plugin)
+        .map(|p| p.pane_id())
+        .collect();
+    assert_eq!(terminals, panes);
     assert_eq!(backend.pane_states(&panes), vec![PaneState::Running; 3]);
     let proof = z.file("proof.txt");
     backend
@@ -92,6 +103,42 @@ fn real_zellij_private_session_panes_names_commands_exit_focus_kill_take_over() 
             }]
     });
     backend.focus(&panes[2]).unwrap();
+    let focused = |pane: &str| {
+        backend
+            .listed()
+            .unwrap()
+            .iter()
+            .any(|p| p.pane_id() == pane && p.is_focused)
+    };
+    wait_until("c's pane focused", || focused(&panes[2]));
+
+    // Hide: c's pane leaves the tab's layout (floating, with the tab's floating panes
+    // hidden) and its teammate goes on running; show embeds it again.
+    let listed = |pane: &str| {
+        backend
+            .listed()
+            .unwrap()
+            .into_iter()
+            .find(|p| p.pane_id() == pane)
+            .unwrap()
+    };
+    let tab = listed(&panes[2]).tab_id.unwrap();
+    assert!(!listed(&panes[2]).is_floating);
+    backend.hide(&panes[2]).unwrap();
+    assert!(listed(&panes[2]).is_floating);
+    assert_eq!(backend.floating_visible(tab), Some(false));
+    assert!(!listed(&panes[0]).is_floating, "only c's pane is hidden");
+    // Hiding twice is harmless.
+    backend.hide(&panes[2]).unwrap();
+    assert!(listed(&panes[2]).is_floating);
+    assert_eq!(backend.pane_states(&panes[2..]), vec![PaneState::Running]);
+    backend.show(&panes[2]).unwrap();
+    assert!(!listed(&panes[2]).is_floating);
+    assert_eq!(listed(&panes[2]).tab_id, Some(tab));
+    backend.show(&panes[2]).unwrap();
+    assert!(!listed(&panes[2]).is_floating);
+    assert_eq!(backend.pane_states(&panes[2..]), vec![PaneState::Running]);
+
     backend.kill(&panes[1]).unwrap();
     assert_eq!(backend.pane_states(&panes[1..2]), vec![PaneState::Gone]);
 

@@ -7,15 +7,24 @@
 //! its command line is typed into it (`write-chars`); it is named after its teammate
 //! (`rename-pane`; Zellij has no per-pane colors). A pane whose program ended stays, held, with
 //! its exit status (`list-panes --json`), until it is closed (`close-pane`). Focus is
-//! `focus-pane-id`; Zellij cannot hide one pane.
+//! `focus-pane-id`. Zellij cannot hide one pane, only a tab's floating panes all at once: hide
+//! makes the pane floating (`toggle-pane-embed-or-floating --pane-id`, when it is embedded) and
+//! hides the floating panes of its tab (`hide-floating-panes --tab-id`), so the other floating
+//! panes of that tab are hidden with it, and showing the floating panes (`Ctrl p w`) shows the
+//! hidden teammates too, floating. Show embeds the pane again (focus stays where it is, as with
+//! tmux).
 
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
 use super::terminal_cli::{self, PLACEHOLDER};
 use super::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::Color;
+
+/// How long a new private session may take to list its first pane.
+const FIRST_PANE_WAIT: Duration = Duration::from_secs(3);
 
 /// The private session name of the lead with this pid.
 pub fn private_session_name(lead_pid: u32) -> String {
@@ -34,6 +43,15 @@ pub struct ListedPane {
     pub exited: bool,
     #[serde(default)]
     pub exit_status: Option<i32>,
+    /// A floating pane (hide makes a teammate's pane one, in hidden floating panes).
+    #[serde(default)]
+    pub is_floating: bool,
+    /// Which client's focus it has (for tests: the session has no client in the background).
+    #[serde(default)]
+    pub is_focused: bool,
+    /// The stable id of its tab (`hide-floating-panes --tab-id`).
+    #[serde(default)]
+    pub tab_id: Option<u32>,
 }
 
 impl ListedPane {
@@ -140,8 +158,57 @@ impl ZellijBackend {
     }
 
     /// Every pane of the session (`None` when the session does not answer).
-    fn listed(&self) -> Option<Vec<ListedPane>> {
+    pub fn listed(&self) -> Option<Vec<ListedPane>> {
         parse_panes(&self.action(&["list-panes", "--json"]).ok()?)
+    }
+
+    /// One pane as listed, or why it cannot be acted on.
+    fn listed_pane(&self, pane: &str) -> Result<ListedPane, BackendError> {
+        let listed = self.listed().ok_or_else(|| {
+            BackendError::Unavailable(format!("the Zellij session {} answers no", self.session()))
+        })?;
+        listed
+            .into_iter()
+            .find(|p| p.pane_id() == pane)
+            .ok_or_else(|| BackendError::Unavailable(format!("pane {pane} is gone")))
+    }
+
+    /// Are the floating panes of this tab shown (`None` when Zellij does not say)?
+    pub fn floating_visible(&self, tab: u32) -> Option<bool> {
+        let out = self.action(&["list-tabs", "--json", "--state"]).ok()?;
+        let tabs: Vec<serde_json::Value> = serde_json::from_str(&out).ok()?;
+        tabs.iter()
+            .find(|t| t["tab_id"].as_u64() == Some(u64::from(tab)))
+            .and_then(|t| t["are_floating_panes_visible"].as_bool())
+    }
+
+    /// Hides a pane: makes it floating (when it is embedded) and hides the floating panes of
+    /// its tab.
+    pub fn hide(&self, pane: &str) -> Result<(), BackendError> {
+        let listed = self.listed_pane(pane)?;
+        if !listed.is_floating {
+            self.action(&["toggle-pane-embed-or-floating", "--pane-id", pane])?;
+        }
+        let Some(tab) = listed.tab_id else {
+            return Err(BackendError::Unavailable(format!(
+                "Zellij does not say which tab holds {pane}"
+            )));
+        };
+        let tab_arg = tab.to_string();
+        // Exit status 2: they were hidden already.
+        match self.action(&["hide-floating-panes", "--tab-id", &tab_arg]) {
+            Ok(_) => Ok(()),
+            Err(_) if self.floating_visible(tab) == Some(false) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Shows a hidden pane: embeds it in its tab's layout again (focus stays where it is).
+    pub fn show(&self, pane: &str) -> Result<(), BackendError> {
+        if self.listed_pane(pane)?.is_floating {
+            self.action(&["toggle-pane-embed-or-floating", "--pane-id", pane])?;
+        }
+        Ok(())
     }
 
     /// Does the session run (a resurrectable, exited session does not count)?
@@ -162,7 +229,16 @@ impl ZellijBackend {
             &["attach", "--create-background", &session],
             None,
         )?;
-        let first = self.listed().unwrap_or_default();
+        // A session just made lists no pane for a moment: wait for its first one.
+        let deadline = Instant::now() + FIRST_PANE_WAIT;
+        let mut first = Vec::new();
+        while Instant::now() < deadline {
+            first = self.listed().unwrap_or_default();
+            if first.iter().any(|p| !p.is_plugin) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         Ok(first
             .iter()
             .filter(|p| !p.is_plugin)
@@ -247,15 +323,11 @@ impl PaneBackend for ZellijBackend {
     fn kill(&self, pane: &str) -> Result<(), BackendError> {
         ZellijBackend::kill(self, pane)
     }
-    fn hide(&self, _pane: &str) -> Result<(), BackendError> {
-        Err(BackendError::Unavailable(
-            "Zellij panes cannot be hidden one by one".into(),
-        ))
+    fn hide(&self, pane: &str) -> Result<(), BackendError> {
+        ZellijBackend::hide(self, pane)
     }
-    fn show(&self, _pane: &str) -> Result<(), BackendError> {
-        Err(BackendError::Unavailable(
-            "Zellij panes cannot be hidden one by one".into(),
-        ))
+    fn show(&self, pane: &str) -> Result<(), BackendError> {
+        ZellijBackend::show(self, pane)
     }
     fn focus(&self, pane: &str) -> Result<(), BackendError> {
         ZellijBackend::focus(self, pane)
