@@ -399,6 +399,10 @@ impl PaneBackend for ZellijBackend {
         let hint = format!("zellij attach {}", self.session());
         Some((argv, hint))
     }
+    fn detach_keys(&self) -> &'static str {
+        // Zellij's default keys: session mode, then detach.
+        "ctrl+o d"
+    }
     fn shutdown(&self) {
         if self.is_private() {
             remove_session(&self.program, &self.session());

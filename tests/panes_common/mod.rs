@@ -75,6 +75,8 @@ pub struct Workspace {
     pub lead_grace_ms: u64,
     /// More variables for the lead's environment (PTY leads).
     pub lead_env: Vec<(String, String)>,
+    /// More arguments for the lead (PTY leads), after `--home H --team T`.
+    pub lead_args: Vec<String>,
 }
 
 impl Workspace {
@@ -85,6 +87,7 @@ impl Workspace {
             team: unique_team(prefix),
             lead_grace_ms: 0,
             lead_env: Vec::new(),
+            lead_args: Vec::new(),
         }
     }
 
@@ -530,6 +533,9 @@ impl PtyLead {
         cmd.arg(ws.home());
         cmd.arg("--team");
         cmd.arg(&ws.team);
+        for arg in &ws.lead_args {
+            cmd.arg(arg);
+        }
         cmd.cwd(ws.work());
         cmd.env("TERM", "xterm-256color");
         // Never the user's config file: a named file that does not exist gives the defaults.
@@ -538,6 +544,10 @@ impl PtyLead {
             concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"),
         );
         cmd.env("TEAMLEAD_LEAD_GRACE_MS", ws.lead_grace_ms.to_string());
+        // Outside any multiplexer, even when the tests run inside Zellij.
+        for var in ["ZELLIJ", "ZELLIJ_SESSION_NAME", "ZELLIJ_PANE_ID"] {
+            cmd.env_remove(var);
+        }
         for (key, value) in &ws.lead_env {
             cmd.env(key, value);
         }
