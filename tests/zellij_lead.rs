@@ -23,7 +23,7 @@ use panes_common::{
 };
 use teamlead::backend::zellij::{ListedPane, parse_panes};
 
-/// Zellij's keys, as a terminal sends them: Ctrl+O (session mode), then `d` (detach).
+/// Zellij's detach keys, as a terminal sends them: Ctrl+O (session mode), then `d`.
 const DETACH: [&[u8]; 2] = [b"\x0f", b"d"];
 
 /// A private socket directory, home, config and temporary directory for zellij: the lead gets
@@ -373,29 +373,50 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
         "b's pane focused and a client attached",
         WAIT,
         || focused(&pane_b) && z.clients(&session) == 1,
-        || format!("{:?}\n{}", z.panes(&session), first.screen()),
+        || {
+            format!(
+                "focused {:?}, clients {}\n{}",
+                z.panes(&session)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|p| p.is_focused)
+                    .map(|p| p.pane_id())
+                    .collect::<Vec<_>>(),
+                z.clients(&session),
+                first.screen()
+            )
+        },
     );
     first.wait_screen("Zellij showing b's pane in the lead's terminal", |s| {
         s.contains(&format!("b @ {}", ws.team)) && !s.contains("message the lead")
     });
+    // Zellij's detach keys (sent again only while the client is still attached: it may not
+    // read its input yet).
     wait_until(
-        "the lead's screen back after a detach",
+        "the client to detach",
         WAIT,
         || {
+            if z.clients(&session) == 0 {
+                return true;
+            }
             for key in DETACH {
                 first.send(key);
-                std::thread::sleep(Duration::from_millis(100));
+                std::thread::sleep(Duration::from_millis(150));
             }
-            first.screen().contains("Attached to b's pane")
+            z.clients(&session) == 0
         },
         || first.screen(),
     );
-    first.wait_screen("the detach keys named", |s| {
-        s.contains(&format!("`zellij attach {session}`")) && s.contains("detach with ctrl+o d")
+    first.wait_screen("the lead's screen back, on b's details", |s| {
+        s.contains("enter jump")
     });
-    assert_eq!(z.clients(&session), 0);
     first.send(b"\x1b");
-    first.wait_screen("the dialog closed", |s| !s.contains("h hide/show"));
+    first.wait_screen("the note of the jump, naming Zellij's detach keys", |s| {
+        !s.contains("h hide/show")
+            && s.contains(&format!(
+                "Attached to b's pane (`zellij attach {session}`); detach with ctrl+o d"
+            ))
+    });
 
     // `/kill c` closes its pane.
     first.submit("/kill c");

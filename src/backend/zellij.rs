@@ -23,7 +23,7 @@ use super::terminal_cli::{self, PLACEHOLDER};
 use super::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::Color;
 
-/// How long a new private session may take to list its first pane.
+/// How long a new private session may take to list its first pane, or a new pane to be listed.
 const FIRST_PANE_WAIT: Duration = Duration::from_secs(3);
 
 /// The private session name of the lead with this pid.
@@ -246,6 +246,36 @@ impl ZellijBackend {
             .collect())
     }
 
+    /// The ids of the session's terminal panes (empty when it does not answer).
+    fn terminal_ids(&self) -> Vec<String> {
+        self.listed()
+            .unwrap_or_default()
+            .iter()
+            .filter(|p| !p.is_plugin)
+            .map(ListedPane::pane_id)
+            .collect()
+    }
+
+    /// The newest terminal pane that is not in `before`, waiting for it to be listed.
+    fn new_terminal_since(&self, before: &[String]) -> Option<String> {
+        let deadline = Instant::now() + FIRST_PANE_WAIT;
+        loop {
+            let newest = self
+                .listed()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|p| !p.is_plugin && !before.contains(&p.pane_id()))
+                .max_by_key(|p| p.id);
+            if let Some(pane) = newest {
+                return Some(pane.pane_id());
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Opens a pane running the placeholder and returns its id.
     pub fn create_pane(&self) -> Result<String, BackendError> {
         let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
@@ -263,13 +293,17 @@ impl ZellijBackend {
         }
         args.push("--");
         args.extend_from_slice(&PLACEHOLDER);
+        let before = self.terminal_ids();
         let out = self.action(&args)?;
-        let id = normalize_pane_id(out.lines().last().unwrap_or(""));
+        let mut id = normalize_pane_id(out.lines().last().unwrap_or(""));
         if !id.starts_with("terminal_") {
-            return Err(BackendError::Command {
-                command: "zellij action new-pane".into(),
-                detail: format!("unexpected output: {}", out.trim()),
-            });
+            // A session that has just started sometimes makes the pane and prints nothing.
+            id = self
+                .new_terminal_since(&before)
+                .ok_or_else(|| BackendError::Command {
+                    command: "zellij action new-pane".into(),
+                    detail: format!("unexpected output: {}", out.trim()),
+                })?;
         }
         for pane in initial {
             let _ = self.action(&["close-pane", "--pane-id", &pane]);
