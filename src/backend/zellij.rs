@@ -12,7 +12,9 @@
 //! hides the floating panes of its tab (`hide-floating-panes --tab-id`), so the other floating
 //! panes of that tab are hidden with it, and showing the floating panes (`Ctrl p w`) shows the
 //! hidden teammates too, floating. Show embeds the pane again (focus stays where it is, as with
-//! tmux).
+//! tmux). The CLI now and then says a busy session is not there ("There is no active
+//! session!"): such an action was not sent, and is tried again; and now and then it exits 0
+//! having printed nothing: a listing is asked for again, a new pane found in the listing.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -23,8 +25,26 @@ use super::terminal_cli::{self, PLACEHOLDER};
 use super::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::Color;
 
-/// How long a new private session may take to list its first pane, or a new pane to be listed.
-const FIRST_PANE_WAIT: Duration = Duration::from_secs(3);
+/// How long a new private session may take to list its first pane (seconds on a busy machine),
+/// or a new pane to be listed.
+const FIRST_PANE_WAIT: Duration = Duration::from_secs(10);
+
+/// How many times an action is tried while the CLI says the session is not there, and the
+/// first pause between two (it grows).
+const ACTION_ATTEMPTS: u32 = 3;
+const ACTION_RETRY: Duration = Duration::from_millis(100);
+
+/// Did the CLI find no such session? It says so, now and then, of a busy session that runs (it
+/// judges a session by whether its socket answers at once); the action was not sent.
+fn session_not_found(error: &BackendError) -> bool {
+    match error {
+        BackendError::Command { detail, .. } => {
+            detail.contains("There is no active session")
+                || (detail.starts_with("Session '") && detail.contains("not found"))
+        }
+        _ => false,
+    }
+}
 
 /// The private session name of the lead with this pid.
 pub fn private_session_name(lead_pid: u32) -> String {
@@ -154,12 +174,31 @@ impl ZellijBackend {
         let session = self.session();
         let mut all = vec!["--session", session.as_str(), "action"];
         all.extend_from_slice(args);
-        terminal_cli::run(&self.program, &all, None)
+        let mut attempt = 1;
+        loop {
+            match terminal_cli::run(&self.program, &all, None) {
+                Err(e) if attempt < ACTION_ATTEMPTS && session_not_found(&e) => {
+                    std::thread::sleep(ACTION_RETRY * attempt);
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Every pane of the session (`None` when the session does not answer).
     pub fn listed(&self) -> Option<Vec<ListedPane>> {
-        parse_panes(&self.action(&["list-panes", "--json"]).ok()?)
+        // The CLI now and then exits 0 having printed nothing: ask again before concluding.
+        for attempt in 1..=ACTION_ATTEMPTS {
+            let panes = parse_panes(&self.action(&["list-panes", "--json"]).ok()?);
+            if panes.is_some() {
+                return panes;
+            }
+            if attempt < ACTION_ATTEMPTS {
+                std::thread::sleep(ACTION_RETRY * attempt);
+            }
+        }
+        None
     }
 
     /// One pane as listed, or why it cannot be acted on.
@@ -458,5 +497,14 @@ mod tests {
         assert_eq!(normalize_pane_id("7\n"), "terminal_7");
         assert_eq!(normalize_pane_id("terminal_7"), "terminal_7");
         assert_eq!(private_session_name(42), "teamlead-42");
+        let said = |detail: &str| BackendError::Command {
+            command: "zellij".into(),
+            detail: detail.into(),
+        };
+        assert!(session_not_found(&said("There is no active session!")));
+        assert!(session_not_found(&said(
+            "Session 'x' not found. The following sessions are active:\ny"
+        )));
+        assert!(!session_not_found(&said("Pane terminal_9 not found")));
     }
 }
