@@ -47,3 +47,4 @@ mod ui_colors_pty;
 mod ui_pty;
 mod wezterm_backend;
 mod zellij_backend;
+mod zellij_lead;

@@ -87,7 +87,12 @@ pub enum Focus {
     Focused,
     /// The pane lives on a server the user sees by running `argv` (a private tmux server):
     /// the UI hands the terminal over until it ends; `hint` is the same as a command line.
-    Attach { argv: Vec<String>, hint: String },
+    /// `detach` is the keys that end it and give the terminal back (`ctrl+b d`).
+    Attach {
+        argv: Vec<String>,
+        hint: String,
+        detach: String,
+    },
     /// The teammate has no pane: its inline view is the place.
     InlineView,
 }

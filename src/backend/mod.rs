@@ -110,6 +110,10 @@ pub trait PaneBackend: Send + Sync {
     fn attach(&self) -> Option<(Vec<String>, String)> {
         None
     }
+    /// The keys that detach from what [`PaneBackend::attach`] runs (tmux's by default).
+    fn detach_keys(&self) -> &'static str {
+        "ctrl+b d"
+    }
     /// Ends what the backend opened for the session (a private server and its socket file).
     fn shutdown(&self) {}
 }

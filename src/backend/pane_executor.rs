@@ -431,7 +431,11 @@ impl TeammateExecutor for PaneExecutor {
             self.blocking(move |b| {
                 b.focus(&pane)?;
                 Ok(match b.attach() {
-                    Some((argv, hint)) => Focus::Attach { argv, hint },
+                    Some((argv, hint)) => Focus::Attach {
+                        argv,
+                        hint,
+                        detach: b.detach_keys().to_string(),
+                    },
                     None => Focus::Focused,
                 })
             })

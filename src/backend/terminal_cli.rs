@@ -1,10 +1,13 @@
 //! Running a terminal's own command-line tool for the pane backends that drive one (`zellij
 //! action`, `kitty @`, `wezterm cli`): one call with optional standard input, its stdout on
-//! success and one typed error otherwise; and the placeholder a new pane runs until the
-//! teammate's command line is typed into it (these terminals cannot respawn a pane's program).
+//! success and one typed error otherwise (a call that does not end within 10 s is killed and
+//! is an error); and the placeholder a new pane runs until the teammate's command line is typed
+//! into it (these terminals cannot respawn a pane's program).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use super::BackendError;
 
@@ -22,8 +25,22 @@ pub fn command_input(command: &str) -> String {
     format!("{command}\n")
 }
 
+/// How long one call may take before it is given up (and killed): a CLI that hangs (a
+/// session that does not answer) must not hold a spawn, or the liveness poll, for ever.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Runs `program args…` (with `input` on its standard input) and returns its stdout.
 pub fn run(program: &str, args: &[&str], input: Option<&str>) -> Result<String, BackendError> {
+    run_within(program, args, input, CALL_TIMEOUT)
+}
+
+/// [`run`] with its own time limit.
+pub fn run_within(
+    program: &str,
+    args: &[&str],
+    input: Option<&str>,
+    limit: Duration,
+) -> Result<String, BackendError> {
     let mut cmd = Command::new(program);
     cmd.args(args)
         .stdin(if input.is_some() {
@@ -40,16 +57,51 @@ pub fn run(program: &str, args: &[&str], input: Option<&str>) -> Result<String, 
     if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
         let _ = stdin.write_all(text.as_bytes());
     }
-    let out = child.wait_with_output().map_err(|e| BackendError::Spawn {
-        program: program.to_string(),
-        detail: e.to_string(),
-    })?;
+    let command = || format!("{program} {}", args.join(" "));
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(limit) {
+        Ok(out) => out.map_err(|e| BackendError::Spawn {
+            program: program.to_string(),
+            detail: e.to_string(),
+        })?,
+        Err(_) => {
+            // SAFETY: kill(2) on the child this call started. It is reaped only once its output
+            // is read to the end and it has exited, which has not happened within the limit
+            // (a pid reused in the instant between is the one risk, as with any kill by pid).
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+            return Err(BackendError::Command {
+                command: command(),
+                detail: format!("no answer within {} s", limit.as_secs_f32()),
+            });
+        }
+    };
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).to_string())
     } else {
         Err(BackendError::Command {
-            command: format!("{program} {}", args.join(" ")),
+            command: command(),
             detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_that_hangs_is_given_up_and_killed() {
+        let start = std::time::Instant::now();
+        let err = run_within("sleep", &["30"], None, Duration::from_millis(200)).unwrap_err();
+        assert!(err.to_string().contains("no answer"), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(run("echo", &["hi"], None).unwrap(), "hi\n");
+        assert_eq!(run("cat", &[], Some("typed")).unwrap(), "typed");
     }
 }

@@ -7,15 +7,44 @@
 //! its command line is typed into it (`write-chars`); it is named after its teammate
 //! (`rename-pane`; Zellij has no per-pane colors). A pane whose program ended stays, held, with
 //! its exit status (`list-panes --json`), until it is closed (`close-pane`). Focus is
-//! `focus-pane-id`; Zellij cannot hide one pane.
+//! `focus-pane-id`. Zellij cannot hide one pane, only a tab's floating panes all at once: hide
+//! makes the pane floating (`toggle-pane-embed-or-floating --pane-id`, when it is embedded) and
+//! hides the floating panes of its tab (`hide-floating-panes --tab-id`), so the other floating
+//! panes of that tab are hidden with it, and showing the floating panes (`Ctrl p w`) shows the
+//! hidden teammates too, floating. Show embeds the pane again (focus stays where it is, as with
+//! tmux). The CLI now and then says a busy session is not there ("There is no active
+//! session!"): such an action was not sent, and is tried again; and now and then it exits 0
+//! having printed nothing: a listing is asked for again, a new pane found in the listing.
 
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
 use super::terminal_cli::{self, PLACEHOLDER};
 use super::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::Color;
+
+/// How long a new private session may take to list its first pane (seconds on a busy machine),
+/// or a new pane to be listed.
+const FIRST_PANE_WAIT: Duration = Duration::from_secs(10);
+
+/// How many times an action is tried while the CLI says the session is not there, and the
+/// first pause between two (it grows).
+const ACTION_ATTEMPTS: u32 = 3;
+const ACTION_RETRY: Duration = Duration::from_millis(100);
+
+/// Did the CLI find no such session? It says so, now and then, of a busy session that runs (it
+/// judges a session by whether its socket answers at once); the action was not sent.
+fn session_not_found(error: &BackendError) -> bool {
+    match error {
+        BackendError::Command { detail, .. } => {
+            detail.contains("There is no active session")
+                || (detail.starts_with("Session '") && detail.contains("not found"))
+        }
+        _ => false,
+    }
+}
 
 /// The private session name of the lead with this pid.
 pub fn private_session_name(lead_pid: u32) -> String {
@@ -34,6 +63,15 @@ pub struct ListedPane {
     pub exited: bool,
     #[serde(default)]
     pub exit_status: Option<i32>,
+    /// A floating pane (hide makes a teammate's pane one, in hidden floating panes).
+    #[serde(default)]
+    pub is_floating: bool,
+    /// Which client's focus it has (for tests: the session has no client in the background).
+    #[serde(default)]
+    pub is_focused: bool,
+    /// The stable id of its tab (`hide-floating-panes --tab-id`).
+    #[serde(default)]
+    pub tab_id: Option<u32>,
 }
 
 impl ListedPane {
@@ -136,12 +174,80 @@ impl ZellijBackend {
         let session = self.session();
         let mut all = vec!["--session", session.as_str(), "action"];
         all.extend_from_slice(args);
-        terminal_cli::run(&self.program, &all, None)
+        let mut attempt = 1;
+        loop {
+            match terminal_cli::run(&self.program, &all, None) {
+                Err(e) if attempt < ACTION_ATTEMPTS && session_not_found(&e) => {
+                    std::thread::sleep(ACTION_RETRY * attempt);
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Every pane of the session (`None` when the session does not answer).
-    fn listed(&self) -> Option<Vec<ListedPane>> {
-        parse_panes(&self.action(&["list-panes", "--json"]).ok()?)
+    pub fn listed(&self) -> Option<Vec<ListedPane>> {
+        // The CLI now and then exits 0 having printed nothing: ask again before concluding.
+        for attempt in 1..=ACTION_ATTEMPTS {
+            let panes = parse_panes(&self.action(&["list-panes", "--json"]).ok()?);
+            if panes.is_some() {
+                return panes;
+            }
+            if attempt < ACTION_ATTEMPTS {
+                std::thread::sleep(ACTION_RETRY * attempt);
+            }
+        }
+        None
+    }
+
+    /// One pane as listed, or why it cannot be acted on.
+    fn listed_pane(&self, pane: &str) -> Result<ListedPane, BackendError> {
+        let listed = self.listed().ok_or_else(|| {
+            BackendError::Unavailable(format!("the Zellij session {} answers no", self.session()))
+        })?;
+        listed
+            .into_iter()
+            .find(|p| p.pane_id() == pane)
+            .ok_or_else(|| BackendError::Unavailable(format!("pane {pane} is gone")))
+    }
+
+    /// Are the floating panes of this tab shown (`None` when Zellij does not say)?
+    pub fn floating_visible(&self, tab: u32) -> Option<bool> {
+        let out = self.action(&["list-tabs", "--json", "--state"]).ok()?;
+        let tabs: Vec<serde_json::Value> = serde_json::from_str(&out).ok()?;
+        tabs.iter()
+            .find(|t| t["tab_id"].as_u64() == Some(u64::from(tab)))
+            .and_then(|t| t["are_floating_panes_visible"].as_bool())
+    }
+
+    /// Hides a pane: makes it floating (when it is embedded) and hides the floating panes of
+    /// its tab.
+    pub fn hide(&self, pane: &str) -> Result<(), BackendError> {
+        let listed = self.listed_pane(pane)?;
+        if !listed.is_floating {
+            self.action(&["toggle-pane-embed-or-floating", "--pane-id", pane])?;
+        }
+        let Some(tab) = listed.tab_id else {
+            return Err(BackendError::Unavailable(format!(
+                "Zellij does not say which tab holds {pane}"
+            )));
+        };
+        let tab_arg = tab.to_string();
+        // Exit status 2: they were hidden already.
+        match self.action(&["hide-floating-panes", "--tab-id", &tab_arg]) {
+            Ok(_) => Ok(()),
+            Err(_) if self.floating_visible(tab) == Some(false) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Shows a hidden pane: embeds it in its tab's layout again (focus stays where it is).
+    pub fn show(&self, pane: &str) -> Result<(), BackendError> {
+        if self.listed_pane(pane)?.is_floating {
+            self.action(&["toggle-pane-embed-or-floating", "--pane-id", pane])?;
+        }
+        Ok(())
     }
 
     /// Does the session run (a resurrectable, exited session does not count)?
@@ -162,12 +268,51 @@ impl ZellijBackend {
             &["attach", "--create-background", &session],
             None,
         )?;
-        let first = self.listed().unwrap_or_default();
+        // A session just made lists no pane for a moment: wait for its first one.
+        let deadline = Instant::now() + FIRST_PANE_WAIT;
+        let mut first = Vec::new();
+        while Instant::now() < deadline {
+            first = self.listed().unwrap_or_default();
+            if first.iter().any(|p| !p.is_plugin) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         Ok(first
             .iter()
             .filter(|p| !p.is_plugin)
             .map(ListedPane::pane_id)
             .collect())
+    }
+
+    /// The ids of the session's terminal panes (empty when it does not answer).
+    fn terminal_ids(&self) -> Vec<String> {
+        self.listed()
+            .unwrap_or_default()
+            .iter()
+            .filter(|p| !p.is_plugin)
+            .map(ListedPane::pane_id)
+            .collect()
+    }
+
+    /// The newest terminal pane that is not in `before`, waiting for it to be listed.
+    fn new_terminal_since(&self, before: &[String]) -> Option<String> {
+        let deadline = Instant::now() + FIRST_PANE_WAIT;
+        loop {
+            let newest = self
+                .listed()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|p| !p.is_plugin && !before.contains(&p.pane_id()))
+                .max_by_key(|p| p.id);
+            if let Some(pane) = newest {
+                return Some(pane.pane_id());
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Opens a pane running the placeholder and returns its id.
@@ -187,13 +332,17 @@ impl ZellijBackend {
         }
         args.push("--");
         args.extend_from_slice(&PLACEHOLDER);
+        let before = self.terminal_ids();
         let out = self.action(&args)?;
-        let id = normalize_pane_id(out.lines().last().unwrap_or(""));
+        let mut id = normalize_pane_id(out.lines().last().unwrap_or(""));
         if !id.starts_with("terminal_") {
-            return Err(BackendError::Command {
-                command: "zellij action new-pane".into(),
-                detail: format!("unexpected output: {}", out.trim()),
-            });
+            // A session that has just started sometimes makes the pane and prints nothing.
+            id = self
+                .new_terminal_since(&before)
+                .ok_or_else(|| BackendError::Command {
+                    command: "zellij action new-pane".into(),
+                    detail: format!("unexpected output: {}", out.trim()),
+                })?;
         }
         for pane in initial {
             let _ = self.action(&["close-pane", "--pane-id", &pane]);
@@ -247,15 +396,11 @@ impl PaneBackend for ZellijBackend {
     fn kill(&self, pane: &str) -> Result<(), BackendError> {
         ZellijBackend::kill(self, pane)
     }
-    fn hide(&self, _pane: &str) -> Result<(), BackendError> {
-        Err(BackendError::Unavailable(
-            "Zellij panes cannot be hidden one by one".into(),
-        ))
+    fn hide(&self, pane: &str) -> Result<(), BackendError> {
+        ZellijBackend::hide(self, pane)
     }
-    fn show(&self, _pane: &str) -> Result<(), BackendError> {
-        Err(BackendError::Unavailable(
-            "Zellij panes cannot be hidden one by one".into(),
-        ))
+    fn show(&self, pane: &str) -> Result<(), BackendError> {
+        ZellijBackend::show(self, pane)
     }
     fn focus(&self, pane: &str) -> Result<(), BackendError> {
         ZellijBackend::focus(self, pane)
@@ -327,6 +472,10 @@ impl PaneBackend for ZellijBackend {
         let hint = format!("zellij attach {}", self.session());
         Some((argv, hint))
     }
+    fn detach_keys(&self) -> &'static str {
+        // Zellij's default keys: session mode, then detach.
+        "ctrl+o d"
+    }
     fn shutdown(&self) {
         if self.is_private() {
             remove_session(&self.program, &self.session());
@@ -348,5 +497,14 @@ mod tests {
         assert_eq!(normalize_pane_id("7\n"), "terminal_7");
         assert_eq!(normalize_pane_id("terminal_7"), "terminal_7");
         assert_eq!(private_session_name(42), "teamlead-42");
+        let said = |detail: &str| BackendError::Command {
+            command: "zellij".into(),
+            detail: detail.into(),
+        };
+        assert!(session_not_found(&said("There is no active session!")));
+        assert!(session_not_found(&said(
+            "Session 'x' not found. The following sessions are active:\ny"
+        )));
+        assert!(!session_not_found(&said("Pane terminal_9 not found")));
     }
 }

@@ -77,6 +77,8 @@ pub struct Workspace {
     pub lead_grace_ms: u64,
     /// More variables for the lead's environment (PTY leads).
     pub lead_env: Vec<(String, String)>,
+    /// More arguments for the lead (PTY leads), after `--home H --team T`.
+    pub lead_args: Vec<String>,
 }
 
 impl Workspace {
@@ -88,6 +90,7 @@ impl Workspace {
             team: unique_team(prefix),
             lead_grace_ms: 0,
             lead_env: Vec::new(),
+            lead_args: Vec::new(),
         }
     }
 
@@ -542,9 +545,15 @@ impl PtyLead {
 
     /// Starts the lead like [`PtyLead::start`] without waiting for anything.
     pub fn spawn(ws: &Workspace, cols: u16, rows: u16) -> PtyLead {
-        let mut cmd = pty_harness::teamlead(Some(ws.home()), ws.work(), &["--team", &ws.team]);
+        let mut args: Vec<&str> = vec!["--team", &ws.team];
+        args.extend(ws.lead_args.iter().map(String::as_str));
+        let mut cmd = pty_harness::teamlead(Some(ws.home()), ws.work(), &args);
         cmd.env("TEAMLEAD_LEAD_GRACE_MS", ws.lead_grace_ms.to_string());
         cmd.env("TMUX_TMPDIR", ws.tmux_tmpdir());
+        // Outside any multiplexer, even when the tests run inside Zellij.
+        for var in ["ZELLIJ", "ZELLIJ_SESSION_NAME", "ZELLIJ_PANE_ID"] {
+            cmd.env_remove(var);
+        }
         for (key, value) in &ws.lead_env {
             cmd.env(key, value);
         }

@@ -124,6 +124,10 @@ pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReas
     screen.draw();
     let sink = EventSink::new(&config.name, tx);
     let runner = tokio::spawn(run_teammate(config, Arc::new(asker), sink, controls));
+    // A pane that is resized (another pane split beside it) may lose what was drawn in it:
+    // Zellij keeps the bottom rows of a pane that shrinks. Draw it again.
+    let mut resized =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change()).ok();
     loop {
         tokio::select! {
             event = rx.recv() => match event {
@@ -131,6 +135,12 @@ pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReas
                 None => break,
             },
             Some(watch) = gone_rx.recv() => screen.note(watch.to_string()),
+            Some(()) = async {
+                match resized.as_mut() {
+                    Some(signal) => signal.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {}
         }
         screen.draw();
     }

@@ -63,11 +63,11 @@ impl Controller {
     pub async fn jump(&mut self, name: &str) {
         match self.executor.focus(name).await {
             Ok(Focus::Focused) => self.note(format!("Jumped to {name}'s pane.")),
-            Ok(Focus::Attach { argv, hint }) => {
+            Ok(Focus::Attach { argv, hint, detach }) => {
                 // Outside tmux: the lead's screen steps aside while the user is attached to
                 // the private server at that pane, and comes back when they detach.
                 self.note(format!(
-                    "Attached to {name}'s pane (`{hint}`); detach with ctrl+b d to come back."
+                    "Attached to {name}'s pane (`{hint}`); detach with {detach} to come back."
                 ));
                 self.emit(LeadEvent::HandOverTerminal { argv });
             }

@@ -167,7 +167,7 @@ impl Controller {
         crate::lead::emergency::register(&home, &team, executor.clone());
         if let Some(hint) = executor.attach_hint() {
             notes.push(format!(
-                "Teammates run in panes of a private tmux server: watch them with `{hint}`."
+                "Teammates run in panes of a private session in the background: watch them with `{hint}`."
             ));
         }
         let mut controller = Controller {

@@ -1,0 +1,559 @@
+//! The real lead with `--backend zellij` in a pseudo-terminal outside Zellij, against a real
+//! `zellij` (0.44 or newer): teammates go in the lead's private background session
+//! `teamlead-<lead pid>`, in a private socket directory, HOME, config and temporary directory
+//! (the real ones are never touched). What a user checks: three teammates in panes named after
+//! them, a permission round trip through the lead's queue, hide/show and a jump from the teams
+//! dialog (the pane's focus changes, the terminal is handed to `zellij attach` and comes back on
+//! detach), `/kill` and a shutdown close a pane, a lead SIGKILLed and restarted within the grace
+//! period re-binds the living panes (not duplicated, the session renamed after it), `/quit`
+//! closes them all and removes the session; a SIGKILLed lead leaves nothing after `clean
+//! --orphans` (no session, no zellij server, no teammate). Every session and server is removed on
+//! drop, even when a test fails.
+
+use crate::panes_common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use panes_common::{
+    PtyLead, Reaper, WAIT, Workspace, processes, processes_of, sigkill, teammate_processes,
+    wait_until,
+};
+use teamlead::backend::zellij::{ListedPane, parse_panes};
+
+/// Zellij's detach keys, as a terminal sends them: Ctrl+O (session mode), then `d`.
+const DETACH: [&[u8]; 2] = [b"\x0f", b"d"];
+
+/// A private socket directory, home, config and temporary directory for zellij: the lead gets
+/// them in its environment, this test's own calls too; every session and server in it is
+/// removed on drop.
+struct PrivateZellij {
+    dir: tempfile::TempDir,
+}
+
+impl PrivateZellij {
+    fn new() -> PrivateZellij {
+        let installed = Command::new("zellij")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            installed,
+            "zellij is not installed: .ci/run installs it (cargo install --locked zellij)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sock")).unwrap();
+        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
+        let config = dir.path().join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        // No first-run tips or release notes over the panes of an attached client.
+        std::fs::write(
+            config.join("config.kdl"),
+            "show_startup_tips false\nshow_release_notes false\n",
+        )
+        .unwrap();
+        PrivateZellij { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The variables that keep zellij (and the lead) in this directory.
+    fn env(&self) -> Vec<(String, String)> {
+        let p = |name: &str| self.path(name).to_string_lossy().into_owned();
+        vec![
+            ("ZELLIJ_SOCKET_DIR".into(), p("sock")),
+            ("ZELLIJ_CONFIG_DIR".into(), p("config")),
+            ("HOME".into(), p("")),
+            ("XDG_CONFIG_HOME".into(), p("xdg-config")),
+            ("XDG_CACHE_HOME".into(), p("cache")),
+            ("XDG_DATA_HOME".into(), p("data")),
+            // Zellij's log directory goes under the temporary directory.
+            ("TMPDIR".into(), p("tmp")),
+        ]
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.envs(self.env())
+            .env_remove("ZELLIJ")
+            .env_remove("ZELLIJ_SESSION_NAME")
+            .env_remove("ZELLIJ_PANE_ID");
+        cmd
+    }
+
+    fn zellij(&self, args: &[&str]) -> Output {
+        self.command("zellij")
+            .args(args)
+            .output()
+            .expect("run zellij")
+    }
+
+    /// Every session zellij knows here (running, or kept to be resurrected).
+    fn sessions(&self) -> Vec<String> {
+        String::from_utf8_lossy(
+            &self
+                .zellij(&["list-sessions", "--short", "--no-formatting"])
+                .stdout,
+        )
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+    }
+
+    /// The panes of a running session (`None` when it does not answer). Asked up to three
+    /// times: the CLI now and then exits 0 having printed nothing.
+    fn panes(&self, session: &str) -> Option<Vec<ListedPane>> {
+        (0..3).find_map(|_| {
+            let out = self.zellij(&["--session", session, "action", "list-panes", "--json"]);
+            out.status.success().then_some(())?;
+            parse_panes(&String::from_utf8_lossy(&out.stdout))
+        })
+    }
+
+    /// The terminal panes of a session as (id, title), in the order zellij lists them.
+    fn terminals(&self, session: &str) -> Vec<(String, String)> {
+        self.panes(session)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|p| !p.is_plugin)
+            .map(|p| (p.pane_id(), p.title))
+            .collect()
+    }
+
+    fn pane(&self, session: &str, id: &str) -> Option<ListedPane> {
+        self.panes(session)?.into_iter().find(|p| p.pane_id() == id)
+    }
+
+    /// Are the floating panes of a tab shown?
+    fn floating_visible(&self, session: &str, tab: u32) -> Option<bool> {
+        let out = self.zellij(&[
+            "--session",
+            session,
+            "action",
+            "list-tabs",
+            "--json",
+            "--state",
+        ]);
+        let tabs: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).ok()?;
+        tabs.iter()
+            .find(|t| t["tab_id"].as_u64() == Some(u64::from(tab)))
+            .and_then(|t| t["are_floating_panes_visible"].as_bool())
+    }
+
+    /// What a pane shows.
+    fn screen(&self, session: &str, pane: &str) -> String {
+        let out = self.zellij(&[
+            "--session",
+            session,
+            "action",
+            "dump-screen",
+            "--pane-id",
+            pane,
+        ]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// How many clients are attached to a session.
+    fn clients(&self, session: &str) -> usize {
+        let out = self.zellij(&["--session", session, "action", "list-clients"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .skip(1)
+            .filter(|l| !l.trim().is_empty())
+            .count()
+    }
+
+    /// The zellij server processes of this socket directory.
+    fn servers(&self) -> Vec<(u32, String)> {
+        let sock = self.path("sock").to_string_lossy().into_owned();
+        processes(|args| {
+            args.iter().any(|a| a == "--server") && args.iter().any(|a| a.contains(&sock))
+        })
+    }
+
+    /// `teamlead --home H clean --orphans` outside any multiplexer, with this zellij.
+    fn clean_orphans(&self, ws: &Workspace) -> Output {
+        self.command(env!("CARGO_BIN_EXE_teamlead"))
+            .arg("--home")
+            .arg(ws.home())
+            .args(["clean", "--orphans"])
+            .current_dir(ws.work())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("TEAMLEAD_HOME")
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .output()
+            .expect("run teamlead clean --orphans")
+    }
+}
+
+impl Drop for PrivateZellij {
+    fn drop(&mut self) {
+        for session in self.sessions() {
+            self.zellij(&["kill-session", &session]);
+            self.zellij(&["delete-session", "--force", &session]);
+        }
+        for (pid, _) in self.servers() {
+            sigkill(pid);
+        }
+    }
+}
+
+/// A workspace whose lead runs with `--backend zellij` in the private zellij's environment.
+fn workspace(z: &PrivateZellij, prefix: &str, grace_ms: u64) -> Workspace {
+    let mut ws = Workspace::new(prefix);
+    ws.lead_env = z.env();
+    ws.lead_args = vec!["--backend".into(), "zellij".into()];
+    ws.lead_grace_ms = grace_ms;
+    ws
+}
+
+fn session_of(lead: &PtyLead) -> String {
+    format!("teamlead-{}", lead.pid)
+}
+
+/// Starts the lead and spawns a, b and c; returns it with their panes.
+fn lead_with_three(
+    ws: &Workspace,
+    z: &PrivateZellij,
+    reaper: &mut Reaper,
+) -> (PtyLead, Vec<String>) {
+    let lead = PtyLead::start(ws, 160, 45);
+    reaper.lead_pid = Some(lead.pid);
+    let session = session_of(&lead);
+    lead.wait_screen("the attach hint", |s| {
+        s.contains(&format!("watch them with `zellij attach {session}`")) && !s.contains("tmux")
+    });
+    for name in ["a", "b", "c"] {
+        lead.submit(&format!("/spawn {name} say hi"));
+        lead.wait_screen(&format!("`Spawned {name}:`"), |s| {
+            s.contains(&format!("Spawned {name}:"))
+        });
+    }
+    let mut panes = Vec::new();
+    for name in ["a", "b", "c"] {
+        let pane = ws.pane_of(name).expect("a pane recorded");
+        let member = ws.config()["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap()
+            .clone();
+        assert_eq!(member["backendType"], "zellij");
+        let header = format!("{name}@{} started", ws.team);
+        wait_until(
+            &format!("{name}'s header in its pane"),
+            WAIT,
+            || z.screen(&session, &pane).contains(&header),
+            || format!("pane {pane}:\n{}", z.screen(&session, &pane)),
+        );
+        panes.push(pane);
+    }
+    // Three panes, named after their teammates, and nothing else (the session's first shell
+    // is closed).
+    let expected: Vec<(String, String)> = panes
+        .iter()
+        .cloned()
+        .zip(["a", "b", "c"].map(String::from))
+        .collect();
+    wait_until(
+        "three panes named a, b, c",
+        WAIT,
+        || z.terminals(&session) == expected,
+        || format!("{:?}", z.terminals(&session)),
+    );
+    let only_this = vec![session];
+    wait_until(
+        "the lead's private session, and no other",
+        WAIT,
+        || z.sessions() == only_this,
+        || format!("{:?}", z.sessions()),
+    );
+    assert_eq!(teammate_processes(&ws.team).len(), 3);
+    (lead, panes)
+}
+
+/// How many teammates the footer's badge counts as alive (working, waiting or idle); `None`
+/// without a badge or when it counts one gone, stopping or stopped.
+fn alive_in_badge(screen: &str) -> Option<usize> {
+    let line = screen.lines().rev().find(|l| l.contains("● "))?;
+    let badge = &line[line.rfind("● ")? + "● ".len()..];
+    let mut alive = 0;
+    for part in badge.split(" · ") {
+        let mut words = part.split_whitespace();
+        let n: usize = words.next()?.parse().ok()?;
+        match words.next()? {
+            "working" | "waiting" | "idle" => alive += n,
+            _ => return None,
+        }
+    }
+    Some(alive)
+}
+
+fn down(lead: &PtyLead) {
+    lead.send(b"\x1b[B");
+}
+
+#[test]
+fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
+    let start = Instant::now();
+    let z = PrivateZellij::new();
+    let ws = workspace(&z, "zj", 60_000);
+    let mut reaper = Reaper::new(&ws);
+    let (first, panes) = lead_with_three(&ws, &z, &mut reaper);
+    let (pane_a, pane_b, pane_c) = (panes[0].clone(), panes[1].clone(), panes[2].clone());
+    let session = session_of(&first);
+    let spawned_in = start.elapsed();
+
+    // A task with a command: a teammate claims it and asks; the request reaches the lead's
+    // screen; `y` reaches the teammate, which runs the command and completes the task.
+    first.submit(r#"/task add "make proof" --command "echo proof > proof.txt""#);
+    first.wait_screen("the permission request", |s| {
+        s.contains("needs permission") && s.contains("make proof (task #1)")
+    });
+    let proof = ws.work().join("proof.txt");
+    assert!(!proof.exists(), "the command ran before approval");
+    first.answer(b"y", |s| s.contains("needs permission"));
+    wait_until(
+        "the approved command ran",
+        WAIT,
+        || {
+            std::fs::read_to_string(&proof).is_ok_and(|t| t == "proof\n")
+                && ws.task("1")["status"] == "completed"
+        },
+        || format!("task: {}\n{}", ws.task("1"), first.screen()),
+    );
+
+    // Teams dialog: hide b's pane (it floats, with its tab's floating panes hidden), then
+    // show it (embedded again).
+    down(&first);
+    first.wait_screen("the footer badge selected", |s| {
+        s.contains("open the teams dialog")
+    });
+    first.send(b"\r");
+    first.wait_screen("the teams dialog on a", |s| s.contains("❯ ● a"));
+    first.send(b"j");
+    first.wait_screen("b selected", |s| s.contains("❯ ● b"));
+    first.send(b"h");
+    let tab = z.pane(&session, &pane_b).unwrap().tab_id.unwrap();
+    wait_until(
+        "b's pane hidden",
+        WAIT,
+        || {
+            ws.hidden_pane_ids() == vec![pane_b.clone()]
+                && z.pane(&session, &pane_b).is_some_and(|p| p.is_floating)
+                && z.floating_visible(&session, tab) == Some(false)
+        },
+        || format!("{:?}\n{}", z.panes(&session), first.screen()),
+    );
+    first.wait_screen("the hidden note", |s| s.contains("b's pane is hidden"));
+    assert!(
+        teammate_processes(&ws.team)
+            .iter()
+            .any(|(_, args)| args.contains("--agent-name b")),
+        "a hidden teammate keeps running: {:?}",
+        teammate_processes(&ws.team)
+    );
+    first.send(b"h");
+    wait_until(
+        "b's pane back in the layout",
+        WAIT,
+        || {
+            ws.hidden_pane_ids().is_empty()
+                && z.pane(&session, &pane_b).is_some_and(|p| !p.is_floating)
+        },
+        || format!("{:?}\n{}", z.panes(&session), first.screen()),
+    );
+    first.wait_screen("the shown note", |s| s.contains("b's pane is back"));
+
+    // Jump to b: its pane takes the focus and the terminal is handed to `zellij attach`;
+    // detaching gives it back to the lead.
+    let focused = |pane: &str| z.pane(&session, pane).is_some_and(|p| p.is_focused);
+    assert!(!focused(&pane_b), "b's pane had the focus already");
+    first.send(b"\r");
+    first.wait_screen("b's details", |s| s.contains("enter jump"));
+    first.send(b"\r");
+    wait_until(
+        "b's pane focused and a client attached",
+        WAIT,
+        || focused(&pane_b) && z.clients(&session) == 1,
+        || {
+            format!(
+                "focused {:?}, clients {}\n{}",
+                z.panes(&session)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|p| p.is_focused)
+                    .map(|p| p.pane_id())
+                    .collect::<Vec<_>>(),
+                z.clients(&session),
+                first.screen()
+            )
+        },
+    );
+    first.wait_screen("Zellij showing b's pane in the lead's terminal", |s| {
+        s.contains(&format!("b @ {}", ws.team)) && !s.contains("message the lead")
+    });
+    // Zellij's detach keys (sent again only while the client is still attached: it may not
+    // read its input yet).
+    wait_until(
+        "the client to detach",
+        WAIT,
+        || {
+            if z.clients(&session) == 0 {
+                return true;
+            }
+            for key in DETACH {
+                first.send(key);
+                std::thread::sleep(Duration::from_millis(150));
+            }
+            z.clients(&session) == 0
+        },
+        || first.screen(),
+    );
+    first.wait_screen("the lead's screen back, on b's details", |s| {
+        s.contains("enter jump")
+    });
+    first.send(b"\x1b");
+    first.wait_screen("the note of the jump, naming Zellij's detach keys", |s| {
+        !s.contains("h hide/show")
+            && s.contains(&format!(
+                "Attached to b's pane (`zellij attach {session}`); detach with ctrl+o d"
+            ))
+    });
+
+    // `/kill c` closes its pane.
+    first.submit("/kill c");
+    wait_until(
+        "c's pane closed",
+        WAIT,
+        || {
+            z.panes(&session)
+                .is_some_and(|ps| !ps.iter().any(|p| p.pane_id() == pane_c))
+        },
+        || format!("{:?}\n{}", z.terminals(&session), first.screen()),
+    );
+
+    // The lead dies; a new one within the grace period re-binds a and b in their panes.
+    wait_until(
+        "c's process gone with its pane",
+        WAIT,
+        || teammate_processes(&ws.team).len() == 2,
+        || format!("{:?}", teammate_processes(&ws.team)),
+    );
+    let before = teammate_processes(&ws.team);
+    let mut first = first;
+    sigkill(first.pid);
+    assert!(!first.wait_exit());
+    let second = PtyLead::start(&ws, 160, 45);
+    reaper.lead_pid = Some(second.pid);
+    let session = session_of(&second);
+    second.wait_screen("the resume note", |s| {
+        s.contains("Resumed the team")
+            && s.contains(&format!("re-bound a ({pane_a}), b ({pane_b})"))
+    });
+    assert_eq!(teammate_processes(&ws.team), before);
+    // The session is taken over under the new lead's name, its panes reused, none added.
+    let only_this = vec![session.clone()];
+    wait_until(
+        "the session renamed after the new lead",
+        WAIT,
+        || z.sessions() == only_this,
+        || format!("{:?}", z.sessions()),
+    );
+    let expected = vec![
+        (pane_a.clone(), "a".to_string()),
+        (pane_b.clone(), "b".to_string()),
+    ];
+    wait_until(
+        "a's and b's panes, reused",
+        WAIT,
+        || z.terminals(&session) == expected,
+        || format!("{:?}", z.terminals(&session)),
+    );
+    second.wait_screen("a and b alive in the footer", |s| {
+        alive_in_badge(s) == Some(2)
+    });
+
+    // A shutdown closes b's pane once b has left.
+    second.submit("/shutdown b");
+    wait_until(
+        "b's pane closed after its shutdown",
+        WAIT,
+        || z.terminals(&session) == vec![(pane_a.clone(), "a".to_string())],
+        || format!("{:?}\n{}", z.terminals(&session), second.screen()),
+    );
+    second.wait_screen("a alone alive in the footer", |s| {
+        alive_in_badge(s) == Some(1)
+    });
+
+    // `/quit` closes every pane and removes the session and its server.
+    let mut second = second;
+    second.submit("/quit");
+    assert!(second.wait_exit(), "the lead exits with status 0");
+    wait_until(
+        "no session and no zellij server",
+        WAIT,
+        || z.sessions().is_empty() && z.servers().is_empty(),
+        || format!("{:?} {:?}", z.sessions(), z.servers()),
+    );
+    assert!(!ws.team_dir().exists());
+    assert!(processes_of(&ws).is_empty(), "{:?}", processes_of(&ws));
+    eprintln!(
+        "timings: start + 3 spawns {spawned_in:?}, whole test {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn lead_outside_zellij_killed_leaves_nothing_after_clean_orphans() {
+    let z = PrivateZellij::new();
+    let ws = workspace(&z, "zj-kill", 0);
+    let mut reaper = Reaper::new(&ws);
+    let (mut lead, _) = lead_with_three(&ws, &z, &mut reaper);
+    let session = session_of(&lead);
+    sigkill(lead.pid);
+    assert!(!lead.wait_exit());
+    wait_until(
+        "the teammates to exit",
+        WAIT,
+        || teammate_processes(&ws.team).is_empty(),
+        || format!("{:?}", teammate_processes(&ws.team)),
+    );
+    let out = z.clean_orphans(&ws);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains(&format!("removed: team {}", ws.team)),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("removed: zellij session {session}")),
+        "{stdout}"
+    );
+    wait_until(
+        "no session and no zellij server",
+        WAIT,
+        || z.sessions().is_empty() && z.servers().is_empty(),
+        || format!("{:?} {:?}", z.sessions(), z.servers()),
+    );
+    assert!(!ws.team_dir().exists());
+    assert!(processes_of(&ws).is_empty(), "{:?}", processes_of(&ws));
+    assert!(
+        !socket_exists(&z.path("sock"), &session),
+        "the session's socket is left"
+    );
+}
+
+/// Is there a file named `name` anywhere under `dir`?
+fn socket_exists(dir: &Path, name: &str) -> bool {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.file_name() == name || (e.path().is_dir() && socket_exists(&e.path(), name)))
+}
