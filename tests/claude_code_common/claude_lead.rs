@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::{
-    Client, ModelServer, Rule, TestTmux, WAIT, Workspace, alive, client_env, pane_infos, sigkill,
-    wait_until, write_claude_json,
+    Client, ModelServer, Rule, TestTmux, WAIT, Workspace, client_env, client_markers, kill_clients,
+    pane_infos, processes_with_env, wait_until, write_claude_json,
 };
 
 /// How long the scene's files and the model must stay untouched to count as quiet.
@@ -48,16 +48,13 @@ impl Drop for ClaudeLead {
             let _ = child.kill();
             let _ = child.wait();
         }
+        // The clients first, with SIGKILL: one that gets the server's hang-up saves its
+        // `.claude.json` on the way out and would recreate the temporary HOME once removed.
+        let clients = client_markers(self.ws.home(), self.user_home.path());
+        kill_clients(&clients);
         self.keep_for_debugging();
         let _ = self.tmux.run(&["kill-server"]);
-        // Whatever the server's end left running (a node teammate that ignores SIGHUP).
-        for pid in self.processes() {
-            sigkill(pid);
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !self.processes().is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(25));
-        }
+        kill_clients(&clients);
     }
 }
 
@@ -131,18 +128,7 @@ impl ClaudeLead {
 
     /// Every process of the scene: those whose environment names its `CLAUDE_CONFIG_DIR`.
     pub fn processes(&self) -> Vec<u32> {
-        let entry = format!("CLAUDE_CONFIG_DIR={}", self.ws.home().display());
-        let Ok(dir) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
-        dir.flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-            .filter(|pid| *pid != std::process::id() && alive(*pid))
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == entry.as_bytes()))
-            })
-            .collect()
+        processes_with_env(&[format!("CLAUDE_CONFIG_DIR={}", self.ws.home().display())])
     }
 
     pub fn screen(&self) -> String {

@@ -90,9 +90,55 @@ pub struct Scene {
 
 impl Drop for Scene {
     fn drop(&mut self) {
+        // The clients first, with SIGKILL: a client that gets the server's hang-up saves its
+        // `.claude.json` on the way out and would recreate the temporary HOME once removed.
+        let clients = client_markers(self.ws.home(), self.user_home.path());
+        kill_clients(&clients);
         drop(self.reaper.take());
         self.keep_for_debugging();
         let _ = self.tmux.run(&["kill-server"]);
+        kill_clients(&clients);
+    }
+}
+
+/// The environment entries that mark a Claude Code client of a scene (its config directory,
+/// its HOME).
+pub fn client_markers(scene_home: &Path, user_home: &Path) -> Vec<String> {
+    vec![
+        format!("CLAUDE_CONFIG_DIR={}", scene_home.display()),
+        format!("HOME={}", user_home.display()),
+    ]
+}
+
+/// Running processes (not this one) whose environment holds one of `markers`.
+pub fn processes_with_env(markers: &[String]) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != std::process::id() && alive(*pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+                env.split(|b| *b == 0)
+                    .any(|var| markers.iter().any(|m| var == m.as_bytes()))
+            })
+        })
+        .collect()
+}
+
+/// SIGKILLs every process marked by `markers` until none is left (up to 5 s).
+pub fn kill_clients(markers: &[String]) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = processes_with_env(markers);
+        if left.is_empty() || Instant::now() > deadline {
+            return;
+        }
+        for pid in left {
+            sigkill(pid);
+        }
+        std::thread::sleep(Duration::from_millis(25));
     }
 }
 
