@@ -63,7 +63,7 @@ async fn an_idle_teammate_sees_an_unannounced_message_within_its_poll_interval()
     let controls = Controls::new();
     let (tx, mut events) = mpsc::unbounded_channel();
     let asker = Arc::new(MailboxAsker::new(&home, "t", "builder", None));
-    tokio::spawn(run_teammate(
+    let teammate = tokio::spawn(run_teammate(
         config,
         asker,
         EventSink::new("builder", tx),
@@ -108,6 +108,11 @@ async fn an_idle_teammate_sees_an_unannounced_message_within_its_poll_interval()
         "a wake waited for the poll"
     );
     controls.stop();
+    // Its last writes (isActive) happen before the temporary home is removed.
+    tokio::time::timeout(Duration::from_secs(60), teammate)
+        .await
+        .expect("the teammate stops")
+        .expect("the teammate task");
 }
 
 #[tokio::test(start_paused = true)]
