@@ -609,11 +609,7 @@ impl PtyLead {
 
     /// Types a one-line composer input, waits until the composer shows it, presses Enter.
     pub fn submit(&self, line: &str) {
-        self.send(line.as_bytes());
-        self.wait_screen(&format!("the composer to show `{line}`"), |s| {
-            s.contains(line)
-        });
-        self.send(b"\r");
+        self.submit_line(line, WAIT);
     }
 
     /// Waits for the lead to exit; returns whether it exited with status 0.

@@ -66,6 +66,18 @@ pub fn teamlead(home: Option<&Path>, cwd: &Path, args: &[&str]) -> CommandBuilde
     cmd
 }
 
+/// The text of the composer row (`│> text │`) of a lead's screen: `""` for the placeholder
+/// (`│>  message …`), `None` when there is no composer.
+pub fn composer_text(screen: &str) -> Option<String> {
+    let row = screen.lines().find(|l| l.trim_start().starts_with("│>"))?;
+    let after = row.trim_start().strip_prefix("│>")?;
+    if after.starts_with("  ") {
+        return Some(String::new());
+    }
+    let text = after.strip_prefix(' ').unwrap_or(after);
+    Some(text.trim_end().trim_end_matches('│').trim_end().to_string())
+}
+
 /// A program in a PTY, its screen parsed by vt100; killed on drop if still running.
 pub struct Terminal {
     pub child: Box<dyn Child + Send + Sync>,
@@ -74,6 +86,9 @@ pub struct Terminal {
     pub screen: Arc<Mutex<vt100::Parser<Seen>>>,
     /// Every byte the program wrote, as written.
     pub raw: Arc<Mutex<Vec<u8>>>,
+    /// Set once the reader has seen the end of the output (the program and every process
+    /// holding the terminal have gone).
+    pub output_ended: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Terminal {
@@ -100,13 +115,18 @@ impl Terminal {
         )));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let (screen_in, answer, raw_in) = (screen.clone(), writer.clone(), raw.clone());
+        let output_ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ended = output_ended.clone();
         std::thread::spawn(move || {
             // Keeps the master open for as long as the child may write.
             let _master = pair.master;
             let mut buf = [0u8; 8192];
             loop {
                 match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
+                    Ok(0) | Err(_) => {
+                        ended.store(true, std::sync::atomic::Ordering::SeqCst);
+                        break;
+                    }
                     Ok(n) => {
                         let bytes = &buf[..n];
                         // Answer the primary device attributes query like a terminal would.
@@ -132,6 +152,7 @@ impl Terminal {
             writer,
             screen,
             raw,
+            output_ended,
         }
     }
 
@@ -200,11 +221,64 @@ impl Terminal {
             if check(&self.contents()) {
                 return true;
             }
-            if Instant::now() > deadline || self.exit_status().is_some() {
+            if Instant::now() > deadline {
+                return check(&self.contents());
+            }
+            if self.exit_status().is_some() {
+                // What it wrote before exiting may still be on its way to the screen.
+                self.wait_output_end(Duration::from_secs(2));
                 return check(&self.contents());
             }
             std::thread::sleep(Duration::from_millis(25));
         }
+    }
+
+    /// Waits (up to `limit`) until the reader has seen the end of the output.
+    pub fn wait_output_end(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while !self.output_ended.load(std::sync::atomic::Ordering::SeqCst)
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// What the lead's composer shows (`│> text`), `""` for its placeholder; `None` when no
+    /// composer is on screen.
+    pub fn composer(&self) -> Option<String> {
+        composer_text(&self.contents())
+    }
+
+    /// Types a one-line composer input, checks the composer shows exactly it, presses Enter.
+    /// A composer showing something else than a part of `line` (a key taken by a dialog that
+    /// was closing, or an Esc read together with the next key as Alt+key) is erased and the
+    /// line typed again, once; text still arriving (a prefix) is waited for, never re-typed.
+    pub fn submit_line(&self, line: &str, limit: Duration) {
+        self.send(line.as_bytes());
+        let start = Instant::now();
+        let mut retyped = false;
+        loop {
+            let shown = self.composer().unwrap_or_default();
+            if shown == line {
+                break;
+            }
+            if !retyped && !shown.is_empty() && !line.starts_with(shown.as_str()) {
+                let erase = vec![0x7f_u8; shown.chars().count()];
+                self.send(&erase);
+                self.wait_screen_within("the composer erased", limit, |_| {
+                    composer_text(&self.contents()).is_some_and(|s| s.is_empty())
+                });
+                self.send(line.as_bytes());
+                retyped = true;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "the composer does not show `{line}` after {limit:?} (it shows `{shown}`); screen:\n{}",
+                self.contents()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.send(b"\r");
     }
 
     /// `Some(success)` once the program has exited.
