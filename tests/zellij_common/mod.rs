@@ -179,23 +179,35 @@ impl PrivateZellij {
             .and_then(|t| t["are_floating_panes_visible"].as_bool())
     }
 
+    /// What `zellij ARGS` printed, asked up to three times while it prints nothing: the CLI
+    /// now and then exits 0 having printed nothing, which must not read as a blank pane or a
+    /// session without clients.
+    fn answer(&self, args: &[&str]) -> String {
+        let mut text = String::new();
+        for _ in 0..3 {
+            text = String::from_utf8_lossy(&self.zellij(args).stdout).into_owned();
+            if !text.trim().is_empty() {
+                break;
+            }
+        }
+        text
+    }
+
     /// What a pane shows.
     pub fn screen(&self, session: &str, pane: &str) -> String {
-        let out = self.zellij(&[
+        self.answer(&[
             "--session",
             session,
             "action",
             "dump-screen",
             "--pane-id",
             pane,
-        ]);
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        ])
     }
 
     /// How many clients are attached to a session.
     pub fn clients(&self, session: &str) -> usize {
-        let out = self.zellij(&["--session", session, "action", "list-clients"]);
-        String::from_utf8_lossy(&out.stdout)
+        self.answer(&["--session", session, "action", "list-clients"])
             .lines()
             .skip(1)
             .filter(|l| !l.trim().is_empty())
@@ -206,8 +218,7 @@ impl PrivateZellij {
     /// Focus is per client: `is_focused` of `list-panes` is true for a pane any client (or a
     /// past CLI call) focused, so it cannot say where a person's keys go.
     pub fn client_panes(&self, session: &str) -> Vec<String> {
-        let out = self.zellij(&["--session", session, "action", "list-clients"]);
-        String::from_utf8_lossy(&out.stdout)
+        self.answer(&["--session", session, "action", "list-clients"])
             .lines()
             .skip(1)
             .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
