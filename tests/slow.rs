@@ -19,6 +19,7 @@ mod pty_harness;
 mod server_common;
 mod tmux_common;
 mod ui_common;
+mod zellij_common;
 
 // One module per former test binary.
 mod claude_code;
@@ -47,4 +48,5 @@ mod ui_colors_pty;
 mod ui_pty;
 mod wezterm_backend;
 mod zellij_backend;
+mod zellij_inside;
 mod zellij_lead;

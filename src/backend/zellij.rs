@@ -1,20 +1,25 @@
 //! The Zellij pane backend, through `zellij --session NAME action …` (Zellij 0.44 or newer, whose
 //! actions take `--pane-id` and whose `new-pane` prints the new pane's id). Inside Zellij the
-//! teammates' panes open beside the lead's pane in the lead's session (focus goes back to the
-//! lead); outside it they open in a private background session `teamlead-<lead pid>`
+//! teammates' panes open beside the lead's pane in the lead's session without taking any
+//! client's focus (`new-pane --no-focus`: the user's keys keep going to the lead); outside it
+//! they open in a private background session `teamlead-<lead pid>`
 //! (`attach --create-background`), like the private tmux server, whose first pane (the user's
 //! default shell) is closed once a teammate's pane is there. A pane runs the placeholder until
 //! its command line is typed into it (`write-chars`); it is named after its teammate
 //! (`rename-pane`; Zellij has no per-pane colors). A pane whose program ended stays, held, with
 //! its exit status (`list-panes --json`), until it is closed (`close-pane`). Focus is
-//! `focus-pane-id`. Zellij cannot hide one pane, only a tab's floating panes all at once: hide
-//! makes the pane floating (`toggle-pane-embed-or-floating --pane-id`, when it is embedded) and
-//! hides the floating panes of its tab (`hide-floating-panes --tab-id`), so the other floating
-//! panes of that tab are hidden with it, and showing the floating panes (`Ctrl p w`) shows the
-//! hidden teammates too, floating. Show embeds the pane again (focus stays where it is, as with
-//! tmux). The CLI now and then says a busy session is not there ("There is no active
-//! session!"): such an action was not sent, and is tried again; and now and then it exits 0
-//! having printed nothing: a listing is asked for again, a new pane found in the listing.
+//! `focus-pane-id`; focus is per client, and the call, made from the lead's pane
+//! (`ZELLIJ_PANE_ID`), moves the client whose focus is on the lead's pane: the user's, who
+//! asked for the jump there (`is_focused` of `list-panes` is true of a pane any client focused,
+//! so nothing here reads it). Zellij cannot hide one pane, only a tab's floating panes all at
+//! once: hide makes the pane floating (`toggle-pane-embed-or-floating --pane-id`, when it is
+//! embedded) and hides the floating panes of its tab (`hide-floating-panes --tab-id`), so the
+//! other floating panes of that tab are hidden with it, and showing the floating panes
+//! (`Ctrl p w`) shows the hidden teammates too, floating. Show embeds the pane again (focus
+//! stays where it is, as with tmux). The CLI now and then says a busy session is not there
+//! ("There is no active session!"): such an action was not sent, and is tried again; and now
+//! and then it exits 0 having printed nothing: a listing is asked for again, a new pane found
+//! in the listing.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -46,6 +51,19 @@ fn session_not_found(error: &BackendError) -> bool {
     }
 }
 
+/// `new-pane`'s flag that leaves every client's focus where it is (Zellij 0.45).
+const NO_FOCUS: &str = "--no-focus";
+
+/// Did the CLI refuse `flag` as an argument it does not know (an older Zellij)?
+fn unknown_flag(error: &BackendError, flag: &str) -> bool {
+    match error {
+        BackendError::Command { detail, .. } => {
+            detail.contains("unexpected argument") && detail.contains(flag)
+        }
+        _ => false,
+    }
+}
+
 /// The private session name of the lead with this pid.
 pub fn private_session_name(lead_pid: u32) -> String {
     format!("teamlead-{lead_pid}")
@@ -66,7 +84,8 @@ pub struct ListedPane {
     /// A floating pane (hide makes a teammate's pane one, in hidden floating panes).
     #[serde(default)]
     pub is_floating: bool,
-    /// Which client's focus it has (for tests: the session has no client in the background).
+    /// Whether some client (or an earlier CLI call) has its focus on it: focus is per client,
+    /// so this says where a person's keys go only in a session without clients (tests).
     #[serde(default)]
     pub is_focused: bool,
     /// The stable id of its tab (`hide-floating-panes --tab-id`).
@@ -330,10 +349,8 @@ impl ZellijBackend {
         if panes.is_empty() && !self.is_private() {
             args.extend(["--direction", "right"]);
         }
-        args.push("--");
-        args.extend_from_slice(&PLACEHOLDER);
         let before = self.terminal_ids();
-        let out = self.action(&args)?;
+        let out = self.new_pane(args)?;
         let mut id = normalize_pane_id(out.lines().last().unwrap_or(""));
         if !id.starts_with("terminal_") {
             // A session that has just started sometimes makes the pane and prints nothing.
@@ -347,11 +364,35 @@ impl ZellijBackend {
         for pane in initial {
             let _ = self.action(&["close-pane", "--pane-id", &pane]);
         }
-        if let Some(lead) = &self.lead_pane {
-            let _ = self.action(&["focus-pane-id", lead]);
-        }
         panes.push(id.clone());
         Ok(id)
+    }
+
+    /// `new-pane ARGS -- placeholder`. Inside Zellij the pane opens without taking the focus
+    /// of any client (`--no-focus`, beside the lead's pane, from which the call is made): a
+    /// pane that took it, even for the moment before the focus is given back, got what the user
+    /// typed meanwhile, which the placeholder read as the start of its command line. A Zellij
+    /// without `--no-focus` opens it focused, and the lead's pane is focused again at once.
+    fn new_pane(&self, mut args: Vec<&str>) -> Result<String, BackendError> {
+        fn with_placeholder<'a>(args: &[&'a str]) -> Vec<&'a str> {
+            let mut all = args.to_vec();
+            all.push("--");
+            all.extend_from_slice(&PLACEHOLDER);
+            all
+        }
+        let lead = self.lead_pane.as_deref();
+        if lead.is_some() {
+            args.push(NO_FOCUS);
+        }
+        match (self.action(&with_placeholder(&args)), lead) {
+            (Err(e), Some(lead)) if unknown_flag(&e, NO_FOCUS) => {
+                args.retain(|a| *a != NO_FOCUS);
+                let out = self.action(&with_placeholder(&args))?;
+                let _ = self.action(&["focus-pane-id", lead]);
+                Ok(out)
+            }
+            (done, _) => done,
+        }
     }
 
     pub fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
@@ -506,5 +547,13 @@ mod tests {
             "Session 'x' not found. The following sessions are active:\ny"
         )));
         assert!(!session_not_found(&said("Pane terminal_9 not found")));
+        assert!(unknown_flag(
+            &said("error: unexpected argument '--no-focus' found"),
+            NO_FOCUS
+        ));
+        assert!(!unknown_flag(
+            &said("There is no active session!"),
+            NO_FOCUS
+        ));
     }
 }
