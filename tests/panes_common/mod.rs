@@ -609,7 +609,11 @@ impl PtyLead {
 
     /// Types a one-line composer input, waits until the composer shows it, presses Enter.
     pub fn submit(&self, line: &str) {
-        self.submit_line(line, WAIT);
+        self.send(line.as_bytes());
+        self.wait_screen(&format!("the composer to show `{line}`"), |s| {
+            s.contains(line)
+        });
+        self.send(b"\r");
     }
 
     /// Waits for the lead to exit; returns whether it exited with status 0.

@@ -66,18 +66,6 @@ pub fn teamlead(home: Option<&Path>, cwd: &Path, args: &[&str]) -> CommandBuilde
     cmd
 }
 
-/// The text of the composer row (`│> text │`) of a lead's screen: `""` for the placeholder
-/// (`│>  message …`), `None` when there is no composer.
-pub fn composer_text(screen: &str) -> Option<String> {
-    let row = screen.lines().find(|l| l.trim_start().starts_with("│>"))?;
-    let after = row.trim_start().strip_prefix("│>")?;
-    if after.starts_with("  ") {
-        return Some(String::new());
-    }
-    let text = after.strip_prefix(' ').unwrap_or(after);
-    Some(text.trim_end().trim_end_matches('│').trim_end().to_string())
-}
-
 /// A program in a PTY, its screen parsed by vt100; killed on drop if still running.
 pub struct Terminal {
     pub child: Box<dyn Child + Send + Sync>,
@@ -241,44 +229,6 @@ impl Terminal {
         {
             std::thread::sleep(Duration::from_millis(10));
         }
-    }
-
-    /// What the lead's composer shows (`│> text`), `""` for its placeholder; `None` when no
-    /// composer is on screen.
-    pub fn composer(&self) -> Option<String> {
-        composer_text(&self.contents())
-    }
-
-    /// Types a one-line composer input, checks the composer shows exactly it, presses Enter.
-    /// A composer showing something else than a part of `line` (a key taken by a dialog that
-    /// was closing, or an Esc read together with the next key as Alt+key) is erased and the
-    /// line typed again, once; text still arriving (a prefix) is waited for, never re-typed.
-    pub fn submit_line(&self, line: &str, limit: Duration) {
-        self.send(line.as_bytes());
-        let start = Instant::now();
-        let mut retyped = false;
-        loop {
-            let shown = self.composer().unwrap_or_default();
-            if shown == line {
-                break;
-            }
-            if !retyped && !shown.is_empty() && !line.starts_with(shown.as_str()) {
-                let erase = vec![0x7f_u8; shown.chars().count()];
-                self.send(&erase);
-                self.wait_screen_within("the composer erased", limit, |_| {
-                    composer_text(&self.contents()).is_some_and(|s| s.is_empty())
-                });
-                self.send(line.as_bytes());
-                retyped = true;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "the composer does not show `{line}` after {limit:?} (it shows `{shown}`); screen:\n{}",
-                self.contents()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        self.send(b"\r");
     }
 
     /// `Some(success)` once the program has exited.
