@@ -202,6 +202,8 @@ async fn the_leads_own_send_retries_past_a_stale_lock() {
         s.seen
     );
     assert!(!lock.exists());
+    // The lead's last writes (its quit) happen before the temporary home is removed.
+    s.quit().await;
 }
 
 // ---------------------------------------------------------------------------------------------
