@@ -38,6 +38,8 @@ pub struct SpawnRequest {
     pub agent_type: String,
     /// Run a real `claude` process (pane executors only).
     pub claude: bool,
+    /// The session id a `claude` teammate starts with (`--session-id`; its transcript's name).
+    pub session_id: Option<String>,
 }
 
 impl SpawnRequest {
@@ -53,6 +55,7 @@ impl SpawnRequest {
             model: None,
             agent_type: "general-purpose".to_string(),
             claude: false,
+            session_id: None,
         }
     }
 }

@@ -55,6 +55,9 @@ pub struct TeammateLaunch {
     pub model: Option<String>,
     /// The lead's current mode; mapped to the teammate's permission flag.
     pub lead_mode: PermissionMode,
+    /// The session id a `claude` teammate is started with (`--session-id`): its transcript is
+    /// `<config dir>/projects/<cwd>/<id>.jsonl`, where the lead reads its mode, model and usage.
+    pub session_id: Option<String>,
 }
 
 /// Single-quotes `value` unless it matches `^[A-Za-z0-9_./:=@+,-]+$` (`'` becomes `'"'"'`).
@@ -113,14 +116,20 @@ impl TeammateLaunch {
             args.extend(["--model".to_string(), m.clone()]);
         }
         args.extend(self.permission_args());
+        if let (TeammateProgram::Claude { .. }, Some(id)) = (&self.program, &self.session_id) {
+            args.extend(["--session-id".to_string(), id.clone()]);
+        }
         if let TeammateProgram::Teamlead { engine, .. } = &self.program {
             args.extend(["--engine".to_string(), engine.clone()]);
         }
         args
     }
 
-    /// The environment assignments, in order: the two agent-team switches for `claude`, then
-    /// every pass-through variable that `lookup` finds set.
+    /// The environment assignments, in order: the two agent-team switches for `claude` and
+    /// the switch that gives it the task tools on every model (Claude Code 2.1.268 and later
+    /// offer `TaskCreate/TaskGet/TaskList/TaskUpdate` to 5.x models only with
+    /// `CLAUDE_CODE_ENABLE_TODO_TOOLS=1`; older clients ignore it), then every pass-through
+    /// variable that `lookup` finds set.
     pub fn env(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
         let mut vars = Vec::new();
         if let TeammateProgram::Claude { .. } = &self.program {
@@ -129,6 +138,7 @@ impl TeammateLaunch {
                 "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS".to_string(),
                 "1".to_string(),
             ));
+            vars.push(("CLAUDE_CODE_ENABLE_TODO_TOOLS".to_string(), "1".to_string()));
         }
         for key in PASS_THROUGH_VARS {
             if let Some(v) = lookup(key) {
@@ -187,6 +197,7 @@ mod tests {
             agent_type: Some("general-purpose".into()),
             model: Some("claude-opus-4-6".into()),
             lead_mode: mode,
+            session_id: Some("0c2f4a51-9d0e-4f5b-8a7c-3e1d2b6f9a80".into()),
         }
     }
 
@@ -201,11 +212,12 @@ mod tests {
         assert_eq!(
             launch(PermissionMode::AcceptEdits, false).command_line(&env),
             "cd '/home/user/my repo' && env CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 \
-             ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ANTHROPIC_API_KEY='sk-ant-x'\"'\"'y' \
+             CLAUDE_CODE_ENABLE_TODO_TOOLS=1 ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ANTHROPIC_API_KEY='sk-ant-x'\"'\"'y' \
              '/opt/claude code/bin/claude' --agent-id builder@my-team --agent-name builder \
              --team-name my-team --agent-color blue --parent-session-id \
              e23b487b-a9a6-4a80-973e-e7b065a092d3 --agent-type general-purpose \
-             --model claude-opus-4-6 --permission-mode acceptEdits"
+             --model claude-opus-4-6 --permission-mode acceptEdits \
+             --session-id 0c2f4a51-9d0e-4f5b-8a7c-3e1d2b6f9a80"
         );
     }
 
@@ -213,11 +225,11 @@ mod tests {
     fn permission_flag_rules() {
         let none = |_: &str| None;
         let bypass = launch(PermissionMode::BypassPermissions, false).command_line(&none);
-        assert!(bypass.ends_with("--dangerously-skip-permissions"));
+        assert!(bypass.contains("--dangerously-skip-permissions --session-id"));
         let plan_lead = launch(PermissionMode::Plan, false).command_line(&none);
-        assert!(plan_lead.ends_with("--permission-mode default"));
+        assert!(plan_lead.contains("--permission-mode default --session-id"));
         let required = launch(PermissionMode::BypassPermissions, true).command_line(&none);
-        assert!(required.ends_with("--plan-mode-required --agent-type general-purpose --model claude-opus-4-6 --permission-mode plan"));
+        assert!(required.contains("--plan-mode-required --agent-type general-purpose --model claude-opus-4-6 --permission-mode plan --session-id"));
         assert!(!required.contains("dangerously"));
     }
 

@@ -158,6 +158,7 @@ impl PaneExecutor {
             agent_type: Some(request.agent_type.clone()),
             model: request.model.clone(),
             lead_mode: request.mode,
+            session_id: request.session_id.clone(),
         };
         let root = self.home.root.to_string_lossy().into_owned();
         launch.command_line(&|key| {

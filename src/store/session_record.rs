@@ -22,6 +22,10 @@ pub struct TeammateRecord {
     /// A real `claude` process (else teamlead's runtime).
     #[serde(default)]
     pub claude: bool,
+    /// A `claude` teammate's session id (`--session-id`): its transcript under the config
+    /// directory's `projects/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 /// The record of the team's last lead session.

@@ -234,6 +234,11 @@ impl Controller {
                 "Cannot add {name} to the team: {e}"
             )));
         }
+        // A `claude` teammate gets a session id of the lead's choosing: its transcript is then
+        // known by name (mode, model, usage, final answers).
+        let session_id = plan
+            .claude
+            .then(|| uuid::Uuid::new_v4().hyphenated().to_string());
         let request = SpawnRequest {
             color: Some(plan.color.as_str().to_string()),
             mode: plan.mode,
@@ -241,6 +246,7 @@ impl Controller {
             prompt: Some(plan.prompt.clone()),
             claude: plan.claude,
             model: plan.model.clone(),
+            session_id: session_id.clone(),
             ..SpawnRequest::new(&name, plan.cwd.clone())
         };
         let spawned = match self.executor.spawn(request).await {
@@ -261,6 +267,7 @@ impl Controller {
             name.clone(),
             TeammateRecord {
                 claude: plan.claude,
+                session_id,
             },
         );
         self.save_record();
