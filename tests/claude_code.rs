@@ -29,6 +29,7 @@ matrix! {
     crate::claude_code::permissions::answers_from_the_queue => permissions_answered_from_the_queue;
     crate::claude_code::plan::plan_approvals => plan_approvals;
     crate::claude_code::modes::cycle_from_the_teams_dialog => mode_cycle_from_the_teams_dialog;
+    crate::claude_code::modes::tighten_and_loosen_by_slash => mode_tighten_and_loosen_by_slash;
     crate::claude_code::shutdown::shutdown_and_kill => shutdown_and_kill;
     crate::claude_code::shutdown::quit_with_several_teammates => quit_with_several_teammates;
     crate::claude_code::claude_lead::only_read_while_it_runs => claude_code_lead_only_read_while_it_runs;

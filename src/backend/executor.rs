@@ -172,6 +172,10 @@ pub enum ExecutorError {
     Failed(String),
 }
 
+/// Types a key into one teammate's pane; blocking (a terminal CLI call), so it runs off the
+/// lead's loop. The error says why it could not.
+pub type KeyTyper = std::sync::Arc<dyn Fn(super::PaneKey) -> Result<(), String> + Send + Sync>;
+
 /// Starts, messages, watches, stops and re-binds the teammates of one team.
 pub trait TeammateExecutor: Send + Sync {
     /// Where its teammates run (written as their `backendType`).
@@ -181,6 +185,13 @@ pub trait TeammateExecutor: Send + Sync {
     /// executable, checked before anything is made for it; in-process teammates need none.
     fn check_program(&self, _claude: bool) -> BoxFuture<'_, Result<(), String>> {
         async { Ok(()) }.boxed()
+    }
+
+    /// A handle that types keys into `name`'s pane, as the person would (Claude Code's
+    /// Shift+Tab cycles its mode: the one way to tighten a client that ignores
+    /// `mode_set_request`); `None` when it has no pane or its terminal cannot type into one.
+    fn key_typer(&self, _name: &str) -> Option<KeyTyper> {
+        None
     }
 
     /// Starts a teammate whose member entry already exists (see the module contract).

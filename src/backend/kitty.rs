@@ -236,6 +236,10 @@ impl PaneBackend for KittyBackend {
     fn focus(&self, pane: &str) -> Result<(), BackendError> {
         KittyBackend::focus(self, pane)
     }
+    fn send_key(&self, pane: &str, key: super::PaneKey) -> Result<(), BackendError> {
+        self.run(&["send-text", "--match", &Self::matching(pane), key.bytes()])
+            .map(|_| ())
+    }
     fn pane_alive(&self, pane: &str) -> bool {
         self.listed()
             .is_some_and(|l| l.iter().any(|(_, id, _)| id == pane))

@@ -52,6 +52,22 @@ pub enum PaneState {
     Gone,
 }
 
+/// A key the lead types into a teammate's pane (as the person would).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaneKey {
+    /// Shift+Tab: Claude Code cycles its permission mode with it.
+    BackTab,
+}
+
+impl PaneKey {
+    /// The bytes a terminal sends for the key.
+    pub fn bytes(self) -> &'static str {
+        match self {
+            PaneKey::BackTab => "\u{1b}[Z",
+        }
+    }
+}
+
 /// A terminal that can host teammate panes.
 pub trait PaneBackend: Send + Sync {
     /// Written as the member's `backendType`.
@@ -66,6 +82,14 @@ pub trait PaneBackend: Send + Sync {
     fn hide(&self, pane: &str) -> Result<(), BackendError>;
     fn show(&self, pane: &str) -> Result<(), BackendError>;
     fn focus(&self, pane: &str) -> Result<(), BackendError>;
+    /// Types `key` into the pane's program. Terminals whose CLI cannot address a pane's input
+    /// say so (the lead then falls back to what the protocol offers).
+    fn send_key(&self, _pane: &str, _key: PaneKey) -> Result<(), BackendError> {
+        Err(BackendError::Unavailable(format!(
+            "{} cannot type into a pane",
+            self.kind().as_str()
+        )))
+    }
     /// True while the pane exists.
     fn pane_alive(&self, pane: &str) -> bool;
     /// True while the pane's program runs (a pane may outlive it, e.g. tmux's `remain-on-exit`).
@@ -142,6 +166,14 @@ impl PaneBackend for tmux::TmuxBackend {
     }
     fn focus(&self, pane: &str) -> Result<(), BackendError> {
         tmux::TmuxBackend::focus(self, pane)
+    }
+    fn send_key(&self, pane: &str, key: PaneKey) -> Result<(), BackendError> {
+        let name = match key {
+            PaneKey::BackTab => "BTab",
+        };
+        self.server
+            .run(&["send-keys", "-t", pane, name])
+            .map(|_| ())
     }
     fn pane_alive(&self, pane: &str) -> bool {
         tmux::TmuxBackend::pane_alive(self, pane)

@@ -527,6 +527,14 @@ impl TeammateExecutor for PaneExecutor {
         self.backend.attach().map(|(_, hint)| hint)
     }
 
+    fn key_typer(&self, name: &str) -> Option<super::executor::KeyTyper> {
+        let pane = self.pane_of(name).ok()?;
+        let backend = self.backend.clone();
+        Some(std::sync::Arc::new(move |key| {
+            backend.send_key(&pane, key).map_err(|e| e.to_string())
+        }))
+    }
+
     fn quit(&self) -> BoxFuture<'_, ()> {
         let entries = self.take_all();
         async move {

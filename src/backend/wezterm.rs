@@ -226,6 +226,10 @@ impl PaneBackend for WeztermBackend {
     fn focus(&self, pane: &str) -> Result<(), BackendError> {
         WeztermBackend::focus(self, pane)
     }
+    fn send_key(&self, pane: &str, key: super::PaneKey) -> Result<(), BackendError> {
+        self.run(&["send-text", "--pane-id", pane, "--no-paste", key.bytes()])
+            .map(|_| ())
+    }
     fn pane_alive(&self, pane: &str) -> bool {
         self.listed_ids()
             .is_some_and(|l| l.iter().any(|p| p == pane))

@@ -55,9 +55,23 @@ pub struct TeammateView {
     /// What its model used so far; `None` when nothing (a `shell` teammate, a pane teammate
     /// whose meter lives in another process).
     pub usage: Option<UsageView>,
+    /// A mode the lead asked for that the teammate has not confirmed (a `claude` teammate's
+    /// mode is the one it reports in `config.json`): shown as `acceptEdits (default requested)`.
+    #[serde(default)]
+    pub mode_requested: Option<PermissionMode>,
 }
 
 impl TeammateView {
+    /// The mode as shown: the one in force, and a requested one it has not confirmed.
+    pub fn mode_label(&self) -> String {
+        match self.mode_requested {
+            Some(requested) if requested != self.mode => {
+                format!("{} ({requested} requested)", self.mode)
+            }
+            _ => self.mode.to_string(),
+        }
+    }
+
     /// Its backend as shown (`tmux`, `iterm2`, `in-process`, or `unknown`).
     pub fn backend_label(&self) -> &'static str {
         self.backend.map_or("unknown", BackendKind::as_str)

@@ -41,6 +41,9 @@ pub struct Tracking {
     /// The mode the lead last set with a `mode_set_request`, until a request shows the
     /// teammate has not applied it (`controller::mode_sync`).
     pub mode_sent: Option<crate::protocol::PermissionMode>,
+    /// A mode the lead asked a `claude` teammate for and the teammate does not report yet
+    /// (`controller::mode_keys`): shown beside the mode in force, never instead of it.
+    pub mode_requested: Option<crate::protocol::PermissionMode>,
 }
 
 impl Tracking {
@@ -154,6 +157,9 @@ pub fn teammate_view(
             .map(|t| t.recent.iter().cloned().collect())
             .unwrap_or_default(),
         usage: None,
+        mode_requested: tracking
+            .and_then(|t| t.mode_requested)
+            .filter(|m| *m != member.permission_mode()),
     }
 }
 

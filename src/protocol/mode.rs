@@ -11,6 +11,9 @@ pub enum PermissionMode {
     AcceptEdits,
     Plan,
     BypassPermissions,
+    /// Claude Code's own classifier mode (`auto`, 2.1.284 and later): a claude teammate can be
+    /// in it (its Shift+Tab passes through it), teamlead never chooses it and is never in it.
+    Auto,
 }
 
 impl PermissionMode {
@@ -29,6 +32,7 @@ impl PermissionMode {
             PermissionMode::AcceptEdits => "acceptEdits",
             PermissionMode::Plan => "plan",
             PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::Auto => "auto",
         }
     }
 
@@ -38,7 +42,7 @@ impl PermissionMode {
             PermissionMode::Default => PermissionMode::AcceptEdits,
             PermissionMode::AcceptEdits => PermissionMode::Plan,
             PermissionMode::Plan => PermissionMode::BypassPermissions,
-            PermissionMode::BypassPermissions => PermissionMode::Default,
+            PermissionMode::BypassPermissions | PermissionMode::Auto => PermissionMode::Default,
         }
     }
 
@@ -53,7 +57,7 @@ impl PermissionMode {
     /// The lead's mode as handed to a teammate: `plan` maps to `default`.
     pub fn for_teammate(self) -> PermissionMode {
         match self {
-            PermissionMode::Plan => PermissionMode::Default,
+            PermissionMode::Plan | PermissionMode::Auto => PermissionMode::Default,
             other => other,
         }
     }
@@ -75,6 +79,7 @@ impl FromStr for PermissionMode {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         PermissionMode::ALL
             .into_iter()
+            .chain([PermissionMode::Auto])
             .find(|m| m.as_str() == s || m.as_str().eq_ignore_ascii_case(s))
             .ok_or_else(|| UnknownMode(s.to_string()))
     }

@@ -48,6 +48,7 @@ pub fn mode_label(mode: PermissionMode) -> &'static str {
         PermissionMode::AcceptEdits => "⏵⏵ accept edits on",
         PermissionMode::Plan => "⏸ plan mode on",
         PermissionMode::BypassPermissions => "⏵⏵ bypass permissions on",
+        PermissionMode::Auto => "⏵⏵ auto mode on",
     }
 }
 
@@ -58,6 +59,7 @@ pub fn mode_style(mode: PermissionMode) -> Style {
         PermissionMode::AcceptEdits => Style::default().fg(Color::Magenta),
         PermissionMode::Plan => Style::default().fg(Color::Cyan),
         PermissionMode::BypassPermissions => Style::default().fg(Color::Red),
+        PermissionMode::Auto => Style::default().fg(Color::Yellow),
     }
 }
 

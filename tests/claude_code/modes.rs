@@ -5,7 +5,9 @@
 //! `setMode` approval (the mode it set would not have asked; `controller::mode_sync`) and says
 //! so — the person is never asked — after which the teammate's Writes are not asked either.
 
-use crate::claude_code_common::{Act, Client, Rule, Scene};
+use std::time::Instant;
+
+use crate::claude_code_common::{Act, Client, PermissionAnswer, Rule, Scene, timing};
 
 pub fn cycle_from_the_teams_dialog(client: &Client) {
     let scene = Scene::start(client, "cc-mode", Vec::new(), &[]);
@@ -77,6 +79,100 @@ pub fn cycle_from_the_teams_dialog(client: &Client) {
     assert!(
         scene.work_file("cycled2.txt").exists(),
         "[{label}] the second Write did not run\n{}",
+        scene.explain()
+    );
+}
+
+/// Tightening is true: a teammate spawned in acceptEdits and set to `default` by `/mode` asks
+/// for its next Write (the mode the lead shows is the one in force), and config.json and the
+/// teams dialog show `default` only once the teammate itself reports it. Loosening back to
+/// acceptEdits makes the next Write unasked again. The lead brings a claude teammate to a mode
+/// with Claude Code's own mode key in its pane (`lead::mode_drive`); the time from Enter to
+/// the lead's confirmation is printed per round (`timing` lines, five rounds).
+pub fn tighten_and_loosen_by_slash(client: &Client) {
+    let scene = Scene::start(client, "cc-tight", Vec::new(), &[]);
+    let label = client.label;
+    for (key, file) in [
+        ("CC-WRITE-T1", "t1.txt"),
+        ("CC-WRITE-T2", "t2.txt"),
+        ("CC-WRITE-T3", "t3.txt"),
+    ] {
+        scene.model.add(Rule::on(
+            key,
+            Act::Write {
+                path: scene.work_file(file).to_string_lossy().into_owned(),
+                content: "t\n".into(),
+            },
+        ));
+    }
+    scene.spawn("tight", "--mode acceptEdits CC-IDLE wait");
+    assert_eq!(scene.member("tight")["mode"], "acceptEdits");
+
+    // In acceptEdits a Write runs unasked.
+    let asked = scene.permission_requests("tight").len();
+    let before = scene.say("tight", "CC-WRITE-T1");
+    scene.wait_turn_end("tight", before);
+    assert!(
+        scene.work_file("t1.txt").exists(),
+        "[{label}] t1 not written"
+    );
+    assert_eq!(scene.permission_requests("tight").len(), asked);
+
+    // Tighten and loosen five times; each confirmation is timed.
+    let mut tighten = Vec::new();
+    for round in 0..5 {
+        let start = Instant::now();
+        scene.submit("/mode tight default");
+        // The teammate's own report in config.json is the confirmation (the lead never
+        // writes a claude teammate's mode).
+        scene.wait("config.json to show tight in default", || {
+            scene.member("tight")["mode"] == "default"
+        });
+        tighten.push(start.elapsed());
+        scene.wait_screen("the lead's confirmation of default", |s| {
+            s.contains("tight is now in default mode.")
+        });
+        if round < 4 {
+            scene.submit("/mode tight acceptEdits");
+            scene.wait("config.json to show tight in acceptEdits", || {
+                scene.member("tight")["mode"] == "acceptEdits"
+            });
+        }
+    }
+    tighten.sort();
+    timing(
+        client,
+        "tighten acceptEdits → default (median of 5)",
+        tighten[2],
+    );
+    scene.wait_teams_dialog_mode("tight", "default");
+
+    // Now in default: the next Write asks; answered yes, it runs.
+    let asked = scene.permission_requests("tight").len();
+    let before = scene.say("tight", "CC-WRITE-T2");
+    scene.wait("the Write to be asked", || {
+        scene.permission_requests("tight").len() > asked
+    });
+    scene.answer(PermissionAnswer::Yes);
+    scene.wait("t2.txt to exist", || scene.work_file("t2.txt").exists());
+    scene.wait_turn_end("tight", before);
+
+    // Loosened again: not asked.
+    scene.submit("/mode tight acceptEdits");
+    scene.wait("config.json to show tight in acceptEdits", || {
+        scene.member("tight")["mode"] == "acceptEdits"
+    });
+    let asked = scene.permission_requests("tight").len();
+    let before = scene.say("tight", "CC-WRITE-T3");
+    scene.wait_turn_end("tight", before);
+    assert!(
+        scene.work_file("t3.txt").exists(),
+        "[{label}] t3 not written"
+    );
+    assert_eq!(
+        scene.permission_requests("tight").len(),
+        asked,
+        "[{label}] a Write in acceptEdits was asked\n{}",
         scene.explain()
     );
 }

@@ -52,6 +52,7 @@ pub fn teammate(name: &str, color: &str, status: TeammateStatus, backend: &str) 
         owned_tasks: Vec::new(),
         recent_messages: Vec::new(),
         usage: None,
+        mode_requested: None,
     }
 }
 

@@ -218,7 +218,7 @@ impl PermissionGate {
         match self.mode {
             PermissionMode::BypassPermissions => Verdict::Allow,
             PermissionMode::Plan => Verdict::Deny(PLAN_MODE_READ_ONLY.to_string()),
-            PermissionMode::Default | PermissionMode::AcceptEdits => {
+            PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Auto => {
                 if self.rules.asks_bash(command) {
                     Verdict::Ask
                 } else if self.rules.allows_bash(command) {

@@ -341,7 +341,9 @@ impl Controller {
         mode: PermissionMode,
         then: impl FnOnce(&mut Controller) + Send + 'static,
     ) {
-        if self.team_file.member(name).is_none() {
+        // A `claude` teammate reports its own mode in config.json (`controller::mode_keys`):
+        // the lead never writes a mode it has not seen the client take.
+        if self.team_file.member(name).is_none() || self.is_claude(name) {
             return then(self);
         }
         let (team, member) = (self.team.clone(), name.to_string());

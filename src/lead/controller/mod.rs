@@ -10,6 +10,7 @@ mod executor;
 mod files;
 mod incoming;
 mod liveness;
+mod mode_keys;
 mod mode_sync;
 mod model;
 pub mod outcome;

@@ -39,6 +39,9 @@ pub(crate) enum Lane {
     TaskReads,
     /// What earlier sessions left behind (`/clean`).
     Leftovers,
+    /// Keys typed into one teammate's pane (bringing a `claude` teammate to a mode), one
+    /// sequence at a time.
+    Keys(String),
 }
 
 /// What the loop runs once a job is done.

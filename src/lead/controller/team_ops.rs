@@ -119,7 +119,7 @@ impl Controller {
 
     /// Sends `mode_set_request` to each of `names` (after the team file was written); `then`
     /// runs once every one is written (or could not be: that is told).
-    fn send_mode_requests(
+    pub(super) fn send_mode_requests(
         &mut self,
         names: &[String],
         mode: PermissionMode,
@@ -152,9 +152,29 @@ impl Controller {
         }
     }
 
-    /// Writes `modes` into `config.json` in its lane; then the `mode_set_request`s go out, the
-    /// copy is re-read and `done_note` is told (or why it was not done).
+    /// Sets `modes`: `claude` teammates are brought to theirs by their own mode key and report
+    /// it themselves (`controller::mode_keys`); for teamlead's own, the modes go into
+    /// `config.json` in its lane, then the `mode_set_request`s go out, the copy is re-read and
+    /// `done_note` is told (or why it was not done).
     fn write_modes(&mut self, modes: Vec<(String, PermissionMode)>, done_note: String) {
+        let (claude, modes): (Vec<_>, Vec<_>) = modes
+            .into_iter()
+            .partition(|(name, _)| self.is_claude(name));
+        let some_claude = !claude.is_empty();
+        for (name, mode) in claude {
+            self.drive_claude_mode(&name, mode);
+        }
+        if modes.is_empty() {
+            return;
+        }
+        let done_note = if some_claude {
+            let names: Vec<&str> = modes.iter().map(|(n, _)| n.as_str()).collect();
+            let mode = modes.first().map_or(PermissionMode::Default, |(_, m)| *m);
+            let verb = if names.len() == 1 { "is" } else { "are" };
+            format!("{} {verb} now in {mode} mode.", names.join(", "))
+        } else {
+            done_note
+        };
         let team = self.team.clone();
         let pairs = modes.clone();
         self.store.submit(

@@ -46,10 +46,7 @@ pub fn render(
         status.push(Span::styled(" · hidden", dim()));
     }
     lines.extend(row("status", status, width));
-    let mut mode = vec![Span::styled(
-        t.mode.as_str().to_string(),
-        mode_style(t.mode),
-    )];
+    let mut mode = vec![Span::styled(t.mode_label(), mode_style(t.mode))];
     if t.plan_mode_required {
         mode.push(Span::styled(" · plan mode required", dim()));
     }

@@ -91,7 +91,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, context: &TeamsCont
         .min(width.saturating_sub(4 + name_w + 2));
     let mode_w = team
         .iter()
-        .map(|t| t.mode.as_str().len())
+        .map(|t| str_width(&t.mode_label()))
         .max()
         .unwrap_or(0);
     let backend_w = team
@@ -144,7 +144,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, context: &TeamsCont
         if show_mode {
             spans.push(Span::raw("  "));
             spans.push(Span::styled(
-                pad(t.mode.as_str(), mode_w),
+                pad(&t.mode_label(), mode_w),
                 mode_style(t.mode),
             ));
         }

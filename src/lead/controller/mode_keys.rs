@@ -1,0 +1,95 @@
+//! Modes that are true for `claude` teammates. A `claude` teammate's mode is the one it reports
+//! itself in its member entry of `config.json` (every client in the matrix writes it on each
+//! change); the lead never writes it for them. To change it the lead presses Claude Code's own
+//! mode key in the teammate's pane ([`crate::lead::mode_drive`], off the loop, in the
+//! teammate's `Keys` lane) until the client reports the mode asked for; until then the
+//! teams dialog shows the mode in force with the one requested beside it, and the note says
+//! what happened. Where the terminal cannot type into a pane (iTerm2, Zellij), the lead falls
+//! back to what the protocol offers (`mode_set_request`, which 2.1.45 applies, and the
+//! `setMode` answer that can only loosen, `controller::mode_sync`) and says plainly that the
+//! mode is not confirmed.
+
+use super::state::Controller;
+use super::store_worker::Lane;
+use crate::backend::PaneKey;
+use crate::lead::mode_drive::{self, DriveEnd, STEP_TIMEOUT};
+use crate::protocol::PermissionMode;
+use crate::store;
+
+impl Controller {
+    /// Is `name` a real `claude` process (as this lead or the one before started it)?
+    pub(super) fn is_claude(&self, name: &str) -> bool {
+        self.record.teammates.get(name).is_some_and(|r| r.claude)
+    }
+
+    /// Brings the `claude` teammate `name` to `mode` (see the module header); the outcome is
+    /// told as a note.
+    pub(super) fn drive_claude_mode(&mut self, name: &str, mode: PermissionMode) {
+        self.tracking
+            .entry(name.to_string())
+            .or_default()
+            .mode_requested = Some(mode);
+        self.publish();
+        let Some(typer) = self.executor.key_typer(name) else {
+            let who = name.to_string();
+            return self.send_mode_requests(&[who.clone()], mode, move |c| {
+                c.note(format!(
+                    "Asked {who} for {mode} mode. Its terminal cannot be typed into, so this is \
+                     not confirmed: Claude Code 2.1.329 and later ignore the request (press \
+                     Shift+Tab in its pane, or /kill and /spawn it with --mode {mode}). The \
+                     teams dialog shows the mode {who} reports."
+                ))
+            });
+        };
+        let (team, who) = (self.team.clone(), name.to_string());
+        let reported = move |home: &store::Home| {
+            store::read_team(home, &team).ok().and_then(|f| {
+                f.member(&who)
+                    .map(|m| m.mode.clone().unwrap_or_else(|| "default".to_string()))
+            })
+        };
+        let who = name.to_string();
+        self.store.submit(
+            Lane::Keys(who.clone()),
+            move |home| {
+                mode_drive::drive(
+                    mode.as_str(),
+                    || reported(home),
+                    || typer(PaneKey::BackTab),
+                    STEP_TIMEOUT,
+                )
+            },
+            move |c, drive| {
+                c.reload_team();
+                let requested = c.tracking.get(&who).and_then(|t| t.mode_requested);
+                let now = drive.now.clone().unwrap_or_else(|| "unknown".to_string());
+                let ms = drive.took.as_millis();
+                if drive.end == DriveEnd::Reached {
+                    if requested == Some(mode)
+                        && let Some(t) = c.tracking.get_mut(&who)
+                    {
+                        t.mode_requested = None;
+                    }
+                    tracing::info!(
+                        "{who}: {mode} confirmed after {} key press(es), {ms} ms",
+                        drive.presses
+                    );
+                    c.note(format!("{who} is now in {mode} mode."));
+                    return c.publish();
+                }
+                let why = match &drive.end {
+                    DriveEnd::NotInCycle => format!("its mode key does not offer {mode}"),
+                    DriveEnd::NoAnswer => "it did not answer its mode key".to_string(),
+                    DriveEnd::Failed(e) => e.clone(),
+                    DriveEnd::Reached => String::new(),
+                };
+                c.refused = true;
+                c.note(format!(
+                    "{who} is still in {now} mode, not {mode}: {why}. /kill {who} and /spawn \
+                     it with --mode {mode}, or press Shift+Tab in its pane."
+                ));
+                c.publish();
+            },
+        );
+    }
+}
