@@ -10,6 +10,7 @@ mod modes;
 mod permissions;
 mod plan;
 mod shutdown;
+mod tasks;
 
 /// One test per scenario and client: `<scenario>_v2_1_45` and `<scenario>_latest`; `latest
 /// #[ignore = …]` after an entry ignores its latest test (with the reason).
@@ -30,6 +31,7 @@ matrix! {
     crate::claude_code::plan::plan_approvals => plan_approvals;
     crate::claude_code::modes::cycle_from_the_teams_dialog => mode_cycle_from_the_teams_dialog;
     crate::claude_code::modes::tighten_and_loosen_by_slash => mode_tighten_and_loosen_by_slash;
+    crate::claude_code::tasks::assigned_tasks_are_claimed_and_completed => tasks_claimed_and_completed;
     crate::claude_code::shutdown::shutdown_and_kill => shutdown_and_kill;
     crate::claude_code::shutdown::quit_with_several_teammates => quit_with_several_teammates;
     crate::claude_code::claude_lead::only_read_while_it_runs => claude_code_lead_only_read_while_it_runs;

@@ -273,9 +273,10 @@ fn decide(state: &State, request: &Request, id: &str) -> Act {
         return Act::Text("Conformance side request.".into());
     }
     let mut pending = state.pending.lock().unwrap();
-    for id in request.last_tool_result_ids() {
-        if let Some(mut steps) = pending.remove(&id) {
+    for answered in request.last_tool_result_ids() {
+        if let Some(mut steps) = pending.remove(&answered) {
             let act = steps.remove(0);
+            // The rest answers this act's own tool call (sequences of three steps or more).
             if !steps.is_empty() {
                 pending.insert(id.to_string(), steps);
             }
