@@ -44,6 +44,17 @@ pub struct Tracking {
     /// A mode the lead asked a `claude` teammate for and the teammate does not report yet
     /// (`controller::mode_keys`): shown beside the mode in force, never instead of it.
     pub mode_requested: Option<crate::protocol::PermissionMode>,
+    /// A `claude` teammate's session transcript, read a little more each time
+    /// (`controller::claude_facts`).
+    pub transcript:
+        Option<std::sync::Arc<std::sync::Mutex<crate::store::claude_transcript::TranscriptMeter>>>,
+    /// The model its transcript says it runs (when the team file names none).
+    pub model_seen: Option<String>,
+    /// Its model was not offered the task tools (told once; assignments go as plain text).
+    pub no_task_tools: bool,
+    /// The text of the last plain message it sent the lead (a final answer repeating it is
+    /// not shown twice).
+    pub last_message: Option<String>,
 }
 
 impl Tracking {
@@ -137,7 +148,10 @@ pub fn teammate_view(
         backend: member.backend_kind(),
         pane_id: member.tmux_pane_id.clone(),
         hidden,
-        model: member.model.clone(),
+        model: member
+            .model
+            .clone()
+            .or_else(|| tracking.and_then(|t| t.model_seen.clone())),
         cwd: member.cwd.clone(),
         worktree: member.worktree_path.clone(),
         prompt: member.prompt.clone(),

@@ -161,7 +161,14 @@ pub fn frame_one_liner(frame: &Frame, from: &str) -> String {
                 .as_deref()
                 .map(|id| format!(", completed task #{id}"))
                 .unwrap_or_default();
-            format!("{from} is idle ({reason}{done})")
+            let answer = n
+                .result
+                .as_deref()
+                .map(|r| first_line(r.trim()))
+                .filter(|r| !r.is_empty())
+                .map(|r| format!(": {}", clip(&r, 60)))
+                .unwrap_or_default();
+            format!("{from} is idle ({reason}{done}){answer}")
         }
         Frame::PermissionRequest(r) => format!(
             "permission request: {} `{}` from {from}",

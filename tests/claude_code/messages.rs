@@ -16,6 +16,10 @@ pub fn prompt_and_message_round_trip(client: &Client) {
             },
         ),
         Rule::on(
+            "CC-ANSWER",
+            Act::Text("CC-FINAL-ANSWER the work is done".into()),
+        ),
+        Rule::on(
             "CC-PING",
             Act::SendToLead {
                 summary: "pong".into(),
@@ -65,4 +69,29 @@ pub fn prompt_and_message_round_trip(client: &Client) {
         client.label,
         scene.model.summary()
     );
+
+    // A turn that ends in plain text: newer clients put the final answer in their idle
+    // notification's `result`, which the lead shows as the teammate's turn.
+    let before = scene.say("worker", "CC-ANSWER finish up");
+    scene.wait_turn_end("worker", before);
+    if client.label != "2.1.45" {
+        scene.wait_screen("the final answer in the transcript", |s| {
+            s.contains("CC-FINAL-ANSWER the work is done")
+        });
+    }
+    // What the lead knows about a claude teammate, from its session transcript: its model and
+    // what it used.
+    scene.keys(&["Down"]);
+    scene.wait_screen("the footer badge selected", |s| {
+        s.contains("open the teams dialog")
+    });
+    scene.keys(&["Enter"]);
+    scene.wait_screen("the teams dialog", |s| s.contains("❯ ● worker"));
+    scene.keys(&["Enter"]);
+    scene.wait_screen("worker's detail with its model and usage", |s| {
+        s.lines()
+            .any(|l| l.contains("model") && l.contains("claude-"))
+            && s.lines()
+                .any(|l| l.contains("usage") && l.contains("tokens"))
+    });
 }

@@ -65,10 +65,20 @@ pub fn assigned_tasks_are_claimed_and_completed(client: &Client) {
     scene.submit("/task add CC-TASK-TWO test the thing --blocked-by 1");
     scene.wait_screen("task #2 added", |s| s.contains("#2"));
     scene.submit("/task assign 1 builder");
-    scene.wait("task #1 to be completed", || status(&scene, "1") == "completed");
-    assert!(scene.work_file("one.txt").exists(), "[{label}] no work on #1");
+    scene.wait("task #1 to be completed", || {
+        status(&scene, "1") == "completed"
+    });
+    assert!(
+        scene.work_file("one.txt").exists(),
+        "[{label}] no work on #1"
+    );
     scene.submit("/task assign 2 builder");
-    scene.wait("task #2 to be completed", || status(&scene, "2") == "completed");
-    assert!(scene.work_file("two.txt").exists(), "[{label}] no work on #2");
+    scene.wait("task #2 to be completed", || {
+        status(&scene, "2") == "completed"
+    });
+    assert!(
+        scene.work_file("two.txt").exists(),
+        "[{label}] no work on #2"
+    );
     scene.wait_screen("the lead showing both tasks done", |s| s.contains("2/2"));
 }

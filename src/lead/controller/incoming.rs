@@ -51,6 +51,7 @@ impl Controller {
                 .entry(from.clone())
                 .or_default()
                 .remember(entry.one_liner());
+            self.read_claude_transcript(&from);
         }
         match incoming {
             LeadIncoming::Idle { notification, .. } => {
@@ -61,6 +62,31 @@ impl Controller {
                     }
                     if notification.usage.is_some() {
                         t.usage = notification.usage;
+                    }
+                }
+                // A claude teammate's final answer (`result`, newer clients) is its last word
+                // on the turn: shown as its turn, unless it just sent the same text.
+                let answer = notification
+                    .result
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_string);
+                if let Some(answer) = answer
+                    && self.is_claude(&from)
+                {
+                    let said = self
+                        .tracking
+                        .get_mut(&from)
+                        .and_then(|t| t.last_message.take());
+                    if said.as_deref() != Some(answer.as_str()) {
+                        let item = TranscriptItem::Teammate {
+                            from: from.clone(),
+                            color: color.clone(),
+                            summary: Some("final answer".to_string()),
+                            text: answer,
+                        };
+                        self.offer_turn(&entry, item);
                     }
                 }
                 let noteworthy = notification.completed_task_id.is_some()
@@ -121,6 +147,11 @@ impl Controller {
                 self.note(format!("{from} rejected the shutdown: {reason}"));
             }
             LeadIncoming::Turn { frame, .. } => {
+                if frame.is_none()
+                    && let Some(t) = self.tracking.get_mut(&from)
+                {
+                    t.last_message = Some(entry.text.trim().to_string());
+                }
                 self.offer_turn(&entry, turn_item(&entry, frame.as_ref(), color));
             }
         }

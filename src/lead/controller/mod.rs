@@ -5,6 +5,7 @@
 //! session's one [`TeammateExecutor`](crate::backend::executor::TeammateExecutor), and a slow
 //! safety poll. It reports everything as [`LeadEvent`]s and never renders.
 
+mod claude_facts;
 mod drain;
 mod executor;
 mod files;

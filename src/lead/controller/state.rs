@@ -443,6 +443,7 @@ impl Controller {
         self.reload_team();
         self.reload_tasks();
         self.poll_inbox();
+        self.read_claude_transcripts();
     }
 }
 

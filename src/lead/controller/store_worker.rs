@@ -42,6 +42,8 @@ pub(crate) enum Lane {
     /// Keys typed into one teammate's pane (bringing a `claude` teammate to a mode), one
     /// sequence at a time.
     Keys(String),
+    /// Reads of `claude` teammates' session transcripts.
+    Transcripts,
 }
 
 /// What the loop runs once a job is done.

@@ -302,16 +302,20 @@ impl Controller {
             timestamp: now_iso(),
         });
         let what = format!("Could not tell {owner} about task #{}", task.id);
-        self.deliver(
-            owner,
-            InboxEntry::frame(LEAD_NAME, &frame),
-            move |c, sent| {
-                if let Err(e) = sent {
-                    c.note(format!("{what}: {e}"));
-                }
-                then(c)
-            },
-        );
+        // A claude teammate whose model has no task tools gets the assignment as plain
+        // instructions (`controller::claude_facts`).
+        let entry = if self.tracking.get(owner).is_some_and(|t| t.no_task_tools) {
+            InboxEntry::new(LEAD_NAME, &super::claude_facts::plain_assignment(task))
+                .with_summary(Some(&format!("Task #{} is yours", task.id)))
+        } else {
+            InboxEntry::frame(LEAD_NAME, &frame)
+        };
+        self.deliver(owner, entry, move |c, sent| {
+            if let Err(e) = sent {
+                c.note(format!("{what}: {e}"));
+            }
+            then(c)
+        });
     }
 
     /// Would moving `name` to `mode` take a plan-mode-required teammate out of plan mode?

@@ -1,0 +1,249 @@
+//! A `claude` teammate's session transcript, read incrementally: Claude Code writes one JSON
+//! line per event to `<config dir>/projects/<cwd, sanitized>/<session id>.jsonl` (teamlead
+//! chooses the session id at spawn, `--session-id`). From it the lead learns what a claude
+//! teammate does not send in its frames: the model it runs, what it used (assistant entries
+//! carry `message.usage`; one API message can appear on several lines, so usage is kept per
+//! message id and summed once), its tool calls, the turns it started, and — on clients that
+//! record the request's shape (2.1.332) — which tools its model was offered. Each read starts
+//! where the last one ended and takes complete lines only; a line that does not parse is
+//! skipped. The file is opened without following links and never blocks.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::home::Home;
+use crate::protocol::frames::ReportedUsage;
+
+/// The most bytes one read takes (the rest waits for the next read).
+const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The longest line kept while waiting for its end (longer ones are dropped whole).
+const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// What the transcript says so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TranscriptFacts {
+    pub usage: ReportedUsage,
+    /// The model of its last answer.
+    pub model: Option<String>,
+    /// The tools its model was last offered (`None`: the client does not record them).
+    pub tools: Option<Vec<String>>,
+}
+
+impl TranscriptFacts {
+    /// Whether its model was offered the task tools (`None`: not known).
+    pub fn has_task_tools(&self) -> Option<bool> {
+        self.tools
+            .as_ref()
+            .map(|t| t.iter().any(|n| n == "TaskUpdate") && t.iter().any(|n| n == "TaskList"))
+    }
+}
+
+/// Reads one teammate's transcript, a little more each time.
+#[derive(Debug, Default)]
+pub struct TranscriptMeter {
+    session_id: String,
+    path: Option<PathBuf>,
+    offset: u64,
+    partial: Vec<u8>,
+    /// (input incl. cache, output) per API message id.
+    per_message: HashMap<String, (u64, u64)>,
+    tool_ids: HashSet<String>,
+    turns: u64,
+    facts: TranscriptFacts,
+}
+
+impl TranscriptMeter {
+    pub fn new(session_id: &str) -> TranscriptMeter {
+        TranscriptMeter {
+            session_id: session_id.to_string(),
+            ..TranscriptMeter::default()
+        }
+    }
+
+    /// Reads what was added since the last read; the facts so far (`None` while there is no
+    /// transcript yet).
+    pub fn read(&mut self, home: &Home) -> Option<TranscriptFacts> {
+        if self.path.is_none() {
+            self.path = find(&home.root.join("projects"), &self.session_id);
+        }
+        let path = self.path.clone()?;
+        let mut file = super::safe_file::open_regular(&path).ok()??;
+        let len = file.metadata().ok()?.len();
+        if len < self.offset {
+            // Rewritten from the start: read it again.
+            *self = TranscriptMeter {
+                path: Some(path.clone()),
+                ..TranscriptMeter::new(&self.session_id)
+            };
+        }
+        if len > self.offset {
+            file.seek(SeekFrom::Start(self.offset)).ok()?;
+            let mut bytes = Vec::new();
+            file.take(MAX_READ_BYTES).read_to_end(&mut bytes).ok()?;
+            self.offset += bytes.len() as u64;
+            self.take(&bytes);
+        }
+        Some(self.facts.clone())
+    }
+
+    /// Takes complete lines out of `bytes` (after what was left of the last read).
+    fn take(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+            let mut line = std::mem::take(&mut self.partial);
+            line.extend_from_slice(&rest[..end]);
+            rest = &rest[end + 1..];
+            if let Ok(entry) = serde_json::from_slice::<Value>(&line) {
+                self.entry(&entry);
+            }
+        }
+        if self.partial.len() + rest.len() <= MAX_LINE_BYTES {
+            self.partial.extend_from_slice(rest);
+        } else {
+            self.partial.clear();
+        }
+    }
+
+    fn entry(&mut self, entry: &Value) {
+        match entry["type"].as_str() {
+            Some("assistant") => self.assistant(&entry["message"]),
+            Some("user") if entry["message"]["content"].is_string() => self.turns += 1,
+            Some("api-request-shape") => {
+                if let Some(tools) = entry["shape"]["tools"].as_array() {
+                    self.facts.tools = Some(
+                        tools
+                            .iter()
+                            .filter_map(|t| t["name"].as_str().map(str::to_string))
+                            .collect(),
+                    );
+                }
+            }
+            _ => {}
+        }
+        self.facts.usage = ReportedUsage {
+            input_tokens: self.per_message.values().map(|(i, _)| i).sum(),
+            output_tokens: self.per_message.values().map(|(_, o)| o).sum(),
+            tool_uses: self.tool_ids.len() as u64,
+            turns: self.turns,
+        };
+    }
+
+    fn assistant(&mut self, message: &Value) {
+        if let Some(model) = message["model"].as_str().filter(|m| !m.starts_with('<')) {
+            self.facts.model = Some(model.to_string());
+        }
+        if let Some(blocks) = message["content"].as_array() {
+            for block in blocks {
+                if block["type"] == "tool_use"
+                    && let Some(id) = block["id"].as_str()
+                {
+                    self.tool_ids.insert(id.to_string());
+                }
+            }
+        }
+        let (Some(id), usage) = (message["id"].as_str(), &message["usage"]) else {
+            return;
+        };
+        if !usage.is_object() {
+            return;
+        }
+        let n = |k: &str| usage[k].as_u64().unwrap_or(0);
+        let input =
+            n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
+        let output = n("output_tokens");
+        // Later lines of one message carry the same or a larger count: keep the largest.
+        let seen = self.per_message.entry(id.to_string()).or_default();
+        seen.0 = seen.0.max(input);
+        seen.1 = seen.1.max(output);
+    }
+}
+
+/// `<projects>/*/<session id>.jsonl`, when there is one.
+fn find(projects: &Path, session_id: &str) -> Option<PathBuf> {
+    let name = format!("{session_id}.jsonl");
+    std::fs::read_dir(projects)
+        .ok()?
+        .flatten()
+        .filter(|d| d.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|d| d.path().join(&name))
+        .find(|p| p.symlink_metadata().is_ok_and(|m| m.is_file()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const SESSION: &str = "0c2f4a51-9d0e-4f5b-8a7c-3e1d2b6f9a80";
+
+    fn transcript(home: &Home) -> PathBuf {
+        let dir = home.root.join("projects").join("-w");
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(format!("{SESSION}.jsonl"))
+    }
+
+    fn append(path: &Path, text: &str) {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn usage_is_counted_once_per_message_and_read_incrementally() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path());
+        let mut meter = TranscriptMeter::new(SESSION);
+        assert_eq!(meter.read(&home), None, "no transcript yet");
+        let path = transcript(&home);
+        append(
+            &path,
+            r#"{"type":"user","message":{"role":"user","content":"<teammate-message>go</teammate-message>"}}
+{"type":"assistant","message":{"id":"msg_1","model":"claude-opus-5-5","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":10,"cache_read_input_tokens":100,"output_tokens":1}}}
+{"type":"assistant","message":{"id":"msg_1","model":"claude-opus-5-5","content":[{"type":"tool_use","id":"tu_1","name":"Bash","input":{}}],"usage":{"input_tokens":10,"cache_read_input_tokens":100,"output_tokens":7}}}
+{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu_1"}]}}
+{"type":"assistant","message":{"id":"msg_2","#,
+        );
+        let facts = meter.read(&home).unwrap();
+        assert_eq!(facts.model.as_deref(), Some("claude-opus-5-5"));
+        assert_eq!(facts.usage.input_tokens, 110);
+        assert_eq!(facts.usage.output_tokens, 7);
+        assert_eq!(facts.usage.tool_uses, 1);
+        assert_eq!(facts.usage.turns, 1);
+        assert_eq!(facts.has_task_tools(), None);
+        // The rest of the torn line, and a request shape.
+        append(
+            &path,
+            "\"model\":\"claude-sonnet-5-5\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":2}}}\nnot json\n{\"type\":\"api-request-shape\",\"shape\":{\"tools\":[{\"name\":\"Bash\"},{\"name\":\"TaskStop\"}]}}\n",
+        );
+        let facts = meter.read(&home).unwrap();
+        assert_eq!(facts.usage.input_tokens, 115);
+        assert_eq!(facts.usage.output_tokens, 9);
+        assert_eq!(facts.model.as_deref(), Some("claude-sonnet-5-5"));
+        assert_eq!(facts.has_task_tools(), Some(false));
+        append(
+            &path,
+            "{\"type\":\"api-request-shape\",\"shape\":{\"tools\":[{\"name\":\"TaskList\"},{\"name\":\"TaskUpdate\"}]}}\n",
+        );
+        assert_eq!(meter.read(&home).unwrap().has_task_tools(), Some(true));
+    }
+
+    #[test]
+    fn a_link_or_fifo_is_never_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path());
+        let path = transcript(&home);
+        std::os::unix::fs::symlink("/etc/passwd", &path).unwrap();
+        assert_eq!(TranscriptMeter::new(SESSION).read(&home), None);
+        std::fs::remove_file(&path).unwrap();
+        let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(TranscriptMeter::new(SESSION).read(&home), None);
+    }
+}
