@@ -139,3 +139,42 @@ fn exited_crashed_and_closed_teammates_are_shown_as_such_and_free_their_tasks() 
         assert!(took < SHOWN_WITHIN, "{what} was shown after {took:?}");
     }
 }
+
+/// A `claude` teammate that starts but never takes its first turn (its prompt never reaches a
+/// model) is reported, once, with its pane's last lines, instead of showing as running for as
+/// long as one waits (`TEAMLEAD_FIRST_TURN_MS` shortens the 30 s for the test).
+#[test]
+fn a_claude_teammate_that_never_starts_its_first_turn_is_reported() {
+    let mut ws = Workspace::new("firstturn");
+    let launcher = ws.work().join("claude");
+    std::fs::write(
+        &launcher,
+        "#!/bin/sh\necho \"CC-STUCK starting up\"\nexec sleep 600\n",
+    )
+    .expect("write the launcher");
+    std::fs::set_permissions(
+        &launcher,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("make the launcher executable");
+    ws.lead_env.push((
+        "TEAMLEAD_CLAUDE_BIN".to_string(),
+        launcher.to_string_lossy().into_owned(),
+    ));
+    ws.lead_env
+        .push(("TEAMLEAD_FIRST_TURN_MS".to_string(), "2000".to_string()));
+    let mut reaper = Reaper::new(&ws);
+    let mut lead = PtyLead::start(&ws, 200, 60);
+    reaper.lead_pid = Some(lead.pid);
+    let _private = ws.private_server(lead.pid);
+    lead.submit("/spawn mute --agent claude stand by");
+    lead.wait_screen("mute spawned", |s| s.contains("Spawned mute:"));
+    lead.wait_screen("the report with the pane's last lines", |s| {
+        s.contains("mute has not started its first turn") && s.contains("CC-STUCK starting up")
+    });
+    lead.submit("/kill mute");
+    lead.wait_screen("mute killed", |s| s.contains("mute was killed"));
+    lead.submit("/quit");
+    assert!(lead.wait_exit(), "the lead exits 0");
+    assert!(processes_of(&ws).is_empty(), "{:?}", processes_of(&ws));
+}

@@ -176,6 +176,9 @@ pub enum ExecutorError {
 /// lead's loop. The error says why it could not.
 pub type KeyTyper = std::sync::Arc<dyn Fn(super::PaneKey) -> Result<(), String> + Send + Sync>;
 
+/// Reads the last lines of one teammate's pane; blocking (a terminal CLI call).
+pub type PaneReader = std::sync::Arc<dyn Fn(usize) -> Vec<String> + Send + Sync>;
+
 /// Starts, messages, watches, stops and re-binds the teammates of one team.
 pub trait TeammateExecutor: Send + Sync {
     /// Where its teammates run (written as their `backendType`).
@@ -191,6 +194,12 @@ pub trait TeammateExecutor: Send + Sync {
     /// Shift+Tab cycles its mode: the one way to tighten a client that ignores
     /// `mode_set_request`); `None` when it has no pane or its terminal cannot type into one.
     fn key_typer(&self, _name: &str) -> Option<KeyTyper> {
+        None
+    }
+
+    /// A handle that reads the last lines of `name`'s pane (what the person would see there);
+    /// `None` when it has no pane.
+    fn pane_reader(&self, _name: &str) -> Option<PaneReader> {
         None
     }
 

@@ -527,6 +527,12 @@ impl TeammateExecutor for PaneExecutor {
         self.backend.attach().map(|(_, hint)| hint)
     }
 
+    fn pane_reader(&self, name: &str) -> Option<super::executor::PaneReader> {
+        let pane = self.pane_of(name).ok()?;
+        let backend = self.backend.clone();
+        Some(std::sync::Arc::new(move |lines| backend.tail(&pane, lines)))
+    }
+
     fn key_typer(&self, name: &str) -> Option<super::executor::KeyTyper> {
         let pane = self.pane_of(name).ok()?;
         let backend = self.backend.clone();

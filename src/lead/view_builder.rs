@@ -55,6 +55,9 @@ pub struct Tracking {
     /// The text of the last plain message it sent the lead (a final answer repeating it is
     /// not shown twice).
     pub last_message: Option<String>,
+    /// When a `claude` teammate was started, until it is seen starting its first turn (or
+    /// was reported as not starting it).
+    pub awaiting_first_turn: Option<tokio::time::Instant>,
 }
 
 impl Tracking {

@@ -26,7 +26,72 @@ pub fn plain_assignment(task: &Task) -> String {
     text
 }
 
+/// How long a `claude` teammate may take from its start to its first turn before the lead
+/// says so (a cold node start on a busy machine takes a few seconds; a model's first answer
+/// more): 30 s unless `TEAMLEAD_FIRST_TURN_MS` says otherwise (tests).
+pub fn first_turn_within() -> std::time::Duration {
+    std::env::var("TEAMLEAD_FIRST_TURN_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(
+            std::time::Duration::from_secs(30),
+            std::time::Duration::from_millis,
+        )
+}
+
 impl Controller {
+    /// Reports, once, every `claude` teammate that was started more than
+    /// [`first_turn_within`] ago and has shown no sign of a first turn (no entry sent, no
+    /// `isActive`, no turn in its transcript), with its pane's last lines.
+    pub(super) fn check_first_turns(&mut self) {
+        let now = tokio::time::Instant::now();
+        let within = first_turn_within();
+        let late: Vec<String> = self
+            .tracking
+            .iter_mut()
+            .filter_map(|(name, t)| {
+                let since = t.awaiting_first_turn?;
+                let turned = t.activity != super::super::view_builder::Activity::Unknown
+                    || !t.recent.is_empty()
+                    || t.usage.is_some_and(|u| u.turns > 0);
+                if turned {
+                    t.awaiting_first_turn = None;
+                    return None;
+                }
+                (now.duration_since(since) >= within).then(|| {
+                    t.awaiting_first_turn = None;
+                    name.clone()
+                })
+            })
+            .collect();
+        for name in late {
+            let reader = self.executor.pane_reader(&name);
+            let who = name.clone();
+            let secs = within.as_secs();
+            self.store.submit(
+                Lane::Transcripts,
+                move |_| reader.map(|read| read(8)).unwrap_or_default(),
+                move |c, tail| {
+                    let tail: Vec<String> = tail
+                        .into_iter()
+                        .map(|l| l.trim_end().to_string())
+                        .filter(|l| !l.trim().is_empty())
+                        .collect();
+                    let shown = if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" Its pane shows:\n{}", tail.join("\n"))
+                    };
+                    c.note(format!(
+                        "{who} has not started its first turn {secs} s after it was started: its \
+                         prompt may not have reached its model. /kill {who} and /respawn it, or \
+                         jump to its pane.{shown}"
+                    ));
+                },
+            );
+        }
+    }
+
     /// Reads more of every `claude` teammate's transcript, in the background.
     pub(super) fn read_claude_transcripts(&mut self) {
         let names: Vec<String> = self

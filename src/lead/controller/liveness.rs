@@ -95,6 +95,7 @@ impl Controller {
         if self.phase != Phase::Running {
             return;
         }
+        self.check_first_turns();
         let fresh: Vec<LivenessReport> = reports
             .into_iter()
             .filter(|r| !r.liveness.is_running())

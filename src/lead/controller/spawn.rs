@@ -261,7 +261,10 @@ impl Controller {
                 return Err(OpError::Refused(format!("Could not start {name}: {e}")));
             }
         };
-        self.tracking.entry(name.clone()).or_default();
+        let tracking = self.tracking.entry(name.clone()).or_default();
+        if plan.claude {
+            tracking.awaiting_first_turn = Some(tokio::time::Instant::now());
+        }
         self.liveness_wake.notify_one();
         self.record.teammates.insert(
             name.clone(),

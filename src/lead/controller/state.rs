@@ -444,6 +444,7 @@ impl Controller {
         self.reload_tasks();
         self.poll_inbox();
         self.read_claude_transcripts();
+        self.check_first_turns();
     }
 }
 
