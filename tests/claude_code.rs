@@ -5,6 +5,7 @@
 //! names end in the client's label, so a failure says which version broke.
 
 mod claude_lead;
+mod drift;
 mod messages;
 mod modes;
 mod permissions;
@@ -33,6 +34,7 @@ matrix! {
     crate::claude_code::modes::tighten_and_loosen_by_slash => mode_tighten_and_loosen_by_slash;
     crate::claude_code::tasks::assigned_tasks_are_claimed_and_completed => tasks_claimed_and_completed;
     crate::claude_code::shutdown::shutdown_and_kill => shutdown_and_kill;
+    crate::claude_code::drift::tools_and_frames_match_the_record => drift_of_tools_and_frames;
     crate::claude_code::shutdown::quit_with_several_teammates => quit_with_several_teammates;
     crate::claude_code::claude_lead::only_read_while_it_runs => claude_code_lead_only_read_while_it_runs;
 }

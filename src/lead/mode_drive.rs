@@ -1,7 +1,9 @@
 //! Bringing a `claude` teammate to a permission mode the way the person would: by pressing
 //! Claude Code's own mode key (Shift+Tab) in its pane, one press at a time, each confirmed by
-//! the mode the client itself then writes into its member entry of `config.json` (every
-//! version in the matrix does, on every change). Claude Code 2.1.329 and later ignore
+//! what the client then shows: the mode in its pane's status line ([`pane_mode`]), or where the
+//! pane cannot be read, the mode the client writes into its member entry of `config.json`
+//! (2.1.45 can lose that write to its own unlocked `isActive` write at a turn's end, so the
+//! screen comes first). Claude Code 2.1.329 and later ignore
 //! `mode_set_request`, and a `setMode` answer can only ride on a request, so this is the one
 //! way to *tighten* such a teammate (PROTOCOL.md 7). The cycle differs per version (2.1.45:
 //! default → acceptEdits → plan → default; 2.1.332: default → acceptEdits → plan → auto →
@@ -21,6 +23,35 @@ pub const MAX_PRESSES: u32 = 8;
 
 /// How often the mode is read while waiting for a press to show.
 const POLL: Duration = Duration::from_millis(40);
+
+/// A new reading counts once it reads the same again this much later: a screen caught while
+/// it redraws its status line (2.1.45 shows no mode at all in default) is not a mode.
+const SETTLE: Duration = Duration::from_millis(150);
+
+/// The mode a Claude Code pane shows in its status line (the last lines of its screen), as
+/// `config.json` names it; `None` when the screen does not say (not Claude Code's, or not
+/// drawn yet). Read on 2.1.45 and 2.1.332: `⏵⏵ accept edits on`, `⏸ plan mode on`,
+/// `⏵⏵ auto mode on`, `⏵⏵ bypass permissions on`, `⏸ manual mode on` (2.1.332's default);
+/// 2.1.45 shows no mode in default, only its composer (`❯`) and `? for shortcuts`.
+pub fn pane_mode(lines: &[String]) -> Option<&'static str> {
+    let bottom = &lines[lines.len().saturating_sub(3)..];
+    const MARKS: [(&str, &str); 5] = [
+        ("accept edits on", "acceptEdits"),
+        ("plan mode on", "plan"),
+        ("auto mode on", "auto"),
+        ("bypass permissions on", "bypassPermissions"),
+        ("manual mode on", "default"),
+    ];
+    for line in bottom.iter().rev() {
+        if let Some((_, mode)) = MARKS.iter().find(|(mark, _)| line.contains(mark)) {
+            return Some(mode);
+        }
+    }
+    let near = &lines[lines.len().saturating_sub(4)..];
+    near.iter()
+        .any(|l| l.trim_start().starts_with('❯') || l.contains("? for shortcuts"))
+        .then_some("default")
+}
 
 /// How a drive ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +91,7 @@ pub fn drive(
         presses,
         took: started.elapsed(),
     };
-    let Some(first) = read() else {
+    let Some(first) = settled(&mut read, None) else {
         return done(
             DriveEnd::Failed("its mode cannot be read from the team file".into()),
             None,
@@ -86,7 +117,9 @@ pub fn drive(
         let deadline = Instant::now() + step_timeout;
         loop {
             match read() {
-                Some(now) if now != current => {
+                Some(now)
+                    if now != current && settled(&mut read, Some(&now)).as_ref() == Some(&now) =>
+                {
                     current = now;
                     break;
                 }
@@ -97,6 +130,24 @@ pub fn drive(
             }
         }
     }
+}
+
+/// A reading that holds: read again after [`SETTLE`] until two readings agree (at most a few
+/// times). `first` is a reading just taken.
+fn settled(read: &mut impl FnMut() -> Option<String>, first: Option<&String>) -> Option<String> {
+    let mut last = match first {
+        Some(f) => Some(f.clone()),
+        None => read(),
+    };
+    for _ in 0..5 {
+        std::thread::sleep(SETTLE);
+        let again = read();
+        if again == last {
+            return again;
+        }
+        last = again;
+    }
+    last
 }
 
 #[cfg(test)]
@@ -143,6 +194,71 @@ mod tests {
             }
             Ok(())
         }
+    }
+
+    fn screen(text: &str) -> Vec<String> {
+        text.lines()
+            .map(|l| l.trim_end().to_string())
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn the_status_line_says_the_mode() {
+        // 2.1.332, as captured from a real teammate pane.
+        let new = |status: &str| {
+            screen(&format!(
+                "● ok done\n✻ Crunched for 0s\n{}\n❯ \n{}\n  {status}",
+                "─".repeat(40),
+                "─".repeat(40)
+            ))
+        };
+        assert_eq!(
+            pane_mode(&new(
+                "⏵⏵ accept edits on (shift+tab to cycle) · ← for agents"
+            )),
+            Some("acceptEdits")
+        );
+        assert_eq!(
+            pane_mode(&new("⏸ plan mode on (shift+tab to cycle)")),
+            Some("plan")
+        );
+        assert_eq!(
+            pane_mode(&new("⏵⏵ auto mode on (shift+tab to cycle)")),
+            Some("auto")
+        );
+        assert_eq!(
+            pane_mode(&new("⏸ manual mode on · ? for shortcuts")),
+            Some("default")
+        );
+        assert_eq!(
+            pane_mode(&new("⏵⏵ bypass permissions on (shift+tab to cycle)")),
+            Some("bypassPermissions")
+        );
+        // 2.1.45: a notice shares the status line; default shows no mode at all.
+        let old = |status: &str| {
+            screen(&format!(
+                "@team-lead❯\n● Done.\n{}\n❯ \n{}\n{status}",
+                "─".repeat(40),
+                "─".repeat(40)
+            ))
+        };
+        assert_eq!(
+            pane_mode(&old(
+                "  ⏵⏵ accept edits on (shift+tab t… Claude Code has switched from npm"
+            )),
+            Some("acceptEdits")
+        );
+        assert_eq!(
+            pane_mode(&old(
+                "  ? for shortcuts                  Claude Code has switched"
+            )),
+            Some("default")
+        );
+        assert_eq!(pane_mode(&old("")), Some("default"));
+        // Not Claude Code's screen (a shell, a starting program).
+        assert_eq!(pane_mode(&screen("$ ls\nfile\n$")), None);
+        assert_eq!(pane_mode(&[]), None);
     }
 
     const NEW: [&str; 4] = ["default", "acceptEdits", "plan", "auto"];
@@ -195,6 +311,30 @@ mod tests {
         );
         assert_eq!(d.end, DriveEnd::NoAnswer);
         assert_eq!(d.now.as_deref(), Some("acceptEdits"));
+    }
+
+    #[test]
+    fn a_screen_caught_mid_redraw_is_not_a_mode() {
+        // acceptEdits → plan, with one reading of "default" (no mark) while the status line
+        // redraws: the drive must not stop there.
+        let readings = std::cell::RefCell::new(vec![
+            "acceptEdits",
+            "acceptEdits",
+            "acceptEdits", // settled start
+            "default",
+            "plan",
+            "plan",
+            "plan", // after press 1: a blank status line, then plan
+            "plan",
+        ]);
+        let read = || {
+            let mut r = readings.borrow_mut();
+            let next = if r.len() > 1 { r.remove(0) } else { r[0] };
+            Some(next.to_string())
+        };
+        let d = drive("default", read, || Ok(()), Duration::from_millis(900));
+        assert_ne!(d.end, DriveEnd::Reached, "{d:?}");
+        assert_eq!(d.now.as_deref(), Some("plan"));
     }
 
     #[test]

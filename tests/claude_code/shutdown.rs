@@ -67,11 +67,13 @@ pub fn quit_with_several_teammates(client: &Client) {
     let panes = [scene.pane_of("one"), scene.pane_of("two")];
     let mut pids = scene.teammate_pids("one");
     pids.extend(scene.teammate_pids("two"));
+    let server = scene.server_pid().expect("the lead server");
     scene.submit("/quit");
     scene.wait(
         "the lead to exit and every pane, process and the team to go",
         || {
             !alive(scene.lead_pid)
+                && !alive(server)
                 && panes.iter().all(|p| !scene.pane_exists(p))
                 && pids.iter().all(|p| !alive(*p))
                 && !scene.ws.team_dir().exists()

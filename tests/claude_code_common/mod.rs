@@ -164,7 +164,12 @@ impl Scene {
                 sh_quote(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"))
             ),
             sh_quote(&format!("TMUX_TMPDIR={}", tmux_tmpdir.display())),
-            "TEAMLEAD_NO_SERVER=1".to_string(),
+            // The default server mode: the pane's program is a screen on a `teamlead serve`
+            // process of its own; the socket lives in the scene's HOME.
+            sh_quote(&format!(
+                "TEAMLEAD_RUNTIME_DIR={}",
+                user_home.path().join("run").display()
+            )),
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
             "--home".into(),
             sh_quote(&ws.home().to_string_lossy()),
@@ -460,6 +465,15 @@ impl Scene {
         self.wait_screen("the teams dialog closed", |s| {
             s.contains("shift+tab to cycle") && !s.contains("esc close") && !s.contains("❯ ●")
         });
+    }
+
+    /// The lead server's process (`teamlead serve` for this scene's home), once it runs.
+    pub fn server_pid(&self) -> Option<u32> {
+        let home = self.ws.home().to_string_lossy().into_owned();
+        processes(|args| args.iter().any(|a| a == "serve") && args.iter().any(|a| a == &home))
+            .into_iter()
+            .map(|(pid, _)| pid)
+            .next()
     }
 
     /// The pane of a member, from config.json.

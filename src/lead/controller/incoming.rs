@@ -372,9 +372,9 @@ impl Controller {
         mode: PermissionMode,
         then: impl FnOnce(&mut Controller) + Send + 'static,
     ) {
-        // A `claude` teammate reports its own mode in config.json (`controller::mode_keys`):
-        // the lead never writes a mode it has not seen the client take.
-        if self.team_file.member(name).is_none() || self.is_claude(name) {
+        // Every client applies the mode an answer of the lead carries (`setMode`, an approved
+        // plan's `permissionMode`), but does not write it into config.json itself.
+        if self.team_file.member(name).is_none() {
             return then(self);
         }
         let (team, member) = (self.team.clone(), name.to_string());

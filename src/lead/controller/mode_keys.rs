@@ -1,10 +1,10 @@
-//! Modes that are true for `claude` teammates. A `claude` teammate's mode is the one it reports
-//! itself in its member entry of `config.json` (every client in the matrix writes it on each
-//! change); the lead never writes it for them. To change it the lead presses Claude Code's own
-//! mode key in the teammate's pane ([`crate::lead::mode_drive`], off the loop, in the
-//! teammate's `Keys` lane) until the client reports the mode asked for; until then the
-//! teams dialog shows the mode in force with the one requested beside it, and the note says
-//! what happened. Where the terminal cannot type into a pane (iTerm2, Zellij), the lead falls
+//! Modes that are true for `claude` teammates. A `claude` teammate's mode is the one it shows
+//! (its pane's status line) and writes into its member entry of `config.json`; the lead writes
+//! a mode there only once it has seen the client take it. To change it the lead presses Claude
+//! Code's own mode key in the teammate's pane ([`crate::lead::mode_drive`], off the loop, in
+//! the teammate's `Keys` lane) until the client shows the mode asked for; until then the teams
+//! dialog shows the mode in force with the one requested beside it, and the note says what
+//! happened. Where the terminal cannot type into a pane (iTerm2, Zellij), the lead falls
 //! back to what the protocol offers (`mode_set_request`, which 2.1.45 applies, and the
 //! `setMode` answer that can only loosen, `controller::mode_sync`) and says plainly that the
 //! mode is not confirmed.
@@ -17,6 +17,25 @@ use crate::protocol::PermissionMode;
 use crate::store;
 
 impl Controller {
+    /// Writes a mode the teammate was seen to take into its member entry when the entry says
+    /// otherwise.
+    fn record_confirmed_mode(&mut self, name: &str, mode: PermissionMode) {
+        let written = self
+            .team_file
+            .member(name)
+            .and_then(|m| m.mode.as_deref())
+            .unwrap_or("default");
+        if written == mode.as_str() {
+            return;
+        }
+        let (team, member) = (self.team.clone(), name.to_string());
+        self.store.submit(
+            Lane::Team,
+            move |home| store::set_modes(home, &team, &[(member.as_str(), mode)]),
+            |c, _| c.reload_team(),
+        );
+    }
+
     /// Is `name` a real `claude` process (as this lead or the one before started it)?
     pub(super) fn is_claude(&self, name: &str) -> bool {
         self.record.teammates.get(name).is_some_and(|r| r.claude)
@@ -42,11 +61,19 @@ impl Controller {
             });
         };
         let (team, who) = (self.team.clone(), name.to_string());
+        let screen = self.executor.pane_reader(name);
+        // What the client shows in its pane first; what it wrote into config.json where its
+        // pane cannot be read.
         let reported = move |home: &store::Home| {
-            store::read_team(home, &team).ok().and_then(|f| {
-                f.member(&who)
-                    .map(|m| m.mode.clone().unwrap_or_else(|| "default".to_string()))
-            })
+            screen
+                .as_ref()
+                .and_then(|read| mode_drive::pane_mode(&read(8)).map(str::to_string))
+                .or_else(|| {
+                    store::read_team(home, &team).ok().and_then(|f| {
+                        f.member(&who)
+                            .map(|m| m.mode.clone().unwrap_or_else(|| "default".to_string()))
+                    })
+                })
         };
         let who = name.to_string();
         self.store.submit(
@@ -74,6 +101,9 @@ impl Controller {
                         "{who}: {mode} confirmed after {} key press(es), {ms} ms",
                         drive.presses
                     );
+                    // The client shows it; config.json says so too (2.1.45 can lose its own
+                    // write of it).
+                    c.record_confirmed_mode(&who, mode);
                     c.note(format!("{who} is now in {mode} mode."));
                     return c.publish();
                 }
