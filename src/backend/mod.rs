@@ -17,6 +17,7 @@ pub mod lead_probe;
 pub mod orphans;
 pub mod pane_executor;
 pub mod program;
+pub mod reap;
 pub mod terminal_cli;
 pub mod tmux;
 pub mod wezterm;

@@ -47,6 +47,8 @@ pub struct PaneExecutor {
     backend: Arc<dyn PaneBackend>,
     program: TeammateProgram,
     parent_session_id: Option<String>,
+    /// The teamlead executable that runs `guard` in front of a `claude` teammate.
+    guard_binary: String,
     panes: Mutex<HashMap<String, PaneEntry>>,
     /// Panes of teammates that left, until [`TeammateExecutor::release`] has closed them:
     /// `quit` closes them too, so a release still waiting when the lead quits leaves no pane
@@ -68,6 +70,7 @@ impl PaneExecutor {
             backend,
             program,
             parent_session_id,
+            guard_binary: this_binary(),
             panes: Mutex::new(HashMap::new()),
             releasing: Mutex::new(Vec::new()),
         }
@@ -86,22 +89,25 @@ impl PaneExecutor {
         engine: &str,
         teamlead_binary: Option<&std::path::Path>,
     ) -> Option<PaneExecutor> {
+        let teamlead = match teamlead_binary {
+            Some(path) => path.to_string_lossy().into_owned(),
+            None => this_binary(),
+        };
         let program = if claude_by_default {
             TeammateProgram::Claude {
                 binary: super::launch::claude_binary(&|k| std::env::var(k).ok()),
             }
         } else {
             TeammateProgram::Teamlead {
-                binary: match teamlead_binary {
-                    Some(path) => path.to_string_lossy().into_owned(),
-                    None => this_binary(),
-                },
+                binary: teamlead.clone(),
                 engine: engine.to_string(),
             }
         };
         let backend = backend_for(choice)?;
         let parent = Some(lead_session_id.to_string());
-        Some(PaneExecutor::new(home, team, backend, program, parent))
+        let mut executor = PaneExecutor::new(home, team, backend, program, parent);
+        executor.guard_binary = teamlead;
+        Some(executor)
     }
 
     fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<String, PaneEntry>> {
@@ -159,6 +165,10 @@ impl PaneExecutor {
             model: request.model.clone(),
             lead_mode: request.mode,
             session_id: request.session_id.clone(),
+            guard: Some(super::launch::GuardLaunch {
+                binary: self.guard_binary.clone(),
+                home: self.home.root.to_string_lossy().into_owned(),
+            }),
         };
         let root = self.home.root.to_string_lossy().into_owned();
         launch.command_line(&|key| {
