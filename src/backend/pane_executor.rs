@@ -313,6 +313,49 @@ pub fn backend_for(choice: &BackendChoice) -> Option<Arc<dyn PaneBackend>> {
 
 /// This binary's path, for builtin pane teammates. A binary replaced while the lead runs (a
 /// rebuild) reads as `<path> (deleted)` on Linux: the path itself is what panes should run.
+/// Does `pane` run the teammate `agent` (`name@team`)? Known by process: the pane's process
+/// tree holds one naming `--agent-id <agent>` (the guard in front of a `claude`, the `claude`
+/// or the `teamlead teammate` itself). A terminal that does not tell a pane's pid falls back
+/// to the pane's title, or to such a process anywhere of this home (a `claude` retitles its
+/// pane). A process scan that did not finish proves nothing: the pane is taken as it is.
+fn pane_runs(
+    b: &Arc<dyn PaneBackend>,
+    pane: &str,
+    name: &str,
+    agent: &str,
+    root: &std::path::Path,
+) -> Result<(), String> {
+    use super::lead_probe::procs::{ProcTable, SCAN_DEADLINE};
+    use super::reap;
+    let table = ProcTable::scan(SCAN_DEADLINE);
+    match b.pane_pid(pane) {
+        Some(pid) => {
+            if reap::tree_names(&table, pid, agent) || !table.complete {
+                return Ok(());
+            }
+            let what = table
+                .get(pid)
+                .map(|p| p.describe())
+                .or_else(|| b.title(pane).map(|t| format!("`{t}`")))
+                .unwrap_or_else(|| format!("pid {pid}"));
+            Err(format!("pane {pane} now belongs to {what}"))
+        }
+        None => {
+            let title = b.title(pane);
+            if title.as_deref().is_none_or(|t| t == name)
+                || !reap::agent_processes(&table, root, agent, true).is_empty()
+                || !table.complete
+            {
+                return Ok(());
+            }
+            Err(format!(
+                "pane {pane} now belongs to `{}`",
+                title.unwrap_or_default()
+            ))
+        }
+    }
+}
+
 fn this_binary() -> String {
     match std::env::current_exe() {
         Ok(path) => {
@@ -377,13 +420,32 @@ impl TeammateExecutor for PaneExecutor {
 
     fn kill(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
         let name = name.to_string();
+        let entry = self.panes().remove(&name);
+        let agent = format!("{name}@{}", self.team);
+        let root = self.home.root.clone();
         async move {
-            let entry = self
-                .panes()
-                .remove(&name)
-                .ok_or(ExecutorError::NoSuchTeammate(name))?;
-            self.blocking(move |b| PaneExecutor::kill_entry(&b, &entry))
-                .await
+            // The pane, then whatever still runs as this teammate (known by process: a pane a
+            // previous lead lost, a program that left its pane).
+            let found = self
+                .blocking(move |b| {
+                    if let Some(entry) = &entry {
+                        PaneExecutor::kill_entry(&b, entry)?;
+                    }
+                    use super::lead_probe::procs::{ProcTable, SCAN_DEADLINE};
+                    let table = ProcTable::scan(SCAN_DEADLINE);
+                    let pids: Vec<u32> = super::reap::agent_processes(&table, &root, &agent, false)
+                        .iter()
+                        .map(|p| p.pid)
+                        .collect();
+                    let stopped = super::reap::stop_trees(&table, &pids, super::reap::TERM_WAIT);
+                    Ok(entry.is_some() || stopped > 0)
+                })
+                .await?;
+            if found {
+                Ok(())
+            } else {
+                Err(ExecutorError::NoSuchTeammate(name))
+            }
         }
         .boxed()
     }
@@ -502,16 +564,16 @@ impl TeammateExecutor for PaneExecutor {
     fn adopt(&self, request: AdoptRequest) -> BoxFuture<'_, Result<Adopted, ExecutorError>> {
         async move {
             let (name, pane) = (request.name.clone(), request.pane_id.clone());
+            let agent = format!("{}@{}", request.name, self.team);
+            let root = self.home.root.clone();
             let checked = self
                 .blocking(move |b| {
                     let state = b.pane_states(std::slice::from_ref(&pane)).first().copied();
                     if state != Some(PaneState::Running) {
                         return Ok(Err(format!("its pane {pane} is not running")));
                     }
-                    if let Some(title) = b.title(&pane)
-                        && title != name
-                    {
-                        return Ok(Err(format!("pane {pane} now belongs to `{title}`")));
+                    if let Err(why) = pane_runs(&b, &pane, &name, &agent, &root) {
+                        return Ok(Err(why));
                     }
                     b.adopt_pane(&pane);
                     Ok(Ok(()))
