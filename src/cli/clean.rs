@@ -44,9 +44,13 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
     }
     // Lead sockets no server answers (a server killed with SIGKILL leaves its socket).
     let sockets = if args.orphans {
-        crate::server::paths::runtime_dir()
-            .map(|dir| crate::server::paths::stale_sockets(&dir))
-            .unwrap_or_default()
+        match crate::server::paths::runtime_dir() {
+            Ok(dir) => crate::server::paths::stale_sockets(&dir),
+            Err(e) => {
+                eprintln!("lead sockets not looked at: {}", visible_line(&e.to_string()));
+                Vec::new()
+            }
+        }
     } else {
         Vec::new()
     };
