@@ -258,7 +258,10 @@ pub fn find(home: &Home) -> Vec<Orphan> {
 /// the lead would find it), when it can tell their title.
 fn kill_member_panes(file: &TeamFile, table: &ProcTable) {
     let server = TmuxServer { socket: None };
-    let format = format!("#{{pane_id}} #{{pane_pid}} #{{{}}}", super::tmux::NAME_OPTION);
+    let format = format!(
+        "#{{pane_id}} #{{pane_pid}} #{{{}}}",
+        super::tmux::NAME_OPTION
+    );
     let listing = server
         .run(&["list-panes", "-a", "-F", &format])
         .unwrap_or_default();

@@ -47,7 +47,10 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
         match crate::server::paths::runtime_dir() {
             Ok(dir) => crate::server::paths::stale_sockets(&dir),
             Err(e) => {
-                eprintln!("lead sockets not looked at: {}", visible_line(&e.to_string()));
+                eprintln!(
+                    "lead sockets not looked at: {}",
+                    visible_line(&e.to_string())
+                );
                 Vec::new()
             }
         }

@@ -96,7 +96,9 @@ impl LeadCommand {
         let (pane, pid) = line.trim().split_once(' ').expect("pane and pid");
         scene.pane = pane.to_string();
         scene.lead_pid = pid.parse().expect("pid");
-        scene.wait_screen("the new lead's screen", |s| s.contains("shift+tab to cycle"));
+        scene.wait_screen("the new lead's screen", |s| {
+            s.contains("shift+tab to cycle")
+        });
     }
 }
 
@@ -124,7 +126,12 @@ fn team_pids(scene: &Scene, names: &[&str]) -> Vec<u32> {
 fn descendants(roots: &[u32]) -> Vec<u32> {
     let parent = |pid: u32| -> Option<u32> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
     };
     let all: Vec<(u32, u32)> = std::fs::read_dir("/proc")
         .map(|d| {
@@ -249,12 +256,15 @@ pub fn lead_killed_and_started_again(client: &Client) {
 
     // /quit: nothing of the team is left.
     scene.submit("/quit");
-    scene.wait("the lead, every teammate process and pane, and the team to go", || {
-        !alive(scene.lead_pid)
-            && living(&pids).is_empty()
-            && teammate_panes(&scene, &panes).is_empty()
-            && !scene.ws.team_dir().exists()
-    });
+    scene.wait(
+        "the lead, every teammate process and pane, and the team to go",
+        || {
+            !alive(scene.lead_pid)
+                && living(&pids).is_empty()
+                && teammate_panes(&scene, &panes).is_empty()
+                && !scene.ws.team_dir().exists()
+        },
+    );
 }
 
 /// Starts a scene whose teammates' guards wait [`SHORT_GRACE_MS`] for a lead.
@@ -379,7 +389,8 @@ pub fn clean_orphans_at_once(client: &Client) {
         !dead.exists(),
         "the dead server's socket is left: {stdout}\n{}\n{:?}",
         String::from_utf8_lossy(&out.stderr),
-        std::fs::read_dir(runtime.path()).map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
+        std::fs::read_dir(runtime.path())
+            .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
     );
     assert!(live.exists(), "a live server's socket was removed");
 }

@@ -227,8 +227,7 @@ pub fn run(home: &Home, agent_id: &str, program: &[String]) -> Ended {
             let member_missing = store::read_team(home, team)
                 .map(|file| file.member(name).is_none())
                 .unwrap_or(false);
-            if let Some(why) = watch.check(now, lead_gone(home, team), team_gone, member_missing)
-            {
+            if let Some(why) = watch.check(now, lead_gone(home, team), team_gone, member_missing) {
                 tracing::info!("guard of {agent_id}: {why}: stopping {binary}");
                 reap::stop_descendants(me, reap::TERM_WAIT, &mut || reap_all(&mut ended));
                 say(&format!("{why}: stopped {name}"));
@@ -294,7 +293,10 @@ mod tests {
             None
         );
         assert_eq!(w.check(t0 + GRACE, false, false, false), None, "back");
-        assert_eq!(w.check(t0 + GRACE * 2 - Duration::from_secs(1), true, false, false), None);
+        assert_eq!(
+            w.check(t0 + GRACE * 2 - Duration::from_secs(1), true, false, false),
+            None
+        );
         assert_eq!(
             w.check(t0 + GRACE * 3, true, false, false),
             Some(StopWhy::LeadGone(GRACE))
@@ -316,10 +318,21 @@ mod tests {
         let t0 = Instant::now();
         let mut w = Watch::new(GRACE);
         assert_eq!(w.check(t0, false, false, true), None);
-        assert_eq!(w.check(t0 + Duration::from_secs(1), false, false, false), None);
-        assert_eq!(w.check(t0 + Duration::from_secs(2), false, false, true), None);
         assert_eq!(
-            w.check(t0 + Duration::from_secs(2) + MEMBER_GONE_FOR, false, false, true),
+            w.check(t0 + Duration::from_secs(1), false, false, false),
+            None
+        );
+        assert_eq!(
+            w.check(t0 + Duration::from_secs(2), false, false, true),
+            None
+        );
+        assert_eq!(
+            w.check(
+                t0 + Duration::from_secs(2) + MEMBER_GONE_FOR,
+                false,
+                false,
+                true
+            ),
             Some(StopWhy::MemberRemoved)
         );
     }
