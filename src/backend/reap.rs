@@ -35,10 +35,11 @@ pub fn words(p: &ProcInfo) -> Vec<String> {
         .and_then(|a| Path::new(a).file_name())
         .and_then(|n| n.to_str())
         .is_some_and(|n| matches!(n, "sh" | "bash" | "dash" | "zsh"));
-    if shell && p.argv.get(1).map(String::as_str) == Some("-c") {
-        if let Some(line) = p.argv.get(2) {
-            return shell_words(line);
-        }
+    if shell
+        && p.argv.get(1).map(String::as_str) == Some("-c")
+        && let Some(line) = p.argv.get(2)
+    {
+        return shell_words(line);
     }
     p.argv.clone()
 }
