@@ -10,6 +10,7 @@ mod messages;
 mod modes;
 mod permissions;
 mod plan;
+mod resume;
 mod shutdown;
 mod tasks;
 
@@ -37,4 +38,7 @@ matrix! {
     crate::claude_code::drift::tools_and_frames_match_the_record => drift_of_tools_and_frames;
     crate::claude_code::shutdown::quit_with_several_teammates => quit_with_several_teammates;
     crate::claude_code::claude_lead::only_read_while_it_runs => claude_code_lead_only_read_while_it_runs;
+    crate::claude_code::resume::lead_killed_and_started_again => resume_after_lead_sigkill;
+    crate::claude_code::resume::reaped_after_the_grace_period => reaped_after_lead_sigkill;
+    crate::claude_code::resume::clean_orphans_at_once => clean_orphans_after_lead_sigkill;
 }

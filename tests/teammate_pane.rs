@@ -95,6 +95,7 @@ fn start_teammate(
         model: None,
         lead_mode: PermissionMode::Default,
         session_id: None,
+        guard: None,
     };
     let root = home.root.to_string_lossy().into_owned();
     // No grace period: the teammate leaves as soon as its lead is gone (the lead's own tests

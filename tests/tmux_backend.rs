@@ -61,7 +61,7 @@ fn inside_tmux_splits_styles_runs_hides_shows_and_kills() {
             .unwrap();
         assert_eq!(
             format,
-            format!("#[fg={color},bold] #{{pane_title}} #[default]")
+            format!("#[fg={color},bold] #{{@teamlead-name}} #[default]")
         );
     }
     assert_eq!(
@@ -139,7 +139,7 @@ fn outside_tmux_uses_a_private_tiled_server() {
         guard
             .run(&["show-options", "-p", "-t", &b, "-v", "pane-border-format"])
             .unwrap(),
-        "#[fg=colour205,bold] #{pane_title} #[default]"
+        "#[fg=colour205,bold] #{@teamlead-name} #[default]"
     );
     assert_eq!(
         backend.attach_hint().unwrap(),

@@ -58,6 +58,18 @@ pub struct TeammateLaunch {
     /// The session id a `claude` teammate is started with (`--session-id`): its transcript is
     /// `<config dir>/projects/<cwd>/<id>.jsonl`, where the lead reads its mode, model and usage.
     pub session_id: Option<String>,
+    /// For a `claude` teammate: the `teamlead guard` that runs in front of it (stops it when
+    /// its lead is gone for good; names it by process). `None` runs `claude` alone.
+    pub guard: Option<GuardLaunch>,
+}
+
+/// `<teamlead> guard --home <home> --agent-id <name>@<team> --` in front of a `claude`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardLaunch {
+    /// This teamlead executable.
+    pub binary: String,
+    /// The lead's home root.
+    pub home: String,
 }
 
 /// Single-quotes `value` unless it matches `^[A-Za-z0-9_./:=@+,-]+$` (`'` becomes `'"'"'`).
@@ -155,7 +167,8 @@ impl TeammateLaunch {
         }
     }
 
-    /// `cd <cwd> && env <VARS> <binary> <flags>`, every value quoted.
+    /// `cd <cwd> && env <VARS> <binary> <flags>`, every value quoted; a guarded `claude` is
+    /// `cd <cwd> && env <VARS> <teamlead> guard --home <home> --agent-id <id> -- <binary> <flags>`.
     pub fn command_line(&self, lookup: &dyn Fn(&str) -> Option<String>) -> String {
         let mut parts = vec![
             "cd".to_string(),
@@ -165,6 +178,17 @@ impl TeammateLaunch {
         ];
         for (k, v) in self.env(lookup) {
             parts.push(format!("{k}={}", shell_quote(&v)));
+        }
+        if let (TeammateProgram::Claude { .. }, Some(guard)) = (&self.program, &self.guard) {
+            parts.extend([
+                shell_quote(&guard.binary),
+                "guard".to_string(),
+                "--home".to_string(),
+                shell_quote(&guard.home),
+                "--agent-id".to_string(),
+                shell_quote(&format!("{}@{}", self.name, self.team)),
+                "--".to_string(),
+            ]);
         }
         parts.push(shell_quote(self.binary()));
         parts.extend(self.args().iter().map(|a| shell_quote(a)));
@@ -198,7 +222,31 @@ mod tests {
             model: Some("claude-opus-4-6".into()),
             lead_mode: mode,
             session_id: Some("0c2f4a51-9d0e-4f5b-8a7c-3e1d2b6f9a80".into()),
+            guard: None,
         }
+    }
+
+    #[test]
+    fn a_guarded_claude_runs_behind_teamlead_guard() {
+        let mut l = launch(PermissionMode::Default, false);
+        l.guard = Some(GuardLaunch {
+            binary: "/usr/bin/teamlead".into(),
+            home: "/tmp/h x".into(),
+        });
+        let line = l.command_line(&|_| None);
+        assert!(
+            line.contains(
+                "CLAUDE_CODE_ENABLE_TODO_TOOLS=1 /usr/bin/teamlead guard --home '/tmp/h x' \
+                 --agent-id builder@my-team -- '/opt/claude code/bin/claude' --agent-id builder@my-team"
+            ),
+            "{line}"
+        );
+        // teamlead's own teammates watch their lead themselves: no guard.
+        l.program = TeammateProgram::Teamlead {
+            binary: "/usr/bin/teamlead".into(),
+            engine: "shell".into(),
+        };
+        assert!(!l.command_line(&|_| None).contains(" guard "));
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod lead_probe;
 pub mod orphans;
 pub mod pane_executor;
 pub mod program;
+pub mod reap;
 pub mod terminal_cli;
 pub mod tmux;
 pub mod wezterm;
@@ -120,6 +121,11 @@ pub trait PaneBackend: Send + Sync {
     }
     /// Counts a pane a previous lead created as one of this session's (for layout and clean-up).
     fn adopt_pane(&self, _pane: &str) {}
+    /// The pid of the program the pane runs, when the terminal tells it (tmux does): a
+    /// teammate is known by the processes below it (`backend::reap`), not by a title.
+    fn pane_pid(&self, _pane: &str) -> Option<u32> {
+        None
+    }
     /// Takes over what a previous session of the team left (its [`PaneBackend::session_record`]):
     /// true when there was something to take over.
     fn take_over(&self, _record: &str) -> Result<bool, BackendError> {
@@ -192,6 +198,9 @@ impl PaneBackend for tmux::TmuxBackend {
     }
     fn adopt_pane(&self, pane: &str) {
         tmux::TmuxBackend::adopt_pane(self, pane)
+    }
+    fn pane_pid(&self, pane: &str) -> Option<u32> {
+        tmux::TmuxBackend::pane_pid(self, pane)
     }
     fn take_over(&self, record: &str) -> Result<bool, BackendError> {
         tmux::TmuxBackend::take_over(self, record)

@@ -16,7 +16,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::detect::{self, BackendChoice, CapturedEnv};
+use super::lead_probe::procs::{ProcTable, SCAN_DEADLINE};
 use super::lead_probe::{self, LeadStatus, Owner};
+use super::reap;
 use super::tmux::teammate_panes::{TeammatePane, teammate_panes};
 use super::tmux::{TmuxBackend, TmuxServer};
 use super::{BackendKind, PaneBackend, zellij};
@@ -254,10 +256,14 @@ pub fn find(home: &Home) -> Vec<Orphan> {
 /// member's title (pane ids are reused after a server restart, so the title must match); panes
 /// of the other pane kinds are closed the same way on the terminal `clean` runs in (found as
 /// the lead would find it), when it can tell their title.
-fn kill_member_panes(file: &TeamFile) {
+fn kill_member_panes(file: &TeamFile, table: &ProcTable) {
     let server = TmuxServer { socket: None };
-    let titles = server
-        .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_title}"])
+    let format = format!(
+        "#{{pane_id}} #{{pane_pid}} #{{{}}}",
+        super::tmux::NAME_OPTION
+    );
+    let listing = server
+        .run(&["list-panes", "-a", "-F", &format])
         .unwrap_or_default();
     let env = CapturedEnv::from_process();
     let mut backends: Vec<(BackendKind, Option<Arc<dyn PaneBackend>>)> = Vec::new();
@@ -266,8 +272,20 @@ fn kill_member_panes(file: &TeamFile) {
             continue;
         };
         if kind == BackendKind::Tmux {
-            let wanted = format!("{} {}", m.tmux_pane_id, m.name);
-            if titles.lines().any(|l| l == wanted) {
+            // Known by its processes (`--agent-id <name>@<team>` below the pane's program), or
+            // by the name teamlead gave the pane (a dead pane runs nothing); never by its title,
+            // which Claude Code rewrites.
+            let agent = format!("{}@{}", m.name, file.name);
+            let ours = listing.lines().any(|l| {
+                let mut f = l.splitn(3, ' ');
+                let (pane, pid, named) = (f.next(), f.next(), f.next());
+                pane == Some(m.tmux_pane_id.as_str())
+                    && (named == Some(m.name.as_str())
+                        || pid
+                            .and_then(|p| p.parse().ok())
+                            .is_some_and(|pid| reap::tree_names(table, pid, &agent)))
+            });
+            if ours {
                 let _ = server.run(&["kill-pane", "-t", &m.tmux_pane_id]);
             }
             continue;
@@ -321,7 +339,16 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
                 }
             }
             store::team::delete_team_with(home, team, |file| {
-                kill_member_panes(file);
+                // Its panes, then every process still running as one of its teammates (a
+                // `claude` behind its guard, a `teamlead teammate`), with what they started.
+                let table = ProcTable::scan(SCAN_DEADLINE);
+                kill_member_panes(file, &table);
+                let table = ProcTable::scan(SCAN_DEADLINE);
+                let pids: Vec<u32> = reap::team_processes(&table, &home.root, team)
+                    .iter()
+                    .map(|p| p.pid)
+                    .collect();
+                reap::stop_trees(&table, &pids, reap::TERM_WAIT);
                 for m in file.members.iter() {
                     if let Some(path) = &m.worktree_path {
                         let _ = super::worktree::remove(Path::new(path));

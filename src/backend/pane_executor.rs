@@ -47,6 +47,8 @@ pub struct PaneExecutor {
     backend: Arc<dyn PaneBackend>,
     program: TeammateProgram,
     parent_session_id: Option<String>,
+    /// The teamlead executable that runs `guard` in front of a `claude` teammate.
+    guard_binary: String,
     panes: Mutex<HashMap<String, PaneEntry>>,
     /// Panes of teammates that left, until [`TeammateExecutor::release`] has closed them:
     /// `quit` closes them too, so a release still waiting when the lead quits leaves no pane
@@ -68,6 +70,7 @@ impl PaneExecutor {
             backend,
             program,
             parent_session_id,
+            guard_binary: this_binary(),
             panes: Mutex::new(HashMap::new()),
             releasing: Mutex::new(Vec::new()),
         }
@@ -86,22 +89,25 @@ impl PaneExecutor {
         engine: &str,
         teamlead_binary: Option<&std::path::Path>,
     ) -> Option<PaneExecutor> {
+        let teamlead = match teamlead_binary {
+            Some(path) => path.to_string_lossy().into_owned(),
+            None => this_binary(),
+        };
         let program = if claude_by_default {
             TeammateProgram::Claude {
                 binary: super::launch::claude_binary(&|k| std::env::var(k).ok()),
             }
         } else {
             TeammateProgram::Teamlead {
-                binary: match teamlead_binary {
-                    Some(path) => path.to_string_lossy().into_owned(),
-                    None => this_binary(),
-                },
+                binary: teamlead.clone(),
                 engine: engine.to_string(),
             }
         };
         let backend = backend_for(choice)?;
         let parent = Some(lead_session_id.to_string());
-        Some(PaneExecutor::new(home, team, backend, program, parent))
+        let mut executor = PaneExecutor::new(home, team, backend, program, parent);
+        executor.guard_binary = teamlead;
+        Some(executor)
     }
 
     fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<String, PaneEntry>> {
@@ -159,6 +165,10 @@ impl PaneExecutor {
             model: request.model.clone(),
             lead_mode: request.mode,
             session_id: request.session_id.clone(),
+            guard: Some(super::launch::GuardLaunch {
+                binary: self.guard_binary.clone(),
+                home: self.home.root.to_string_lossy().into_owned(),
+            }),
         };
         let root = self.home.root.to_string_lossy().into_owned();
         launch.command_line(&|key| {
@@ -303,6 +313,49 @@ pub fn backend_for(choice: &BackendChoice) -> Option<Arc<dyn PaneBackend>> {
 
 /// This binary's path, for builtin pane teammates. A binary replaced while the lead runs (a
 /// rebuild) reads as `<path> (deleted)` on Linux: the path itself is what panes should run.
+/// Does `pane` run the teammate `agent` (`name@team`)? Known by process: the pane's process
+/// tree holds one naming `--agent-id <agent>` (the guard in front of a `claude`, the `claude`
+/// or the `teamlead teammate` itself). A terminal that does not tell a pane's pid falls back
+/// to the pane's title, or to such a process anywhere of this home (a `claude` retitles its
+/// pane). A process scan that did not finish proves nothing: the pane is taken as it is.
+fn pane_runs(
+    b: &Arc<dyn PaneBackend>,
+    pane: &str,
+    name: &str,
+    agent: &str,
+    root: &std::path::Path,
+) -> Result<(), String> {
+    use super::lead_probe::procs::{ProcTable, SCAN_DEADLINE};
+    use super::reap;
+    let table = ProcTable::scan(SCAN_DEADLINE);
+    match b.pane_pid(pane) {
+        Some(pid) => {
+            if reap::tree_names(&table, pid, agent) || !table.complete {
+                return Ok(());
+            }
+            let what = table
+                .get(pid)
+                .map(|p| p.describe())
+                .or_else(|| b.title(pane).map(|t| format!("`{t}`")))
+                .unwrap_or_else(|| format!("pid {pid}"));
+            Err(format!("pane {pane} now belongs to {what}"))
+        }
+        None => {
+            let title = b.title(pane);
+            if title.as_deref().is_none_or(|t| t == name)
+                || !reap::agent_processes(&table, root, agent, true).is_empty()
+                || !table.complete
+            {
+                return Ok(());
+            }
+            Err(format!(
+                "pane {pane} now belongs to `{}`",
+                title.unwrap_or_default()
+            ))
+        }
+    }
+}
+
 fn this_binary() -> String {
     match std::env::current_exe() {
         Ok(path) => {
@@ -367,13 +420,32 @@ impl TeammateExecutor for PaneExecutor {
 
     fn kill(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
         let name = name.to_string();
+        let entry = self.panes().remove(&name);
+        let agent = format!("{name}@{}", self.team);
+        let root = self.home.root.clone();
         async move {
-            let entry = self
-                .panes()
-                .remove(&name)
-                .ok_or(ExecutorError::NoSuchTeammate(name))?;
-            self.blocking(move |b| PaneExecutor::kill_entry(&b, &entry))
-                .await
+            // The pane, then whatever still runs as this teammate (known by process: a pane a
+            // previous lead lost, a program that left its pane).
+            let found = self
+                .blocking(move |b| {
+                    if let Some(entry) = &entry {
+                        PaneExecutor::kill_entry(&b, entry)?;
+                    }
+                    use super::lead_probe::procs::{ProcTable, SCAN_DEADLINE};
+                    let table = ProcTable::scan(SCAN_DEADLINE);
+                    let pids: Vec<u32> = super::reap::agent_processes(&table, &root, &agent, false)
+                        .iter()
+                        .map(|p| p.pid)
+                        .collect();
+                    let stopped = super::reap::stop_trees(&table, &pids, super::reap::TERM_WAIT);
+                    Ok(entry.is_some() || stopped > 0)
+                })
+                .await?;
+            if found {
+                Ok(())
+            } else {
+                Err(ExecutorError::NoSuchTeammate(name))
+            }
         }
         .boxed()
     }
@@ -492,16 +564,16 @@ impl TeammateExecutor for PaneExecutor {
     fn adopt(&self, request: AdoptRequest) -> BoxFuture<'_, Result<Adopted, ExecutorError>> {
         async move {
             let (name, pane) = (request.name.clone(), request.pane_id.clone());
+            let agent = format!("{}@{}", request.name, self.team);
+            let root = self.home.root.clone();
             let checked = self
                 .blocking(move |b| {
                     let state = b.pane_states(std::slice::from_ref(&pane)).first().copied();
                     if state != Some(PaneState::Running) {
                         return Ok(Err(format!("its pane {pane} is not running")));
                     }
-                    if let Some(title) = b.title(&pane)
-                        && title != name
-                    {
-                        return Ok(Err(format!("pane {pane} now belongs to `{title}`")));
+                    if let Err(why) = pane_runs(&b, &pane, &name, &agent, &root) {
+                        return Ok(Err(why));
                     }
                     b.adopt_pane(&pane);
                     Ok(Ok(()))

@@ -2,7 +2,8 @@
 //! teams whose teamlead lead is provably gone (with their panes and worktrees), and in every
 //! team the temp files, lock markers and lock directories of teamlead writers that died
 //! (`store::leftovers`: only teamlead's names, only what no live writer holds); with
-//! `--orphans` also private tmux servers of dead leads. Every other team is left alone and
+//! `--orphans` also private tmux servers of dead leads and lead sockets no server answers. A
+//! removed team's teammates go with it: their panes and their processes (`backend::reap`). Every other team is left alone and
 //! listed with the reason (a Claude Code team is never removed; a team whose lead is alive or
 //! of unknown state is kept). `--dry-run` only lists.
 
@@ -41,8 +42,31 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
             }
         }
     }
+    // Lead sockets no server answers (a server killed with SIGKILL leaves its socket).
+    let sockets = if args.orphans {
+        match crate::server::paths::runtime_dir() {
+            Ok(dir) => crate::server::paths::stale_sockets(&dir),
+            Err(e) => {
+                eprintln!(
+                    "lead sockets not looked at: {}",
+                    visible_line(&e.to_string())
+                );
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    for socket in &sockets {
+        let what = format!("lead socket {} (no server answers)", socket.display());
+        if args.dry_run {
+            out.line(format!("would remove: {}", visible_line(&what)))?;
+        } else if std::fs::remove_file(socket).is_ok() {
+            out.line(format!("removed: {}", visible_line(&what)))?;
+        }
+    }
     if found.is_empty() {
-        if swept.is_empty() {
+        if swept.is_empty() && sockets.is_empty() {
             out.line("nothing to clean")?;
         }
         if failures > 0 {

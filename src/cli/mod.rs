@@ -135,6 +135,10 @@ fn run(cli: Cli) -> Result<()> {
         None => session::run_lead(&ctx, &lead),
         Some(Command::Demo(args)) => session::run_demo(&ctx, &args),
         Some(Command::Teammate(args)) => session::run_teammate(&ctx, &args),
+        Some(Command::Guard(args)) => {
+            let ended = crate::agent::process::guard::run(&ctx.home, &args.agent_id, &args.program);
+            crate::agent::process::guard::exit_like(ended)
+        }
         Some(Command::Clean(args)) => session::run_clean(&ctx, &args),
         Some(Command::Inspect(args)) => inspect::run(&ctx, &args),
         Some(Command::Monitor(args)) => monitor::run(&ctx, &args),

@@ -27,6 +27,10 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
     };
     let team = opts.team_name()?;
     let socket = paths::socket_path(&ctx.home, &team)?;
+    // Sockets of servers that died (SIGKILL leaves them) go now.
+    for stale in paths::remove_stale_sockets() {
+        tracing::info!("removed the stale lead socket {}", stale.display());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -80,8 +80,71 @@ pub fn make_private(socket: &Path) -> Result<(), ServerError> {
         .map_err(|e| ServerError::io(format!("making {} private", socket.display()), e))
 }
 
+/// Does a server answer on `socket`? Only a refused connection (nobody listens) is a no; a
+/// socket that cannot be judged (another error) counts as answering.
+fn answers(socket: &Path) -> bool {
+    match std::os::unix::net::UnixStream::connect(socket) {
+        Ok(_) => true,
+        Err(e) => e.kind() != std::io::ErrorKind::ConnectionRefused,
+    }
+}
+
+/// Lead sockets (`lead-<hash>.sock`) in `dir` that no server answers: a server killed with
+/// SIGKILL leaves its socket. Asked twice, 100 ms apart (a server binds and listens in one
+/// call, so a socket is refused only between the two, if ever).
+pub fn stale_sockets(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let candidates: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("lead-") && name.ends_with(".sock")
+        })
+        .filter(|e| {
+            use std::os::unix::fs::FileTypeExt;
+            e.file_type().is_ok_and(|t| t.is_socket())
+        })
+        .map(|e| e.path())
+        .filter(|p| !answers(p))
+        .collect();
+    if candidates.is_empty() {
+        return candidates;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut stale: Vec<PathBuf> = candidates.into_iter().filter(|p| !answers(p)).collect();
+    stale.sort();
+    stale
+}
+
+/// Removes the [`stale_sockets`] of the runtime directory; returns what it removed.
+pub fn remove_stale_sockets() -> Vec<PathBuf> {
+    let Ok(dir) = runtime_dir() else {
+        return Vec::new();
+    };
+    stale_sockets(&dir)
+        .into_iter()
+        .filter(|p| std::fs::remove_file(p).is_ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_sockets_nobody_answers_are_stale() {
+        let tmp = tempfile::tempdir().unwrap();
+        let live = tmp.path().join("lead-live.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&live).unwrap();
+        let dead = tmp.path().join("lead-dead.sock");
+        drop(std::os::unix::net::UnixListener::bind(&dead).unwrap());
+        let other = tmp.path().join("other.sock");
+        drop(std::os::unix::net::UnixListener::bind(&other).unwrap());
+        std::fs::write(tmp.path().join("lead-file.sock"), "").unwrap();
+        assert_eq!(stale_sockets(tmp.path()), vec![dead]);
+    }
+
     use super::*;
 
     #[test]

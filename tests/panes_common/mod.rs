@@ -24,7 +24,7 @@ pub const EXIT_AFTER_LEAD_DIES: Duration = Duration::from_secs(3);
 
 /// The pane border format the lead gives a teammate of this tmux color.
 pub fn border_format(color: &str) -> String {
-    format!("#[fg={color},bold] #{{pane_title}} #[default]")
+    format!("#[fg={color},bold] #{{@teamlead-name}} #[default]")
 }
 
 /// A team name no other test (or earlier run) uses, so processes can be found by it.

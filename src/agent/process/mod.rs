@@ -10,6 +10,7 @@
 //! exits at once, whatever its lead does.
 
 pub mod display;
+pub mod guard;
 mod lead_watch;
 
 use lead_watch::LeadWatch;

@@ -16,6 +16,8 @@ use crate::protocol::Color;
 
 /// Name of the session panes are moved to while hidden.
 pub const HIDDEN_SESSION: &str = "teamlead-hidden";
+/// The pane option holding a teammate's name (its border shows it).
+pub const NAME_OPTION: &str = "@teamlead-name";
 /// Name of the session (and window) of a private server.
 pub const SWARM_SESSION: &str = "teamlead-swarm";
 
@@ -298,7 +300,8 @@ impl TmuxBackend {
             .map(|_| ())
     }
 
-    /// Border and title in the teammate's color and name.
+    /// Border and title in the teammate's color and name (the name also in [`NAME_OPTION`],
+    /// which the border shows).
     pub fn style(&self, pane: &str, name: &str, color: Option<Color>) -> Result<(), BackendError> {
         let fg = color.map(Color::tmux_name).unwrap_or("default");
         let border = format!("fg={fg}");
@@ -313,7 +316,11 @@ impl TmuxBackend {
             &border,
         ])?;
         self.server.run(&["select-pane", "-t", pane, "-T", name])?;
-        let format = format!("#[fg={fg},bold] #{{pane_title}} #[default]");
+        // The border shows a pane option of ours, not `#{pane_title}`: Claude Code retitles its
+        // pane (`✳ general-purpose`), so every claude teammate's border read the same.
+        self.server
+            .run(&["set-option", "-p", "-t", pane, NAME_OPTION, name])?;
+        let format = format!("#[fg={fg},bold] #{{{NAME_OPTION}}} #[default]");
         self.server.run(&[
             "set-option",
             "-p",

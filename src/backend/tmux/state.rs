@@ -76,11 +76,28 @@ impl TmuxBackend {
         kept[kept.len().saturating_sub(lines)..].to_vec()
     }
 
-    /// The pane's title.
+    /// The teammate's name the pane was styled with ([`super::NAME_OPTION`]), else the pane's
+    /// title (which the program in it may change: Claude Code does).
     pub fn title(&self, pane: &str) -> Option<String> {
+        let format = format!(
+            "#{{?{opt},#{{{opt}}},#{{pane_title}}}}",
+            opt = super::NAME_OPTION
+        );
         self.server
-            .run(&["display-message", "-p", "-t", pane, "#{pane_title}"])
+            .run(&["display-message", "-p", "-t", pane, &format])
             .ok()
+    }
+
+    /// The pid of the pane's program (`#{pane_pid}`), while the pane exists.
+    pub fn pane_pid(&self, pane: &str) -> Option<u32> {
+        let listing = self
+            .server
+            .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"])
+            .ok()?;
+        listing.lines().find_map(|l| {
+            let (id, pid) = l.split_once(' ')?;
+            (id == pane).then(|| pid.trim().parse().ok()).flatten()
+        })
     }
 
     /// Counts a pane a previous lead created as one of this session's.

@@ -64,7 +64,7 @@ fn teammate_of(command: &str, home_root: &str) -> Option<(String, String)> {
 
 /// Splits a command line as `sh` would for the quoting teamlead writes (single quotes, double
 /// quotes, backslashes); no expansion.
-fn shell_words(line: &str) -> Vec<String> {
+pub(crate) fn shell_words(line: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;

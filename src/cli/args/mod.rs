@@ -191,6 +191,9 @@ pub enum Command {
     /// The teammate runtime, with the same flags as `claude` (started by the lead)
     #[command(after_help = TEAMMATE_EXAMPLES)]
     Teammate(TeammateArgs),
+    /// Runs a `claude` teammate and stops it when its lead is gone for good (started by the lead)
+    #[command(hide = true)]
+    Guard(GuardArgs),
     /// Read-only report: teams, members, tasks and what blocks them, unread messages, problems
     #[command(after_help = INSPECT_EXAMPLES)]
     Inspect(InspectArgs),
@@ -224,6 +227,17 @@ pub enum Command {
     /// Control a running team from a script: commands, approvals, status, events, waits
     #[command(after_help = server::CTL_EXAMPLES)]
     Ctl(CtlArgs),
+}
+
+/// `teamlead guard --home H --agent-id NAME@TEAM -- PROGRAM ARGS…`.
+#[derive(Debug, Clone, Args)]
+pub struct GuardArgs {
+    /// The teammate this guard runs
+    #[arg(long, value_name = "NAME@TEAM")]
+    pub agent_id: String,
+    /// The program and its arguments
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
+    pub program: Vec<String>,
 }
 
 /// `teamlead demo`.

@@ -162,6 +162,24 @@ impl Controller {
                 "{name} is running: /kill {name} first to start it again."
             )));
         }
+        // Known by process, anywhere (in a pane the lead lost, or none): a second process on
+        // the same inbox would answer for it twice.
+        let (root, agent) = (self.home.root.clone(), format!("{name}@{}", self.team));
+        let still = tokio::task::spawn_blocking(move || {
+            use crate::backend::lead_probe::procs::{ProcTable, SCAN_DEADLINE};
+            let table = ProcTable::scan(SCAN_DEADLINE);
+            crate::backend::reap::agent_processes(&table, &root, &agent, true)
+                .first()
+                .map(|p| p.describe())
+        })
+        .await
+        .ok()
+        .flatten();
+        if let Some(who) = still {
+            return Err(OpError::Refused(format!(
+                "{name} still runs ({who}): /kill {name} first to start it again."
+            )));
+        }
         let claude = self.record.teammates.get(name).is_some_and(|r| r.claude);
         if claude && !self.kind.is_pane() {
             return Err(OpError::Refused(format!(
