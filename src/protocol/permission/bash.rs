@@ -104,6 +104,9 @@ fn read_nested(command: &str, depth: usize) -> Reading {
     if command.chars().any(invisible) {
         walker.flag("it has control or invisible characters");
     }
+    if command.chars().any(look_alike) {
+        walker.flag("it has a character that looks like shell syntax or ASCII");
+    }
     Reading {
         commands: walker.commands,
         opaque: walker.opaque,
@@ -116,6 +119,18 @@ fn invisible(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || (!c.is_ascii() && c.is_whitespace())
         || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{00ad}' | '\u{180e}')
+}
+
+/// A character made to look like another: fullwidth and small forms (`；`, `ｒｍ`), general
+/// punctuation (`‚`, `․`, `⁏`), and other semicolon, colon and slash look-alikes.
+fn look_alike(c: char) -> bool {
+    matches!(c,
+        '\u{ff00}'..='\u{ffef}'
+        | '\u{fe50}'..='\u{fe6f}'
+        | '\u{2000}'..='\u{206f}'
+        | '\u{037e}' | '\u{0589}' | '\u{05c3}' | '\u{2215}' | '\u{29f8}' | '\u{a789}'
+        | '\u{02d0}' | '\u{02f8}' | '\u{1735}' | '\u{2236}' | '\u{01c0}' | '\u{2223}'
+        | '\u{2758}')
 }
 
 struct Walker {
