@@ -276,3 +276,36 @@ proptest! {
         }
     }
 }
+
+/// By hand (`cargo test --test fast shell_rules::timing -- --ignored --nocapture`): the rules
+/// proposed for each benign command, and what reading a command and checking it against the
+/// rules costs per request.
+#[test]
+#[ignore]
+fn timing() {
+    use std::time::Instant;
+    use teamlead::protocol::permission::bash::suggested_rule_contents;
+    let benign = corpus("benign.txt");
+    let hostile = corpus("hostile.txt");
+    for c in &benign {
+        println!("{c:?}\t{:?}", suggested_rule_contents(c));
+    }
+    let all: Vec<&String> = benign.iter().chain(hostile.iter()).collect();
+    let rounds = 20;
+    let start = Instant::now();
+    for _ in 0..rounds {
+        for c in &all {
+            std::hint::black_box(suggested_rule_contents(c));
+        }
+    }
+    let propose = start.elapsed() / (rounds * all.len() as u32);
+    let gate = gate_after_always("cargo test -p parser && git status && ls -la | wc -l");
+    let start = Instant::now();
+    for _ in 0..rounds {
+        for c in &all {
+            std::hint::black_box(gate.check(&bash(c)));
+        }
+    }
+    let check = start.elapsed() / (rounds * all.len() as u32);
+    println!("TIMING propose {propose:?} per command, gate check {check:?} per command (4 rules)");
+}
