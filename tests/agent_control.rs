@@ -293,7 +293,7 @@ async fn mailbox_asker_waits_for_the_leads_answer_and_ignores_others() {
     assert!(req.tool_use_id.is_some());
     let suggestion = serde_json::to_string(&req.permission_suggestions).unwrap();
     assert!(
-        suggestion.contains(r#""ruleContent":"echo:*""#),
+        suggestion.contains(r#""ruleContent":"echo mailed > mailed.txt""#),
         "{suggestion}"
     );
     assert!(suggestion.contains(r#""destination":"session""#));

@@ -49,7 +49,12 @@ async fn default_mode_asks_runs_completes_and_reports() {
     match &req.suggestions()[..] {
         [PermissionUpdate::AddRules { rules, .. }] => {
             assert_eq!(rules[0].tool_name, "Bash");
-            assert_eq!(rules[0].rule_content.as_deref(), Some("echo:*"));
+            // A redirection: the exact command, never `echo:*` (which would allow
+            // `echo pwned > anywhere`).
+            assert_eq!(
+                rules[0].rule_content.as_deref(),
+                Some("echo hello > marker.txt")
+            );
         }
         other => panic!("unexpected suggestions {other:?}"),
     }
@@ -108,13 +113,26 @@ async fn an_always_answer_is_not_asked_again() {
         (team.task(&first.id).status == TaskStatus::Completed).then_some(())
     })
     .await;
-    let second = team.add_task("second", "echo two > two.txt && echo more >> two.txt");
+    // The rule is the exact command (it has a redirection): the same command again is not
+    // asked, another one writing elsewhere is.
+    let second = team.add_task("second", "echo one > one.txt");
     wait_for("the second task", 10, || {
         (team.task(&second.id).status == TaskStatus::Completed).then_some(())
     })
     .await;
-    assert_eq!(team.file("two.txt").as_deref(), Some("two\nmore\n"));
-    assert_eq!(asker.count(), 1, "`echo:*` was allowed for the session");
+    assert_eq!(team.file("one.txt").as_deref(), Some("one\n"));
+    assert_eq!(
+        asker.count(),
+        1,
+        "`echo one > one.txt` was allowed for the session"
+    );
+    let third = team.add_task("third", "echo two > two.txt");
+    wait_for("the third task", 10, || {
+        (team.task(&third.id).status == TaskStatus::Completed).then_some(())
+    })
+    .await;
+    assert_eq!(team.file("two.txt").as_deref(), Some("two\n"));
+    assert_eq!(asker.count(), 2, "another redirection is asked again");
 }
 
 #[tokio::test]

@@ -33,6 +33,7 @@ mod llm_teammate;
 mod llm_tools;
 mod llm_turns;
 mod llm_wire;
+mod shell_rules;
 mod store_bad_input;
 mod store_concurrency;
 mod store_dead_writers;

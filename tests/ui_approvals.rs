@@ -237,7 +237,12 @@ fn always_is_two_steps_and_shows_the_exact_rule() {
     assert_eq!(press_slowly(&mut state, &[ch('a')]), vec![]);
     let screen = text(&mut state, 80);
     assert!(
-        screen.contains("Always? allow Bash(rm:*) for @alpha this session"),
+        screen.contains("Always? allow Bash(rm -rf ~/important) for @alpha this session"),
+        "{screen}"
+    );
+    // A tilde reaches outside the working directory: the exact command, said in words.
+    assert!(
+        screen.contains("allows exactly: rm -rf ~/important"),
         "{screen}"
     );
     assert!(screen.contains("a/enter confirm · esc/← back"), "{screen}");
@@ -251,7 +256,10 @@ fn always_is_two_steps_and_shows_the_exact_rule() {
         press_slowly(&mut state, &[ch('a'), ch('a')]),
         vec![LeadCommand::AnswerPermission {
             key: 1,
-            decision: PermissionDecision::AllowAlways(vec![rule("Bash", Some("rm:*"))])
+            decision: PermissionDecision::AllowAlways(vec![rule(
+                "Bash",
+                Some("rm -rf ~/important")
+            )])
         }]
     );
 }

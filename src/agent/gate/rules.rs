@@ -75,15 +75,15 @@ impl SessionRules {
         mode
     }
 
-    /// Does a rule of `rules` cover this Bash command? (`deny`/`ask`: any simple command
-    /// matching is enough; `allow`: the whole command must be covered, see [`allows_bash`].)
+    /// Does a rule of `rules` catch this Bash command? (`deny`/`ask`: any simple command,
+    /// nested ones too, is enough; `allow`: the whole command must be covered, see
+    /// [`allows_bash`](Self::allows_bash).)
     fn any_part_matches(rules: &[PermissionRule], command: &str) -> bool {
-        let parsed = bash::parse(command);
-        rules.iter().filter(|r| r.tool_name == "Bash").any(|r| {
-            let pattern = BashPattern::from_rule(r.rule_content.as_deref());
-            pattern.matches_command(command, &parsed)
-                || parsed.parts.iter().any(|p| pattern.matches_part(p))
-        })
+        let reading = bash::read(command);
+        rules
+            .iter()
+            .filter(|r| r.tool_name == "Bash")
+            .any(|r| BashPattern::from_rule(r.rule_content.as_deref()).catches(command, &reading))
     }
 
     /// A deny rule covers some part of the command.
@@ -96,10 +96,12 @@ impl SessionRules {
         Self::any_part_matches(&self.ask, command)
     }
 
-    /// The allow rules cover the whole command: one rule alone (exact or any), or every simple
-    /// command matched by some prefix rule (never with a substitution).
+    /// The allow rules cover the whole command: one rule alone (exact or any), or a plain
+    /// command (no redirection, substitution, `&`, assignment, … see
+    /// [`crate::protocol::permission::bash`]) whose every simple command starts with the words
+    /// of a safe prefix rule. An unsafe prefix rule (`env:*`, `bash:*`) allows nothing.
     pub fn allows_bash(&self, command: &str) -> bool {
-        let parsed = bash::parse(command);
+        let reading = bash::read(command);
         let patterns: Vec<BashPattern> = self
             .allow
             .iter()
@@ -108,16 +110,20 @@ impl SessionRules {
             .collect();
         if patterns
             .iter()
-            .any(|p| !matches!(p, BashPattern::Prefix(_)) && p.matches_command(command, &parsed))
+            .any(|p| !matches!(p, BashPattern::Prefix(_)) && p.allows(command, &reading))
         {
             return true;
         }
-        !parsed.has_substitution
-            && !parsed.parts.is_empty()
-            && parsed
-                .parts
+        let prefixes: Vec<Vec<String>> = patterns
+            .iter()
+            .filter_map(BashPattern::prefix_words)
+            .filter(|w| bash::prefix_is_safe(w))
+            .collect();
+        reading.plain().is_some_and(|commands| {
+            commands
                 .iter()
-                .all(|part| patterns.iter().any(|p| p.matches_part(part)))
+                .all(|c| prefixes.iter().any(|p| bash::covers(p, c)))
+        })
     }
 
     /// A rule of `rules` for `tool` covers `path` (absolute, normalized).

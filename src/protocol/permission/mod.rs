@@ -86,6 +86,25 @@ impl PermissionRule {
         true
     }
 
+    /// Whether the rule allows only what its text shows. For Bash: an exact command, or a
+    /// prefix rule on a safe prefix ([`bash::BashPattern::is_safe`]); never `Bash` alone, `*`,
+    /// nor a prefix whose first word runs other commands (`env:*`, `bash:*`, `xargs:*`,
+    /// `git:*`). Other tools' rules are safe.
+    pub fn is_safe(&self) -> bool {
+        self.tool_name != "Bash"
+            || bash::BashPattern::from_rule(self.rule_content.as_deref()).is_safe()
+    }
+
+    /// What the rule allows, in words: `every command that starts with git status`,
+    /// `exactly: echo a > out1`, `every Edit`, `Edit of src/**`.
+    pub fn meaning(&self) -> String {
+        match (&self.tool_name[..], &self.rule_content) {
+            ("Bash", content) => bash::rule_meaning(content.as_deref()),
+            (tool, None) => format!("every {tool}"),
+            (tool, Some(content)) => format!("{tool} of {content}"),
+        }
+    }
+
     /// `Bash(cargo test:*)`, or just `Bash`.
     pub fn label(&self) -> String {
         match &self.rule_content {
@@ -160,15 +179,17 @@ impl PermissionUpdate {
 
     /// Whether the dialog may offer this update as "yes, and don't ask again": it only widens
     /// what is allowed, in a way the dialog can show exactly (allow rules, `acceptEdits`,
-    /// directories), and everything in it is well-formed. Deny/ask/replace/remove rules,
-    /// `bypassPermissions` and empty updates are not offered.
+    /// directories), and everything in it is well-formed and safe (a Bash rule allows only
+    /// what it shows: [`PermissionRule::is_safe`]; a teammate's `Bash(env:*)` or `Bash` alone
+    /// is never offered). Deny/ask/replace/remove rules, `bypassPermissions` and empty updates
+    /// are not offered.
     pub fn is_offerable(&self) -> bool {
         match self {
             PermissionUpdate::AddRules {
                 rules,
                 behavior: RuleBehavior::Allow,
                 ..
-            } => !rules.is_empty() && rules.iter().all(PermissionRule::is_valid),
+            } => !rules.is_empty() && rules.iter().all(|r| r.is_valid() && r.is_safe()),
             PermissionUpdate::SetMode {
                 mode: PermissionMode::AcceptEdits,
                 ..
@@ -238,9 +259,10 @@ pub fn parse_suggestions(values: &[serde_json::Value]) -> Vec<PermissionUpdate> 
 }
 
 /// The "don't ask again" update for a request that came without a usable suggestion, built from
-/// its tool and input: for Bash one `prefix:*` allow rule per simple command
-/// ([`bash::suggested_rule_contents`]: `cargo test:*`, `git status:*`, the exact command when
-/// no prefix can be read), for any other tool the tool alone (`Edit`). `None` when no
+/// its tool and input: for Bash one safe `prefix:*` allow rule per simple command of a plain
+/// command ([`bash::suggested_rule_contents`]: `cargo test:*`, `git status:*`; the exact
+/// command when it has a redirection, a substitution, a launcher like `env`, …), for any other
+/// tool the tool alone (`Edit`). `None` when no
 /// well-formed rule can be built (a Bash request without a command, a tool name that is not
 /// an identifier): then there is no "always" option, never a malformed or wider one.
 pub fn fallback_update(tool_name: &str, input: &serde_json::Value) -> Option<PermissionUpdate> {
@@ -308,8 +330,28 @@ mod tests {
 
     #[test]
     fn only_widening_well_formed_updates_are_offered() {
-        assert!(PermissionUpdate::allow_session(rule("Bash", Some("make:*"))).is_offerable());
+        assert!(PermissionUpdate::allow_session(rule("Bash", Some("make build:*"))).is_offerable());
         assert!(!PermissionUpdate::allow_session(rule("Bash", Some("{:*"))).is_offerable());
+        // A teammate's suggestion that would allow any command is not offered as it is.
+        for unsafe_rule in [
+            Some("env:*"),
+            Some("sudo:*"),
+            Some("bash:*"),
+            Some("xargs:*"),
+            Some("find:*"),
+            Some("python3:*"),
+            Some("cd:*"),
+            Some("git:*"),
+            Some("git -c x=y status:*"),
+            None,
+        ] {
+            assert!(
+                !PermissionUpdate::allow_session(rule("Bash", unsafe_rule)).is_offerable(),
+                "{unsafe_rule:?}"
+            );
+        }
+        assert!(PermissionUpdate::allow_session(rule("Bash", Some("env X=1 true"))).is_offerable());
+        assert!(PermissionUpdate::allow_session(rule("Edit", None)).is_offerable());
         let set = |mode| PermissionUpdate::SetMode {
             mode,
             destination: Destination::Session,
@@ -334,9 +376,23 @@ mod tests {
     fn fallback_is_a_prefix_rule_for_bash_and_the_tool_otherwise() {
         let bash = |command: &str| fallback_update("Bash", &json!({ "command": command }));
         assert_eq!(
-            bash("rm -rf ~/important"),
+            bash("rm -rf build"),
             Some(PermissionUpdate::allow_session(rule("Bash", Some("rm:*"))))
         );
+        // A tilde reaches outside the working directory: the exact command only.
+        assert_eq!(
+            bash("rm -rf ~/important"),
+            Some(PermissionUpdate::allow_session(rule(
+                "Bash",
+                Some("rm -rf ~/important")
+            )))
+        );
+        for (command, exact) in [("env X=1 true", true), ("echo a > out1", true)] {
+            assert_eq!(
+                bash(command),
+                exact.then(|| PermissionUpdate::allow_session(rule("Bash", Some(command))))
+            );
+        }
         assert_eq!(
             bash("cargo test -p parser"),
             Some(PermissionUpdate::allow_session(rule(

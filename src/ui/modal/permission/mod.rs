@@ -27,10 +27,12 @@ use crate::ui::transcript::wrap::sanitize;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Choice {
     Once,
-    /// Allow, and apply these updates; the text says exactly what they do.
+    /// Allow, and apply these updates; the text says exactly what they do, and `meaning`
+    /// what their rules allow in words (empty when the text says it all).
     Always {
         updates: Vec<PermissionUpdate>,
         what: String,
+        meaning: String,
     },
     No,
 }
@@ -88,8 +90,24 @@ pub fn describe(update: &PermissionUpdate, worker: &str) -> String {
     }
 }
 
+/// What an update's rules allow, in words, for the "always" confirmation: `every command that
+/// starts with cargo test; exactly: echo a > out1` (sanitized); empty for modes and
+/// directories, whose text says it all.
+pub fn meaning(update: &PermissionUpdate) -> String {
+    match update {
+        PermissionUpdate::AddRules { rules, .. } => rules
+            .iter()
+            .map(|r| sanitize(&r.meaning()))
+            .collect::<Vec<_>>()
+            .join("; "),
+        _ => String::new(),
+    }
+}
+
 /// The "always" choices of a request: each well-formed suggestion that only widens what is
-/// allowed; without one, the rule built from the tool and its input; without that, none.
+/// allowed and whose rules allow only what they show (a teammate's `Bash(env:*)` is dropped,
+/// see [`PermissionUpdate::is_offerable`]); without one, the rule built from the tool and its
+/// input; without that, none.
 pub fn always_choices(request: &PendingPermission) -> Vec<Choice> {
     let mut offered: Vec<PermissionUpdate> = request
         .suggestions
@@ -104,6 +122,7 @@ pub fn always_choices(request: &PendingPermission) -> Vec<Choice> {
         .into_iter()
         .map(|u| Choice::Always {
             what: describe(&u, &request.worker),
+            meaning: meaning(&u),
             updates: vec![u],
         })
         .collect()

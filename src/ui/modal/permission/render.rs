@@ -39,7 +39,9 @@ impl PermissionDialog {
         // description and input.
         let opts = options(head);
         let option_lines = match confirming.and_then(|i| opts.get(i)) {
-            Some((_, Choice::Always { what, .. })) => confirm_lines(what, inner_width),
+            Some((_, Choice::Always { what, meaning, .. })) => {
+                confirm_lines(what, meaning, inner_width)
+            }
             _ => option_lines(&opts, selected, inner_width, feedback.is_some()),
         };
         let hints = hint_lines(
@@ -154,14 +156,23 @@ fn chosen() -> Style {
         .fg(Color::Cyan)
 }
 
-/// The second step of "always": the exact rule, marked, wrapped.
-fn confirm_lines(what: &str, width: u16) -> Vec<Line<'static>> {
+/// The second step of "always": the exact rule, marked, wrapped, then what it allows in words
+/// (`allows every command that starts with cargo test`), when it says more than the rule.
+fn confirm_lines(what: &str, meaning: &str, width: u16) -> Vec<Line<'static>> {
     let line = Line::from(vec![
         Span::styled("❯ ", chosen()),
         Span::styled("Always? ", Style::default().add_modifier(Modifier::BOLD)),
         Span::styled(what.to_string(), chosen()),
     ]);
-    wrap_line(&line, 2, width)
+    let mut lines = wrap_line(&line, 2, width);
+    if !meaning.is_empty() {
+        let line = Line::from(vec![
+            Span::raw("  "),
+            Span::styled(format!("allows {meaning}"), Style::default()),
+        ]);
+        lines.extend(wrap_line(&line, 2, width));
+    }
+    lines
 }
 
 /// The options row(s): one row when they fit, else one per row. In feedback mode only the
