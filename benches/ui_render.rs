@@ -49,6 +49,7 @@ fn team() -> Vec<TeammateView> {
             owned_tasks: Vec::new(),
             recent_messages: Vec::new(),
             usage: None,
+            mode_requested: None,
         })
         .collect()
 }

@@ -9,6 +9,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 
 use teamlead::lead::view::{LeadEvent, TranscriptItem};
+use teamlead::protocol::PermissionMode;
 use teamlead::ui::footer;
 use teamlead::ui::modal::Modal;
 use teamlead::ui::modal::teams::TeamsDialog;
@@ -93,6 +94,33 @@ fn teams_dialog_detail() {
         let text = rows(&t).join("\n");
         assert!(text.contains("builder@demo"), "{text}");
         insta::assert_snapshot!(format!("teams_detail_{w}"), t.backend());
+    }
+}
+
+/// A claude teammate asked for a stricter mode it has not confirmed yet: the list and the
+/// detail show the mode in force, with the one requested beside it.
+#[test]
+fn teams_dialog_shows_a_requested_mode_beside_the_one_in_force() {
+    for w in WIDTHS {
+        let mut team = mixed_team();
+        team[0].mode = PermissionMode::AcceptEdits;
+        team[0].mode_requested = Some(PermissionMode::Default);
+        let mut state = state_with(vec![LeadEvent::Team(team), LeadEvent::Tasks(tasks())]);
+        state.modals.push(Modal::Teams(TeamsDialog::new()));
+        let t = screen(&mut state, w, 16);
+        if w >= 80 {
+            let text = rows(&t).join("\n");
+            assert!(text.contains("acceptEdits (default requested)"), "{text}");
+        }
+        insta::assert_snapshot!(format!("teams_list_mode_requested_{w}"), t.backend());
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        let t = screen(&mut state, w, 20);
+        let text = rows(&t).join("\n");
+        assert!(
+            text.contains("acceptEdits (default") && text.contains("requested)"),
+            "{text}"
+        );
+        insta::assert_snapshot!(format!("teams_detail_mode_requested_{w}"), t.backend());
     }
 }
 

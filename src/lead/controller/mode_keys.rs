@@ -51,7 +51,8 @@ impl Controller {
         self.publish();
         let Some(typer) = self.executor.key_typer(name) else {
             let who = name.to_string();
-            return self.send_mode_requests(&[who.clone()], mode, move |c| {
+            let names = [name.to_string()];
+            return self.send_mode_requests(&names, mode, move |c| {
                 c.note(format!(
                     "Asked {who} for {mode} mode. Its terminal cannot be typed into, so this is \
                      not confirmed: Claude Code 2.1.329 and later ignore the request (press \

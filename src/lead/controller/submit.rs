@@ -305,7 +305,7 @@ impl Controller {
         // A claude teammate whose model has no task tools gets the assignment as plain
         // instructions (`controller::claude_facts`).
         let entry = if self.tracking.get(owner).is_some_and(|t| t.no_task_tools) {
-            InboxEntry::new(LEAD_NAME, &super::claude_facts::plain_assignment(task))
+            InboxEntry::new(LEAD_NAME, super::claude_facts::plain_assignment(task))
                 .with_summary(Some(&format!("Task #{} is yours", task.id)))
         } else {
             InboxEntry::frame(LEAD_NAME, &frame)
