@@ -32,7 +32,9 @@ const SETTLE: Duration = Duration::from_millis(150);
 /// `config.json` names it; `None` when the screen does not say (not Claude Code's, or not
 /// drawn yet). Read on 2.1.45 and 2.1.332: `⏵⏵ accept edits on`, `⏸ plan mode on`,
 /// `⏵⏵ auto mode on`, `⏵⏵ bypass permissions on`, `⏸ manual mode on` (2.1.332's default);
-/// 2.1.45 shows no mode in default, only its composer (`❯`) and `? for shortcuts`.
+/// 2.1.45 shows no mode in default, only `? for shortcuts`, and a notice can take its whole
+/// status line (`Claude Code has switched from npm to native installer…` in a narrow pane):
+/// then the screen does not say.
 pub fn pane_mode(lines: &[String]) -> Option<&'static str> {
     let bottom = &lines[lines.len().saturating_sub(3)..];
     const MARKS: [(&str, &str); 5] = [
@@ -47,9 +49,9 @@ pub fn pane_mode(lines: &[String]) -> Option<&'static str> {
             return Some(mode);
         }
     }
-    let near = &lines[lines.len().saturating_sub(4)..];
-    near.iter()
-        .any(|l| l.trim_start().starts_with('❯') || l.contains("? for shortcuts"))
+    bottom
+        .iter()
+        .any(|l| l.contains("? for shortcuts"))
         .then_some("default")
 }
 
@@ -75,6 +77,8 @@ pub struct Drive {
     pub now: Option<String>,
     pub presses: u32,
     pub took: Duration,
+    /// Every mode read along the way, in order (for the log).
+    pub seen: Vec<String>,
 }
 
 /// Presses the mode key (`press`) until `read` (the mode the client reports) says `target`.
@@ -85,11 +89,19 @@ pub fn drive(
     step_timeout: Duration,
 ) -> Drive {
     let started = Instant::now();
+    let seen = std::cell::RefCell::new(Vec::new());
+    let mut read = || {
+        let r = read();
+        seen.borrow_mut()
+            .push(r.clone().unwrap_or_else(|| "?".to_string()));
+        r
+    };
     let done = |end, now, presses| Drive {
         end,
         now,
         presses,
         took: started.elapsed(),
+        seen: seen.borrow().clone(),
     };
     let Some(first) = settled(&mut read, None) else {
         return done(
@@ -255,7 +267,14 @@ mod tests {
             )),
             Some("default")
         );
-        assert_eq!(pane_mode(&old("")), Some("default"));
+        // A notice that took the whole status line: the screen does not say.
+        assert_eq!(
+            pane_mode(&old(
+                "   Claude Code has switched from npm to native installer. Run"
+            )),
+            None
+        );
+        assert_eq!(pane_mode(&old("")), None);
         // Not Claude Code's screen (a shell, a starting program).
         assert_eq!(pane_mode(&screen("$ ls\nfile\n$")), None);
         assert_eq!(pane_mode(&[]), None);

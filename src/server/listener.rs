@@ -38,14 +38,27 @@ pub fn bind(path: &Path) -> Result<Bound, ServerError> {
         }
         Err(_) => {}
     }
-    let listener = UnixListener::bind(path)
-        .map_err(|e| ServerError::io(format!("listening on {}", path.display()), e))?;
-    let bound = Bound {
+    // Bound and listening under a temporary name, made private, then renamed into place: a
+    // socket file at `path` always listens (a client, or a sweep of dead servers' sockets,
+    // that finds the file between bind and listen would read it as refused).
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let temp = path.with_file_name(name);
+    let _ = std::fs::remove_file(&temp);
+    let listener = UnixListener::bind(&temp)
+        .map_err(|e| ServerError::io(format!("listening on {}", temp.display()), e))?;
+    let placed = paths::make_private(&temp).and_then(|()| {
+        std::fs::rename(&temp, path)
+            .map_err(|e| ServerError::io(format!("placing {}", path.display()), e))
+    });
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e);
+    }
+    Ok(Bound {
         listener,
         path: path.to_path_buf(),
-    };
-    paths::make_private(path)?;
-    Ok(bound)
+    })
 }
 
 /// Accepts connections until the hub goes away.

@@ -68,7 +68,11 @@ impl Controller {
         let reported = move |home: &store::Home| {
             screen
                 .as_ref()
-                .and_then(|read| mode_drive::pane_mode(&read(8)).map(str::to_string))
+                .and_then(|read| {
+                    let lines = read(8);
+                    tracing::debug!("mode drive screen: {lines:?}");
+                    mode_drive::pane_mode(&lines).map(str::to_string)
+                })
                 .or_else(|| {
                     store::read_team(home, &team).ok().and_then(|f| {
                         f.member(&who)
@@ -88,6 +92,13 @@ impl Controller {
                 )
             },
             move |c, drive| {
+                tracing::info!(
+                    "{who}: mode drive to {mode}: {:?} after {} press(es), {} ms, read {:?}",
+                    drive.end,
+                    drive.presses,
+                    drive.took.as_millis(),
+                    drive.seen
+                );
                 c.reload_team();
                 let requested = c.tracking.get(&who).and_then(|t| t.mode_requested);
                 let now = drive.now.clone().unwrap_or_else(|| "unknown".to_string());
