@@ -6,6 +6,7 @@
 
 mod claude_lead;
 mod drift;
+mod first_turn;
 mod messages;
 mod modes;
 mod permissions;
@@ -36,6 +37,8 @@ matrix! {
     crate::claude_code::tasks::assigned_tasks_are_claimed_and_completed => tasks_claimed_and_completed;
     crate::claude_code::shutdown::shutdown_and_kill => shutdown_and_kill;
     crate::claude_code::drift::tools_and_frames_match_the_record => drift_of_tools_and_frames;
+    crate::claude_code::first_turn::spawn_right_after_shutdown => first_turn_after_a_shutdown;
+    crate::claude_code::first_turn::first_prompt_runs_bash => first_turn_that_asks;
     crate::claude_code::shutdown::quit_with_several_teammates => quit_with_several_teammates;
     crate::claude_code::claude_lead::only_read_while_it_runs => claude_code_lead_only_read_while_it_runs;
     crate::claude_code::resume::lead_killed_and_started_again => resume_after_lead_sigkill;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use super::state::Controller;
 use super::store_worker::Lane;
-use crate::protocol::Task;
+use crate::protocol::{InboxEntry, LEAD_NAME, Task};
 use crate::store::claude_transcript::TranscriptMeter;
 
 /// The text of an assignment for a teammate that cannot use the task list.
@@ -84,9 +84,17 @@ impl Controller {
                     };
                     c.note(format!(
                         "{who} has not started its first turn {secs} s after it was started: its \
-                         prompt may not have reached its model. /kill {who} and /respawn it, or \
-                         jump to its pane.{shown}"
+                         prompt may not have reached its model. teamlead nudged it once; if \
+                         nothing happens, /kill {who} and /respawn it, or jump to its pane.{shown}"
                     ));
+                    // Claude Code can strand a message it read while its session was busy
+                    // until the next one arrives (PROTOCOL.md 3): one more message wakes it.
+                    let nudge = InboxEntry::new(
+                        LEAD_NAME,
+                        "Your first message from team-lead is above: please start on it.",
+                    )
+                    .with_summary(Some("start on your first message"));
+                    c.deliver_or_note(&who, nudge, format!("Could not nudge {who}"));
                 },
             );
         }
