@@ -113,6 +113,21 @@ pub fn controls_in_message(entry: &crate::protocol::InboxEntry) -> Vec<String> {
     fields
 }
 
+/// Field names for a report: "`tool_name`, `input`" (an unnamed field is "its text").
+pub fn field_list(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| {
+            if n.is_empty() {
+                "its text".to_string()
+            } else {
+                format!("`{}`", visible_line(n))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// What a message is, for a report: its frame's `type`, else `message`.
 pub fn message_kind(entry: &crate::protocol::InboxEntry) -> String {
     serde_json::from_str::<serde_json::Value>(&entry.text)

@@ -6,22 +6,9 @@
 use std::path::Path;
 
 use super::{Problem, ProblemKind, TeamAudit};
-use crate::protocol::display::{controls_in, controls_in_message, message_kind};
-
-/// "in `a`, `b`" for a problem's detail.
-fn fields(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|n| {
-            if n.is_empty() {
-                "its text".to_string()
-            } else {
-                format!("`{n}`")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+use crate::protocol::display::{
+    controls_in, controls_in_message, field_list as fields, message_kind,
+};
 
 /// Adds a problem for every member, message and task that carries control sequences.
 pub(super) fn control_problems(config: &Path, tasks_dir: &Path, audit: &mut TeamAudit) {
