@@ -465,3 +465,84 @@ fn odd_inbox_names_are_reported_and_the_rest_is_shown() {
     assert_eq!(kinds, ["unsafe-name", "unsafe-name"], "{doc:#}");
     assert_eq!(before, snapshot(&t.home()), "inspect wrote nothing");
 }
+
+/// Issue 18, part 4: a `permission_request` whose command hides text with the "conceal"
+/// attribute, whose `tool_name` carries an OSC title, and a task whose owner carries escape
+/// sequences are shown escaped *and* reported, by `inspect` (text and `--json`) and by
+/// `task list` (a problem line per task).
+#[test]
+fn control_sequences_in_frames_and_tasks_are_reported() {
+    let t = TestHome::fixture("seed-2.1.45");
+    let inbox = t
+        .home()
+        .join("teams/codebase-research/inboxes/team-lead.json");
+    let mut entries: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&inbox).unwrap()).unwrap();
+    let frame = serde_json::json!({
+        "type": "permission_request", "request_id": "perm-hidden", "agent_id": "greeter",
+        "tool_name": "Bash\u{1b}]0;owned\u{7}", "description": "list",
+        "input": {"command": "ls\u{1b}[8m; rm -rf ~\u{1b}[0m"},
+    });
+    entries.push(serde_json::json!({
+        "from": "greeter", "text": frame.to_string(),
+        "timestamp": "2026-02-18T18:40:00.000Z", "read": false,
+    }));
+    std::fs::write(&inbox, serde_json::to_string(&entries).unwrap()).unwrap();
+    let task = t.home().join("tasks/codebase-research/4.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&task).unwrap()).unwrap();
+    doc["owner"] = Value::String("greeter\u{1b}[2J\u{202e}".into());
+    std::fs::write(&task, doc.to_string()).unwrap();
+
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout_of(&out);
+    assert!(!text.contains('\u{1b}'), "no raw escape: {text:?}");
+    let frame_line = line_with(&text, "(permission_request) from `greeter`");
+    assert!(
+        frame_line.contains("carries control sequences in `tool_name`, `input`"),
+        "{frame_line}"
+    );
+    let task_line = line_with(&text, "task #4 carries control sequences");
+    assert!(task_line.contains("`owner`"), "{task_line}");
+
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research", "--json"])
+        .output()
+        .unwrap();
+    assert!(!out.stdout.contains(&0x1b), "no raw escape in --json");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds: Vec<&str> = doc["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["control-sequences", "control-sequences"], "{doc:#}");
+
+    let out = t
+        .cmd()
+        .args(["task", "list", "--team", "codebase-research"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let all = format!(
+        "{}{}",
+        stdout_of(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!all.contains('\u{1b}'), "no raw escape: {all:?}");
+    let warning = line_with(&all, "task #4 carries control sequences");
+    assert!(warning.contains("`owner`"), "{warning}");
+    let out = t
+        .cmd()
+        .args(["task", "list", "--team", "codebase-research", "--json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["problems"][0]["kind"], "control-sequences", "{doc:#}");
+}

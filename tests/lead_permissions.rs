@@ -308,3 +308,28 @@ async fn an_approved_plan_records_the_teammates_new_mode() {
     .await;
     s.quit().await;
 }
+
+/// Issue 18, part 4: a frame and a task carrying control sequences are noted by the lead,
+/// naming the teammate, the frame and the fields (the request is still queued, shown escaped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_sequences_in_a_frame_and_a_task_are_noted() {
+    let mut s = Session::start("perm-controls").await;
+    s.add_pane_member("worker", "%3", "default");
+    let req = request("perm-2-hidden1", "worker", "ls\u{1b}[8m; rm -rf ~\u{1b}[0m");
+    let mut entry = InboxEntry::new("worker", Frame::PermissionRequest(req).to_text());
+    entry.timestamp = "2026-02-18T18:40:00.000Z".to_string();
+    s.to_lead(&entry);
+    let note = s
+        .wait_note("A permission_request from worker (sent 2026-02-18T18:40:00.000Z) carried control sequences in `input`")
+        .await;
+    assert!(!note.contains('\u{1b}'), "{note}");
+    s.wait_permissions("the request still queued", |p| p.len() == 1)
+        .await;
+    let task = json!({"id": "7", "subject": "map", "description": "", "status": "pending",
+        "owner": "worker\u{1b}]0;owned\u{7}", "blocks": [], "blockedBy": []});
+    std::fs::create_dir_all(s.tasks_dir()).unwrap();
+    std::fs::write(s.tasks_dir().join("7.json"), task.to_string()).unwrap();
+    s.wait_note("Task #7 carries control sequences in `owner`")
+        .await;
+    s.quit().await;
+}

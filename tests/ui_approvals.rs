@@ -471,3 +471,52 @@ fn snapshot_the_plan_mode_confirmation() {
         insta::assert_snapshot!(format!("approvals_plan_mode_confirm_{w}"), t.backend());
     }
 }
+
+/// Issue 18, part 4: a command that hides its tail with the "conceal" attribute. The dialog
+/// shows every control character as a visible escape (the whole command readable) and a
+/// warning line says the request carried control sequences.
+fn concealed_request() -> PendingPermission {
+    let mut r = bash_request(1, "alpha", "blue", "ls\u{1b}[8m; rm -rf ~\u{1b}[0m");
+    r.suggestions = Vec::new();
+    r
+}
+
+#[test]
+fn a_request_with_control_sequences_shows_them_and_says_so() {
+    for w in WIDTHS {
+        let mut state = state_with(vec![
+            alpha_team(),
+            LeadEvent::Permissions(vec![concealed_request()]),
+        ]);
+        let t = screen(&mut state, w, 18);
+        let shown = rows(&t).join("\n");
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown}"
+        );
+        assert!(shown.contains("⚠ This request carried control"), "{shown}");
+        let flat: String = rows(&t)
+            .iter()
+            .map(|r| r.trim_matches(|c| c == '│' || c == ' '))
+            .collect();
+        assert!(flat.contains(r"ls\e[8m; rm -rf ~\e[0m"), "{shown}");
+        insta::assert_snapshot!(format!("approvals_control_sequences_{w}"), t.backend());
+    }
+    // A tool name carrying an OSC title sequence: no raw escape reaches the title.
+    let mut osc = concealed_request();
+    osc.tool_name = "Bash\u{1b}]0;owned\u{7}".to_string();
+    let mut state = state_with(vec![alpha_team(), LeadEvent::Permissions(vec![osc])]);
+    let shown = text(&mut state, 80);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown}"
+    );
+    assert!(shown.contains(r"Bash\e]0;owned\x07"), "{shown}");
+    assert!(shown.contains("control sequences"), "{shown}");
+    // A plain request says nothing of the kind.
+    let mut state = state_with(vec![
+        alpha_team(),
+        LeadEvent::Permissions(vec![rm_request(1)]),
+    ]);
+    assert!(!text(&mut state, 80).contains("control sequences"));
+}

@@ -402,7 +402,6 @@ fn teams_list_actions_target_the_selected_teammate() {
             ch('h'),
             key(KeyCode::Up),
             ch('s'),
-            ch('p'),
         ],
     );
     assert_eq!(
@@ -417,7 +416,6 @@ fn teams_list_actions_target_the_selected_teammate() {
             LeadCommand::Shutdown {
                 name: "tester".to_string()
             },
-            LeadCommand::PruneIdle,
         ]
     );
 }
@@ -630,4 +628,68 @@ fn transcript_pages_up_and_back_down() {
     assert!(text.contains("↓ more"), "{text}");
     press_slowly(&mut state, &[key(KeyCode::PageDown)]);
     assert!(screen_text(&mut state).contains("note 99"));
+}
+
+fn prune_dialog_open(state: &AppState) -> bool {
+    state.modals.iter().any(|m| matches!(m, Modal::Confirm(_)))
+}
+
+/// Issue 18, part 7: `p` asks first; `n` or Esc shuts down nobody.
+#[test]
+fn prune_asks_first_and_no_shuts_down_nobody() {
+    for no in [ch('n'), key(KeyCode::Esc)] {
+        let mut state = state_with(vec![LeadEvent::Team(prune_team())]);
+        open_teams(&mut state);
+        assert_eq!(press_slowly(&mut state, &[ch('p')]), vec![]);
+        assert!(prune_dialog_open(&state), "p asks first");
+        assert_eq!(press_slowly(&mut state, &[no]), vec![]);
+        assert!(!prune_dialog_open(&state));
+        assert!(
+            state.modals.iter().any(|m| matches!(m, Modal::Teams(_))),
+            "the teams dialog stays"
+        );
+    }
+    // A `y` in the confirmation's grace period is no answer either.
+    let mut state = state_with(vec![LeadEvent::Team(prune_team())]);
+    open_teams(&mut state);
+    assert_eq!(press(&mut state, &[ch('p'), ch('y')]), vec![]);
+}
+
+/// Issue 18, part 7: `y` shuts down exactly the idle teammates without unfinished work and
+/// removes the exited ones; the second key includes the idle one holding a task.
+#[test]
+fn prune_confirmed_shuts_down_exactly_the_named_ones() {
+    let names = |list: &[&str]| list.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    let mut state = state_with(vec![LeadEvent::Team(prune_team())]);
+    open_teams(&mut state);
+    press_slowly(&mut state, &[ch('p')]);
+    let shown = rows(&screen(&mut state, 80, 24)).join(" ");
+    for named in ["@docs", "@lint", "@old", "@scout (#6)"] {
+        assert!(shown.contains(named), "{named} in {shown}");
+    }
+    assert_eq!(
+        press_slowly(&mut state, &[ch('y')]),
+        vec![LeadCommand::Prune {
+            shut_down: names(&["docs"]),
+            remove: names(&["lint", "old"]),
+        }]
+    );
+    assert_eq!(
+        press_slowly(&mut state, &[ch('p'), ch('a')]),
+        vec![LeadCommand::Prune {
+            shut_down: names(&["docs", "scout"]),
+            remove: names(&["lint", "old"]),
+        }]
+    );
+    // Without anyone holding work, `a` is no answer.
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    open_teams(&mut state);
+    assert_eq!(press_slowly(&mut state, &[ch('p'), ch('a')]), vec![]);
+    assert_eq!(
+        press_slowly(&mut state, &[ch('y')]),
+        vec![LeadCommand::Prune {
+            shut_down: names(&["docs", "scout"]),
+            remove: Vec::new(),
+        }]
+    );
 }

@@ -291,3 +291,17 @@ fn teammate_inline_view_has_a_colored_header() {
         insta::assert_snapshot!(format!("inline_view_{w}"), t.backend());
     }
 }
+
+/// Issue 18, part 7: the prune confirmation names whom it shuts down and removes, and lists
+/// apart the idle teammate that still holds a task.
+#[test]
+fn teams_prune_confirmation() {
+    for w in WIDTHS {
+        let mut state = state_with(vec![LeadEvent::Team(prune_team())]);
+        state.modals.push(Modal::Teams(TeamsDialog::new()));
+        after_grace(&mut state);
+        state.handle_key(ch('p'));
+        let t = screen(&mut state, w, 20);
+        insta::assert_snapshot!(format!("teams_prune_confirm_{w}"), t.backend());
+    }
+}

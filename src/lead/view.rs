@@ -225,7 +225,12 @@ pub enum LeadCommand {
     Kill {
         name: String,
     },
-    PruneIdle,
+    /// Prune, as confirmed in the teams dialog: ask `shut_down` to shut down, and remove
+    /// `remove` (teammates that exited or stopped) from the team.
+    Prune {
+        shut_down: Vec<String>,
+        remove: Vec<String>,
+    },
     ToggleHidden {
         name: String,
     },

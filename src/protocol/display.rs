@@ -6,6 +6,11 @@
 //! newline shows as `\n`); `visible_text` keeps line breaks for multi-line bodies. For `--json`
 //! output, [`escape_json_output`] turns the same characters into `\uXXXX` escapes, which
 //! serde_json leaves raw.
+//!
+//! Escaping also reports: [`shown_line`] and [`shown_text`] return the shown text together
+//! with whether the text carried control sequences (every unsafe character but a line break
+//! and a tab), so whoever shows text can also say that it was altered ([`carries_controls`],
+//! [`controls_in_value`] for JSON values: frames, tasks, members).
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -42,6 +47,106 @@ fn push_escaped(out: &mut String, c: char) {
     }
 }
 
+/// Text as a terminal shows it, and whether the original carried control sequences.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown<'a> {
+    /// The text with every unsafe character as a visible escape.
+    pub text: Cow<'a, str>,
+    /// Did the text hold a control character, escape introducer, bidi or invisible character
+    /// (anything unsafe but a line break or a tab)?
+    pub controls: bool,
+}
+
+/// Is `c` a control sequence character worth reporting (unsafe, and not a line break or tab)?
+fn is_reported(c: char) -> bool {
+    is_unsafe(c) && !matches!(c, '\n' | '\t')
+}
+
+/// Does `text` carry control sequences (a `\r` only counts outside a `\r\n`)?
+pub fn carries_controls(text: &str) -> bool {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' && chars.peek() == Some(&'\n') {
+            continue;
+        }
+        if is_reported(c) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The top-level fields of a JSON value (an object's keys; `""` for a bare string or array)
+/// whose strings or keys, at any depth, carry control sequences. Empty when none does.
+pub fn controls_in_value(value: &serde_json::Value) -> Vec<String> {
+    match value {
+        serde_json::Value::Object(map) => map
+            .iter()
+            .filter(|(k, v)| carries_controls(k) || value_carries(v))
+            .map(|(k, _)| k.clone())
+            .collect(),
+        other if value_carries(other) => vec![String::new()],
+        _ => Vec::new(),
+    }
+}
+
+/// The top-level fields of anything serializable (a task, a member) that carry control
+/// sequences, as [`controls_in_value`] names them.
+pub fn controls_in<T: serde::Serialize>(item: &T) -> Vec<String> {
+    serde_json::to_value(item)
+        .map(|v| controls_in_value(&v))
+        .unwrap_or_default()
+}
+
+/// The fields of an inbox entry that carry control sequences. A `text` holding a JSON object
+/// (a frame) is looked into: its own fields are named (`tool_name`, `input`), else `text`.
+pub fn controls_in_message(entry: &crate::protocol::InboxEntry) -> Vec<String> {
+    let mut fields: Vec<String> = controls_in(entry)
+        .into_iter()
+        .filter(|f| f != "text")
+        .collect();
+    match serde_json::from_str::<serde_json::Value>(&entry.text) {
+        Ok(frame @ serde_json::Value::Object(_)) => fields.extend(controls_in_value(&frame)),
+        _ if carries_controls(&entry.text) => fields.push("text".to_string()),
+        _ => {}
+    }
+    fields
+}
+
+/// Field names for a report: "`tool_name`, `input`" (an unnamed field is "its text").
+pub fn field_list(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| {
+            if n.is_empty() {
+                "its text".to_string()
+            } else {
+                format!("`{}`", visible_line(n))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a message is, for a report: its frame's `type`, else `message`.
+pub fn message_kind(entry: &crate::protocol::InboxEntry) -> String {
+    serde_json::from_str::<serde_json::Value>(&entry.text)
+        .ok()
+        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string))
+        .unwrap_or_else(|| "message".to_string())
+}
+
+fn value_carries(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => carries_controls(s),
+        serde_json::Value::Array(items) => items.iter().any(value_carries),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| carries_controls(k) || value_carries(v)),
+        _ => false,
+    }
+}
+
 fn escape_where(text: &str, keep: impl Fn(char) -> Option<&'static str>) -> Cow<'_, str> {
     // A kept character that stays itself (a line break) needs no copy.
     let changes = |c: char| is_unsafe(c) && keep(c).is_none_or(|k| k.chars().ne([c]));
@@ -64,12 +169,32 @@ fn escape_where(text: &str, keep: impl Fn(char) -> Option<&'static str>) -> Cow<
 /// One line of text from a file, safe for a terminal: every unsafe character (newlines and
 /// tabs included) becomes a visible escape.
 pub fn visible_line(text: &str) -> Cow<'_, str> {
-    escape_where(text, |_| None)
+    shown_line(text).text
+}
+
+/// [`visible_line`], and whether the text carried control sequences.
+pub fn shown_line(text: &str) -> Shown<'_> {
+    Shown {
+        controls: carries_controls(text),
+        text: escape_where(text, |_| None),
+    }
+}
+
+/// [`visible_text`], and whether the text carried control sequences.
+pub fn shown_text(text: &str) -> Shown<'_> {
+    Shown {
+        controls: carries_controls(text),
+        text: visible_text_only(text),
+    }
 }
 
 /// Multi-line text from a file, safe for a terminal: line breaks stay (`\r\n` as `\n`), a tab
 /// becomes four spaces, every other unsafe character a visible escape.
 pub fn visible_text(text: &str) -> Cow<'_, str> {
+    shown_text(text).text
+}
+
+fn visible_text_only(text: &str) -> Cow<'_, str> {
     let text: Cow<'_, str> = if text.contains("\r\n") {
         Cow::Owned(text.replace("\r\n", "\n"))
     } else {
@@ -128,6 +253,25 @@ mod tests {
         assert_eq!(visible_line("\u{202e}evil"), "\\u{202e}evil");
         assert_eq!(visible_line("\u{9b}2J"), "\\u{9b}2J");
         assert_eq!(visible_text("a\r\nb\tc\u{1b}[2J"), "a\nb    c\\e[2J");
+    }
+
+    #[test]
+    fn shown_text_reports_control_sequences() {
+        let concealed = shown_text("ls\u{1b}[8m; rm -rf ~\u{1b}[0m");
+        assert_eq!(concealed.text, "ls\\e[8m; rm -rf ~\\e[0m");
+        assert!(concealed.controls);
+        assert!(!shown_text("a\r\nb\tc").controls);
+        assert!(!shown_line("a\nb").controls);
+        assert!(shown_line("a\rb").controls);
+        for hidden in [
+            "\u{202e}", "\u{2066}", "\u{200b}", "\u{200f}", "\u{feff}", "\u{9b}", "\u{7f}",
+        ] {
+            assert!(shown_line(&format!("x{hidden}")).controls, "{hidden:?}");
+        }
+        let frame = serde_json::json!({"type": "permission_request", "tool_name": "\u{1b}]0;t\u{7}",
+            "input": {"command": ["ok", "\u{202e}"]}, "ok": "plain"});
+        assert_eq!(controls_in_value(&frame), vec!["tool_name", "input"]);
+        assert!(controls_in_value(&serde_json::json!("\u{1b}")).len() == 1);
     }
 
     #[test]

@@ -106,6 +106,32 @@ pub fn mixed_team() -> Vec<TeammateView> {
     vec![builder, tester, docs, scout]
 }
 
+/// For pruning: [`mixed_team`] where docs (idle) finished its task #3, scout (idle) still
+/// owns the pending #6, and lint exited (stopped) and old (gone) shut down earlier.
+pub fn prune_team() -> Vec<TeammateView> {
+    let mut team = mixed_team();
+    team[2].owned_tasks = vec![(
+        "3".to_string(),
+        "Outline the docs".to_string(),
+        "completed".to_string(),
+    )];
+    team[3].owned_tasks = vec![(
+        "6".to_string(),
+        "Map the modules".to_string(),
+        "pending".to_string(),
+    )];
+    team.push(teammate(
+        "lint",
+        "cyan",
+        TeammateStatus::Stopped {
+            how: "exited (127: claude not found)".to_string(),
+        },
+        "tmux",
+    ));
+    team.push(teammate("old", "red", TeammateStatus::Gone, "in-process"));
+    team
+}
+
 pub fn tasks() -> Vec<TaskView> {
     let task = |id: &str, subject: &str, status: &str, owner: Option<&str>| TaskView {
         id: id.to_string(),

@@ -76,6 +76,16 @@ impl Controller {
                         .or_default()
                         .observe_is_active(member.is_active, now);
                 }
+                for member in file.teammates() {
+                    let carried = crate::protocol::display::controls_in(member);
+                    if !carried.is_empty() {
+                        self.note_once(format!(
+                            "Teammate {} carries control sequences in {}: shown escaped, never applied.",
+                            crate::protocol::display::visible_line(&member.name),
+                            crate::protocol::display::field_list(&carried)
+                        ));
+                    }
+                }
                 for bad in &file.invalid_members {
                     let text = format!(
                         "config.json has a member entry without a string agentId and name: {}",
@@ -124,6 +134,16 @@ impl Controller {
             Ok(listing) => {
                 for problem in listing.problems {
                     self.note_once(format!("Skipped a task file: {problem}"));
+                }
+                for task in &listing.tasks {
+                    let carried = crate::protocol::display::controls_in(task);
+                    if !carried.is_empty() {
+                        self.note_once(format!(
+                            "Task #{} carries control sequences in {}: shown escaped, never applied.",
+                            crate::protocol::display::visible_line(&task.id),
+                            crate::protocol::display::field_list(&carried)
+                        ));
+                    }
                 }
                 self.tasks = listing.tasks;
             }

@@ -13,6 +13,7 @@ use crate::lead::poller::{LeadIncoming, turn_item};
 use crate::lead::turns::SyntheticTurn;
 use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision, TranscriptItem};
 use crate::lead::view_builder::Activity;
+use crate::protocol::display;
 use crate::protocol::frames::{Frame, IdleReason, ShutdownApproved};
 use crate::protocol::inbox::clip;
 use crate::protocol::time::{now_ms, parse_iso_ms};
@@ -46,6 +47,16 @@ impl Controller {
         let entry = incoming.entry().clone();
         let from = entry.from.clone();
         let color = entry.color.clone().or_else(|| self.color_of(&from));
+        let carried = display::controls_in_message(&entry);
+        if !carried.is_empty() {
+            self.note_once(format!(
+                "A {} from {} (sent {}) carried control sequences in {}: shown escaped, never applied.",
+                display::visible_line(&display::message_kind(&entry)),
+                display::visible_line(&from),
+                display::visible_line(&entry.timestamp),
+                display::field_list(&carried)
+            ));
+        }
         if from != LEAD_NAME && self.team_file.member(&from).is_some() {
             self.tracking
                 .entry(from.clone())

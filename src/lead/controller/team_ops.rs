@@ -47,7 +47,7 @@ impl Controller {
             }
             LeadCommand::Shutdown { name } => self.shutdown_one(&name, reported()).await,
             LeadCommand::Kill { name } => self.kill(&name).await,
-            LeadCommand::PruneIdle => self.prune_idle().await,
+            LeadCommand::Prune { shut_down, remove } => self.prune(shut_down, remove).await,
             LeadCommand::ToggleHidden { name } => {
                 if self.known_teammate(&name).await {
                     self.toggle_hidden(&name).await;
@@ -306,32 +306,56 @@ impl Controller {
         self.remove_teammate(name, "was killed");
     }
 
-    /// Asks every idle teammate to shut down.
-    pub async fn prune_idle(&mut self) {
+    /// Prunes as the person confirmed it: asks `shut_down` to shut down (those still in the
+    /// team and not already gone), and removes from the team those of `remove` that exited or
+    /// stopped. Nobody else is touched.
+    pub async fn prune(&mut self, shut_down: Vec<String>, remove: Vec<String>) {
         self.fresh_team().await;
-        let idle: Vec<String> = self
-            .team_file
-            .teammates()
-            .filter(|m| {
+        let status = |c: &Controller, name: &str| {
+            c.team_file
+                .teammates()
+                .find(|m| m.name == name)
+                .map(|m| status_of(m, c.tracking.get(&m.name), false))
+        };
+        let asked: Vec<String> = shut_down
+            .into_iter()
+            .filter(|n| {
                 matches!(
-                    status_of(m, self.tracking.get(&m.name), false),
-                    TeammateStatus::Idle { .. }
+                    status(self, n),
+                    Some(s) if !matches!(s, TeammateStatus::Gone | TeammateStatus::Stopped { .. })
                 )
             })
-            .map(|m| m.name.clone())
             .collect();
-        if idle.is_empty() {
-            self.note("No teammate is idle.");
+        let removed: Vec<String> = remove
+            .into_iter()
+            .filter(|n| {
+                matches!(
+                    status(self, n),
+                    Some(TeammateStatus::Gone | TeammateStatus::Stopped { .. })
+                )
+            })
+            .collect();
+        if asked.is_empty() && removed.is_empty() {
+            self.note("Nothing to prune: no idle or exited teammate.");
             return;
         }
-        for name in &idle {
+        for name in &asked {
             self.send_shutdown_request(name, Some("idle"), |_, _| {});
         }
-        self.note(format!(
-            "Asked {} idle teammate(s) to shut down: {}",
-            idle.len(),
-            idle.join(", ")
-        ));
+        if !asked.is_empty() {
+            self.note(format!(
+                "Asked {} idle teammate(s) to shut down: {}",
+                asked.len(),
+                asked.join(", ")
+            ));
+        }
+        for name in &removed {
+            // Whatever is left of its pane goes too.
+            if let Err(e) = self.executor.kill(name).await {
+                tracing::info!("pruning {name}: {e}");
+            }
+            self.remove_teammate(name, "was pruned from the team");
+        }
     }
 
     /// Is `name` a teammate (told when not)?

@@ -8,6 +8,7 @@
 //! Details hold text from files as it is: whoever prints them escapes them
 //! (`protocol::display::visible_line`).
 
+mod controls;
 mod look;
 mod tasks;
 mod team;
@@ -73,6 +74,9 @@ pub enum ProblemKind {
     SelfBlock,
     /// `.highwatermark` that is not a usable decimal id.
     BadHighwatermark,
+    /// A member, message (frame) or task whose text holds control characters, escape
+    /// sequences, bidi or invisible characters (shown escaped).
+    ControlSequences,
 }
 
 impl ProblemKind {
@@ -101,6 +105,7 @@ impl ProblemKind {
             ProblemKind::DependencyCycle => "dependency-cycle",
             ProblemKind::SelfBlock => "self-block",
             ProblemKind::BadHighwatermark => "bad-highwatermark",
+            ProblemKind::ControlSequences => "control-sequences",
         }
     }
 
@@ -119,6 +124,7 @@ impl ProblemKind {
                 | ProblemKind::DanglingDependency
                 | ProblemKind::DependencyCycle
                 | ProblemKind::SelfBlock
+                | ProblemKind::ControlSequences
         )
     }
 }

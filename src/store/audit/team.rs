@@ -59,6 +59,9 @@ pub fn audit_team(home: &Home, team: &str) -> Result<TeamAudit> {
             .problems
             .extend(other.problem(&tasks_dir, "the task list directory")),
     }
+    if let Ok(config) = home.config_path(team) {
+        super::controls::control_problems(&config, &tasks_dir, &mut audit);
+    }
     audit.problems.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(audit)
 }

@@ -170,6 +170,7 @@ actions! {
     Close => "close",
     Yes => "yes",
     No => "no",
+    IncludeBusy => "include-busy",
 }
 
 /// One row of the default table.

@@ -261,6 +261,13 @@ pub const KEYMAP: &[Binding] = &[
     bind(C::TeamsDetail, &[ESC], A::Close, "close", true),
     bind(C::Confirm, &[ch('y')], A::Yes, "yes", true),
     bind(C::Confirm, &[ch('n'), ESC], A::No, "no", true),
+    bind(
+        C::Confirm,
+        &[ch('a')],
+        A::IncludeBusy,
+        "yes, busy teammates too",
+        false,
+    ),
     bind(C::Help, &[UP, ch('k')], A::Up, "scroll up", false),
     bind(C::Help, &[DOWN, ch('j')], A::Down, "scroll down", false),
     bind(C::Help, &[ESC, ch('q'), ch('?')], A::Close, "close", true),

@@ -1,7 +1,9 @@
 //! A yes/no confirmation for a destructive or risky action. The action is a typed
 //! [`LeadCommand`] that is sent only on `y`, and like every dialog it ignores keys during its
 //! grace period ([`crate::ui::modal::guard`]). Killing a teammate and moving a teammate that
-//! requires plan mode out of it (its own Shift+Tab, or "cycle all") ask here first.
+//! requires plan mode out of it (its own Shift+Tab, or "cycle all") ask here first, and so
+//! does pruning, which names whom it shuts down and removes, and keeps idle teammates with
+//! unfinished tasks unless a second key ([`Action::IncludeBusy`]) includes them.
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -10,8 +12,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::lead::view::{LeadCommand, TeammateView};
+use crate::lead::view::{LeadCommand, TeammateStatus, TeammateView};
 use crate::protocol::PermissionMode;
+use crate::protocol::display::visible_line;
 use crate::ui::keymap::{Action, Context, Keymap};
 use crate::ui::modal::context::DialogSender;
 use crate::ui::modal::guard::{Focused, Guard};
@@ -22,6 +25,8 @@ use crate::ui::transcript::wrap::str_width;
 pub struct ConfirmDialog {
     pub question: String,
     pub command: LeadCommand,
+    /// What [`Action::IncludeBusy`] sends instead, when the dialog offers it.
+    pub include_busy: Option<LeadCommand>,
     pub guard: Guard,
 }
 
@@ -31,8 +36,84 @@ impl ConfirmDialog {
         ConfirmDialog {
             question,
             command,
+            include_busy: None,
             guard: Guard::new(now_ms, Focused::OnPurpose),
         }
+    }
+
+    /// `p` in the teams list: shut down the idle teammates and remove the exited ones from the
+    /// team, naming each. Idle teammates with unfinished tasks are listed apart and kept, unless
+    /// the `include_key` (its label) is pressed. `None` when there is nothing to prune.
+    pub fn prune(team: &[TeammateView], include_key: &str, now_ms: u64) -> Option<ConfirmDialog> {
+        let names = |list: &[&TeammateView]| {
+            list.iter()
+                .map(|t| format!("@{}", visible_line(&t.name)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let unfinished = |t: &TeammateView| {
+            t.owned_tasks
+                .iter()
+                .filter(|(_, _, status)| status != "completed")
+                .map(|(id, _, _)| format!("#{}", visible_line(id)))
+                .collect::<Vec<_>>()
+        };
+        let idle: Vec<&TeammateView> = team
+            .iter()
+            .filter(|t| matches!(t.status, TeammateStatus::Idle { .. }))
+            .collect();
+        let (busy, free): (Vec<&TeammateView>, Vec<&TeammateView>) =
+            idle.into_iter().partition(|t| !unfinished(t).is_empty());
+        let exited: Vec<&TeammateView> = team
+            .iter()
+            .filter(|t| {
+                matches!(
+                    t.status,
+                    TeammateStatus::Gone | TeammateStatus::Stopped { .. }
+                )
+            })
+            .collect();
+        if free.is_empty() && busy.is_empty() && exited.is_empty() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if !free.is_empty() {
+            parts.push(format!("shut down idle {}", names(&free)));
+        }
+        if !exited.is_empty() {
+            parts.push(format!("remove exited {} from the team", names(&exited)));
+        }
+        let mut question = if parts.is_empty() {
+            "Prune: nothing is free to prune.".to_string()
+        } else {
+            format!("Prune: {}?", parts.join("; "))
+        };
+        let list = |l: &[&TeammateView]| l.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+        let command = LeadCommand::Prune {
+            shut_down: list(&free),
+            remove: list(&exited),
+        };
+        let include_busy = if busy.is_empty() {
+            None
+        } else {
+            let held = busy
+                .iter()
+                .map(|t| format!("@{} ({})", visible_line(&t.name), unfinished(t).join(", ")))
+                .collect::<Vec<_>>()
+                .join(", ");
+            question.push_str(&format!(
+                "\nKept, with unfinished tasks: {held}.\n{include_key}: shut them down too."
+            ));
+            let mut shut_down = list(&free);
+            shut_down.extend(list(&busy));
+            Some(LeadCommand::Prune {
+                shut_down,
+                remove: list(&exited),
+            })
+        };
+        let mut dialog = ConfirmDialog::new(question, command, now_ms);
+        dialog.include_busy = include_busy;
+        Some(dialog)
     }
 
     /// "Kill @name?" with its consequence.
@@ -98,17 +179,31 @@ impl ConfirmDialog {
                 DialogOutcome::Close
             }
             Some(Action::No) => DialogOutcome::Close,
+            Some(Action::IncludeBusy) => match &self.include_busy {
+                Some(command) => {
+                    sender.command(command.clone());
+                    DialogOutcome::Close
+                }
+                None => DialogOutcome::Keep,
+            },
             _ => DialogOutcome::Keep,
         }
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, keymap: &Keymap) {
-        let width = (str_width(&self.question) as u16 + 4).clamp(30, 60);
+        // The question may hold line breaks (each part of it on its own line).
+        let parts: Vec<&str> = self.question.split('\n').collect();
+        let widest = parts.iter().map(|p| str_width(p)).max().unwrap_or(0);
+        let width = (widest as u16 + 4).clamp(30, 60);
         let text_width = width
             .saturating_sub(2)
             .min(area.width.saturating_sub(2))
             .max(1);
-        let rows = str_width(&self.question).div_ceil(usize::from(text_width)) as u16 + 1;
+        let rows = parts
+            .iter()
+            .map(|p| str_width(p).div_ceil(usize::from(text_width)).max(1))
+            .sum::<usize>() as u16
+            + 1;
         let hints = hint_lines(&keymap.hints(Context::Confirm), text_width);
         let outer = centered_box(area, width, rows + 3 + hints.len() as u16);
         let title = vec![Span::styled(
@@ -116,7 +211,8 @@ impl ConfirmDialog {
             Style::default().add_modifier(Modifier::BOLD),
         )];
         let inner = frame(outer, buf, Style::default().fg(Color::Red), title, None);
-        let mut lines = vec![Line::from(self.question.clone()), Line::default()];
+        let mut lines: Vec<Line> = parts.iter().map(|p| Line::from(p.to_string())).collect();
+        lines.push(Line::default());
         lines.extend(hints);
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })

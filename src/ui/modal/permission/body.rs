@@ -6,6 +6,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
+use crate::lead::view::PendingPermission;
+use crate::protocol::display;
 use crate::ui::transcript::wrap::sanitize;
 
 fn str_field<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
@@ -83,6 +85,15 @@ fn tool_lines(tool: &str, input: &Value) -> Option<Vec<Line<'static>>> {
         "WebFetch" => Some(plain(str_field(input, "url")?, Style::default())),
         _ => None,
     }
+}
+
+/// Did the request carry control sequences (in its teammate's name, tool, description or
+/// input)? The dialog then says so above the input, which shows them escaped.
+pub fn carries_controls(head: &PendingPermission) -> bool {
+    [&head.worker, &head.tool_name, &head.description]
+        .iter()
+        .any(|t| display::carries_controls(t))
+        || !display::controls_in_value(&head.input).is_empty()
 }
 
 /// The input of a tool use as lines for a human.

@@ -12,6 +12,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::{Choice, PermissionDialog, View, body, options};
 use crate::lead::view::PendingPermission;
+use crate::protocol::display::visible_line;
 use crate::ui::keymap::Context;
 use crate::ui::modal::context::ApprovalContext;
 use crate::ui::modal::{bottom_box, frame, hint_lines, pick_title};
@@ -55,6 +56,18 @@ impl PermissionDialog {
             inner_width,
         );
         let mut top: Vec<Line<'static>> = Vec::new();
+        if body::carries_controls(head) {
+            top.extend(wrap_line(
+                &Line::from(Span::styled(
+                    "⚠ This request carried control sequences: every one is shown as an escape (\\e[8m), never applied.",
+                    Style::default()
+                        .fg(Color::Yellow)
+                        .add_modifier(Modifier::BOLD),
+                )),
+                0,
+                inner_width,
+            ));
+        }
         if !head.description.trim().is_empty() {
             top.extend(wrap_line(
                 &Line::from(Span::styled(sanitize(&head.description), dim())),
@@ -97,14 +110,14 @@ impl PermissionDialog {
         let height = (lines.len() as u16 + 2).min(area.height);
         let outer = bottom_box(area, height);
         let badge = Span::styled(
-            format!(" @{} ", head.worker),
+            format!(" @{} ", visible_line(&head.worker)),
             Style::default()
                 .bg(teammate_color(head.color.as_deref()))
                 .fg(Color::Black)
                 .add_modifier(Modifier::BOLD),
         );
         let tool = Span::styled(
-            head.tool_name.clone(),
+            visible_line(&head.tool_name).into_owned(),
             Style::default().add_modifier(Modifier::BOLD),
         );
         let counter = format!("1 of {}", context.queued);

@@ -1,7 +1,7 @@
 //! The teams dialog, two levels: a list of teammates (status, mode, backend, current task) and
 //! one teammate's detail. It reads the team from its context at every key and frame, so `Team`
-//! snapshots update it live; the selection follows the selected teammate's name. Killing, and moving a
-//! teammate that requires plan mode out of it, ask for a confirmation first.
+//! snapshots update it live; the selection follows the selected teammate's name. Killing, pruning,
+//! and moving a teammate that requires plan mode out of it, ask for a confirmation first.
 
 pub mod detail;
 pub mod list;
@@ -95,8 +95,20 @@ impl TeamsDialog {
                 DialogOutcome::Keep
             }
             (Some(Action::PruneIdle), _) => {
-                sender.command(LeadCommand::PruneIdle);
-                DialogOutcome::Keep
+                let include = context
+                    .keymap
+                    .key_label(Context::Confirm, Action::IncludeBusy);
+                match ConfirmDialog::prune(team, &include, context.now_ms) {
+                    Some(confirm) => DialogOutcome::Push(Modal::Confirm(confirm)),
+                    // Nothing to prune: the lead says so.
+                    None => {
+                        sender.command(LeadCommand::Prune {
+                            shut_down: Vec::new(),
+                            remove: Vec::new(),
+                        });
+                        DialogOutcome::Keep
+                    }
+                }
             }
             (Some(Action::Close), _) => DialogOutcome::Close,
             _ => DialogOutcome::Keep,
