@@ -25,6 +25,7 @@ mod zellij_common;
 mod claude_code;
 mod cli_monitor;
 mod foreign_team;
+mod home_untouched;
 mod hostile;
 mod hostile_lead;
 mod kitty_backend;

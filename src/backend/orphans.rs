@@ -134,11 +134,37 @@ fn zellij_program() -> Option<String> {
     CapturedEnv::from_process().which("zellij")
 }
 
+/// Do teamlead's own records in `home` say a Zellij session of a lead may exist? A team whose
+/// session record (`.teamlead/session.json`) or a member of whose `config.json` names Zellij.
+/// Without such a record no private session of teamlead's can be there, and `zellij` is not
+/// run: the CLI writes into the user's home (`~/.cache/zellij`) and its temporary directory
+/// even to list sessions, which a dry run or a lead's start must not do.
+pub fn zellij_recorded(home: &Home) -> bool {
+    home.list_teams()
+        .unwrap_or_default()
+        .iter()
+        .any(|team| team_used_zellij(home, team, store::read_team(home, team).ok().as_ref()))
+}
+
+/// Was `team` led with Zellij, by its records (session record or members)?
+fn team_used_zellij(home: &Home, team: &str, file: Option<&TeamFile>) -> bool {
+    store::SessionRecord::read(home, team)
+        .and_then(|r| r.backend)
+        .as_deref()
+        == Some(BackendKind::Zellij.as_str())
+        || file.is_some_and(|f| {
+            f.members
+                .iter()
+                .any(|m| m.backend_kind() == Some(BackendKind::Zellij))
+        })
+}
+
 /// Private Zellij sessions of dead leads (running or kept to be resurrected).
-fn dead_private_sessions() -> Vec<String> {
-    // Running zellij makes its own log directory under TMPDIR: a person who never used Zellij
-    // has no socket directory, no session, and gets nothing new on disk from a sweep.
-    if !zellij_socket_dir_exists() {
+fn dead_private_sessions(home: &Home) -> Vec<String> {
+    // Running zellij makes its own log directory under TMPDIR and a cache in the user's home:
+    // a person who never used Zellij has no socket directory, no session, and gets nothing new
+    // on disk from a sweep; and teamlead's records must say one of its leads used Zellij.
+    if !zellij_socket_dir_exists() || !zellij_recorded(home) {
         return Vec::new();
     }
     let Some(program) = zellij_program() else {
@@ -219,7 +245,7 @@ pub fn survey(home: &Home) -> Survey {
             .map(|socket| Orphan::PrivateServer { socket }),
     );
     out.orphans.extend(
-        dead_private_sessions()
+        dead_private_sessions(home)
             .into_iter()
             .map(|session| Orphan::PrivateZellij { session }),
     );
@@ -240,6 +266,9 @@ pub fn survey(home: &Home) -> Survey {
 /// Teammate panes of this home on the user's tmux server whose team is gone (no
 /// `config.json`: a late write may have made some of its directories again).
 fn teammate_panes_without_team(home: &Home) -> Vec<TeammatePane> {
+    if !TmuxServer::user_server_may_run() {
+        return Vec::new();
+    }
     let root = home.root.to_string_lossy();
     teammate_panes(&TmuxServer { socket: None }, &root)
         .into_iter()
@@ -325,13 +354,16 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
                 return Err(format!("left alone after all: {why}"));
             }
             let _hold = store::LeadLiveness::acquire(home, team).map_err(|e| e.to_string())?;
+            let used_zellij =
+                team_used_zellij(home, team, store::read_team(home, team).ok().as_ref());
             if let Some(pid) = lead_pid {
                 let private = TmuxBackend::private(&TmuxServer::private_socket_name(*pid));
                 if private.server.is_running() && !pid_alive(*pid) {
                     let _ = private.server.kill_server();
                 }
                 let session = zellij::private_session_name(*pid);
-                if let Some(program) = zellij_program()
+                if used_zellij
+                    && let Some(program) = zellij_program()
                     && !pid_alive(*pid)
                     && zellij::list_sessions(&program).contains(&session)
                 {
