@@ -34,6 +34,7 @@ mod lead_cleanup;
 mod lead_faults;
 mod lead_faults_locks;
 mod lead_faults_tmux;
+mod lead_inbox_recovery;
 mod lead_liveness;
 mod lead_model_pty;
 mod lead_panes_inside;

@@ -65,6 +65,15 @@ pub struct TeamReport {
     pub available: Vec<String>,
     pub inboxes: Vec<InboxRow>,
     pub problems: Vec<ProblemRow>,
+    /// What was moved to `<home>/quarantine/<team>/` (an unreadable inbox, bad entries).
+    pub quarantined: Vec<QuarantineRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QuarantineRow {
+    pub path: String,
+    pub origin: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -252,6 +261,14 @@ pub fn report_from(home: &Home, team: &str, audit: &TeamAudit) -> TeamReport {
         available: available_ids,
         inboxes,
         problems: audit.problems.iter().map(ProblemRow::from_audit).collect(),
+        quarantined: crate::store::quarantine::list(home, team)
+            .into_iter()
+            .map(|k| QuarantineRow {
+                path: k.path.display().to_string(),
+                origin: k.origin,
+                reason: k.reason,
+            })
+            .collect(),
     }
 }
 
