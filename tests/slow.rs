@@ -22,6 +22,7 @@ mod ui_common;
 mod zellij_common;
 
 // One module per former test binary.
+mod broken_team;
 mod claude_code;
 mod cli_monitor;
 mod foreign_team;

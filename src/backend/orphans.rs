@@ -34,6 +34,13 @@ pub enum Orphan {
         lead_pid: Option<u32>,
         evidence: Vec<String>,
     },
+    /// A dead teamlead team whose team file cannot be read: its members are unknown, so it is
+    /// moved into `<home>/quarantine/<team>/` as it is, never deleted.
+    BrokenTeam {
+        team: String,
+        lead_pid: Option<u32>,
+        why: String,
+    },
     /// A private tmux server (`-L teamlead-<pid>`) whose lead process is gone.
     PrivateServer { socket: String },
     /// A private Zellij session (`teamlead-<pid>`) whose lead process is gone.
@@ -47,6 +54,16 @@ pub enum Orphan {
     },
 }
 
+impl Orphan {
+    /// What removing it does, as `clean` says it: (dry run, done).
+    pub fn verbs(&self) -> (&'static str, &'static str) {
+        match self {
+            Orphan::BrokenTeam { .. } => ("would move to quarantine", "moved to quarantine"),
+            _ => ("would remove", "removed"),
+        }
+    }
+}
+
 impl std::fmt::Display for Orphan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -54,6 +71,16 @@ impl std::fmt::Display for Orphan {
                 Some(pid) => write!(f, "team {team}: its lead (pid {pid}) is gone"),
                 None => write!(f, "team {team}: its lead is gone"),
             },
+            Orphan::BrokenTeam {
+                team,
+                lead_pid,
+                why,
+            } => write!(
+                f,
+                "team {team}: its lead{} is gone and its team file cannot be read ({why}); \
+                 its files go to quarantine/{team}/ as they are, not deleted",
+                lead_pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+            ),
             Orphan::PrivateServer { socket } => {
                 write!(f, "tmux server -L {socket}: its lead is gone")
             }
@@ -231,11 +258,18 @@ pub fn survey(home: &Home) -> Survey {
     for team in home.list_teams().unwrap_or_default() {
         let probe = lead_probe::probe(home, &team);
         match keep_reason(probe.owner, &probe.status) {
-            None => out.orphans.push(Orphan::DeadTeam {
-                team,
-                lead_pid: probe.recorded_pid,
-                evidence: probe.status.evidence().to_vec(),
-            }),
+            None => match unreadable_team_file(home, &team) {
+                Some(why) => out.orphans.push(Orphan::BrokenTeam {
+                    team,
+                    lead_pid: probe.recorded_pid,
+                    why,
+                }),
+                None => out.orphans.push(Orphan::DeadTeam {
+                    team,
+                    lead_pid: probe.recorded_pid,
+                    evidence: probe.status.evidence().to_vec(),
+                }),
+            },
             Some(why) => out.kept.push(Kept { team, why }),
         }
     }
@@ -261,6 +295,15 @@ pub fn survey(home: &Home) -> Survey {
                 }),
         );
     out
+}
+
+/// Why the team file of `team` cannot be read (`None`: it can, or there is none).
+fn unreadable_team_file(home: &Home, team: &str) -> Option<String> {
+    match store::read_team(home, team) {
+        Ok(_) | Err(store::StoreError::NotFound { .. }) => None,
+        Err(store::StoreError::Parse { detail, .. }) => Some(detail),
+        Err(e) => Some(e.to_string()),
+    }
 }
 
 /// Teammate panes of this home on the user's tmux server whose team is gone (no
@@ -387,6 +430,26 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
                     }
                 }
             })
+            .map_err(|e| e.to_string())
+        }
+        Orphan::BrokenTeam { team, .. } => {
+            let probe = lead_probe::probe(home, team);
+            if let Some(why) = keep_reason(probe.owner, &probe.status) {
+                return Err(format!("left alone after all: {why}"));
+            }
+            let Some(why) = unreadable_team_file(home, team) else {
+                return Err("its team file can be read again: run clean again".to_string());
+            };
+            let _hold = store::LeadLiveness::acquire(home, team).map_err(|e| e.to_string())?;
+            // Its members are unknown: nothing is killed here. Its teammates leave on their
+            // own once the team directory is gone (`store::team::team_gone`), and `clean
+            // --orphans` then finds their panes.
+            store::quarantine::quarantine_team(
+                home,
+                team,
+                &format!("its lead was gone and its team file could not be read: {why}"),
+            )
+            .map(|_| ())
             .map_err(|e| e.to_string())
         }
         Orphan::PrivateZellij { session } => {

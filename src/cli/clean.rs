@@ -23,7 +23,9 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
     let found: Vec<&Orphan> = survey
         .orphans
         .iter()
-        .filter(|o| args.orphans || matches!(o, Orphan::DeadTeam { .. }))
+        .filter(|o| {
+            args.orphans || matches!(o, Orphan::DeadTeam { .. } | Orphan::BrokenTeam { .. })
+        })
         .collect();
     let mut out = Out::new();
     for kept in &survey.kept {
@@ -76,12 +78,13 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
     }
     for orphan in found {
         let what = visible_line(&orphan.to_string()).into_owned();
+        let (would, done) = orphan.verbs();
         if args.dry_run {
-            out.line(format!("would remove: {what}"))?;
+            out.line(format!("{would}: {what}"))?;
             continue;
         }
         match orphans::remove(&ctx.home, orphan) {
-            Ok(()) => out.line(format!("removed: {what}"))?,
+            Ok(()) => out.line(format!("{done}: {what}"))?,
             Err(e) => {
                 failures += 1;
                 eprintln!("could not remove {what}: {}", visible_line(&e));

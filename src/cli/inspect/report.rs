@@ -219,8 +219,13 @@ fn team_row(home: &Home, name: &str, audit: &TeamAudit) -> TeamRow {
 pub fn team_report(home: &Home, team: &str) -> Result<TeamReport, StoreError> {
     let audit = audit::audit_team(home, team)?;
     if !audit.exists {
+        let kept = crate::store::quarantine::list(home, team);
+        let moved = match kept.last() {
+            Some(k) => format!("; what was kept of it is in {}", k.path.display()),
+            None => String::new(),
+        };
         return Err(StoreError::not_found(format!(
-            "team `{team}` (no {} or {})",
+            "team `{team}` (no {} or {}{moved})",
             home.team_dir(team)?.display(),
             home.tasks_dir(team)?.display()
         )));
