@@ -59,8 +59,7 @@ fn wait_for_recovery(home: &Home, team: &str, path: &Path, first: Vec<Problem>) 
     }
     let moved = quarantine::list(home, team)
         .into_iter()
-        .filter(|k| k.origin == origin && !before.contains(&k.path))
-        .last();
+        .rfind(|k| k.origin == origin && !before.contains(&k.path));
     let detail = match &moved {
         Some(k) => format!(
             "its lead moved the content to {} ({})",
