@@ -9,7 +9,10 @@
 //! teammate's name (tmux, Zellij, kitty; WezTerm panes close with their program). A team of
 //! another lead (Claude Code's, or a live teamlead session's) is never
 //! edited, swept or removed: [`survey`] lists it as left alone, with the reason. Finding is
-//! read-only; removing is a separate step (which probes again) so `--dry-run` can show it.
+//! read-only; removing is a separate step (which probes again) so `--dry-run` can show it. A
+//! dead team whose team file cannot be read is moved into quarantine, never deleted. No
+//! terminal CLI is run on a guess: `zellij` only when a team's records name Zellij, the
+//! user's tmux only when its server may run.
 
 use std::path::Path;
 

@@ -5,7 +5,9 @@
 //! `--orphans` also private tmux servers of dead leads and lead sockets no server answers. A
 //! removed team's teammates go with it: their panes and their processes (`backend::reap`). Every other team is left alone and
 //! listed with the reason (a Claude Code team is never removed; a team whose lead is alive or
-//! of unknown state is kept). `--dry-run` only lists.
+//! of unknown state is kept). A dead teamlead team whose team file cannot be read is moved, as
+//! it is, into `<home>/quarantine/<team>/` instead ("would move to quarantine" / "moved to
+//! quarantine"), never deleted. `--dry-run` only lists.
 
 use color_eyre::eyre::{Result, bail};
 

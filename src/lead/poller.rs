@@ -1,6 +1,7 @@
 //! The lead's inbox poller: drains `inboxes/team-lead.json` through the delivery log (recorded
 //! durably before removal, de-duplicated across crashes) and sorts every entry into what the
-//! controller does with it ([`LeadIncoming`]). Woken by the file event on the inboxes directory,
+//! controller does with it ([`LeadIncoming`]). An inbox it cannot read is moved to quarantine
+//! and a fresh one started (`store::inbox::recover_unreadable`), then drained again. Woken by the file event on the inboxes directory,
 //! with the controller's slow safety poll as a fallback.
 
 use std::path::PathBuf;

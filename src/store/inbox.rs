@@ -5,7 +5,8 @@
 //! parsed (not UTF-8, not JSON, too deep, not an array — for an append, not an array of
 //! objects) is never rewritten: every writer fails with a `Parse` error naming it and leaves
 //! its bytes as they are. Entries of a valid array that fail the schema when consumed are
-//! moved to quarantine.
+//! moved to quarantine. The one exception is the lead's own inbox: the lead moves an inbox it
+//! cannot read, as it is, into quarantine and starts a fresh one ([`recover_unreadable`]).
 
 use std::collections::HashSet;
 use std::io::Write;
