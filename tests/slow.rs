@@ -22,9 +22,11 @@ mod ui_common;
 mod zellij_common;
 
 // One module per former test binary.
+mod broken_team;
 mod claude_code;
 mod cli_monitor;
 mod foreign_team;
+mod home_untouched;
 mod hostile;
 mod hostile_lead;
 mod kitty_backend;
@@ -33,6 +35,7 @@ mod lead_cleanup;
 mod lead_faults;
 mod lead_faults_locks;
 mod lead_faults_tmux;
+mod lead_inbox_recovery;
 mod lead_liveness;
 mod lead_model_pty;
 mod lead_panes_inside;

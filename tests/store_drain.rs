@@ -179,3 +179,56 @@ fn mark_read_and_take_unread_for_teammates() {
         vec![prompt]
     );
 }
+
+/// The lead's recovery of an unreadable inbox moves the file as it is into
+/// `quarantine/<team>/` and starts a fresh `[]`: a writer appending all the while (opening the
+/// path for each write, without the lock, as a careless script would) loses nothing; every one
+/// of its writes is found once, in a quarantined file or in the inbox.
+#[test]
+fn recovering_an_unreadable_inbox_loses_no_byte_of_a_writer_appending_meanwhile() {
+    use std::io::Write;
+    let t = TempHome::new();
+    inbox::append(&t.home, TEAM, LEAD, &InboxEntry::new("worker", "x")).unwrap();
+    let path = t.home.inbox_path(TEAM, LEAD).unwrap();
+    std::fs::write(&path, b"garbage that is not JSON\n").unwrap();
+    let writes = 400;
+    let writer = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            for i in 0..writes {
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(&path)
+                    .unwrap();
+                f.write_all(format!("w{i:04}\n").as_bytes()).unwrap();
+                // Spread over ~0.5 s, so several recoveries (each ~0.1 s) meet it.
+                std::thread::sleep(std::time::Duration::from_micros(1200));
+            }
+        })
+    };
+    let mut recovered = Vec::new();
+    while !writer.is_finished() {
+        if let Some(r) = inbox::recover_unreadable(&t.home, TEAM, LEAD).unwrap() {
+            recovered.push(r);
+        }
+    }
+    writer.join().unwrap();
+    if let Some(r) = inbox::recover_unreadable(&t.home, TEAM, LEAD).unwrap() {
+        recovered.push(r);
+    }
+    assert!(!recovered.is_empty());
+    // The inbox is readable again: a fresh array (the last recovery left `[]`).
+    assert!(inbox::read(&t.home, TEAM, LEAD).unwrap().entries.is_empty());
+    let mut all = String::new();
+    for r in &recovered {
+        assert!(r.kept.starts_with(t.home.quarantine_dir().join(TEAM)));
+        all.push_str(&String::from_utf8_lossy(&std::fs::read(&r.kept).unwrap()));
+    }
+    all.push_str(&std::fs::read_to_string(&path).unwrap());
+    for i in 0..writes {
+        let line = format!("w{i:04}\n");
+        assert_eq!(all.matches(&line).count(), 1, "{line:?} in {all:?}");
+    }
+    assert_eq!(all.matches("garbage that is not JSON").count(), 1);
+}

@@ -9,7 +9,10 @@
 //! teammate's name (tmux, Zellij, kitty; WezTerm panes close with their program). A team of
 //! another lead (Claude Code's, or a live teamlead session's) is never
 //! edited, swept or removed: [`survey`] lists it as left alone, with the reason. Finding is
-//! read-only; removing is a separate step (which probes again) so `--dry-run` can show it.
+//! read-only; removing is a separate step (which probes again) so `--dry-run` can show it. A
+//! dead team whose team file cannot be read is moved into quarantine, never deleted. No
+//! terminal CLI is run on a guess: `zellij` only when a team's records name Zellij, the
+//! user's tmux only when its server may run.
 
 use std::path::Path;
 
@@ -34,6 +37,13 @@ pub enum Orphan {
         lead_pid: Option<u32>,
         evidence: Vec<String>,
     },
+    /// A dead teamlead team whose team file cannot be read: its members are unknown, so it is
+    /// moved into `<home>/quarantine/<team>/` as it is, never deleted.
+    BrokenTeam {
+        team: String,
+        lead_pid: Option<u32>,
+        why: String,
+    },
     /// A private tmux server (`-L teamlead-<pid>`) whose lead process is gone.
     PrivateServer { socket: String },
     /// A private Zellij session (`teamlead-<pid>`) whose lead process is gone.
@@ -47,6 +57,16 @@ pub enum Orphan {
     },
 }
 
+impl Orphan {
+    /// What removing it does, as `clean` says it: (dry run, done).
+    pub fn verbs(&self) -> (&'static str, &'static str) {
+        match self {
+            Orphan::BrokenTeam { .. } => ("would move to quarantine", "moved to quarantine"),
+            _ => ("would remove", "removed"),
+        }
+    }
+}
+
 impl std::fmt::Display for Orphan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -54,6 +74,16 @@ impl std::fmt::Display for Orphan {
                 Some(pid) => write!(f, "team {team}: its lead (pid {pid}) is gone"),
                 None => write!(f, "team {team}: its lead is gone"),
             },
+            Orphan::BrokenTeam {
+                team,
+                lead_pid,
+                why,
+            } => write!(
+                f,
+                "team {team}: its lead{} is gone and its team file cannot be read ({why}); \
+                 its files go to quarantine/{team}/ as they are, not deleted",
+                lead_pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+            ),
             Orphan::PrivateServer { socket } => {
                 write!(f, "tmux server -L {socket}: its lead is gone")
             }
@@ -134,11 +164,37 @@ fn zellij_program() -> Option<String> {
     CapturedEnv::from_process().which("zellij")
 }
 
+/// Do teamlead's own records in `home` say a Zellij session of a lead may exist? A team whose
+/// session record (`.teamlead/session.json`) or a member of whose `config.json` names Zellij.
+/// Without such a record no private session of teamlead's can be there, and `zellij` is not
+/// run: the CLI writes into the user's home (`~/.cache/zellij`) and its temporary directory
+/// even to list sessions, which a dry run or a lead's start must not do.
+pub fn zellij_recorded(home: &Home) -> bool {
+    home.list_teams()
+        .unwrap_or_default()
+        .iter()
+        .any(|team| team_used_zellij(home, team, store::read_team(home, team).ok().as_ref()))
+}
+
+/// Was `team` led with Zellij, by its records (session record or members)?
+fn team_used_zellij(home: &Home, team: &str, file: Option<&TeamFile>) -> bool {
+    store::SessionRecord::read(home, team)
+        .and_then(|r| r.backend)
+        .as_deref()
+        == Some(BackendKind::Zellij.as_str())
+        || file.is_some_and(|f| {
+            f.members
+                .iter()
+                .any(|m| m.backend_kind() == Some(BackendKind::Zellij))
+        })
+}
+
 /// Private Zellij sessions of dead leads (running or kept to be resurrected).
-fn dead_private_sessions() -> Vec<String> {
-    // Running zellij makes its own log directory under TMPDIR: a person who never used Zellij
-    // has no socket directory, no session, and gets nothing new on disk from a sweep.
-    if !zellij_socket_dir_exists() {
+fn dead_private_sessions(home: &Home) -> Vec<String> {
+    // Running zellij makes its own log directory under TMPDIR and a cache in the user's home:
+    // a person who never used Zellij has no socket directory, no session, and gets nothing new
+    // on disk from a sweep; and teamlead's records must say one of its leads used Zellij.
+    if !zellij_socket_dir_exists() || !zellij_recorded(home) {
         return Vec::new();
     }
     let Some(program) = zellij_program() else {
@@ -205,11 +261,18 @@ pub fn survey(home: &Home) -> Survey {
     for team in home.list_teams().unwrap_or_default() {
         let probe = lead_probe::probe(home, &team);
         match keep_reason(probe.owner, &probe.status) {
-            None => out.orphans.push(Orphan::DeadTeam {
-                team,
-                lead_pid: probe.recorded_pid,
-                evidence: probe.status.evidence().to_vec(),
-            }),
+            None => match unreadable_team_file(home, &team) {
+                Some(why) => out.orphans.push(Orphan::BrokenTeam {
+                    team,
+                    lead_pid: probe.recorded_pid,
+                    why,
+                }),
+                None => out.orphans.push(Orphan::DeadTeam {
+                    team,
+                    lead_pid: probe.recorded_pid,
+                    evidence: probe.status.evidence().to_vec(),
+                }),
+            },
             Some(why) => out.kept.push(Kept { team, why }),
         }
     }
@@ -219,7 +282,7 @@ pub fn survey(home: &Home) -> Survey {
             .map(|socket| Orphan::PrivateServer { socket }),
     );
     out.orphans.extend(
-        dead_private_sessions()
+        dead_private_sessions(home)
             .into_iter()
             .map(|session| Orphan::PrivateZellij { session }),
     );
@@ -237,9 +300,21 @@ pub fn survey(home: &Home) -> Survey {
     out
 }
 
+/// Why the team file of `team` cannot be read (`None`: it can, or there is none).
+fn unreadable_team_file(home: &Home, team: &str) -> Option<String> {
+    match store::read_team(home, team) {
+        Ok(_) | Err(store::StoreError::NotFound { .. }) => None,
+        Err(store::StoreError::Parse { detail, .. }) => Some(detail),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
 /// Teammate panes of this home on the user's tmux server whose team is gone (no
 /// `config.json`: a late write may have made some of its directories again).
 fn teammate_panes_without_team(home: &Home) -> Vec<TeammatePane> {
+    if !TmuxServer::user_server_may_run() {
+        return Vec::new();
+    }
     let root = home.root.to_string_lossy();
     teammate_panes(&TmuxServer { socket: None }, &root)
         .into_iter()
@@ -325,13 +400,16 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
                 return Err(format!("left alone after all: {why}"));
             }
             let _hold = store::LeadLiveness::acquire(home, team).map_err(|e| e.to_string())?;
+            let used_zellij =
+                team_used_zellij(home, team, store::read_team(home, team).ok().as_ref());
             if let Some(pid) = lead_pid {
                 let private = TmuxBackend::private(&TmuxServer::private_socket_name(*pid));
                 if private.server.is_running() && !pid_alive(*pid) {
                     let _ = private.server.kill_server();
                 }
                 let session = zellij::private_session_name(*pid);
-                if let Some(program) = zellij_program()
+                if used_zellij
+                    && let Some(program) = zellij_program()
                     && !pid_alive(*pid)
                     && zellij::list_sessions(&program).contains(&session)
                 {
@@ -355,6 +433,26 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
                     }
                 }
             })
+            .map_err(|e| e.to_string())
+        }
+        Orphan::BrokenTeam { team, .. } => {
+            let probe = lead_probe::probe(home, team);
+            if let Some(why) = keep_reason(probe.owner, &probe.status) {
+                return Err(format!("left alone after all: {why}"));
+            }
+            let Some(why) = unreadable_team_file(home, team) else {
+                return Err("its team file can be read again: run clean again".to_string());
+            };
+            let _hold = store::LeadLiveness::acquire(home, team).map_err(|e| e.to_string())?;
+            // Its members are unknown: nothing is killed here. Its teammates leave on their
+            // own once the team directory is gone (`store::team::team_gone`), and `clean
+            // --orphans` then finds their panes.
+            store::quarantine::quarantine_team(
+                home,
+                team,
+                &format!("its lead was gone and its team file could not be read: {why}"),
+            )
+            .map(|_| ())
             .map_err(|e| e.to_string())
         }
         Orphan::PrivateZellij { session } => {

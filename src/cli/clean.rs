@@ -5,7 +5,9 @@
 //! `--orphans` also private tmux servers of dead leads and lead sockets no server answers. A
 //! removed team's teammates go with it: their panes and their processes (`backend::reap`). Every other team is left alone and
 //! listed with the reason (a Claude Code team is never removed; a team whose lead is alive or
-//! of unknown state is kept). `--dry-run` only lists.
+//! of unknown state is kept). A dead teamlead team whose team file cannot be read is moved, as
+//! it is, into `<home>/quarantine/<team>/` instead ("would move to quarantine" / "moved to
+//! quarantine"), never deleted. `--dry-run` only lists.
 
 use color_eyre::eyre::{Result, bail};
 
@@ -23,7 +25,9 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
     let found: Vec<&Orphan> = survey
         .orphans
         .iter()
-        .filter(|o| args.orphans || matches!(o, Orphan::DeadTeam { .. }))
+        .filter(|o| {
+            args.orphans || matches!(o, Orphan::DeadTeam { .. } | Orphan::BrokenTeam { .. })
+        })
         .collect();
     let mut out = Out::new();
     for kept in &survey.kept {
@@ -76,12 +80,13 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
     }
     for orphan in found {
         let what = visible_line(&orphan.to_string()).into_owned();
+        let (would, done) = orphan.verbs();
         if args.dry_run {
-            out.line(format!("would remove: {what}"))?;
+            out.line(format!("{would}: {what}"))?;
             continue;
         }
         match orphans::remove(&ctx.home, orphan) {
-            Ok(()) => out.line(format!("removed: {what}"))?,
+            Ok(()) => out.line(format!("{done}: {what}"))?,
             Err(e) => {
                 failures += 1;
                 eprintln!("could not remove {what}: {}", visible_line(&e));

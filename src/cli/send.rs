@@ -7,17 +7,73 @@
 //! (`store::lock`), so killed writers never make a send fail.
 
 use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use color_eyre::eyre::{Result, WrapErr, bail};
 
 use super::Context;
 use super::args::SendArgs;
 use super::output::Out;
-use super::refuse::{note_stale_lock, refuse_if_any, shown_path};
-use crate::protocol::InboxEntry;
+use super::refuse::{note_stale_lock, problem_line, refuse_if_any, shown_path};
+use crate::protocol::display::visible_line;
 use crate::protocol::names::check_path_component;
-use crate::store::audit::{Expect, ProblemKind, before_write};
-use crate::store::{inbox, lock, read_team};
+use crate::protocol::{InboxEntry, LEAD_NAME};
+use crate::store::audit::{Expect, Problem, ProblemKind, before_write};
+use crate::store::{Home, inbox, is_lead_alive, lock, quarantine, read_team};
+
+/// How long `send` waits for a running lead to move its unreadable inbox aside.
+const RECOVERY_WAIT: Duration = Duration::from_secs(3);
+
+/// An inbox whose content cannot be read (what the lead moves to quarantine), as opposed to a
+/// link, a FIFO or a stray lock, which are left for a human.
+fn unreadable_inbox(p: &Problem) -> bool {
+    matches!(
+        p.kind,
+        ProblemKind::TooLarge | ProblemKind::NotUtf8 | ProblemKind::NotJson | ProblemKind::Schema
+    )
+}
+
+/// `quarantine/<team>` as shown.
+fn quarantine_shown(home: &Home, team: &str) -> String {
+    shown_path(home, &home.quarantine_dir().join(team))
+}
+
+/// The lead's inbox cannot be read but its lead runs, and moves such an inbox to quarantine
+/// within a second: waits for that (up to [`RECOVERY_WAIT`]), then says what was wrong and
+/// where the content went. Returns the problems found at the end.
+fn wait_for_recovery(home: &Home, team: &str, path: &Path, first: Vec<Problem>) -> Vec<Problem> {
+    let origin = path.display().to_string();
+    let before: Vec<PathBuf> = quarantine::list(home, team)
+        .into_iter()
+        .map(|k| k.path)
+        .collect();
+    let deadline = Instant::now() + RECOVERY_WAIT;
+    let mut problems = first;
+    while problems.iter().any(unreadable_inbox) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        problems = before_write(home, path, Expect::JsonArray);
+    }
+    if problems.iter().any(unreadable_inbox) {
+        return problems;
+    }
+    let moved = quarantine::list(home, team)
+        .into_iter()
+        .rfind(|k| k.origin == origin && !before.contains(&k.path));
+    let detail = match &moved {
+        Some(k) => format!(
+            "its lead moved the content to {} ({})",
+            shown_path(home, &k.path),
+            visible_line(&k.reason)
+        ),
+        None => "it is readable again".to_string(),
+    };
+    eprintln!(
+        "note: {}: the lead's inbox could not be read; {detail}",
+        shown_path(home, path)
+    );
+    problems
+}
 
 pub fn run(ctx: &Context, args: &SendArgs) -> Result<()> {
     let home = &ctx.home;
@@ -32,11 +88,36 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<()> {
     config_problems.retain(|p| p.kind != ProblemKind::StrayLockFile);
     refuse_if_any(home, &config_problems, "read the team file")?;
     let path = home.inbox_path(&args.team, &args.to)?;
-    refuse_if_any(
-        home,
-        &before_write(home, &path, Expect::JsonArray),
-        "append to the inbox",
-    )?;
+    let mut problems = before_write(home, &path, Expect::JsonArray);
+    if args.to == LEAD_NAME
+        && problems.iter().any(unreadable_inbox)
+        && is_lead_alive(home, &args.team)
+    {
+        problems = wait_for_recovery(home, &args.team, &path, problems);
+    }
+    if let Some(p) = problems.iter().find(|p| unreadable_inbox(p)) {
+        let what = problem_line(home, p);
+        let hint = if args.to != LEAD_NAME {
+            "move the file aside (or repair it) and a fresh inbox is started by the next message"
+                .to_string()
+        } else if is_lead_alive(home, &args.team) {
+            format!(
+                "the running lead of team `{}` moves such an inbox into {}/ and starts a fresh \
+                 one, but it has not done so yet: try again in a moment, or see its transcript",
+                args.team,
+                quarantine_shown(home, &args.team)
+            )
+        } else {
+            format!(
+                "no lead of team `{}` is running: the next lead started on the team moves it \
+                 into {}/ and starts a fresh inbox; or move the file aside yourself",
+                args.team,
+                quarantine_shown(home, &args.team)
+            )
+        };
+        bail!("refusing to append to the inbox, nothing was changed: {what}; {hint}");
+    }
+    refuse_if_any(home, &problems, "append to the inbox")?;
     let team = read_team(home, &args.team)?;
     let text = if args.text == "-" {
         let mut buf = String::new();

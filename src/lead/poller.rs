@@ -1,6 +1,7 @@
 //! The lead's inbox poller: drains `inboxes/team-lead.json` through the delivery log (recorded
 //! durably before removal, de-duplicated across crashes) and sorts every entry into what the
-//! controller does with it ([`LeadIncoming`]). Woken by the file event on the inboxes directory,
+//! controller does with it ([`LeadIncoming`]). An inbox it cannot read is moved to quarantine
+//! and a fresh one started (`store::inbox::recover_unreadable`), then drained again. Woken by the file event on the inboxes directory,
 //! with the controller's slow safety poll as a fallback.
 
 use std::path::PathBuf;
@@ -28,6 +29,8 @@ pub struct Polled {
     pub incoming: Vec<LeadIncoming>,
     /// Files where bad input was kept.
     pub quarantined: Vec<PathBuf>,
+    /// The inbox could not be read and was moved to quarantine (a fresh one was started).
+    pub recovered: Vec<store::inbox::Recovered>,
     /// Why the drain stopped early. What it recorded before is in `incoming` all the same
     /// (the delivery log would skip it next time); the rest waits in the inbox for the next
     /// drain (a full disk, a lock in the way).
@@ -47,6 +50,34 @@ impl Poller {
 
     /// Takes every new entry out of the lead's inbox, sorted into actions, in inbox order.
     pub fn poll(&mut self) -> Polled {
+        let mut polled = self.drain();
+        // An inbox the lead cannot read would make it deaf: its bytes go to quarantine, a
+        // fresh inbox is started, and what arrived since is drained at once.
+        for _ in 0..2 {
+            let inbox = self.home.inbox_path(&self.team, LEAD_NAME).ok();
+            let unreadable = matches!(&polled.problem,
+                Some(StoreError::Parse { path, .. }) if Some(path) == inbox.as_ref());
+            if !unreadable {
+                break;
+            }
+            match store::inbox::recover_unreadable(&self.home, &self.team, LEAD_NAME) {
+                Ok(found) => {
+                    polled.recovered.extend(found);
+                    let again = self.drain();
+                    polled.incoming.extend(again.incoming);
+                    polled.quarantined.extend(again.quarantined);
+                    polled.problem = again.problem;
+                }
+                Err(e) => {
+                    polled.problem = Some(e);
+                    break;
+                }
+            }
+        }
+        polled
+    }
+
+    fn drain(&mut self) -> Polled {
         let mut delivered = Vec::new();
         let drained = store::inbox::drain_unread_into(
             &self.home,
@@ -62,6 +93,7 @@ impl Poller {
         Polled {
             incoming: delivered.into_iter().map(classify).collect(),
             quarantined,
+            recovered: Vec::new(),
             problem,
         }
     }

@@ -5,7 +5,8 @@
 //! parsed (not UTF-8, not JSON, too deep, not an array — for an append, not an array of
 //! objects) is never rewritten: every writer fails with a `Parse` error naming it and leaves
 //! its bytes as they are. Entries of a valid array that fail the schema when consumed are
-//! moved to quarantine.
+//! moved to quarantine. The one exception is the lead's own inbox: the lead moves an inbox it
+//! cannot read, as it is, into quarantine and starts a fresh one ([`recover_unreadable`]).
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -431,6 +432,126 @@ fn drain_locked(
     Ok(outcome
         .map(|((), quarantined)| quarantined)
         .unwrap_or_default())
+}
+
+/// An inbox that could not be read, moved to quarantine by [`recover_unreadable`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovered {
+    /// Where its bytes are now (`<home>/quarantine/<team>/…-<name>.json.<hex>.bad`).
+    pub kept: PathBuf,
+    /// Why it could not be read.
+    pub detail: String,
+    /// How many bytes were moved.
+    pub bytes: u64,
+}
+
+/// Why the inbox at `path` cannot be read as a JSON array (`None`: it can, or it is missing).
+/// `retry` allows the torn-read retries. A file too large for the reader is unreadable too.
+fn unreadable(path: &Path, retry: bool) -> Result<Option<String>> {
+    let parse = |bytes: &[u8]| {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        as_array(parse_json(bytes)?).map(|_| ())
+    };
+    let judged = if retry {
+        read_parsed(path, parse)
+    } else {
+        read_regular(path, MAX_FILE_BYTES).map(|b| match b {
+            None => Parsed::Missing,
+            Some(bytes) => match parse(&bytes) {
+                Ok(()) => Parsed::Ok(()),
+                Err(detail) => Parsed::Invalid { bytes, detail },
+            },
+        })
+    };
+    match judged {
+        Ok(Parsed::Missing | Parsed::Ok(())) => Ok(None),
+        Ok(Parsed::Invalid { detail, .. }) => Ok(Some(detail)),
+        // Too large for the reader: a Parse error naming the size.
+        Err(StoreError::Parse { detail, .. }) => Ok(Some(detail)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The lead's way out of an inbox it cannot read (not UTF-8, not JSON, not an array, too
+/// large): under the inbox's lock, the file is renamed as it is into `<home>/quarantine/<team>/`
+/// (outside the team directory, so removing the team keeps it), a `.why` note is written beside
+/// it, and a fresh `[]` inbox is made, so messages flow again. Nothing is copied, so not a byte
+/// is lost: a writer that appends to the file it opened before the move appends to the kept
+/// file, and one that opens the path after it finds the fresh inbox (or makes one). A file
+/// that had become a valid inbox by the time it was moved (replaced between the read and the
+/// rename by a writer that ignores the lock) is put back. `None` when there is nothing to
+/// recover (the inbox is readable, missing, or not a regular file, which is left for a human).
+pub fn recover_unreadable(home: &Home, team: &str, member: &str) -> Result<Option<Recovered>> {
+    let path = home.inbox_path(team, member)?;
+    home.check_inside(&path)?;
+    if !super::atomic::check_regular_file(&path)? {
+        return Ok(None);
+    }
+    let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
+    for _ in 0..3 {
+        let Some(mut detail) = unreadable(&path, true)? else {
+            return Ok(None);
+        };
+        let (kept, why) = super::quarantine::place(home, team, &path)?;
+        match std::fs::rename(&path, &kept) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+                // The quarantine is on another file system: copy, then remove the inbox only
+                // if it still holds exactly what was copied.
+                let Some(bytes) = read_regular(&path, 1 << 40)? else {
+                    return Ok(None);
+                };
+                write_atomic(&kept, &bytes)?;
+                if read_regular(&path, 1 << 40)?.as_deref() != Some(&bytes[..]) {
+                    let _ = std::fs::remove_file(&kept);
+                    continue;
+                }
+                std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
+            }
+            Err(e) => return Err(StoreError::io(&path, e)),
+        }
+        if unreadable(&kept, false)?.is_none() {
+            // Replaced by a valid inbox between the read and the rename: put it back.
+            match super::lock::create::rename_no_replace(&kept, &path) {
+                Ok(()) => continue,
+                Err(_) => {
+                    detail = format!(
+                        "{detail}; it had become a valid inbox by the time it was moved and a \
+                         new inbox was already there, so its entries are kept here"
+                    )
+                }
+            }
+        }
+        create_exclusive(&path, b"[]")?;
+        if let Some(dir) = path.parent() {
+            super::atomic::sync_dir(dir)?;
+        }
+        if let Some(dir) = kept.parent() {
+            super::atomic::sync_dir(dir)?;
+        }
+        let bytes = std::fs::symlink_metadata(&kept)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        super::quarantine::write_note(
+            &why,
+            &path,
+            &format!("the inbox could not be read ({bytes} bytes): {detail}"),
+        )?;
+        tracing::warn!(
+            "moved the unreadable inbox {} to {} ({bytes} bytes): {detail}",
+            path.display(),
+            kept.display()
+        );
+        return Ok(Some(Recovered {
+            kept,
+            detail,
+            bytes,
+        }));
+    }
+    Ok(None)
 }
 
 /// 2.1.45-style consumption: sets `read: true` on the entries whose de-duplication key is in

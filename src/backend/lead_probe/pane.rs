@@ -36,6 +36,9 @@ pub fn pane_state(pane: &str) -> PaneState {
     if !is_tmux_pane_id(pane) {
         return PaneState::NoAnswer(format!("`{pane}` is not a tmux pane id"));
     }
+    if !super::super::tmux::TmuxServer::user_server_may_run() {
+        return PaneState::NoAnswer("no tmux server is running (no socket)".to_string());
+    }
     // Listing every pane tells "no such pane" apart from "no server".
     let format =
         "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_current_command}\t#{pane_current_path}";

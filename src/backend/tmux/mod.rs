@@ -66,6 +66,18 @@ impl TmuxServer {
             .unwrap_or_default()
     }
 
+    /// May the user's tmux server (the one of `$TMUX`, else the default socket) be running?
+    /// Only then is it asked anything: a `tmux` client started without a server makes its
+    /// socket directory, and a read-only command must not write.
+    pub fn user_server_may_run() -> bool {
+        if std::env::var_os("TMUX").is_some_and(|v| !v.is_empty()) {
+            return true;
+        }
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::symlink_metadata(TmuxServer::socket_dir().join("default"))
+            .is_ok_and(|m| m.file_type().is_socket())
+    }
+
     /// The directory of this user's tmux sockets (`$TMUX_TMPDIR` or `/tmp`, then `tmux-<uid>`).
     pub fn socket_dir() -> std::path::PathBuf {
         let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".to_string());

@@ -65,6 +65,15 @@ pub struct TeamReport {
     pub available: Vec<String>,
     pub inboxes: Vec<InboxRow>,
     pub problems: Vec<ProblemRow>,
+    /// What was moved to `<home>/quarantine/<team>/` (an unreadable inbox, bad entries).
+    pub quarantined: Vec<QuarantineRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QuarantineRow {
+    pub path: String,
+    pub origin: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -210,8 +219,13 @@ fn team_row(home: &Home, name: &str, audit: &TeamAudit) -> TeamRow {
 pub fn team_report(home: &Home, team: &str) -> Result<TeamReport, StoreError> {
     let audit = audit::audit_team(home, team)?;
     if !audit.exists {
+        let kept = crate::store::quarantine::list(home, team);
+        let moved = match kept.last() {
+            Some(k) => format!("; what was kept of it is in {}", k.path.display()),
+            None => String::new(),
+        };
         return Err(StoreError::not_found(format!(
-            "team `{team}` (no {} or {})",
+            "team `{team}` (no {} or {}{moved})",
             home.team_dir(team)?.display(),
             home.tasks_dir(team)?.display()
         )));
@@ -252,6 +266,14 @@ pub fn report_from(home: &Home, team: &str, audit: &TeamAudit) -> TeamReport {
         available: available_ids,
         inboxes,
         problems: audit.problems.iter().map(ProblemRow::from_audit).collect(),
+        quarantined: crate::store::quarantine::list(home, team)
+            .into_iter()
+            .map(|k| QuarantineRow {
+                path: k.path.display().to_string(),
+                origin: k.origin,
+                reason: k.reason,
+            })
+            .collect(),
     }
 }
 

@@ -131,6 +131,7 @@ pub fn team_text(r: &TeamReport, style: Style) -> String {
     members_text(r, style, &mut out);
     tasks_text(r, style, &mut out);
     inboxes_text(r, style, &mut out);
+    quarantine_text(r, style, &mut out);
 
     out.push('\n');
     problems_text(&r.home, &r.problems, style, &mut out);
@@ -295,5 +296,23 @@ fn inboxes_text(r: &TeamReport, style: Style, out: &mut String) {
                 v(&m.summary)
             ));
         }
+    }
+}
+
+/// What the team's quarantine holds, where it came from and why (only when there is some).
+fn quarantine_text(r: &TeamReport, style: Style, out: &mut String) {
+    if r.quarantined.is_empty() {
+        return;
+    }
+    out.push('\n');
+    out.push_str(&style.bold(&format!("quarantined ({})", r.quarantined.len())));
+    out.push('\n');
+    for q in &r.quarantined {
+        out.push_str(&format!(
+            "  {}\n    from {}: {}\n",
+            v(&q.path),
+            v(&q.origin),
+            v(&q.reason)
+        ));
     }
 }

@@ -165,6 +165,10 @@ pub enum LeadError {
         "team `{team}` already exists and its lead cannot be proven gone ({why}): pick another name with --team, or try again later"
     )]
     TeamInUse { team: String, why: String },
+    #[error(
+        "team `{team}` was left by a lead that is gone, and its team file cannot be read ({why}); nothing was changed. `teamlead clean` moves the team into quarantine/{team}/ (its files kept as they are, `--dry-run` shows it first), or move teams/{team} aside yourself, or pick another name with --team"
+    )]
+    BrokenTeam { team: String, why: String },
     #[error("the lead must be started inside a tokio runtime")]
     NoRuntime,
 }

@@ -38,6 +38,11 @@ pub(crate) fn open_team(
         let probe = lead_probe::probe(home, team);
         match (probe.owner, &probe.status) {
             (Owner::Teamlead, LeadStatus::Dead { .. }) => {
+                // A team file that cannot be read is refused before the flock is taken (which
+                // writes this pid into the liveness file): nothing of the team is changed.
+                if let Err(StoreError::Parse { path, detail }) = store::read_team(home, team) {
+                    return Err(broken_team(home, team, &path, &detail));
+                }
                 // The flock decides who adopts: whoever holds it leads the team.
                 let liveness = LeadLiveness::acquire(home, team)?;
                 match store::read_team(home, team) {
@@ -52,6 +57,10 @@ pub(crate) fn open_team(
                     }
                     // Removed meanwhile (another lead adopted it and quit): start afresh.
                     Err(StoreError::NotFound { .. }) => drop(liveness),
+                    // Never deleted nor rewritten here: the person is told what to do.
+                    Err(StoreError::Parse { path, detail }) => {
+                        return Err(broken_team(home, team, &path, &detail));
+                    }
                     Err(e) => return Err(e.into()),
                 }
             }
@@ -80,6 +89,15 @@ pub(crate) fn open_team(
     store::create_team(home, &file)?;
     let liveness = LeadLiveness::acquire(home, team)?;
     Ok((file, liveness, None))
+}
+
+/// The refusal of a dead team whose team file cannot be read, saying what to do.
+fn broken_team(home: &Home, team: &str, path: &std::path::Path, detail: &str) -> LeadError {
+    let shown = path.strip_prefix(&home.root).unwrap_or(path);
+    LeadError::BrokenTeam {
+        team: team.to_string(),
+        why: format!("{}: {detail}", shown.display()),
+    }
 }
 
 impl Controller {

@@ -393,6 +393,15 @@ impl Controller {
                 path.display()
             ));
         }
+        for r in &polled.recovered {
+            self.note(format!(
+                "The lead's inbox could not be read ({}); its {} bytes were moved to {} (a note \
+                 beside it says why) and a fresh inbox was started: messages reach the lead again.",
+                r.detail,
+                r.bytes,
+                r.kept.display()
+            ));
+        }
         for incoming in polled.incoming {
             self.on_incoming(incoming);
         }

@@ -20,7 +20,7 @@
 
 #[cfg(test)]
 mod backoff_tests;
-mod create;
+pub(crate) mod create;
 pub mod holder;
 mod takeover;
 pub mod waiter;
