@@ -1,9 +1,9 @@
-//! Mode cycling from the teams dialog: Shift+Tab in a teammate's detail writes its new mode to
-//! config.json and sends a `mode_set_request`; the teammate ends up in that mode, observed by
-//! whether its calls ask. 2.1.45 applies the request, so its next Write is not asked. Newer
-//! clients ignore it; their next Write asks, and the lead answers that request itself with a
-//! `setMode` approval (the mode it set would not have asked; `controller::mode_sync`) and says
-//! so — the person is never asked — after which the teammate's Writes are not asked either.
+//! Mode cycling from the teams dialog: Shift+Tab in a teammate's detail asks for the next
+//! mode; the lead brings the claude teammate there with Claude Code's own mode key and records
+//! it once the client shows it (`lead::mode_drive`), observed by whether its calls ask:
+//! loosened to acceptEdits, its Writes are not asked. Then tightening from the dialog
+//! (acceptEdits → plan), a mode the client does not offer (bypassPermissions: told, shown as
+//! requested beside the mode in force, never as taken), and default, where a Write asks.
 
 use std::time::Instant;
 
@@ -81,6 +81,56 @@ pub fn cycle_from_the_teams_dialog(client: &Client) {
         "[{label}] the second Write did not run\n{}",
         scene.explain()
     );
+
+    // Tightening from the dialog: acceptEdits → plan; then bypassPermissions, which a client
+    // not started with it does not offer: the lead says so and the teammate stays in plan;
+    // Shift+Tab once more moves on to default, where a Write asks.
+    scene.keys(&["Down"]);
+    scene.wait_screen("the footer badge selected", |s| {
+        s.contains("open the teams dialog")
+    });
+    scene.keys(&["Enter"]);
+    scene.wait_screen("the teams dialog", |s| s.contains("❯ ● worker"));
+    scene.keys(&["Enter"]);
+    scene.wait_screen("worker's detail", |s| s.contains("worker@"));
+    scene.keys(&["BTab"]);
+    scene.wait("config.json to show worker in plan", || {
+        scene.member("worker")["mode"] == "plan"
+    });
+    scene.wait_screen("the detail showing plan", |s| {
+        s.lines()
+            .any(|l| l.contains("mode") && l.contains("plan") && !l.contains("requested"))
+    });
+    scene.keys(&["BTab"]);
+    scene.wait_screen("the detail showing bypass requested, plan in force", |s| {
+        s.contains("plan (bypassPermissions requested)")
+    });
+    scene.keys(&["BTab"]);
+    scene.wait("config.json to show worker in default", || {
+        scene.member("worker")["mode"] == "default"
+    });
+    scene.keys(&["Escape"]);
+    scene.wait_screen("the teams dialog closed", |s| {
+        s.contains("shift+tab to cycle") && !s.contains("esc close") && !s.contains("❯ ●")
+    });
+    scene.wait_screen("the lead saying bypass was not taken", |s| {
+        s.contains("not bypassPermissions")
+    });
+    scene.model.add(Rule::on(
+        "CC-WRITE-O",
+        Act::Write {
+            path: scene
+                .work_file("cycled3.txt")
+                .to_string_lossy()
+                .into_owned(),
+            content: "o\n".into(),
+        },
+    ));
+    let asked = scene.permission_requests("worker").len();
+    scene.say("worker", "CC-WRITE-O");
+    scene.wait("the Write in default mode to be asked", || {
+        scene.permission_requests("worker").len() > asked
+    });
 }
 
 /// Tightening is true: a teammate spawned in acceptEdits and set to `default` by `/mode` asks

@@ -38,8 +38,12 @@ impl Controller {
                 if !self.has_teammate(&name).await {
                     return self.no_such_teammate(&name);
                 }
+                // A mode asked for and not (yet) taken is where the cycle stands: Shift+Tab
+                // again moves past a mode a claude teammate's own cycle does not offer.
+                let requested = self.tracking.get(&name).and_then(|t| t.mode_requested);
                 if let Some(mode) = self.team_file.member(&name).map(|m| m.permission_mode()) {
-                    self.set_teammate_mode(&name, mode.next()).await;
+                    self.set_teammate_mode(&name, requested.unwrap_or(mode).next())
+                        .await;
                 }
             }
             LeadCommand::SetTeammateMode { name, mode } => {
