@@ -245,8 +245,11 @@ fn a_dead_writers_lock_on_a_task_file_holds_only_the_command_that_writes_it() {
     assert!(locked_at.elapsed() < Duration::from_secs(9));
     assert!(!session.contents().contains("Assigned task #1"));
 
+    // The note, or alpha's plan for the task (alpha is in plan mode now: once it has the
+    // assignment its plan dialog can cover the transcript before the note was seen).
     session.wait_for("the assignment", |s| {
         s.contents().contains("Assigned task #1")
+            || s.contents().contains("Task #1: check the parser")
     });
     let completed = locked_at.elapsed();
     eprintln!("the assignment completed {completed:?} after the lock was left");
