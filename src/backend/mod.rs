@@ -58,6 +58,8 @@ pub enum PaneState {
 pub enum PaneKey {
     /// Shift+Tab: Claude Code cycles its permission mode with it.
     BackTab,
+    /// Esc: Claude Code stops its current turn.
+    Escape,
 }
 
 impl PaneKey {
@@ -65,6 +67,7 @@ impl PaneKey {
     pub fn bytes(self) -> &'static str {
         match self {
             PaneKey::BackTab => "\u{1b}[Z",
+            PaneKey::Escape => "\u{1b}",
         }
     }
 }
@@ -176,6 +179,7 @@ impl PaneBackend for tmux::TmuxBackend {
     fn send_key(&self, pane: &str, key: PaneKey) -> Result<(), BackendError> {
         let name = match key {
             PaneKey::BackTab => "BTab",
+            PaneKey::Escape => "Escape",
         };
         self.server
             .run(&["send-keys", "-t", pane, name])

@@ -35,6 +35,10 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
         ),
         ("/kill", "/kill NAME — stop a teammate at once"),
         (
+            "/interrupt",
+            "/interrupt NAME — stop a teammate's current turn (it stays, and takes your next message)",
+        ),
+        (
             "/respawn",
             "/respawn NAME — start a stopped teammate again (same name, prompt, mode, agent, worktree)",
         ),
@@ -97,6 +101,10 @@ pub enum SlashCommand {
         target: ShutdownTarget,
     },
     Kill {
+        name: String,
+    },
+    /// Stop a teammate's current turn (Esc in its view or pane).
+    Interrupt {
         name: String,
     },
     /// Start a stopped teammate again under its name.
@@ -224,6 +232,12 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
                 target: ShutdownTarget::One(strip_at(name)),
             }),
             _ => Err(usage("/shutdown")),
+        },
+        "interrupt" => match all_tokens(args)?.as_slice() {
+            [name] => Ok(SlashCommand::Interrupt {
+                name: strip_at(name),
+            }),
+            _ => Err(usage("/interrupt")),
         },
         "kill" => match all_tokens(args)?.as_slice() {
             [name] => Ok(SlashCommand::Kill {

@@ -36,6 +36,73 @@ impl Controller {
         );
     }
 
+    /// `/interrupt NAME`: stops the teammate's current turn. In-process teammates through
+    /// their turn's token; a `claude` teammate by Esc typed into its pane (Claude Code stops
+    /// the turn, and idles with `interrupted`).
+    pub(super) async fn interrupt_teammate(&mut self, name: &str) {
+        if !self.has_teammate(name).await {
+            return self.no_such_teammate(name);
+        }
+        if self.executor.interrupt(name) {
+            return self.note(format!("Interrupted {name}'s turn."));
+        }
+        let typer = self
+            .executor
+            .key_typer(name)
+            .filter(|_| self.is_claude(name));
+        let Some(typer) = typer else {
+            self.refused = true;
+            return self.note(format!(
+                "Cannot interrupt {name} from here: it has no turn running in this process \
+                 and no pane the lead can type Esc into. Jump to it and press Esc, or \
+                 /shutdown {name}."
+            ));
+        };
+        let who = name.to_string();
+        let screen = self.executor.pane_reader(name);
+        self.store.submit(
+            Lane::Keys(who.clone()),
+            move |_| {
+                typer(PaneKey::Escape)?;
+                // Claude Code says so in its pane (`Interrupted · What should Claude do
+                // instead?`); it writes no idle notification for an interrupted turn.
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+                let Some(read) = screen else {
+                    return Ok(false);
+                };
+                loop {
+                    if read(12).iter().any(|l| l.contains("Interrupted")) {
+                        return Ok(true);
+                    }
+                    if std::time::Instant::now() >= deadline {
+                        return Ok(false);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            },
+            move |c, typed: Result<bool, String>| match typed {
+                Ok(true) => {
+                    if let Some(t) = c.tracking.get_mut(&who) {
+                        t.activity = crate::lead::view_builder::Activity::Idle {
+                            since_ms: crate::protocol::time::now_ms(),
+                        };
+                    }
+                    c.note(format!(
+                        "Interrupted {who}'s turn (Esc in its pane); it takes your next message."
+                    ));
+                    c.publish();
+                }
+                Ok(false) => c.note(format!(
+                    "Pressed Esc in {who}'s pane; it did not show that its turn stopped."
+                )),
+                Err(e) => {
+                    c.refused = true;
+                    c.note(format!("Could not interrupt {who}: {e}"));
+                }
+            },
+        );
+    }
+
     /// Is `name` a real `claude` process (as this lead or the one before started it)?
     pub(super) fn is_claude(&self, name: &str) -> bool {
         self.record.teammates.get(name).is_some_and(|r| r.claude)

@@ -89,6 +89,7 @@ impl Controller {
                 target: ShutdownTarget::One(name),
             } => self.shutdown_one(&name, reported()).await,
             SlashCommand::Kill { name } => self.kill(&name).await,
+            SlashCommand::Interrupt { name } => self.interrupt_teammate(&name).await,
             SlashCommand::Respawn { name } => {
                 let done = self.respawn(&name).await;
                 self.report(done);
