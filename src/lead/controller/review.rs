@@ -66,22 +66,33 @@ impl Target {
 impl Controller {
     /// The worktree of teammate `name`, or why there is none (said and marked refused).
     async fn review_target(&mut self, name: &str) -> Option<Target> {
-        if !self.has_teammate(name).await {
+        // A teammate that left the team (killed, pruned) keeps its worktree until /quit.
+        let left = |c: &Controller| {
+            c.worktrees
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map(|(_, w)| w.path.clone())
+        };
+        let path = if self.has_teammate(name).await {
+            let member = self.team_file.member(name);
+            match member.and_then(|m| m.worktree_path.clone()) {
+                Some(p) => PathBuf::from(p),
+                None => {
+                    self.refused = true;
+                    self.note(format!(
+                        "{name} works in the lead's checkout, not a worktree of its own: there is nothing to review or merge apart (spawn with --worktree)."
+                    ));
+                    return None;
+                }
+            }
+        } else if let Some(p) = left(self) {
+            p
+        } else {
             self.no_such_teammate(name);
             return None;
-        }
-        let path = self
-            .team_file
-            .member(name)
-            .and_then(|m| m.worktree_path.clone());
-        let Some(path) = path else {
-            self.refused = true;
-            self.note(format!(
-                "{name} works in the lead's checkout, not a worktree of its own: there is nothing to review or merge apart (spawn with --worktree)."
-            ));
-            return None;
         };
-        let worktree = PathBuf::from(path);
+        let worktree = path;
         let branch = self
             .worktrees
             .iter()
@@ -179,20 +190,25 @@ impl Controller {
         let Some(target) = self.review_target(name).await else {
             return;
         };
-        let running = self.team_file.member(name).is_some_and(|m| {
-            !matches!(
-                status_of(m, self.tracking.get(name), false),
+        // A teammate removed from the team (killed, pruned) has no tracking left.
+        let running = match (self.team_file.member(name), self.tracking.get(name)) {
+            (Some(m), Some(t)) => !matches!(
+                status_of(m, Some(t), false),
                 TeammateStatus::Stopped { .. } | TeammateStatus::Gone
-            )
-        });
+            ),
+            _ => false,
+        };
         self.git_job(
             move || merge_job(&target, how, dry_run, retire && !running, running && retire),
             |c, result| {
-                let (text, refused, kept) = match result {
-                    Ok(done) => (done.text, false, done.kept),
-                    Err(e) => (e, true, None),
+                let (text, refused, kept, retired) = match result {
+                    Ok(done) => (done.text, false, done.kept, done.retired),
+                    Err(e) => (e, true, None, None),
                 };
                 c.refused |= refused;
+                if let Some(path) = retired {
+                    c.worktrees.retain(|(_, w)| w.path != path);
+                }
                 if let Some((path, branch, tip)) = kept {
                     c.review.merged.insert(path, (branch, tip));
                 }
@@ -299,6 +315,8 @@ struct Merged {
     text: String,
     /// Merged but kept (the teammate still runs in it): path, branch and the tip merged.
     kept: Option<(PathBuf, String, String)>,
+    /// The worktree removed after the merge.
+    retired: Option<PathBuf>,
 }
 
 fn how_word(how: MergeHow) -> &'static str {
@@ -353,6 +371,7 @@ fn merge_job(
                 "Nothing to merge: {branch} has no commit that {lead_branch} lacks.{left_out}"
             ),
             kept: None,
+            retired: None,
         });
     }
     let what = format!(
@@ -366,6 +385,7 @@ fn merge_job(
                 how_word(how)
             ),
             kept: None,
+            retired: None,
         });
     }
     let subjects = git::commits(repo, "HEAD", &branch)
@@ -395,13 +415,16 @@ fn merge_job(
         how_word(how),
         head.chars().take(7).collect::<String>()
     );
-    let mut kept = None;
+    let (mut kept, mut retired) = (None, None);
     if retire {
         match git::retire_merged(repo, &target.worktree, &branch, &tip) {
-            Ok(None) => text.push_str(&format!(
-                " Removed its worktree {} and branch {branch}.",
-                target.worktree.display()
-            )),
+            Ok(None) => {
+                text.push_str(&format!(
+                    " Removed its worktree {} and branch {branch}.",
+                    target.worktree.display()
+                ));
+                retired = Some(target.worktree.clone());
+            }
             Ok(Some(why)) => text.push_str(&format!(
                 " Kept its worktree {}: it holds {why}.",
                 target.worktree.display()
@@ -425,7 +448,11 @@ fn merge_job(
         }
         kept = Some((target.worktree.clone(), branch, tip));
     }
-    Ok(Merged { text, kept })
+    Ok(Merged {
+        text,
+        kept,
+        retired,
+    })
 }
 
 /// The merge queue (on the blocking pool).

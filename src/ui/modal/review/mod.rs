@@ -20,7 +20,7 @@ use ratatui::widgets::{Paragraph, Widget};
 use crate::lead::review::{DiffLine, FileDiff, LineKind, ReviewSummary};
 use crate::lead::view::LeadCommand;
 use crate::ui::modal::context::DialogSender;
-use crate::ui::modal::{DialogOutcome, fit_spans, frame, hint_lines};
+use crate::ui::modal::{DialogOutcome, fit_spans, frame, hint_lines, pick_title};
 use crate::ui::palette::dim;
 use crate::ui::transcript::wrap::{str_width, truncate};
 use highlight::Highlighter;
@@ -221,20 +221,32 @@ impl ReviewDialog {
 
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
         let s = &self.summary;
-        let title = vec![
-            Span::styled(" Review ", Style::default().add_modifier(Modifier::BOLD)),
-            Span::styled(
-                format!("@{} ", s.name),
-                Style::default().add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(format!("{} ", s.branch), dim()),
-        ];
-        let right = format!(
-            "base {} · {} files +{} -{}",
-            s.base,
-            s.files.len(),
-            s.added(),
-            s.removed()
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let right = if area.width >= 60 {
+            format!(
+                "base {} · {} files +{} -{}",
+                s.base,
+                s.files.len(),
+                s.added(),
+                s.removed()
+            )
+        } else {
+            format!("{} files +{} -{}", s.files.len(), s.added(), s.removed())
+        };
+        let title = pick_title(
+            vec![
+                vec![
+                    Span::styled(" Review ", bold),
+                    Span::styled(format!("@{} ", s.name), bold),
+                    Span::styled(format!("{} ", s.branch), dim()),
+                ],
+                vec![
+                    Span::styled(" Review ", bold),
+                    Span::styled(format!("@{} ", s.name), bold),
+                ],
+            ],
+            area.width,
+            str_width(&right) + 2,
         );
         let inner = frame(area, buf, Style::default(), title, Some(right));
         if inner.height == 0 || inner.width == 0 {
