@@ -281,3 +281,27 @@ async fn queue_names_the_conflicting_pair_and_merge_squashes_the_clean_one() {
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
     s.quit().await;
 }
+
+#[test]
+fn r_on_a_teammate_with_a_worktree_opens_its_review() {
+    use teamlead::lead::view::{TeammateStatus, ViewTarget};
+    use teamlead::ui::modal::Modal;
+    use teamlead::ui::modal::teams::TeamsDialog;
+    let mut alpha = crate::ui_common::teammate("alpha", "blue", TeammateStatus::Working, "tmux");
+    alpha.worktree = Some("/tmp/repo-worktrees/t-alpha".to_string());
+    let beta = crate::ui_common::teammate("beta", "green", TeammateStatus::Working, "tmux");
+    let mut state = state_with(vec![LeadEvent::Team(vec![alpha, beta])]);
+    state.modals.push(Modal::Teams(TeamsDialog::new()));
+    let sent = crate::ui_common::press(&mut state, &[crate::ui_common::ch('r')]);
+    assert_eq!(
+        sent,
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/review alpha".to_string()
+        }]
+    );
+    // beta works in the lead's checkout: `r` does nothing there.
+    let sent =
+        crate::ui_common::press(&mut state, &[key(KeyCode::Down), crate::ui_common::ch('r')]);
+    assert!(sent.is_empty(), "{sent:?}");
+}
