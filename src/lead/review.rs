@@ -244,9 +244,12 @@ fn emphasize(lines: &mut [DiffLine]) {
     }
 }
 
+/// Byte ranges of a line.
+type Ranges = Vec<(usize, usize)>;
+
 /// The byte ranges of `old` deleted and of `new` inserted, by a word diff; none when the two
 /// lines share almost nothing (then the whole line is the change and no highlight helps).
-fn word_ranges(old: &str, new: &str) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
+fn word_ranges(old: &str, new: &str) -> (Ranges, Ranges) {
     use similar::{ChangeTag, TextDiff};
     let diff = TextDiff::from_words(old, new);
     if diff.ratio() < 0.3 {

@@ -35,7 +35,7 @@ pub enum Modal {
     Teams(teams::TeamsDialog),
     Confirm(confirm::ConfirmDialog),
     Help(help::HelpDialog),
-    Review(review::ReviewDialog),
+    Review(Box<review::ReviewDialog>),
 }
 
 /// What becomes of a dialog after a key.

@@ -292,7 +292,7 @@ impl AppState {
                 if let Some(ask) = dialog.first_request() {
                     self.send(ask);
                 }
-                self.modals.push(Modal::Review(dialog));
+                self.modals.push(Modal::Review(Box::new(dialog)));
             }
             LeadEvent::ReviewFile { name, diff } => {
                 for modal in &mut self.modals {
