@@ -299,11 +299,12 @@ mod tests {
         assert_eq!((lines[2].old, lines[2].new), (None, Some(2)));
         assert_eq!((lines[3].old, lines[3].new), (None, Some(3)));
         assert_eq!((lines[4].old, lines[4].new), (Some(3), Some(4)));
-        // Only the `1` → `2` differs.
+        // Only the word `1;` → `2;` differs (words are split at whitespace).
+        assert_eq!(lines[1].emph.len(), 1);
         let (s, e) = lines[1].emph[0];
-        assert_eq!(&lines[1].text[s..e], "1");
+        assert_eq!(&lines[1].text[s..e], "1;");
         let (s, e) = lines[2].emph[0];
-        assert_eq!(&lines[2].text[s..e], "2");
+        assert_eq!(&lines[2].text[s..e], "2;");
         assert!(lines[3].emph.is_empty());
     }
 
