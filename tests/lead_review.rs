@@ -1,6 +1,6 @@
 //! Review and merge of teammates' work, in real git repositories in temporary directories
 //! with the controller in-process: `/review` shows the files a teammate's worktree changed
-//! since its base (committed and uncommitted) with counts and hunks; `/queue` names the pair
+//! since its base (committed and uncommitted) with counts and hunks; `/merges` names the pair
 //! of branches that conflict before any merge; `/merge --squash --retire` of the clean one
 //! leaves the lead's branch one commit ahead and the worktree gone; the conflicting one is
 //! refused with its files named and nothing changed; a dirty lead checkout is refused.
@@ -215,7 +215,7 @@ async fn queue_names_the_conflicting_pair_and_merge_squashes_the_clean_one() {
     let (repo, mut s) = two_teammates(dir.path()).await;
     let main_before = git(&repo, &["rev-parse", "main"]);
 
-    s.submit("/queue").await;
+    s.submit("/merges").await;
     let queue = s.wait_note("Merge queue").await;
     assert!(
         queue.contains("@alpha teamlead/rv/alpha: 1 ahead, 0 behind, clean"),

@@ -72,10 +72,10 @@ pub fn run(ctx: &Context, args: &CtlArgs) -> Result<()> {
     })
 }
 
-/// `review …`, `merge …` and `queue` as their slash commands (`--json` among their words too).
+/// `review …`, `merge …` and `merges` as their slash commands (`--json` among their words too).
 fn review_words(words: &[String], json: bool) -> (Vec<String>, bool) {
     match words.first().map(String::as_str) {
-        Some("review" | "merge" | "queue") => {
+        Some("review" | "merge" | "merges") => {
             let json = json || words.iter().any(|w| w == "--json");
             let mut out: Vec<String> = words.iter().filter(|w| *w != "--json").cloned().collect();
             out[0] = format!("/{}", out[0]);

@@ -60,8 +60,8 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
             "/merge NAME --squash|--merge|--rebase [--dry-run] [--retire] — bring a teammate's branch into yours (refused when it conflicts)",
         ),
         (
-            "/queue",
-            "/queue — every teammate's branch: ahead/behind, clean or conflicting, with yours and each other",
+            "/merges",
+            "/merges — every teammate's branch: ahead/behind, clean or conflicting, with yours and each other",
         ),
         ("/help", "/help — list the commands"),
         (
@@ -136,7 +136,7 @@ pub enum SlashCommand {
         dry_run: bool,
         retire: bool,
     },
-    /// `/queue`: the merge queue.
+    /// `/merges`: the merge queue.
     Queue,
     Help,
     Quit,
@@ -288,7 +288,7 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
             _ => Err(usage("/review")),
         },
         "merge" => parse_merge(args),
-        "queue" => Ok(SlashCommand::Queue),
+        "merges" | "queue" => Ok(SlashCommand::Queue),
         "help" | "?" => Ok(SlashCommand::Help),
         "quit" | "exit" => match all_tokens(args)?.as_slice() {
             [] => Ok(SlashCommand::Quit),

@@ -2,7 +2,7 @@
 //! its base, committed and uncommitted, with counts, and its commits; a file's diff on demand,
 //! `LeadCommand::ReviewFile`), `/merge NAME --squash|--merge|--rebase [--dry-run] [--retire]`
 //! (refused when the lead's checkout has uncommitted changes or the branch conflicts, checked
-//! with `git merge-tree`, nothing touched), and `/queue` (every teammate's branch against the
+//! with `git merge-tree`, nothing touched), and `/merges` (every teammate's branch against the
 //! lead's and each other, pairwise). Git runs in the store worker's `Git` lane, never on the
 //! loop; a `Barrier` (how `ctl` knows a command is done) waits until what runs there is done.
 
@@ -217,7 +217,7 @@ impl Controller {
         );
     }
 
-    /// `/queue`: every teammate's branch against the lead's and each other.
+    /// `/merges`: every teammate's branch against the lead's and each other.
     pub async fn merge_queue(&mut self) {
         self.fresh_team().await;
         let names: Vec<String> = self
