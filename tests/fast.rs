@@ -26,6 +26,7 @@ mod iterm2_backend;
 mod layers;
 mod lead_model;
 mod lead_permissions;
+mod lead_review;
 mod lead_spawn;
 mod lead_team;
 mod llm_cli;

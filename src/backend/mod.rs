@@ -9,6 +9,7 @@
 pub mod detect;
 pub mod error;
 pub mod executor;
+pub mod git;
 pub mod iterm2;
 pub mod kitty;
 pub mod kitty_rc;

@@ -52,7 +52,11 @@ pub fn run(ctx: &Context, args: &CtlArgs) -> Result<()> {
             .map_err(|e| Failure::new(NO_SERVER, e.to_string()))?;
         let json = args.json;
         match &args.action {
-            CtlAction::Composer(words) => composer(conn, &words.join(" "), json).await,
+            CtlAction::Composer(words) => {
+                // `ctl T review NAME`, `merge NAME --squash …`, `queue`: the slash commands.
+                let (words, json) = review_words(words, json);
+                composer(conn, &words.join(" "), json).await
+            }
             CtlAction::Approve { id, always } => approve(conn, *id, *always, json).await,
             CtlAction::Deny { id, feedback } => {
                 let decision = PermissionDecision::Deny {
@@ -66,6 +70,19 @@ pub fn run(ctx: &Context, args: &CtlArgs) -> Result<()> {
             CtlAction::Wait(w) => wait(conn, w).await,
         }
     })
+}
+
+/// `review …`, `merge …` and `merges` as their slash commands (`--json` among their words too).
+fn review_words(words: &[String], json: bool) -> (Vec<String>, bool) {
+    match words.first().map(String::as_str) {
+        Some("review" | "merge" | "merges") => {
+            let json = json || words.iter().any(|w| w == "--json");
+            let mut out: Vec<String> = words.iter().filter(|w| *w != "--json").cloned().collect();
+            out[0] = format!("/{}", out[0]);
+            (out, json)
+        }
+        _ => (words.to_vec(), json),
+    }
 }
 
 fn gone(team: &str) -> Failure {

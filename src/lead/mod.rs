@@ -12,6 +12,7 @@ pub mod model;
 pub mod permission_queue;
 pub mod plan_queue;
 pub mod poller;
+pub mod review;
 pub mod turns;
 pub mod view;
 pub mod view_builder;

@@ -264,6 +264,11 @@ pub enum LeadCommand {
     Barrier {
         token: u64,
     },
+    /// The diff of one file of a teammate's review (answered by [`LeadEvent::ReviewFile`]).
+    ReviewFile {
+        name: String,
+        path: String,
+    },
 }
 
 /// What the controller tells the UI.
@@ -304,5 +309,12 @@ pub enum LeadEvent {
     Barrier {
         token: u64,
         refused: bool,
+    },
+    /// What a teammate changed (`/review NAME`): the screen opens its review.
+    Review(crate::lead::review::ReviewSummary),
+    /// One file's diff of a teammate's review.
+    ReviewFile {
+        name: String,
+        diff: crate::lead::review::FileDiff,
     },
 }

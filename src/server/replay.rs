@@ -56,7 +56,11 @@ impl Replay {
             LeadEvent::Tasks(tasks) => self.tasks = Some(tasks.clone()),
             LeadEvent::Busy(busy) => self.busy = *busy,
             LeadEvent::LeadUsage(usage) => self.usage = Some(*usage),
-            LeadEvent::HandOverTerminal { .. } | LeadEvent::Exited | LeadEvent::Barrier { .. } => {}
+            LeadEvent::HandOverTerminal { .. }
+            | LeadEvent::Exited
+            | LeadEvent::Barrier { .. }
+            | LeadEvent::Review(_)
+            | LeadEvent::ReviewFile { .. } => {}
         }
     }
 

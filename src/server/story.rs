@@ -302,7 +302,9 @@ impl Story {
             | LeadEvent::LeadMode(_)
             | LeadEvent::Busy(_)
             | LeadEvent::HandOverTerminal { .. }
-            | LeadEvent::Barrier { .. } => Vec::new(),
+            | LeadEvent::Barrier { .. }
+            | LeadEvent::Review(_)
+            | LeadEvent::ReviewFile { .. } => Vec::new(),
         }
     }
 }

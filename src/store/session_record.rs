@@ -26,6 +26,10 @@ pub struct TeammateRecord {
     /// directory's `projects/`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The commit its worktree was made from (`--worktree`): what `/review` and `/merge`
+    /// compare its work with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 /// The record of the team's last lead session.

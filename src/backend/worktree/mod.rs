@@ -43,6 +43,8 @@ pub struct Prepared {
     pub how: How,
     /// Why the teammate's own name could not be used (a leftover holding work, …).
     pub instead_because: Option<String>,
+    /// The commit it starts from (the lead's `HEAD`): the base its work is reviewed against.
+    pub base: String,
 }
 
 /// What a worktree still holds.
@@ -147,6 +149,7 @@ pub fn prepare(
             worktree: worktree.clone(),
             how,
             instead_because: instead_because.clone(),
+            base: head.clone(),
         };
         let shown = path.display();
         let refused = match listed.iter().find(|l| same_path(&l.path, &path)) {

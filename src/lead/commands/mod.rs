@@ -55,6 +55,18 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
             "/clean",
             "/clean — remove what dead sessions left behind (teams, panes, tmux servers, temp files, locks)",
         ),
+        (
+            "/review",
+            "/review NAME — what a teammate changed in its worktree: files, diffs, commits",
+        ),
+        (
+            "/merge",
+            "/merge NAME --squash|--merge|--rebase [--dry-run] [--retire] — bring a teammate's branch into yours (refused when it conflicts)",
+        ),
+        (
+            "/merges",
+            "/merges — every teammate's branch: ahead/behind, clean or conflicting, with yours and each other",
+        ),
         ("/help", "/help — list the commands"),
         (
             "/quit",
@@ -121,6 +133,19 @@ pub enum SlashCommand {
     TeamDelete,
     /// Remove orphans of dead sessions.
     Clean,
+    /// `/review NAME`.
+    Review {
+        name: String,
+    },
+    /// `/merge NAME --squash|--merge|--rebase [--dry-run] [--retire]`.
+    Merge {
+        name: String,
+        how: crate::lead::review::MergeHow,
+        dry_run: bool,
+        retire: bool,
+    },
+    /// `/merges`: the merge queue.
+    Queue,
     Help,
     Quit,
     /// `/quit --keep`: the lead leaves with the team kept.
@@ -270,6 +295,14 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
             _ => Err(CommandError::Usage("/team  or  /team delete")),
         },
         "clean" => Ok(SlashCommand::Clean),
+        "review" => match all_tokens(args)?.as_slice() {
+            [name] => Ok(SlashCommand::Review {
+                name: strip_at(name),
+            }),
+            _ => Err(usage("/review")),
+        },
+        "merge" => parse_merge(args),
+        "merges" | "queue" => Ok(SlashCommand::Queue),
         "help" | "?" => Ok(SlashCommand::Help),
         "quit" | "exit" => match all_tokens(args)?.as_slice() {
             [] => Ok(SlashCommand::Quit),
@@ -355,6 +388,44 @@ fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
         worktree,
         prompt,
     })
+}
+
+fn parse_merge(args: &str) -> Result<SlashCommand, CommandError> {
+    use crate::lead::review::MergeHow;
+    let mut name = None;
+    let mut how = None;
+    let (mut dry_run, mut retire) = (false, false);
+    for tok in all_tokens(args)? {
+        let set = |how: &mut Option<MergeHow>, h| match how.replace(h) {
+            Some(_) => Err(CommandError::Invalid(
+                "/merge takes one of --squash, --merge or --rebase".to_string(),
+            )),
+            None => Ok(()),
+        };
+        match tok.as_str() {
+            "--squash" => set(&mut how, MergeHow::Squash)?,
+            "--merge" => set(&mut how, MergeHow::Merge)?,
+            "--rebase" => set(&mut how, MergeHow::Rebase)?,
+            "--dry-run" => dry_run = true,
+            "--retire" => retire = true,
+            flag if flag.starts_with("--") => {
+                return Err(CommandError::Invalid(format!(
+                    "unknown option `{flag}` for /merge (use --squash, --merge or --rebase, --dry-run, --retire)"
+                )));
+            }
+            _ if name.is_none() => name = Some(strip_at(&tok)),
+            _ => return Err(usage("/merge")),
+        }
+    }
+    match (name, how) {
+        (Some(name), Some(how)) => Ok(SlashCommand::Merge {
+            name,
+            how,
+            dry_run,
+            retire,
+        }),
+        _ => Err(usage("/merge")),
+    }
 }
 
 fn parse_task(args: &str) -> Result<SlashCommand, CommandError> {

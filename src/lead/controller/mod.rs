@@ -18,6 +18,7 @@ pub mod outcome;
 mod panes;
 mod quit;
 mod resume;
+mod review;
 mod spawn;
 mod state;
 mod store_worker;

@@ -76,6 +76,7 @@ impl Controller {
         self.executor.quit().await;
         self.deny_everything_pending("The lead is shutting down.");
         self.settle_store().await;
+        self.retire_merged_worktrees().await;
         self.retire_worktrees().await;
         store::team_guard::unguard(&self.home, &self.team);
         let team = self.team.clone();

@@ -43,6 +43,8 @@ struct Plan {
     prompt: String,
     claude: bool,
     model: Option<String>,
+    /// The commit its worktree started from.
+    base: Option<String>,
 }
 
 impl Controller {
@@ -95,6 +97,7 @@ impl Controller {
             .map_err(|e| OpError::Refused(format!("Cannot spawn `{requested}`: {e}")))?;
         let mut cwd = self.cwd.clone();
         let mut worktree = None;
+        let mut base = None;
         if flags.worktree.unwrap_or(self.worktree_by_default) {
             match self.prepare_worktree(&name).await {
                 Ok(prepared) => {
@@ -104,6 +107,7 @@ impl Controller {
                         .retain(|(_, w)| w.path != prepared.worktree.path);
                     self.worktrees
                         .push((name.clone(), prepared.worktree.clone()));
+                    base = Some(prepared.base.clone());
                     worktree = Some(prepared.worktree);
                 }
                 Err(e) => {
@@ -133,6 +137,7 @@ impl Controller {
             prompt: prompt.to_string(),
             claude,
             model: self.teammate_model.clone(),
+            base,
         };
         let started = self.start_planned(plan).await;
         if started.is_err() {
@@ -204,6 +209,7 @@ impl Controller {
             prompt: member.prompt.clone().unwrap_or_default(),
             claude,
             model: member.model.clone().or_else(|| self.teammate_model.clone()),
+            base: self.record.teammates.get(name).and_then(|r| r.base.clone()),
         };
         let (team, member) = (self.team.clone(), name.to_string());
         let removed = self
@@ -289,6 +295,7 @@ impl Controller {
             TeammateRecord {
                 claude: plan.claude,
                 session_id,
+                base: plan.base.clone(),
             },
         );
         self.save_record();

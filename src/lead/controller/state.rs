@@ -121,6 +121,8 @@ pub(crate) struct Controller {
     /// A command since the last [`LeadCommand::Barrier`](crate::lead::view::LeadCommand) was
     /// refused or failed.
     pub refused: bool,
+    /// Reviews and merges under way, and the barriers waiting for them.
+    pub review: super::review::ReviewState,
 }
 
 impl Controller {
@@ -189,6 +191,7 @@ impl Controller {
             teammate_model: opts.teammate_model.clone(),
             worktree_by_default: opts.worktree_by_default,
             worktrees: Vec::new(),
+            review: Default::default(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),

@@ -44,6 +44,8 @@ pub(crate) enum Lane {
     Keys(String),
     /// Reads of `claude` teammates' session transcripts.
     Transcripts,
+    /// Git reads and merges of teammates' work (`/review`, `/merge`, `/queue`).
+    Git,
 }
 
 /// What the loop runs once a job is done.

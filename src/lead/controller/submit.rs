@@ -116,6 +116,14 @@ impl Controller {
                     self.begin_quit("/team delete");
                 }
             }
+            SlashCommand::Review { name } => self.review(&name).await,
+            SlashCommand::Merge {
+                name,
+                how,
+                dry_run,
+                retire,
+            } => self.merge(&name, how, dry_run, retire).await,
+            SlashCommand::Queue => self.merge_queue().await,
             SlashCommand::Help => self.note(help_text()),
             SlashCommand::Clean => self.clean_orphans(),
             SlashCommand::Quit => self.begin_quit("asked by the user"),

@@ -78,7 +78,11 @@ impl Controller {
             LeadCommand::Quit => self.begin_quit("asked by the user"),
             LeadCommand::Detach => self.detach().await,
             LeadCommand::ScreenClosed => self.begin_quit("the terminal is gone"),
+            LeadCommand::ReviewFile { name, path } => self.review_file(&name, &path).await,
             LeadCommand::Barrier { token } => {
+                if self.defer_barrier(token) {
+                    return;
+                }
                 let refused = std::mem::take(&mut self.refused);
                 self.emit(LeadEvent::Barrier { token, refused });
             }

@@ -13,6 +13,7 @@ pub mod guard;
 pub mod help;
 pub mod permission;
 pub mod plan;
+pub mod review;
 pub mod teams;
 
 use crossterm::event::KeyEvent;
@@ -34,6 +35,7 @@ pub enum Modal {
     Teams(teams::TeamsDialog),
     Confirm(confirm::ConfirmDialog),
     Help(help::HelpDialog),
+    Review(Box<review::ReviewDialog>),
 }
 
 /// What becomes of a dialog after a key.
@@ -73,6 +75,7 @@ impl Modal {
             Modal::Teams(d) => d.handle(key, &context.teams(), sender),
             Modal::Confirm(d) => d.handle(key, context.keymap, sender),
             Modal::Help(d) => d.handle(key, context.keymap),
+            Modal::Review(d) => d.handle(key, sender),
         }
     }
 
@@ -82,7 +85,7 @@ impl Modal {
             Modal::Permission(d) => Some(&d.guard),
             Modal::Plan(d) => Some(&d.guard),
             Modal::Confirm(d) => Some(&d.guard),
-            Modal::Teams(_) | Modal::Help(_) => None,
+            Modal::Teams(_) | Modal::Help(_) | Modal::Review(_) => None,
         }
     }
 
@@ -91,7 +94,7 @@ impl Modal {
             Modal::Permission(d) => Some(&mut d.guard),
             Modal::Plan(d) => Some(&mut d.guard),
             Modal::Confirm(d) => Some(&mut d.guard),
-            Modal::Teams(_) | Modal::Help(_) => None,
+            Modal::Teams(_) | Modal::Help(_) | Modal::Review(_) => None,
         }
     }
 
@@ -105,7 +108,7 @@ impl Modal {
         match self {
             Modal::Permission(d) => d.paste(text),
             Modal::Plan(d) => d.paste(text),
-            Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) => {}
+            Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) | Modal::Review(_) => {}
         }
     }
 
@@ -125,6 +128,7 @@ impl Modal {
             Modal::Teams(d) => d.render(areas.above_footer, buf, &context.teams()),
             Modal::Confirm(d) => d.render(areas.above_footer, buf, context.keymap),
             Modal::Help(d) => d.render(areas.above_footer, buf, context.keymap),
+            Modal::Review(d) => d.render(areas.above_footer, buf),
         }
     }
 }

@@ -83,7 +83,7 @@ impl AppState {
                         d.sync(id, now);
                     }
                 }
-                Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) => {}
+                Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) | Modal::Review(_) => {}
             }
         }
     }

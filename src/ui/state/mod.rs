@@ -285,6 +285,24 @@ impl AppState {
             LeadEvent::Exited => self.exit = true,
             // A command-line client's marker: nothing to show.
             LeadEvent::Barrier { .. } => self.dirty = false,
+            LeadEvent::Review(summary) => {
+                let dialog = crate::ui::modal::review::ReviewDialog::new(summary);
+                self.modals
+                    .retain(|m| !matches!(m, Modal::Review(d) if d.name() == dialog.name()));
+                if let Some(ask) = dialog.first_request() {
+                    self.send(ask);
+                }
+                self.modals.push(Modal::Review(Box::new(dialog)));
+            }
+            LeadEvent::ReviewFile { name, diff } => {
+                for modal in &mut self.modals {
+                    if let Modal::Review(d) = modal
+                        && d.name() == name
+                    {
+                        d.set_diff(diff.clone());
+                    }
+                }
+            }
             LeadEvent::HandOverTerminal { argv } => {
                 self.hand_over = Some(argv);
                 self.exit = true;

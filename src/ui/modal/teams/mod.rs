@@ -65,6 +65,11 @@ impl TeamsDialog {
         let index = self.selected_index(team);
         self.select(team, index);
         let selected = team.get(index).map(|t| t.name.clone());
+        if let Some(t) = team.get(index)
+            && review_key(key, t)
+        {
+            return review(&t.name, sender);
+        }
         match (context.keymap.lookup(Context::TeamsList, key), selected) {
             (Some(Action::Up), _) => {
                 self.select(team, index.saturating_sub(1));
@@ -123,6 +128,9 @@ impl TeamsDialog {
         sender: &mut DialogSender,
     ) -> DialogOutcome {
         let name = teammate.name.clone();
+        if review_key(key, teammate) {
+            return review(&name, sender);
+        }
         match context.keymap.lookup(Context::TeamsDetail, key) {
             Some(Action::CycleMode) => mode_change(
                 confirm::cycle_teammate_mode(context.team, &name, context.now_ms),
@@ -179,4 +187,19 @@ fn mode_change(change: ModeChange, sender: &mut DialogSender) -> DialogOutcome {
         }
         ModeChange::AskFirst(confirm) => DialogOutcome::Push(Modal::Confirm(confirm)),
     }
+}
+
+/// `r` on a teammate with a worktree of its own: its review (`/review NAME`).
+fn review_key(key: &KeyEvent, teammate: &TeammateView) -> bool {
+    key.code == crossterm::event::KeyCode::Char('r')
+        && key.modifiers.is_empty()
+        && teammate.worktree.is_some()
+}
+
+fn review(name: &str, sender: &mut DialogSender) -> DialogOutcome {
+    sender.command(LeadCommand::Submit {
+        target: crate::lead::view::ViewTarget::Lead,
+        text: format!("/review {name}"),
+    });
+    DialogOutcome::Keep
 }

@@ -1,0 +1,379 @@
+//! The git reads and writes behind review and merge (`/review`, `/merge`, `/queue`): what a
+//! teammate's worktree changed since its base (committed on its branch and uncommitted), one
+//! file's unified diff, its commits, whether its branch merges cleanly into the lead's
+//! checkout (`git merge-tree --write-tree`: the working tree is never touched to find out),
+//! the merge itself, and removing a worktree whose work was merged. Plain `git` commands; the
+//! caller runs them off the controller's loop. Raw results only: the lead parses them
+//! (`lead::review`).
+
+use std::path::Path;
+use std::process::Command;
+
+use super::BackendError;
+
+/// What one git command gave: exit code and stdout (stderr in the error of [`git_ok`]).
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `git -C cwd args…` (no pager, no colour, no prompt, paths unquoted).
+pub fn run(cwd: &Path, args: &[&str]) -> Result<Output, BackendError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(cwd)
+        .args(["-c", "core.quotePath=false", "-c", "color.ui=false"])
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_EDITOR", "true")
+        .output()
+        .map_err(|e| BackendError::Spawn {
+            program: "git".into(),
+            detail: e.to_string(),
+        })?;
+    Ok(Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    })
+}
+
+/// [`run`], where anything but exit 0 is an error naming the command and its stderr.
+pub fn git_ok(cwd: &Path, args: &[&str]) -> Result<String, BackendError> {
+    let out = run(cwd, args)?;
+    if out.code == 0 {
+        Ok(out.stdout)
+    } else {
+        Err(BackendError::Command {
+            command: format!("git {}", args.join(" ")),
+            detail: out.stderr,
+        })
+    }
+}
+
+/// One changed file: its path, `A`/`M`/`D`/`T` (or `?` untracked), lines added and removed
+/// (`None` for a binary file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    pub path: String,
+    pub status: char,
+    pub counts: Option<(usize, usize)>,
+}
+
+/// The files changed in the worktree at `wt` since `base`: committed and uncommitted changes
+/// of tracked files, and untracked files (ignored ones excluded), sorted by path.
+pub fn changed_files(wt: &Path, base: &str) -> Result<Vec<Changed>, BackendError> {
+    let numstat = git_ok(
+        wt,
+        &[
+            "diff",
+            "--no-ext-diff",
+            "--no-renames",
+            "--numstat",
+            "-z",
+            base,
+        ],
+    )?;
+    let mut counts = std::collections::HashMap::new();
+    for record in numstat.split('\0').filter(|r| !r.is_empty()) {
+        let mut parts = record.splitn(3, '\t');
+        let (Some(a), Some(r), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        counts.insert(path.to_string(), a.parse().ok().zip(r.parse().ok()));
+    }
+    let status = git_ok(
+        wt,
+        &[
+            "diff",
+            "--no-ext-diff",
+            "--no-renames",
+            "--name-status",
+            "-z",
+            base,
+        ],
+    )?;
+    let mut out = Vec::new();
+    let mut fields = status.split('\0').filter(|r| !r.is_empty());
+    while let (Some(s), Some(path)) = (fields.next(), fields.next()) {
+        out.push(Changed {
+            path: path.to_string(),
+            status: s.chars().next().unwrap_or('M'),
+            counts: counts.get(path).copied().flatten(),
+        });
+    }
+    let untracked = git_ok(wt, &["ls-files", "--others", "--exclude-standard", "-z"])?;
+    for path in untracked.split('\0').filter(|r| !r.is_empty()) {
+        let counts = match std::fs::read(wt.join(path)) {
+            Ok(bytes) if !bytes.contains(&0) => Some((bytecount_lines(&bytes), 0)),
+            _ => None,
+        };
+        out.push(Changed {
+            path: path.to_string(),
+            status: '?',
+            counts,
+        });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+fn bytecount_lines(bytes: &[u8]) -> usize {
+    let newlines = bytes.iter().filter(|b| **b == b'\n').count();
+    newlines + usize::from(bytes.last().is_some_and(|b| *b != b'\n'))
+}
+
+/// The unified diff of one file of the worktree at `wt` against `base` (an untracked file
+/// against nothing), three lines of context.
+pub fn file_diff(wt: &Path, base: &str, path: &str) -> Result<String, BackendError> {
+    let tracked = run(wt, &["ls-files", "--error-unmatch", "--", path])?.code == 0;
+    let in_base = run(wt, &["cat-file", "-e", &format!("{base}:{path}")])?.code == 0;
+    if !tracked && !in_base {
+        // `--no-index` exits 1 when the files differ.
+        let out = run(
+            wt,
+            &[
+                "diff",
+                "--no-ext-diff",
+                "--no-index",
+                "--",
+                "/dev/null",
+                path,
+            ],
+        )?;
+        return match out.code {
+            0 | 1 => Ok(out.stdout),
+            _ => Err(BackendError::Command {
+                command: format!("git diff --no-index /dev/null {path}"),
+                detail: out.stderr,
+            }),
+        };
+    }
+    git_ok(
+        wt,
+        &["diff", "--no-ext-diff", "--no-renames", base, "--", path],
+    )
+}
+
+/// One commit: short id and subject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    pub id: String,
+    pub subject: String,
+}
+
+/// The commits of `tip` since `base`, newest first.
+pub fn commits(cwd: &Path, base: &str, tip: &str) -> Result<Vec<Commit>, BackendError> {
+    let text = git_ok(
+        cwd,
+        &["log", "--format=%h%x1f%s", &format!("{base}..{tip}")],
+    )?;
+    Ok(text
+        .lines()
+        .filter_map(|l| l.split_once('\x1f'))
+        .map(|(id, subject)| Commit {
+            id: id.to_string(),
+            subject: subject.to_string(),
+        })
+        .collect())
+}
+
+/// The full commit id `rev` names in `cwd`.
+pub fn rev(cwd: &Path, rev: &str) -> Option<String> {
+    git_ok(
+        cwd,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .ok()
+    .map(|s| s.trim().to_string())
+    .filter(|s| !s.is_empty())
+}
+
+/// The best common ancestor of `a` and `b`.
+pub fn merge_base(cwd: &Path, a: &str, b: &str) -> Option<String> {
+    git_ok(cwd, &["merge-base", a, b])
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Files with uncommitted changes (untracked included when `untracked`).
+pub fn uncommitted(cwd: &Path, untracked: bool) -> Result<Vec<String>, BackendError> {
+    let flag = if untracked {
+        "--untracked-files=all"
+    } else {
+        "--untracked-files=no"
+    };
+    let text = git_ok(cwd, &["status", "--porcelain", flag])?;
+    Ok(text
+        .lines()
+        .filter(|l| l.len() > 3)
+        .map(|l| l[3..].to_string())
+        .collect())
+}
+
+/// How `theirs` would merge into `ours` (`git merge-tree --write-tree`: nothing is touched).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeCheck {
+    /// Commits of `theirs` not in `ours`.
+    pub ahead: usize,
+    /// Commits of `ours` not in `theirs`.
+    pub behind: usize,
+    /// The files that would conflict (empty: it merges cleanly).
+    pub conflicts: Vec<String>,
+}
+
+/// Whether `theirs` merges cleanly into `ours` in the repository at `repo`.
+pub fn merge_check(repo: &Path, ours: &str, theirs: &str) -> Result<MergeCheck, BackendError> {
+    let counts = git_ok(
+        repo,
+        &[
+            "rev-list",
+            "--left-right",
+            "--count",
+            &format!("{ours}...{theirs}"),
+        ],
+    )?;
+    let mut it = counts
+        .split_whitespace()
+        .map(|n| n.parse::<usize>().unwrap_or(0));
+    let behind = it.next().unwrap_or(0);
+    let ahead = it.next().unwrap_or(0);
+    let conflicts = conflicts(repo, ours, theirs)?;
+    Ok(MergeCheck {
+        ahead,
+        behind,
+        conflicts,
+    })
+}
+
+/// The files a merge of `a` and `b` would conflict in (`git merge-tree --write-tree`).
+pub fn conflicts(repo: &Path, a: &str, b: &str) -> Result<Vec<String>, BackendError> {
+    let out = run(
+        repo,
+        &[
+            "merge-tree",
+            "--write-tree",
+            "--name-only",
+            "--no-messages",
+            a,
+            b,
+        ],
+    )?;
+    match out.code {
+        0 => Ok(Vec::new()),
+        1 => {
+            let mut files: Vec<String> = out
+                .stdout
+                .lines()
+                .skip(1)
+                .take_while(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect();
+            files.dedup();
+            Ok(files)
+        }
+        _ => Err(BackendError::Command {
+            command: format!("git merge-tree --write-tree {a} {b}"),
+            detail: out.stderr,
+        }),
+    }
+}
+
+/// How a branch is brought into the lead's branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// One new commit with all of its changes.
+    Squash,
+    /// A merge commit (`--no-ff`).
+    Merge,
+    /// Its commits replayed one by one on top (linear history).
+    Rebase,
+}
+
+/// Brings `branch` into the branch checked out in `repo` (the caller checked that it applies
+/// cleanly and that `repo` has no uncommitted change). A replay that stops on a conflict is
+/// aborted, leaving `repo` as it was.
+pub fn merge(repo: &Path, branch: &str, how: How, message: &str) -> Result<(), BackendError> {
+    match how {
+        How::Squash => {
+            git_ok(repo, &["merge", "--squash", "--quiet", branch])?;
+            if let Err(e) = git_ok(repo, &["commit", "--quiet", "--no-verify", "-m", message]) {
+                let _ = run(repo, &["reset", "--quiet", "--merge"]);
+                return Err(e);
+            }
+            Ok(())
+        }
+        How::Merge => {
+            if let Err(e) = git_ok(
+                repo,
+                &[
+                    "merge",
+                    "--no-ff",
+                    "--no-verify",
+                    "--quiet",
+                    "-m",
+                    message,
+                    branch,
+                ],
+            ) {
+                let _ = run(repo, &["merge", "--abort"]);
+                return Err(e);
+            }
+            Ok(())
+        }
+        How::Rebase => {
+            let range = format!("HEAD..{branch}");
+            let picks = git_ok(repo, &["rev-list", "--reverse", "--no-merges", &range])?;
+            let picks: Vec<&str> = picks.lines().filter(|l| !l.is_empty()).collect();
+            if picks.is_empty() {
+                return Ok(());
+            }
+            let mut args = vec!["cherry-pick", "--allow-empty"];
+            args.extend(picks);
+            if let Err(e) = git_ok(repo, &args) {
+                let _ = run(repo, &["cherry-pick", "--abort"]);
+                return Err(e);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Removes the worktree at `path` and its branch after its work was merged: only when it has
+/// no uncommitted file and `branch` still points at `merged_tip` (nothing new since).
+pub fn retire_merged(
+    repo: &Path,
+    path: &Path,
+    branch: &str,
+    merged_tip: &str,
+) -> Result<Option<String>, BackendError> {
+    if path.exists() {
+        let left = uncommitted(path, true)?;
+        if !left.is_empty() {
+            return Ok(Some(format!("{} uncommitted file(s)", left.len())));
+        }
+    }
+    if rev(repo, branch).as_deref() != Some(merged_tip) {
+        return Ok(Some("commits made after the merge".to_string()));
+    }
+    if path.exists() {
+        git_ok(repo, &["worktree", "remove", &path.to_string_lossy()])?;
+    } else {
+        let _ = run(repo, &["worktree", "prune"]);
+    }
+    if branch.starts_with("teamlead/") {
+        git_ok(repo, &["branch", "-D", "--quiet", branch])?;
+    }
+    if let Some(parent) = path.parent() {
+        let _ = std::fs::remove_dir(parent);
+    }
+    Ok(None)
+}
