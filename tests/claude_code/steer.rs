@@ -46,3 +46,47 @@ pub fn interrupt_a_busy_teammate(client: &Client) {
         scene.model.summary()
     );
 }
+
+/// `/steer @NAME TEXT` on a busy claude teammate: its turn stops and its next model request
+/// carries the message (timed: Enter to the request; goal 2 s).
+pub fn steer_a_busy_teammate(client: &Client) {
+    let rules = vec![
+        Rule::on("CC-SLOW", Act::Text("CC-SLOW-ANSWER".into())),
+        Rule::on("CC-STEERED", Act::Text("CC-STEERED-ANSWER".into())),
+    ];
+    let scene = Scene::start(client, "cc-steer2", rules, &[]);
+    scene.spawn("busy", "CC-IDLE wait");
+    let normal = scene.model.latency();
+    let mut took = Vec::new();
+    for round in 0..3 {
+        scene.model.set_latency(Duration::from_secs(60));
+        let slow = format!("CC-SLOW round {round}");
+        scene.say("busy", &slow);
+        scene.wait("the slow turn to reach the model", || {
+            scene.model.saw(&slow)
+        });
+        scene.model.set_latency(normal);
+        let steer = format!("CC-STEERED round {round}");
+        let before = scene.idles("busy");
+        let start = Instant::now();
+        scene.submit(&format!("/steer @busy {steer}"));
+        scene.wait("the steer in the model's next request", || {
+            scene.model.saw(&steer)
+        });
+        took.push(start.elapsed());
+        // The steered turn ends as any turn does.
+        scene.wait_turn_end("busy", before);
+    }
+    took.sort();
+    timing(
+        client,
+        "/steer -> the message in the model's request (median of 3)",
+        took[1],
+    );
+    assert!(
+        took[1] < Duration::from_secs(5),
+        "[{}] steering took {took:?}\n{}",
+        client.label,
+        scene.explain()
+    );
+}

@@ -35,6 +35,10 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
         ),
         ("/kill", "/kill NAME — stop a teammate at once"),
         (
+            "/steer",
+            "/steer @NAME TEXT — interrupt a teammate's turn and give it this message at once",
+        ),
+        (
             "/interrupt",
             "/interrupt NAME — stop a teammate's current turn (it stays, and takes your next message)",
         ),
@@ -118,6 +122,11 @@ pub enum SlashCommand {
     /// Stop a teammate's current turn (Esc in its view or pane).
     Interrupt {
         name: String,
+    },
+    /// Interrupt a teammate's turn, then message it.
+    Steer {
+        to: String,
+        text: String,
     },
     /// Start a stopped teammate again under its name.
     Respawn {
@@ -233,6 +242,15 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
     match word_lower.as_str() {
         "spawn" => parse_spawn(args),
         "task" | "tasks" => parse_task(args),
+        "steer" => {
+            let (to, text) = split_word(args);
+            let to = strip_at(to);
+            let text = rest_text(text, 0)?;
+            if to.is_empty() || text.is_empty() {
+                return Err(usage("/steer"));
+            }
+            Ok(SlashCommand::Steer { to, text })
+        }
         "msg" | "message" => {
             let (to, text) = split_word(args);
             let to = strip_at(to);

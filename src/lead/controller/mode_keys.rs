@@ -13,7 +13,8 @@ use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::PaneKey;
 use crate::lead::mode_drive::{self, DriveEnd, STEP_TIMEOUT};
-use crate::protocol::PermissionMode;
+use crate::lead::view::{LeadEvent, TranscriptItem};
+use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
 use crate::store;
 
 impl Controller {
@@ -39,12 +40,22 @@ impl Controller {
     /// `/interrupt NAME`: stops the teammate's current turn. In-process teammates through
     /// their turn's token; a `claude` teammate by Esc typed into its pane (Claude Code stops
     /// the turn, and idles with `interrupted`).
-    pub(super) async fn interrupt_teammate(&mut self, name: &str) {
+    /// `then` runs once the turn stopped (or the teammate had none running).
+    pub(super) async fn interrupt_teammate(
+        &mut self,
+        name: &str,
+        then: impl FnOnce(&mut Controller) + Send + 'static,
+    ) {
         if !self.has_teammate(name).await {
             return self.no_such_teammate(name);
         }
         if self.executor.interrupt(name) {
-            return self.note(format!("Interrupted {name}'s turn."));
+            self.note(format!("Interrupted {name}'s turn."));
+            return then(self);
+        }
+        if self.kind == crate::protocol::BackendKind::InProcess {
+            // No turn running: nothing to stop.
+            return then(self);
         }
         let typer = self
             .executor
@@ -52,11 +63,12 @@ impl Controller {
             .filter(|_| self.is_claude(name));
         let Some(typer) = typer else {
             self.refused = true;
-            return self.note(format!(
+            self.note(format!(
                 "Cannot interrupt {name} from here: it has no turn running in this process \
                  and no pane the lead can type Esc into. Jump to it and press Esc, or \
                  /shutdown {name}."
             ));
+            return then(self);
         };
         let who = name.to_string();
         let screen = self.executor.pane_reader(name);
@@ -91,16 +103,41 @@ impl Controller {
                         "Interrupted {who}'s turn (Esc in its pane); it takes your next message."
                     ));
                     c.publish();
+                    then(c);
                 }
-                Ok(false) => c.note(format!(
-                    "Pressed Esc in {who}'s pane; it did not show that its turn stopped."
-                )),
+                Ok(false) => {
+                    c.note(format!(
+                        "Pressed Esc in {who}'s pane; it did not show that its turn stopped."
+                    ));
+                    then(c);
+                }
                 Err(e) => {
                     c.refused = true;
                     c.note(format!("Could not interrupt {who}: {e}"));
                 }
             },
         );
+    }
+
+    /// `/steer @NAME TEXT`: interrupts its turn, then gives it the message (so its next turn
+    /// is about it).
+    pub(super) async fn steer(&mut self, to: &str, text: &str) {
+        let (name, said) = (to.to_string(), text.to_string());
+        self.interrupt_teammate(to, move |c| {
+            let (who, echo) = (name.clone(), said.clone());
+            c.deliver(
+                &name,
+                InboxEntry::new(LEAD_NAME, said),
+                move |c, sent| match sent {
+                    Ok(()) => c.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
+                        to: who,
+                        text: echo,
+                    })),
+                    Err(e) => c.note(format!("Could not send the message to {who}: {e}")),
+                },
+            );
+        })
+        .await;
     }
 
     /// Is `name` a real `claude` process (as this lead or the one before started it)?

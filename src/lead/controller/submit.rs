@@ -89,7 +89,8 @@ impl Controller {
                 target: ShutdownTarget::One(name),
             } => self.shutdown_one(&name, reported()).await,
             SlashCommand::Kill { name } => self.kill(&name).await,
-            SlashCommand::Interrupt { name } => self.interrupt_teammate(&name).await,
+            SlashCommand::Interrupt { name } => self.interrupt_teammate(&name, |_| {}).await,
+            SlashCommand::Steer { to, text } => self.steer(&to, &text).await,
             SlashCommand::Respawn { name } => {
                 let done = self.respawn(&name).await;
                 self.report(done);
