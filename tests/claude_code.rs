@@ -42,6 +42,8 @@ matrix! {
     crate::claude_code::first_turn::first_prompt_runs_bash => first_turn_that_asks;
     crate::claude_code::steer::interrupt_a_busy_teammate => interrupt_a_busy_teammate;
     crate::claude_code::steer::steer_a_busy_teammate => steer_a_busy_teammate;
+    crate::claude_code::resume::reaped_outside_tmux => reaped_outside_tmux;
+    crate::claude_code::resume::clean_orphans_outside_tmux => clean_orphans_outside_tmux;
     crate::claude_code::shutdown::quit_with_several_teammates => quit_with_several_teammates;
     crate::claude_code::claude_lead::only_read_while_it_runs => claude_code_lead_only_read_while_it_runs;
     crate::claude_code::resume::lead_killed_and_started_again => resume_after_lead_sigkill;

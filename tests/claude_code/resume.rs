@@ -394,3 +394,108 @@ pub fn clean_orphans_at_once(client: &Client) {
     );
     assert!(live.exists(), "a live server's socket was removed");
 }
+
+/// The private tmux servers (`teamlead-*`) in the scene's socket directory that still answer.
+fn private_servers(scene: &Scene) -> Vec<String> {
+    let dir = scene.user_home.path().join("tmux-tmpdir");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for sub in entries.flatten() {
+        for sock in std::fs::read_dir(sub.path()).into_iter().flatten().flatten() {
+            let name = sock.file_name().to_string_lossy().into_owned();
+            if name.starts_with("teamlead-")
+                && std::os::unix::net::UnixStream::connect(sock.path()).is_ok()
+            {
+                found.push(name);
+            }
+        }
+    }
+    found
+}
+
+/// Outside tmux (teammates in the lead's private tmux server): SIGKILL and no lead → every
+/// `claude` of the team gone after the grace period plus 5 s.
+pub fn reaped_outside_tmux(client: &Client) {
+    let scene = Scene::start_outside(client, "cc-reapout", rules());
+    scene
+        .tmux
+        .run(&[
+            "set-environment",
+            "-g",
+            "TEAMLEAD_LEAD_GRACE_MS",
+            &SHORT_GRACE_MS.to_string(),
+        ])
+        .expect("set-environment");
+    scene.spawn("one", "CC-IDLE wait");
+    scene.spawn("two", "CC-IDLE wait");
+    assert!(
+        !private_servers(&scene).is_empty(),
+        "[{}] the teammates are not in a private server\n{}",
+        client.label,
+        scene.explain()
+    );
+    let pids = team_pids(&scene, &["one", "two"]);
+    assert!(pids.len() >= 2, "{pids:?}\n{}", scene.explain());
+    sigkill(holder_pid(&scene));
+    let killed = Instant::now();
+    let deadline = Duration::from_millis(SHORT_GRACE_MS) + Duration::from_secs(5);
+    while !living(&pids).is_empty() && killed.elapsed() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left = living(&pids);
+    assert!(
+        left.is_empty(),
+        "[{}] still running {} ms after the lead's SIGKILL (outside tmux): {left:#?}\n{}",
+        client.label,
+        killed.elapsed().as_millis(),
+        scene.explain()
+    );
+}
+
+/// Outside tmux: SIGKILL, then `teamlead clean --orphans` at once → the team's processes and
+/// its private tmux server are gone 3 s later.
+pub fn clean_orphans_outside_tmux(client: &Client) {
+    let scene = Scene::start_outside(client, "cc-cleanout", rules());
+    scene.spawn("one", "CC-IDLE wait");
+    scene.spawn("two", "CC-IDLE wait");
+    let pids = team_pids(&scene, &["one", "two"]);
+    sigkill(holder_pid(&scene));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_teamlead"));
+    cmd.arg("--home")
+        .arg(scene.ws.home())
+        .args(["clean", "--orphans"])
+        .current_dir(scene.ws.work())
+        .env_remove("TEAMLEAD_HOME")
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .envs(client_env(
+            scene.ws.home(),
+            scene.user_home.path(),
+            &scene.model.base_url(),
+        ))
+        .env("TMUX_TMPDIR", scene.user_home.path().join("tmux-tmpdir"))
+        .env("TEAMLEAD_RUNTIME_DIR", scene.user_home.path().join("run"))
+        .env(
+            "TEAMLEAD_CONFIG",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"),
+        );
+    let started = Instant::now();
+    let out = cmd.output().expect("teamlead clean --orphans");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "[{}] clean failed: {stdout}", client.label);
+    while (!living(&pids).is_empty() || !private_servers(&scene).is_empty())
+        && started.elapsed() < Duration::from_secs(3)
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        living(&pids).is_empty() && private_servers(&scene).is_empty(),
+        "[{}] {} ms after clean (outside tmux): processes {:#?}, servers {:?}\nclean said: {stdout}",
+        client.label,
+        started.elapsed().as_millis(),
+        living(&pids),
+        private_servers(&scene)
+    );
+}

@@ -145,6 +145,22 @@ pub fn kill_clients(markers: &[String]) {
 impl Scene {
     /// A scene whose lead runs `teamlead --agent claude` plus `lead_args`.
     pub fn start(client: &Client, prefix: &str, rules: Vec<Rule>, lead_args: &[&str]) -> Scene {
+        Scene::start_where(client, prefix, rules, lead_args, false)
+    }
+
+    /// A scene whose lead does not know it runs inside tmux (`TMUX` unset): its teammates go
+    /// to a private tmux server of its own (`teamlead-<pid>` in the scene's `TMUX_TMPDIR`).
+    pub fn start_outside(client: &Client, prefix: &str, rules: Vec<Rule>) -> Scene {
+        Scene::start_where(client, prefix, rules, &[], true)
+    }
+
+    fn start_where(
+        client: &Client,
+        prefix: &str,
+        rules: Vec<Rule>,
+        lead_args: &[&str],
+        outside: bool,
+    ) -> Scene {
         let ws = Workspace::new(prefix);
         let user_home = tempfile::tempdir().expect("temp HOME");
         let model = ModelServer::start(rules);
@@ -159,6 +175,7 @@ impl Scene {
         let mut words = vec![
             "exec".to_string(),
             "env".to_string(),
+            if outside { "-u TMUX -u TMUX_PANE" } else { "" }.to_string(),
             format!(
                 "TEAMLEAD_CONFIG={}",
                 sh_quote(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"))
