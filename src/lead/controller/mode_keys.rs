@@ -125,7 +125,7 @@ impl Controller {
                     DriveEnd::Failed(e) => e.clone(),
                     DriveEnd::Reached => String::new(),
                 };
-                c.refused = true;
+                c.refuse();
                 c.note(format!(
                     "{who} is still in {now} mode, not {mode}: {why}. /kill {who} and /spawn \
                      it with --mode {mode}, or press Shift+Tab in its pane."

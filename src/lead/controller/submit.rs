@@ -48,7 +48,7 @@ impl Controller {
             }
             Err(e) => {
                 self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
-                self.refused = true;
+                self.refuse();
                 self.note(e.to_string());
             }
         }

@@ -74,10 +74,7 @@ impl Controller {
             LeadCommand::Quit => self.begin_quit("asked by the user"),
             LeadCommand::Detach => self.detach().await,
             LeadCommand::ScreenClosed => self.begin_quit("the terminal is gone"),
-            LeadCommand::Barrier { token } => {
-                let refused = std::mem::take(&mut self.refused);
-                self.emit(LeadEvent::Barrier { token, refused });
-            }
+            LeadCommand::Barrier { token } => self.barrier(token),
         }
     }
 
@@ -94,7 +91,7 @@ impl Controller {
 
     pub fn no_such_teammate(&mut self, name: &str) {
         let e = self.no_such_teammate_error(name);
-        self.refused = true;
+        self.refuse();
         self.note(e.to_string());
     }
 
@@ -111,7 +108,7 @@ impl Controller {
         match result {
             Ok(outcome) => self.note(outcome.to_string()),
             Err(e) => {
-                self.refused = true;
+                self.refuse();
                 self.note(e.to_string());
             }
         }
