@@ -541,6 +541,25 @@ fn inline_views_cycle_through_in_process_teammates() {
     assert_eq!(state.view, ViewTarget::Lead);
 }
 
+/// A slash command typed in a teammate's inline view is a command for the lead, never chat
+/// for the teammate; the lead's view comes up so its outcome is seen.
+#[test]
+fn slash_commands_in_an_inline_view_run_as_lead_commands() {
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    press_slowly(&mut state, &[key_mod(KeyCode::Down, KeyModifiers::SHIFT)]);
+    assert_eq!(state.view, ViewTarget::Teammate("builder".to_string()));
+    type_text(&mut state, "/quit");
+    let commands = press(&mut state, &[key(KeyCode::Enter)]);
+    assert_eq!(
+        commands,
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/quit".to_string()
+        }]
+    );
+    assert_eq!(state.view, ViewTarget::Lead);
+}
+
 #[test]
 fn slash_and_at_completion() {
     let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);

@@ -19,7 +19,6 @@ use super::wire::{ClientMsg, ServerMsg};
 use crate::lead::commands::{Input, SlashCommand, parse_input};
 use crate::lead::view::{
     LeadCommand, LeadEvent, PendingPermission, PermissionDecision, TeammateView, TranscriptItem,
-    ViewTarget,
 };
 
 /// How many messages may wait for one client before it is dropped.
@@ -274,10 +273,10 @@ impl Hub {
                 self.clients.remove(&id);
                 return;
             }
-            LeadCommand::Submit {
-                target: ViewTarget::Lead,
-                text,
-            } if parse_input(text) == Ok(Input::Slash(SlashCommand::DetachScreen)) => {
+            // From any view: a slash command is the lead's.
+            LeadCommand::Submit { text, .. }
+                if parse_input(text) == Ok(Input::Slash(SlashCommand::DetachScreen)) =>
+            {
                 self.send_to(id, ServerMsg::Detached);
                 if let Some(c) = self.clients.get_mut(&id) {
                     c.attached = false;

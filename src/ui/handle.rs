@@ -284,6 +284,10 @@ impl AppState {
         }
         let text = text.to_string();
         self.composer.clear();
+        if is_slash_command(&text) {
+            // A slash command is the lead's from any view: its outcome shows in the lead's.
+            self.view = ViewTarget::Lead;
+        }
         self.current_transcript().follow();
         let target = self.view.clone();
         self.note_submitted(&target, &text);
@@ -292,4 +296,9 @@ impl AppState {
             text,
         });
     }
+}
+
+/// Whether composer text is a slash command (run by the lead whatever the view).
+pub(crate) fn is_slash_command(text: &str) -> bool {
+    text.trim_start().starts_with('/')
 }

@@ -138,8 +138,7 @@ impl StoreWorker {
         if let Some(g) = generation {
             *self.open.entry(g).or_default() += 1;
         }
-        if let Err(mpsc::error::SendError(job)) = self.lane(lane.clone()).send((generation, job))
-        {
+        if let Err(mpsc::error::SendError(job)) = self.lane(lane.clone()).send((generation, job)) {
             // The lane's task is gone (its runtime is shutting down): a new one.
             self.lanes.remove(&lane);
             let _ = self.lane(lane).send(job);

@@ -24,7 +24,10 @@ pub const NO_LEAD_MODEL: &str = "There is no lead model in this session (start t
 impl Controller {
     /// Text submitted in a view.
     pub async fn on_submit(&mut self, target: ViewTarget, text: String) {
-        if let ViewTarget::Teammate(name) = target {
+        // A slash command is the lead's from any view, never chat for a teammate.
+        if let ViewTarget::Teammate(name) = target
+            && !text.trim_start().starts_with('/')
+        {
             return self.message_teammate(&name, &text, false).await;
         }
         match parse_input(&text) {
