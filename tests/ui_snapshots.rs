@@ -146,6 +146,28 @@ fn permission_dialog_for_bash() {
     }
 }
 
+/// One count of what waits: with a request and a plan queued, the dialog's `1 of N`, the
+/// banner and the footer all say 2.
+#[test]
+fn permission_dialog_counts_a_waiting_plan_like_the_footer() {
+    for w in WIDTHS {
+        let mut state = state_with(vec![
+            LeadEvent::Team(mixed_team()),
+            LeadEvent::Permissions(vec![bash_request(1, "tester", "green", "cargo test")]),
+            LeadEvent::Plans(vec![plan_request(
+                "plan_approval-1@builder@demo",
+                "builder",
+                "blue",
+            )]),
+        ]);
+        let t = screen(&mut state, w, 20);
+        let text = rows(&t).join("\n");
+        assert!(text.contains("1 of 2"), "{text}");
+        assert!(!text.contains("1 of 1"), "{text}");
+        insta::assert_snapshot!(format!("permission_and_plan_{w}"), t.backend());
+    }
+}
+
 #[test]
 fn permission_dialog_for_edit_shows_a_diff() {
     for (queued, name) in [(1, "one"), (3, "three")] {

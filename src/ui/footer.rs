@@ -67,7 +67,7 @@ pub fn badge_text(state: &AppState) -> Option<String> {
 
 /// Pending approvals: permissions plus plans.
 pub fn approvals(state: &AppState) -> usize {
-    state.permissions.len() + state.plans.len()
+    state.approvals_pending()
 }
 
 /// (done, total) of the tasks a human sees (internal ones excluded).

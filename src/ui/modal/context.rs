@@ -34,6 +34,9 @@ pub struct DialogContext<'a> {
     pub team: &'a [TeammateView],
     pub permissions: Option<QueueHead<'a, PendingPermission>>,
     pub plans: Option<QueueHead<'a, PendingPlan>>,
+    /// Every approval waiting, permissions and plans: the one count the banner, the footer
+    /// and each dialog's `1 of N` show.
+    pub approvals: usize,
 }
 
 impl<'a> DialogContext<'a> {
@@ -51,6 +54,7 @@ impl<'a> DialogContext<'a> {
         ApprovalContext {
             request: queue.head,
             queued: queue.queued,
+            approvals: self.approvals,
             keymap: self.keymap,
             now_ms: self.now_ms,
         }
@@ -71,7 +75,10 @@ impl<'a> DialogContext<'a> {
 /// the keys and the clock.
 pub struct ApprovalContext<'a, T> {
     pub request: &'a T,
+    /// How many wait in this dialog's own queue (the head included).
     pub queued: usize,
+    /// Every approval waiting, both queues (what `1 of N` shows).
+    pub approvals: usize,
     pub keymap: &'a Keymap,
     pub now_ms: u64,
 }

@@ -216,7 +216,7 @@ impl PlanDialog {
         let height = (visible + fixed + 2) as u16;
         let outer = bottom_box(area, height);
         let color = teammate_color(head.color.as_deref());
-        let mut right = format!("1 of {}", context.queued);
+        let mut right = format!("1 of {}", context.approvals);
         if text.len() > visible {
             right = format!(
                 "{}–{}/{} · {right}",

@@ -173,6 +173,7 @@ impl AppState {
                 head,
                 queued: self.plans.len(),
             }),
+            approvals: self.approvals_pending(),
         }
     }
 
