@@ -230,3 +230,4 @@ fn ctl_waits_for_its_commands_continuations() {
     ws.ctl_ok(&["/quit"]);
     assert!(server.wait_exit().success());
 }
+

@@ -139,6 +139,15 @@ impl Controller {
             }
             return self.no_such_teammate(to);
         }
+        if let Some(e) = self.not_running(to, "nothing was sent") {
+            if echo {
+                self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
+                    to: to.to_string(),
+                    text: text.to_string(),
+                }));
+            }
+            return self.report(Err(e));
+        }
         if text.trim().is_empty() {
             self.note(format!("Nothing to send to {to}."));
             return;

@@ -89,6 +89,19 @@ impl Controller {
         known(self)
     }
 
+    /// Why `name` can take no message or mode: it stopped (exited, crashed, its pane closed)
+    /// and was not respawned. `what` says what was not done.
+    pub fn not_running(&self, name: &str, what: &str) -> Option<OpError> {
+        let t = self.tracking.get(name)?;
+        let how = t.stopped.clone().or_else(|| {
+            (t.activity == crate::lead::view_builder::Activity::Exited)
+                .then(|| "exited".to_string())
+        })?;
+        Some(OpError::Refused(format!(
+            "{name} {how}: {what}. /respawn {name} starts it again."
+        )))
+    }
+
     pub fn no_such_teammate(&mut self, name: &str) {
         let e = self.no_such_teammate_error(name);
         self.refuse();
@@ -224,6 +237,9 @@ impl Controller {
     pub async fn set_teammate_mode(&mut self, name: &str, mode: PermissionMode) {
         if !self.has_teammate(name).await {
             return self.no_such_teammate(name);
+        }
+        if let Some(e) = self.not_running(name, "its mode was not changed") {
+            return self.report(Err(e));
         }
         self.write_modes(
             vec![(name.to_string(), mode)],
