@@ -231,3 +231,20 @@ fn ctl_waits_for_its_commands_continuations() {
     assert!(server.wait_exit().success());
 }
 
+
+/// A Claude Code teammate in an in-process session is refused with every pane terminal named,
+/// not only the first two.
+#[test]
+fn the_spawn_refusal_names_every_pane_terminal() {
+    let ws = Ws::new("no-panes");
+    let mut server = ws.serve(&[]);
+    let out = ws.ctl(&["/spawn c1 --agent claude hi"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("need a pane backend (tmux, iTerm2, Zellij, kitty or WezTerm)"),
+        "{text}"
+    );
+    ws.ctl_ok(&["/quit"]);
+    assert!(server.wait_exit().success());
+}
