@@ -231,7 +231,6 @@ fn ctl_waits_for_its_commands_continuations() {
     assert!(server.wait_exit().success());
 }
 
-
 /// A Claude Code teammate in an in-process session is refused with every pane terminal named,
 /// not only the first two.
 #[test]

@@ -97,6 +97,41 @@ fn teams_dialog_detail() {
     }
 }
 
+/// Whether `needle` is on a row inside a dialog's box.
+fn in_dialog(text: &str, needle: &str) -> bool {
+    text.lines()
+        .any(|l| l.starts_with('│') && l.contains(needle))
+}
+
+/// The teams dialog covers the transcript: what the lead says about the dialog's last action
+/// (`h` on a teammate, a jump) shows in the dialog itself, until the next key.
+#[test]
+fn teams_dialog_shows_the_leads_answer_to_its_last_action() {
+    for w in WIDTHS {
+        let mut state = teams_state();
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        let commands = press(&mut state, &[ch('h')]);
+        assert_eq!(
+            commands,
+            vec![teamlead::lead::view::LeadCommand::ToggleHidden {
+                name: "builder".to_string()
+            }]
+        );
+        state.apply(LeadEvent::Transcript(TranscriptItem::System {
+            text: "builder is in-process: it has no pane to hide or show.".to_string(),
+        }));
+        let t = screen(&mut state, w, 20);
+        let text = rows(&t).join("\n");
+        assert!(text.contains("builder is in-process"), "{text}");
+        insta::assert_snapshot!(format!("teams_detail_notice_{w}"), t.backend());
+        assert!(in_dialog(&text, "builder is in-process"), "{text}");
+        // The next key clears it from the dialog (the transcript keeps it).
+        press(&mut state, &[key(crossterm::event::KeyCode::Down)]);
+        let text = rows(&screen(&mut state, w, 20)).join("\n");
+        assert!(!in_dialog(&text, "builder is in-process"), "{text}");
+    }
+}
+
 /// A claude teammate asked for a stricter mode it has not confirmed yet: the list and the
 /// detail show the mode in force, with the one requested beside it.
 #[test]

@@ -101,6 +101,10 @@ impl AppState {
                 }
                 guard.used();
             }
+            if matches!(modal, Modal::Teams(_)) {
+                // A new key: what the lead says next answers it.
+                self.dialog_notice = None;
+            }
             let mut sender = DialogSender::default();
             let outcome = modal.handle(&key, &self.dialog_context(), &mut sender);
             for action in sender.take() {
@@ -188,6 +192,7 @@ impl AppState {
             Some(Action::OpenTeams) => {
                 // The dialog has the keyboard; when it closes, the composer has it again.
                 self.focus = Focus::Composer;
+                self.dialog_notice = None;
                 self.modals.push(Modal::Teams(TeamsDialog::new()));
             }
             Some(Action::BackToComposer) => self.focus = Focus::Composer,
