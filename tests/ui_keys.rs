@@ -323,8 +323,10 @@ fn open_teams(state: &mut AppState) {
 #[test]
 fn badge_is_selected_from_an_empty_composer_and_opens_the_teams_dialog() {
     let mut state = state_with(vec![]);
-    // No teammates, no badge: ↓ does not leave the composer.
+    // No teammates: the badge says so all the same, ↓ selects it, ↑ goes back.
     press_slowly(&mut state, &[key(KeyCode::Down)]);
+    assert_eq!(state.focus, Focus::Badge);
+    press_slowly(&mut state, &[key(KeyCode::Up)]);
     assert_eq!(state.focus, Focus::Composer);
     state.apply(LeadEvent::Team(mixed_team()));
     // Text in the composer: ↓ is the composer's.

@@ -26,13 +26,22 @@ fn footer_line(state: &teamlead::ui::AppState, width: u16) -> Terminal<TestBacke
     terminal
 }
 
+/// With no teammates the badge is there all the same and says how to start one; ↓ selects
+/// it and Enter opens the teams dialog.
 #[test]
-fn footer_without_teammates_shows_only_the_mode() {
-    let state = state_with(vec![]);
+fn footer_without_teammates_has_a_badge_that_says_how_to_start_one() {
     for w in WIDTHS {
+        let mut state = state_with(vec![]);
         let t = footer_line(&state, w);
-        assert!(!rows(&t)[0].contains('●'), "no badge without teammates");
+        let text = rows(&t).join("\n");
+        assert!(text.contains("no teammates"), "{text}");
         insta::assert_snapshot!(format!("footer_empty_{w}"), t.backend());
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        assert_eq!(state.focus, teamlead::ui::state::Focus::Badge);
+        let t = footer_line(&state, w);
+        insta::assert_snapshot!(format!("footer_empty_selected_{w}"), t.backend());
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        assert!(matches!(state.modals.last(), Some(Modal::Teams(_))));
     }
 }
 

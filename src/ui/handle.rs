@@ -261,7 +261,7 @@ impl AppState {
             Some(Action::PrevView) => self.cycle_view(-1),
             Some(Action::PageUp) => self.current_transcript().page_up(),
             Some(Action::PageDown) => self.current_transcript().page_down(),
-            Some(Action::SelectBadge) if self.composer.is_empty() && !self.team.is_empty() => {
+            Some(Action::SelectBadge) if self.composer.is_empty() => {
                 self.focus = Focus::Badge;
             }
             Some(Action::Help) if self.composer.is_empty() => {

@@ -279,9 +279,6 @@ impl AppState {
                 {
                     self.view = ViewTarget::Lead;
                 }
-                if self.team.is_empty() && self.focus == Focus::Badge {
-                    self.focus = Focus::Composer;
-                }
             }
             LeadEvent::Permissions(queue) => {
                 let fresh = self.permissions.replace(queue);
