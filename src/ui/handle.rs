@@ -126,6 +126,17 @@ impl AppState {
                     self.modals.push(modal);
                     self.modals.push(top);
                 }
+                DialogOutcome::Decline => {
+                    // Text the dialog has no use for was meant for the composer: the request
+                    // waits behind the banner again and the text is typed where it belongs.
+                    if modal.is_approval() {
+                        self.approvals_waiting = true;
+                        self.focus = Focus::Composer;
+                        self.sync_dialogs();
+                        return self.handle_composer(key);
+                    }
+                    self.modals.push(modal);
+                }
             }
             self.sync_dialogs();
             return;

@@ -179,6 +179,7 @@ impl PlanDialog {
                 DialogOutcome::Keep
             }
             Some(Action::Later) => DialogOutcome::Close,
+            None if crate::ui::modal::is_text(key) => DialogOutcome::Decline,
             _ => DialogOutcome::Keep,
         }
     }
