@@ -537,7 +537,10 @@ fn text_a_dialog_does_not_use_goes_back_to_the_composer() {
     // Ctrl+U clears the line: that is typing too.
     press(
         &mut state,
-        &[key_mod(KeyCode::Char('u'), crossterm::event::KeyModifiers::CONTROL)],
+        &[key_mod(
+            KeyCode::Char('u'),
+            crossterm::event::KeyModifiers::CONTROL,
+        )],
     );
     press(&mut state, &[key(KeyCode::Esc)]);
     wait_ms(&mut state, TYPING_PAUSE_MS / 2);

@@ -244,10 +244,16 @@ mod tests {
             m.inbox_changed("t", "team-lead", &[], &[], true),
             ["inbox team-lead: created (0 entries)"]
         );
-        assert!(m.inbox_changed("t", "team-lead", &[], &[], false).is_empty());
+        assert!(
+            m.inbox_changed("t", "team-lead", &[], &[], false)
+                .is_empty()
+        );
         let a = InboxEntry::new("alpha", "first");
         m.inbox_changed("t", "team-lead", &[], std::slice::from_ref(&a), false);
         let same = std::slice::from_ref(&a);
-        assert!(m.inbox_changed("t", "team-lead", same, same, false).is_empty());
+        assert!(
+            m.inbox_changed("t", "team-lead", same, same, false)
+                .is_empty()
+        );
     }
 }
