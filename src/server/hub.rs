@@ -62,6 +62,9 @@ pub struct Hub {
     pending: Vec<PendingPermission>,
     members: Vec<TeammateView>,
     decided: mpsc::UnboundedSender<(PendingPermission, PolicyDecision)>,
+    /// The last screen went away without `/detach` (its terminal closed): the next screen is
+    /// told the team kept running, and how to end it.
+    hung_up: bool,
 }
 
 fn now_ms() -> u64 {
@@ -100,6 +103,7 @@ pub async fn run(
         pending: Vec::new(),
         members: Vec::new(),
         decided,
+        hung_up: false,
     };
     loop {
         tokio::select! {
@@ -212,6 +216,15 @@ impl Hub {
         }
     }
 
+    /// A client went away; a screen that leaves without `/detach` as the last one attached
+    /// leaves the team running with nobody to see it.
+    fn screen_left(&mut self, id: u64) {
+        let was_screen = self.clients.remove(&id).is_some_and(|c| c.attached);
+        if was_screen && !self.clients.values().any(|c| c.attached) {
+            self.hung_up = true;
+        }
+    }
+
     fn send_to(&mut self, id: u64, msg: ServerMsg) {
         let failed = self
             .clients
@@ -234,9 +247,7 @@ impl Hub {
                     },
                 );
             }
-            HubInput::Gone { id } => {
-                self.clients.remove(&id);
-            }
+            HubInput::Gone { id } => self.screen_left(id),
             HubInput::Message { id, msg } => self.on_message(id, msg),
         }
     }
@@ -246,6 +257,14 @@ impl Hub {
             ClientMsg::Attach { transcripts } => {
                 for event in self.replay.snapshot(transcripts) {
                     self.send_to(id, ServerMsg::Event(event));
+                }
+                if std::mem::take(&mut self.hung_up) {
+                    let team = crate::protocol::display::visible_line(&self.team).into_owned();
+                    let text = format!(
+                        "Team `{team}` kept running after its last screen's terminal closed. /quit ends it (its teammates too); /detach leaves it running, and `teamlead attach {team}` comes back."
+                    );
+                    let note = LeadEvent::Transcript(TranscriptItem::System { text });
+                    self.send_to(id, ServerMsg::Event(note));
                 }
                 self.send_to(id, ServerMsg::SnapshotEnd);
                 if let Some(c) = self.clients.get_mut(&id) {
@@ -270,7 +289,7 @@ impl Hub {
         match &command {
             LeadCommand::ScreenClosed => {
                 tracing::info!("lead server: client {id}'s screen closed");
-                self.clients.remove(&id);
+                self.screen_left(id);
                 return;
             }
             // From any view: a slash command is the lead's.
