@@ -204,7 +204,7 @@ fn monitor_reports_each_message_a_running_lead_drains_exactly_once() {
         );
     }
     for task in &idle_tasks {
-        let needle = format!("completed task #{task}");
+        let needle = format!("task #{task} done");
         let line = monitor.wait_for(&needle);
         assert!(line.contains("idle_notification from alpha"), "{line}");
         assert!(line.contains("alpha is idle (available"), "{line}");

@@ -73,10 +73,21 @@ fn real_kitty_windows_beside_the_lead_titles_colors_commands_hide_show_focus_kil
     wait_until("b in another tab", || {
         kitty.tab_of(&windows[1]).is_some_and(|t| t != lead_tab)
     });
+    // The keyboard stays with the lead: hide and show never hand it to the teammate.
+    assert_eq!(
+        kitty.focused(),
+        Some(lead.clone()),
+        "the lead has the focus after hide"
+    );
     backend.show(&windows[1]).unwrap();
     wait_until("b back beside the lead", || {
         kitty.tab_of(&windows[1]) == Some(lead_tab.clone())
     });
+    assert_eq!(
+        kitty.focused(),
+        Some(lead.clone()),
+        "the lead has the focus after show"
+    );
     backend.focus(&windows[0]).unwrap();
 
     backend.kill(&windows[0]).unwrap();

@@ -178,3 +178,37 @@ fn a_claude_teammate_that_never_starts_its_first_turn_is_reported() {
     assert!(lead.wait_exit(), "the lead exits 0");
     assert!(processes_of(&ws).is_empty(), "{:?}", processes_of(&ws));
 }
+
+/// A message or a mode for a teammate that has exited is refused with a note that says so
+/// and names `/respawn`, not accepted in silence (`ghost is now in default mode`).
+#[test]
+fn a_message_or_a_mode_for_an_exited_teammate_is_refused() {
+    let mut ws = Workspace::new("exited-mate");
+    let launcher = ws.work().join("claude");
+    std::fs::write(&launcher, "#!/bin/sh\nexit 127\n").expect("write the launcher");
+    std::fs::set_permissions(
+        &launcher,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("make the launcher executable");
+    ws.lead_env.push((
+        "TEAMLEAD_CLAUDE_BIN".to_string(),
+        launcher.to_string_lossy().into_owned(),
+    ));
+    let mut reaper = Reaper::new(&ws);
+    let mut lead = PtyLead::start(&ws, 200, 60);
+    reaper.lead_pid = Some(lead.pid);
+    lead.submit("/spawn ghost --agent claude stand by");
+    lead.wait_screen("ghost exited", |s| s.contains("ghost exited (127"));
+    lead.submit("/mode ghost plan");
+    lead.wait_screen("the mode refused", |s| {
+        s.contains("its mode was not changed. /respawn ghost")
+    });
+    assert!(!lead.screen().contains("ghost is now in plan mode"));
+    lead.submit("@ghost are you there?");
+    lead.wait_screen("the message refused", |s| {
+        s.contains("nothing was sent. /respawn ghost")
+    });
+    lead.submit("/quit");
+    assert!(lead.wait_exit(), "the lead exits 0");
+}

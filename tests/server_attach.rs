@@ -207,3 +207,72 @@ fn start_options_given_to_a_running_server_are_reported_not_dropped() {
     assert!(screen.wait_exit(), "the screen exits 0 after /quit");
     ws.reap();
 }
+
+/// A screen whose lead server dies (`kill -9`) does not return to the shell in silence: one
+/// line says the lead went away and how to resume the team, and the status is not 0.
+#[test]
+fn a_screen_whose_server_dies_says_so_and_fails() {
+    use crate::ui_common::pty::Session;
+    let ws = Ws::new("lost-lead");
+    let mut server = ws.serve(&[]);
+    let env = ws.env();
+    let mut vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    vars.push(("TEAMLEAD_NO_SERVER", "false"));
+    vars.push(("TEAMLEAD_NOTIFY", "off"));
+    let mut screen = Session::start_in(
+        Some(&ws.home()),
+        &ws.work(),
+        &["--team", ws.team.as_str()],
+        &[],
+        &vars,
+    );
+    screen.wait_for("the lead's screen", |s| {
+        s.contents().contains("shift+tab to cycle")
+    });
+    server.child.kill().expect("kill -9 the server");
+    let _ = server.child.wait();
+    let success = screen.wait_exit();
+    let text = screen.contents();
+    assert!(!success, "the screen exits non-zero; screen:\n{text}");
+    let resume = format!("teamlead --team {}", ws.team);
+    assert!(
+        text.contains("went away") && text.contains(&resume),
+        "one line says the lead went away and how to resume; screen:\n{text}"
+    );
+    ws.reap();
+}
+
+/// A screen whose terminal went away leaves the team running with nobody to see it: the next
+/// screen says so first, and how to end it.
+#[test]
+fn the_first_screen_after_a_hang_up_says_the_team_kept_running() {
+    use crate::ui_common::pty::Session;
+    let ws = Ws::new("hung-up");
+    let _server = ws.serve(&[]);
+    let env = ws.env();
+    let mut vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    vars.push(("TEAMLEAD_NO_SERVER", "false"));
+    vars.push(("TEAMLEAD_NOTIFY", "off"));
+    let start = |vars: &[(&str, &str)]| {
+        let s = Session::start_in(
+            Some(&ws.home()),
+            &ws.work(),
+            &["attach", &ws.team],
+            &[],
+            vars,
+        );
+        s.wait_for("the lead's screen", |s| {
+            s.contents().contains("shift+tab to cycle")
+        });
+        s
+    };
+    let mut first = start(&vars);
+    assert!(!first.contents().contains("kept running"));
+    first.sigkill();
+    let second = start(&vars);
+    second.wait_for("the note", |s| {
+        let text = s.contents();
+        text.contains("kept running") && text.contains("/quit ends it")
+    });
+    ws.reap();
+}

@@ -201,3 +201,49 @@ fn ctl_prints_a_commands_outcome_as_the_transcript_shows_it() {
     ws.ctl_ok(&["/quit"]);
     assert!(server.wait_exit().success());
 }
+
+/// A script gets the outcome of the command it ran, in order: acknowledgements that come
+/// from the store's continuations (a task added, a task assigned, a mode set) are printed by
+/// the `ctl` that ran the command, not lost or left to the next one.
+#[test]
+fn ctl_waits_for_its_commands_continuations() {
+    let ws = Ws::new("outcomes");
+    let mut server = ws.serve(&[]);
+    ws.ctl_ok(&["/spawn alpha \"wait for tasks\""]);
+    let out = ws.ctl_ok(&["--json", "/task add \"a\" --command \"echo hi\""]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let lines: Vec<String> = v["output"]
+        .as_array()
+        .map(|a| a.iter().map(|l| l.to_string()).collect())
+        .unwrap_or_default();
+    assert!(
+        lines.iter().any(|l| l.contains("Added task #1")),
+        "the task's acknowledgement: {out}"
+    );
+    let out = ws.ctl_ok(&["/mode alpha plan"]);
+    assert!(out.contains("plan"), "the mode's acknowledgement: {out:?}");
+    let out = ws.ctl_ok(&["/task assign 1 alpha"]);
+    assert!(
+        out.contains("#1") && out.contains("alpha"),
+        "the assignment's acknowledgement: {out:?}"
+    );
+    ws.ctl_ok(&["/quit"]);
+    assert!(server.wait_exit().success());
+}
+
+/// A Claude Code teammate in an in-process session is refused with every pane terminal named,
+/// not only the first two.
+#[test]
+fn the_spawn_refusal_names_every_pane_terminal() {
+    let ws = Ws::new("no-panes");
+    let mut server = ws.serve(&[]);
+    let out = ws.ctl(&["/spawn c1 --agent claude hi"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("need a pane backend (tmux, iTerm2, Zellij, kitty or WezTerm)"),
+        "{text}"
+    );
+    ws.ctl_ok(&["/quit"]);
+    assert!(server.wait_exit().success());
+}

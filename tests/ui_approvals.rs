@@ -520,3 +520,44 @@ fn a_request_with_control_sequences_shows_them_and_says_so() {
     ]);
     assert!(!text(&mut state, 80).contains("control sequences"));
 }
+
+/// Esc, then `/quit` and Enter a moment later, with a plan waiting behind the banner: the plan
+/// dialog that took the keyboard in the pause does not swallow the text. Printable text a
+/// dialog does not use hands the keyboard back to the composer, with that text; the plan
+/// waits behind the banner again.
+#[test]
+fn text_a_dialog_does_not_use_goes_back_to_the_composer() {
+    let mut state = typing("half a thought");
+    state.apply(LeadEvent::Plans(vec![plan_request(
+        "plan_approval-1@alpha@demo",
+        "alpha",
+        "blue",
+    )]));
+    assert!(!dialog_open(&state), "waits while the person types");
+    // Ctrl+U clears the line: that is typing too.
+    press(
+        &mut state,
+        &[key_mod(
+            KeyCode::Char('u'),
+            crossterm::event::KeyModifiers::CONTROL,
+        )],
+    );
+    press(&mut state, &[key(KeyCode::Esc)]);
+    wait_ms(&mut state, TYPING_PAUSE_MS / 2);
+    assert!(!dialog_open(&state), "Esc and Ctrl+U are typing");
+    wait_ms(&mut state, TYPING_PAUSE_MS);
+    assert!(dialog_open(&state), "the pause gives the plan the keyboard");
+    wait_ms(&mut state, GRACE_MS + 100);
+    type_text(&mut state, "/quit");
+    assert!(!dialog_open(&state), "the dialog stepped back");
+    let commands = press(&mut state, &[key(KeyCode::Enter)]);
+    assert_eq!(
+        commands,
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/quit".to_string()
+        }]
+    );
+    assert_eq!(state.plans.len(), 1, "the plan still waits");
+    assert!(text(&mut state, 80).contains("1 approval waiting"));
+}

@@ -323,8 +323,10 @@ fn open_teams(state: &mut AppState) {
 #[test]
 fn badge_is_selected_from_an_empty_composer_and_opens_the_teams_dialog() {
     let mut state = state_with(vec![]);
-    // No teammates, no badge: ↓ does not leave the composer.
+    // No teammates: the badge says so all the same, ↓ selects it, ↑ goes back.
     press_slowly(&mut state, &[key(KeyCode::Down)]);
+    assert_eq!(state.focus, Focus::Badge);
+    press_slowly(&mut state, &[key(KeyCode::Up)]);
     assert_eq!(state.focus, Focus::Composer);
     state.apply(LeadEvent::Team(mixed_team()));
     // Text in the composer: ↓ is the composer's.
@@ -538,6 +540,25 @@ fn inline_views_cycle_through_in_process_teammates() {
     state.apply(LeadEvent::Team(mixed_team()));
     press_slowly(&mut state, &[shift_down]);
     state.apply(LeadEvent::Team(vec![]));
+    assert_eq!(state.view, ViewTarget::Lead);
+}
+
+/// A slash command typed in a teammate's inline view is a command for the lead, never chat
+/// for the teammate; the lead's view comes up so its outcome is seen.
+#[test]
+fn slash_commands_in_an_inline_view_run_as_lead_commands() {
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    press_slowly(&mut state, &[key_mod(KeyCode::Down, KeyModifiers::SHIFT)]);
+    assert_eq!(state.view, ViewTarget::Teammate("builder".to_string()));
+    type_text(&mut state, "/quit");
+    let commands = press(&mut state, &[key(KeyCode::Enter)]);
+    assert_eq!(
+        commands,
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/quit".to_string()
+        }]
+    );
     assert_eq!(state.view, ViewTarget::Lead);
 }
 

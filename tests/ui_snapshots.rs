@@ -26,13 +26,22 @@ fn footer_line(state: &teamlead::ui::AppState, width: u16) -> Terminal<TestBacke
     terminal
 }
 
+/// With no teammates the badge is there all the same and says how to start one; ↓ selects
+/// it and Enter opens the teams dialog.
 #[test]
-fn footer_without_teammates_shows_only_the_mode() {
-    let state = state_with(vec![]);
+fn footer_without_teammates_has_a_badge_that_says_how_to_start_one() {
     for w in WIDTHS {
+        let mut state = state_with(vec![]);
         let t = footer_line(&state, w);
-        assert!(!rows(&t)[0].contains('●'), "no badge without teammates");
+        let text = rows(&t).join("\n");
+        assert!(text.contains("no teammates"), "{text}");
         insta::assert_snapshot!(format!("footer_empty_{w}"), t.backend());
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        assert_eq!(state.focus, teamlead::ui::state::Focus::Badge);
+        let t = footer_line(&state, w);
+        insta::assert_snapshot!(format!("footer_empty_selected_{w}"), t.backend());
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        assert!(matches!(state.modals.last(), Some(Modal::Teams(_))));
     }
 }
 
@@ -97,6 +106,41 @@ fn teams_dialog_detail() {
     }
 }
 
+/// Whether `needle` is on a row inside a dialog's box.
+fn in_dialog(text: &str, needle: &str) -> bool {
+    text.lines()
+        .any(|l| l.starts_with('│') && l.contains(needle))
+}
+
+/// The teams dialog covers the transcript: what the lead says about the dialog's last action
+/// (`h` on a teammate, a jump) shows in the dialog itself, until the next key.
+#[test]
+fn teams_dialog_shows_the_leads_answer_to_its_last_action() {
+    for w in WIDTHS {
+        let mut state = teams_state();
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        let commands = press(&mut state, &[ch('h')]);
+        assert_eq!(
+            commands,
+            vec![teamlead::lead::view::LeadCommand::ToggleHidden {
+                name: "builder".to_string()
+            }]
+        );
+        state.apply(LeadEvent::Transcript(TranscriptItem::System {
+            text: "builder is in-process: it has no pane to hide or show.".to_string(),
+        }));
+        let t = screen(&mut state, w, 20);
+        let text = rows(&t).join("\n");
+        assert!(text.contains("builder is in-process"), "{text}");
+        insta::assert_snapshot!(format!("teams_detail_notice_{w}"), t.backend());
+        assert!(in_dialog(&text, "builder is in-process"), "{text}");
+        // The next key clears it from the dialog (the transcript keeps it).
+        press(&mut state, &[key(crossterm::event::KeyCode::Down)]);
+        let text = rows(&screen(&mut state, w, 20)).join("\n");
+        assert!(!in_dialog(&text, "builder is in-process"), "{text}");
+    }
+}
+
 /// A claude teammate asked for a stricter mode it has not confirmed yet: the list and the
 /// detail show the mode in force, with the one requested beside it.
 #[test]
@@ -143,6 +187,28 @@ fn permission_dialog_for_bash() {
             assert!(text.contains("cargo test -p parser"), "{text}");
             insta::assert_snapshot!(format!("permission_bash_{name}_{w}"), t.backend());
         }
+    }
+}
+
+/// One count of what waits: with a request and a plan queued, the dialog's `1 of N`, the
+/// banner and the footer all say 2.
+#[test]
+fn permission_dialog_counts_a_waiting_plan_like_the_footer() {
+    for w in WIDTHS {
+        let mut state = state_with(vec![
+            LeadEvent::Team(mixed_team()),
+            LeadEvent::Permissions(vec![bash_request(1, "tester", "green", "cargo test")]),
+            LeadEvent::Plans(vec![plan_request(
+                "plan_approval-1@builder@demo",
+                "builder",
+                "blue",
+            )]),
+        ]);
+        let t = screen(&mut state, w, 20);
+        let text = rows(&t).join("\n");
+        assert!(text.contains("1 of 2"), "{text}");
+        assert!(!text.contains("1 of 1"), "{text}");
+        insta::assert_snapshot!(format!("permission_and_plan_{w}"), t.backend());
     }
 }
 

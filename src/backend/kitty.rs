@@ -7,7 +7,8 @@
 //! (`send-text --stdin`, no escape processing). Liveness is `ls` (JSON, asked on kitty's socket:
 //! `kitty_rc`): kitty closes a window when its program exits, so a window is running while it is
 //! listed. Hide moves the window to a
-//! tab of its own (`detach-window --target-tab new`), show moves it back to the lead's tab.
+//! tab of its own (`detach-window --target-tab new`), show moves it back to the lead's tab; both
+//! give the keyboard back to the lead's window (kitty focuses a window it moves).
 
 use std::sync::Mutex;
 
@@ -123,11 +124,7 @@ impl KittyBackend {
         let mut args = vec!["launch", "--type=window", location, "--keep-focus"];
         args.extend_from_slice(&PLACEHOLDER);
         let out = self.run(&args);
-        let _ = self.run(&[
-            "focus-window",
-            "--match",
-            &Self::matching(&self.lead_window),
-        ]);
+        self.refocus_lead();
         let id = out?.trim().to_string();
         if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
             return Err(BackendError::Command {
@@ -172,29 +169,42 @@ impl KittyBackend {
             .map(|(tab, _, _)| tab)
     }
 
+    /// Moves `window` to a tab of its own; the keyboard stays with the lead.
     pub fn hide(&self, window: &str) -> Result<(), BackendError> {
-        self.run(&[
+        let moved = self.run(&[
             "detach-window",
             "--match",
             &Self::matching(window),
             "--target-tab",
             "new",
-        ])
-        .map(|_| ())
+        ]);
+        self.refocus_lead();
+        moved.map(|_| ())
+    }
+
+    /// Gives the keyboard back to the lead's window: kitty focuses a window it moves (`show`
+    /// left the keyboard in the teammate's window, so what the person typed next went there).
+    fn refocus_lead(&self) {
+        let _ = self.run(&[
+            "focus-window",
+            "--match",
+            &Self::matching(&self.lead_window),
+        ]);
     }
 
     pub fn show(&self, window: &str) -> Result<(), BackendError> {
         let tab = self
             .lead_tab()
             .ok_or_else(|| BackendError::Unavailable("the lead's kitty window is gone".into()))?;
-        self.run(&[
+        let moved = self.run(&[
             "detach-window",
             "--match",
             &Self::matching(window),
             "--target-tab",
             &format!("id:{tab}"),
-        ])
-        .map(|_| ())
+        ]);
+        self.refocus_lead();
+        moved.map(|_| ())
     }
 
     pub fn focus(&self, window: &str) -> Result<(), BackendError> {

@@ -164,6 +164,15 @@ async fn screen(conn: Connection, setup: crate::ui::UiSetup, notes: Vec<String>)
         }
         Ending::Exited => {}
         Ending::Left => {}
+        Ending::Lost => {
+            return Err(super::Failure::new(
+                1,
+                format!(
+                    "the lead of team `{team}` went away (its server ended without a word): `teamlead --team {team}` resumes the team"
+                ),
+            )
+            .into());
+        }
     }
     Ok(())
 }

@@ -49,6 +49,32 @@ impl BackendKind {
         BackendKind::ALL.into_iter().find(|k| k.as_str() == text)
     }
 
+    /// The name a person knows it by (`iTerm2`, `WezTerm`, …).
+    pub fn terminal_name(self) -> &'static str {
+        match self {
+            BackendKind::Tmux => "tmux",
+            BackendKind::Iterm2 => "iTerm2",
+            BackendKind::Zellij => "Zellij",
+            BackendKind::Kitty => "kitty",
+            BackendKind::Wezterm => "WezTerm",
+            BackendKind::InProcess => "in-process",
+        }
+    }
+
+    /// Every terminal with panes, in words: `tmux, iTerm2, Zellij, kitty or WezTerm`.
+    pub fn pane_terminals() -> String {
+        let names: Vec<&str> = BackendKind::ALL
+            .into_iter()
+            .filter(|k| k.is_pane())
+            .map(BackendKind::terminal_name)
+            .collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            Some((last, _)) => last.to_string(),
+            None => String::new(),
+        }
+    }
+
     /// Does a teammate of this kind live in a pane (a process of its own)?
     pub fn is_pane(self) -> bool {
         !matches!(self, BackendKind::InProcess)

@@ -141,26 +141,24 @@ pub fn input_preview(tool_name: &str, input: &Value) -> String {
     s.unwrap_or_else(|| serde_json::to_string(input).unwrap_or_default())
 }
 
+/// `text` as a sentence: a period added unless it already ends with one (or `?`, `!`, `…`).
+pub fn sentence(text: &str) -> String {
+    let text = text.trim_end();
+    if text.ends_with(['.', '?', '!', '…']) {
+        text.to_string()
+    } else {
+        format!("{text}.")
+    }
+}
+
 /// A frame as one readable line.
 pub fn frame_one_liner(frame: &Frame, from: &str) -> String {
     match frame {
         Frame::IdleNotification(n) => {
-            let reason = match n.idle_reason {
-                Some(IdleReason::Failed) => format!(
-                    "failed{}",
-                    n.failure_reason
-                        .as_deref()
-                        .map(|r| format!(": {}", clip(r, 60)))
-                        .unwrap_or_default()
-                ),
-                Some(IdleReason::Interrupted) => "interrupted".to_string(),
-                _ => "available".to_string(),
-            };
             let done = n
                 .completed_task_id
                 .as_deref()
-                .map(|id| format!(", completed task #{id}"))
-                .unwrap_or_default();
+                .map(|id| format!("task #{id} done"));
             let answer = n
                 .result
                 .as_deref()
@@ -168,7 +166,27 @@ pub fn frame_one_liner(frame: &Frame, from: &str) -> String {
                 .filter(|r| !r.is_empty())
                 .map(|r| format!(": {}", clip(&r, 60)))
                 .unwrap_or_default();
-            format!("{from} is idle ({reason}{done}){answer}")
+            let done_after = done
+                .as_deref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default();
+            match n.idle_reason {
+                Some(IdleReason::Failed) => {
+                    let why = n
+                        .failure_reason
+                        .as_deref()
+                        .map(|r| format!(": {}", clip(r, 60)))
+                        .unwrap_or_default();
+                    format!("{from}'s turn failed{why}{done_after}{answer}")
+                }
+                Some(IdleReason::Interrupted) => {
+                    format!("{from}'s turn was interrupted{done_after}{answer}")
+                }
+                _ => {
+                    let done = done.map(|d| format!(", {d}")).unwrap_or_default();
+                    format!("{from} is idle (available{done}){answer}")
+                }
+            }
         }
         Frame::PermissionRequest(r) => format!(
             "permission request: {} `{}` from {from}",
@@ -248,4 +266,57 @@ pub fn parse_entries(values: Vec<Value>) -> (Vec<InboxEntry>, Vec<Value>) {
         }
     }
     (good, bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::frames::IdleNotification;
+
+    fn idle(reason: Option<IdleReason>, failure: Option<&str>, task: Option<&str>) -> Frame {
+        Frame::IdleNotification(IdleNotification {
+            from: "alpha".into(),
+            timestamp: "2026-01-01T00:00:00.000Z".into(),
+            idle_reason: reason,
+            summary: None,
+            completed_task_id: task.map(Into::into),
+            completed_status: None,
+            failure_reason: failure.map(Into::into),
+            result: None,
+            usage: None,
+        })
+    }
+
+    #[test]
+    fn a_failed_or_interrupted_turn_reads_as_one_sentence() {
+        let failed = idle(
+            Some(IdleReason::Failed),
+            Some("compiler exploded"),
+            Some("3"),
+        );
+        assert_eq!(
+            frame_one_liner(&failed, "alpha"),
+            "alpha's turn failed: compiler exploded (task #3 done)"
+        );
+        let interrupted = idle(Some(IdleReason::Interrupted), None, None);
+        assert_eq!(
+            frame_one_liner(&interrupted, "alpha"),
+            "alpha's turn was interrupted"
+        );
+        let available = idle(Some(IdleReason::Available), None, Some("4"));
+        assert_eq!(
+            frame_one_liner(&available, "alpha"),
+            "alpha is idle (available, task #4 done)"
+        );
+    }
+
+    #[test]
+    fn a_sentence_ends_once() {
+        assert_eq!(
+            sentence("The lead is shutting down."),
+            "The lead is shutting down."
+        );
+        assert_eq!(sentence("Not now"), "Not now.");
+        assert_eq!(sentence("Why?"), "Why?");
+    }
 }

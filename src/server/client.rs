@@ -69,8 +69,11 @@ pub enum Ending {
     Detached,
     /// The lead finished (`/quit`, or the team was deleted).
     Exited,
-    /// The screen left by itself (closed, or the connection dropped).
+    /// The screen left by itself (its terminal closed).
     Left,
+    /// The server closed the connection without a word (it died, or was killed): the team's
+    /// lead went away under the screen.
+    Lost,
 }
 
 impl Connection {
@@ -105,8 +108,15 @@ impl Connection {
             mut writer,
             ..
         } = self;
+        // Whether this screen said it closes: the server then drops the connection, which is
+        // no loss of the lead.
+        let closing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let closing_w = closing.clone();
         let writer_task = tokio::spawn(async move {
             while let Some(command) = commands_rx.recv().await {
+                if command == LeadCommand::ScreenClosed {
+                    closing_w.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
                 if wire::write(&mut writer, &ClientMsg::Command(command))
                     .await
                     .is_err()
@@ -142,7 +152,14 @@ impl Connection {
                         break;
                     }
                     Ok(Some(_)) => {}
-                    Ok(None) | Err(_) => break,
+                    Ok(None) | Err(_) => {
+                        if ending == Ending::Left
+                            && !closing.load(std::sync::atomic::Ordering::SeqCst)
+                        {
+                            ending = Ending::Lost;
+                        }
+                        break;
+                    }
                 }
             }
             writer_task.abort();

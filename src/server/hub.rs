@@ -19,7 +19,6 @@ use super::wire::{ClientMsg, ServerMsg};
 use crate::lead::commands::{Input, SlashCommand, parse_input};
 use crate::lead::view::{
     LeadCommand, LeadEvent, PendingPermission, PermissionDecision, TeammateView, TranscriptItem,
-    ViewTarget,
 };
 
 /// How many messages may wait for one client before it is dropped.
@@ -63,6 +62,9 @@ pub struct Hub {
     pending: Vec<PendingPermission>,
     members: Vec<TeammateView>,
     decided: mpsc::UnboundedSender<(PendingPermission, PolicyDecision)>,
+    /// The last screen went away without `/detach` (its terminal closed): the next screen is
+    /// told the team kept running, and how to end it.
+    hung_up: bool,
 }
 
 fn now_ms() -> u64 {
@@ -101,6 +103,7 @@ pub async fn run(
         pending: Vec::new(),
         members: Vec::new(),
         decided,
+        hung_up: false,
     };
     loop {
         tokio::select! {
@@ -213,6 +216,15 @@ impl Hub {
         }
     }
 
+    /// A client went away; a screen that leaves without `/detach` as the last one attached
+    /// leaves the team running with nobody to see it.
+    fn screen_left(&mut self, id: u64) {
+        let was_screen = self.clients.remove(&id).is_some_and(|c| c.attached);
+        if was_screen && !self.clients.values().any(|c| c.attached) {
+            self.hung_up = true;
+        }
+    }
+
     fn send_to(&mut self, id: u64, msg: ServerMsg) {
         let failed = self
             .clients
@@ -235,9 +247,7 @@ impl Hub {
                     },
                 );
             }
-            HubInput::Gone { id } => {
-                self.clients.remove(&id);
-            }
+            HubInput::Gone { id } => self.screen_left(id),
             HubInput::Message { id, msg } => self.on_message(id, msg),
         }
     }
@@ -247,6 +257,14 @@ impl Hub {
             ClientMsg::Attach { transcripts } => {
                 for event in self.replay.snapshot(transcripts) {
                     self.send_to(id, ServerMsg::Event(event));
+                }
+                if std::mem::take(&mut self.hung_up) {
+                    let team = crate::protocol::display::visible_line(&self.team).into_owned();
+                    let text = format!(
+                        "Team `{team}` kept running after its last screen's terminal closed. /quit ends it (its teammates too); /detach leaves it running, and `teamlead attach {team}` comes back."
+                    );
+                    let note = LeadEvent::Transcript(TranscriptItem::System { text });
+                    self.send_to(id, ServerMsg::Event(note));
                 }
                 self.send_to(id, ServerMsg::SnapshotEnd);
                 if let Some(c) = self.clients.get_mut(&id) {
@@ -271,13 +289,13 @@ impl Hub {
         match &command {
             LeadCommand::ScreenClosed => {
                 tracing::info!("lead server: client {id}'s screen closed");
-                self.clients.remove(&id);
+                self.screen_left(id);
                 return;
             }
-            LeadCommand::Submit {
-                target: ViewTarget::Lead,
-                text,
-            } if parse_input(text) == Ok(Input::Slash(SlashCommand::DetachScreen)) => {
+            // From any view: a slash command is the lead's.
+            LeadCommand::Submit { text, .. }
+                if parse_input(text) == Ok(Input::Slash(SlashCommand::DetachScreen)) =>
+            {
                 self.send_to(id, ServerMsg::Detached);
                 if let Some(c) = self.clients.get_mut(&id) {
                     c.attached = false;

@@ -1,7 +1,7 @@
 //! The footer row: on the left the lead model's spinner while it thinks (`✻ thinking…`) and the
 //! mode of the current view (`default mode · shift+tab to cycle`, `⏸ plan mode on …`), or a
 //! hint (badge selected, Ctrl+C armed); on the right the team badge (`● 3 working · 1 waiting ·
-//! 2 idle`, absent with no teammates), pending approvals, `tasks done/total` and the tokens
+//! 2 idle`, `○ no teammates` with none), pending approvals, `tasks done/total` and the tokens
 //! the session's models used (`12.3k tok`, absent while zero).
 
 use ratatui::buffer::Buffer;
@@ -44,10 +44,14 @@ pub fn team_counts(state: &AppState) -> TeamCounts {
     c
 }
 
-/// The badge text (`● 3 working · 1 waiting · 2 idle`), or `None` with no teammates.
+/// What the badge says with no teammates (it is there all the same: ↓ selects it, and then
+/// the footer says how to start one; Enter opens the teams dialog, which says so too).
+pub const NO_TEAMMATES: &str = "○ no teammates";
+
+/// The badge text (`● 3 working · 1 waiting · 2 idle`; [`NO_TEAMMATES`] with none).
 pub fn badge_text(state: &AppState) -> Option<String> {
     if state.team.is_empty() {
-        return None;
+        return Some(NO_TEAMMATES.to_string());
     }
     let c = team_counts(state);
     let parts: Vec<String> = [
@@ -67,7 +71,7 @@ pub fn badge_text(state: &AppState) -> Option<String> {
 
 /// Pending approvals: permissions plus plans.
 pub fn approvals(state: &AppState) -> usize {
-    state.permissions.len() + state.plans.len()
+    state.approvals_pending()
 }
 
 /// (done, total) of the tasks a human sees (internal ones excluded).
@@ -102,6 +106,9 @@ fn badge_spans(state: &AppState, short: bool) -> Vec<Span<'static>> {
     } else {
         Style::default()
     };
+    if state.team.is_empty() {
+        return vec![Span::styled(NO_TEAMMATES, base.fg(Color::DarkGray))];
+    }
     let rest = if short {
         let n = state.team.len();
         format!(" {n} teammate{}", if n == 1 { "" } else { "s" })
@@ -188,7 +195,11 @@ fn left_spans(state: &AppState, short: bool) -> Vec<Span<'static>> {
         QuitState::Running => {}
     }
     if state.focus == Focus::Badge && state.modals.is_empty() {
-        return vec![Span::styled(state.keymap.hints(Context::Badge), dim())];
+        let mut hints = state.keymap.hints(Context::Badge);
+        if state.team.is_empty() {
+            hints = format!("/spawn NAME \"PROMPT\" starts a teammate · {hints}");
+        }
+        return vec![Span::styled(hints, dim())];
     }
     let mut spans = Vec::new();
     if state.busy {

@@ -101,6 +101,10 @@ impl AppState {
                 }
                 guard.used();
             }
+            if matches!(modal, Modal::Teams(_)) {
+                // A new key: what the lead says next answers it.
+                self.dialog_notice = None;
+            }
             let mut sender = DialogSender::default();
             let outcome = modal.handle(&key, &self.dialog_context(), &mut sender);
             for action in sender.take() {
@@ -121,6 +125,17 @@ impl AppState {
                 DialogOutcome::Push(top) => {
                     self.modals.push(modal);
                     self.modals.push(top);
+                }
+                DialogOutcome::Decline => {
+                    // Text the dialog has no use for was meant for the composer: the request
+                    // waits behind the banner again and the text is typed where it belongs.
+                    if modal.is_approval() {
+                        self.approvals_waiting = true;
+                        self.focus = Focus::Composer;
+                        self.sync_dialogs();
+                        return self.handle_composer(key);
+                    }
+                    self.modals.push(modal);
                 }
             }
             self.sync_dialogs();
@@ -188,6 +203,7 @@ impl AppState {
             Some(Action::OpenTeams) => {
                 // The dialog has the keyboard; when it closes, the composer has it again.
                 self.focus = Focus::Composer;
+                self.dialog_notice = None;
                 self.modals.push(Modal::Teams(TeamsDialog::new()));
             }
             Some(Action::BackToComposer) => self.focus = Focus::Composer,
@@ -256,7 +272,7 @@ impl AppState {
             Some(Action::PrevView) => self.cycle_view(-1),
             Some(Action::PageUp) => self.current_transcript().page_up(),
             Some(Action::PageDown) => self.current_transcript().page_down(),
-            Some(Action::SelectBadge) if self.composer.is_empty() && !self.team.is_empty() => {
+            Some(Action::SelectBadge) if self.composer.is_empty() => {
                 self.focus = Focus::Badge;
             }
             Some(Action::Help) if self.composer.is_empty() => {
@@ -284,6 +300,10 @@ impl AppState {
         }
         let text = text.to_string();
         self.composer.clear();
+        if is_slash_command(&text) {
+            // A slash command is the lead's from any view: its outcome shows in the lead's.
+            self.view = ViewTarget::Lead;
+        }
         self.current_transcript().follow();
         let target = self.view.clone();
         self.note_submitted(&target, &text);
@@ -292,4 +312,9 @@ impl AppState {
             text,
         });
     }
+}
+
+/// Whether composer text is a slash command (run by the lead whatever the view).
+pub(crate) fn is_slash_command(text: &str) -> bool {
+    text.trim_start().starts_with('/')
 }

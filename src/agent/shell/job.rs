@@ -12,6 +12,7 @@ use crate::agent::gate::ToolUse;
 use crate::agent::gate::ask::{AskContext, Authorization, authorize};
 use crate::agent::runtime::teammate::Teammate;
 use crate::protocol::LEAD_NAME;
+use crate::protocol::inbox::sentence;
 
 /// Output lines of one command shown in the inline transcript.
 const SHOWN_LINES: usize = 200;
@@ -191,14 +192,18 @@ async fn refused(tm: &mut Teammate, job: &Job, command: &str, reason: &str) -> J
         JobSource::Task(task) => (
             format!("task {} not run: {reason}", task.id),
             format!(
-                "{} not run: {reason}.\n\n$ {command}\n\n{}",
+                "{} not run: {}\n\n$ {command}\n\n{}",
                 task_label(task),
+                sentence(reason),
                 kept_note(&tm.config.name)
             ),
         ),
         JobSource::Message { .. } => (
             format!("did not run `{}`: {reason}", short_command(command)),
-            format!("I did not run the command you sent: {reason}.\n\n$ {command}"),
+            format!(
+                "I did not run the command you sent: {}\n\n$ {command}",
+                sentence(reason)
+            ),
         ),
     };
     fail(tm, job, summary, text).await

@@ -21,6 +21,20 @@ pub const NAME_OPTION: &str = "@teamlead-name";
 /// Name of the session (and window) of a private server.
 pub const SWARM_SESSION: &str = "teamlead-swarm";
 
+/// The width the lead's pane keeps beside its teammates when the window allows: a `Spawned …`
+/// line fits on one row.
+pub const LEAD_MIN_COLUMNS: u16 = 80;
+/// What the teammates' side keeps at least when the lead takes [`LEAD_MIN_COLUMNS`].
+pub const TEAMMATES_MIN_COLUMNS: u16 = 40;
+
+/// The lead's pane width in a window `window` columns wide: 30 %, or more to reach
+/// [`LEAD_MIN_COLUMNS`] while the teammates keep [`TEAMMATES_MIN_COLUMNS`] (and the border).
+pub fn lead_columns(window: u16) -> u16 {
+    let share = window.saturating_mul(3) / 10;
+    let room = window.saturating_sub(TEAMMATES_MIN_COLUMNS + 1);
+    share.max(LEAD_MIN_COLUMNS.min(room)).max(1)
+}
+
 /// One tmux server: the user's (no socket) or a private one (`-L <socket>`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TmuxServer {
@@ -217,6 +231,22 @@ impl TmuxBackend {
         Ok(id)
     }
 
+    /// Gives the lead's pane its width in `window` ([`lead_columns`]).
+    fn resize_lead(&self, lead_pane: &str, window: &str) {
+        let width = self
+            .server
+            .run(&["display-message", "-p", "-t", window, "#{window_width}"])
+            .ok()
+            .and_then(|w| w.trim().parse::<u16>().ok());
+        let columns = match width {
+            Some(w) => lead_columns(w).to_string(),
+            None => "30%".to_string(),
+        };
+        let _ = self
+            .server
+            .run(&["resize-pane", "-t", lead_pane, "-x", &columns]);
+    }
+
     /// Creates a pane running `cat` and returns its id. Serialized: one at a time.
     pub fn create_pane(&self) -> Result<String, BackendError> {
         let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
@@ -264,9 +294,7 @@ impl TmuxBackend {
                 let _ = self
                     .server
                     .run(&["select-layout", "-t", &window, "main-vertical"]);
-                let _ = self
-                    .server
-                    .run(&["resize-pane", "-t", lead_pane, "-x", "30%"]);
+                self.resize_lead(lead_pane, &window);
                 let _ = self.server.run(&[
                     "set-option",
                     "-w",
@@ -409,9 +437,7 @@ impl TmuxBackend {
         joined?;
         let _ = self.server.run(&["select-layout", "-t", &window, layout]);
         if let TmuxLayout::Inside { lead_pane } = &self.layout {
-            let _ = self
-                .server
-                .run(&["resize-pane", "-t", lead_pane, "-x", "30%"]);
+            self.resize_lead(lead_pane, &window);
         }
         Ok(())
     }
@@ -436,5 +462,19 @@ impl TmuxBackend {
         self.server
             .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"])
             .is_ok_and(|out| out.lines().any(|l| l == format!("{pane} 0")))
+    }
+}
+
+#[cfg(test)]
+mod lead_width_tests {
+    use super::*;
+
+    #[test]
+    fn the_lead_keeps_80_columns_when_the_window_allows() {
+        assert_eq!(lead_columns(200), 80);
+        assert_eq!(lead_columns(400), 120);
+        assert_eq!(lead_columns(120), 79);
+        assert_eq!(lead_columns(100), 59);
+        assert_eq!(lead_columns(40), 12);
     }
 }

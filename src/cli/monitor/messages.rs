@@ -156,15 +156,9 @@ impl Messages {
         if !parts.is_empty() {
             lines.push(format!("inbox {member}: {}", parts.join(", ")));
         }
-        if lines.is_empty() {
-            lines.push(if created {
-                format!("inbox {member}: created ({} entries)", now.len())
-            } else {
-                format!(
-                    "inbox {member}: rewritten, no change ({} entries)",
-                    now.len()
-                )
-            });
+        // A rewrite that changed nothing (the lead's drain of an empty inbox) is no news.
+        if lines.is_empty() && created {
+            lines.push(format!("inbox {member}: created ({} entries)", now.len()));
         }
         lines
     }
@@ -241,5 +235,25 @@ mod tests {
             ["inbox team-lead: -1 delivered (message from alpha)"]
         );
         assert!(m.log_changed("t", "team-lead", &log_path).is_empty());
+    }
+
+    #[test]
+    fn a_rewrite_that_changed_nothing_says_nothing() {
+        let mut m = Messages::default();
+        assert_eq!(
+            m.inbox_changed("t", "team-lead", &[], &[], true),
+            ["inbox team-lead: created (0 entries)"]
+        );
+        assert!(
+            m.inbox_changed("t", "team-lead", &[], &[], false)
+                .is_empty()
+        );
+        let a = InboxEntry::new("alpha", "first");
+        m.inbox_changed("t", "team-lead", &[], std::slice::from_ref(&a), false);
+        let same = std::slice::from_ref(&a);
+        assert!(
+            m.inbox_changed("t", "team-lead", same, same, false)
+                .is_empty()
+        );
     }
 }

@@ -62,7 +62,7 @@ impl Controller {
             .key_typer(name)
             .filter(|_| self.is_claude(name));
         let Some(typer) = typer else {
-            self.refused = true;
+            self.refuse();
             self.note(format!(
                 "Cannot interrupt {name} from here: it has no turn running in this process \
                  and no pane the lead can type Esc into. Jump to it and press Esc, or \
@@ -112,7 +112,7 @@ impl Controller {
                     then(c);
                 }
                 Err(e) => {
-                    c.refused = true;
+                    c.refuse();
                     c.note(format!("Could not interrupt {who}: {e}"));
                 }
             },
@@ -229,7 +229,7 @@ impl Controller {
                     DriveEnd::Failed(e) => e.clone(),
                     DriveEnd::Reached => String::new(),
                 };
-                c.refused = true;
+                c.refuse();
                 c.note(format!(
                     "{who} is still in {now} mode, not {mode}: {why}. /kill {who} and /spawn \
                      it with --mode {mode}, or press Shift+Tab in its pane."

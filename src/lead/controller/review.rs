@@ -19,10 +19,6 @@ use crate::lead::view_builder::status_of;
 /// Reviews and merges under way.
 #[derive(Debug, Default)]
 pub struct ReviewState {
-    /// Git jobs whose continuation has not run.
-    pending: usize,
-    /// Barriers that wait for them.
-    barriers: Vec<u64>,
     /// Worktrees whose branch was merged at this tip but kept (the teammate still ran): by path,
     /// with their branch and the tip. Removed at quit when nothing came after.
     pub merged: HashMap<PathBuf, (String, String)>,
@@ -79,7 +75,7 @@ impl Controller {
             match member.and_then(|m| m.worktree_path.clone()) {
                 Some(p) => PathBuf::from(p),
                 None => {
-                    self.refused = true;
+                    self.refuse();
                     self.note(format!(
                         "{name} works in the lead's checkout, not a worktree of its own: there is nothing to review or merge apart (spawn with --worktree)."
                     ));
@@ -107,41 +103,14 @@ impl Controller {
         })
     }
 
-    /// Runs `work` in the `Git` lane; `then` on the loop; barriers wait for it.
+    /// Runs `work` in the `Git` lane; `then` on the loop (a store job like any other, so a
+    /// `ctl` barrier waits for it: `store_worker`'s generations).
     fn git_job<T: Send + 'static>(
         &mut self,
         work: impl FnOnce() -> T + Send + 'static,
         then: impl FnOnce(&mut Controller, T) + Send + 'static,
     ) {
-        self.review.pending += 1;
-        self.store.submit(
-            Lane::Git,
-            move |_| work(),
-            move |c, result| {
-                then(c, result);
-                c.review.pending = c.review.pending.saturating_sub(1);
-                c.release_barriers();
-            },
-        );
-    }
-
-    /// A barrier behind git work waits for it (true: deferred).
-    pub(super) fn defer_barrier(&mut self, token: u64) -> bool {
-        if self.review.pending == 0 {
-            return false;
-        }
-        self.review.barriers.push(token);
-        true
-    }
-
-    fn release_barriers(&mut self) {
-        if self.review.pending > 0 {
-            return;
-        }
-        for token in std::mem::take(&mut self.review.barriers) {
-            let refused = std::mem::take(&mut self.refused);
-            self.emit(LeadEvent::Barrier { token, refused });
-        }
+        self.store.submit(Lane::Git, move |_| work(), then);
     }
 
     /// `/review NAME`: the summary in the transcript, and the review for the screens.
@@ -157,7 +126,7 @@ impl Controller {
                     c.emit(LeadEvent::Review(summary));
                 }
                 Err(e) => {
-                    c.refused = true;
+                    c.refuse();
                     c.note(e);
                 }
             },
@@ -205,7 +174,9 @@ impl Controller {
                     Ok(done) => (done.text, false, done.kept, done.retired),
                     Err(e) => (e, true, None, None),
                 };
-                c.refused |= refused;
+                if refused {
+                    c.refuse();
+                }
                 if let Some(path) = retired {
                     c.worktrees.retain(|(_, w)| w.path != path);
                 }

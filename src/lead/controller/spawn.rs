@@ -17,7 +17,7 @@ use super::store_worker::{Lane, worker_gone};
 use crate::backend::executor::SpawnRequest;
 use crate::backend::worktree::{self, How, Prepared, Retired, Worktree};
 use crate::protocol::names::unique_member_name;
-use crate::protocol::{Color, Member, PermissionMode};
+use crate::protocol::{BackendKind, Color, Member, PermissionMode};
 use crate::store::TeammateRecord;
 
 /// The options of one `/spawn`; `None` takes the session's default.
@@ -79,9 +79,10 @@ impl Controller {
         }
         let claude = flags.claude.unwrap_or(self.claude_by_default);
         if claude && !self.kind.is_pane() {
-            return Err(OpError::Refused(
-                "Claude Code teammates need a pane backend (tmux or iTerm2); this session runs teammates in-process.".into(),
-            ));
+            return Err(OpError::Refused(format!(
+                "Claude Code teammates need a pane backend ({}); this session runs teammates in-process.",
+                BackendKind::pane_terminals()
+            )));
         }
         if let Err(e) = self.executor.check_program(claude).await {
             return Err(OpError::Refused(format!("Cannot spawn {requested}: {e}")));

@@ -3,7 +3,7 @@
 //! inputs, and publishing: after every step the snapshots the UI shows are rebuilt and sent
 //! only when they changed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -118,10 +118,12 @@ pub(crate) struct Controller {
     _watcher: Option<Watcher>,
     /// Problems already reported (each is told once).
     reported: HashSet<String>,
-    /// A command since the last [`LeadCommand::Barrier`](crate::lead::view::LeadCommand) was
-    /// refused or failed.
-    pub refused: bool,
-    /// Reviews and merges under way, and the barriers waiting for them.
+    /// The generations (see [`super::store_worker`]) in which a command was refused or
+    /// failed, until their [`LeadCommand::Barrier`](crate::lead::view::LeadCommand) answers.
+    refused: BTreeSet<u64>,
+    /// Barriers waiting for their generation's continuations: token and generation, in order.
+    barriers: VecDeque<(u64, u64)>,
+    /// Merges under way (worktrees merged but kept).
     pub review: super::review::ReviewState,
 }
 
@@ -210,7 +212,8 @@ impl Controller {
             liveness: Some(liveness),
             _watcher: watcher,
             reported: HashSet::new(),
-            refused: false,
+            refused: BTreeSet::new(),
+            barriers: VecDeque::new(),
         };
         controller.record.backend = Some(controller.kind.as_str().to_string());
         controller.record.pane_session = controller.executor.session_record();
@@ -309,6 +312,33 @@ impl Controller {
                 _ = sleep_until_opt(deadline) => self.finish_quit().await,
             }
             self.check_quit_progress().await;
+        }
+    }
+
+    /// The command being carried out (or the continuation running) was refused or failed:
+    /// its barrier says so.
+    pub fn refuse(&mut self) {
+        self.refused.insert(self.store.generation());
+    }
+
+    /// A barrier: answered once every command before it, and every continuation they
+    /// chained, has run.
+    pub fn barrier(&mut self, token: u64) {
+        let generation = self.store.close_generation();
+        self.barriers.push_back((token, generation));
+        self.release_barriers();
+    }
+
+    /// Answers the barriers whose generation is settled, in order.
+    pub fn release_barriers(&mut self) {
+        while let Some(&(token, generation)) = self.barriers.front() {
+            if !self.store.settled(generation) {
+                return;
+            }
+            self.barriers.pop_front();
+            let later = self.refused.split_off(&(generation + 1));
+            let refused = !std::mem::replace(&mut self.refused, later).is_empty();
+            self.emit(LeadEvent::Barrier { token, refused });
         }
     }
 

@@ -14,8 +14,16 @@
 //!   spawn, quit: sequences that need the result before their next step).
 //! - [`StoreWorker::read`]: a lock-free read awaited by the loop (a fresh team file before a
 //!   decision), outside the lanes so it never waits behind a write.
+//!
+//! Every job is counted in a *generation*: the commands between two barriers
+//! ([`LeadCommand::Barrier`](crate::lead::view::LeadCommand)) are one, and a job submitted by
+//! a continuation belongs to the generation of the job it follows. A barrier is answered once
+//! no job of its generation or an earlier one is left ([`StoreWorker::settled`]), so `ctl`
+//! prints a command's acknowledgement, even one that comes from a chain of continuations.
+//! Re-reads in the background ([`Lane::counted`]) belong to no generation: a stream of
+//! changes never holds a barrier.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -48,19 +56,36 @@ pub(crate) enum Lane {
     Git,
 }
 
+impl Lane {
+    /// Whether the lane's jobs hold a barrier: every lane but the background re-reads.
+    fn counted(&self) -> bool {
+        !matches!(self, Lane::TeamReads | Lane::TaskReads | Lane::Transcripts)
+    }
+}
+
 /// What the loop runs once a job is done.
 pub(crate) type Then = Box<dyn FnOnce(&mut Controller) + Send>;
 
 type Job = Box<dyn FnOnce(&Home) -> Then + Send>;
 
+/// A finished job: its continuation and the generation it was counted in.
+type Done = (Option<u64>, Then);
+
 /// The controller's one way to the store.
 pub(crate) struct StoreWorker {
     home: Home,
-    lanes: HashMap<Lane, mpsc::UnboundedSender<Job>>,
-    done_tx: mpsc::UnboundedSender<Then>,
-    done_rx: mpsc::UnboundedReceiver<Then>,
+    lanes: HashMap<Lane, mpsc::UnboundedSender<(Option<u64>, Job)>>,
+    done_tx: mpsc::UnboundedSender<Done>,
+    done_rx: mpsc::UnboundedReceiver<Done>,
     /// Jobs submitted whose continuation has not run yet.
     in_flight: usize,
+    /// The generation of the commands arriving now (the barriers seen so far).
+    current: u64,
+    /// The generation a job submitted now is counted in: `current`, or while a continuation
+    /// runs, its job's.
+    context: u64,
+    /// Counted jobs per generation whose continuation has not run yet.
+    open: BTreeMap<u64, usize>,
 }
 
 impl StoreWorker {
@@ -73,7 +98,30 @@ impl StoreWorker {
             done_tx,
             done_rx,
             in_flight: 0,
+            current: 0,
+            context: 0,
+            open: BTreeMap::new(),
         }
+    }
+
+    /// A barrier arrived: the commands so far are one generation (returned), later ones the
+    /// next.
+    pub fn close_generation(&mut self) -> u64 {
+        let closed = self.current;
+        self.current += 1;
+        self.context = self.current;
+        closed
+    }
+
+    /// The generation a job submitted now (or a refusal reported now) belongs to.
+    pub fn generation(&self) -> u64 {
+        self.context
+    }
+
+    /// Whether every counted job of generation `generation` or an earlier one has had its
+    /// continuation run.
+    pub fn settled(&self, generation: u64) -> bool {
+        self.open.range(..=generation).next().is_none()
     }
 
     /// Runs `work` in `lane` on the blocking pool; `then` runs on the loop with its result.
@@ -83,12 +131,16 @@ impl StoreWorker {
         work: impl FnOnce(&Home) -> T + Send + 'static,
         then: impl FnOnce(&mut Controller, T) + Send + 'static,
     ) {
+        let generation = lane.counted().then_some(self.context);
         let job: Job = Box::new(move |home| {
             let result = work(home);
             Box::new(move |c: &mut Controller| then(c, result))
         });
         self.in_flight += 1;
-        if let Err(mpsc::error::SendError(job)) = self.lane(lane.clone()).send(job) {
+        if let Some(g) = generation {
+            *self.open.entry(g).or_default() += 1;
+        }
+        if let Err(mpsc::error::SendError(job)) = self.lane(lane.clone()).send((generation, job)) {
             // The lane's task is gone (its runtime is shutting down): a new one.
             self.lanes.remove(&lane);
             let _ = self.lane(lane).send(job);
@@ -126,16 +178,26 @@ impl StoreWorker {
 
     /// The next finished job's continuation (pending while none is done).
     pub async fn next(&mut self) -> Option<Then> {
-        let then = self.done_rx.recv().await;
-        self.in_flight = self.in_flight.saturating_sub(usize::from(then.is_some()));
-        then
+        let done = self.done_rx.recv().await;
+        self.in_flight = self.in_flight.saturating_sub(usize::from(done.is_some()));
+        done.map(in_its_generation)
     }
 
     /// The next finished continuation when one is ready now.
     pub fn try_next(&mut self) -> Option<Then> {
-        let then = self.done_rx.try_recv().ok();
-        self.in_flight = self.in_flight.saturating_sub(usize::from(then.is_some()));
-        then
+        let done = self.done_rx.try_recv().ok();
+        self.in_flight = self.in_flight.saturating_sub(usize::from(done.is_some()));
+        done.map(in_its_generation)
+    }
+
+    /// A job of `generation` has had its continuation run.
+    fn finish(&mut self, generation: u64) {
+        if let Some(n) = self.open.get_mut(&generation) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.open.remove(&generation);
+            }
+        }
     }
 
     /// Whether every job submitted has had its continuation taken.
@@ -143,7 +205,7 @@ impl StoreWorker {
         self.in_flight == 0
     }
 
-    fn lane(&mut self, lane: Lane) -> &mpsc::UnboundedSender<Job> {
+    fn lane(&mut self, lane: Lane) -> &mpsc::UnboundedSender<(Option<u64>, Job)> {
         let (home, done) = (self.home.clone(), self.done_tx.clone());
         self.lanes.entry(lane).or_insert_with(|| {
             let (tx, rx) = mpsc::unbounded_channel();
@@ -153,13 +215,27 @@ impl StoreWorker {
     }
 }
 
+/// A continuation that runs in its job's generation (what it submits is counted there), then
+/// marks the job done and answers the barriers that were waiting for it.
+fn in_its_generation((generation, then): Done) -> Then {
+    Box::new(move |c: &mut Controller| {
+        c.store.context = generation.unwrap_or(c.store.current);
+        then(c);
+        c.store.context = c.store.current;
+        if let Some(g) = generation {
+            c.store.finish(g);
+            c.release_barriers();
+        }
+    })
+}
+
 /// One lane: its jobs in order, each on the blocking pool.
 async fn run_lane(
     home: Home,
-    mut jobs: mpsc::UnboundedReceiver<Job>,
-    done: mpsc::UnboundedSender<Then>,
+    mut jobs: mpsc::UnboundedReceiver<(Option<u64>, Job)>,
+    done: mpsc::UnboundedSender<Done>,
 ) {
-    while let Some(job) = jobs.recv().await {
+    while let Some((generation, job)) = jobs.recv().await {
         let home = home.clone();
         let then = match tokio::task::spawn_blocking(move || job(&home)).await {
             Ok(then) => then,
@@ -168,7 +244,7 @@ async fn run_lane(
                 Box::new(|_: &mut Controller| {})
             }
         };
-        if done.send(then).is_err() {
+        if done.send((generation, then)).is_err() {
             return;
         }
     }

@@ -24,7 +24,10 @@ pub const NO_LEAD_MODEL: &str = "There is no lead model in this session (start t
 impl Controller {
     /// Text submitted in a view.
     pub async fn on_submit(&mut self, target: ViewTarget, text: String) {
-        if let ViewTarget::Teammate(name) = target {
+        // A slash command is the lead's from any view, never chat for a teammate.
+        if let ViewTarget::Teammate(name) = target
+            && !text.trim_start().starts_with('/')
+        {
             return self.message_teammate(&name, &text, false).await;
         }
         match parse_input(&text) {
@@ -48,7 +51,7 @@ impl Controller {
             }
             Err(e) => {
                 self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
-                self.refused = true;
+                self.refuse();
                 self.note(e.to_string());
             }
         }
@@ -145,6 +148,15 @@ impl Controller {
                 }));
             }
             return self.no_such_teammate(to);
+        }
+        if let Some(e) = self.not_running(to, "nothing was sent") {
+            if echo {
+                self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
+                    to: to.to_string(),
+                    text: text.to_string(),
+                }));
+            }
+            return self.report(Err(e));
         }
         if text.trim().is_empty() {
             self.note(format!("Nothing to send to {to}."));

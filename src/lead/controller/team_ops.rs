@@ -79,13 +79,7 @@ impl Controller {
             LeadCommand::Detach => self.detach().await,
             LeadCommand::ScreenClosed => self.begin_quit("the terminal is gone"),
             LeadCommand::ReviewFile { name, path } => self.review_file(&name, &path).await,
-            LeadCommand::Barrier { token } => {
-                if self.defer_barrier(token) {
-                    return;
-                }
-                let refused = std::mem::take(&mut self.refused);
-                self.emit(LeadEvent::Barrier { token, refused });
-            }
+            LeadCommand::Barrier { token } => self.barrier(token),
         }
     }
 
@@ -100,9 +94,22 @@ impl Controller {
         known(self)
     }
 
+    /// Why `name` can take no message or mode: it stopped (exited, crashed, its pane closed)
+    /// and was not respawned. `what` says what was not done.
+    pub fn not_running(&self, name: &str, what: &str) -> Option<OpError> {
+        let t = self.tracking.get(name)?;
+        let how = t.stopped.clone().or_else(|| {
+            (t.activity == crate::lead::view_builder::Activity::Exited)
+                .then(|| "exited".to_string())
+        })?;
+        Some(OpError::Refused(format!(
+            "{name} {how}: {what}. /respawn {name} starts it again."
+        )))
+    }
+
     pub fn no_such_teammate(&mut self, name: &str) {
         let e = self.no_such_teammate_error(name);
-        self.refused = true;
+        self.refuse();
         self.note(e.to_string());
     }
 
@@ -119,7 +126,7 @@ impl Controller {
         match result {
             Ok(outcome) => self.note(outcome.to_string()),
             Err(e) => {
-                self.refused = true;
+                self.refuse();
                 self.note(e.to_string());
             }
         }
@@ -235,6 +242,9 @@ impl Controller {
     pub async fn set_teammate_mode(&mut self, name: &str, mode: PermissionMode) {
         if !self.has_teammate(name).await {
             return self.no_such_teammate(name);
+        }
+        if let Some(e) = self.not_running(name, "its mode was not changed") {
+            return self.report(Err(e));
         }
         self.write_modes(
             vec![(name.to_string(), mode)],

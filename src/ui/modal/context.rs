@@ -34,6 +34,12 @@ pub struct DialogContext<'a> {
     pub team: &'a [TeammateView],
     pub permissions: Option<QueueHead<'a, PendingPermission>>,
     pub plans: Option<QueueHead<'a, PendingPlan>>,
+    /// Every approval waiting, permissions and plans: the one count the banner, the footer
+    /// and each dialog's `1 of N` show.
+    pub approvals: usize,
+    /// The lead's last note since the teams dialog's last key (it hides the transcript, so it
+    /// shows the note itself).
+    pub notice: Option<&'a str>,
 }
 
 impl<'a> DialogContext<'a> {
@@ -51,6 +57,7 @@ impl<'a> DialogContext<'a> {
         ApprovalContext {
             request: queue.head,
             queued: queue.queued,
+            approvals: self.approvals,
             keymap: self.keymap,
             now_ms: self.now_ms,
         }
@@ -61,6 +68,7 @@ impl<'a> DialogContext<'a> {
         TeamsContext {
             team_name: self.team_name,
             team: self.team,
+            notice: self.notice,
             keymap: self.keymap,
             now_ms: self.now_ms,
         }
@@ -71,7 +79,10 @@ impl<'a> DialogContext<'a> {
 /// the keys and the clock.
 pub struct ApprovalContext<'a, T> {
     pub request: &'a T,
+    /// How many wait in this dialog's own queue (the head included).
     pub queued: usize,
+    /// Every approval waiting, both queues (what `1 of N` shows).
+    pub approvals: usize,
     pub keymap: &'a Keymap,
     pub now_ms: u64,
 }
@@ -89,6 +100,8 @@ impl<T> Copy for ApprovalContext<'_, T> {}
 pub struct TeamsContext<'a> {
     pub team_name: &'a str,
     pub team: &'a [TeammateView],
+    /// What the lead said about the dialog's last action (a jump, hide/show), shown in it.
+    pub notice: Option<&'a str>,
     pub keymap: &'a Keymap,
     pub now_ms: u64,
 }

@@ -12,6 +12,9 @@
 //!   such a key was meant for the composer: the dialog steps back to waiting and the key goes to
 //!   the composer, so nothing typed is lost. When the person opened it on purpose (or was
 //!   already answering), the key is dropped.
+//! - **Text.** After the grace period, text a permission or plan dialog has no use for (a
+//!   character that is none of its keys) steps the dialog back to waiting and goes to the
+//!   composer ([`super::DialogOutcome::Decline`]).
 
 /// How long a dialog ignores keys after it is drawn with the keyboard, or its content changes.
 pub const GRACE_MS: u64 = 500;

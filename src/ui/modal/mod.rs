@@ -44,6 +44,18 @@ pub enum DialogOutcome {
     Close,
     /// Keep it and open another on top (a confirmation).
     Push(Modal),
+    /// The key is text the dialog has no use for: it was meant for the composer. An approval
+    /// dialog steps back to waiting (the banner) and the key goes to the composer.
+    Decline,
+}
+
+/// Whether `key` types text (a character without Ctrl or Alt).
+pub fn is_text(key: &KeyEvent) -> bool {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    matches!(key.code, KeyCode::Char(_))
+        && !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER)
 }
 
 /// Where dialogs may draw: the screen above the composer (`above_composer`) and the screen

@@ -179,6 +179,7 @@ impl PlanDialog {
                 DialogOutcome::Keep
             }
             Some(Action::Later) => DialogOutcome::Close,
+            None if crate::ui::modal::is_text(key) => DialogOutcome::Decline,
             _ => DialogOutcome::Keep,
         }
     }
@@ -216,7 +217,7 @@ impl PlanDialog {
         let height = (visible + fixed + 2) as u16;
         let outer = bottom_box(area, height);
         let color = teammate_color(head.color.as_deref());
-        let mut right = format!("1 of {}", context.queued);
+        let mut right = format!("1 of {}", context.approvals);
         if text.len() > visible {
             right = format!(
                 "{}–{}/{} · {right}",

@@ -102,6 +102,9 @@ pub struct AppState {
     pub unanswered: Vec<String>,
     /// The teammate Ctrl+N opened last.
     pub last_waiting: Option<String>,
+    /// The lead's last note since the teams dialog's last key: the dialog covers the
+    /// transcript, so it shows the answer to what it did there (a jump, hide/show).
+    pub dialog_notice: Option<String>,
     outbox: Vec<LeadCommand>,
 }
 
@@ -144,6 +147,7 @@ impl AppState {
             terminal_focus: crate::ui::focus::TerminalFocus::default(),
             unanswered: Vec::new(),
             last_waiting: None,
+            dialog_notice: None,
             outbox: Vec::new(),
         }
     }
@@ -173,6 +177,8 @@ impl AppState {
                 head,
                 queued: self.plans.len(),
             }),
+            approvals: self.approvals_pending(),
+            notice: self.dialog_notice.as_deref(),
         }
     }
 
@@ -240,6 +246,12 @@ impl AppState {
                 if let TranscriptItem::Teammate { from, .. } = &item {
                     self.note_message_from(from);
                 }
+                if let TranscriptItem::System { text } = &item
+                    && matches!(self.modals.last(), Some(Modal::Teams(_)))
+                {
+                    // The dialog hides the transcript: it shows the lead's answer itself.
+                    self.dialog_notice = Some(text.clone());
+                }
                 let team = &self.team;
                 self.transcript.push(&item, |name| {
                     team.iter()
@@ -266,9 +278,6 @@ impl AppState {
                     && !self.is_in_process(name)
                 {
                     self.view = ViewTarget::Lead;
-                }
-                if self.team.is_empty() && self.focus == Focus::Badge {
-                    self.focus = Focus::Composer;
                 }
             }
             LeadEvent::Permissions(queue) => {

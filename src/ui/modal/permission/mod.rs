@@ -321,6 +321,7 @@ impl PermissionDialog {
                 DialogOutcome::Keep
             }
             Some(Action::Later) => DialogOutcome::Close,
+            None if crate::ui::modal::is_text(key) => DialogOutcome::Decline,
             _ => DialogOutcome::Keep,
         }
     }

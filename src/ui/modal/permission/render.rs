@@ -120,7 +120,7 @@ impl PermissionDialog {
             visible_line(&head.tool_name).into_owned(),
             Style::default().add_modifier(Modifier::BOLD),
         );
-        let counter = format!("1 of {}", context.queued);
+        let counter = format!("1 of {}", context.approvals);
         let title = pick_title(
             vec![
                 vec![

@@ -119,7 +119,9 @@ pub fn render(
     }
 
     let hints = hint_lines(&context.keymap.hints(Context::TeamsDetail), width);
-    let height = (lines.len() + 3 + hints.len()).min(usize::from(area.height)) as u16;
+    let notice = super::notice_lines(context, width);
+    let height =
+        (lines.len() + 2 + notice.len() + hints.len()).min(usize::from(area.height)) as u16;
     let outer = bottom_box(area, height);
     let color = teammate_color(t.color.as_deref());
     let title = vec![
@@ -134,12 +136,12 @@ pub fn render(
         Span::raw(" "),
     ];
     let inner = frame(outer, buf, Style::default().fg(color), title, None);
-    let visible = usize::from(inner.height).saturating_sub(1 + hints.len());
+    let visible = usize::from(inner.height).saturating_sub(notice.len() + hints.len());
     let mut shown: Vec<Line<'static>> = lines.into_iter().take(visible).collect();
     while shown.len() < visible {
         shown.push(Line::default());
     }
-    shown.push(Line::default());
+    shown.extend(notice);
     shown.extend(hints);
     Paragraph::new(shown).render(inner, buf);
 }

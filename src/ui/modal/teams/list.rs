@@ -53,7 +53,8 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, context: &TeamsCont
         &context.keymap.hints(Context::TeamsList),
         area.width.saturating_sub(2),
     );
-    let height = (rows + 3 + hints.len()).min(usize::from(area.height)) as u16;
+    let notice = super::notice_lines(context, area.width.saturating_sub(2));
+    let height = (rows + 2 + notice.len() + hints.len()).min(usize::from(area.height)) as u16;
     let outer = bottom_box(area, height);
     let title = vec![Span::styled(
         format!(
@@ -124,7 +125,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, context: &TeamsCont
         + if show_backend { 2 + backend_w } else { 0 }
         + if show_usage { 2 + usage_w } else { 0 };
     let task_w = width.saturating_sub(used + 2);
-    let visible = usize::from(inner.height).saturating_sub(1 + hints.len());
+    let visible = usize::from(inner.height).saturating_sub(notice.len() + hints.len());
     let first = selected.saturating_sub(visible.saturating_sub(1));
     for (i, t) in team.iter().enumerate().skip(first).take(visible) {
         let is_selected = i == selected;
@@ -174,7 +175,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, context: &TeamsCont
     while lines.len() < visible {
         lines.push(Line::default());
     }
-    lines.push(Line::default());
+    lines.extend(notice);
     lines.extend(hints);
     Paragraph::new(lines).render(inner, buf);
 }

@@ -9,12 +9,15 @@ pub mod list;
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
 
 use crate::lead::view::{LeadCommand, TeammateView};
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::confirm::{self, ConfirmDialog, ModeChange};
 use crate::ui::modal::context::{DialogAction, DialogSender, TeamsContext};
 use crate::ui::modal::{DialogOutcome, Modal};
+use crate::ui::transcript::wrap::{sanitize, wrap_line};
 
 /// The dialog's state.
 #[derive(Debug, Default, Clone)]
@@ -175,6 +178,21 @@ impl TeamsDialog {
             None => list::render(self.selected_index(context.team), area, buf, context),
         }
     }
+}
+
+/// The row above the hints: blank, or the lead's notice about the dialog's last action,
+/// wrapped to `width` (at most three rows).
+pub(crate) fn notice_lines(context: &TeamsContext<'_>, width: u16) -> Vec<Line<'static>> {
+    let Some(notice) = context.notice else {
+        return vec![Line::default()];
+    };
+    let style = Style::default()
+        .fg(Color::Yellow)
+        .add_modifier(Modifier::BOLD);
+    let text = sanitize(&notice.replace('\n', " "));
+    let mut lines = wrap_line(&Line::from(Span::styled(text, style)), 0, width);
+    lines.truncate(3);
+    lines
 }
 
 /// A mode change: the command goes at once (the dialog stays), or its confirmation opens on
