@@ -17,6 +17,21 @@ use panes_common::{
 /// The liveness poll runs every 500 ms: what happened is on screen within a second.
 const SHOWN_WITHIN: Duration = Duration::from_millis(1_000);
 
+/// Writes `script` as the `claude` the lead runs (`TEAMLEAD_CLAUDE_BIN`).
+fn claude_launcher(ws: &mut Workspace, script: &str) {
+    let launcher = ws.work().join("claude");
+    std::fs::write(&launcher, script).expect("write the launcher");
+    std::fs::set_permissions(
+        &launcher,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("make the launcher executable");
+    ws.lead_env.push((
+        "TEAMLEAD_CLAUDE_BIN".to_string(),
+        launcher.to_string_lossy().into_owned(),
+    ));
+}
+
 /// Waits for `what` on the lead's screen and returns how long it took from `since`.
 fn shown(lead: &PtyLead, what: &str, since: Instant) -> Duration {
     lead.wait_screen(&format!("`{what}`"), |s| s.contains(what));
@@ -27,21 +42,10 @@ fn shown(lead: &PtyLead, what: &str, since: Instant) -> Duration {
 fn exited_crashed_and_closed_teammates_are_shown_as_such_and_free_their_tasks() {
     let mut ws = Workspace::new("liveness");
     // A launcher (as npm and version managers install) whose real program is gone.
-    let launcher = ws.work().join("claude");
-    std::fs::write(
-        &launcher,
+    claude_launcher(
+        &mut ws,
         "#!/bin/sh\necho \"claude: exec: claude-real: not found\" >&2\nexit 127\n",
-    )
-    .expect("write the launcher");
-    std::fs::set_permissions(
-        &launcher,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("make the launcher executable");
-    ws.lead_env.push((
-        "TEAMLEAD_CLAUDE_BIN".to_string(),
-        launcher.to_string_lossy().into_owned(),
-    ));
+    );
     let mut reaper = Reaper::new(&ws);
     let mut lead = PtyLead::start(&ws, 200, 60);
     reaper.lead_pid = Some(lead.pid);
@@ -146,21 +150,10 @@ fn exited_crashed_and_closed_teammates_are_shown_as_such_and_free_their_tasks() 
 #[test]
 fn a_claude_teammate_that_never_starts_its_first_turn_is_reported() {
     let mut ws = Workspace::new("firstturn");
-    let launcher = ws.work().join("claude");
-    std::fs::write(
-        &launcher,
+    claude_launcher(
+        &mut ws,
         "#!/bin/sh\necho \"CC-STUCK starting up\"\nexec sleep 600\n",
-    )
-    .expect("write the launcher");
-    std::fs::set_permissions(
-        &launcher,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("make the launcher executable");
-    ws.lead_env.push((
-        "TEAMLEAD_CLAUDE_BIN".to_string(),
-        launcher.to_string_lossy().into_owned(),
-    ));
+    );
     ws.lead_env
         .push(("TEAMLEAD_FIRST_TURN_MS".to_string(), "2000".to_string()));
     let mut reaper = Reaper::new(&ws);

@@ -81,13 +81,7 @@ pub fn prompt_and_message_round_trip(client: &Client) {
     }
     // What the lead knows about a claude teammate, from its session transcript: its model and
     // what it used.
-    scene.keys(&["Down"]);
-    scene.wait_screen("the footer badge selected", |s| {
-        s.contains("open the teams dialog")
-    });
-    scene.keys(&["Enter"]);
-    scene.wait_screen("the teams dialog", |s| s.contains("❯ ● worker"));
-    scene.keys(&["Enter"]);
+    scene.open_detail("worker");
     scene.wait_screen("worker's detail with its model and usage", |s| {
         s.lines()
             .any(|l| l.contains("model") && l.contains("claude-"))

@@ -30,14 +30,7 @@ pub fn cycle_from_the_teams_dialog(client: &Client) {
         },
     ));
     scene.spawn("worker", "CC-IDLE wait");
-    scene.keys(&["Down"]);
-    scene.wait_screen("the footer badge selected", |s| {
-        s.contains("open the teams dialog")
-    });
-    scene.keys(&["Enter"]);
-    scene.wait_screen("the teams dialog", |s| s.contains("❯ ● worker"));
-    scene.keys(&["Enter"]);
-    scene.wait_screen("worker's detail", |s| s.contains("worker@"));
+    scene.open_detail("worker");
     scene.keys(&["BTab"]);
     scene.wait("config.json to show worker in acceptEdits", || {
         scene.member("worker")["mode"] == "acceptEdits"
@@ -85,14 +78,7 @@ pub fn cycle_from_the_teams_dialog(client: &Client) {
     // Tightening from the dialog: acceptEdits → plan; then bypassPermissions, which a client
     // not started with it does not offer: the lead says so and the teammate stays in plan;
     // Shift+Tab once more moves on to default, where a Write asks.
-    scene.keys(&["Down"]);
-    scene.wait_screen("the footer badge selected", |s| {
-        s.contains("open the teams dialog")
-    });
-    scene.keys(&["Enter"]);
-    scene.wait_screen("the teams dialog", |s| s.contains("❯ ● worker"));
-    scene.keys(&["Enter"]);
-    scene.wait_screen("worker's detail", |s| s.contains("worker@"));
+    scene.open_detail("worker");
     scene.keys(&["BTab"]);
     scene.wait("config.json to show worker in plan", || {
         scene.member("worker")["mode"] == "plan"

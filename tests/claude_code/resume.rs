@@ -268,8 +268,8 @@ pub fn lead_killed_and_started_again(client: &Client) {
 }
 
 /// Starts a scene whose teammates' guards wait [`SHORT_GRACE_MS`] for a lead.
-fn short_grace_scene(client: &Client, prefix: &str) -> Scene {
-    let scene = Scene::start(client, prefix, rules(), &[]);
+/// Gives the scene's teammates (through its tmux server's environment) the short grace period.
+fn short_grace(scene: &Scene) {
     scene
         .tmux
         .run(&[
@@ -279,18 +279,23 @@ fn short_grace_scene(client: &Client, prefix: &str) -> Scene {
             &SHORT_GRACE_MS.to_string(),
         ])
         .expect("set-environment");
+}
+
+fn short_grace_scene(client: &Client, prefix: &str) -> Scene {
+    let scene = Scene::start(client, prefix, rules(), &[]);
+    short_grace(&scene);
     scene
 }
 
-/// (ii) SIGKILL and no lead: no process of the team after the grace period plus 5 s.
-pub fn reaped_after_the_grace_period(client: &Client) {
-    let scene = short_grace_scene(client, "cc-reap");
+/// Two idle teammates, their processes; then the lead is SIGKILLed and no lead comes back:
+/// asserts every process is gone within the grace period plus 5 s, and says how long it took.
+fn spawn_two_kill_the_lead_and_wait_for_the_reaping(scene: &Scene, client: &Client) -> [String; 2] {
     scene.spawn("one", "CC-IDLE wait");
     scene.spawn("two", "CC-IDLE wait");
     let panes = [scene.pane_of("one"), scene.pane_of("two")];
-    let pids = team_pids(&scene, &["one", "two"]);
+    let pids = team_pids(scene, &["one", "two"]);
     assert!(pids.len() >= 2, "{pids:?}\n{}", scene.explain());
-    sigkill(holder_pid(&scene));
+    sigkill(holder_pid(scene));
     let killed = Instant::now();
     let deadline = Duration::from_millis(SHORT_GRACE_MS) + Duration::from_secs(5);
     while !living(&pids).is_empty() && killed.elapsed() < deadline {
@@ -305,6 +310,13 @@ pub fn reaped_after_the_grace_period(client: &Client) {
         scene.explain()
     );
     crate::claude_code_common::timing(client, "lead SIGKILL -> teammates gone", killed.elapsed());
+    panes
+}
+
+/// (ii) SIGKILL and no lead: no process of the team after the grace period plus 5 s.
+pub fn reaped_after_the_grace_period(client: &Client) {
+    let scene = short_grace_scene(client, "cc-reap");
+    let panes = spawn_two_kill_the_lead_and_wait_for_the_reaping(&scene, client);
     scene.wait("the teammates' panes to close", || {
         teammate_panes(&scene, &panes).is_empty()
     });
@@ -419,39 +431,8 @@ fn private_servers(scene: &Scene) -> Vec<String> {
 /// `claude` of the team gone after the grace period plus 5 s.
 pub fn reaped_outside_tmux(client: &Client) {
     let scene = Scene::start_outside(client, "cc-reapout", rules());
-    scene
-        .tmux
-        .run(&[
-            "set-environment",
-            "-g",
-            "TEAMLEAD_LEAD_GRACE_MS",
-            &SHORT_GRACE_MS.to_string(),
-        ])
-        .expect("set-environment");
-    scene.spawn("one", "CC-IDLE wait");
-    scene.spawn("two", "CC-IDLE wait");
-    assert!(
-        !private_servers(&scene).is_empty(),
-        "[{}] the teammates are not in a private server\n{}",
-        client.label,
-        scene.explain()
-    );
-    let pids = team_pids(&scene, &["one", "two"]);
-    assert!(pids.len() >= 2, "{pids:?}\n{}", scene.explain());
-    sigkill(holder_pid(&scene));
-    let killed = Instant::now();
-    let deadline = Duration::from_millis(SHORT_GRACE_MS) + Duration::from_secs(5);
-    while !living(&pids).is_empty() && killed.elapsed() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let left = living(&pids);
-    assert!(
-        left.is_empty(),
-        "[{}] still running {} ms after the lead's SIGKILL (outside tmux): {left:#?}\n{}",
-        client.label,
-        killed.elapsed().as_millis(),
-        scene.explain()
-    );
+    short_grace(&scene);
+    spawn_two_kill_the_lead_and_wait_for_the_reaping(&scene, client);
 }
 
 /// Outside tmux: SIGKILL, then `teamlead clean --orphans` at once → the team's processes and

@@ -464,6 +464,19 @@ impl Scene {
         self.wait_turn_end(name, before);
     }
 
+    /// Opens the teams dialog (footer badge, Enter) and `name`'s detail (Enter on its row, the
+    /// first teammate's).
+    pub fn open_detail(&self, name: &str) {
+        self.keys(&["Down"]);
+        self.wait_screen("the footer badge selected", |s| {
+            s.contains("open the teams dialog")
+        });
+        self.keys(&["Enter"]);
+        self.wait_screen("the teams dialog", |s| s.contains(&format!("❯ ● {name}")));
+        self.keys(&["Enter"]);
+        self.wait_screen(&format!("{name}'s detail"), |s| s.contains(&format!("{name}@")));
+    }
+
     /// Opens the teams dialog (footer badge, Enter), waits until `name`'s row shows `mode`,
     /// and closes it again.
     pub fn wait_teams_dialog_mode(&self, name: &str, mode: &str) {

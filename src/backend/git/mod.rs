@@ -180,20 +180,11 @@ pub fn commits(cwd: &Path, base: &str, tip: &str) -> Result<Vec<Commit>, Backend
         .collect())
 }
 
-/// The full commit id `rev` names in `cwd`.
+/// The full commit id `rev` names in `cwd` (the worktree module's reading, one for both).
 pub fn rev(cwd: &Path, rev: &str) -> Option<String> {
-    git_ok(
-        cwd,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{rev}^{{commit}}"),
-        ],
-    )
-    .ok()
-    .map(|s| s.trim().to_string())
-    .filter(|s| !s.is_empty())
+    super::worktree::git::commit_of(cwd, rev)
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 /// The best common ancestor of `a` and `b`.

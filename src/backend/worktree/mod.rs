@@ -9,7 +9,7 @@
 //! replaces a leftover branch with nothing unmerged, and otherwise picks a fresh name
 //! (`<name>-2`, …) and says why.
 
-mod git;
+pub(crate) mod git;
 
 use std::path::{Path, PathBuf};
 
