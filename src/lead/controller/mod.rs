@@ -23,6 +23,7 @@ mod spawn;
 mod state;
 mod store_worker;
 mod submit;
+mod task_ops;
 mod team_ops;
 #[cfg(test)]
 mod timer_tests;

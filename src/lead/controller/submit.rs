@@ -75,9 +75,28 @@ impl Controller {
             }
             SlashCommand::TaskAdd {
                 subject,
+                description,
                 blocked_by,
                 command,
-            } => self.add_task(&subject, "", blocked_by, command.as_deref(), reported()),
+            } => self.add_task(
+                &subject,
+                &description,
+                blocked_by,
+                command.as_deref(),
+                reported(),
+            ),
+            SlashCommand::TaskSet { id, change } => self.change_task(&id, change),
+            SlashCommand::TaskEdit {
+                id,
+                subject,
+                description,
+            } => self.edit_task(
+                &id,
+                crate::store::tasks::TaskEdit {
+                    subject,
+                    description,
+                },
+            ),
             SlashCommand::TaskList => self.list_tasks().await,
             SlashCommand::TaskAssign { id, name } => self.assign_task(&id, &name, reported()).await,
             SlashCommand::Msg { to, text } => self.message_teammate(&to, &text, true).await,
@@ -244,7 +263,7 @@ impl Controller {
             })
             .collect();
         if lines.is_empty() {
-            self.note("No tasks yet: /task add SUBJECT [--blocked-by 1,2] [--command CMD]");
+            self.note("No tasks yet: /task add SUBJECT [--description D] [--blocked-by 1,2] [--command CMD]");
         } else {
             self.note(format!("Tasks:\n{}", lines.join("\n")));
         }
