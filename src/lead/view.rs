@@ -91,6 +91,10 @@ pub struct UsageView {
     pub output_tokens: u64,
     pub tool_uses: u64,
     pub turns: u64,
+    /// What they cost in micro-dollars (`protocol::pricing`); `None` when the model has no
+    /// price (or is not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micros: Option<u64>,
 }
 
 impl UsageView {

@@ -109,6 +109,11 @@ pub(crate) struct Controller {
     pub spawned: usize,
     pub phase: Phase,
     pub quit_timeout: Duration,
+    /// What model tokens cost.
+    pub prices: crate::protocol::pricing::PriceTable,
+    /// `/shutdown`'s patience, and whether it then kills.
+    pub shutdown_timeout: Duration,
+    pub shutdown_force: bool,
     pub demo: Option<DemoPlan>,
     events: mpsc::Sender<LeadEvent>,
     pub(super) outbox: Vec<LeadEvent>,
@@ -202,6 +207,9 @@ impl Controller {
             spawned: 0,
             phase: Phase::Running,
             quit_timeout: opts.quit_timeout,
+            prices: opts.prices.clone(),
+            shutdown_timeout: opts.shutdown_timeout,
+            shutdown_force: opts.shutdown_force,
             demo: opts.demo.take(),
             events,
             outbox: Vec::new(),
