@@ -94,7 +94,7 @@ async fn only_a_matching_shutdown_approval_removes_the_teammate() {
     })
     .await;
     s.wait_for("worker shutting down", |e| {
-        matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.name == "worker" && v.status == TeammateStatus::ShuttingDown))
+        matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.name == "worker" && matches!(v.status, TeammateStatus::ShuttingDown { .. })))
     })
     .await;
     // Acknowledged once the request is in its inbox (written off the lead's loop).

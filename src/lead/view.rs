@@ -19,7 +19,10 @@ pub enum TeammateStatus {
     Idle {
         since_ms: u64,
     },
-    ShuttingDown,
+    /// Asked to shut down at this epoch-ms time, and not gone yet.
+    ShuttingDown {
+        since_ms: u64,
+    },
     Gone,
     /// Its runtime ended without shutting down: `exited (127: claude not found)`,
     /// `crashed (…)`, `closed`, or why it did not survive its previous lead.

@@ -44,7 +44,7 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
         ),
         (
             "/shutdown",
-            "/shutdown NAME|all — ask a teammate (or all) to shut down",
+            "/shutdown NAME|all [--force] — ask a teammate (or all) to shut down (--force: kill it after shutdown-timeout, 30 s)",
         ),
         ("/kill", "/kill NAME — stop a teammate at once"),
         (
@@ -136,6 +136,8 @@ pub enum SlashCommand {
     },
     Shutdown {
         target: ShutdownTarget,
+        /// `--force`: kill it when it has not shut down within `shutdown-timeout`.
+        force: bool,
     },
     Kill {
         name: String,
@@ -282,15 +284,27 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
             }
             Ok(SlashCommand::Broadcast { text })
         }
-        "shutdown" => match all_tokens(args)?.as_slice() {
-            [t] if t == "all" => Ok(SlashCommand::Shutdown {
-                target: ShutdownTarget::All,
-            }),
-            [name] => Ok(SlashCommand::Shutdown {
-                target: ShutdownTarget::One(strip_at(name)),
-            }),
-            _ => Err(usage("/shutdown")),
-        },
+        "shutdown" => {
+            let mut words = all_tokens(args)?;
+            let force = words.iter().any(|w| w == "--force");
+            words.retain(|w| w != "--force");
+            if let Some(flag) = words.iter().find(|w| w.starts_with("--")) {
+                return Err(CommandError::Invalid(format!(
+                    "unknown option `{flag}` for /shutdown (use --force)"
+                )));
+            }
+            match words.as_slice() {
+                [t] if t == "all" => Ok(SlashCommand::Shutdown {
+                    target: ShutdownTarget::All,
+                    force,
+                }),
+                [name] => Ok(SlashCommand::Shutdown {
+                    target: ShutdownTarget::One(strip_at(name)),
+                    force,
+                }),
+                _ => Err(usage("/shutdown")),
+            }
+        }
         "interrupt" => match all_tokens(args)?.as_slice() {
             [name] => Ok(SlashCommand::Interrupt {
                 name: strip_at(name),

@@ -178,9 +178,18 @@ fn messages_and_team_commands() {
     assert_eq!(
         slash("/shutdown all"),
         SlashCommand::Shutdown {
-            target: ShutdownTarget::All
+            target: ShutdownTarget::All,
+            force: false
         }
     );
+    assert_eq!(
+        slash("/shutdown @builder --force"),
+        SlashCommand::Shutdown {
+            target: ShutdownTarget::One("builder".into()),
+            force: true
+        }
+    );
+    assert!(parse_input("/shutdown builder --now").is_err());
     assert_eq!(
         slash("/mode builder plan"),
         SlashCommand::Mode {

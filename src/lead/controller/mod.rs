@@ -19,6 +19,7 @@ mod panes;
 mod quit;
 mod resume;
 mod review;
+mod shutdown_timer;
 mod spawn;
 mod state;
 mod store_worker;

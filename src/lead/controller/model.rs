@@ -403,7 +403,7 @@ impl Controller {
                         "waiting for the human's approval".to_string()
                     }
                     TeammateStatus::Idle { .. } => "idle".to_string(),
-                    TeammateStatus::ShuttingDown => "shutting down".to_string(),
+                    TeammateStatus::ShuttingDown { .. } => "shutting down".to_string(),
                     TeammateStatus::Gone => "gone".to_string(),
                     TeammateStatus::Stopped { how } => format!("{how}; /respawn starts it again"),
                 };

@@ -278,6 +278,7 @@ impl Controller {
                 Phase::Quitting { deadline } => Some(deadline),
                 _ => None,
             };
+            let shutdown_due = self.next_shutdown_deadline();
             tokio::select! {
                 command = ch.commands.recv(), if commands_open => match command {
                     Some(command) => self.on_command(command).await,
@@ -315,6 +316,7 @@ impl Controller {
                 }
                 _ = safety.tick() => self.on_safety_poll(),
                 _ = sleep_until_opt(deadline) => self.finish_quit().await,
+                _ = sleep_until_opt(shutdown_due) => self.on_shutdown_overdue().await,
             }
             self.check_quit_progress().await;
         }

@@ -103,10 +103,18 @@ impl Controller {
             SlashCommand::Broadcast { text } => self.broadcast(&text).await,
             SlashCommand::Shutdown {
                 target: ShutdownTarget::All,
-            } => self.shutdown_all().await,
+                force,
+            } => {
+                self.shutdown_all().await;
+                self.force_shutdowns(None, force);
+            }
             SlashCommand::Shutdown {
                 target: ShutdownTarget::One(name),
-            } => self.shutdown_one(&name, reported()).await,
+                force,
+            } => {
+                self.shutdown_one(&name, reported()).await;
+                self.force_shutdowns(Some(&name), force);
+            }
             SlashCommand::Kill { name } => self.kill(&name).await,
             SlashCommand::Interrupt { name } => self.interrupt_teammate(&name).await,
             SlashCommand::Respawn { name } => {
@@ -376,7 +384,7 @@ impl Controller {
                 TeammateStatus::Working => "working".to_string(),
                 TeammateStatus::WaitingForApproval => "waiting for approval".to_string(),
                 TeammateStatus::Idle { .. } => "idle".to_string(),
-                TeammateStatus::ShuttingDown => "shutting down".to_string(),
+                TeammateStatus::ShuttingDown { .. } => "shutting down".to_string(),
                 TeammateStatus::Gone => "gone".to_string(),
                 TeammateStatus::Stopped { how } => how,
             };
