@@ -266,3 +266,57 @@ fn the_log_goes_to_a_file_not_the_terminal() {
         "{text}"
     );
 }
+
+#[test]
+fn task_reset_unassign_and_edit() {
+    let t = TestHome::empty();
+    t.write_team("work", &["a"]);
+    let team = ["--team", "work"];
+    let with = |args: &[&'static str]| -> Vec<&'static str> {
+        let mut v = args.to_vec();
+        v.extend_from_slice(&team);
+        v
+    };
+    ok(&t, &with(&["task", "add", "Write the parser", "-d", "old"]));
+    ok(&t, &with(&["task", "claim", "1", "--owner", "a"]));
+    assert_eq!(
+        ok(&t, &with(&["task", "unassign", "1"])).trim(),
+        "task #1 \"Write the parser\" is unassigned (pending)"
+    );
+    ok(&t, &with(&["task", "claim", "1", "--owner", "a"]));
+    ok(&t, &with(&["task", "done", "1"]));
+    assert_eq!(
+        ok(&t, &with(&["task", "reset", "1"])).trim(),
+        "task #1 \"Write the parser\" is pending, with no owner (pending)"
+    );
+    assert_eq!(
+        ok(
+            &t,
+            &with(&[
+                "task",
+                "edit",
+                "1",
+                "--subject",
+                "Write the lexer",
+                "-d",
+                ""
+            ])
+        )
+        .trim(),
+        "task #1 \"Write the lexer\" edited"
+    );
+    let list: Value = serde_json::from_str(&ok(&t, &with(&["task", "list", "--json"]))).unwrap();
+    let task = &list["tasks"][0];
+    assert_eq!(task["subject"], "Write the lexer", "{list}");
+    assert_eq!(task["status"], "pending", "{list}");
+    assert!(task["owner"].is_null(), "{list}");
+    // Nothing to change, an empty subject, an unknown flag: refused.
+    let out = run(&t, &with(&["task", "edit", "1"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        fails(&t, &with(&["task", "edit", "1", "--subject", " "])).contains("the subject is empty")
+    );
+    let out = run(&t, &with(&["task", "reset", "1", "--owner", "a"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(fails(&t, &with(&["task", "reset", "7"])).contains("not found"));
+}

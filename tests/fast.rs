@@ -28,6 +28,7 @@ mod lead_model;
 mod lead_permissions;
 mod lead_review;
 mod lead_spawn;
+mod lead_tasks;
 mod lead_team;
 mod llm_cli;
 mod llm_teammate;

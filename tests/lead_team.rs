@@ -94,7 +94,7 @@ async fn only_a_matching_shutdown_approval_removes_the_teammate() {
     })
     .await;
     s.wait_for("worker shutting down", |e| {
-        matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.name == "worker" && v.status == TeammateStatus::ShuttingDown))
+        matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.name == "worker" && matches!(v.status, TeammateStatus::ShuttingDown { .. })))
     })
     .await;
     // Acknowledged once the request is in its inbox (written off the lead's loop).
@@ -362,6 +362,8 @@ async fn a_pane_teammates_usage_comes_with_its_idle_notification() {
             output_tokens: 800,
             tool_uses: 3,
             turns: 2,
+            cache_read_tokens: 10_000,
+            cache_write_tokens: 1_000,
         }),
     };
     let text = Frame::IdleNotification(idle).to_text();
@@ -369,6 +371,23 @@ async fn a_pane_teammates_usage_comes_with_its_idle_notification() {
         text.contains("\"teamleadUsage\":{\"inputTokens\":12000"),
         "{text}"
     );
+    assert!(
+        text.contains("\"cacheReadTokens\":10000,\"cacheWriteTokens\":1000"),
+        "{text}"
+    );
+    // Its model has a price: sonnet, $3 in, $15 out, $3.75 cache write, $0.30 cache read.
+    store::edit_team(&s.home, &s.team, |team| {
+        if let Some(m) = team.members.iter_mut().find(|m| m.name == "coder") {
+            m.model = Some("claude-sonnet-4-5".to_string());
+        }
+        Ok(())
+    })
+    .unwrap();
+    s.wait_team("coder's model", |t| {
+        t.iter()
+            .any(|v| v.name == "coder" && v.model.as_deref() == Some("claude-sonnet-4-5"))
+    })
+    .await;
     s.to_lead(&InboxEntry::new("coder", text));
     let team = s
         .wait_team("coder's usage", |t| {
@@ -378,6 +397,8 @@ async fn a_pane_teammates_usage_comes_with_its_idle_notification() {
     let usage = team[0].usage.expect("usage");
     assert_eq!((usage.input_tokens, usage.output_tokens), (12_000, 800));
     assert_eq!((usage.tool_uses, usage.turns), (3, 2));
+    // 1,000 × 3 + 800 × 15 + 1,000 × 3.75 + 10,000 × 0.30 micro-dollars = $0.02175.
+    assert_eq!(usage.cost_micros, Some(21_750));
     s.quit().await;
 }
 

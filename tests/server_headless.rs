@@ -247,3 +247,79 @@ fn the_spawn_refusal_names_every_pane_terminal() {
     ws.ctl_ok(&["/quit"]);
     assert!(server.wait_exit().success());
 }
+
+#[test]
+fn a_failed_or_denied_task_goes_back_to_pending_and_wait_tasks_done_holds_once_redone() {
+    let ws = Ws::new("redo");
+    let hook = ws.root.path().join("policy.sh");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ninput=$(cat)\ncase \"$input\" in\n  *'\"command\":\"test '*) echo allow ;;\n  *) echo 'deny: only test runs here' ;;\nesac\n",
+    )
+    .expect("write the hook");
+    let hook_arg = format!("sh {}", hook.display());
+    let mut server = ws.serve(&["--permission-hook", &hook_arg]);
+    ws.ctl_ok(&["/spawn alpha \"take the tasks\""]);
+    // Fails (no marker yet), then is set back to pending with no owner.
+    ws.ctl_ok(&["/task add flaky --command \"test -f marker\""]);
+    let status = || -> serde_json::Value {
+        serde_json::from_str(&ws.ctl_ok(&["status", "--json"])).expect("json")
+    };
+    let noted = |needle: &str| {
+        story(&ws).iter().any(|e| {
+            e["kind"] == "note" && e["text"].as_str().is_some_and(|t| t.starts_with(needle))
+        })
+    };
+    wait_until(
+        "the failed task to be pending again",
+        || {
+            noted(
+                "Task #1 \"flaky\" is pending again, with no owner: alpha reported task 1 failed: exit 1.",
+            )
+        },
+        || format!("{:#?}", story(&ws)),
+    );
+    // A denied command: the same.
+    ws.ctl_ok(&["/task add risky --command \"touch not-allowed\""]);
+    wait_until(
+        "the denied task to be pending again",
+        || {
+            noted(
+                "Task #2 \"risky\" is pending again, with no owner: alpha reported task 2 not run",
+            )
+        },
+        || format!("{:#?}", story(&ws)),
+    );
+    let now = status();
+    for id in ["1", "2"] {
+        let task = now["tasks"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["id"] == id))
+            .expect("the task");
+        assert_eq!(task["status"], "pending", "{now}");
+        assert!(task["owner"].is_null(), "{now}");
+    }
+    // alpha is not stuck agent_busy: it takes new work.
+    ws.ctl_ok(&["/task add fine --command \"test -d .\""]);
+    wait_until(
+        "the new task done",
+        || {
+            status()["tasks"].as_array().is_some_and(|t| {
+                t.iter()
+                    .any(|t| t["id"] == "3" && t["status"] == "completed")
+            })
+        },
+        || format!("{:#?}", story(&ws)),
+    );
+    // Not all done: wait --tasks-done does not hold.
+    let early = ws.ctl(&["wait", "--tasks-done", "--timeout", "0.3"]);
+    assert_eq!(early.status.code(), Some(1));
+    // Redo the failed one (its marker now exists), close the denied one by hand.
+    std::fs::write(ws.work().join("marker"), "").expect("marker");
+    ws.ctl_ok(&["/task assign 1 alpha"]);
+    ws.ctl_ok(&["/task done 2"]);
+    ws.ctl_ok(&["wait", "--tasks-done", "--timeout", "30"]);
+    assert!(!ws.work().join("not-allowed").exists());
+    ws.ctl_ok(&["/quit"]);
+    assert!(server.wait_exit().success());
+}

@@ -24,6 +24,7 @@ fn usage(input: u64, output: u64, tool_uses: u64, turns: u64) -> UsageView {
         output_tokens: output,
         tool_uses,
         turns,
+        cost_micros: None,
     }
 }
 
@@ -200,4 +201,60 @@ fn transcripts_keep_only_their_newest_entries() {
         text.contains(&format!("line {}", TEAMMATE_TRANSCRIPT_ENTRIES + 4)),
         "{text}"
     );
+}
+
+/// builder priced ($1.23), tester's model without a price.
+fn priced_teams_state() -> teamlead::ui::AppState {
+    let mut team = team_with_usage();
+    if let Some(u) = team[0].usage.as_mut() {
+        u.cost_micros = Some(1_234_567);
+    }
+    let mut state = state_with(vec![
+        LeadEvent::Team(team),
+        LeadEvent::Tasks(tasks()),
+        LeadEvent::LeadUsage(UsageView {
+            cost_micros: Some(20_000),
+            ..usage(4_000, 200, 2, 1)
+        }),
+    ]);
+    state.modals.push(Modal::Teams(TeamsDialog::new()));
+    state
+}
+
+#[test]
+fn cost_shows_in_the_teams_list_the_detail_and_the_footer() {
+    for w in WIDTHS {
+        let mut state = priced_teams_state();
+        let t = screen(&mut state, w, 16);
+        if w == 80 {
+            let row = |name: &str| {
+                rows(&t)
+                    .into_iter()
+                    .find(|r| r.contains(name))
+                    .unwrap_or_else(|| panic!("{name}'s row"))
+            };
+            assert!(
+                row("builder").contains("12.3k tok · $1.23"),
+                "{}",
+                row("builder")
+            );
+            // No price, no cost.
+            assert!(row("tester").contains("950 tok"), "{}", row("tester"));
+            assert!(!row("tester").contains('$'), "{}", row("tester"));
+        }
+        insta::assert_snapshot!(format!("teams_list_cost_{w}"), t.backend());
+
+        state.handle_key(key(KeyCode::Enter));
+        let t = screen(&mut state, w, 22);
+        let text = rows(&t).join("\n");
+        if w == 80 {
+            assert!(text.contains("14 tool uses · 3 turns · $1.23"), "{text}");
+        }
+        insta::assert_snapshot!(format!("teams_detail_cost_{w}"), t.backend());
+    }
+    // The footer: every priced teammate's and the lead model's cost, $1.23 + $0.02.
+    let mut state = priced_teams_state();
+    state.modals.clear();
+    let text = rows(&footer_line(&state, 80)).join("\n");
+    assert!(text.contains("17.5k tok · $1.25"), "{text}");
 }

@@ -151,6 +151,8 @@ impl Usage {
                 output_tokens: self.output_tokens,
                 tool_uses: self.tool_uses,
                 turns: self.turns,
+                cache_read_tokens: self.cache_read_input_tokens,
+                cache_write_tokens: self.cache_creation_input_tokens,
             },
         )
     }

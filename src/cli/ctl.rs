@@ -392,6 +392,7 @@ async fn status(conn: Connection, json: bool) -> Result<()> {
                     "name": t.name, "status": word, "detail": detail, "mode": t.mode,
                     "backend": t.backend_label(), "model": t.model,
                     "current_task": t.current_task.as_ref().map(|(id, subject)| json!({"id": id, "subject": subject})),
+                    "usage": t.usage.as_ref().map(usage_json),
                 })
             })
             .collect();
@@ -404,6 +405,7 @@ async fn status(conn: Connection, json: bool) -> Result<()> {
         return print_json(&json!({
             "team": team, "backend": backend, "lead_mode": mode, "server_pid": a.conn.pid,
             "teammates": teammates, "tasks": tasks,
+            "cost_usd": total_cost(s.team.iter().filter_map(|t| t.usage.as_ref())),
             "pending": {"permissions": s.permissions.len(), "plans": s.plans.len()},
         }));
     }
@@ -530,5 +532,24 @@ async fn wait(conn: Connection, w: &WaitArgs) -> Result<()> {
                 .into());
             }
         }
+    }
+}
+
+/// A model's usage for `status --json`: tokens, and the cost in dollars when priced.
+fn usage_json(u: &crate::lead::view::UsageView) -> Value {
+    json!({
+        "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+        "tool_uses": u.tool_uses, "turns": u.turns,
+        "cost_usd": u.cost_micros.map(|c| c as f64 / 1e6),
+    })
+}
+
+/// What the priced usages cost together, in dollars (`null` when none is priced).
+fn total_cost<'a>(usages: impl Iterator<Item = &'a crate::lead::view::UsageView>) -> Value {
+    let costs: Vec<u64> = usages.filter_map(|u| u.cost_micros).collect();
+    if costs.is_empty() {
+        Value::Null
+    } else {
+        json!(costs.iter().sum::<u64>() as f64 / 1e6)
     }
 }

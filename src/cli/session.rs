@@ -131,6 +131,11 @@ pub fn lead_options(ctx: &Context, args: &LeadArgs, config: &Config) -> Result<L
     let mut opts = LeadOptions::new(ctx.home.clone(), cwd).with_backend(choice);
     opts.claude_by_default = claude;
     opts.worktree_by_default = args.worktree;
+    opts.prices = crate::protocol::pricing::PriceTable::built_in().with_overrides(&config.prices);
+    if let Some(timeout) = config.shutdown_timeout {
+        opts.shutdown_timeout = timeout;
+    }
+    opts.shutdown_force = config.shutdown_force.unwrap_or(false);
     if let Some(team) = &args.team {
         opts = opts.with_team(team.clone());
     }

@@ -1,4 +1,4 @@
-//! `teamlead task add|list|claim|done|delete`: the store's task list from the shell, one line
+//! `teamlead task add|list|claim|done|reset|unassign|edit|delete`: the store's task list from the shell, one line
 //! of output per action (a table or JSON for `list`). `list` reads through the store's audit
 //! and warns on stderr about every file it skipped; the writers look at the files they will
 //! change first and refuse, untouched, what they cannot safely change. Subjects and ids from
@@ -120,6 +120,46 @@ pub fn run(ctx: &Context, args: &TaskArgs) -> Result<()> {
             let task = list.complete(&a.id)?;
             out.line(format!(
                 "task #{} {} completed",
+                visible_line(&task.id),
+                quoted(&task.subject)
+            ))?;
+        }
+        TaskCommand::Reset(a) | TaskCommand::Unassign(a) => {
+            let list = task_list(home, &a.team.team)?;
+            check_path_component(&a.id).wrap_err("bad task id")?;
+            let reset = matches!(args.command, TaskCommand::Reset(_));
+            let (doing, now) = if reset {
+                ("reset the task", "pending, with no owner")
+            } else {
+                ("unassign the task", "unassigned")
+            };
+            check_task(home, &list, &a.id, doing)?;
+            let task = if reset {
+                list.reset(&a.id)?
+            } else {
+                list.unassign(&a.id)?
+            };
+            out.line(format!(
+                "task #{} {} is {now} ({})",
+                visible_line(&task.id),
+                quoted(&task.subject),
+                task.status.as_str()
+            ))?;
+        }
+        TaskCommand::Edit(a) => {
+            let list = task_list(home, &a.team.team)?;
+            check_path_component(&a.id).wrap_err("bad task id")?;
+            if a.subject.as_deref().is_some_and(|s| s.trim().is_empty()) {
+                bail!("the subject is empty");
+            }
+            check_task(home, &list, &a.id, "edit the task")?;
+            let edit = crate::store::tasks::TaskEdit {
+                subject: a.subject.clone(),
+                description: a.description.clone(),
+            };
+            let task = list.edit(&a.id, &edit)?;
+            out.line(format!(
+                "task #{} {} edited",
                 visible_line(&task.id),
                 quoted(&task.subject)
             ))?;

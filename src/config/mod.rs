@@ -83,9 +83,13 @@ struct FileTop {
     worktree: Option<bool>,
     theme: Option<Theme>,
     permission_hook: Option<String>,
+    shutdown_timeout: Option<f64>,
+    shutdown_force: Option<bool>,
     #[serde(default)]
     keys: BTreeMap<String, BTreeMap<String, Spanned<Keys>>>,
     llm: Option<FileSettings>,
+    #[serde(default)]
+    prices: BTreeMap<String, crate::protocol::pricing::Price>,
 }
 
 /// One `[keys.<context>] <action> = …` entry, where it is in the file.
@@ -99,7 +103,7 @@ pub struct KeyEntry {
 }
 
 /// The config file, read and checked (a missing file is the defaults).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Config {
     /// The file it came from (`None`: no file).
     pub path: Option<PathBuf>,
@@ -114,8 +118,15 @@ pub struct Config {
     pub theme: Option<Theme>,
     /// The permission policy hook's command (`permission-hook`).
     pub permission_hook: Option<String>,
+    /// How long a `/shutdown` waits for a busy teammate before the lead says how to force it
+    /// (`shutdown-timeout`, seconds).
+    pub shutdown_timeout: Option<std::time::Duration>,
+    /// Escalate a shutdown that outlasts the timeout to a kill (`shutdown-force`).
+    pub shutdown_force: Option<bool>,
     pub keys: Vec<KeyEntry>,
     pub llm: Option<FileSettings>,
+    /// `[prices."model-prefix"]`: prices that extend or replace the built-in table.
+    pub prices: BTreeMap<String, crate::protocol::pricing::Price>,
     /// A note for the person (the old `config.json` was read).
     pub deprecation: Option<String>,
 }
@@ -180,6 +191,36 @@ impl Config {
     pub fn parse(path: &Path, text: String) -> Result<Config, ConfigError> {
         let top: FileTop =
             toml::from_str(&text).map_err(|e| ConfigError::from_toml(path, &text, &e))?;
+        let shutdown_timeout = match top.shutdown_timeout {
+            Some(s) if !(s.is_finite() && s > 0.0 && s <= 86_400.0) => {
+                return Err(ConfigError::read(
+                    path,
+                    format!("shutdown-timeout = {s}: give seconds, more than 0 and at most 86400"),
+                ));
+            }
+            Some(s) => Some(std::time::Duration::from_secs_f64(s)),
+            None => None,
+        };
+        for (prefix, price) in &top.prices {
+            let all = [
+                Some(price.input),
+                Some(price.output),
+                price.cache_write,
+                price.cache_read,
+            ];
+            if all
+                .into_iter()
+                .flatten()
+                .any(|v| !(v.is_finite() && v >= 0.0))
+            {
+                return Err(ConfigError::read(
+                    path,
+                    format!(
+                        "[prices.\"{prefix}\"]: prices are dollars per million tokens, 0 or more"
+                    ),
+                ));
+            }
+        }
         let keys = top
             .keys
             .into_iter()
@@ -202,8 +243,11 @@ impl Config {
             worktree: top.worktree,
             theme: top.theme,
             permission_hook: top.permission_hook,
+            shutdown_timeout,
+            shutdown_force: top.shutdown_force,
             keys,
             llm: top.llm,
+            prices: top.prices,
             deprecation: None,
             text,
         })

@@ -102,3 +102,29 @@ fn the_old_json_file_is_still_read_with_a_note() {
     assert_eq!(config.model.as_deref(), Some("opus"));
     assert_eq!(config.deprecation, None, "the TOML file wins");
 }
+
+#[test]
+fn prices_and_the_shutdown_timeout_are_read_and_checked() {
+    let config = parse(
+        "shutdown-timeout = 12.5\nshutdown-force = true\n\n[prices.\"my-model\"]\ninput = 2.0\noutput = 8.0\ncache-read = 0.2\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.shutdown_timeout,
+        Some(std::time::Duration::from_millis(12_500))
+    );
+    assert_eq!(config.shutdown_force, Some(true));
+    let table = crate::protocol::pricing::PriceTable::built_in().with_overrides(&config.prices);
+    let price = table.price("my-model-7").unwrap();
+    assert_eq!(
+        (price.input, price.output, price.cache_read),
+        (2.0, 8.0, Some(0.2))
+    );
+    assert!(parse("shutdown-timeout = 0\n").is_err());
+    assert!(parse("[prices.\"x\"]\ninput = -1.0\noutput = 1.0\n").is_err());
+    assert!(
+        parse("[prices.\"x\"]\ninput = 1.0\n").is_err(),
+        "output is needed"
+    );
+    assert!(parse("[prices.\"x\"]\ninput = 1.0\noutput = 1.0\ncache = 1\n").is_err());
+}

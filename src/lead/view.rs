@@ -19,7 +19,10 @@ pub enum TeammateStatus {
     Idle {
         since_ms: u64,
     },
-    ShuttingDown,
+    /// Asked to shut down at this epoch-ms time, and not gone yet.
+    ShuttingDown {
+        since_ms: u64,
+    },
     Gone,
     /// Its runtime ended without shutting down: `exited (127: claude not found)`,
     /// `crashed (…)`, `closed`, or why it did not survive its previous lead.
@@ -91,6 +94,10 @@ pub struct UsageView {
     pub output_tokens: u64,
     pub tool_uses: u64,
     pub turns: u64,
+    /// What they cost in micro-dollars (`protocol::pricing`); `None` when the model has no
+    /// price (or is not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micros: Option<u64>,
 }
 
 impl UsageView {

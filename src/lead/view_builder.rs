@@ -30,6 +30,13 @@ pub struct Tracking {
     pub activity: Activity,
     /// The `requestId` of the shutdown the lead sent, while it waits for the answer.
     pub shutdown_request: Option<String>,
+    /// When that shutdown was asked (epoch ms, for the elapsed time shown).
+    pub shutdown_since_ms: Option<u64>,
+    /// When the lead stops waiting for it (`shutdown-timeout`): it then says how to force the
+    /// shutdown, or kills the teammate when `shutdown_force` is set.
+    pub shutdown_deadline: Option<tokio::time::Instant>,
+    /// `/shutdown NAME --force` (or the config's `shutdown-force`).
+    pub shutdown_force: bool,
     /// The last few messages it sent, as one-liners (oldest first).
     pub recent: VecDeque<String>,
     /// Its runtime ended without shutting down (the status shown), until it is respawned.
@@ -97,8 +104,10 @@ pub fn status_of(member: &Member, tracking: Option<&Tracking>, waiting: bool) ->
     if activity == Activity::Exited {
         return TeammateStatus::Gone;
     }
-    if tracking.is_some_and(|t| t.shutdown_request.is_some()) {
-        return TeammateStatus::ShuttingDown;
+    if let Some(t) = tracking.filter(|t| t.shutdown_request.is_some()) {
+        return TeammateStatus::ShuttingDown {
+            since_ms: t.shutdown_since_ms.unwrap_or(0),
+        };
     }
     if waiting {
         return TeammateStatus::WaitingForApproval;
@@ -252,7 +261,10 @@ mod tests {
             TeammateStatus::WaitingForApproval
         );
         t.shutdown_request = Some("shutdown-1@builder".into());
-        assert_eq!(status_of(m, Some(&t), true), TeammateStatus::ShuttingDown);
+        assert_eq!(
+            status_of(m, Some(&t), true),
+            TeammateStatus::ShuttingDown { since_ms: 0 }
+        );
         t.activity = Activity::Exited;
         assert_eq!(status_of(m, Some(&t), true), TeammateStatus::Gone);
     }

@@ -99,7 +99,9 @@ pub struct IdleNotification {
 }
 
 /// A teammate's model usage over its life, as it reports it (the `teamleadUsage` extension of
-/// `idle_notification`). Input tokens include cache reads and writes.
+/// `idle_notification`). Input tokens include cache reads and writes; `cacheReadTokens` and
+/// `cacheWriteTokens` (absent from older teamlead teammates: then 0) say how many of them were,
+/// so the cost can be priced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReportedUsage {
@@ -111,6 +113,27 @@ pub struct ReportedUsage {
     pub tool_uses: u64,
     #[serde(default)]
     pub turns: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl ReportedUsage {
+    /// Its tokens by kind (input without the cache's), for pricing.
+    pub fn tokens(&self) -> crate::protocol::pricing::Tokens {
+        let cached = self.cache_read_tokens + self.cache_write_tokens;
+        crate::protocol::pricing::Tokens {
+            input: self.input_tokens.saturating_sub(cached),
+            output: self.output_tokens,
+            cache_write: self.cache_write_tokens,
+            cache_read: self.cache_read_tokens,
+        }
+    }
 }
 
 /// teammate → lead: may I use this tool with this input?

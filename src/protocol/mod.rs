@@ -12,6 +12,7 @@ pub mod json;
 pub mod mode;
 pub mod names;
 pub mod permission;
+pub mod pricing;
 pub mod render;
 pub mod task;
 pub mod team;

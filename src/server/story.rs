@@ -115,7 +115,7 @@ pub fn status_word(status: &TeammateStatus) -> (&'static str, Option<String>) {
         TeammateStatus::Working => ("working", None),
         TeammateStatus::WaitingForApproval => ("waiting", None),
         TeammateStatus::Idle { .. } => ("idle", None),
-        TeammateStatus::ShuttingDown => ("shutting-down", None),
+        TeammateStatus::ShuttingDown { .. } => ("shutting-down", None),
         TeammateStatus::Gone => ("gone", None),
         TeammateStatus::Stopped { how } => ("stopped", Some(how.clone())),
     }

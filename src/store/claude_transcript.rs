@@ -42,6 +42,15 @@ impl TranscriptFacts {
     }
 }
 
+/// One API message's usage (the largest count of each kind seen on its lines).
+#[derive(Debug, Default, Clone, Copy)]
+struct MessageUsage {
+    input: u64,
+    cache_write: u64,
+    cache_read: u64,
+    output: u64,
+}
+
 /// Reads one teammate's transcript, a little more each time.
 #[derive(Debug, Default)]
 pub struct TranscriptMeter {
@@ -49,8 +58,8 @@ pub struct TranscriptMeter {
     path: Option<PathBuf>,
     offset: u64,
     partial: Vec<u8>,
-    /// (input incl. cache, output) per API message id.
-    per_message: HashMap<String, (u64, u64)>,
+    /// Usage per API message id.
+    per_message: HashMap<String, MessageUsage>,
     tool_ids: HashSet<String>,
     turns: u64,
     facts: TranscriptFacts,
@@ -124,11 +133,15 @@ impl TranscriptMeter {
             }
             _ => {}
         }
+        let sum = |f: fn(&MessageUsage) -> u64| self.per_message.values().map(f).sum::<u64>();
+        let (cache_write, cache_read) = (sum(|m| m.cache_write), sum(|m| m.cache_read));
         self.facts.usage = ReportedUsage {
-            input_tokens: self.per_message.values().map(|(i, _)| i).sum(),
-            output_tokens: self.per_message.values().map(|(_, o)| o).sum(),
+            input_tokens: sum(|m| m.input) + cache_write + cache_read,
+            output_tokens: sum(|m| m.output),
             tool_uses: self.tool_ids.len() as u64,
             turns: self.turns,
+            cache_read_tokens: cache_read,
+            cache_write_tokens: cache_write,
         };
     }
 
@@ -152,13 +165,12 @@ impl TranscriptMeter {
             return;
         }
         let n = |k: &str| usage[k].as_u64().unwrap_or(0);
-        let input =
-            n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
-        let output = n("output_tokens");
         // Later lines of one message carry the same or a larger count: keep the largest.
         let seen = self.per_message.entry(id.to_string()).or_default();
-        seen.0 = seen.0.max(input);
-        seen.1 = seen.1.max(output);
+        seen.input = seen.input.max(n("input_tokens"));
+        seen.cache_write = seen.cache_write.max(n("cache_creation_input_tokens"));
+        seen.cache_read = seen.cache_read.max(n("cache_read_input_tokens"));
+        seen.output = seen.output.max(n("output_tokens"));
     }
 }
 
@@ -232,6 +244,42 @@ mod tests {
             "{\"type\":\"api-request-shape\",\"shape\":{\"tools\":[{\"name\":\"TaskList\"},{\"name\":\"TaskUpdate\"}]}}\n",
         );
         assert_eq!(meter.read(&home).unwrap().has_task_tools(), Some(true));
+    }
+
+    /// A recorded session whose messages repeat their id on several lines (one per content
+    /// block, the counts growing): tokens counted once per message, by kind, and priced.
+    #[test]
+    fn repeated_message_ids_are_counted_once_and_priced_to_the_cent() {
+        use crate::protocol::pricing::{PriceTable, dollars};
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path());
+        let path = transcript(&home);
+        let line = |id: &str, input: u64, write: u64, read: u64, output: u64| {
+            format!(
+                "{{\"type\":\"assistant\",\"message\":{{\"id\":\"{id}\",\"model\":\"claude-sonnet-4-5-20250929\",\"content\":[],\"usage\":{{\"input_tokens\":{input},\"cache_creation_input_tokens\":{write},\"cache_read_input_tokens\":{read},\"output_tokens\":{output}}}}}}}\n"
+            )
+        };
+        let mut text = String::new();
+        // msg_a on three lines (thinking, text, tool use), msg_b on two.
+        text += &line("msg_a", 3, 20_000, 0, 1);
+        text += &line("msg_a", 3, 20_000, 0, 40);
+        text += &line("msg_a", 3, 20_000, 0, 412);
+        text += &line("msg_b", 5, 1_500, 20_000, 2);
+        text += &line("msg_b", 5, 1_500, 20_000, 988);
+        append(&path, &text);
+        let facts = TranscriptMeter::new(SESSION).read(&home).unwrap();
+        let u = facts.usage;
+        assert_eq!(
+            (u.cache_write_tokens, u.cache_read_tokens),
+            (21_500, 20_000)
+        );
+        assert_eq!(u.input_tokens, 8 + 21_500 + 20_000);
+        assert_eq!(u.output_tokens, 1_400);
+        // Sonnet: 8 × $3 + 1,400 × $15 + 21,500 × $3.75 + 20,000 × $0.30 per million
+        // = $0.000024 + $0.021 + $0.080625 + $0.006 = $0.107649.
+        let cost = PriceTable::built_in().cost_micros(facts.model.as_deref(), &u.tokens());
+        assert_eq!(cost, Some(107_649));
+        assert_eq!(dollars(107_649), "$0.11");
     }
 
     #[test]

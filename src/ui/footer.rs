@@ -36,7 +36,7 @@ pub fn team_counts(state: &AppState) -> TeamCounts {
             TeammateStatus::Working => c.working += 1,
             TeammateStatus::WaitingForApproval => c.waiting += 1,
             TeammateStatus::Idle { .. } => c.idle += 1,
-            TeammateStatus::ShuttingDown => c.stopping += 1,
+            TeammateStatus::ShuttingDown { .. } => c.stopping += 1,
             TeammateStatus::Gone => c.gone += 1,
             TeammateStatus::Stopped { .. } => c.stopped += 1,
         }

@@ -63,7 +63,7 @@ pub fn mode_style(mode: PermissionMode) -> Style {
     }
 }
 
-/// `working`, `waiting for approval`, `idle for 12s`, `shutting down`, `gone`, or how it
+/// `working`, `waiting for approval`, `idle for 12s`, `shutting down (42s)`, `gone`, or how it
 /// stopped (`exited (127: claude not found)`, `crashed (…)`, `closed`).
 pub fn status_text(status: &TeammateStatus, now_ms: u64) -> String {
     match status {
@@ -75,7 +75,10 @@ pub fn status_text(status: &TeammateStatus, now_ms: u64) -> String {
                 short_duration(now_ms.saturating_sub(*since_ms))
             )
         }
-        TeammateStatus::ShuttingDown => "shutting down".to_string(),
+        TeammateStatus::ShuttingDown { since_ms } => format!(
+            "shutting down ({})",
+            short_duration(now_ms.saturating_sub(*since_ms))
+        ),
         TeammateStatus::Gone => "gone".to_string(),
         TeammateStatus::Stopped { how } => how.clone(),
     }
@@ -87,7 +90,7 @@ pub fn status_style(status: &TeammateStatus) -> Style {
         TeammateStatus::Working => Style::default().fg(Color::Green),
         TeammateStatus::WaitingForApproval => Style::default().fg(Color::Yellow),
         TeammateStatus::Idle { .. } => dim(),
-        TeammateStatus::ShuttingDown => Style::default().fg(Color::Red),
+        TeammateStatus::ShuttingDown { .. } => Style::default().fg(Color::Red),
         TeammateStatus::Gone => dim().add_modifier(Modifier::CROSSED_OUT),
         TeammateStatus::Stopped { .. } => Style::default().fg(Color::Red),
     }
@@ -124,5 +127,7 @@ mod tests {
         assert_eq!(status_text(&idle, 13_000), "idle for 12s");
         assert_eq!(status_text(&idle, 1_000 + 180_000), "idle for 3m");
         assert_eq!(status_text(&idle, 0), "idle for 0s");
+        let stopping = TeammateStatus::ShuttingDown { since_ms: 1_000 };
+        assert_eq!(status_text(&stopping, 43_000), "shutting down (42s)");
     }
 }

@@ -192,7 +192,16 @@ async fn pick_task(tm: &mut Teammate) -> Option<Task> {
                 && !t.is_internal()
         })
         .collect();
-    // Forget parked tasks that are no longer mine and unfinished (the lead reset them).
+    // Forget parked tasks that are no longer mine and unfinished (the lead reset them). One
+    // that failed here is not claimed again by itself (it would fail again): the lead can
+    // assign it back, or another teammate take it.
+    let released: Vec<String> = tm
+        .failed
+        .iter()
+        .filter(|id| !mine.iter().any(|t| &&t.id == id))
+        .cloned()
+        .collect();
+    tm.declined.extend(released);
     tm.failed.retain(|id| mine.iter().any(|t| &t.id == id));
     tm.interrupted.retain(|id| mine.iter().any(|t| &t.id == id));
     for task in &mine {

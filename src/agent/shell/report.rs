@@ -38,6 +38,6 @@ pub fn outcome_text(head: &str, command: &str, outcome: &ExecOutcome) -> String 
 /// What it says about a task it keeps after a failure.
 pub fn kept_note(name: &str) -> String {
     format!(
-        "The task stays in_progress and owned by {name}; set it back to pending (or reassign it) to have it tried again."
+        "{name} does not try it again by itself: a teamlead lead sets it back to pending with no owner (another lead may leave it in_progress and owned by {name}); assign it again to have it tried again."
     )
 }

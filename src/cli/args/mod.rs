@@ -13,7 +13,8 @@ mod task;
 pub use server::{AttachArgs, CtlAction, CtlArgs, ServeArgs, WaitArgs};
 use task::TASK_EXAMPLES;
 pub use task::{
-    TaskAddArgs, TaskArgs, TaskClaimArgs, TaskCommand, TaskIdArgs, TaskListArgs, TeamArg,
+    TaskAddArgs, TaskArgs, TaskClaimArgs, TaskCommand, TaskEditArgs, TaskIdArgs, TaskListArgs,
+    TeamArg,
 };
 
 const MAIN_EXAMPLES: &str = "\

@@ -9,6 +9,9 @@ Examples:
   teamlead task list --team my-team
   teamlead task claim 2 --team my-team --owner builder --check-busy
   teamlead task done 2 --team my-team
+  teamlead task reset 2 --team my-team
+  teamlead task unassign 2 --team my-team
+  teamlead task edit 2 --team my-team --subject \"Write the lexer\" --description \"\"
   teamlead task delete 3 --team my-team";
 
 /// `teamlead task`.
@@ -46,6 +49,17 @@ pub enum TaskCommand {
     /// Mark a task completed
     #[command(after_help = "Example:\n  teamlead task done 4 --team my-team")]
     Done(TaskIdArgs),
+    /// Set a task back to pending with no owner (a completed one is opened again)
+    #[command(after_help = "Example:\n  teamlead task reset 4 --team my-team")]
+    Reset(TaskIdArgs),
+    /// Take a task from its owner (one in progress goes back to pending)
+    #[command(after_help = "Example:\n  teamlead task unassign 4 --team my-team")]
+    Unassign(TaskIdArgs),
+    /// Change a task's subject or description
+    #[command(
+        after_help = "Example:\n  teamlead task edit 4 --team my-team --subject \"Run the tests\" --description \"cargo test --all\""
+    )]
+    Edit(TaskEditArgs),
     /// Delete a task (its id is never reused; references to it are removed)
     #[command(after_help = "Example:\n  teamlead task delete 4 --team my-team")]
     Delete(TaskIdArgs),
@@ -100,4 +114,20 @@ pub struct TaskIdArgs {
     /// The task id
     #[arg(value_name = "ID")]
     pub id: String,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["subject", "description"])))]
+pub struct TaskEditArgs {
+    #[command(flatten)]
+    pub team: TeamArg,
+    /// The task id
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// The new subject
+    #[arg(long, value_name = "S")]
+    pub subject: Option<String>,
+    /// The new description ("" clears it)
+    #[arg(long, short, value_name = "D")]
+    pub description: Option<String>,
 }

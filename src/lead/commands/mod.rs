@@ -17,12 +17,25 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
         ),
         (
             "/task add",
-            "/task add SUBJECT [--blocked-by 1,2] [--command CMD] — add a task",
+            "/task add SUBJECT [--description D] [--blocked-by 1,2] [--command CMD] — add a task",
         ),
         ("/task list", "/task list — show the task list"),
         (
             "/task assign",
             "/task assign ID NAME — give a task to a teammate",
+        ),
+        ("/task done", "/task done ID — mark a task completed"),
+        (
+            "/task reset",
+            "/task reset ID — set a task back to pending, with no owner (to have it tried again)",
+        ),
+        (
+            "/task unassign",
+            "/task unassign ID — take a task from its owner (in progress goes back to pending)",
+        ),
+        (
+            "/task edit",
+            "/task edit ID [--subject S] [--description D] — change a task's subject or description",
         ),
         ("/msg", "/msg @NAME TEXT — send a message to a teammate"),
         (
@@ -31,7 +44,7 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
         ),
         (
             "/shutdown",
-            "/shutdown NAME|all — ask a teammate (or all) to shut down",
+            "/shutdown NAME|all [--force] — ask a teammate (or all) to shut down (--force: kill it after shutdown-timeout, 30 s)",
         ),
         ("/kill", "/kill NAME — stop a teammate at once"),
         (
@@ -98,6 +111,7 @@ pub enum SlashCommand {
     },
     TaskAdd {
         subject: String,
+        description: String,
         blocked_by: Vec<String>,
         command: Option<String>,
     },
@@ -105,6 +119,17 @@ pub enum SlashCommand {
     TaskAssign {
         id: String,
         name: String,
+    },
+    /// `/task done|reset|unassign ID`.
+    TaskSet {
+        id: String,
+        change: TaskChange,
+    },
+    /// `/task edit ID [--subject S] [--description D]`.
+    TaskEdit {
+        id: String,
+        subject: Option<String>,
+        description: Option<String>,
     },
     Msg {
         to: String,
@@ -115,6 +140,8 @@ pub enum SlashCommand {
     },
     Shutdown {
         target: ShutdownTarget,
+        /// `--force`: kill it when it has not shut down within `shutdown-timeout`.
+        force: bool,
     },
     Kill {
         name: String,
@@ -162,6 +189,14 @@ pub enum SlashCommand {
     /// `/detach`: this screen leaves; the lead server keeps running (a lead without a server
     /// leaves as with `/quit --keep`).
     DetachScreen,
+}
+
+/// What `/task done|reset|unassign` does to one task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskChange {
+    Done,
+    Reset,
+    Unassign,
 }
 
 /// Who `/shutdown` is for.
@@ -267,15 +302,27 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
             }
             Ok(SlashCommand::Broadcast { text })
         }
-        "shutdown" => match all_tokens(args)?.as_slice() {
-            [t] if t == "all" => Ok(SlashCommand::Shutdown {
-                target: ShutdownTarget::All,
-            }),
-            [name] => Ok(SlashCommand::Shutdown {
-                target: ShutdownTarget::One(strip_at(name)),
-            }),
-            _ => Err(usage("/shutdown")),
-        },
+        "shutdown" => {
+            let mut words = all_tokens(args)?;
+            let force = words.iter().any(|w| w == "--force");
+            words.retain(|w| w != "--force");
+            if let Some(flag) = words.iter().find(|w| w.starts_with("--")) {
+                return Err(CommandError::Invalid(format!(
+                    "unknown option `{flag}` for /shutdown (use --force)"
+                )));
+            }
+            match words.as_slice() {
+                [t] if t == "all" => Ok(SlashCommand::Shutdown {
+                    target: ShutdownTarget::All,
+                    force,
+                }),
+                [name] => Ok(SlashCommand::Shutdown {
+                    target: ShutdownTarget::One(strip_at(name)),
+                    force,
+                }),
+                _ => Err(usage("/shutdown")),
+            }
+        }
         "interrupt" => match all_tokens(args)?.as_slice() {
             [name] => Ok(SlashCommand::Interrupt {
                 name: strip_at(name),
@@ -449,65 +496,164 @@ fn parse_merge(args: &str) -> Result<SlashCommand, CommandError> {
 fn parse_task(args: &str) -> Result<SlashCommand, CommandError> {
     let (sub, rest) = split_word(args);
     match sub.to_ascii_lowercase().as_str() {
-        "add" => {
-            let tokens = all_tokens(rest)?;
-            let mut subject = Vec::new();
-            let mut blocked_by = Vec::new();
-            let mut command = None;
-            let mut it = tokens.into_iter();
-            while let Some(tok) = it.next() {
-                match tok.as_str() {
-                    "--blocked-by" => {
-                        let list = it.next().ok_or_else(|| {
-                            CommandError::Invalid("--blocked-by needs ids: 1,2".to_string())
-                        })?;
-                        for id in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                            let id = id.trim_start_matches('#');
-                            if id.parse::<u64>().is_err() {
-                                return Err(CommandError::Invalid(format!(
-                                    "`{id}` is not a task id"
-                                )));
-                            }
-                            blocked_by.push(id.to_string());
-                        }
-                    }
-                    "--command" => {
-                        command = Some(it.next().ok_or_else(|| {
-                            CommandError::Invalid(
-                                "--command needs a CMD (quote it: --command \"wc -l *.txt\")"
-                                    .to_string(),
-                            )
-                        })?);
-                    }
-                    _ => subject.push(tok),
-                }
-            }
-            let subject = subject.join(" ");
-            if subject.trim().is_empty() {
-                return Err(usage("/task add"));
-            }
-            Ok(SlashCommand::TaskAdd {
-                subject,
-                blocked_by,
-                command,
-            })
-        }
+        "add" => parse_task_add(rest),
         "list" | "ls" | "" => Ok(SlashCommand::TaskList),
         "assign" => match all_tokens(rest)?.as_slice() {
-            [id, name] => {
-                let id = id.trim_start_matches('#').to_string();
-                if id.is_empty() {
-                    return Err(usage("/task assign"));
-                }
-                Ok(SlashCommand::TaskAssign {
-                    id,
-                    name: strip_at(name),
-                })
-            }
+            [id, name] => Ok(SlashCommand::TaskAssign {
+                id: task_id(id, "/task assign")?,
+                name: strip_at(name),
+            }),
             _ => Err(usage("/task assign")),
         },
+        word @ ("done" | "reset" | "unassign") => {
+            let (command, change) = match word {
+                "done" => ("/task done", TaskChange::Done),
+                "reset" => ("/task reset", TaskChange::Reset),
+                _ => ("/task unassign", TaskChange::Unassign),
+            };
+            match all_tokens(rest)?.as_slice() {
+                [id] if !id.starts_with("--") => Ok(SlashCommand::TaskSet {
+                    id: task_id(id, command)?,
+                    change,
+                }),
+                [_, flag, ..] | [flag] if flag.starts_with("--") => Err(CommandError::Invalid(
+                    format!("unknown option `{flag}` for {command} (it takes a task ID only)"),
+                )),
+                _ => Err(usage(command)),
+            }
+        }
+        "edit" => parse_task_edit(rest),
         other => Err(CommandError::Unknown(format!("/task {other}"))),
     }
+}
+
+/// `1` or `#1`: a task id (digits only, so it is never a path).
+fn task_id(raw: &str, command: &str) -> Result<String, CommandError> {
+    let id = raw.trim_start_matches('#');
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(CommandError::Invalid(format!(
+            "`{raw}` is not a task id ({})",
+            usage_line(command)
+        )));
+    }
+    Ok(id.to_string())
+}
+
+fn usage_line(command: &str) -> String {
+    match usage(command) {
+        CommandError::Usage(line) => format!("usage: {line}"),
+        other => other.to_string(),
+    }
+}
+
+/// The value after `flag`, or an error that names what it needs.
+fn flag_value(
+    it: &mut impl Iterator<Item = String>,
+    flag: &str,
+    needs: &str,
+) -> Result<String, CommandError> {
+    it.next()
+        .filter(|v| !v.starts_with("--"))
+        .ok_or_else(|| CommandError::Invalid(format!("{flag} needs {needs}")))
+}
+
+fn parse_task_add(rest: &str) -> Result<SlashCommand, CommandError> {
+    let mut subject = Vec::new();
+    let mut description = String::new();
+    let mut blocked_by = Vec::new();
+    let mut command = None;
+    let mut it = all_tokens(rest)?.into_iter();
+    while let Some(tok) = it.next() {
+        match tok.as_str() {
+            "--blocked-by" => {
+                let list = flag_value(&mut it, "--blocked-by", "ids: 1,2")?;
+                for id in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    let id = id.trim_start_matches('#');
+                    if id.parse::<u64>().is_err() {
+                        return Err(CommandError::Invalid(format!("`{id}` is not a task id")));
+                    }
+                    blocked_by.push(id.to_string());
+                }
+            }
+            "--command" => {
+                command = Some(flag_value(
+                    &mut it,
+                    "--command",
+                    "a CMD (quote it: --command \"wc -l *.txt\")",
+                )?);
+            }
+            "--description" | "-d" => {
+                description = flag_value(
+                    &mut it,
+                    "--description",
+                    "a text (quote it: --description \"see the notes\")",
+                )?;
+            }
+            flag if flag.starts_with("--") => {
+                return Err(CommandError::Invalid(format!(
+                    "unknown option `{flag}` for /task add (use --description D, --blocked-by 1,2 or --command CMD)"
+                )));
+            }
+            _ => subject.push(tok),
+        }
+    }
+    let subject = subject.join(" ");
+    if subject.trim().is_empty() {
+        return Err(usage("/task add"));
+    }
+    Ok(SlashCommand::TaskAdd {
+        subject,
+        description,
+        blocked_by,
+        command,
+    })
+}
+
+fn parse_task_edit(rest: &str) -> Result<SlashCommand, CommandError> {
+    let mut it = all_tokens(rest)?.into_iter();
+    let Some(raw) = it.next() else {
+        return Err(usage("/task edit"));
+    };
+    let id = task_id(&raw, "/task edit")?;
+    let (mut subject, mut description) = (None, None);
+    while let Some(tok) = it.next() {
+        match tok.as_str() {
+            "--subject" => {
+                let s = flag_value(&mut it, "--subject", "a text")?;
+                if s.trim().is_empty() {
+                    return Err(CommandError::Invalid("the subject is empty".to_string()));
+                }
+                subject = Some(s);
+            }
+            "--description" | "-d" => {
+                description = Some(it.next().ok_or_else(|| {
+                    CommandError::Invalid("--description needs a text (\"\" clears it)".to_string())
+                })?);
+            }
+            flag if flag.starts_with('-') => {
+                return Err(CommandError::Invalid(format!(
+                    "unknown option `{flag}` for /task edit (use --subject S or --description D)"
+                )));
+            }
+            other => {
+                return Err(CommandError::Invalid(format!(
+                    "unexpected `{other}` ({}; quote a text of several words)",
+                    usage_line("/task edit")
+                )));
+            }
+        }
+    }
+    if subject.is_none() && description.is_none() {
+        return Err(CommandError::Invalid(format!(
+            "nothing to change ({})",
+            usage_line("/task edit")
+        )));
+    }
+    Ok(SlashCommand::TaskEdit {
+        id,
+        subject,
+        description,
+    })
 }
 
 /// The `/help` text.

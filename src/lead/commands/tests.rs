@@ -56,6 +56,7 @@ fn task_commands() {
         slash("/task add count the lines --blocked-by 1,#2 --command \"wc -l *.txt\""),
         SlashCommand::TaskAdd {
             subject: "count the lines".into(),
+            description: String::new(),
             blocked_by: vec!["1".into(), "2".into()],
             command: Some("wc -l *.txt".into()),
         }
@@ -79,6 +80,87 @@ fn task_commands() {
 }
 
 #[test]
+fn task_edits_and_flags() {
+    // The description is a flag, not part of the subject.
+    assert_eq!(
+        slash("/task add sub --description d"),
+        SlashCommand::TaskAdd {
+            subject: "sub".into(),
+            description: "d".into(),
+            blocked_by: vec![],
+            command: None,
+        }
+    );
+    assert_eq!(
+        slash("/task add \"two words\" -d \"the details\""),
+        SlashCommand::TaskAdd {
+            subject: "two words".into(),
+            description: "the details".into(),
+            blocked_by: vec![],
+            command: None,
+        }
+    );
+    let err = parse_input("/task add sub --descripton d").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unknown option `--descripton` for /task add (use --description D, --blocked-by 1,2 or --command CMD)"
+    );
+    for (text, change) in [
+        ("/task done 2", TaskChange::Done),
+        ("/task reset #2", TaskChange::Reset),
+        ("/task unassign 2", TaskChange::Unassign),
+    ] {
+        assert_eq!(
+            slash(text),
+            SlashCommand::TaskSet {
+                id: "2".into(),
+                change
+            },
+            "{text}"
+        );
+    }
+    assert_eq!(
+        parse_input("/task reset").unwrap_err().to_string(),
+        "usage: /task reset ID"
+    );
+    assert_eq!(
+        parse_input("/task done 2 --force").unwrap_err().to_string(),
+        "unknown option `--force` for /task done (it takes a task ID only)"
+    );
+    assert_eq!(
+        parse_input("/task unassign x").unwrap_err().to_string(),
+        "`x` is not a task id (usage: /task unassign ID)"
+    );
+    assert_eq!(
+        slash("/task edit 3 --subject \"new name\" --description \"\""),
+        SlashCommand::TaskEdit {
+            id: "3".into(),
+            subject: Some("new name".into()),
+            description: Some(String::new()),
+        }
+    );
+    assert_eq!(
+        slash("/task edit 3 -d more"),
+        SlashCommand::TaskEdit {
+            id: "3".into(),
+            subject: None,
+            description: Some("more".into()),
+        }
+    );
+    assert_eq!(
+        parse_input("/task edit 3").unwrap_err().to_string(),
+        "nothing to change (usage: /task edit ID [--subject S] [--description D])"
+    );
+    assert_eq!(
+        parse_input("/task edit 3 --owner x")
+            .unwrap_err()
+            .to_string(),
+        "unknown option `--owner` for /task edit (use --subject S or --description D)"
+    );
+    assert!(parse_input("/task edit 3 --subject new name").is_err());
+}
+
+#[test]
 fn messages_and_team_commands() {
     assert_eq!(
         slash("/msg @builder please  rerun\nthe tests"),
@@ -96,9 +178,18 @@ fn messages_and_team_commands() {
     assert_eq!(
         slash("/shutdown all"),
         SlashCommand::Shutdown {
-            target: ShutdownTarget::All
+            target: ShutdownTarget::All,
+            force: false
         }
     );
+    assert_eq!(
+        slash("/shutdown @builder --force"),
+        SlashCommand::Shutdown {
+            target: ShutdownTarget::One("builder".into()),
+            force: true
+        }
+    );
+    assert!(parse_input("/shutdown builder --now").is_err());
     assert_eq!(
         slash("/mode builder plan"),
         SlashCommand::Mode {

@@ -103,6 +103,7 @@ impl Controller {
                 let noteworthy = notification.completed_task_id.is_some()
                     || notification.idle_reason == Some(IdleReason::Failed);
                 if noteworthy {
+                    self.release_failed_task(&from, &notification);
                     let frame = Frame::IdleNotification(notification);
                     self.offer_turn(&entry, turn_item(&entry, Some(&frame), color));
                 }

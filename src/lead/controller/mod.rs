@@ -19,10 +19,12 @@ mod panes;
 mod quit;
 mod resume;
 mod review;
+mod shutdown_timer;
 mod spawn;
 mod state;
 mod store_worker;
 mod submit;
+mod task_ops;
 mod team_ops;
 #[cfg(test)]
 mod timer_tests;
@@ -78,7 +80,17 @@ pub struct LeadOptions {
     /// The program pane teammates run as `<it> teammate …` (this executable unless set: tests
     /// and benches, whose executable is not teamlead, point it at the binary).
     pub teammate_binary: Option<PathBuf>,
+    /// What model tokens cost (built in, plus the config file's `[prices]`).
+    pub prices: crate::protocol::pricing::PriceTable,
+    /// How long a `/shutdown` waits before the lead says how to force it (or, with
+    /// `shutdown_force`, kills the teammate).
+    pub shutdown_timeout: Duration,
+    /// Every shutdown that outlasts the timeout becomes a kill (`shutdown-force`).
+    pub shutdown_force: bool,
 }
+
+/// How long a `/shutdown` waits by default before the lead says how to force it.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl LeadOptions {
     /// A lead for the directory `cwd`, team named after it, `default` mode, in-process.
@@ -97,6 +109,9 @@ impl LeadOptions {
             teammate_llm: None,
             teammate_model: None,
             teammate_binary: None,
+            prices: crate::protocol::pricing::PriceTable::built_in(),
+            shutdown_timeout: SHUTDOWN_TIMEOUT,
+            shutdown_force: false,
         }
     }
 

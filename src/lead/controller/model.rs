@@ -27,6 +27,8 @@ use crate::protocol::{InboxEntry, LEAD_NAME};
 
 /// The lead model of a session.
 pub(crate) struct LeadModel {
+    /// The model it talks to (for its price).
+    model: String,
     /// `None` while a turn runs (the turn's task holds it).
     session: Option<Box<ModelSession>>,
     usage: UsageMeter,
@@ -41,6 +43,11 @@ pub(crate) struct LeadModel {
 }
 
 impl LeadModel {
+    /// The model it talks to.
+    pub fn model_name(&self) -> Option<&str> {
+        Some(self.model.as_str())
+    }
+
     /// The model of a session started with `--lead-model`; `None` (with a note) when its
     /// client cannot be made, or when there is no model.
     pub fn open(config: Option<LlmConfig>, notes: &mut Vec<String>) -> Option<LeadModel> {
@@ -53,6 +60,7 @@ impl LeadModel {
                 ));
                 let (events_tx, events_rx) = mpsc::unbounded_channel();
                 Some(LeadModel {
+                    model: config.model.clone(),
                     session: Some(Box::new(session)),
                     usage: UsageMeter::new(),
                     published: None,
@@ -395,7 +403,7 @@ impl Controller {
                         "waiting for the human's approval".to_string()
                     }
                     TeammateStatus::Idle { .. } => "idle".to_string(),
-                    TeammateStatus::ShuttingDown => "shutting down".to_string(),
+                    TeammateStatus::ShuttingDown { .. } => "shutting down".to_string(),
                     TeammateStatus::Gone => "gone".to_string(),
                     TeammateStatus::Stopped { how } => format!("{how}; /respawn starts it again"),
                 };
@@ -479,15 +487,35 @@ impl Controller {
                 .executor
                 .usage(&view.name)
                 .or_else(|| self.tracking.get(&view.name).and_then(|t| t.usage));
+            // The model its transcript names is the one that ran (the team file may hold an
+            // alias such as `sonnet`).
+            let model = self
+                .tracking
+                .get(&view.name)
+                .and_then(|t| t.model_seen.as_deref())
+                .or(view.model.as_deref());
+            let prices = &self.prices;
             view.usage = reported.map(|u| UsageView {
                 input_tokens: u.input_tokens,
                 output_tokens: u.output_tokens,
                 tool_uses: u.tool_uses,
                 turns: u.turns,
+                cost_micros: prices.cost_micros(model, &u.tokens()),
             });
         }
+        let prices = &self.prices;
         let changed = self.lead_model.as_mut().and_then(|model| {
-            let now = usage_view(&model.usage().snapshot())?;
+            let used = model.usage().snapshot();
+            let mut now = usage_view(&used)?;
+            now.cost_micros = prices.cost_micros(
+                model.model_name(),
+                &crate::protocol::pricing::Tokens {
+                    input: used.input_tokens,
+                    output: used.output_tokens,
+                    cache_write: used.cache_creation_input_tokens,
+                    cache_read: used.cache_read_input_tokens,
+                },
+            );
             (model.published != Some(now)).then(|| {
                 model.published = Some(now);
                 now

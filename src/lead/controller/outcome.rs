@@ -61,6 +61,13 @@ pub enum Outcome {
     ShutdownAsked {
         name: String,
     },
+    /// `/task done|reset|unassign|edit`: the task as it is now.
+    TaskChanged {
+        id: String,
+        subject: String,
+        /// `completed`, `pending, with no owner`, `unassigned`, `edited`.
+        now: &'static str,
+    },
 }
 
 impl Outcome {
@@ -71,7 +78,9 @@ impl Outcome {
                 format!("{self}\nThe teammate's name is {}.", s.name)
             }
             Outcome::TaskAdded { id, .. } => format!("{self}\nThe task id is {id}."),
-            Outcome::TaskAssigned { .. } | Outcome::ShutdownAsked { .. } => self.to_string(),
+            Outcome::TaskAssigned { .. }
+            | Outcome::ShutdownAsked { .. }
+            | Outcome::TaskChanged { .. } => self.to_string(),
         }
     }
 }
@@ -121,6 +130,9 @@ impl fmt::Display for Outcome {
                 write!(f, "Assigned task #{id} \"{subject}\" to {owner}.")
             }
             Outcome::ShutdownAsked { name } => write!(f, "Asked {name} to shut down."),
+            Outcome::TaskChanged { id, subject, now } => {
+                write!(f, "Task #{id} \"{subject}\" is {now}.")
+            }
         }
     }
 }

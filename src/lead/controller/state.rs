@@ -109,6 +109,11 @@ pub(crate) struct Controller {
     pub spawned: usize,
     pub phase: Phase,
     pub quit_timeout: Duration,
+    /// What model tokens cost.
+    pub prices: crate::protocol::pricing::PriceTable,
+    /// `/shutdown`'s patience, and whether it then kills.
+    pub shutdown_timeout: Duration,
+    pub shutdown_force: bool,
     pub demo: Option<DemoPlan>,
     events: mpsc::Sender<LeadEvent>,
     pub(super) outbox: Vec<LeadEvent>,
@@ -204,6 +209,9 @@ impl Controller {
             spawned: 0,
             phase: Phase::Running,
             quit_timeout: opts.quit_timeout,
+            prices: opts.prices.clone(),
+            shutdown_timeout: opts.shutdown_timeout,
+            shutdown_force: opts.shutdown_force,
             demo: opts.demo.take(),
             events,
             outbox: Vec::new(),
@@ -273,6 +281,7 @@ impl Controller {
                 Phase::Quitting { deadline } => Some(deadline),
                 _ => None,
             };
+            let shutdown_due = self.next_shutdown_deadline();
             tokio::select! {
                 command = ch.commands.recv(), if commands_open => match command {
                     Some(command) => self.on_command(command).await,
@@ -310,6 +319,7 @@ impl Controller {
                 }
                 _ = safety.tick() => self.on_safety_poll(),
                 _ = sleep_until_opt(deadline) => self.finish_quit().await,
+                _ = sleep_until_opt(shutdown_due) => self.on_shutdown_overdue().await,
             }
             self.check_quit_progress().await;
         }

@@ -78,19 +78,46 @@ impl Controller {
             }
             SlashCommand::TaskAdd {
                 subject,
+                description,
                 blocked_by,
                 command,
-            } => self.add_task(&subject, "", blocked_by, command.as_deref(), reported()),
+            } => self.add_task(
+                &subject,
+                &description,
+                blocked_by,
+                command.as_deref(),
+                reported(),
+            ),
+            SlashCommand::TaskSet { id, change } => self.change_task(&id, change),
+            SlashCommand::TaskEdit {
+                id,
+                subject,
+                description,
+            } => self.edit_task(
+                &id,
+                crate::store::tasks::TaskEdit {
+                    subject,
+                    description,
+                },
+            ),
             SlashCommand::TaskList => self.list_tasks().await,
             SlashCommand::TaskAssign { id, name } => self.assign_task(&id, &name, reported()).await,
             SlashCommand::Msg { to, text } => self.message_teammate(&to, &text, true).await,
             SlashCommand::Broadcast { text } => self.broadcast(&text).await,
             SlashCommand::Shutdown {
                 target: ShutdownTarget::All,
-            } => self.shutdown_all().await,
+                force,
+            } => {
+                self.shutdown_all().await;
+                self.force_shutdowns(None, force);
+            }
             SlashCommand::Shutdown {
                 target: ShutdownTarget::One(name),
-            } => self.shutdown_one(&name, reported()).await,
+                force,
+            } => {
+                self.shutdown_one(&name, reported()).await;
+                self.force_shutdowns(Some(&name), force);
+            }
             SlashCommand::Kill { name } => self.kill(&name).await,
             SlashCommand::Interrupt { name } => self.interrupt_teammate(&name, |_| {}).await,
             SlashCommand::Steer { to, text } => self.steer(&to, &text).await,
@@ -257,7 +284,7 @@ impl Controller {
             })
             .collect();
         if lines.is_empty() {
-            self.note("No tasks yet: /task add SUBJECT [--blocked-by 1,2] [--command CMD]");
+            self.note("No tasks yet: /task add SUBJECT [--description D] [--blocked-by 1,2] [--command CMD]");
         } else {
             self.note(format!("Tasks:\n{}", lines.join("\n")));
         }
@@ -370,7 +397,7 @@ impl Controller {
                 TeammateStatus::Working => "working".to_string(),
                 TeammateStatus::WaitingForApproval => "waiting for approval".to_string(),
                 TeammateStatus::Idle { .. } => "idle".to_string(),
-                TeammateStatus::ShuttingDown => "shutting down".to_string(),
+                TeammateStatus::ShuttingDown { .. } => "shutting down".to_string(),
                 TeammateStatus::Gone => "gone".to_string(),
                 TeammateStatus::Stopped { how } => how,
             };

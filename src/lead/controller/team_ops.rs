@@ -262,10 +262,13 @@ impl Controller {
         then: impl FnOnce(&mut Controller, bool) + Send + 'static,
     ) {
         let (request_id, entry) = shutdown_request(name, reason);
-        self.tracking
-            .entry(name.to_string())
-            .or_default()
-            .shutdown_request = Some(request_id.clone());
+        let deadline = tokio::time::Instant::now() + self.shutdown_timeout;
+        let force = self.shutdown_force;
+        let t = self.tracking.entry(name.to_string()).or_default();
+        t.shutdown_request = Some(request_id.clone());
+        t.shutdown_since_ms = Some(crate::protocol::time::now_ms());
+        t.shutdown_deadline = Some(deadline);
+        t.shutdown_force = force;
         let to = name.to_string();
         self.deliver(name, entry, move |c, sent| {
             if let Err(e) = &sent {

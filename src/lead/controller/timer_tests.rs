@@ -264,3 +264,72 @@ async fn without_a_watcher_the_safety_poll_sees_a_change_within_its_period() {
 async fn a_missed_file_event_is_caught_by_the_watched_safety_poll() {
     a_message_is_seen_within(Watching::Deaf, SAFETY_POLL_WATCHED).await;
 }
+
+/// `/shutdown` of a teammate that does not answer: shown as shutting down since the ask, the
+/// lead says how to force it when `shutdown-timeout` passes (not before), and `--force` kills
+/// it then.
+#[tokio::test(start_paused = true)]
+async fn a_shutdown_that_does_not_end_is_told_at_the_timeout_and_forced_with_force() {
+    use super::SHUTDOWN_TIMEOUT;
+    use crate::lead::view::{TeammateStatus, ViewTarget};
+    let mut lead = TestLead::start("shutdown-slow", Watching::None).await;
+    lead.add_pane_member("busy");
+    lead.add_pane_member("stuck");
+    lead.wait_member("stuck").await;
+    let submit = |text: &str| LeadCommand::Submit {
+        target: ViewTarget::Lead,
+        text: text.to_string(),
+    };
+
+    let asked_at = Instant::now();
+    lead.send(submit("/shutdown busy")).await;
+    lead.wait_for("busy shutting down", |e| {
+        matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.name == "busy" && matches!(v.status, TeammateStatus::ShuttingDown { since_ms } if since_ms > 0)))
+    })
+    .await;
+    tokio::time::sleep_until(asked_at + SHUTDOWN_TIMEOUT - Duration::from_millis(1)).await;
+    lead.take_sent();
+    assert!(!lead.saw_note("has not shut down"), "{:#?}", lead.seen);
+    lead.wait_for("the hint", |e| {
+        is_note(
+            e,
+            "busy has not shut down after 30s (it may be mid-turn): /kill busy stops it now, or /shutdown busy --force kills it if it does not end.",
+        )
+    })
+    .await;
+    let told_after = asked_at.elapsed();
+    assert!(
+        told_after >= SHUTDOWN_TIMEOUT
+            && told_after < SHUTDOWN_TIMEOUT + Duration::from_millis(100),
+        "told {told_after:?} after /shutdown"
+    );
+    // Told once; still a member, still shutting down.
+    let team = store::read_team(&lead.home, &lead.team).unwrap();
+    assert!(team.member("busy").is_some());
+
+    // --force: killed when the timeout passes.
+    let forced_at = Instant::now();
+    lead.send(submit("/shutdown stuck --force")).await;
+    lead.wait_for("the forced kill", |e| {
+        is_note(e, "stuck has not shut down after 30s: killing it (forced).")
+    })
+    .await;
+    let killed_after = forced_at.elapsed();
+    assert!(
+        killed_after >= SHUTDOWN_TIMEOUT
+            && killed_after < SHUTDOWN_TIMEOUT + Duration::from_millis(100),
+        "killed {killed_after:?} after /shutdown --force"
+    );
+    lead.wait_for(
+        "stuck gone",
+        |e| matches!(e, LeadEvent::Team(t) if !t.iter().any(|v| v.name == "stuck")),
+    )
+    .await;
+    assert!(
+        lead.seen
+            .iter()
+            .filter(|e| is_note(e, "busy has not shut down"))
+            .count()
+            == 1
+    );
+}

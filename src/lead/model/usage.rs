@@ -14,6 +14,7 @@ pub fn usage_view(usage: &Usage) -> Option<UsageView> {
         output_tokens: usage.output_tokens,
         tool_uses: usage.tool_uses,
         turns: usage.turns,
+        cost_micros: None,
     };
     (view.total_tokens() > 0 || view.tool_uses > 0).then_some(view)
 }

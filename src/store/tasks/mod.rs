@@ -7,9 +7,11 @@
 //! file and `.lock.lock/` a directory, or the operation fails at once.
 
 mod claim;
+mod edit;
 mod ids;
 
 pub use claim::{ClaimError, available, is_available, unfinished_blockers};
+pub use edit::{FAILURE_NOTE_KEY, TaskEdit};
 pub use ids::parse_highwatermark;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,152 @@
+//! The task commands of the cockpit as a user meets them: `/task add` with a description,
+//! `/task done|reset|unassign|edit`, unknown flags refused with a clear error, and a task a
+//! teammate reports failed (or not run) going back to pending with no owner and a note, so
+//! that teammate is no longer `agent_busy`.
+
+use crate::lead_common;
+
+use lead_common::Session;
+use teamlead::protocol::frames::{Frame, IdleNotification, IdleReason};
+use teamlead::protocol::time::now_iso;
+use teamlead::protocol::{InboxEntry, TaskStatus};
+use teamlead::store::TaskList;
+use teamlead::store::tasks::{ClaimError, FAILURE_NOTE_KEY};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_done_reset_unassign_and_edit_a_task() {
+    let mut s = Session::start("task-edits").await;
+    s.add_pane_member("alpha", "%1", "default");
+    let tasks = TaskList::new(&s.home, &s.team).unwrap();
+
+    s.submit("/task add sub --description d").await;
+    s.wait_note("Added task #1 \"sub\"").await;
+    let one = tasks.get("1").unwrap();
+    assert_eq!(
+        (one.subject.as_str(), one.description.as_str()),
+        ("sub", "d")
+    );
+
+    // An unknown flag is refused, and nothing is added.
+    s.submit("/task add other --descripton d").await;
+    s.wait_note("unknown option `--descripton` for /task add")
+        .await;
+    assert!(tasks.get("2").is_err());
+
+    // Claimed by alpha, then unassigned: pending, no owner.
+    tasks.claim("1", "alpha", false).unwrap();
+    s.submit("/task unassign 1").await;
+    s.wait_note("Task #1 \"sub\" is unassigned.").await;
+    let one = tasks.get("1").unwrap();
+    assert_eq!(
+        (one.owner.as_deref(), one.status),
+        (None, TaskStatus::Pending)
+    );
+
+    // Done, then reset: pending again with no owner.
+    tasks.claim("1", "alpha", false).unwrap();
+    s.submit("/task done 1").await;
+    s.wait_note("Task #1 \"sub\" is completed.").await;
+    assert_eq!(tasks.get("1").unwrap().status, TaskStatus::Completed);
+    s.submit("/task reset #1").await;
+    s.wait_note("Task #1 \"sub\" is pending, with no owner.")
+        .await;
+    let one = tasks.get("1").unwrap();
+    assert_eq!(
+        (one.owner.as_deref(), one.status),
+        (None, TaskStatus::Pending)
+    );
+
+    s.submit("/task edit 1 --subject \"new subject\" --description \"\"")
+        .await;
+    s.wait_note("Task #1 \"new subject\" is edited.").await;
+    let one = tasks.get("1").unwrap();
+    assert_eq!(
+        (one.subject.as_str(), one.description.as_str()),
+        ("new subject", "")
+    );
+    s.wait_tasks("the edit in the snapshot", |t| {
+        t.iter().any(|v| v.subject == "new subject")
+    })
+    .await;
+
+    // Refusals name what is wrong.
+    s.submit("/task edit 1 --owner alpha").await;
+    s.wait_note("unknown option `--owner` for /task edit").await;
+    s.submit("/task reset 9").await;
+    s.wait_note("Cannot change task #9").await;
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_reported_failed_goes_back_to_pending_and_its_teammate_is_free() {
+    let mut s = Session::start("task-failed").await;
+    s.add_pane_member("alpha", "%1", "default");
+    let tasks = TaskList::new(&s.home, &s.team).unwrap();
+    let failing = tasks.create("flaky", "", vec![], None).unwrap();
+    let other = tasks.create("other", "", vec![], None).unwrap();
+    tasks.claim(&failing.id, "alpha", false).unwrap();
+    // While it holds the failed task, alpha is busy.
+    assert!(matches!(
+        tasks.claim(&other.id, "alpha", true),
+        Err(ClaimError::AgentBusy { .. })
+    ));
+
+    // What a `shell` teammate sends when its command was refused.
+    let idle = IdleNotification {
+        from: "alpha".into(),
+        timestamp: now_iso(),
+        idle_reason: Some(IdleReason::Failed),
+        summary: Some(format!("task {} not run: denied by the lead", failing.id)),
+        completed_task_id: Some(failing.id.clone()),
+        completed_status: Some("failed".into()),
+        failure_reason: Some(format!("task {} not run: denied by the lead", failing.id)),
+        result: None,
+        usage: None,
+    };
+    s.to_lead(&InboxEntry::frame("alpha", &Frame::IdleNotification(idle)));
+    let note = s.wait_note("is pending again, with no owner").await;
+    assert_eq!(
+        note,
+        format!(
+            "Task #{0} \"flaky\" is pending again, with no owner: alpha reported task {0} not run: denied by the lead. /task assign {0} NAME to have it tried again.",
+            failing.id
+        )
+    );
+    let task = tasks.get(&failing.id).unwrap();
+    assert_eq!(
+        (task.owner.as_deref(), task.status),
+        (None, TaskStatus::Pending)
+    );
+    let kept = task.metadata.as_ref().and_then(|m| m.get(FAILURE_NOTE_KEY));
+    assert_eq!(
+        kept.and_then(|v| v.as_str()),
+        Some(format!("alpha: task {} not run: denied by the lead", failing.id).as_str())
+    );
+    // alpha is no longer busy: it can take other work.
+    tasks.claim(&other.id, "alpha", true).unwrap();
+
+    // A late report about a task that has moved on changes nothing.
+    tasks.complete(&other.id).unwrap();
+    let late = IdleNotification {
+        from: "alpha".into(),
+        timestamp: now_iso(),
+        idle_reason: Some(IdleReason::Failed),
+        summary: Some("late".into()),
+        completed_task_id: Some(other.id.clone()),
+        completed_status: Some("failed".into()),
+        failure_reason: None,
+        result: None,
+        usage: None,
+    };
+    s.to_lead(&InboxEntry::frame("alpha", &Frame::IdleNotification(late)));
+    // The reset of the first task is cleared by `/task reset`.
+    s.submit(&format!("/task reset {}", failing.id)).await;
+    s.wait_note(&format!(
+        "Task #{} \"flaky\" is pending, with no owner.",
+        failing.id
+    ))
+    .await;
+    assert!(tasks.get(&failing.id).unwrap().metadata.is_none());
+    assert_eq!(tasks.get(&other.id).unwrap().status, TaskStatus::Completed);
+    s.quit().await;
+}
