@@ -415,7 +415,11 @@ fn private_servers(scene: &Scene) -> Vec<String> {
     };
     let mut found = Vec::new();
     for sub in entries.flatten() {
-        for sock in std::fs::read_dir(sub.path()).into_iter().flatten().flatten() {
+        for sock in std::fs::read_dir(sub.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let name = sock.file_name().to_string_lossy().into_owned();
             if name.starts_with("teamlead-")
                 && std::os::unix::net::UnixStream::connect(sock.path()).is_ok()
@@ -465,7 +469,11 @@ pub fn clean_orphans_outside_tmux(client: &Client) {
     let started = Instant::now();
     let out = cmd.output().expect("teamlead clean --orphans");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "[{}] clean failed: {stdout}", client.label);
+    assert!(
+        out.status.success(),
+        "[{}] clean failed: {stdout}",
+        client.label
+    );
     while (!living(&pids).is_empty() || !private_servers(&scene).is_empty())
         && started.elapsed() < Duration::from_secs(3)
     {

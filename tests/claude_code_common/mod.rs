@@ -474,7 +474,9 @@ impl Scene {
         self.keys(&["Enter"]);
         self.wait_screen("the teams dialog", |s| s.contains(&format!("❯ ● {name}")));
         self.keys(&["Enter"]);
-        self.wait_screen(&format!("{name}'s detail"), |s| s.contains(&format!("{name}@")));
+        self.wait_screen(&format!("{name}'s detail"), |s| {
+            s.contains(&format!("{name}@"))
+        });
     }
 
     /// Opens the teams dialog (footer badge, Enter), waits until `name`'s row shows `mode`,
