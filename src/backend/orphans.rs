@@ -131,7 +131,19 @@ pub fn pid_alive(pid: u32) -> bool {
     }
     // SAFETY: kill with signal 0 only checks for existence and permission.
     let r = unsafe { libc::kill(pid as i32, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let exists = r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    // A zombie is dead: its parent has not reaped it yet (a killed lead server whose parent
+    // went first is reparented to init, which in a container may never reap it).
+    exists && !is_zombie(pid)
+}
+
+/// Whether `/proc` says `pid` is a zombie (state `Z` after the command name in `stat`).
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')')
+            .and_then(|end| stat[end + 1..].split_whitespace().next())
+            == Some("Z")
+    })
 }
 
 /// Private servers of dead leads, from the socket directory.
@@ -488,5 +500,26 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child that exited and was not waited for is a zombie: not alive (a SIGKILLed lead
+    /// whose parent went first stays one where init does not reap).
+    #[test]
+    fn a_zombie_is_not_alive() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !is_zombie(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(is_zombie(pid));
+        assert!(!pid_alive(pid));
+        child.wait().unwrap();
+        assert!(pid_alive(std::process::id()));
     }
 }

@@ -434,15 +434,14 @@ fn private_servers(scene: &Scene) -> Vec<String> {
 /// Outside tmux (teammates in the lead's private tmux server): SIGKILL and no lead → every
 /// `claude` of the team gone after the grace period plus 5 s.
 pub fn reaped_outside_tmux(client: &Client) {
-    let scene = Scene::start_outside(client, "cc-reapout", rules());
-    short_grace(&scene);
+    let scene = Scene::start_outside(client, "cc-reapout", rules(), Some(SHORT_GRACE_MS));
     spawn_two_kill_the_lead_and_wait_for_the_reaping(&scene, client);
 }
 
 /// Outside tmux: SIGKILL, then `teamlead clean --orphans` at once → the team's processes and
 /// its private tmux server are gone 3 s later.
 pub fn clean_orphans_outside_tmux(client: &Client) {
-    let scene = Scene::start_outside(client, "cc-cleanout", rules());
+    let scene = Scene::start_outside(client, "cc-cleanout", rules(), None);
     scene.spawn("one", "CC-IDLE wait");
     scene.spawn("two", "CC-IDLE wait");
     let pids = team_pids(&scene, &["one", "two"]);

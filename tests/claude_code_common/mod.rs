@@ -145,13 +145,20 @@ pub fn kill_clients(markers: &[String]) {
 impl Scene {
     /// A scene whose lead runs `teamlead --agent claude` plus `lead_args`.
     pub fn start(client: &Client, prefix: &str, rules: Vec<Rule>, lead_args: &[&str]) -> Scene {
-        Scene::start_where(client, prefix, rules, lead_args, false)
+        Scene::start_where(client, prefix, rules, lead_args, None)
     }
 
     /// A scene whose lead does not know it runs inside tmux (`TMUX` unset): its teammates go
     /// to a private tmux server of its own (`teamlead-<pid>` in the scene's `TMUX_TMPDIR`).
-    pub fn start_outside(client: &Client, prefix: &str, rules: Vec<Rule>) -> Scene {
-        Scene::start_where(client, prefix, rules, &[], true)
+    /// `grace_ms`: the grace period its teammates get (`TEAMLEAD_LEAD_GRACE_MS` in the lead's
+    /// environment, passed on to each teammate's command line).
+    pub fn start_outside(
+        client: &Client,
+        prefix: &str,
+        rules: Vec<Rule>,
+        grace_ms: Option<u64>,
+    ) -> Scene {
+        Scene::start_where(client, prefix, rules, &[], Some(grace_ms))
     }
 
     fn start_where(
@@ -159,7 +166,7 @@ impl Scene {
         prefix: &str,
         rules: Vec<Rule>,
         lead_args: &[&str],
-        outside: bool,
+        outside: Option<Option<u64>>,
     ) -> Scene {
         let ws = Workspace::new(prefix);
         let user_home = tempfile::tempdir().expect("temp HOME");
@@ -175,7 +182,11 @@ impl Scene {
         let mut words = vec![
             "exec".to_string(),
             "env".to_string(),
-            if outside { "-u TMUX -u TMUX_PANE" } else { "" }.to_string(),
+            match outside {
+                Some(Some(grace)) => format!("-u TMUX -u TMUX_PANE TEAMLEAD_LEAD_GRACE_MS={grace}"),
+                Some(None) => "-u TMUX -u TMUX_PANE".to_string(),
+                None => String::new(),
+            },
             format!(
                 "TEAMLEAD_CONFIG={}",
                 sh_quote(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"))
