@@ -231,6 +231,7 @@ pub fn run(home: &Home, agent_id: &str, program: &[String]) -> Ended {
                 tracing::info!("guard of {agent_id}: {why}: stopping {binary}");
                 reap::stop_descendants(me, reap::TERM_WAIT, &mut || reap_all(&mut ended));
                 say(&format!("{why}: stopped {name}"));
+                close_own_tmux_pane();
                 return Ended::Exited(0);
             }
         }
@@ -239,6 +240,34 @@ pub fn run(home: &Home, agent_id: &str, program: &[String]) -> Ended {
             .min(Duration::from_millis(500));
         wait_for(wake.as_ref(), timeout);
     }
+}
+
+/// A teammate stopped because its lead is gone for good has nobody to close its pane: inside
+/// tmux the guard closes it itself (`$TMUX_PANE`, on the server `$TMUX` names). Relying on the
+/// exit status is not enough: tmux can see the pane's terminal close before it reaps the
+/// program, and then keeps the pane under `remain-on-exit failed` as if it had failed.
+fn close_own_tmux_pane() {
+    let (Some(socket), Some(pane)) = (std::env::var_os("TMUX"), std::env::var_os("TMUX_PANE"))
+    else {
+        return;
+    };
+    let Some(socket) = socket
+        .to_str()
+        .and_then(|t| t.split(',').next())
+        .map(str::to_string)
+    else {
+        return;
+    };
+    let _ = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(socket)
+        .arg("kill-pane")
+        .arg("-t")
+        .arg(pane)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
 }
 
 /// Sleeps until a signal arrives on `wake` or `timeout` passes.
