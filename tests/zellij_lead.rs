@@ -198,9 +198,11 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
     first.send(b"\r");
     first.wait_screen("b's details", |s| s.contains("enter jump"));
     first.send(b"\r");
+    // `zellij attach` starting on a loaded machine (the full suite runs Claude Code beside it)
+    // has been seen to take longer than WAIT.
     wait_until(
         "b's pane focused and a client attached",
-        WAIT,
+        WAIT * 3,
         || focused(&pane_b) && z.clients(&session) == 1,
         || {
             format!(
