@@ -15,7 +15,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use teamlead::backend::git;
-use teamlead::lead::review::{ChangedFile, CommitView, ReviewSummary, parse_diff};
+use teamlead::lead::review::{ReviewSummary, parse_diff};
 use teamlead::lead::view::{LeadCommand, LeadEvent};
 use teamlead::ui::AppState;
 use teamlead::ui::render;
@@ -92,29 +92,7 @@ fn main() {
         let start = Instant::now();
         let files = git::changed_files(&wt, &base).expect("files");
         let commits = git::commits(&wt, &base, "HEAD").expect("commits");
-        let summary = ReviewSummary {
-            name: "w".into(),
-            branch: "teamlead/b/w".into(),
-            base: base.chars().take(7).collect(),
-            files: files
-                .into_iter()
-                .map(|f| ChangedFile {
-                    path: f.path,
-                    status: f.status,
-                    added: f.counts.map_or(0, |c| c.0),
-                    removed: f.counts.map_or(0, |c| c.1),
-                    binary: f.counts.is_none(),
-                })
-                .collect(),
-            commits: commits
-                .into_iter()
-                .map(|c| CommitView {
-                    id: c.id,
-                    subject: c.subject,
-                })
-                .collect(),
-            uncommitted: 0,
-        };
+        let summary = ReviewSummary::from_git("w", "teamlead/b/w".into(), &base, files, commits, 0);
         assert_eq!(summary.files.len(), FILES);
         assert_eq!(summary.added() + summary.removed(), FILES * LINES);
         state.apply(LeadEvent::Review(summary));

@@ -52,6 +52,42 @@ pub struct ReviewSummary {
 }
 
 impl ReviewSummary {
+    /// The summary of what git reported for a teammate's branch since `base`.
+    pub fn from_git(
+        name: &str,
+        branch: String,
+        base: &str,
+        files: Vec<crate::backend::git::Changed>,
+        commits: Vec<crate::backend::git::Commit>,
+        uncommitted: usize,
+    ) -> ReviewSummary {
+        ReviewSummary {
+            name: name.to_string(),
+            branch,
+            base: base.chars().take(7).collect(),
+            files: files
+                .into_iter()
+                .map(|f| ChangedFile {
+                    path: f.path,
+                    status: f.status,
+                    added: f.counts.map_or(0, |c| c.0),
+                    removed: f.counts.map_or(0, |c| c.1),
+                    binary: f.counts.is_none(),
+                })
+                .collect(),
+            commits: commits
+                .into_iter()
+                .map(|c| CommitView {
+                    id: c.id,
+                    subject: c.subject,
+                })
+                .collect(),
+            uncommitted,
+        }
+    }
+}
+
+impl ReviewSummary {
     pub fn added(&self) -> usize {
         self.files.iter().map(|f| f.added).sum()
     }

@@ -13,7 +13,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::claude_code_common::panes_common::{alive, cmdline, pane_infos, processes};
+use crate::claude_code_common::panes_common::{alive, cmdline, environ, pane_infos, processes};
 use crate::claude_code_common::{
     Act, Client, PermissionAnswer, Rule, Scene, client_env, sh_quote, sigkill, wait_until,
 };
@@ -41,18 +41,6 @@ fn holder_pid(scene: &Scene) -> u32 {
         .ok()
         .and_then(|t| t.trim().parse().ok())
         .unwrap_or_else(|| panic!("no pid in {}", path.display()))
-}
-
-/// The environment of a process, as `K=V` entries.
-fn environ(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .map(|b| {
-            b.split(|c| *c == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// How the lead in the scene's pane was started (arguments and environment), to run it again.

@@ -246,7 +246,17 @@ impl Workspace {
 
 /// The arguments of a process (empty when it is gone).
 pub fn cmdline(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
+    nul_separated(&format!("/proc/{pid}/cmdline"))
+}
+
+/// The environment of a process, as `K=V` entries (empty when it is gone).
+pub fn environ(pid: u32) -> Vec<String> {
+    nul_separated(&format!("/proc/{pid}/environ"))
+}
+
+/// A `/proc` file of NUL-separated entries.
+fn nul_separated(path: &str) -> Vec<String> {
+    std::fs::read(path)
         .map(|b| {
             b.split(|c| *c == 0)
                 .filter(|a| !a.is_empty())

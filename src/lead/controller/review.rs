@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::git::{self, How};
-use crate::lead::review::{ChangedFile, CommitView, MergeHow, ReviewSummary, parse_diff};
+use crate::lead::review::{MergeHow, ReviewSummary, parse_diff};
 use crate::lead::view::{LeadEvent, TeammateStatus};
 use crate::lead::view_builder::status_of;
 
@@ -256,29 +256,14 @@ fn summary(target: &Target) -> Result<ReviewSummary, String> {
     let uncommitted = git::uncommitted(&target.worktree, true)
         .map(|u| u.len())
         .unwrap_or(0);
-    Ok(ReviewSummary {
-        name: target.name.clone(),
+    Ok(ReviewSummary::from_git(
+        &target.name,
         branch,
-        base: base.chars().take(7).collect(),
-        files: files
-            .into_iter()
-            .map(|f| ChangedFile {
-                path: f.path,
-                status: f.status,
-                added: f.counts.map_or(0, |c| c.0),
-                removed: f.counts.map_or(0, |c| c.1),
-                binary: f.counts.is_none(),
-            })
-            .collect(),
-        commits: commits
-            .into_iter()
-            .map(|c| CommitView {
-                id: c.id,
-                subject: c.subject,
-            })
-            .collect(),
+        &base,
+        files,
+        commits,
         uncommitted,
-    })
+    ))
 }
 
 /// What a merge did.
