@@ -235,7 +235,7 @@ impl Controller {
     }
 
     /// One event of the running turn.
-    pub async fn on_model_event(&mut self, event: ModelEvent) {
+    pub fn on_model_event(&mut self, event: ModelEvent) {
         match event {
             ModelEvent::Text(text) => {
                 self.emit(LeadEvent::Transcript(TranscriptItem::Lead { text }))
@@ -243,7 +243,7 @@ impl Controller {
             ModelEvent::Notice(text) => self.note(text),
             ModelEvent::Tool { call, reply: tx } => {
                 if self.phase == Phase::Running {
-                    self.run_lead_tool(&call, tx).await
+                    self.run_lead_tool(&call, tx)
                 } else {
                     self.interrupt_lead_model();
                     let _ = tx.send(reply("The lead is shutting down: nothing was done.", true));
@@ -293,7 +293,7 @@ impl Controller {
     /// outcome is both the note the human sees and the model's result, sent on `tx` when the
     /// operation is done (for one whose store work runs in the background, from the loop once
     /// that work completes: the model's turn waits, the loop does not).
-    async fn run_lead_tool(&mut self, call: &Call, tx: oneshot::Sender<ToolReply>) {
+    fn run_lead_tool(&mut self, call: &Call, tx: oneshot::Sender<ToolReply>) {
         let tool = match parse_call(call) {
             Ok(tool) => tool,
             Err(e) => {
@@ -308,12 +308,15 @@ impl Controller {
         }));
         let tool = match tool {
             LeadTool::TaskList => {
-                let text = self.task_list_text().await;
-                let _ = tx.send(reply(text, false));
-                return;
+                return self.with_fresh_team(move |c| {
+                    c.with_fresh_tasks(move |c| {
+                        let text = c.task_list_text();
+                        let _ = tx.send(reply(text, false));
+                    })
+                });
             }
             LeadTool::SendMessage { to, text, summary } => {
-                return self.lead_send(&to, &text, summary.as_deref(), tx).await;
+                return self.lead_send(&to, &text, summary.as_deref(), tx);
             }
             other => other,
         };
@@ -331,12 +334,7 @@ impl Controller {
                 prompt,
                 plan_mode_required,
                 mode,
-            } => {
-                let spawned = self
-                    .spawn_teammate(&name, plan_mode_required, mode, &prompt)
-                    .await;
-                done(self, spawned)
-            }
+            } => self.spawn_teammate(&name, plan_mode_required, mode, &prompt, done),
             LeadTool::TaskCreate {
                 subject,
                 description,
@@ -344,17 +342,15 @@ impl Controller {
                 command,
             } => self.add_task(&subject, &description, blocked_by, command.as_deref(), done),
             LeadTool::TaskAssign { task_id, owner } => {
-                self.assign_task(&task_id, &owner, done).await
+                self.assign_task(&task_id, &owner, done)
             }
-            LeadTool::ShutdownTeammate { name } => self.shutdown_one(&name, done).await,
+            LeadTool::ShutdownTeammate { name } => self.shutdown_one(&name, done),
             LeadTool::TaskList | LeadTool::SendMessage { .. } => {}
         }
     }
 
-    /// The task list and the teammates' statuses, for the model.
-    async fn task_list_text(&mut self) -> String {
-        self.fresh_team().await;
-        self.fresh_tasks().await;
+    /// The task list and the teammates' statuses, for the model (from copies just read).
+    fn task_list_text(&mut self) -> String {
         let mut lines = Vec::new();
         let tasks: Vec<_> = task_views(&self.tasks)
             .into_iter()
@@ -421,7 +417,7 @@ impl Controller {
     /// SendMessage: from `team-lead` to one teammate or to every one (`*`), with the same
     /// membership check and delivery as `/msg` and `/broadcast`, and the model's summary. The
     /// reply goes on `tx` once every inbox was written (each in its lane).
-    async fn lead_send(
+    fn lead_send(
         &mut self,
         to: &str,
         text: &str,
@@ -429,23 +425,40 @@ impl Controller {
         tx: oneshot::Sender<ToolReply>,
     ) {
         let entry = InboxEntry::new(LEAD_NAME, text).with_summary(summary);
-        let names: Vec<String> = if to == "*" {
-            self.fresh_team().await;
-            self.team_file.teammates().map(|m| m.name.clone()).collect()
-        } else if to == LEAD_NAME {
+        let (to, text) = (to.to_string(), text.to_string());
+        if to == "*" {
+            return self.with_fresh_team(move |c| {
+                let names = c.team_file.teammates().map(|m| m.name.clone()).collect();
+                c.lead_send_to(names, &to, &text, entry, tx)
+            });
+        }
+        if to == LEAD_NAME {
             let _ = tx.send(reply(
                 "That is you: send to a teammate by name, or *.",
                 true,
             ));
             return;
-        } else if self.has_teammate(to).await {
-            vec![to.to_string()]
-        } else {
-            let e = self.no_such_teammate_error(to);
-            self.note(e.to_string());
-            let _ = tx.send(reply(e.to_string(), true));
-            return;
-        };
+        }
+        self.with_teammate(&to.clone(), move |c, known| {
+            if known {
+                c.lead_send_to(vec![to.clone()], &to, &text, entry, tx)
+            } else {
+                let e = c.no_such_teammate_error(&to);
+                c.note(e.to_string());
+                let _ = tx.send(reply(e.to_string(), true));
+            }
+        });
+    }
+
+    /// SendMessage to `names` (`to` as the model said it).
+    fn lead_send_to(
+        &mut self,
+        names: Vec<String>,
+        to: &str,
+        text: &str,
+        entry: InboxEntry,
+        tx: oneshot::Sender<ToolReply>,
+    ) {
         if names.is_empty() {
             let _ = tx.send(reply("There are no teammates yet: nothing was sent.", true));
             return;

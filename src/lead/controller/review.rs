@@ -60,8 +60,24 @@ impl Target {
 }
 
 impl Controller {
-    /// The worktree of teammate `name`, or why there is none (said and marked refused).
-    async fn review_target(&mut self, name: &str) -> Option<Target> {
+    /// Runs `then` with the worktree of teammate `name`, or says why there is none (and marks
+    /// the command refused).
+    fn with_review_target(
+        &mut self,
+        name: &str,
+        then: impl FnOnce(&mut Controller, Target) + Send + 'static,
+    ) {
+        let name = name.to_string();
+        self.with_teammate(&name.clone(), move |c, known| {
+            if let Some(target) = c.review_target(&name, known) {
+                then(c, target)
+            }
+        });
+    }
+
+    /// The worktree of teammate `name` (`known`: it is in the team), or why there is none
+    /// (said and marked refused).
+    fn review_target(&mut self, name: &str, known: bool) -> Option<Target> {
         // A teammate that left the team (killed, pruned) keeps its worktree until /quit.
         let left = |c: &Controller| {
             c.worktrees
@@ -70,7 +86,7 @@ impl Controller {
                 .find(|(n, _)| n == name)
                 .map(|(_, w)| w.path.clone())
         };
-        let path = if self.has_teammate(name).await {
+        let path = if known {
             let member = self.team_file.member(name);
             match member.and_then(|m| m.worktree_path.clone()) {
                 Some(p) => PathBuf::from(p),
@@ -114,10 +130,11 @@ impl Controller {
     }
 
     /// `/review NAME`: the summary in the transcript, and the review for the screens.
-    pub async fn review(&mut self, name: &str) {
-        let Some(target) = self.review_target(name).await else {
-            return;
-        };
+    pub fn review(&mut self, name: &str) {
+        self.with_review_target(name, |c, target| c.review_now(target));
+    }
+
+    fn review_now(&mut self, target: Target) {
         self.git_job(
             move || summary(&target),
             |c, result| match result {
@@ -134,11 +151,13 @@ impl Controller {
     }
 
     /// One file's diff for a review.
-    pub async fn review_file(&mut self, name: &str, path: &str) {
-        let Some(target) = self.review_target(name).await else {
-            return;
-        };
-        let (name, path) = (name.to_string(), path.to_string());
+    pub fn review_file(&mut self, name: &str, path: &str) {
+        let path = path.to_string();
+        self.with_review_target(name, move |c, target| c.review_file_now(target, path));
+    }
+
+    fn review_file_now(&mut self, target: Target, path: String) {
+        let name = target.name.clone();
         self.git_job(
             move || {
                 let branch = target.branch()?;
@@ -155,10 +174,15 @@ impl Controller {
     }
 
     /// `/merge NAME …`: checks, then merges (or says what it would do with `--dry-run`).
-    pub async fn merge(&mut self, name: &str, how: MergeHow, dry_run: bool, retire: bool) {
-        let Some(target) = self.review_target(name).await else {
-            return;
-        };
+    pub fn merge(&mut self, name: &str, how: MergeHow, dry_run: bool, retire: bool) {
+        self.with_review_target(name, move |c, target| {
+            c.merge_now(target, how, dry_run, retire)
+        });
+    }
+
+    fn merge_now(&mut self, target: Target, how: MergeHow, dry_run: bool, retire: bool) {
+        let name = target.name.clone();
+        let name = name.as_str();
         // A teammate removed from the team (killed, pruned) has no tracking left.
         let running = match (self.team_file.member(name), self.tracking.get(name)) {
             (Some(m), Some(t)) => !matches!(
@@ -189,8 +213,11 @@ impl Controller {
     }
 
     /// `/merges`: every teammate's branch against the lead's and each other.
-    pub async fn merge_queue(&mut self) {
-        self.fresh_team().await;
+    pub fn merge_queue(&mut self) {
+        self.with_fresh_team(|c| c.merge_queue_now());
+    }
+
+    fn merge_queue_now(&mut self) {
         let names: Vec<String> = self
             .team_file
             .teammates()
@@ -202,7 +229,7 @@ impl Controller {
         }
         let mut targets = Vec::new();
         for name in names {
-            if let Some(t) = self.review_target(&name).await {
+            if let Some(t) = self.review_target(&name, true) {
                 targets.push(t);
             }
         }

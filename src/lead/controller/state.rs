@@ -12,7 +12,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::drain::{After, Drained, InboxDrain};
-use super::store_worker::{Reload, StoreWorker};
+use super::store_worker::{Host, Reload, StoreWorker};
+use super::input::Sources;
 use super::{LeadError, LeadOptions, SAFETY_POLL, SAFETY_POLL_WATCHED};
 use crate::agent::events::TeammateEvent;
 use crate::backend::BackendKind;
@@ -55,9 +56,25 @@ pub(crate) enum Phase {
     Quitting {
         deadline: Instant,
     },
+    /// The loop ends: the team is being removed (`/quit`) or left (`/detach`), outside the
+    /// loop, since that waits for what is still running.
+    Ending(Ending),
     /// Cleaned up; the loop ends.
     Done,
 }
+
+/// How the session ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Everything left is killed and the team deleted.
+    Quit,
+    /// The team stays for the next lead.
+    Detach,
+}
+
+/// A continuation the loop runs with the controller (a job's result, a read before a
+/// decision).
+pub(crate) type Then = super::store_worker::Then<Controller>;
 
 /// The snapshots last sent to the UI.
 #[derive(Debug, Default)]
@@ -98,7 +115,7 @@ pub(crate) struct Controller {
     /// The lead's inbox, drained off the loop.
     pub drain: InboxDrain,
     /// Every other read and write of the store, off the loop.
-    pub store: StoreWorker,
+    pub store: StoreWorker<Controller>,
     /// Re-reads of `config.json` and of the task list, coalesced.
     pub team_reload: Reload,
     pub task_reload: Reload,
@@ -130,6 +147,11 @@ pub(crate) struct Controller {
     barriers: VecDeque<(u64, u64)>,
     /// Merges under way (worktrees merged but kept).
     pub review: super::review::ReviewState,
+    /// Teammates whose start is under way (a job creating its worktree, member entry and
+    /// pane): their names are taken, and messages to them wait in their inboxes.
+    pub starting: HashSet<String>,
+    /// Runtime jobs under way and the commands held behind them (`order`).
+    pub order: super::order::CommandOrder,
 }
 
 impl Controller {
@@ -199,6 +221,8 @@ impl Controller {
             worktree_by_default: opts.worktree_by_default,
             worktrees: Vec::new(),
             review: Default::default(),
+            starting: HashSet::new(),
+            order: Default::default(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),
@@ -250,8 +274,9 @@ impl Controller {
         &self.team
     }
 
-    /// The controller task.
-    pub async fn run(mut self, mut ch: Channels) {
+    /// The controller task: the start (the team read, a resume, the demo), then the loop
+    /// (`next_input` → `apply` → publish), then the end (`/quit` or `/detach`).
+    pub async fn run(mut self, ch: Channels) {
         self.fresh_team().await;
         self.fresh_tasks().await;
         if let Some(previous) = self.previous.take() {
@@ -259,7 +284,7 @@ impl Controller {
         }
         self.note_orphans().await;
         self.start_demo().await;
-        let mut liveness =
+        let liveness =
             super::liveness::spawn_poller(self.executor.clone(), self.liveness_wake.clone());
         // With a file watcher the safety poll is only a net for a missed event; without one it
         // is how changes are seen.
@@ -270,58 +295,26 @@ impl Controller {
         };
         let mut safety = tokio::time::interval(every);
         safety.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut commands_open = true;
+        let mut sources = Sources {
+            commands: ch.commands,
+            commands_open: true,
+            bridge: ch.bridge,
+            teammates: ch.teammates,
+            changes: ch.changes,
+            liveness,
+            safety,
+        };
         loop {
             self.publish();
             self.flush().await;
+            if let Phase::Ending(how) = self.phase {
+                self.end(how).await;
+            }
             if self.phase == Phase::Done {
                 break;
             }
-            let deadline = match self.phase {
-                Phase::Quitting { deadline } => Some(deadline),
-                _ => None,
-            };
-            let shutdown_due = self.next_shutdown_deadline();
-            tokio::select! {
-                command = ch.commands.recv(), if commands_open => match command {
-                    Some(command) => self.on_command(command).await,
-                    None => {
-                        commands_open = false;
-                        self.begin_quit("the user interface is gone");
-                    }
-                },
-                Some(change) = next_change(&mut ch.changes) => {
-                    let mut batch = vec![change];
-                    if let Some(rx) = ch.changes.as_mut() {
-                        while let Ok(more) = rx.try_recv() {
-                            batch.push(more);
-                        }
-                    }
-                    self.on_changes(&batch);
-                }
-                Some(event) = ch.teammates.recv() => {
-                    self.on_teammate_event(event);
-                    while let Ok(more) = ch.teammates.try_recv() {
-                        self.on_teammate_event(more);
-                    }
-                }
-                Some(message) = ch.bridge.recv() => self.on_bridge(message),
-                Some(reports) = liveness.recv() => self.on_liveness(reports),
-                Some(drained) = self.drain.next() => self.on_drained(drained),
-                Some(then) = self.store.next() => {
-                    then(&mut self);
-                    while let Some(more) = self.store.try_next() {
-                        more(&mut self);
-                    }
-                }
-                Some(event) = super::model::LeadModel::next_event(&mut self.lead_model) => {
-                    self.on_model_event(event).await
-                }
-                _ = safety.tick() => self.on_safety_poll(),
-                _ = sleep_until_opt(deadline) => self.finish_quit().await,
-                _ = sleep_until_opt(shutdown_due) => self.on_shutdown_overdue().await,
-            }
-            self.check_quit_progress().await;
+            let input = self.next_input(&mut sources).await;
+            self.apply(input);
         }
     }
 
@@ -460,7 +453,7 @@ impl Controller {
     }
 
     /// File changes: the lead's inbox, the team file, the tasks; teammates' inboxes wake them.
-    fn on_changes(&mut self, batch: &[ChangeEvent]) {
+    pub(super) fn on_changes(&mut self, batch: &[ChangeEvent]) {
         let inbox = self.home.inbox_path(&self.team, LEAD_NAME).ok();
         let config = self.home.config_path(&self.team).ok();
         let tasks_dir = self.task_list.dir().to_path_buf();
@@ -490,7 +483,7 @@ impl Controller {
     }
 
     /// The slow safety net: look at everything.
-    fn on_safety_poll(&mut self) {
+    pub(super) fn on_safety_poll(&mut self) {
         self.permissions.prune_closed();
         self.reload_team();
         self.reload_tasks();
@@ -515,16 +508,12 @@ fn start_watcher(
     crate::watch::watch(&scope, &options).map(Some)
 }
 
-async fn next_change(rx: &mut Option<mpsc::UnboundedReceiver<ChangeEvent>>) -> Option<ChangeEvent> {
-    match rx {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
+impl Host for Controller {
+    fn worker(&mut self) -> &mut StoreWorker<Controller> {
+        &mut self.store
     }
-}
 
-async fn sleep_until_opt(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
+    fn job_finished(&mut self) {
+        self.release_barriers();
     }
 }
