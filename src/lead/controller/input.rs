@@ -10,11 +10,11 @@ use tokio::time::{Instant, Interval};
 
 use super::drain::Drained;
 use super::model::LeadModel;
-use crate::lead::model::ModelEvent;
 use super::state::{Controller, Phase, Then};
 use crate::agent::events::TeammateEvent;
 use crate::backend::executor::LivenessReport;
 use crate::lead::bridge::BridgeMessage;
+use crate::lead::model::ModelEvent;
 use crate::lead::view::LeadCommand;
 use crate::watch::ChangeEvent;
 

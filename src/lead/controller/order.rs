@@ -12,9 +12,9 @@ use std::future::Future;
 
 use super::state::Controller;
 use super::store_worker::Lane;
-use crate::store::Home;
 use crate::lead::commands::{Input, ShutdownTarget, SlashCommand, parse_input};
 use crate::lead::view::{LeadCommand, ViewTarget};
+use crate::store::Home;
 
 /// What a command waits for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,10 +180,11 @@ impl Controller {
     {
         self.order.started(name);
         let who = name.to_string();
-        self.store.job(Lane::Runtime(who.clone()), work, move |c, result| {
-            then(c, result);
-            c.runtime_done(&who);
-        });
+        self.store
+            .job(Lane::Runtime(who.clone()), work, move |c, result| {
+                then(c, result);
+                c.runtime_done(&who);
+            });
     }
 
     /// A runtime job of `name` is done: held commands that can run now do, in order.
@@ -215,7 +216,10 @@ mod tests {
     fn commands_name_what_they_wait_for() {
         assert_eq!(needs(&submit("/msg @b hi")), Needs::Teammate("b".into()));
         assert_eq!(needs(&submit("@b hi")), Needs::Teammate("b".into()));
-        assert_eq!(needs(&submit("/merge b --squash")), Needs::Teammate("b".into()));
+        assert_eq!(
+            needs(&submit("/merge b --squash")),
+            Needs::Teammate("b".into())
+        );
         assert_eq!(needs(&submit("/spawn c do it")), Needs::Nothing);
         assert_eq!(needs(&submit("/broadcast hi")), Needs::Everyone);
         assert_eq!(needs(&submit("/quit")), Needs::Everyone);
@@ -224,7 +228,10 @@ mod tests {
             text: "hello".into(),
         };
         assert_eq!(needs(&in_view), Needs::Teammate("r1".into()));
-        assert_eq!(needs(&LeadCommand::Kill { name: "a".into() }), Needs::Teammate("a".into()));
+        assert_eq!(
+            needs(&LeadCommand::Kill { name: "a".into() }),
+            Needs::Teammate("a".into())
+        );
     }
 
     #[test]

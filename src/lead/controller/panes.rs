@@ -87,7 +87,11 @@ impl Controller {
     }
 
     /// The executor went to the teammate (or could not): say so, hand the terminal over.
-    fn jumped(&mut self, name: &str, focus: Result<Focus, crate::backend::executor::ExecutorError>) {
+    fn jumped(
+        &mut self,
+        name: &str,
+        focus: Result<Focus, crate::backend::executor::ExecutorError>,
+    ) {
         match focus {
             Ok(Focus::Focused) => self.note(format!("Jumped to {name}'s pane.")),
             Ok(Focus::Attach { argv, hint, detach }) => {

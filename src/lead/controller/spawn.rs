@@ -20,9 +20,9 @@ use super::outcome::{Done, OpError, Outcome, Started};
 use super::state::{Controller, Phase};
 use crate::backend::executor::{SpawnRequest, Spawned, TeammateExecutor};
 use crate::backend::worktree::{self, How, Prepared, Retired, Worktree};
-use crate::store::Home;
 use crate::protocol::names::unique_member_name;
 use crate::protocol::{BackendKind, Color, Member, PermissionMode};
+use crate::store::Home;
 use crate::store::TeammateRecord;
 
 /// The options of one `/spawn`; `None` takes the session's default.
@@ -496,8 +496,8 @@ async fn start(
         }),
         Err(e) => {
             let (h, t, m) = (home.clone(), team.to_string(), name.clone());
-            let _ = tokio::task::spawn_blocking(move || crate::store::remove_member(&h, &t, &m))
-                .await;
+            let _ =
+                tokio::task::spawn_blocking(move || crate::store::remove_member(&h, &t, &m)).await;
             Err(OpError::Refused(format!("Could not start {name}: {e}")))
         }
     }

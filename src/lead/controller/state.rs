@@ -3,7 +3,7 @@
 //! inputs, and publishing: after every step the snapshots the UI shows are rebuilt and sent
 //! only when they changed.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::drain::{After, Drained, InboxDrain};
-use super::store_worker::{Host, Reload, StoreWorker};
 use super::input::Sources;
+use super::store_worker::{Host, Reload, StoreWorker};
 use super::{LeadError, LeadOptions, SAFETY_POLL, SAFETY_POLL_WATCHED};
 use crate::agent::events::TeammateEvent;
 use crate::backend::BackendKind;
@@ -24,9 +24,7 @@ use crate::lead::permission_queue::PermissionQueue;
 use crate::lead::plan_queue::PlanQueue;
 use crate::lead::poller::Poller;
 use crate::lead::turns::TurnQueue;
-use crate::lead::view::{
-    LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, TranscriptItem,
-};
+use crate::lead::view::{LeadCommand, LeadEvent, TranscriptItem};
 use crate::lead::view_builder::{Tracking, task_views, team_views};
 use crate::protocol::{LEAD_NAME, PermissionMode, Task, TeamFile};
 use crate::store::tasks::TaskList;
@@ -76,15 +74,6 @@ pub(crate) enum Ending {
 /// decision).
 pub(crate) type Then = super::store_worker::Then<Controller>;
 
-/// The snapshots last sent to the UI.
-#[derive(Debug, Default)]
-struct Published {
-    team: Option<Vec<TeammateView>>,
-    tasks: Option<Vec<TaskView>>,
-    permissions: Option<Vec<PendingPermission>>,
-    plans: Option<Vec<PendingPlan>>,
-}
-
 /// All lead state; owned by the controller task.
 pub(crate) struct Controller {
     pub home: Home,
@@ -132,19 +121,12 @@ pub(crate) struct Controller {
     pub shutdown_timeout: Duration,
     pub shutdown_force: bool,
     pub demo: Option<DemoPlan>,
-    events: mpsc::Sender<LeadEvent>,
-    pub(super) outbox: Vec<LeadEvent>,
-    published: Published,
-    ui_gone: bool,
+    /// What the UI is told (events, snapshots when they changed, problems once).
+    publisher: super::publisher::Publisher,
     pub liveness: Option<LeadLiveness>,
     _watcher: Option<Watcher>,
-    /// Problems already reported (each is told once).
-    reported: HashSet<String>,
-    /// The generations (see [`super::store_worker`]) in which a command was refused or
-    /// failed, until their [`LeadCommand::Barrier`](crate::lead::view::LeadCommand) answers.
-    refused: BTreeSet<u64>,
-    /// Barriers waiting for their generation's continuations: token and generation, in order.
-    barriers: VecDeque<(u64, u64)>,
+    /// `ctl`'s barriers and the generations in which a command was refused.
+    barriers: super::barriers::Barriers,
     /// Merges under way (worktrees merged but kept).
     pub review: super::review::ReviewState,
     /// Teammates whose start is under way (a job creating its worktree, member entry and
@@ -237,15 +219,10 @@ impl Controller {
             shutdown_timeout: opts.shutdown_timeout,
             shutdown_force: opts.shutdown_force,
             demo: opts.demo.take(),
-            events,
-            outbox: Vec::new(),
-            published: Published::default(),
-            ui_gone: false,
+            publisher: super::publisher::Publisher::new(events),
             liveness: Some(liveness),
             _watcher: watcher,
-            reported: HashSet::new(),
-            refused: BTreeSet::new(),
-            barriers: VecDeque::new(),
+            barriers: Default::default(),
         };
         controller.record.backend = Some(controller.kind.as_str().to_string());
         controller.record.pane_session = controller.executor.session_record();
@@ -321,35 +298,28 @@ impl Controller {
     /// The command being carried out (or the continuation running) was refused or failed:
     /// its barrier says so.
     pub fn refuse(&mut self) {
-        self.refused.insert(self.store.generation());
+        self.barriers.refuse(self.store.generation());
     }
 
     /// A barrier: answered once every command before it, and every continuation they
     /// chained, has run.
     pub fn barrier(&mut self, token: u64) {
         let generation = self.store.close_generation();
-        self.barriers.push_back((token, generation));
+        self.barriers.wait(token, generation);
         self.release_barriers();
     }
 
     /// Answers the barriers whose generation is settled, in order.
     pub fn release_barriers(&mut self) {
-        while let Some(&(token, generation)) = self.barriers.front() {
-            if !self.store.settled(generation) {
-                return;
-            }
-            self.barriers.pop_front();
-            let later = self.refused.split_off(&(generation + 1));
-            let refused = !std::mem::replace(&mut self.refused, later).is_empty();
+        let store = &self.store;
+        for (token, refused) in self.barriers.release(|g| store.settled(g)) {
             self.emit(LeadEvent::Barrier { token, refused });
         }
     }
 
     /// Queues an event for the UI.
     pub fn emit(&mut self, event: LeadEvent) {
-        if !self.ui_gone {
-            self.outbox.push(event);
-        }
+        self.publisher.emit(event);
     }
 
     /// A system note in the main transcript.
@@ -362,7 +332,7 @@ impl Controller {
     /// A note about a problem, told once.
     pub fn note_once(&mut self, text: impl Into<String>) {
         let text = text.into();
-        if self.reported.insert(text.clone()) {
+        if self.publisher.first_time(&text) {
             tracing::warn!("{text}");
             self.note(text);
         }
@@ -370,17 +340,9 @@ impl Controller {
 
     /// Sends what is queued; a UI that stopped listening starts a graceful quit.
     pub async fn flush(&mut self) {
-        let events: Vec<LeadEvent> = std::mem::take(&mut self.outbox);
-        for event in events {
-            if self.ui_gone {
-                break;
-            }
-            if self.events.send(event).await.is_err() {
-                self.ui_gone = true;
-                self.begin_quit("the user interface is gone");
-            }
+        if self.publisher.flush().await.is_err() {
+            self.begin_quit("the user interface is gone");
         }
-        self.outbox.clear();
     }
 
     /// Rebuilds the snapshots and queues those that changed.
@@ -394,25 +356,10 @@ impl Controller {
             waiting.contains_key(name) || plans.has_worker(name)
         });
         self.publish_usage(&mut team);
-        if self.published.team.as_ref() != Some(&team) {
-            self.published.team = Some(team.clone());
-            self.emit(LeadEvent::Team(team));
-        }
         let tasks = task_views(&self.tasks);
-        if self.published.tasks.as_ref() != Some(&tasks) {
-            self.published.tasks = Some(tasks.clone());
-            self.emit(LeadEvent::Tasks(tasks));
-        }
         let permissions = self.permissions.views();
-        if self.published.permissions.as_ref() != Some(&permissions) {
-            self.published.permissions = Some(permissions.clone());
-            self.emit(LeadEvent::Permissions(permissions));
-        }
         let plans = self.plans.views();
-        if self.published.plans.as_ref() != Some(&plans) {
-            self.published.plans = Some(plans.clone());
-            self.emit(LeadEvent::Plans(plans));
-        }
+        self.publisher.snapshots(team, tasks, permissions, plans);
     }
 
     /// Asks for a drain of the lead's inbox (off the loop: its entries arrive as [`Drained`]).

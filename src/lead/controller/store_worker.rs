@@ -1,20 +1,21 @@
 //! Slow work off the controller's loop, generic over the state `S` that owns the worker (so
 //! it knows nothing of the controller). Every read and write of the team's files the
 //! controller makes (config.json, the task list, inboxes, the session record, what other
-//! sessions left) runs on the blocking pool through the one [`StoreWorker`], in one of three
-//! ways:
+//! sessions left), every git run and every pane or process operation runs through the one
+//! [`StoreWorker`]:
 //!
-//! - [`StoreWorker::submit`]: a background job in a [`Lane`]. Jobs of one lane run one after
-//!   another in the order they were submitted (two commands on the same file apply in order);
-//!   lanes run side by side. When the job is done, its continuation comes back to the loop as
-//!   one of its inputs ([`StoreWorker::next`]) and runs there with the controller: that is
-//!   where a command is acknowledged. A lock left by a writer that died (up to Claude Code's
-//!   10 s staleness rule) therefore delays only the jobs of its own lane: the loop goes on
-//!   with permission answers, messages and commands on other files.
-//! - [`StoreWorker::wait`]: the same job in its lane, awaited by the loop (start-up, resume,
-//!   spawn, quit: sequences that need the result before their next step).
-//! - [`StoreWorker::read`]: a lock-free read awaited by the loop (a fresh team file before a
-//!   decision), outside the lanes so it never waits behind a write.
+//! - [`StoreWorker::submit`]: a blocking job in a [`Lane`]; [`StoreWorker::job`]: a future in
+//!   a lane (a teammate's start, kill, hide/show or focus: [`Lane::Runtime`]). Jobs of one
+//!   lane run one after another in the order they were submitted (two commands on the same
+//!   file apply in order); lanes run side by side. When the job is done, its continuation
+//!   comes back to the loop as one of its inputs ([`StoreWorker::next`]) and runs there with
+//!   the state: that is where a command is acknowledged. A lock left by a writer that died
+//!   (up to Claude Code's 10 s staleness rule) therefore delays only the jobs of its own lane:
+//!   the loop goes on with permission answers, messages and commands on other files.
+//! - [`StoreWorker::read_then`]: a lock-free read outside the lanes (never behind a write),
+//!   whose continuation makes the decision that needed the file as it is now.
+//! - [`StoreWorker::wait`] and [`StoreWorker::read`]: the same, awaited — only at start-up
+//!   (before the loop runs) and at the end (after it).
 //!
 //! Every job is counted in a *generation*: the commands between two barriers
 //! ([`LeadCommand::Barrier`](crate::lead::view::LeadCommand)) are one, and a job submitted by
