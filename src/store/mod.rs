@@ -15,6 +15,7 @@ pub mod leftovers;
 pub mod liveness;
 pub mod lock;
 pub mod quarantine;
+pub mod rate_limit;
 pub mod safe_file;
 pub mod scan;
 pub mod session_record;
