@@ -194,9 +194,11 @@ impl Controller {
         if model.turn.is_some() || model.pending.is_empty() {
             return false;
         }
-        let Some(session) = model.session.take() else {
+        let Some(mut session) = model.session.take() else {
             return false;
         };
+        // Its rate-limit pauses are the team's: teammates in panes on the same key see them.
+        session.share_rate_limits(&self.home, &self.team);
         let text = std::mem::take(&mut model.pending).join("\n\n");
         let cancel = CancellationToken::new();
         model.turn = Some(cancel.clone());
