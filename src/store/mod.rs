@@ -5,6 +5,7 @@
 
 pub mod atomic;
 pub mod audit;
+pub mod claude_limit;
 pub mod claude_transcript;
 pub mod delivery;
 pub mod error;
