@@ -350,9 +350,7 @@ impl Controller {
                 blocked_by,
                 command,
             } => self.add_task(&subject, &description, blocked_by, command.as_deref(), done),
-            LeadTool::TaskAssign { task_id, owner } => {
-                self.assign_task(&task_id, &owner, done)
-            }
+            LeadTool::TaskAssign { task_id, owner } => self.assign_task(&task_id, &owner, done),
             LeadTool::ShutdownTeammate { name } => self.shutdown_one(&name, done),
             LeadTool::TaskList | LeadTool::SendMessage { .. } => {}
         }
