@@ -50,6 +50,7 @@ fn team() -> Vec<TeammateView> {
             recent_messages: Vec::new(),
             usage: None,
             mode_requested: None,
+            rate_limited_until: None,
         })
         .collect()
 }

@@ -62,6 +62,10 @@ pub struct TeammateView {
     /// mode is the one it reports in `config.json`): shown as `acceptEdits (default requested)`.
     #[serde(default)]
     pub mode_requested: Option<PermissionMode>,
+    /// Until when (epoch ms) it is rate- or usage-limited (a `claude` teammate whose
+    /// transcript recorded the limit; `None` once the time has passed or an answer came).
+    #[serde(default)]
+    pub rate_limited_until: Option<u64>,
 }
 
 impl TeammateView {

@@ -5,6 +5,7 @@
 
 pub mod atomic;
 pub mod audit;
+pub mod claude_limit;
 pub mod claude_transcript;
 pub mod delivery;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod leftovers;
 pub mod liveness;
 pub mod lock;
 pub mod quarantine;
+pub mod rate_limit;
 pub mod safe_file;
 pub mod scan;
 pub mod session_record;

@@ -53,6 +53,7 @@ pub fn teammate(name: &str, color: &str, status: TeammateStatus, backend: &str) 
         recent_messages: Vec::new(),
         usage: None,
         mode_requested: None,
+        rate_limited_until: None,
     }
 }
 

@@ -15,10 +15,10 @@ use super::outcome::Done;
 use super::state::{Controller, Phase};
 use crate::agent::events::UsageMeter;
 use crate::agent::llm::LlmConfig;
-use crate::agent::llm::tools::Call;
+use crate::agent::llm::tools::{Call, ToolOutput};
 use crate::lead::model::{
-    LeadPromptContext, LeadTool, ModelEvent, ModelSession, TeammateLine, ToolReply, TurnEnd,
-    call_line, lead_system_prompt, lead_tool_specs, parse_call, spawn_turn, usage_view,
+    LeadPromptContext, LeadTool, ModelEvent, Session, TeammateLine, TurnEnd, call_line,
+    lead_system_prompt, lead_tool_specs, parse_call, spawn_turn, usage_view,
 };
 use crate::lead::view::{LeadEvent, TeammateStatus, TeammateView, TranscriptItem, UsageView};
 use crate::lead::view_builder::{status_of, task_views};
@@ -30,7 +30,7 @@ pub(crate) struct LeadModel {
     /// The model it talks to (for its price).
     model: String,
     /// `None` while a turn runs (the turn's task holds it).
-    session: Option<Box<ModelSession>>,
+    session: Option<Box<Session>>,
     usage: UsageMeter,
     published: Option<UsageView>,
     events_tx: mpsc::UnboundedSender<ModelEvent>,
@@ -52,7 +52,7 @@ impl LeadModel {
     /// client cannot be made, or when there is no model.
     pub fn open(config: Option<LlmConfig>, notes: &mut Vec<String>) -> Option<LeadModel> {
         let config = config?;
-        match ModelSession::new(&config) {
+        match Session::new(&config) {
             Ok(session) => {
                 notes.push(format!(
                     "Lead model: {}. Plain text goes to it; @name text still goes to a teammate.",
@@ -105,7 +105,7 @@ struct SendTally {
     left: usize,
     sent: Vec<String>,
     failed: Vec<String>,
-    tx: Option<oneshot::Sender<ToolReply>>,
+    tx: Option<oneshot::Sender<ToolOutput>>,
 }
 
 impl SendTally {
@@ -131,10 +131,11 @@ impl SendTally {
     }
 }
 
-fn reply(content: impl Into<String>, is_error: bool) -> ToolReply {
-    ToolReply {
-        content: content.into(),
-        is_error,
+fn reply(content: impl Into<String>, is_error: bool) -> ToolOutput {
+    if is_error {
+        ToolOutput::error(content)
+    } else {
+        ToolOutput::ok(content)
     }
 }
 
@@ -193,9 +194,11 @@ impl Controller {
         if model.turn.is_some() || model.pending.is_empty() {
             return false;
         }
-        let Some(session) = model.session.take() else {
+        let Some(mut session) = model.session.take() else {
             return false;
         };
+        // Its rate-limit pauses are the team's: teammates in panes on the same key see them.
+        session.share_rate_limits(&self.home, &self.team);
         let text = std::mem::take(&mut model.pending).join("\n\n");
         let cancel = CancellationToken::new();
         model.turn = Some(cancel.clone());
@@ -260,6 +263,8 @@ impl Controller {
                     TurnEnd::Failed(why) => {
                         self.note(format!("The lead model's turn failed: {why}"))
                     }
+                    // The lead's tools never ask for a shutdown.
+                    TurnEnd::Shutdown(_) => {}
                 }
                 if let Some(model) = self.lead_model.as_mut() {
                     model.session = Some(session);
@@ -293,7 +298,7 @@ impl Controller {
     /// outcome is both the note the human sees and the model's result, sent on `tx` when the
     /// operation is done (for one whose store work runs in the background, from the loop once
     /// that work completes: the model's turn waits, the loop does not).
-    fn run_lead_tool(&mut self, call: &Call, tx: oneshot::Sender<ToolReply>) {
+    fn run_lead_tool(&mut self, call: &Call, tx: oneshot::Sender<ToolOutput>) {
         let tool = match parse_call(call) {
             Ok(tool) => tool,
             Err(e) => {
@@ -315,8 +320,12 @@ impl Controller {
                     })
                 });
             }
-            LeadTool::SendMessage { to, text, summary } => {
-                return self.lead_send(&to, &text, summary.as_deref(), tx);
+            LeadTool::SendMessage {
+                to,
+                message,
+                summary,
+            } => {
+                return self.lead_send(&to, &message, summary.as_deref(), tx);
             }
             other => other,
         };
@@ -420,7 +429,7 @@ impl Controller {
         to: &str,
         text: &str,
         summary: Option<&str>,
-        tx: oneshot::Sender<ToolReply>,
+        tx: oneshot::Sender<ToolOutput>,
     ) {
         let entry = InboxEntry::new(LEAD_NAME, text).with_summary(summary);
         let (to, text) = (to.to_string(), text.to_string());
@@ -455,7 +464,7 @@ impl Controller {
         to: &str,
         text: &str,
         entry: InboxEntry,
-        tx: oneshot::Sender<ToolReply>,
+        tx: oneshot::Sender<ToolOutput>,
     ) {
         if names.is_empty() {
             let _ = tx.send(reply("There are no teammates yet: nothing was sent.", true));
