@@ -16,6 +16,7 @@ pub mod review;
 pub mod turns;
 pub mod view;
 pub mod view_builder;
+pub mod wave;
 
 pub use commands::slash_commands;
 pub use controller::{Lead, LeadError, LeadHandle, LeadOptions};

@@ -194,6 +194,7 @@ impl Controller {
                         ));
                     }
                 }
+                self.wave.observe(&listing.tasks, now_ms());
                 self.tasks = listing.tasks;
             }
             Err(e) => self.note_once(format!("Cannot read the task list: {e}")),

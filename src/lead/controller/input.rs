@@ -5,6 +5,8 @@
 //! results come back as [`Input::Done`]. So a permission answer typed while three teammates'
 //! panes are being created is written at once, and the three starts overlap.
 
+use std::time::Duration;
+
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval};
 
@@ -16,6 +18,7 @@ use crate::backend::executor::LivenessReport;
 use crate::lead::bridge::BridgeMessage;
 use crate::lead::model::ModelEvent;
 use crate::lead::view::LeadCommand;
+use crate::protocol::time::now_ms;
 use crate::watch::ChangeEvent;
 
 /// One thing the loop received.
@@ -44,6 +47,8 @@ pub(crate) enum Input {
     QuitDeadline,
     /// A `/shutdown` outlasted its timeout.
     ShutdownOverdue,
+    /// The wave of completed tasks has been quiet long enough to be told.
+    WaveDue,
 }
 
 /// Where the inputs come from, besides the controller's own workers.
@@ -65,6 +70,10 @@ impl Controller {
             _ => None,
         };
         let shutdown_due = self.next_shutdown_deadline();
+        let wave_due = self
+            .wave
+            .due_ms()
+            .map(|due| Instant::now() + Duration::from_millis(due.saturating_sub(now_ms())));
         tokio::select! {
             command = src.commands.recv(), if src.commands_open => match command {
                 Some(command) => Input::Command(command),
@@ -103,6 +112,7 @@ impl Controller {
             _ = src.safety.tick() => Input::SafetyPoll,
             _ = sleep_until_opt(deadline) => Input::QuitDeadline,
             _ = sleep_until_opt(shutdown_due) => Input::ShutdownOverdue,
+            _ = sleep_until_opt(wave_due) => Input::WaveDue,
         }
     }
 
@@ -130,6 +140,7 @@ impl Controller {
             Input::SafetyPoll => self.on_safety_poll(),
             Input::QuitDeadline => self.finish_quit(),
             Input::ShutdownOverdue => self.on_shutdown_overdue(),
+            Input::WaveDue => self.tell_wave(),
         }
         self.check_quit_progress();
     }

@@ -134,6 +134,8 @@ pub(crate) struct Controller {
     pub starting: HashSet<String>,
     /// Runtime jobs under way and the commands held behind them (`order`).
     pub order: super::order::CommandOrder,
+    /// Completed tasks gathered into the next digest line (`lead::wave`).
+    pub wave: crate::lead::wave::Wave,
 }
 
 impl Controller {
@@ -205,6 +207,7 @@ impl Controller {
             review: Default::default(),
             starting: HashSet::new(),
             order: Default::default(),
+            wave: Default::default(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),
