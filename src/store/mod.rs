@@ -23,6 +23,7 @@ pub mod session_record;
 pub mod tasks;
 pub mod team;
 pub mod team_guard;
+pub mod team_usage;
 
 pub use delivery::DeliveryLog;
 pub use error::{Result, StoreError};
