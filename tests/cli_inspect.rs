@@ -628,7 +628,10 @@ fn inspect_shows_what_each_teammate_used_and_cost() {
     assert_eq!(claude["usage"]["model"], "claude-sonnet-4-5-20250929");
     let helper = member("helper");
     assert_eq!(helper["usage"]["input_tokens"], 1_200, "{helper}");
-    assert!(report["cost_micros"].as_u64().unwrap() > 107_649, "{report}");
+    assert!(
+        report["cost_micros"].as_u64().unwrap() > 107_649,
+        "{report}"
+    );
 
     let out = t
         .cmd()

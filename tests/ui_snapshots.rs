@@ -371,3 +371,26 @@ fn teams_prune_confirmation() {
         insta::assert_snapshot!(format!("teams_prune_confirm_{w}"), t.backend());
     }
 }
+
+/// A claude teammate whose rate or usage limit holds: the list and the detail say until when
+/// (local time; the snapshot shows it as HH:MM).
+#[test]
+fn teams_dialog_shows_until_when_a_teammate_is_rate_limited() {
+    for w in WIDTHS {
+        let mut team = mixed_team();
+        team[2].rate_limited_until = Some(crate::ui_common::clock() + 25 * 60_000);
+        let mut state = state_with(vec![LeadEvent::Team(team), LeadEvent::Tasks(tasks())]);
+        state.modals.push(Modal::Teams(TeamsDialog::new()));
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        let list = screen(&mut state, w, 16);
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        let detail = screen(&mut state, w, 20);
+        let text = rows(&detail).join("\n");
+        assert!(text.contains("rate-limited"), "{text}");
+        insta::with_settings!({filters => vec![(r"until \d\d:\d\d", "until HH:MM")]}, {
+            insta::assert_snapshot!(format!("teams_list_rate_limited_{w}"), list.backend());
+            insta::assert_snapshot!(format!("teams_detail_rate_limited_{w}"), detail.backend());
+        });
+    }
+}

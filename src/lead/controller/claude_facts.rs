@@ -143,6 +143,7 @@ impl Controller {
                     t.usage = Some(facts.usage);
                 }
                 t.model_seen = facts.model.clone();
+                let lifted = t.rate_limited_until.is_some() && facts.limited_until_ms.is_none();
                 t.rate_limited_until = facts.limited_until_ms;
                 if facts.has_task_tools() == Some(false) && !t.no_task_tools {
                     t.no_task_tools = true;
@@ -153,6 +154,9 @@ impl Controller {
                     ));
                 } else if facts.has_task_tools() == Some(true) {
                     t.no_task_tools = false;
+                }
+                if lifted {
+                    c.release_held_assignments();
                 }
                 c.publish();
             },

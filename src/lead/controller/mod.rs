@@ -24,6 +24,8 @@ mod executor;
 mod files;
 mod incoming;
 mod input;
+#[cfg(test)]
+mod limit_tests;
 mod liveness;
 mod mode_keys;
 mod mode_sync;

@@ -136,6 +136,8 @@ pub(crate) struct Controller {
     pub order: super::order::CommandOrder,
     /// Completed tasks gathered into the next digest line (`lead::wave`).
     pub wave: crate::lead::wave::Wave,
+    /// Assignments kept for teammates whose rate or usage limit holds, sent when it resets.
+    pub held_assignments: Vec<(Task, String)>,
 }
 
 impl Controller {
@@ -208,6 +210,7 @@ impl Controller {
             starting: HashSet::new(),
             order: Default::default(),
             wave: Default::default(),
+            held_assignments: Vec::new(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),
@@ -440,6 +443,7 @@ impl Controller {
         self.poll_inbox();
         self.read_claude_transcripts();
         self.check_first_turns();
+        self.release_held_assignments();
     }
 }
 

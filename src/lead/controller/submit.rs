@@ -337,6 +337,24 @@ impl Controller {
                     return done(c, Err(e));
                 }
             };
+            // A teammate whose rate or usage limit holds hears of it when the limit resets
+            // (`release_held_assignments`).
+            if let Some(until) = c.limited_until(&name) {
+                c.held_assignments.push((task.clone(), name.clone()));
+                c.note(format!(
+                    "{name} is rate-limited until {}: it hears of task #{} then.",
+                    local_clock(until),
+                    task.id
+                ));
+                return done(
+                    c,
+                    Ok(Outcome::TaskAssigned {
+                        id: task.id,
+                        subject: task.subject,
+                        owner: name,
+                    }),
+                );
+            }
             // Acknowledged once the owner knows (its `task_assignment` is written).
             let (task_ref, owner) = (task.clone(), name.clone());
             c.send_assignment(&task_ref, &owner, move |c| {
@@ -350,6 +368,35 @@ impl Controller {
                 )
             });
         });
+    }
+
+    /// Until when (epoch ms) `name`'s rate or usage limit holds, if it does now.
+    pub(super) fn limited_until(&self, name: &str) -> Option<u64> {
+        let now = crate::protocol::time::now_ms();
+        self.tracking
+            .get(name)
+            .and_then(|t| t.rate_limited_until)
+            .filter(|u| *u > now)
+    }
+
+    /// Sends the assignments held for teammates whose limit has reset (at the safety poll and
+    /// after each transcript read).
+    pub(super) fn release_held_assignments(&mut self) {
+        let held = std::mem::take(&mut self.held_assignments);
+        for (task, owner) in held {
+            if !self.knows_teammate(&owner) {
+                continue;
+            }
+            if self.limited_until(&owner).is_some() {
+                self.held_assignments.push((task, owner));
+                continue;
+            }
+            self.note(format!(
+                "{owner}'s limit has reset: it hears of task #{} now.",
+                task.id
+            ));
+            self.send_assignment(&task, &owner, |_| {});
+        }
     }
 
     /// Sends `task_assignment` for `task` to `owner`; `then` runs once it is written (or could
@@ -543,4 +590,13 @@ fn task_added(created: Result<Task, StoreError>, blocked_by: Vec<String>) -> OpR
         subject: task.subject,
         blocked_by,
     })
+}
+
+/// `14:05`: an epoch-ms time on the lead's clock.
+fn local_clock(ms: u64) -> String {
+    i64::try_from(ms)
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.with_timezone(&chrono::Local).format("%H:%M").to_string())
+        .unwrap_or_else(|| "later".to_string())
 }

@@ -45,6 +45,10 @@ pub fn render(
     if t.hidden {
         status.push(Span::styled(" · hidden", dim()));
     }
+    if let Some(limited) = crate::ui::palette::rate_limit_text(t.rate_limited_until, context.now_ms)
+    {
+        status.push(Span::styled(limited, Style::default().fg(Color::Yellow)));
+    }
     lines.extend(row("status", status, width));
     let mut mode = vec![Span::styled(t.mode_label(), mode_style(t.mode))];
     if t.plan_mode_required {
