@@ -51,6 +51,8 @@ fn team() -> Vec<TeammateView> {
             usage: None,
             mode_requested: None,
             rate_limited_until: None,
+            messages: Vec::new(),
+            unread_since: None,
         })
         .collect()
 }

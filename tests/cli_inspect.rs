@@ -172,7 +172,11 @@ fn inspect_reads_claude_code_files_of_both_versions() {
     let text = stdout_of(&out);
     assert!(out.status.success(), "{out:?}");
     assert!(line_with(&text, "worker  ").contains("idle"), "{text}");
-    assert!(text.contains("worker: 0 unread (1 total)"), "{text}");
+    // The lead's message, marked read by Claude Code 2.1.45 itself.
+    assert!(
+        text.contains("worker: 0 unread (1 total; from the lead: 1 read, 0 unread)"),
+        "{text}"
+    );
     assert!(text.contains("team-lead: 2 unread"), "{text}");
     assert!(text.contains("worker: mock teammate says hi"), "{text}");
 }
@@ -645,4 +649,47 @@ fn inspect_shows_what_each_teammate_used_and_cost() {
         row.trim_start().starts_with("frontend-engineer") && row.contains("$0.11"),
         "{row}"
     );
+}
+
+/// Messages from the lead in a teammate's inbox, read or not: the ledger's receipts as the
+/// files show them.
+#[test]
+fn inspect_counts_the_leads_messages_read_and_unread() {
+    let t = TestHome::fixture("seed-2.1.45");
+    for text in ["first", "second"] {
+        t.cmd()
+            .args([
+                "send",
+                "--team",
+                "codebase-research",
+                "--to",
+                "frontend-engineer",
+                "--from",
+                "team-lead",
+                text,
+            ])
+            .assert()
+            .success();
+    }
+    // The teammate takes the first one as Claude Code does: marks it read.
+    let path = t
+        .home()
+        .join("teams/codebase-research/inboxes/frontend-engineer.json");
+    let mut inbox: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let first = inbox
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|e| e["text"] == "first")
+        .unwrap();
+    first["read"] = Value::Bool(true);
+    std::fs::write(&path, serde_json::to_string(&inbox).unwrap()).unwrap();
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    let row = line_with(&text, "frontend-engineer: ");
+    assert!(row.contains("from the lead: 1 read, 1 unread"), "{row}");
 }

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod controller;
 pub mod demo;
 pub mod emergency;
+pub mod ledger;
 pub mod mode_drive;
 pub mod model;
 pub mod permission_queue;

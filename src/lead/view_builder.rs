@@ -192,6 +192,8 @@ pub fn teammate_view(
         rate_limited_until: tracking
             .and_then(|t| t.rate_limited_until)
             .filter(|until| *until > crate::protocol::time::now_ms()),
+        messages: Vec::new(),
+        unread_since: None,
     }
 }
 

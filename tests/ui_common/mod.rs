@@ -54,6 +54,8 @@ pub fn teammate(name: &str, color: &str, status: TeammateStatus, backend: &str) 
         usage: None,
         mode_requested: None,
         rate_limited_until: None,
+        messages: Vec::new(),
+        unread_since: None,
     }
 }
 

@@ -143,6 +143,10 @@ pub struct InboxRow {
     pub unread: usize,
     /// The last few unread messages, oldest first.
     pub recent_unread: Vec<MessageRow>,
+    /// Plain messages from the lead still in this inbox: read (taken by the teammate) and
+    /// unread (the message ledger's receipts, as the files show them).
+    pub from_lead_read: usize,
+    pub from_lead_unread: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -376,12 +380,18 @@ fn task_row(task: &Task, all: &[Task]) -> TaskRow {
 
 fn inbox_row(member: &str, entries: &[InboxEntry]) -> InboxRow {
     let unread: Vec<&InboxEntry> = entries.iter().filter(|e| e.is_unread()).collect();
+    let from_lead: Vec<&InboxEntry> = entries
+        .iter()
+        .filter(|e| e.from == LEAD_NAME && e.parse_frame().is_none())
+        .collect();
     let start = unread.len().saturating_sub(PREVIEWS_PER_INBOX);
     InboxRow {
         member: member.to_string(),
         total: entries.len(),
         unread: unread.len(),
         recent_unread: unread[start..].iter().map(|e| message_row(e)).collect(),
+        from_lead_read: from_lead.iter().filter(|e| !e.is_unread()).count(),
+        from_lead_unread: from_lead.iter().filter(|e| e.is_unread()).count(),
     }
 }
 

@@ -327,8 +327,16 @@ fn inboxes_text(r: &TeamReport, style: Style, out: &mut String) {
         return;
     }
     for inbox in &r.inboxes {
+        let from_lead = if inbox.from_lead_read + inbox.from_lead_unread > 0 {
+            format!(
+                "; from the lead: {} read, {} unread",
+                inbox.from_lead_read, inbox.from_lead_unread
+            )
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "  {}: {} unread ({} total)\n",
+            "  {}: {} unread ({} total{from_lead})\n",
             v(&inbox.member),
             inbox.unread,
             inbox.total

@@ -225,12 +225,34 @@ impl Controller {
         );
     }
 
+    /// A message for `to` (not a frame): [`Controller::deliver`], followed in the message
+    /// ledger (`lead::ledger`). `then` runs once it is written, with its ledger id (to show
+    /// beside it); its receipt follows.
+    pub fn send_message(
+        &mut self,
+        to: &str,
+        entry: InboxEntry,
+        then: impl FnOnce(&mut Controller, Result<(), StoreError>, u64) + Send + 'static,
+    ) {
+        let id = self.ledger.sending(to, &entry, now_ms());
+        self.deliver(to, entry, move |c, sent| {
+            let ok = sent.is_ok();
+            then(c, sent, id);
+            c.ledger_written(id, ok);
+        });
+    }
+
     /// [`Controller::deliver`] whose failure is told as `what` ("Could not send … : error").
     pub fn deliver_or_note(&mut self, to: &str, entry: InboxEntry, what: String) {
-        self.deliver(to, entry, move |c, appended| {
+        let send = move |c: &mut Controller, appended: Result<(), StoreError>| {
             if let Err(e) = appended {
                 c.note(format!("{what}: {e}"));
             }
-        });
+        };
+        if entry.parse_frame().is_none() {
+            self.send_message(to, entry, move |c, appended, _| send(c, appended));
+        } else {
+            self.deliver(to, entry, send);
+        }
     }
 }

@@ -76,6 +76,8 @@ impl Controller {
                 .or_default()
                 .remember(entry.one_liner());
             self.read_claude_transcript(&from);
+            // Anything it sends after taking a message shows it got to it.
+            self.teammate_acted(&from);
         }
         match incoming {
             LeadIncoming::Idle { notification, .. } => {

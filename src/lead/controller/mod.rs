@@ -35,6 +35,7 @@ pub mod outcome;
 mod panes;
 mod publisher;
 mod quit;
+mod receipts;
 mod resume;
 mod review;
 mod shutdown_timer;

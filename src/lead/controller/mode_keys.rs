@@ -133,13 +133,14 @@ impl Controller {
         let (name, said) = (to.to_string(), text.to_string());
         self.interrupt_teammate(to, move |c| {
             let (who, echo) = (name.clone(), said.clone());
-            c.deliver(
+            c.send_message(
                 &name,
                 InboxEntry::new(LEAD_NAME, said),
-                move |c, sent| match sent {
+                move |c, sent, id| match sent {
                     Ok(()) => c.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                         to: who,
                         text: echo,
+                        receipt: Some(id),
                     })),
                     Err(e) => c.note(format!("Could not send the message to {who}: {e}")),
                 },

@@ -477,6 +477,7 @@ impl Controller {
                 to.to_string()
             },
             text: text.to_string(),
+            receipt: None,
         }));
         let tally = std::sync::Arc::new(std::sync::Mutex::new(SendTally {
             left: names.len(),
@@ -487,7 +488,7 @@ impl Controller {
         for name in names {
             let tally = tally.clone();
             let to = name.clone();
-            self.deliver(&name, entry.clone(), move |c, appended| {
+            self.send_message(&name, entry.clone(), move |c, appended, _| {
                 if let Err(e) = &appended {
                     c.note(format!("Could not send the message to {to}: {e}"));
                 }

@@ -138,6 +138,8 @@ pub(crate) struct Controller {
     pub wave: crate::lead::wave::Wave,
     /// Assignments kept for teammates whose rate or usage limit holds, sent when it resets.
     pub held_assignments: Vec<(Task, String)>,
+    /// Every message sent to a teammate, and how far it got.
+    pub ledger: crate::lead::ledger::Ledger,
 }
 
 impl Controller {
@@ -211,6 +213,7 @@ impl Controller {
             order: Default::default(),
             wave: Default::default(),
             held_assignments: Vec::new(),
+            ledger: Default::default(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),
@@ -362,6 +365,7 @@ impl Controller {
             waiting.contains_key(name) || plans.has_worker(name)
         });
         self.publish_usage(&mut team);
+        self.publish_receipts(&mut team);
         let tasks = task_views(&self.tasks);
         let permissions = self.permissions.views();
         let plans = self.plans.views();
@@ -411,6 +415,11 @@ impl Controller {
         let config = self.home.config_path(&self.team).ok();
         let tasks_dir = self.task_list.dir().to_path_buf();
         let (mut lead_inbox, mut team, mut tasks) = (false, false, false);
+        let inboxes_dir = inbox
+            .as_ref()
+            .and_then(|p| p.parent())
+            .map(|p| p.to_path_buf());
+        let mut teammate_inboxes = std::collections::BTreeSet::new();
         for change in batch {
             if change.kind.is_lock() {
                 continue;
@@ -422,7 +431,15 @@ impl Controller {
                 team = true;
             } else if change.path.parent() == Some(tasks_dir.as_path()) {
                 tasks = true;
+            } else if change.path.parent() == inboxes_dir.as_deref()
+                && change.path.extension().is_some_and(|e| e == "json")
+                && let Some(name) = change.path.file_stem().and_then(|n| n.to_str())
+            {
+                teammate_inboxes.insert(name.to_string());
             }
+        }
+        for name in teammate_inboxes {
+            self.check_inbox_receipts(&name);
         }
         if team {
             self.reload_team();
@@ -444,6 +461,10 @@ impl Controller {
         self.read_claude_transcripts();
         self.check_first_turns();
         self.release_held_assignments();
+        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        for name in names {
+            self.check_inbox_receipts(&name);
+        }
     }
 }
 

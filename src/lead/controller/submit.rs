@@ -175,6 +175,7 @@ impl Controller {
                 self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                     to: to.to_string(),
                     text: text.to_string(),
+                    receipt: None,
                 }));
             }
             return self.no_such_teammate(to);
@@ -184,6 +185,7 @@ impl Controller {
                 self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                     to: to.to_string(),
                     text: text.to_string(),
+                    receipt: None,
                 }));
             }
             return self.report(Err(e));
@@ -193,13 +195,14 @@ impl Controller {
             return;
         }
         let (name, said) = (to.to_string(), text.to_string());
-        self.deliver(
+        self.send_message(
             to,
             InboxEntry::new(LEAD_NAME, text),
-            move |c, sent| match sent {
+            move |c, sent, id| match sent {
                 Ok(()) if echo => c.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                     to: name,
                     text: said,
+                    receipt: Some(id),
                 })),
                 Ok(()) => {}
                 Err(e) => c.note(format!("Could not send the message to {name}: {e}")),
@@ -218,6 +221,7 @@ impl Controller {
         self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
             to: "everyone".to_string(),
             text: text.to_string(),
+            receipt: None,
         }));
         if names.is_empty() {
             self.note("There are no teammates to send it to.");

@@ -121,6 +121,23 @@ pub fn render(
         let label = if i == 0 { "recent" } else { "" };
         lines.extend(row(label, text(message.replace('\n', " ")), width));
     }
+    // What the lead sent it, newest first, with how far each got and since when.
+    for (i, m) in t.messages.iter().enumerate() {
+        let label = if i == 0 { "sent" } else { "" };
+        let age = crate::ui::palette::short_duration(context.now_ms.saturating_sub(m.since_ms));
+        let style = match m.state {
+            crate::lead::ledger::Receipt::Failed => Style::default().fg(Color::Red),
+            _ => dim(),
+        };
+        lines.extend(row(
+            label,
+            vec![
+                Span::raw(sanitize(&m.preview).replace('\n', " ")),
+                Span::styled(format!(" · {} {age} ago", m.state.as_str()), style),
+            ],
+            width,
+        ));
+    }
 
     let hints = hint_lines(&context.keymap.hints(Context::TeamsDetail), width);
     let notice = super::notice_lines(context, width);

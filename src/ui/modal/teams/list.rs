@@ -33,6 +33,12 @@ fn status_of(t: &TeammateView, now_ms: u64) -> String {
     if t.hidden {
         status.push_str(" · hidden");
     }
+    if let Some(since) = t.unread_since {
+        status.push_str(&format!(
+            " · unread {}",
+            crate::ui::palette::short_duration(now_ms.saturating_sub(since))
+        ));
+    }
     status
 }
 
