@@ -259,15 +259,9 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].id, a);
         assert_eq!(ledger.recent("beta", 1)[0].state, Receipt::Delivered);
+        let x = ledger.sending("beta", &InboxEntry::new("team-lead", "x"), 4);
         assert_eq!(
-            ledger
-                .written(
-                    ledger.sending("beta", &InboxEntry::new("team-lead", "x"), 4),
-                    false,
-                    false,
-                    5
-                )
-                .map(|c| c.state),
+            ledger.written(x, false, false, 5).map(|c| c.state),
             Some(Receipt::Failed)
         );
     }
