@@ -53,6 +53,7 @@ fn team() -> Vec<TeammateView> {
             rate_limited_until: None,
             messages: Vec::new(),
             unread_since: None,
+            over_budget: None,
         })
         .collect()
 }

@@ -5,13 +5,13 @@
 
 use crate::lead_common;
 
-use lead_common::Session;
+use lead_common::{Session, eventually};
 use teamlead::lead::view::{LeadEvent, TranscriptItem};
 use teamlead::protocol::frames::{Frame, IdleNotification, IdleReason};
 use teamlead::protocol::time::now_iso;
 use teamlead::protocol::{InboxEntry, TaskStatus};
-use teamlead::store::TaskList;
 use teamlead::store::tasks::{ClaimError, FAILURE_NOTE_KEY};
+use teamlead::store::{self, TaskList};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_done_reset_unassign_and_edit_a_task() {
@@ -230,4 +230,70 @@ async fn a_wave_of_finished_tasks_is_one_digest_line_and_bare_idles_say_nothing(
         })
         .count();
     assert_eq!(digests, 1);
+}
+
+/// A teammate over its budget is paused: what the lead sends it and assigns to it waits (is
+/// refused, with how to raise the budget) until `/budget` raises it; 80 % is warned once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_teammate_over_its_budget_is_paused_until_the_budget_is_raised() {
+    let mut s = Session::start_with("budgets", |mut opts| {
+        opts.budget_teammate = Some(40_000); // $0.04
+        opts
+    })
+    .await;
+    s.add_pane_member("alpha", "%1", "default");
+    let tasks = TaskList::new(&s.home, &s.team).unwrap();
+    let task = tasks.create("more work", "", vec![], None).unwrap();
+    // alpha runs Sonnet ($3 per million input tokens): 11,000 tokens is $0.033, 82 %.
+    let report = |input: u64| {
+        let idle = IdleNotification {
+            from: "alpha".into(),
+            timestamp: now_iso(),
+            idle_reason: Some(IdleReason::Available),
+            summary: None,
+            completed_task_id: None,
+            completed_status: None,
+            failure_reason: None,
+            result: None,
+            usage: Some(teamlead::protocol::frames::ReportedUsage {
+                input_tokens: input,
+                ..Default::default()
+            }),
+        };
+        InboxEntry::frame("alpha", &Frame::IdleNotification(idle))
+    };
+    store::team::edit_team(&s.home, &s.team, |file| {
+        if let Some(m) = file.member_mut("alpha") {
+            m.model = Some("claude-sonnet-4-5".into());
+        }
+        Ok(())
+    })
+    .unwrap();
+    s.to_lead(&report(11_000));
+    s.wait_note("alpha has used $0.03 of its $0.04 budget (80 %)")
+        .await;
+    s.to_lead(&report(14_000));
+    let paused = s.wait_note("alpha is paused").await;
+    assert!(
+        paused.contains("over its budget ($0.04 of $0.04)"),
+        "{paused}"
+    );
+    s.submit("@alpha keep going").await;
+    s.wait_note("alpha is paused: over its budget").await;
+    s.submit(&format!("/task assign {} alpha", task.id)).await;
+    s.wait_note("was not assigned; /budget alpha DOLLARS raises it")
+        .await;
+    assert!(
+        s.frames_in("alpha").is_empty(),
+        "nothing reached alpha while it was paused"
+    );
+    s.submit("/budget alpha 1").await;
+    s.wait_note("alpha is within its budget again").await;
+    s.submit("@alpha keep going").await;
+    eventually("the message in alpha's inbox", || {
+        store::inbox::read(&s.home, &s.team, "alpha")
+            .is_ok_and(|r| r.entries.iter().any(|e| e.text == "keep going"))
+    })
+    .await;
+    s.quit().await;
 }

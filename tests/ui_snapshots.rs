@@ -481,3 +481,21 @@ fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
         insta::assert_snapshot!(format!("receipts_teams_detail_{w}"), t.backend());
     }
 }
+
+/// A teammate paused by its budget: the list says so, the detail says why and how to raise it.
+#[test]
+fn teams_dialog_shows_a_teammate_paused_by_its_budget() {
+    for w in WIDTHS {
+        let mut team = mixed_team();
+        team[1].over_budget = Some("over its budget ($5.02 of $5.00)".to_string());
+        let mut state = state_with(vec![LeadEvent::Team(team), LeadEvent::Tasks(tasks())]);
+        state.modals.push(Modal::Teams(TeamsDialog::new()));
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        let list = screen(&mut state, w, 16);
+        assert!(rows(&list).join("\n").contains("paused: over budget"));
+        insta::assert_snapshot!(format!("teams_list_over_budget_{w}"), list.backend());
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        let detail = screen(&mut state, w, 20);
+        insta::assert_snapshot!(format!("teams_detail_over_budget_{w}"), detail.backend());
+    }
+}

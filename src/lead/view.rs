@@ -73,6 +73,9 @@ pub struct TeammateView {
     /// than the ledger's threshold (`lead::ledger::UNREAD_FLAG_MS`).
     #[serde(default)]
     pub unread_since: Option<u64>,
+    /// Why it is paused by a budget (`over its budget ($5.02 of $5.00)`), if it is.
+    #[serde(default)]
+    pub over_budget: Option<String>,
 }
 
 /// One message the lead sent, and how far it got (`lead::ledger`).

@@ -194,6 +194,7 @@ pub fn teammate_view(
             .filter(|until| *until > crate::protocol::time::now_ms()),
         messages: Vec::new(),
         unread_since: None,
+        over_budget: None,
     }
 }
 

@@ -56,6 +56,7 @@ pub fn teammate(name: &str, color: &str, status: TeammateStatus, backend: &str) 
         rate_limited_until: None,
         messages: Vec::new(),
         unread_since: None,
+        over_budget: None,
     }
 }
 

@@ -18,6 +18,7 @@
 //! It reports everything as [`LeadEvent`]s and never renders.
 
 mod barriers;
+mod budget;
 mod claude_facts;
 mod drain;
 mod executor;
@@ -106,6 +107,10 @@ pub struct LeadOptions {
     pub shutdown_timeout: Duration,
     /// Every shutdown that outlasts the timeout becomes a kill (`shutdown-force`).
     pub shutdown_force: bool,
+    /// What each teammate, and the whole team, may cost (micro-dollars; `budget-teammate`,
+    /// `budget-team`).
+    pub budget_teammate: Option<u64>,
+    pub budget_team: Option<u64>,
 }
 
 /// How long a `/shutdown` waits by default before the lead says how to force it.
@@ -131,6 +136,8 @@ impl LeadOptions {
             prices: crate::protocol::pricing::PriceTable::built_in(),
             shutdown_timeout: SHUTDOWN_TIMEOUT,
             shutdown_force: false,
+            budget_teammate: None,
+            budget_team: None,
         }
     }
 

@@ -132,7 +132,8 @@ fn slash_needs(slash: &SlashCommand) -> Needs {
         | SlashCommand::TaskSet { .. }
         | SlashCommand::TaskEdit { .. }
         | SlashCommand::Clean
-        | SlashCommand::Help => Needs::Nothing,
+        | SlashCommand::Help
+        | SlashCommand::Budget { .. } => Needs::Nothing,
     }
 }
 

@@ -140,6 +140,8 @@ pub(crate) struct Controller {
     pub held_assignments: Vec<(Task, String)>,
     /// Every message sent to a teammate, and how far it got.
     pub ledger: crate::lead::ledger::Ledger,
+    /// Budgets and who is paused by them.
+    pub budgets: super::budget::Budgets,
 }
 
 impl Controller {
@@ -214,6 +216,7 @@ impl Controller {
             wave: Default::default(),
             held_assignments: Vec::new(),
             ledger: Default::default(),
+            budgets: super::budget::Budgets::new(opts.budget_teammate, opts.budget_team),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),
@@ -366,6 +369,7 @@ impl Controller {
         });
         self.publish_usage(&mut team);
         self.publish_receipts(&mut team);
+        self.apply_budgets(&mut team);
         let tasks = task_views(&self.tasks);
         let permissions = self.permissions.views();
         let plans = self.plans.views();

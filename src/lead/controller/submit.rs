@@ -152,6 +152,7 @@ impl Controller {
             } => self.merge(&name, how, dry_run, retire),
             SlashCommand::Queue => self.merge_queue(),
             SlashCommand::Help => self.note(help_text()),
+            SlashCommand::Budget { name, micros } => self.set_budget(name.as_deref(), micros),
             SlashCommand::Clean => self.clean_orphans(),
             SlashCommand::Quit => self.begin_quit("asked by the user"),
             // Without a server in between, leaving the screen is leaving the team.
@@ -192,6 +193,13 @@ impl Controller {
         }
         if text.trim().is_empty() {
             self.note(format!("Nothing to send to {to}."));
+            return;
+        }
+        if let Some(why) = self.over_budget(to) {
+            self.refuse();
+            self.note(format!(
+                "{to} is paused: {why}. Nothing was sent; /budget {to} DOLLARS (or /budget team DOLLARS) raises it."
+            ));
             return;
         }
         let (name, said) = (to.to_string(), text.to_string());
@@ -321,6 +329,12 @@ impl Controller {
         if let Some(how) = self.tracking.get(name).and_then(|t| t.stopped.clone()) {
             let e = OpError::Refused(format!(
                 "{name} is not running ({how}): /respawn {name} first."
+            ));
+            return done(self, Err(e));
+        }
+        if let Some(why) = self.over_budget(name) {
+            let e = OpError::Refused(format!(
+                "{name} is paused: {why}. Task #{id} was not assigned; /budget {name} DOLLARS raises it."
             ));
             return done(self, Err(e));
         }

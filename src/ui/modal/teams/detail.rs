@@ -50,6 +50,16 @@ pub fn render(
         status.push(Span::styled(limited, Style::default().fg(Color::Yellow)));
     }
     lines.extend(row("status", status, width));
+    if let Some(why) = &t.over_budget {
+        lines.extend(row(
+            "budget",
+            vec![Span::styled(
+                format!("paused: {why} · /budget {} DOLLARS", t.name),
+                Style::default().fg(Color::Red),
+            )],
+            width,
+        ));
+    }
     let mut mode = vec![Span::styled(t.mode_label(), mode_style(t.mode))];
     if t.plan_mode_required {
         mode.push(Span::styled(" · plan mode required", dim()));
