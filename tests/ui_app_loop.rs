@@ -15,7 +15,7 @@ use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
 use teamlead::lead::view::{
-    LeadCommand, LeadEvent, PermissionDecision, TranscriptItem, ViewTarget,
+    HandOver, LeadCommand, LeadEvent, PermissionDecision, TranscriptItem, ViewTarget,
 };
 use teamlead::protocol::PermissionMode;
 use teamlead::ui::{AppIo, AppState};
@@ -275,9 +275,13 @@ async fn hand_over_returns_the_program_and_the_loop_resumes() {
     let (command_tx, _command_rx) = mpsc::channel(64);
     let (_key_tx, key_rx) = unbounded();
     let mut terminal = Terminal::new(TestBackend::new(80, 20)).expect("terminal");
-    let argv = vec!["tmux".to_string(), "attach".to_string()];
+    let hand_over = HandOver {
+        argv: vec!["tmux".to_string(), "attach".to_string()],
+        back: "b's pane: detach with ctrl+b d to come back to the lead.".to_string(),
+        shown_inside: true,
+    };
     event_tx
-        .send(LeadEvent::HandOverTerminal { argv: argv.clone() })
+        .send(LeadEvent::HandOverTerminal(hand_over.clone()))
         .await
         .expect("send");
     let mut io = AppIo {
@@ -290,7 +294,7 @@ async fn hand_over_returns_the_program_and_the_loop_resumes() {
     let mut state = teamlead::ui::app::run_io(&mut terminal, AppState::new(), &mut io)
         .await
         .expect("the loop returns");
-    assert_eq!(state.hand_over.take(), Some(argv));
+    assert_eq!(state.hand_over.take(), Some(hand_over));
     // Resume: the next events are read by the same loop, and Exited ends it for good.
     state.exit = false;
     event_tx
