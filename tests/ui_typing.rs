@@ -121,7 +121,7 @@ fn scripted_teammate(ws: &Ws, stop: &AtomicBool) {
     while !stop.load(Ordering::SeqCst) {
         for _ in 0..2 {
             n += 1;
-            let frame = if n % 5 == 0 {
+            let frame = if n.is_multiple_of(5) {
                 Frame::PlanApprovalRequest(PlanApprovalRequest {
                     from: "alpha".to_string(),
                     timestamp: "2026-01-01T00:00:00.000Z".to_string(),
