@@ -3,13 +3,12 @@
 //! footer badge). Every binding is looked up in [`crate::ui::keymap`]. A dialog in its grace
 //! period does not take the key (see [`crate::ui::modal::guard`]): a dialog that took the
 //! keyboard by itself steps back and the key goes to the composer; otherwise the key is
-//! dropped, unless it is text. Text an approval dialog has no use for goes to the composer, in
-//! its grace period too, and
-//! so does pasted text it has no input for; Esc and a key typed right after it, which a
-//! terminal sends as one Alt+key, are the two keys again: every key reaches the composer or
-//! an open dialog.
-//! A dialog reads a [`crate::ui::modal::context::DialogContext`] of this state and sends
-//! [`DialogAction`]s, which are applied here, in order, before its outcome.
+//! dropped, unless it is text the dialog has no use for: that goes to the composer, in its
+//! grace period too, and so does pasted text it has no input for. Esc and a key typed right
+//! after it, which a terminal sends as one Alt+key, are the two keys again. Every key reaches
+//! the composer or an open dialog. A dialog reads a
+//! [`crate::ui::modal::context::DialogContext`] of this state and sends [`DialogAction`]s,
+//! which are applied here, in order, before its outcome.
 
 use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
 

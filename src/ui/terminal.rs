@@ -196,7 +196,15 @@ pub async fn run_tui(
                 if went {
                     let program = hand_over(&hand.argv);
                     if let Err(why) = away::run_away(program, &mut events, &mut next, clock).await {
-                        away::note(&mut next, format!("`{}` {why}", hand.argv.join(" ")));
+                        // The command as a person would type it (tmux's chained commands left
+                        // out).
+                        let shown: Vec<&str> = hand
+                            .argv
+                            .iter()
+                            .map(String::as_str)
+                            .take_while(|a| *a != ";")
+                            .collect();
+                        away::note(&mut next, format!("`{}` {why}", shown.join(" ")));
                     }
                 } else {
                     away::note(&mut next, "Stayed in the lead.".to_string());
@@ -307,7 +315,9 @@ mod away {
             }
         };
         drop(keys);
-        crossterm::terminal::disable_raw_mode()?;
+        if let Err(e) = crossterm::terminal::disable_raw_mode() {
+            tracing::warn!("after asking before a hand-over: {e}");
+        }
         Ok(went)
     }
 
