@@ -41,8 +41,11 @@ fn main() {
             events,
             hub_rx,
             handle.commands.clone(),
-            "bench".into(),
-            None,
+            hub::HubOptions {
+                team: "bench".into(),
+                policy: None,
+                idle_exit: None,
+            },
         ));
         let hello = ServerMsg::Hello {
             team: "bench".into(),

@@ -376,3 +376,80 @@ fn sigkill_of_an_in_process_lead_kills_its_teammates_commands() {
     );
     assert!(took < Duration::from_secs(3));
 }
+
+/// Git in the lead server's working directory: a repository with one commit.
+fn repo_here(dir: &Path) {
+    git(dir, &["init", "--quiet", "--initial-branch=main"]);
+    git(dir, &["config", "user.name", "t"]);
+    git(dir, &["config", "user.email", "t@example.com"]);
+    std::fs::write(dir.join("README"), "hello\n").expect("write README");
+    git(dir, &["add", "README"]);
+    git(dir, &["commit", "--quiet", "-m", "first"]);
+}
+
+/// The members of a lead server's team.
+fn server_members(ws: &crate::server_common::Ws) -> Vec<String> {
+    members(&ws.home(), &ws.team)
+}
+
+#[test]
+fn a_lead_server_resumed_after_sigkill_retires_the_worktrees_of_teammates_gone_before() {
+    use crate::server_common::{self, Ws};
+    let ws = Ws::new("crashwt");
+    let repo = ws.work();
+    repo_here(&repo);
+    let mut first = ws.serve(&[]);
+    for name in ["tester", "keeper"] {
+        let out = ws.ctl_ok(&[&format!("/spawn {name} --worktree \"stand by\"")]);
+        assert!(out.contains(&format!("Spawned {name}")), "{out}");
+    }
+    // `<repo>-worktrees/<team>-<name>`, the repository being the server's `work` directory.
+    let worktrees_dir = ws.root.path().join("work-worktrees");
+    let (tester, keeper) = (
+        worktrees_dir.join("crashwt-tester"),
+        worktrees_dir.join("crashwt-keeper"),
+    );
+    assert!(tester.join("README").exists() && keeper.join("README").exists());
+    // keeper leaves work behind; both leave the team before the crash.
+    std::fs::write(keeper.join("notes.txt"), "half done\n").expect("write");
+    for name in ["tester", "keeper"] {
+        ws.ctl_ok(&[&format!("/shutdown {name}")]);
+    }
+    server_common::wait_until(
+        "both teammates out of the team",
+        || server_members(&ws) == names(&["team-lead"]),
+        || format!("{:?}", server_members(&ws)),
+    );
+
+    // The server dies without a word, and a new one takes the team over.
+    first.child.kill().expect("SIGKILL the lead server");
+    let _ = first.child.wait();
+    let mut second = ws.serve(&[]);
+    server_common::wait_until(
+        "the new server to answer",
+        || ws.ctl(&["status"]).status.success(),
+        || String::from_utf8_lossy(&ws.ctl(&["status"]).stderr).into_owned(),
+    );
+    let out = ws.ctl_ok(&["/quit"]);
+    assert!(second.wait_exit().success());
+    // The clean one goes with its branch; the one holding work stays, and the lead says so.
+    assert!(
+        !tester.exists(),
+        "tester's clean worktree is removed\n{out}"
+    );
+    let left = branches(&repo);
+    assert!(
+        !left.contains(&"teamlead/crashwt/tester".to_string()),
+        "{left:?}\n{out}"
+    );
+    assert!(keeper.join("notes.txt").exists());
+    assert!(left.contains(&"teamlead/crashwt/keeper".to_string()));
+    assert!(
+        out.contains(&format!(
+            "Kept worktree {} (branch teamlead/crashwt/keeper) of @keeper: 1 uncommitted file.",
+            keeper.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("Removed 1 teammate worktree(s)"), "{out}");
+}

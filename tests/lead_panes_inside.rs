@@ -166,6 +166,38 @@ fn lead_inside_tmux_runs_teammates_in_panes_and_leaves_nothing_after_a_crash() {
         || format!("{:?}\n{}", pane_infos(&lead.tmux), lead.screen()),
     );
     lead.wait_screen("the shown note", |s| s.contains("b's pane is back"));
+
+    // A jump to b moves tmux's focus to its pane; the lead's pane, still on screen, says at
+    // once how to come back, and that way (tmux's last-pane, `ctrl+b ;`) brings it back.
+    let active = || {
+        lead.tmux
+            .run(&["display-message", "-p", "-t", &window, "#{pane_id}"])
+            .unwrap_or_default()
+    };
+    assert_eq!(active(), lead.pane);
+    lead.keys(&["Enter"]);
+    lead.wait_screen("b's details", |s| s.contains("enter jump"));
+    lead.keys(&["Enter"]);
+    wait_until(
+        "b's pane active",
+        WAIT,
+        || active() == pane_b,
+        || {
+            format!(
+                "active {}
+{}",
+                active(),
+                lead.screen()
+            )
+        },
+    );
+    lead.wait_screen("the way back beside the jump's note", |s| {
+        s.contains("Jumped to b's pane: ctrl+b ; (tmux's last pane) comes back to the lead.")
+    });
+    lead.tmux
+        .run(&["last-pane", "-t", &window])
+        .expect("last-pane");
+    assert_eq!(active(), lead.pane);
     lead.keys(&["Escape"]);
     lead.wait_screen("the dialog closed", |s| !s.contains("h hide/show"));
 

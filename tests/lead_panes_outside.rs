@@ -100,6 +100,46 @@ fn lead_outside_tmux_uses_a_private_server_and_quit_removes_it() {
     );
     lead.wait_screen("the task counted as done", |s| s.contains("tasks 1/1"));
 
+    // A jump to b hands the terminal to `tmux attach`: tmux's status line says how to come
+    // back for as long as the user is there, and detaching brings the lead's screen back.
+    lead.send(b"\x1b[B");
+    lead.wait_screen("the footer badge selected", |s| {
+        s.contains("open the teams dialog")
+    });
+    lead.send(b"\r");
+    lead.wait_screen("the teams dialog on a", |s| s.contains("❯ ● a"));
+    lead.send(b"j");
+    lead.wait_screen("b selected", |s| s.contains("❯ ● b"));
+    lead.send(b"\r");
+    lead.wait_screen("b's details", |s| s.contains("enter jump"));
+    lead.send(b"\r");
+    let clients = || private.run(&["list-clients"]).unwrap_or_default();
+    wait_until(
+        "a client attached to the private server",
+        WAIT,
+        || clients().lines().count() == 1,
+        || {
+            format!(
+                "clients: {}
+{}",
+                clients(),
+                lead.screen()
+            )
+        },
+    );
+    lead.wait_screen("b's pane, with the way back in tmux's status line", |s| {
+        s.contains(&format!("b @ {}", ws.team)) && s.contains("ctrl+b d: back to the lead")
+    });
+    lead.send(b"\x02d");
+    lead.wait_screen("the lead's screen back, on b's details", |s| {
+        s.contains("enter jump")
+    });
+    assert!(clients().is_empty(), "detached: {}", clients());
+    lead.send(b"\x1b");
+    lead.wait_screen("the jump's note, saying the way back", |s| {
+        !s.contains("enter jump") && s.contains("detach with ctrl+b d to come back to the lead")
+    });
+
     // `/quit`: the teammates, their panes and the private server go, the team is removed.
     let quit_at = Instant::now();
     lead.submit("/quit");

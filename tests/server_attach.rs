@@ -232,12 +232,15 @@ fn a_screen_whose_server_dies_says_so_and_fails() {
     server.child.kill().expect("kill -9 the server");
     let _ = server.child.wait();
     let success = screen.wait_exit();
-    let text = screen.contents();
-    assert!(!success, "the screen exits non-zero; screen:\n{text}");
+    assert!(!success, "the screen exits non-zero");
+    // Its last bytes may still be on their way from the pseudo-terminal.
     let resume = format!("teamlead --team {}", ws.team);
-    assert!(
-        text.contains("went away") && text.contains(&resume),
-        "one line says the lead went away and how to resume; screen:\n{text}"
+    screen.wait_for(
+        "one line saying the lead went away and how to resume",
+        |s| {
+            let text = s.contents();
+            text.contains("went away") && text.contains(&resume)
+        },
     );
     ws.reap();
 }

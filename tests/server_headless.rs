@@ -323,3 +323,54 @@ fn a_failed_or_denied_task_goes_back_to_pending_and_wait_tasks_done_holds_once_r
     ws.ctl_ok(&["/quit"]);
     assert!(server.wait_exit().success());
 }
+
+/// The log files' text.
+fn log_text(ws: &Ws) -> String {
+    std::fs::read_dir(ws.logs())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect()
+}
+
+#[test]
+fn a_server_nobody_uses_ends_its_team_at_the_config_files_idle_limit() {
+    let ws = Ws::new("idle");
+    std::fs::write(
+        ws.root.path().join("none.toml"),
+        "server-idle-exit = \"2s\"\n",
+    )
+    .expect("config");
+    // A bad flag is one error line naming it, before anything starts.
+    let bad = ws
+        .cmd(&["serve", "--team", "idle", "--idle-exit", "soon"])
+        .output()
+        .expect("serve");
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.starts_with("error: --idle-exit \"soon\": ") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!ws.team_dir().exists());
+
+    let mut server = ws.serve(&[]);
+    // A ctl client is use: the clock runs again only once it has gone.
+    let out = ws.ctl_ok(&["/spawn alpha \"wait for work\""]);
+    assert!(out.contains("Spawned alpha"), "{out}");
+    // Nobody comes back: the team ends as /quit ends it, teammate included.
+    assert!(server.wait_exit().success());
+    assert!(!ws.team_dir().exists(), "the team is deleted");
+    assert!(ws.sockets().is_empty(), "{:?}", ws.sockets());
+    wait_until(
+        "every process of the team to end",
+        || ws.processes().is_empty(),
+        || format!("{:?}", ws.processes()),
+    );
+    let log = log_text(&ws);
+    assert!(
+        log.contains("for 2s (server-idle-exit): ending the team as /quit does"),
+        "{log}"
+    );
+}

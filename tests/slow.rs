@@ -49,6 +49,7 @@ mod tmux_backend;
 mod ui_approvals_pty;
 mod ui_colors_pty;
 mod ui_pty;
+mod ui_typing;
 mod wezterm_backend;
 mod zellij_backend;
 mod zellij_inside;

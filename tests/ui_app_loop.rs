@@ -15,7 +15,7 @@ use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
 use teamlead::lead::view::{
-    LeadCommand, LeadEvent, PermissionDecision, TranscriptItem, ViewTarget,
+    HandOver, LeadCommand, LeadEvent, PermissionDecision, TranscriptItem, ViewTarget,
 };
 use teamlead::protocol::PermissionMode;
 use teamlead::ui::{AppIo, AppState};
@@ -275,9 +275,13 @@ async fn hand_over_returns_the_program_and_the_loop_resumes() {
     let (command_tx, _command_rx) = mpsc::channel(64);
     let (_key_tx, key_rx) = unbounded();
     let mut terminal = Terminal::new(TestBackend::new(80, 20)).expect("terminal");
-    let argv = vec!["tmux".to_string(), "attach".to_string()];
+    let hand_over = HandOver {
+        argv: vec!["tmux".to_string(), "attach".to_string()],
+        back: "b's pane: detach with ctrl+b d to come back to the lead.".to_string(),
+        shown_inside: true,
+    };
     event_tx
-        .send(LeadEvent::HandOverTerminal { argv: argv.clone() })
+        .send(LeadEvent::HandOverTerminal(hand_over.clone()))
         .await
         .expect("send");
     let mut io = AppIo {
@@ -290,7 +294,7 @@ async fn hand_over_returns_the_program_and_the_loop_resumes() {
     let mut state = teamlead::ui::app::run_io(&mut terminal, AppState::new(), &mut io)
         .await
         .expect("the loop returns");
-    assert_eq!(state.hand_over.take(), Some(argv));
+    assert_eq!(state.hand_over.take(), Some(hand_over));
     // Resume: the next events are read by the same loop, and Exited ends it for good.
     state.exit = false;
     event_tx
@@ -306,4 +310,145 @@ async fn hand_over_returns_the_program_and_the_loop_resumes() {
     assert!(state.hand_over.is_none());
     let screen = format!("{:?}", terminal.backend());
     assert!(screen.contains("back from the pane"), "{screen}");
+}
+
+/// Keys the way crossterm's `EventStream` gives them: the waker of the first poll that finds
+/// nothing is the one woken when a key comes (later polls do not replace it until then).
+#[derive(Clone, Default)]
+struct LatchedKeys(std::sync::Arc<std::sync::Mutex<LatchedInner>>);
+
+#[derive(Default)]
+struct LatchedInner {
+    keys: std::collections::VecDeque<Event>,
+    waker: Option<std::task::Waker>,
+}
+
+impl LatchedKeys {
+    fn push(&self, key: KeyEvent) {
+        let mut inner = self.0.lock().unwrap();
+        inner.keys.push_back(Event::Key(key));
+        if let Some(waker) = inner.waker.take() {
+            waker.wake();
+        }
+    }
+}
+
+impl futures::Stream for LatchedKeys {
+    type Item = io::Result<Event>;
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        let mut inner = self.0.lock().unwrap();
+        match inner.keys.pop_front() {
+            Some(event) => std::task::Poll::Ready(Some(Ok(event))),
+            None => {
+                if inner.waker.is_none() {
+                    inner.waker = Some(cx.waker().clone());
+                }
+                std::task::Poll::Pending
+            }
+        }
+    }
+}
+
+static PAUSED_BASE: std::sync::OnceLock<tokio::time::Instant> = std::sync::OnceLock::new();
+
+/// Milliseconds of tokio's (paused) clock.
+fn paused_clock() -> u64 {
+    let base = *PAUSED_BASE.get_or_init(tokio::time::Instant::now);
+    NOW + (tokio::time::Instant::now() - base).as_millis() as u64
+}
+
+/// A key typed while the team is busy is taken at once. The loop reads the keys already typed
+/// after each controller event; read with a no-op waker (`now_or_never`), crossterm kept that
+/// waker, and the next key slept until the loop's tick, up to 250 ms, behind events that came
+/// after it.
+#[tokio::test(start_paused = true)]
+async fn a_key_typed_after_a_busy_moment_is_taken_at_once() {
+    let _ = paused_clock();
+    let (event_tx, event_rx) = mpsc::channel(64);
+    let (command_tx, _command_rx) = mpsc::channel(64);
+    let keys = LatchedKeys::default();
+    let io = AppIo {
+        input: keys.clone(),
+        events: event_rx,
+        commands: command_tx,
+        signals: futures::stream::pending(),
+        clock: paused_clock,
+    };
+    let app = tokio::spawn(async move {
+        let mut terminal = Terminal::new(TestBackend::new(80, 20)).expect("terminal");
+        teamlead::ui::app::run(&mut terminal, AppState::new(), io).await
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A key, and an event right behind it: the loop reads the event first, then the keys.
+    keys.push(ch('a'));
+    event_tx
+        .send(LeadEvent::Transcript(TranscriptItem::System {
+            text: "busy".to_string(),
+        }))
+        .await
+        .expect("send");
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    // The next key, between two ticks.
+    keys.push(ch('b'));
+    let typed_at = paused_clock();
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    event_tx.send(LeadEvent::Exited).await.expect("send");
+    let state = app.await.expect("joined").expect("the loop ends");
+    assert_eq!(state.composer.text(), "ab");
+    assert_eq!(
+        state.last_input_ms,
+        Some(typed_at),
+        "taken when typed (not at the next tick)"
+    );
+}
+
+/// Commands queued when a hand-over ends the loop are sent when it resumes, in order (they
+/// were sent with `try_send`, and dropped when the channel was full).
+#[tokio::test]
+async fn commands_queued_at_a_hand_over_are_sent_after_it() {
+    let (event_tx, event_rx) = mpsc::channel(64);
+    let (command_tx, mut command_rx) = mpsc::channel(1);
+    let (_key_tx, key_rx) = unbounded();
+    let mut terminal = Terminal::new(TestBackend::new(80, 20)).expect("terminal");
+    let mut io = AppIo {
+        input: key_rx,
+        events: event_rx,
+        commands: command_tx,
+        signals: futures::stream::pending(),
+        clock,
+    };
+    let mut state = AppState::new();
+    for name in ["a", "b", "c"] {
+        state.send(LeadCommand::Jump {
+            name: name.to_string(),
+        });
+    }
+    event_tx
+        .send(LeadEvent::HandOverTerminal(HandOver {
+            argv: vec!["true".to_string()],
+            back: String::new(),
+            shown_inside: true,
+        }))
+        .await
+        .expect("send");
+    let mut state = teamlead::ui::app::run_io(&mut terminal, state, &mut io)
+        .await
+        .expect("the loop returns");
+    assert!(state.hand_over.take().is_some());
+    state.exit = false;
+    let resumed =
+        tokio::spawn(async move { teamlead::ui::app::run_io(&mut terminal, state, &mut io).await });
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        match tokio::time::timeout(Duration::from_secs(10), command_rx.recv()).await {
+            Ok(Some(LeadCommand::Jump { name })) => got.push(name),
+            other => panic!("expected the jumps, got {other:?} after {got:?}"),
+        }
+    }
+    assert_eq!(got, ["a", "b", "c"]);
+    event_tx.send(LeadEvent::Exited).await.expect("send");
+    resumed.await.expect("joined").expect("the loop ends");
 }

@@ -561,3 +561,83 @@ fn text_a_dialog_does_not_use_goes_back_to_the_composer() {
     assert_eq!(state.plans.len(), 1, "the plan still waits");
     assert!(text(&mut state, 80).contains("1 approval waiting"));
 }
+
+/// The command a person types right after answering one request: the next request shows,
+/// in its grace period, as the command's first keys arrive. Its keys are no answers, and the
+/// text is no loss: it goes to the composer (before, every key in that window was dropped,
+/// and the command vanished without a trace).
+#[test]
+fn a_command_typed_right_after_an_answer_reaches_the_composer_in_the_next_requests_grace() {
+    let mut state = typing("x");
+    state.apply(LeadEvent::Permissions(vec![rm_request(1), rm_request(2)]));
+    press(&mut state, &[key(KeyCode::Backspace), ctrl('p')]);
+    after_grace(&mut state);
+    let answered = press(&mut state, &[ch('y')]);
+    assert_eq!(answers(&answered), 1);
+    state.apply(LeadEvent::Permissions(vec![rm_request(2)]));
+    assert!(dialog_open(&state), "the next request shows");
+    // Still in its grace: a key of the dialog is no answer, text goes to the composer.
+    assert_eq!(press(&mut state, &[ch('n')]), vec![]);
+    type_text(&mut state, "/task add s-3");
+    assert!(!dialog_open(&state), "the dialog stepped back");
+    assert_eq!(state.composer.text(), "/task add s-3");
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Enter)]),
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/task add s-3".to_string()
+        }]
+    );
+    assert_eq!(state.permissions.len(), 1, "request 2 still waits");
+    assert!(state.approvals_waiting);
+}
+
+/// Text a dialog has no use for goes to the composer in the "always" confirmation too.
+#[test]
+fn text_typed_in_the_always_confirmation_reaches_the_composer() {
+    let mut state = state_with(vec![alpha_team()]);
+    let mut request = bash_request(1, "alpha", "blue", "cargo test");
+    request.suggestions = vec![rule("Bash", Some("cargo test:*"))];
+    state.apply(LeadEvent::Permissions(vec![request]));
+    press_slowly(&mut state, &[ch('a')]);
+    assert!(text(&mut state, 80).contains("Always?"));
+    after_grace(&mut state);
+    type_text(&mut state, "/quit");
+    assert!(!dialog_open(&state));
+    assert_eq!(state.composer.text(), "/quit");
+    assert_eq!(state.take_commands(), vec![]);
+}
+
+/// Pasted text goes to a dialog's feedback line, else to the composer (before, a paste into
+/// an approval dialog with no input was ignored, and dropped in its grace period).
+#[test]
+fn a_paste_reaches_the_feedback_line_or_the_composer() {
+    for grace in [true, false] {
+        let mut state = typing("x");
+        state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+        press(&mut state, &[key(KeyCode::Backspace), ctrl('p')]);
+        if !grace {
+            after_grace(&mut state);
+        }
+        state.paste("/task add pasted");
+        assert!(!dialog_open(&state), "grace {grace}");
+        assert_eq!(state.composer.text(), "/task add pasted", "grace {grace}");
+        assert!(state.approvals_waiting);
+        assert_eq!(state.take_commands(), vec![]);
+    }
+    let mut state = typing("x");
+    state.apply(LeadEvent::Plans(vec![plan_request(
+        "plan_approval-1@alpha@demo",
+        "alpha",
+        "blue",
+    )]));
+    press(&mut state, &[key(KeyCode::Backspace), ctrl('p')]);
+    press_slowly(&mut state, &[ch('n')]);
+    state.paste("use the parser");
+    assert!(dialog_open(&state));
+    assert!(state.composer.is_empty());
+    assert!(
+        text(&mut state, 80).contains("use the parser"),
+        "in the feedback line"
+    );
+}

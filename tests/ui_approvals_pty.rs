@@ -136,11 +136,12 @@ fn typed_text_is_sent_and_only_deliberate_keys_answer() {
         "nothing answered"
     );
 
-    // 2. Opened on purpose; Enter, a, y, n in its grace period answer nothing. (The `x` in
+    // 2. Opened on purpose; Enter, a, y, n in its grace period answer nothing (text it has no
+    // use for, a space, would go to the composer). (The `x` in
     // the composer keeps the request from taking the keyboard by itself meanwhile.)
     session.send(b"x");
     session.wait_for("the x", |s| s.contents().contains("> x"));
-    session.send(b"\x10\ray n");
+    session.send(b"\x10\rayn");
     session.wait_for("the dialog", |s| s.contents().contains("needs permission"));
     wait_out_the_grace_period();
     let screen = session.contents();

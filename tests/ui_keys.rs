@@ -714,3 +714,44 @@ fn prune_confirmed_shuts_down_exactly_the_named_ones() {
         }]
     );
 }
+
+/// A terminal sends Esc and the key typed right after it as one sequence, read as Alt+key:
+/// `Esc` then `/quit` typed by a script (or a fast hand) arrived as Alt+/ and `quit`, and the
+/// `/` was lost (the text went to the lead as chat). An Alt+character that nothing uses is
+/// the two keys again; the composer's own Alt keys keep working.
+#[test]
+fn esc_and_a_key_read_as_one_alt_key_are_the_two_keys() {
+    let alt = |c: char| key_mod(KeyCode::Char(c), KeyModifiers::ALT);
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    press(&mut state, &[alt('/')]);
+    type_text(&mut state, "quit");
+    assert_eq!(state.composer.text(), "/quit");
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Enter)]),
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/quit".to_string()
+        }]
+    );
+    // In a teammate's view, that Esc interrupts its turn, as Esc does.
+    press(&mut state, &[key_mod(KeyCode::Down, KeyModifiers::SHIFT)]);
+    let commands = press(&mut state, &[alt('@')]);
+    assert!(
+        matches!(&commands[..], [LeadCommand::InterruptTeammate { .. }]),
+        "{commands:?}"
+    );
+    assert_eq!(state.composer.text(), "@");
+    // With a dialog open, Esc closes it (later) and the key goes to the composer.
+    let mut state = with_requests(&[1]);
+    after_grace(&mut state);
+    assert!(permission_open(&state));
+    press(&mut state, &[alt('/')]);
+    assert!(!permission_open(&state));
+    assert_eq!(state.composer.text(), "/");
+    // The composer's Alt keys (word moves, Alt+< and Alt+>) are left alone.
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    type_text(&mut state, "one two");
+    press(&mut state, &[alt('b'), alt('<'), alt('>')]);
+    type_text(&mut state, "X");
+    assert_eq!(state.composer.text(), "one Xtwo");
+}

@@ -351,7 +351,8 @@ fn lead_inside_zellij_spawns_beside_itself_keeps_focus_asks_jumps_kills_and_quit
     );
     lead.send(b"\x1b");
     lead.wait_screen("the note of the jump", |s| {
-        !s.contains("enter jump") && s.contains("Jumped to b's pane.")
+        !s.contains("enter jump")
+            && s.contains("Jumped to b's pane: alt+← (Zellij's move focus) comes back to the lead.")
     });
 
     // `/kill c` closes its pane, and only that one.

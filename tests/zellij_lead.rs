@@ -198,6 +198,26 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
     first.send(b"\r");
     first.wait_screen("b's details", |s| s.contains("enter jump"));
     first.send(b"\r");
+    // Zellij cannot show the way back itself: it is said first, and Enter goes there.
+    first.wait_screen(
+        "the way back, said before the terminal is handed over",
+        |s| {
+            s.contains("b's pane: detach with ctrl+o d to come back to the lead.")
+                && s.contains("Press Enter to go there (Esc stays in the lead).")
+        },
+    );
+    assert_eq!(z.clients(&session), 0, "nothing is attached before Enter");
+    // Esc stays in the lead; the jump is there again.
+    first.send(b"\x1b");
+    first.wait_screen("the lead's screen back, saying it stayed", |s| {
+        s.contains("enter jump") && s.contains("Stayed in the lead.")
+    });
+    assert_eq!(z.clients(&session), 0);
+    first.send(b"\r");
+    first.wait_screen("the way back said again", |s| {
+        s.contains("Press Enter to go there (Esc stays in the lead).")
+    });
+    first.send(b"\r");
     // `zellij attach` starting on a loaded machine (the full suite runs Claude Code beside it)
     // has been seen to take longer than WAIT.
     wait_until(
@@ -245,7 +265,7 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
     first.wait_screen("the note of the jump, naming Zellij's detach keys", |s| {
         !s.contains("h hide/show")
             && s.contains(&format!(
-                "Attached to b's pane (`zellij attach {session}`); detach with ctrl+o d"
+                "b's pane is in the team's own session (`zellij attach {session}`): detach with ctrl+o d to come back to the lead."
             ))
     });
 

@@ -138,13 +138,6 @@ async fn screen(conn: Connection, setup: crate::ui::UiSetup, notes: Vec<String>)
         super::notify::Notify::from_env(),
         setup.focus.clone(),
     );
-    let mut hand_over = |argv: &[String]| {
-        // The UI has left the screen: the program (tmux attach) owns the terminal until the
-        // user detaches from it.
-        if let Some((program, args)) = argv.split_first() {
-            let _ = std::process::Command::new(program).args(args).status();
-        }
-    };
     let ui = crate::ui::run_tui(events, commands, setup, &mut hand_over).await;
     if ui.is_err() {
         // The terminal is gone (a hang-up): the team runs on, and nobody is left to tell.
@@ -175,6 +168,30 @@ async fn screen(conn: Connection, setup: crate::ui::UiSetup, notes: Vec<String>)
         }
     }
     Ok(())
+}
+
+/// Runs the program a jump hands the terminal to (`tmux attach`, `zellij attach`) on this
+/// terminal until the user detaches from it, without holding the runtime (the screen's
+/// connection goes on meanwhile); what went wrong is said.
+pub fn hand_over(argv: &[String]) -> futures::future::BoxFuture<'static, Result<(), String>> {
+    use futures::FutureExt;
+    let argv = argv.to_vec();
+    async move {
+        let Some((program, args)) = argv.split_first() else {
+            return Err("is no program".to_string());
+        };
+        let status = tokio::process::Command::new(program)
+            .args(args)
+            .status()
+            .await
+            .map_err(|e| format!("could not start: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("ended with {status}"))
+        }
+    }
+    .boxed()
 }
 
 /// Starts `teamlead serve --background` for `team` in its own session, with this

@@ -159,6 +159,15 @@ fn show(config: &Config, keymap: &Keymap) -> String {
         "theme = {}\n",
         opt(config.theme.map(|b| debug(format!("{b:?}"))), "auto")
     ));
+    out.push_str(&format!(
+        "server-idle-exit = {}\n",
+        quoted(
+            &config
+                .server_idle_exit
+                .map(|d| humantime::format_duration(d).to_string())
+                .unwrap_or_else(|| "off".to_string())
+        )
+    ));
     out.push_str(&keys_block(keymap, ""));
     if let Some(llm) = &config.llm {
         out.push_str("\n[llm]\n");

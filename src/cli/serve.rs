@@ -1,10 +1,11 @@
 //! `teamlead serve`: the lead controller without a terminal, behind the team's socket
 //! (`crate::server`). In the foreground it says where it listens and runs until the team
-//! ends (`/quit` from any client, SIGINT or SIGTERM); a hang-up does not stop it. Started by
+//! ends (`/quit` from any client, SIGINT or SIGTERM, or the idle limit: `--idle-exit`, the
+//! config file's `server-idle-exit`); a hang-up does not stop it. Started by
 //! `teamlead` for itself (`--background`), it lets go of its standard streams once it
 //! listens, so the terminal that started it can close.
 
-use color_eyre::eyre::{Result, WrapErr};
+use color_eyre::eyre::{Result, WrapErr, eyre};
 use tokio::sync::mpsc;
 
 use super::Context;
@@ -21,9 +22,15 @@ use crate::server::{hub, listener, paths};
 pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
     let config = super::config::load()?;
     let opts = super::session::lead_options(ctx, &args.lead, &config)?;
+    let idle_exit = match &args.idle_exit {
+        Some(text) => crate::config::parse_idle_exit(text)
+            .map_err(|why| eyre!("--idle-exit {text:?}: {why}"))?,
+        None => config.server_idle_exit,
+    };
     let args = &ServeArgs {
         lead: super::session::with_defaults(&args.lead, &config),
         background: args.background,
+        idle_exit: None,
     };
     let team = opts.team_name()?;
     let socket = paths::socket_path(&ctx.home, &team)?;
@@ -62,8 +69,11 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
             events,
             hub_rx,
             handle.commands.clone(),
-            team.clone(),
-            policy,
+            hub::HubOptions {
+                team: team.clone(),
+                policy,
+                idle_exit,
+            },
         ));
         let accept = tokio::spawn(async move {
             listener::accept_loop(&bound.listener, hub_tx, hello).await;

@@ -34,14 +34,13 @@ fn run_session(opts: LeadOptions, setup: crate::ui::UiSetup) -> Result<()> {
         .wrap_err("cannot start the async runtime")?;
     let result = runtime.block_on(async move {
         let (handle, events) = Lead::start(opts).wrap_err("cannot start the lead session")?;
-        let mut attach = |argv: &[String]| {
-            // The UI has left the screen: the program (tmux attach) owns the terminal until
-            // the user detaches.
-            if let Some((program, args)) = argv.split_first() {
-                let _ = std::process::Command::new(program).args(args).status();
-            }
-        };
-        let ui = crate::ui::run_tui(events, handle.commands.clone(), setup, &mut attach).await;
+        let ui = crate::ui::run_tui(
+            events,
+            handle.commands.clone(),
+            setup,
+            &mut super::attach::hand_over,
+        )
+        .await;
         if ui.is_err() {
             // The terminal failed (a hangup, typically): the team still gets its graceful quit.
             let _ = handle.commands.try_send(LeadCommand::Quit);

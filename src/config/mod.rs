@@ -87,6 +87,7 @@ struct FileTop {
     shutdown_force: Option<bool>,
     budget_teammate: Option<f64>,
     budget_team: Option<f64>,
+    server_idle_exit: Option<String>,
     #[serde(default)]
     keys: BTreeMap<String, BTreeMap<String, Spanned<Keys>>>,
     llm: Option<FileSettings>,
@@ -129,12 +130,39 @@ pub struct Config {
     /// (`budget-teammate`, `budget-team`: dollars; here micro-dollars).
     pub budget_teammate: Option<u64>,
     pub budget_team: Option<u64>,
+    /// A lead server with no screen or `ctl` client connected for this long ends its team as
+    /// `/quit` does (`server-idle-exit`; `None`: never).
+    pub server_idle_exit: Option<std::time::Duration>,
     pub keys: Vec<KeyEntry>,
     pub llm: Option<FileSettings>,
     /// `[prices."model-prefix"]`: prices that extend or replace the built-in table.
     pub prices: BTreeMap<String, crate::protocol::pricing::Price>,
     /// A note for the person (the old `config.json` was read).
     pub deprecation: Option<String>,
+}
+
+/// The longest idle limit (a year): a longer one means "never", which `off` says, and a
+/// deadline that far ahead could overflow the clock.
+const MAX_IDLE_EXIT: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+
+/// An idle limit as the config file's `server-idle-exit` and `serve --idle-exit` take it: a
+/// duration like `8h`, `90m` or `1h 30m` (humantime's units), or `off` (also `never`) for
+/// none. `Err` says what is wrong.
+pub fn parse_idle_exit(text: &str) -> Result<Option<std::time::Duration>, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("off") || text.eq_ignore_ascii_case("never") {
+        return Ok(None);
+    }
+    let limit = humantime::parse_duration(text).map_err(|e| {
+        format!("{e}: give a duration like \"8h\", \"30m\" or \"1h 30m\", or \"off\"")
+    })?;
+    if limit.is_zero() {
+        return Err("give a duration more than 0, or \"off\"".to_string());
+    }
+    if limit > MAX_IDLE_EXIT {
+        return Err("at most a year; \"off\" for never".to_string());
+    }
+    Ok(Some(limit))
 }
 
 /// The config file's path: `$TEAMLEAD_CONFIG`, else `<config dir>/teamlead/config.toml`.
@@ -217,6 +245,12 @@ impl Config {
         };
         let budget_teammate = dollars("budget-teammate", top.budget_teammate)?;
         let budget_team = dollars("budget-team", top.budget_team)?;
+        let server_idle_exit = match &top.server_idle_exit {
+            Some(text) => parse_idle_exit(text).map_err(|why| {
+                ConfigError::read(path, format!("server-idle-exit = {text:?}: {why}"))
+            })?,
+            None => None,
+        };
         for (prefix, price) in &top.prices {
             let all = [
                 Some(price.input),
@@ -263,6 +297,7 @@ impl Config {
             shutdown_force: top.shutdown_force,
             budget_teammate,
             budget_team,
+            server_idle_exit,
             keys,
             llm: top.llm,
             prices: top.prices,

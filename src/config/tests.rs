@@ -141,3 +141,37 @@ fn budgets_are_dollars_more_than_zero() {
     );
     assert!(parse("budget-teammate = -1.5\n").is_err());
 }
+
+#[test]
+fn the_server_idle_limit_is_a_duration_or_off() {
+    let hours = |h: u64| Some(std::time::Duration::from_secs(h * 3600));
+    assert_eq!(parse("").unwrap().server_idle_exit, None, "off by default");
+    assert_eq!(
+        parse("server-idle-exit = \"8h\"\n")
+            .unwrap()
+            .server_idle_exit,
+        hours(8)
+    );
+    assert_eq!(
+        parse("server-idle-exit = \"1h 30m\"\n")
+            .unwrap()
+            .server_idle_exit,
+        Some(std::time::Duration::from_secs(5400))
+    );
+    assert_eq!(
+        parse("server-idle-exit = \"off\"\n")
+            .unwrap()
+            .server_idle_exit,
+        None
+    );
+    for bad in ["\"0s\"", "\"soon\"", "\"9999 years\"", "8"] {
+        let e = parse(&format!("server-idle-exit = {bad}\n"))
+            .expect_err(bad)
+            .to_string();
+        assert!(e.contains("server-idle-exit"), "{e}");
+    }
+    let e = parse("server-idle-exit = \"8 hours later\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("like \"8h\""), "{e}");
+}

@@ -239,6 +239,20 @@ pub enum ViewTarget {
     Teammate(String),
 }
 
+/// A program that gets the terminal for a while (a jump to a pane on a private server).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandOver {
+    pub argv: Vec<String>,
+    /// How to come back to the lead (`detach with ctrl+b d to come back to the lead`), said
+    /// before the terminal is handed over.
+    #[serde(default)]
+    pub back: String,
+    /// The program itself shows the way back while it runs (tmux's status line); otherwise
+    /// the screen asks for Enter first, so it is read before the program covers it.
+    #[serde(default)]
+    pub shown_inside: bool,
+}
+
 /// What the UI asks the controller to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum LeadCommand {
@@ -344,11 +358,10 @@ pub enum LeadEvent {
     Busy(bool),
     /// What the lead model has used so far (sent when it changes).
     LeadUsage(UsageView),
-    /// Give the terminal to this program until it ends (attaching to the teammates' private
-    /// tmux server on a jump); the UI leaves its screen, waits, then redraws.
-    HandOverTerminal {
-        argv: Vec<String>,
-    },
+    /// Give the terminal to a program until it ends (attaching to the teammates' private tmux
+    /// server or Zellij session on a jump); the UI says how to come back, leaves its screen,
+    /// waits, then redraws.
+    HandOverTerminal(HandOver),
     /// The controller has finished (after `/quit`); the UI exits.
     Exited,
     /// Every command sent before [`LeadCommand::Barrier`] `token` is done; `refused` says

@@ -6,7 +6,9 @@
 //! controller either. `/detach` and a screen that closed are the hub's business: that client
 //! leaves, the team keeps running. With a policy hook ([`super::policy`]) the hub asks it
 //! about each new permission request, beside the loop, answers for it and says so in the
-//! transcript. The hub ends when the controller does (after `Exited`).
+//! transcript. With an idle limit ([`HubOptions::idle_exit`]) the hub ends the team as `/quit`
+//! does once no client (a screen or `ctl`) has been connected for that long, and says so in
+//! the log and the story. The hub ends when the controller does (after `Exited`).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -23,6 +25,17 @@ use crate::lead::view::{
 
 /// How many messages may wait for one client before it is dropped.
 pub const CLIENT_QUEUE: usize = 16_384;
+
+/// What a hub is for.
+#[derive(Debug, Clone, Default)]
+pub struct HubOptions {
+    /// The team's name (for notes and the hook's document).
+    pub team: String,
+    /// The permission policy hook.
+    pub policy: Option<PolicyHook>,
+    /// End the team (as `/quit`) once no client has been connected for this long.
+    pub idle_exit: Option<std::time::Duration>,
+}
 
 /// What the listener tells the hub.
 #[derive(Debug)]
@@ -65,6 +78,12 @@ pub struct Hub {
     /// The last screen went away without `/detach` (its terminal closed): the next screen is
     /// told the team kept running, and how to end it.
     hung_up: bool,
+    /// End the team once no client has been connected for this long.
+    idle_exit: Option<std::time::Duration>,
+    /// Since when no client has been connected (`None` while one is).
+    idle_since: Option<tokio::time::Instant>,
+    /// The idle limit has ended the team (it is said once).
+    idle_ended: bool,
 }
 
 fn now_ms() -> u64 {
@@ -79,9 +98,13 @@ pub async fn run(
     mut events: mpsc::Receiver<LeadEvent>,
     mut inputs: mpsc::Receiver<HubInput>,
     controller: mpsc::Sender<LeadCommand>,
-    team: String,
-    policy: Option<PolicyHook>,
+    options: HubOptions,
 ) {
+    let HubOptions {
+        team,
+        policy,
+        idle_exit,
+    } = options;
     let (decided, mut decisions) = mpsc::unbounded_channel();
     let (commands, mut forward) = mpsc::unbounded_channel::<LeadCommand>();
     tokio::spawn(async move {
@@ -104,8 +127,12 @@ pub async fn run(
         members: Vec::new(),
         decided,
         hung_up: false,
+        idle_exit,
+        idle_since: Some(tokio::time::Instant::now()),
+        idle_ended: false,
     };
     loop {
+        let idle_deadline = hub.idle_deadline();
         tokio::select! {
             biased;
             event = events.recv() => match event {
@@ -123,12 +150,56 @@ pub async fn run(
                     break;
                 }
             },
+            () = sleep_until_opt(idle_deadline) => hub.end_idle_team(),
         }
+        hub.watch_idle();
     }
     tracing::info!("lead server: the controller has finished");
 }
 
+/// Sleeps until `deadline`; never without one.
+async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 impl Hub {
+    /// When the idle limit ends the team, if it is on, nobody is connected and it has not yet.
+    fn idle_deadline(&self) -> Option<tokio::time::Instant> {
+        if self.idle_ended {
+            return None;
+        }
+        Some(self.idle_since? + self.idle_exit?)
+    }
+
+    /// Starts the idle clock when the last client has gone, stops it when one is connected.
+    fn watch_idle(&mut self) {
+        match (self.clients.is_empty(), self.idle_since) {
+            (true, None) => self.idle_since = Some(tokio::time::Instant::now()),
+            (false, Some(_)) => self.idle_since = None,
+            _ => {}
+        }
+    }
+
+    /// Nobody has been connected for the idle limit: the team ends as `/quit` ends it, and the
+    /// log and the story say why.
+    fn end_idle_team(&mut self) {
+        self.idle_ended = true;
+        let limit = self
+            .idle_exit
+            .map(|d| humantime::format_duration(d).to_string())
+            .unwrap_or_default();
+        let team = crate::protocol::display::visible_line(&self.team).into_owned();
+        let text = format!(
+            "No screen or ctl client has been connected to team `{team}` for {limit} (server-idle-exit): ending the team as /quit does."
+        );
+        tracing::info!("lead server: {text}");
+        self.on_event(LeadEvent::Transcript(TranscriptItem::System { text }));
+        let _ = self.commands.send(LeadCommand::Quit);
+    }
+
     fn on_event(&mut self, event: LeadEvent) {
         if let LeadEvent::HandOverTerminal { .. } = &event {
             if let Some(id) = self.jumper.take() {

@@ -18,6 +18,9 @@ pub mod story;
 pub mod wait;
 pub mod wire;
 
+#[cfg(test)]
+mod hub_idle_tests;
+
 /// Why talking to a lead server failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {

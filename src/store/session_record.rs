@@ -1,7 +1,8 @@
 //! The lead's session record, `teams/<team>/.teamlead/session.json`: what a later lead of the
 //! team needs to take it over and is not in `config.json` — where the panes live (a private
 //! tmux server's socket), how each teammate was started (a real `claude` or teamlead's own
-//! runtime), and whether the last lead left on purpose (`/quit --keep`). teamlead-only; Claude
+//! runtime), the teammate worktrees not yet retired, and whether the last lead left on purpose
+//! (`/quit --keep`). teamlead-only; Claude
 //! Code never reads it. Written atomically, read through the safe reader; a record that cannot
 //! be read counts as absent (the lead then knows less, and says so).
 
@@ -32,6 +33,21 @@ pub struct TeammateRecord {
     pub base: Option<String>,
 }
 
+/// A git worktree the lead made for a teammate (`--worktree`). Kept in the record until the
+/// worktree is retired, so a lead that takes over the team after a crash retires it at `/quit`
+/// too, even when its teammate has left the team.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeRecord {
+    /// The teammate it was made for.
+    pub name: String,
+    pub path: String,
+    /// Its branch (`teamlead/<team>/<name>`).
+    pub branch: String,
+    /// The checkout it was made from.
+    pub repo: String,
+}
+
 /// The record of the team's last lead session.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -47,6 +63,9 @@ pub struct SessionRecord {
     pub kept: bool,
     #[serde(default)]
     pub teammates: BTreeMap<String, TeammateRecord>,
+    /// The teammate worktrees made by this team's leads and not retired yet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worktrees: Vec<WorktreeRecord>,
 }
 
 impl SessionRecord {

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use crossterm::event::Event;
-use futures::{FutureExt, Stream, StreamExt};
+use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc;
@@ -110,7 +110,7 @@ where
                     // Then the keys already typed: a busy team's stream of events never holds
                     // back what the person types (events come first in this select).
                     while input_open && !state.exit {
-                        match io.input.next().now_or_never() {
+                        match ready_now(&mut io.input).await {
                             Some(Some(Ok(event))) => {
                                 state.now_ms = (io.clock)();
                                 state.handle_event(event);
@@ -159,12 +159,36 @@ where
             _ = tick.tick() => state.tick((io.clock)()),
         }
     }
-    // Best effort: hand over what is still queued (a Quit, typically).
     outbox.extend(state.take_commands());
+    if state.hand_over.is_some() {
+        // The loop resumes after the hand-over: what was not sent yet goes then, in order.
+        for command in outbox {
+            state.send(command);
+        }
+        return Ok(state);
+    }
+    // Hand over what is still queued (a Quit, typically), unless the controller is gone or
+    // does not take it within a second.
     for command in outbox {
-        if io.commands.try_send(command).is_err() {
-            break;
+        match tokio::time::timeout(Duration::from_secs(1), io.commands.send(command)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) | Err(_) => break,
         }
     }
     Ok(state)
+}
+
+/// The input's next item if it is ready now (`None` if not), polled with this task's own
+/// waker: crossterm's `EventStream` keeps the waker of the first poll that found nothing until
+/// a key comes, so a poll with a no-op waker (`now_or_never`) left the loop asleep over typed
+/// keys until the next tick, and they were applied after events that came later.
+async fn ready_now<I>(input: &mut I) -> Option<Option<std::io::Result<Event>>>
+where
+    I: Stream<Item = std::io::Result<Event>> + Unpin,
+{
+    futures::future::poll_fn(|cx| match input.poll_next_unpin(cx) {
+        std::task::Poll::Ready(item) => std::task::Poll::Ready(Some(item)),
+        std::task::Poll::Pending => std::task::Poll::Ready(None),
+    })
+    .await
 }

@@ -2,9 +2,13 @@
 //! Ctrl+T, Ctrl+P), then the top dialog, then the focused part of the main screen (composer or
 //! footer badge). Every binding is looked up in [`crate::ui::keymap`]. A dialog in its grace
 //! period does not take the key (see [`crate::ui::modal::guard`]): a dialog that took the
-//! keyboard by itself steps back and the key goes to the composer; otherwise it is dropped.
-//! A dialog reads a [`crate::ui::modal::context::DialogContext`] of this state and sends
-//! [`DialogAction`]s, which are applied here, in order, before its outcome.
+//! keyboard by itself steps back and the key goes to the composer; otherwise the key is
+//! dropped, unless it is text the dialog has no use for: that goes to the composer, in its
+//! grace period too, and so does pasted text it has no input for. Esc and a key typed right
+//! after it, which a terminal sends as one Alt+key, are the two keys again. Every key reaches
+//! the composer or an open dialog. A dialog reads a
+//! [`crate::ui::modal::context::DialogContext`] of this state and sends [`DialogAction`]s,
+//! which are applied here, in order, before its outcome.
 
 use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
 
@@ -41,21 +45,58 @@ impl AppState {
         }
     }
 
-    /// Pasted text goes to the top dialog's input, else to the composer (a dialog in its
-    /// grace period that took the keyboard by itself steps back first).
+    /// Pasted text goes to the top dialog's text input (the feedback line: only Enter sends
+    /// it, so its grace period does not matter), else to the composer: an approval dialog
+    /// without one has no use for text and steps back to waiting (as for typed text); other
+    /// dialogs take no text.
     pub fn paste(&mut self, text: &str) {
         self.dirty = true;
         self.last_input_ms = Some(self.now_ms);
         self.step_back_if_unseen();
-        if let Some(modal) = self.modals.last_mut() {
-            if !modal.guard().is_some_and(|g| g.in_grace(self.now_ms)) {
-                modal.paste(text);
+        match self.modals.last_mut() {
+            Some(modal) if modal.has_input() => return modal.paste(text),
+            Some(modal) if modal.is_approval() => {
+                self.modals.pop();
+                self.approvals_waiting = true;
+                self.sync_dialogs();
             }
-        } else {
-            self.focus = Focus::Composer;
-            self.composer.insert_str(text);
-            self.refresh_completion();
+            Some(_) => return,
+            None => {}
         }
+        self.focus = Focus::Composer;
+        self.composer.insert_str(text);
+        self.refresh_completion();
+    }
+
+    /// A terminal sends Esc and a key typed right after it as one sequence, which reads as
+    /// Alt+key: `Esc` then `/quit` arrived as Alt+/ and `quit`, the `/` lost. An Alt+character
+    /// that is no letter or digit, that no row of the keymap and no editing key of the
+    /// composer (Alt+< > [ ]) uses, is taken as the two keys that were typed.
+    fn split_escape(&self, key: &KeyEvent) -> Option<(KeyEvent, KeyEvent)> {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let KeyCode::Char(c) = key.code else {
+            return None;
+        };
+        if key.modifiers - KeyModifiers::SHIFT != KeyModifiers::ALT
+            || c.is_alphanumeric()
+            || c.is_control()
+            || "<>[]".contains(c)
+            || self.keymap.binds(key)
+        {
+            return None;
+        }
+        let esc = KeyEvent::new_with_kind(KeyCode::Esc, KeyModifiers::NONE, key.kind);
+        let typed = KeyEvent::new_with_kind(key.code, key.modifiers - KeyModifiers::ALT, key.kind);
+        Some((esc, typed))
+    }
+
+    /// A key a dialog did not take because it is text the dialog has no use for: the request
+    /// waits behind the banner again and the text is typed where it belongs.
+    fn decline_to_composer(&mut self, key: KeyEvent) {
+        self.approvals_waiting = true;
+        self.focus = Focus::Composer;
+        self.sync_dialogs();
+        self.handle_composer(key)
     }
 
     /// When the top dialog took the keyboard by itself and is still in its grace period, the
@@ -76,6 +117,10 @@ impl AppState {
 
     /// Handles one key press.
     pub fn handle_key(&mut self, key: KeyEvent) {
+        if let Some((esc, typed)) = self.split_escape(&key) {
+            self.handle_key(esc);
+            return self.handle_key(typed);
+        }
         self.dirty = true;
         self.last_input_ms = Some(self.now_ms);
         match self.keymap.lookup(Context::Global, &key) {
@@ -93,12 +138,18 @@ impl AppState {
         }
         self.step_back_if_unseen();
         if let Some(mut modal) = self.modals.pop() {
-            if let Some(guard) = modal.guard_mut() {
-                if guard.in_grace(self.now_ms) {
-                    // Not an answer: the dialog is newer than the key's intent.
-                    self.modals.push(modal);
-                    return;
+            let in_grace = modal.guard().is_some_and(|g| g.in_grace(self.now_ms));
+            if in_grace {
+                // Not an answer: the dialog is newer than the key's intent. Text it has no
+                // use for was meant for the composer, as after the grace period (the next
+                // request showing as a command is typed right after an answer).
+                if modal.is_approval() && modal.declines(&key, &self.dialog_context()) {
+                    return self.decline_to_composer(key);
                 }
+                self.modals.push(modal);
+                return;
+            }
+            if let Some(guard) = modal.guard_mut() {
                 guard.used();
             }
             if matches!(modal, Modal::Teams(_)) {
@@ -127,13 +178,8 @@ impl AppState {
                     self.modals.push(top);
                 }
                 DialogOutcome::Decline => {
-                    // Text the dialog has no use for was meant for the composer: the request
-                    // waits behind the banner again and the text is typed where it belongs.
                     if modal.is_approval() {
-                        self.approvals_waiting = true;
-                        self.focus = Focus::Composer;
-                        self.sync_dialogs();
-                        return self.handle_composer(key);
+                        return self.decline_to_composer(key);
                     }
                     self.modals.push(modal);
                 }

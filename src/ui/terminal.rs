@@ -137,15 +137,22 @@ pub fn signal_stream() -> Result<impl Stream<Item = ()> + Unpin, UiError> {
     Ok(futures::stream::select_all(streams))
 }
 
+/// Runs the program a jump hands the terminal to, until it ends: `Ok` when it ran and ended
+/// well, `Err` saying what went wrong (it could not start, or it failed). The caller starts it
+/// (the UI never starts processes); the future must not block the runtime while it runs.
+pub type HandOverFn<'a> =
+    dyn FnMut(&[String]) -> futures::future::BoxFuture<'static, Result<(), String>> + Send + 'a;
+
 /// Runs the UI on the real terminal until the controller exits; the terminal is restored
 /// however this ends. When the controller asks for the terminal (`HandOverTerminal`), the UI
-/// leaves its screen, stops reading keys, calls `hand_over` with the program (the caller runs
-/// it: the UI never starts processes), then takes the terminal back and redraws.
+/// leaves its screen, stops reading keys, says how to come back (and, where the program cannot
+/// show it, waits for Enter so it is read), has `hand_over` run the program while it keeps
+/// taking the controller's events, then takes the terminal back and redraws.
 pub async fn run_tui(
     events: mpsc::Receiver<LeadEvent>,
     commands: mpsc::Sender<LeadCommand>,
     setup: UiSetup,
-    hand_over: &mut (dyn FnMut(&[String]) + Send),
+    hand_over: &mut HandOverFn<'_>,
 ) -> Result<(), UiError> {
     let signals = signal_stream()?;
     let mut io = AppIo {
@@ -166,19 +173,44 @@ pub async fn run_tui(
         match result {
             Ok(mut next) => {
                 drop(guard);
-                let Some(argv) = next.hand_over.take() else {
+                let Some(hand) = next.hand_over.take() else {
                     return Ok(());
                 };
                 // Nobody may read the keyboard while the program has it.
                 let AppIo {
                     input,
-                    events,
+                    mut events,
                     commands,
                     signals,
                     clock,
                 } = io;
                 drop(input);
-                hand_over(&argv);
+                next.exit = false;
+                let went = match away::say_way_back(&hand, &mut events, &mut next, clock).await {
+                    Ok(went) => went,
+                    Err(e) => {
+                        tracing::warn!("before handing the terminal over: {e}");
+                        true
+                    }
+                };
+                if went {
+                    let program = hand_over(&hand.argv);
+                    if let Err(why) = away::run_away(program, &mut events, &mut next, clock).await {
+                        // The command as a person would type it (tmux's chained commands left
+                        // out).
+                        let shown: Vec<&str> = hand
+                            .argv
+                            .iter()
+                            .map(String::as_str)
+                            .take_while(|a| *a != ";")
+                            .collect();
+                        away::note(&mut next, format!("`{}` {why}", shown.join(" ")));
+                    }
+                } else {
+                    away::note(&mut next, "Stayed in the lead.".to_string());
+                }
+                next.now_ms = clock();
+                next.back_from_elsewhere();
                 io = AppIo {
                     input: EventStream::new(),
                     events,
@@ -186,7 +218,6 @@ pub async fn run_tui(
                     signals,
                     clock,
                 };
-                next.exit = false;
                 next.dirty = true;
                 state = next;
             }
@@ -196,6 +227,115 @@ pub async fn run_tui(
                 // Leak it instead.
                 std::mem::forget(guard);
                 return Err(e);
+            }
+        }
+    }
+}
+
+mod away {
+    //! While the terminal is handed over: the way back said on the normal screen first (and,
+    //! when the program cannot show it, Enter asked for, Esc staying), then the program run
+    //! while the controller's events keep being applied (a busy team never fills the
+    //! connection while the user is away; nothing is drawn).
+
+    use std::io::Write;
+
+    use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, KeyModifiers};
+    use futures::StreamExt;
+    use tokio::sync::mpsc;
+
+    use crate::lead::view::{HandOver, LeadEvent, TranscriptItem};
+    use crate::ui::state::AppState;
+
+    /// A note of the screen's own in the lead's transcript.
+    pub fn note(state: &mut AppState, text: String) {
+        state.apply(LeadEvent::Transcript(TranscriptItem::System { text }));
+    }
+
+    /// Applies one controller event while the UI is away (a second hand-over is ignored: the
+    /// terminal is already elsewhere); `false` once the controller is gone.
+    fn apply(state: &mut AppState, event: Option<LeadEvent>, clock: fn() -> u64) -> bool {
+        match event {
+            Some(LeadEvent::HandOverTerminal(_)) => true,
+            Some(event) => {
+                state.now_ms = clock();
+                state.apply(event);
+                true
+            }
+            None => {
+                state.exit = true;
+                false
+            }
+        }
+    }
+
+    /// Prints the way back; asks for Enter when the program will not show it. Returns
+    /// whether to go.
+    pub async fn say_way_back(
+        hand: &HandOver,
+        events: &mut mpsc::Receiver<LeadEvent>,
+        state: &mut AppState,
+        clock: fn() -> u64,
+    ) -> std::io::Result<bool> {
+        let mut out = std::io::stdout();
+        let back = crate::protocol::display::visible_line(&hand.back);
+        if hand.shown_inside || back.is_empty() {
+            writeln!(out, "teamlead: {back}")?;
+            out.flush()?;
+            return Ok(true);
+        }
+        write!(
+            out,
+            "teamlead: {back}\r\nPress Enter to go there (Esc stays in the lead).\r\n"
+        )?;
+        out.flush()?;
+        crossterm::terminal::enable_raw_mode()?;
+        let mut keys = EventStream::new();
+        let mut events_open = true;
+        let went = loop {
+            tokio::select! {
+                key = keys.next() => match key {
+                    Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => match k.code {
+                        KeyCode::Enter => break true,
+                        KeyCode::Esc => break false,
+                        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                            break false;
+                        }
+                        _ => {}
+                    },
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => break false,
+                },
+                event = events.recv(), if events_open => {
+                    events_open = apply(state, event, clock);
+                    if !events_open {
+                        break false;
+                    }
+                }
+            }
+        };
+        drop(keys);
+        if let Err(e) = crossterm::terminal::disable_raw_mode() {
+            tracing::warn!("after asking before a hand-over: {e}");
+        }
+        Ok(went)
+    }
+
+    /// Runs `program` while applying the controller's events.
+    pub async fn run_away(
+        program: futures::future::BoxFuture<'static, Result<(), String>>,
+        events: &mut mpsc::Receiver<LeadEvent>,
+        state: &mut AppState,
+        clock: fn() -> u64,
+    ) -> Result<(), String> {
+        tokio::pin!(program);
+        let mut events_open = true;
+        loop {
+            tokio::select! {
+                outcome = &mut program => return outcome,
+                event = events.recv(), if events_open => {
+                    events_open = apply(state, event, clock);
+                }
             }
         }
     }

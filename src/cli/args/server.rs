@@ -47,6 +47,10 @@ pub struct ServeArgs {
     /// Started by `teamlead` for itself: silent once listening
     #[arg(long, hide = true)]
     pub background: bool,
+    /// End the team as /quit does once no screen or ctl client has been connected for this
+    /// long: 8h, 30m, "1h 30m", or off [default: the config file's server-idle-exit, else off]
+    #[arg(long, value_name = "DURATION")]
+    pub idle_exit: Option<String>,
 }
 
 /// `teamlead attach`.

@@ -16,10 +16,22 @@ use crate::store::team_guard::Repair;
 use crate::store::{self, StoreError};
 
 impl Controller {
-    /// Writes the session record (what the next lead needs) in the background; a failure is
-    /// told once.
+    /// Writes the session record (what the next lead needs, the worktrees of this session and
+    /// of the leads before it included) in the background; a failure is told once.
     pub fn save_record(&mut self) {
-        let (record, team) = (self.record.clone(), self.team.clone());
+        let mut record = self.record.clone();
+        // The worktrees not retired yet, so a lead taking over after a crash retires them.
+        record.worktrees = self
+            .worktrees
+            .iter()
+            .map(|(name, w)| store::session_record::WorktreeRecord {
+                name: name.clone(),
+                path: w.path.to_string_lossy().into_owned(),
+                branch: w.branch.clone(),
+                repo: w.repo.to_string_lossy().into_owned(),
+            })
+            .collect();
+        let team = self.team.clone();
         self.store.submit(
             Lane::Record,
             move |home| record.write(home, &team),

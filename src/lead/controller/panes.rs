@@ -1,13 +1,34 @@
 //! Where teammates are seen, through the session's executor: hide/show (recorded in
 //! `hiddenPaneIds`), jump (focus a pane, hand the terminal to a private server, or open an
-//! in-process teammate's inline view), and what earlier sessions left behind (`/clean`, and the
-//! note at start).
+//! in-process teammate's inline view; each time saying how to come back to the lead before the
+//! keyboard goes elsewhere), and what earlier sessions left behind (`/clean`, and the note at
+//! start).
 
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::executor::Focus;
-use crate::lead::view::LeadEvent;
+use crate::lead::view::{HandOver, LeadEvent};
+use crate::protocol::BackendKind;
 use crate::store;
+
+/// The keys that bring the focus back to the lead's pane after a jump inside the user's own
+/// multiplexer (their defaults), where the lead's pane stays on screen beside the teammate's.
+fn focus_way_back(kind: BackendKind) -> Option<&'static str> {
+    match kind {
+        BackendKind::Tmux => Some("ctrl+b ; (tmux's last pane)"),
+        BackendKind::Zellij => Some("alt+← (Zellij's move focus)"),
+        _ => None,
+    }
+}
+
+/// `tmux … attach …` that also puts the way back in the status line of the team's private
+/// server (`-g`: the server is the team's own), where it stays while the user is attached.
+fn tmux_showing_way_back(mut argv: Vec<String>, detach: &str) -> Vec<String> {
+    let status = format!("#[reverse] {detach}: back to the lead #[default]");
+    argv.extend([";", "set-option", "-g", "status-right"].map(str::to_string));
+    argv.push(status);
+    argv
+}
 
 impl Controller {
     /// `h` in the teams dialog: hide a visible pane, show a hidden one; `hiddenPaneIds` follows.
@@ -73,7 +94,8 @@ impl Controller {
         );
     }
 
-    /// Enter/v in the teams dialog: go to the teammate.
+    /// Enter/v in the teams dialog: go to the teammate, saying how to come back before the
+    /// keyboard is somewhere else.
     pub fn jump(&mut self, name: &str) {
         let (executor, who) = (self.executor.clone(), name.to_string());
         self.runtime_job(
@@ -86,21 +108,36 @@ impl Controller {
         );
     }
 
-    /// The executor went to the teammate (or could not): say so, hand the terminal over.
+    /// The executor went to the teammate (or could not): say so, and how to come back; hand
+    /// the terminal over.
     fn jumped(
         &mut self,
         name: &str,
         focus: Result<Focus, crate::backend::executor::ExecutorError>,
     ) {
         match focus {
-            Ok(Focus::Focused) => self.note(format!("Jumped to {name}'s pane.")),
+            Ok(Focus::Focused) => self.note(match focus_way_back(self.kind) {
+                Some(back) => format!("Jumped to {name}'s pane: {back} comes back to the lead."),
+                None => format!("Jumped to {name}'s pane."),
+            }),
             Ok(Focus::Attach { argv, hint, detach }) => {
-                // Outside tmux: the lead's screen steps aside while the user is attached to
-                // the private server at that pane, and comes back when they detach.
+                // Outside a multiplexer: the lead's screen steps aside while the user is
+                // attached to the private server at that pane, and comes back when they
+                // detach. The way back is said before (the screen prints it, and asks for Enter
+                // where the program cannot show it) and, in tmux, all along in its status line.
+                let back = format!("detach with {detach} to come back to the lead");
                 self.note(format!(
-                    "Attached to {name}'s pane (`{hint}`); detach with {detach} to come back."
+                    "{name}'s pane is in the team's own session (`{hint}`): {back}."
                 ));
-                self.emit(LeadEvent::HandOverTerminal { argv });
+                let (argv, shown_inside) = match self.kind {
+                    BackendKind::Tmux => (tmux_showing_way_back(argv, &detach), true),
+                    _ => (argv, false),
+                };
+                self.emit(LeadEvent::HandOverTerminal(HandOver {
+                    argv,
+                    back: format!("{name}'s pane: {back}."),
+                    shown_inside,
+                }));
             }
             Ok(Focus::InlineView) => self.note(format!(
                 "{name} is in-process: use Shift+↓ to open its view."

@@ -172,7 +172,8 @@ impl Controller {
         }
     }
 
-    /// Every teammate worktree of this session (and any other a member records) is removed
+    /// Every teammate worktree of this session and of the sessions before it (the session
+    /// record lists them, so a crash forgets none; and any other a member records) is removed
     /// with its branch when it holds no work, and kept and named in the transcript otherwise.
     /// Git runs on the blocking pool.
     async fn retire_worktrees(&mut self) {
@@ -191,22 +192,25 @@ impl Controller {
         let results = tokio::task::spawn_blocking(move || {
             let mut results = Vec::new();
             for (name, w) in known {
+                // One an earlier session listed may be gone already (merged and retired).
+                let there = w.path.exists();
                 let r = worktree::retire(&w);
-                results.push((name, w.path, Some(w.branch), r));
+                results.push((name, w.path, Some(w.branch), there, r));
             }
             for (name, path) in others {
                 let r = worktree::remove(&path);
-                results.push((name, path, None, r));
+                results.push((name, path, None, true, r));
             }
             results
         })
         .await
         .unwrap_or_default();
         let mut removed = 0;
-        for (name, path, branch, result) in results {
+        for (name, path, branch, there, result) in results {
             let branch = branch.map(|b| format!(" (branch {b})")).unwrap_or_default();
             match result {
-                Ok(Retired::Removed) => removed += 1,
+                Ok(Retired::Removed) if there => removed += 1,
+                Ok(Retired::Removed) => {}
                 Ok(Retired::Kept(work)) => self.note(format!(
                     "Kept worktree {}{branch} of @{name}: {work}.",
                     path.display()

@@ -7,7 +7,8 @@
 //! re-bound through the executor, the others (in-process teammates die with their lead) are
 //! listed with `/respawn NAME`, their tasks go back to pending, permission and plan requests
 //! the previous lead received and never answered are queued again, and the unread messages of
-//! the lead's inbox are delivered (once: the delivery log de-duplicates). One note says what was
+//! the lead's inbox are delivered (once: the delivery log de-duplicates), and the teammate
+//! worktrees the record lists become this lead's to retire at `/quit`. One note says what was
 //! found and what was done.
 
 use super::LeadError;
@@ -105,6 +106,19 @@ impl Controller {
     pub async fn resume(&mut self, previous: Previous) {
         let record = previous.record.unwrap_or_default();
         self.record.teammates = record.teammates.clone();
+        // Worktrees of earlier sessions are this lead's to retire at `/quit`, whether or not
+        // their teammates are still in the team.
+        for w in &record.worktrees {
+            let path = std::path::PathBuf::from(&w.path);
+            if !self.worktrees.iter().any(|(_, known)| known.path == path) {
+                let worktree = crate::backend::worktree::Worktree {
+                    path,
+                    branch: w.branch.clone(),
+                    repo: std::path::PathBuf::from(&w.repo),
+                };
+                self.worktrees.push((w.name.clone(), worktree));
+            }
+        }
         let mut notes = Vec::new();
         if let Some(pane_session) = &record.pane_session {
             match self.executor.take_over(pane_session).await {

@@ -245,6 +245,13 @@ impl Keymap {
             .map(|r| r.action)
     }
 
+    /// Whether any row, in any context, has this key.
+    pub fn binds(&self, event: &KeyEvent) -> bool {
+        self.rows
+            .iter()
+            .any(|r| r.keys.iter().any(|k| k.matches(event)))
+    }
+
     /// The hint line of a context: `y yes · a always · n no · esc later`.
     pub fn hints(&self, context: Context) -> String {
         self.in_context(context)

@@ -11,7 +11,8 @@
 //!   that window is not an answer. When the dialog took the keyboard by itself (after a pause),
 //!   such a key was meant for the composer: the dialog steps back to waiting and the key goes to
 //!   the composer, so nothing typed is lost. When the person opened it on purpose (or was
-//!   already answering), the key is dropped.
+//!   already answering), the key is dropped, unless it is text the dialog has no use for (the
+//!   rule below, which holds in the grace period too).
 //! - **Text.** After the grace period, text a permission or plan dialog has no use for (a
 //!   character that is none of its keys) steps the dialog back to waiting and goes to the
 //!   composer ([`super::DialogOutcome::Decline`]).

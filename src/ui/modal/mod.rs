@@ -115,6 +115,25 @@ impl Modal {
         matches!(self, Modal::Permission(_) | Modal::Plan(_))
     }
 
+    /// Whether `key` is text this approval dialog has no use for (it was meant for the
+    /// composer); never for other dialogs.
+    pub fn declines(&self, key: &KeyEvent, context: &DialogContext<'_>) -> bool {
+        match self {
+            Modal::Permission(d) => context.permission().is_some_and(|c| d.declines(key, c)),
+            Modal::Plan(d) => context.plan().is_some_and(|c| d.declines(key, c)),
+            Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) | Modal::Review(_) => false,
+        }
+    }
+
+    /// Whether the dialog has a text input open (pasted text is for it).
+    pub fn has_input(&self) -> bool {
+        match self {
+            Modal::Permission(d) => d.has_input(),
+            Modal::Plan(d) => d.has_input(),
+            Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) | Modal::Review(_) => false,
+        }
+    }
+
     /// Pasted text (feedback inputs take it).
     pub fn paste(&mut self, text: &str) {
         match self {

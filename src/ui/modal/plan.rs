@@ -112,6 +112,21 @@ impl PlanDialog {
         }
     }
 
+    /// Whether a text input (the feedback line) is open: it takes typed and pasted text.
+    pub fn has_input(&self) -> bool {
+        self.feedback.is_some()
+    }
+
+    /// Whether `key` is text this dialog has no use for, for the head `context.request` (it
+    /// was meant for the composer): a character that is none of its keys, while no text input
+    /// is open.
+    pub fn declines(&self, key: &KeyEvent, context: ApprovalContext<'_, PendingPlan>) -> bool {
+        let fresh = self.head.as_deref() != Some(context.request.request_id.as_str());
+        (fresh || self.feedback.is_none())
+            && context.keymap.lookup(Context::Plan, key).is_none()
+            && crate::ui::modal::is_text(key)
+    }
+
     /// Handles a key for the head of the queue (`context.request`).
     pub fn handle(
         &mut self,

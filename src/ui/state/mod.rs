@@ -84,7 +84,7 @@ pub struct AppState {
     pub exit: bool,
     /// A program that wants the terminal (a jump to a pane of the private tmux server): the
     /// loop returns, the caller runs it, then resumes the loop.
-    pub hand_over: Option<Vec<String>>,
+    pub hand_over: Option<crate::lead::view::HandOver>,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// Frames drawn so far (the app loop counts them).
@@ -313,11 +313,23 @@ impl AppState {
                     }
                 }
             }
-            LeadEvent::HandOverTerminal { argv } => {
-                self.hand_over = Some(argv);
+            LeadEvent::HandOverTerminal(hand_over) => {
+                self.hand_over = Some(hand_over);
                 self.exit = true;
             }
         }
+    }
+
+    /// The terminal is back after a hand-over: the dialogs on screen are seen anew (some may
+    /// have opened meanwhile), so each gets its grace period again.
+    pub fn back_from_elsewhere(&mut self) {
+        let now = self.now_ms;
+        for modal in &mut self.modals {
+            if let Some(guard) = modal.guard_mut() {
+                guard.restart(now);
+            }
+        }
+        self.dirty = true;
     }
 
     /// Switches to a teammate's inline view (in-process) — true — or asks the controller to

@@ -233,6 +233,31 @@ impl PermissionDialog {
         }
     }
 
+    /// Whether a text input (the feedback line) is open: it takes typed and pasted text.
+    pub fn has_input(&self) -> bool {
+        self.feedback.is_some()
+    }
+
+    /// Whether `key` is text this dialog has no use for, for the head `context.request` (it
+    /// was meant for the composer): a character that is none of its keys, while no text input
+    /// is open.
+    pub fn declines(
+        &self,
+        key: &KeyEvent,
+        context: ApprovalContext<'_, PendingPermission>,
+    ) -> bool {
+        let fresh = self.head != Some(context.request.key);
+        if !fresh && self.feedback.is_some() {
+            return false;
+        }
+        let keys = if !fresh && self.confirming.is_some() {
+            Context::AlwaysConfirm
+        } else {
+            Context::Permission
+        };
+        context.keymap.lookup(keys, key).is_none() && crate::ui::modal::is_text(key)
+    }
+
     /// Handles a key for the head of the queue (`context.request`).
     pub fn handle(
         &mut self,
@@ -273,6 +298,7 @@ impl PermissionDialog {
                     self.confirming = None;
                     DialogOutcome::Keep
                 }
+                (None, _) if crate::ui::modal::is_text(key) => DialogOutcome::Decline,
                 _ => DialogOutcome::Keep,
             };
         }
