@@ -599,3 +599,93 @@ impl TeammateExecutor for PaneExecutor {
         async move { self.blocking(move |b| b.take_over(&record)).await }.boxed()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::protocol::{Member, TeamFile};
+
+    /// A terminal whose panes exist only in memory and run nothing.
+    struct Memory;
+
+    impl PaneBackend for Memory {
+        fn kind(&self) -> BackendKind {
+            BackendKind::Tmux
+        }
+        fn create_pane(&self) -> Result<String, BackendError> {
+            Ok("%1".to_string())
+        }
+        fn run_command(&self, _pane: &str, _command: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn style(
+            &self,
+            _pane: &str,
+            _name: &str,
+            _color: Option<Color>,
+        ) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn kill(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn hide(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn show(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn focus(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn pane_alive(&self, _pane: &str) -> bool {
+            true
+        }
+    }
+
+    /// The member's pane and its prompt are written on the blocking pool: a lock on the team
+    /// file held elsewhere delays the spawn, never the runtime's one thread.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_held_team_lock_holds_the_spawn_not_the_runtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().join("home"));
+        let cwd = dir.path().to_string_lossy().into_owned();
+        store::team::create_team(&home, &TeamFile::new("t", None, &cwd)).unwrap();
+        store::team::add_member(&home, "t", Member::new("alpha", "t", &cwd)).unwrap();
+        let program = TeammateProgram::Teamlead {
+            binary: "teamlead".into(),
+            engine: "shell".into(),
+        };
+        let executor = PaneExecutor::new(&home, "t", Arc::new(Memory), program, None);
+
+        let held = store::lock::acquire_default(&home.config_path("t").unwrap()).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(600));
+            drop(held);
+        });
+        let ticks = Arc::new(AtomicUsize::new(0));
+        let ticking = ticks.clone();
+        let ticker = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                ticking.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        let spawned = executor
+            .spawn(SpawnRequest::new("alpha", dir.path()))
+            .await
+            .unwrap();
+        let during = ticks.load(Ordering::Relaxed);
+        ticker.abort();
+        release.join().unwrap();
+        assert_eq!(spawned.pane_id, "%1");
+        let member = store::read_team(&home, "t").unwrap();
+        assert_eq!(member.member("alpha").unwrap().tmux_pane_id, "%1");
+        assert!(
+            during >= 20,
+            "the runtime stood still while the lock was held ({during} ticks of 10 ms in 600 ms)"
+        );
+    }
+}
