@@ -231,3 +231,38 @@ fn the_liveness_poll_lists_less_while_nothing_changes() {
         vec![PaneState::Running]
     );
 }
+
+/// An `it2` that never answers (iTerm2's API stuck) is given up at the runner's time limit and
+/// killed: detection goes on without iTerm2 instead of hanging the lead's start.
+#[test]
+fn an_it2_that_hangs_is_given_up() {
+    use std::time::{Duration, Instant};
+    use teamlead::backend::terminals::cli::CALL_TIMEOUT;
+
+    let fake = FakeIt2::new(&["LEAD-UUID"]);
+    let program = fake.program();
+    let program = program.to_str().unwrap();
+    fs::write(fake.dir.path().join("hang"), "").unwrap();
+    let start = Instant::now();
+    assert!(!Iterm2.answers(program));
+    let took = start.elapsed();
+    assert!(
+        took >= CALL_TIMEOUT && took < CALL_TIMEOUT + Duration::from_secs(5),
+        "the call took {took:?}"
+    );
+    // The hung call was killed: no `it2` of this state directory runs any more.
+    let dir = fake.dir.path().to_string_lossy().into_owned();
+    let running = || {
+        fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| fs::read(e.path().join("environ")).ok())
+            .filter(|env| String::from_utf8_lossy(env).contains(&format!("IT2_STATE={dir}")))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running() > 0 {
+        assert!(Instant::now() < deadline, "a hung it2 was left running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
