@@ -108,11 +108,6 @@ impl WeztermBackend {
         self.run_with(args, None)
     }
 
-    /// `wezterm cli list` answers (a mux server is reachable).
-    pub fn is_available(program: &str) -> bool {
-        cli::run(program, &["cli", "list", "--format", "json"], None).is_ok()
-    }
-
     /// Every pane WezTerm lists now (`None` when `list` fails).
     fn listed(&self) -> Option<Vec<ListedPane>> {
         parse_list(&self.run(&["list", "--format", "json"]).ok()?)
