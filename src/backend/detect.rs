@@ -117,7 +117,7 @@ pub fn detect(env: &CapturedEnv, request: BackendRequest, probe: Probe<'_>) -> B
                 None => BackendChoice::InProcess {
                     notice: Some(format!(
                         "no {} found: teammates run in-process",
-                        BackendKind::pane_terminals()
+                        super::terminals::auto_terminals()
                     )),
                 },
             };
@@ -213,7 +213,7 @@ mod tests {
         match detect(&bare, BackendRequest::Auto, &never) {
             BackendChoice::InProcess { notice: Some(n) } => assert_eq!(
                 n,
-                "no tmux, iTerm2, Zellij, kitty or WezTerm found: teammates run in-process"
+                "no tmux, Zellij, kitty, WezTerm or iTerm2 found: teammates run in-process"
             ),
             other => panic!("{other:?}"),
         }

@@ -86,9 +86,15 @@ pub fn run_within(
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).to_string())
     } else {
+        // What went wrong is on stderr, or on stdout for a tool that says it there (screen).
+        let said = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_string();
+        let detail = match said(&out.stderr) {
+            e if e.is_empty() => said(&out.stdout),
+            e => e,
+        };
         Err(BackendError::Command {
             command: command(),
-            detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            detail,
         })
     }
 }

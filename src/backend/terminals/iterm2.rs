@@ -27,7 +27,7 @@ pub struct Iterm2;
 static ABOUT: About = About {
     kind: BackendKind::Iterm2,
     help: "iTerm2 splits through `it2`",
-    inside: "in iTerm2 with `it2`",
+    inside: Some("in iTerm2 with `it2`"),
     auto_elsewhere: None,
     unusable: "`it2 session list` does not work",
     variables: &["ITERM_SESSION_ID"],

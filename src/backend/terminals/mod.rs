@@ -60,8 +60,8 @@ pub struct About {
     pub kind: BackendKind,
     /// `--backend NAME`'s help (`tmux panes (the user's server, or a private one outside tmux)`).
     pub help: &'static str,
-    /// When `auto` takes it: the lead runs inside it (`inside tmux`).
-    pub inside: &'static str,
+    /// When `auto` takes it: the lead runs inside it (`inside tmux`); `None`: never.
+    pub inside: Option<&'static str>,
     /// When `auto` takes it with the lead outside it, and what it makes then (`tmux on PATH →
     /// a private tmux server`); `None`: never.
     pub auto_elsewhere: Option<&'static str>,
@@ -248,12 +248,32 @@ pub trait Terminal: Sync {
     }
 }
 
+/// The terminals `auto` may take, in words: `tmux, Zellij, kitty, WezTerm or iTerm2`.
+pub fn auto_terminals() -> String {
+    let names: Vec<&str> = TERMINALS
+        .iter()
+        .map(|t| t.about())
+        .filter(|a| a.inside.is_some() || a.auto_elsewhere.is_some())
+        .map(|a| a.kind.terminal_name())
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.to_string(),
+        None => String::new(),
+    }
+}
+
 /// `auto`'s rules, in words, for `--backend`'s help: `Inside tmux → tmux; …; tmux on PATH → a
 /// private tmux server; else in-process`.
 pub fn auto_help() -> String {
-    let inside = TERMINALS
-        .iter()
-        .map(|t| format!("{} → {}", t.about().inside, t.about().kind.terminal_name()));
+    let inside = TERMINALS.iter().filter_map(|t| {
+        let about = t.about();
+        Some(format!(
+            "{} → {}",
+            about.inside?,
+            about.kind.terminal_name()
+        ))
+    });
     let elsewhere = TERMINALS
         .iter()
         .filter_map(|t| t.about().auto_elsewhere.map(str::to_string));

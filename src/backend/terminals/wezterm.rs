@@ -26,7 +26,7 @@ pub struct Wezterm;
 static ABOUT: About = About {
     kind: BackendKind::Wezterm,
     help: "WezTerm panes through `wezterm cli`",
-    inside: "in WezTerm",
+    inside: Some("in WezTerm"),
     auto_elsewhere: None,
     unusable: "this is not a WezTerm pane with `wezterm` on PATH",
     variables: &["WEZTERM_PANE"],

@@ -30,7 +30,7 @@ pub struct Kitty;
 static ABOUT: About = About {
     kind: BackendKind::Kitty,
     help: "kitty windows through `kitty @` (needs KITTY_LISTEN_ON)",
-    inside: "in kitty (remote control)",
+    inside: Some("in kitty (remote control)"),
     auto_elsewhere: None,
     unusable: "this is not a kitty window with remote control (KITTY_LISTEN_ON)",
     variables: &["KITTY_WINDOW_ID", "KITTY_LISTEN_ON"],

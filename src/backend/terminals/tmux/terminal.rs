@@ -24,7 +24,7 @@ pub struct Tmux;
 static ABOUT: About = About {
     kind: BackendKind::Tmux,
     help: "tmux panes (the user's server, or a private one outside tmux)",
-    inside: "inside tmux",
+    inside: Some("inside tmux"),
     auto_elsewhere: Some("tmux on PATH → a private tmux server"),
     unusable: "is not installed",
     variables: &["TMUX", "TMUX_PANE"],

@@ -25,7 +25,7 @@ pub struct Zellij;
 static ABOUT: About = About {
     kind: BackendKind::Zellij,
     help: "Zellij panes (beside the lead inside Zellij, else a private background session)",
-    inside: "inside Zellij",
+    inside: Some("inside Zellij"),
     auto_elsewhere: None,
     unusable: "is not installed",
     variables: &["ZELLIJ", "ZELLIJ_SESSION_NAME", "ZELLIJ_PANE_ID"],
