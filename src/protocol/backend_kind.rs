@@ -49,6 +49,8 @@ backend_kinds! {
     Kitty => "kitty", "kitty";
     /// A WezTerm pane, through `wezterm cli`.
     Wezterm => "wezterm", "WezTerm";
+    /// A window of GNU screen, in a private detached session.
+    Screen => "screen", "screen";
     /// A tokio task of the lead's own process.
     InProcess => "in-process", "in-process";
 }

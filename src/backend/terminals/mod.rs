@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod iterm2;
 pub mod kitty;
+pub mod screen;
 pub mod tmux;
 pub mod wezterm;
 pub mod zellij;
@@ -30,6 +31,7 @@ pub static TERMINALS: &[&dyn Terminal] = &[
     &kitty::Kitty,
     &wezterm::Wezterm,
     &iterm2::Iterm2,
+    &screen::Screen,
 ];
 
 /// The terminal of `kind` (`None` for in-process).
