@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use teamlead::backend::detect::BackendChoice;
+use teamlead::backend::terminals::PaneChoice;
 use teamlead::lead::view::{
     LeadCommand, LeadEvent, PermissionDecision, TranscriptItem, ViewTarget,
 };
@@ -97,7 +98,10 @@ async fn one_round(round: usize) -> (Duration, Duration) {
     let team = format!("bench-spawn-{round}");
     let mut opts = LeadOptions::new(home.clone(), cwd.path())
         .with_team(&team)
-        .with_backend(BackendChoice::TmuxPrivate)
+        .with_backend(BackendChoice::Panes(PaneChoice::private(
+            teamlead::protocol::BackendKind::Tmux,
+            "tmux",
+        )))
         .with_quit_timeout(Duration::from_secs(2));
     opts.teammate_binary = Some(teamlead_binary());
     let (handle, mut events) = Lead::start(opts).expect("lead");

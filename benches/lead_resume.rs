@@ -8,8 +8,10 @@
 use std::time::{Duration, Instant};
 
 use teamlead::backend::detect::BackendChoice;
+use teamlead::backend::terminals::PaneChoice;
 use teamlead::lead::view::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
 use teamlead::lead::{Lead, LeadOptions};
+use teamlead::protocol::BackendKind;
 use teamlead::store::Home;
 use tokio::sync::mpsc;
 
@@ -54,7 +56,10 @@ async fn note(events: &mut mpsc::Receiver<LeadEvent>, needle: &str) -> String {
 fn options(home: &Home, cwd: &std::path::Path) -> LeadOptions {
     let mut opts = LeadOptions::new(home.clone(), cwd)
         .with_team("resume-bench")
-        .with_backend(BackendChoice::TmuxPrivate)
+        .with_backend(BackendChoice::Panes(PaneChoice::private(
+            BackendKind::Tmux,
+            "tmux",
+        )))
         .with_quit_timeout(Duration::from_secs(5));
     opts.teammate_binary = Some(env!("CARGO_BIN_EXE_teamlead").into());
     opts

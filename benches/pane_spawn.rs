@@ -14,7 +14,7 @@ use teamlead::backend::PaneBackend;
 use teamlead::backend::executor::{SpawnRequest, TeammateExecutor};
 use teamlead::backend::launch::TeammateProgram;
 use teamlead::backend::pane_executor::PaneExecutor;
-use teamlead::backend::tmux::TmuxBackend;
+use teamlead::backend::terminals::tmux::TmuxBackend;
 use teamlead::protocol::frames::Frame;
 use teamlead::protocol::{Member, TeamFile};
 use teamlead::store::{Home, inbox, team};

@@ -11,7 +11,7 @@ use agent_common::{Policy, RecordingAsker, TestTeam, idles, spawn, wait_for};
 use teamlead::agent::in_process::InProcessExecutor;
 use teamlead::agent::runtime::{Controls, spawn_with_controls};
 use teamlead::agent::{MailboxAsker, StopReason, TeammateEventKind};
-use teamlead::backend::executor::{SpawnRequest, TeammateExecutor};
+use teamlead::backend::executor::{SpawnRequest, TeammateExecutor, shutdown_request};
 use teamlead::protocol::frames::{
     Frame, ModeSetRequest, PermissionResponse, PlanApprovalRequest, PlanApprovalResponse,
     ShutdownRequest, plan_digest,
@@ -343,20 +343,17 @@ async fn in_process_executor_spawns_messages_and_stops_teammates() {
     assert_eq!(member.backend_type.as_deref(), Some("in-process"));
     wait_for("the prompt's command", 10, || team.file("prompt.txt")).await;
 
-    executor
-        .send(
-            "alpha",
-            InboxEntry::new(LEAD_NAME, "```\necho sent > sent.txt\n```"),
-        )
-        .await
-        .expect("send");
+    // The lead writes a teammate's inbox itself, then wakes it through the executor.
+    let entry = InboxEntry::new(LEAD_NAME, "```\necho sent > sent.txt\n```");
+    teamlead::store::inbox::append(&team.home, &team.team, "alpha", &entry).expect("send");
+    executor.wake("alpha");
     wait_for("the sent command", 10, || team.file("sent.txt")).await;
 
     executor
         .spawn(SpawnRequest::new("beta", &team.work))
         .await
         .expect("spawn beta");
-    assert!(executor.is_active("alpha") && executor.is_active("beta"));
+    assert_eq!(executor.running(), ["alpha", "beta"]);
     assert!(
         executor
             .spawn(SpawnRequest::new("beta", &team.work))
@@ -364,10 +361,9 @@ async fn in_process_executor_spawns_messages_and_stops_teammates() {
             .is_err()
     );
 
-    let request_id = executor
-        .terminate("alpha", Some("bye"))
-        .await
-        .expect("terminate");
+    let (request_id, entry) = shutdown_request("alpha", Some("bye"));
+    teamlead::store::inbox::append(&team.home, &team.team, "alpha", &entry).expect("terminate");
+    executor.wake("alpha");
     assert!(request_id.starts_with("shutdown-") && request_id.ends_with("@alpha"));
     wait_for("alpha's shutdown_approved", 10, || {
         team.lead_frames().into_iter().find_map(|f| match f {
@@ -377,13 +373,13 @@ async fn in_process_executor_spawns_messages_and_stops_teammates() {
     })
     .await;
     wait_for("alpha to end", 10, || {
-        (!executor.is_active("alpha")).then_some(())
+        (!executor.running().contains(&"alpha".to_string())).then_some(())
     })
     .await;
 
     let beta = executor.handle("beta").expect("handle");
     executor.kill("beta").await.expect("kill");
-    assert!(!executor.is_active("beta"));
+    assert!(executor.running().is_empty());
     assert!(
         executor.handle("beta").is_none(),
         "a killed teammate is forgotten"

@@ -77,8 +77,8 @@ fn a_bad_config_is_one_error_with_file_line_and_key() {
             "2: colour: unknown field `colour`",
         ),
         (
-            "\n\nbackend = \"screen\"\n",
-            "3: backend: unknown variant `screen`",
+            "\n\nbackend = \"ghostty\"\n",
+            "3: backend: unknown variant `ghostty`",
         ),
         (
             "[keys.teams]\nkil = \"x\"\n",

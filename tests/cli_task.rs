@@ -211,7 +211,7 @@ fn usage_errors_exit_2() {
     for args in [
         &["inspect", "--bogus"][..],
         &["no-such-command"],
-        &["--backend", "screen"],
+        &["--backend", "ghostty"],
         &["--team", "x", "inspect"],
         &[
             "teammate",

@@ -1,13 +1,14 @@
 //! The iTerm2 backend against a stand-in `it2` (tests/bin/it2) that records its calls and answers
 //! like the real CLI: detection, the split chain, run/focus/close, and pruning closed sessions.
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use teamlead::backend::PaneBackend;
 use teamlead::backend::detect::{BackendChoice, CapturedEnv, detect};
-use teamlead::backend::iterm2::Iterm2Backend;
-use teamlead::protocol::BackendRequest;
+use teamlead::backend::terminals::iterm2::{Iterm2, Iterm2Backend};
+use teamlead::backend::terminals::{PaneChoice, Terminal, answers};
+use teamlead::protocol::{BackendKind, BackendRequest};
 
 /// The stand-in `it2` with its own state directory: `bin/it2` is a script that runs
 /// tests/bin/it2 with `IT2_STATE` set, so no test changes this process's environment.
@@ -66,7 +67,7 @@ fn iterm2_split_chain_run_focus_close_and_prune() {
     let fake = FakeIt2::new(&["LEAD-UUID"]);
     let program = fake.program();
     let program = program.to_str().unwrap();
-    assert!(Iterm2Backend::is_available(program));
+    assert!(Iterm2.answers(program));
     let backend = Iterm2Backend::new(program, "w0t0p0:LEAD-UUID");
 
     let first = backend.create_pane().unwrap();
@@ -120,12 +121,8 @@ fn detection_order_and_overrides() {
     let fake = FakeIt2::new(&["LEAD-UUID"]);
     let bin_dir = fake.bin_dir();
     let with_it2 = format!("{}:/usr/bin:/bin", bin_dir.display());
-    let works = |p: &str| Iterm2Backend::is_available(p);
-
-    let env = |pairs: &[(&str, &str)]| {
-        let map: HashMap<&str, &str> = pairs.iter().copied().collect();
-        CapturedEnv::from_map(&map)
-    };
+    let works = answers;
+    let env = |pairs: &[(&str, &str)]| CapturedEnv::from_map(pairs.iter().copied());
     // Inside tmux wins.
     let inside = env(&[
         ("TMUX", "/tmp/x,1,0"),
@@ -134,9 +131,12 @@ fn detection_order_and_overrides() {
     ]);
     assert_eq!(
         detect(&inside, BackendRequest::Auto, &works),
-        BackendChoice::TmuxInside {
-            lead_pane: "%3".into()
-        }
+        BackendChoice::Panes(PaneChoice::inside(
+            BackendKind::Tmux,
+            "tmux",
+            Some("%3".into()),
+            None
+        ))
     );
     // iTerm2 with a working it2 next.
     let iterm = env(&[
@@ -146,11 +146,14 @@ fn detection_order_and_overrides() {
     ]);
     assert!(matches!(
         detect(&iterm, BackendRequest::Auto, &works),
-        BackendChoice::Iterm2 { .. }
+        BackendChoice::Panes(PaneChoice {
+            kind: BackendKind::Iterm2,
+            ..
+        })
     ));
     // An it2 whose API is off does not count.
     assert_ne!(
-        detect(&iterm, BackendRequest::Auto, &|_| false).label(),
+        detect(&iterm, BackendRequest::Auto, &|_, _| false).label(),
         "iterm2"
     );
     // Nothing usable: in-process with a notice.
@@ -161,8 +164,105 @@ fn detection_order_and_overrides() {
     }
     // --backend overrides.
     assert_eq!(
-        detect(&inside, BackendRequest::InProcess, &works),
+        detect(
+            &inside,
+            BackendRequest::Kind(BackendKind::InProcess),
+            &works
+        ),
         BackendChoice::InProcess { notice: None }
     );
     assert!("bogus".parse::<BackendRequest>().is_err());
+}
+
+/// The lead asks for its teammates' pane states twice a second, and each `it2 session list` runs
+/// iTerm2's Python API (54 listings in 30 s were seen): a listing that comes back unchanged is
+/// reused for longer and longer, while a session closed outside teamlead is still seen and a
+/// pane the backend just made is never taken for gone.
+#[test]
+fn the_liveness_poll_lists_less_while_nothing_changes() {
+    use std::time::{Duration, Instant};
+    use teamlead::backend::PaneState;
+    use teamlead::backend::terminals::iterm2::TRUST_MAX;
+
+    let fake = FakeIt2::new(&["LEAD-UUID"]);
+    let program = fake.program();
+    let backend = Iterm2Backend::new(program.to_str().unwrap(), "w0t0p0:LEAD-UUID");
+    let panes = vec![
+        backend.create_pane().unwrap(),
+        backend.create_pane().unwrap(),
+    ];
+    let listings = || {
+        fake.calls()
+            .iter()
+            .filter(|c| c.as_str() == "session list")
+            .count()
+    };
+    let before = listings();
+    // Two seconds of polls every 100 ms (five times as often as the lead's).
+    let start = Instant::now();
+    let mut polls = 0;
+    while start.elapsed() < Duration::from_secs(2) {
+        assert_eq!(backend.pane_states(&panes), vec![PaneState::Running; 2]);
+        polls += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let listed = listings() - before;
+    assert!(
+        listed <= 4,
+        "{listed} `it2 session list` calls for {polls} polls"
+    );
+
+    // The user closes a teammate's pane: seen within the longest reuse and a poll.
+    fake.close(&panes[0]);
+    let closed = Instant::now();
+    while backend.pane_states(&panes)[0] != PaneState::Gone {
+        assert!(
+            closed.elapsed() < TRUST_MAX + Duration::from_secs(2),
+            "a closed session still counts as running"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(backend.pane_states(&panes)[1], PaneState::Running);
+
+    // A pane made after the last listing runs at once (making it forgets the listing).
+    let third = backend.create_pane().unwrap();
+    assert_eq!(
+        backend.pane_states(std::slice::from_ref(&third)),
+        vec![PaneState::Running]
+    );
+}
+
+/// An `it2` that never answers (iTerm2's API stuck) is given up at the runner's time limit and
+/// killed: detection goes on without iTerm2 instead of hanging the lead's start.
+#[test]
+fn an_it2_that_hangs_is_given_up() {
+    use std::time::{Duration, Instant};
+    use teamlead::backend::terminals::cli::CALL_TIMEOUT;
+
+    let fake = FakeIt2::new(&["LEAD-UUID"]);
+    let program = fake.program();
+    let program = program.to_str().unwrap();
+    fs::write(fake.dir.path().join("hang"), "").unwrap();
+    let start = Instant::now();
+    assert!(!Iterm2.answers(program));
+    let took = start.elapsed();
+    assert!(
+        took >= CALL_TIMEOUT && took < CALL_TIMEOUT + Duration::from_secs(5),
+        "the call took {took:?}"
+    );
+    // The hung call was killed: no `it2` of this state directory runs any more.
+    let dir = fake.dir.path().to_string_lossy().into_owned();
+    let running = || {
+        fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| fs::read(e.path().join("environ")).ok())
+            .filter(|env| String::from_utf8_lossy(env).contains(&format!("IT2_STATE={dir}")))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running() > 0 {
+        assert!(Instant::now() < deadline, "a hung it2 was left running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kitty_common::{KITTY_ACTIVE_BORDER, RealKitty};
-use teamlead::backend::kitty::{KittyBackend, parse_ls};
-use teamlead::backend::kitty_rc;
+use teamlead::backend::terminals::kitty::rc as kitty_rc;
+use teamlead::backend::terminals::kitty::{KittyBackend, parse_ls};
 use teamlead::backend::{PaneBackend, PaneState};
 use teamlead::protocol::Color;
 

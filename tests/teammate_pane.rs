@@ -9,8 +9,9 @@ use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use teamlead::backend::PaneBackend;
 use teamlead::backend::launch::{TeammateLaunch, TeammateProgram};
-use teamlead::backend::tmux::{TmuxBackend, TmuxLayout, TmuxServer};
+use teamlead::backend::terminals::tmux::{TmuxBackend, TmuxLayout, TmuxServer};
 use teamlead::protocol::frames::{Frame, PermissionResponse, ShutdownRequest};
 use teamlead::protocol::{InboxEntry, Member, PermissionMode, TeamFile};
 use teamlead::store::{Home, inbox, tasks::TaskList, team};

@@ -6,7 +6,8 @@ use crate::tmux_common as test_tmux;
 
 use std::time::Duration;
 
-use teamlead::backend::tmux::{TmuxBackend, TmuxLayout, TmuxServer};
+use teamlead::backend::PaneBackend;
+use teamlead::backend::terminals::tmux::{TmuxBackend, TmuxLayout, TmuxServer};
 use teamlead::protocol::Color;
 use test_tmux::TestTmux;
 

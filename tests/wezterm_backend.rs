@@ -8,7 +8,6 @@
 
 use crate::panes_common;
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -18,9 +17,10 @@ use panes_common::{
     teammate_processes, wait_until,
 };
 use teamlead::backend::detect::{BackendChoice, CapturedEnv, detect};
-use teamlead::backend::wezterm::WeztermBackend;
+use teamlead::backend::terminals::PaneChoice;
+use teamlead::backend::terminals::wezterm::WeztermBackend;
 use teamlead::backend::{PaneBackend, PaneState};
-use teamlead::protocol::BackendRequest;
+use teamlead::protocol::{BackendKind, BackendRequest};
 
 /// The stand-in's state directory, with the lead's pane 0 in tab 0.
 struct FakeWezterm {
@@ -145,18 +145,18 @@ fn wezterm_is_detected_inside_wezterm_after_the_multiplexers() {
     let bin = FakeWezterm::bin_dir();
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let env = |pairs: &[(&str, &str)]| {
-        let mut map: HashMap<&str, &str> = pairs.iter().copied().collect();
-        map.insert("PATH", &path);
-        CapturedEnv::from_map(&map)
+        CapturedEnv::from_map(pairs.iter().copied().chain([("PATH", path.as_str())]))
     };
-    let no_it2 = |_: &str| false;
+    let no_it2 = |_: BackendKind, _: &str| false;
     let inside = env(&[("WEZTERM_PANE", "4"), ("TERM_PROGRAM", "WezTerm")]);
     assert_eq!(
         detect(&inside, BackendRequest::Auto, &no_it2),
-        BackendChoice::Wezterm {
-            wezterm: bin.join("wezterm").to_string_lossy().into_owned(),
-            lead_pane: Some("4".into()),
-        }
+        BackendChoice::Panes(PaneChoice::inside(
+            BackendKind::Wezterm,
+            &bin.join("wezterm").to_string_lossy(),
+            Some("4".into()),
+            None
+        ))
     );
     // tmux inside WezTerm: the multiplexer wins.
     let tmux_in_wezterm = env(&[
@@ -170,10 +170,14 @@ fn wezterm_is_detected_inside_wezterm_after_the_multiplexers() {
     );
     assert_eq!(
         "wezterm".parse::<BackendRequest>(),
-        Ok(BackendRequest::Wezterm)
+        Ok(BackendRequest::Kind(BackendKind::Wezterm))
     );
     // Asked for outside WezTerm: in-process, with a notice.
-    match detect(&env(&[]), BackendRequest::Wezterm, &no_it2) {
+    match detect(
+        &env(&[]),
+        BackendRequest::Kind(BackendKind::Wezterm),
+        &no_it2,
+    ) {
         BackendChoice::InProcess { notice } => assert!(notice.unwrap().contains("WezTerm")),
         other => panic!("{other:?}"),
     }

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use teamlead::backend::zellij::{ZellijBackend, list_sessions, remove_session};
+use teamlead::backend::terminals::zellij::{ZellijBackend, list_sessions, remove_session};
 use teamlead::backend::{PaneBackend, PaneState};
 
 const WAIT: Duration = Duration::from_secs(20);

@@ -288,6 +288,14 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
         || teammate_processes(&ws.team).len() == 2,
         || format!("{:?}", teammate_processes(&ws.team)),
     );
+    // `/kill` is done once c has left the team file too (a kill before that write leaves c a
+    // member the next lead reports as not running).
+    wait_until(
+        "c removed from the team",
+        WAIT,
+        || !ws.members().contains(&"c".to_string()),
+        || format!("{:?}", ws.members()),
+    );
     let before = teammate_processes(&ws.team);
     let mut first = first;
     sigkill(first.pid);
@@ -298,6 +306,13 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
     second.wait_screen("the resume note", |s| {
         s.contains("Resumed the team")
             && s.contains(&format!("re-bound a ({pane_a}), b ({pane_b})"))
+    });
+    // Said in Zellij's words (it once said "tmux server"), maybe wrapped.
+    second.wait_screen("the take-over note", |s| {
+        let words: Vec<&str> = s.split_whitespace().collect();
+        words
+            .join(" ")
+            .contains("took over its panes' zellij session teamlead-")
     });
     assert_eq!(teammate_processes(&ws.team), before);
     // The session is taken over under the new lead's name, its panes reused, none added.

@@ -124,15 +124,6 @@ impl InProcessExecutor {
             kind: BackendKind::InProcess,
         })
     }
-
-    async fn append(&self, name: &str, entry: InboxEntry) -> Result<(), ExecutorError> {
-        let (home, team, to) = (self.home.clone(), self.team.clone(), name.to_string());
-        blocking(move || store::inbox::append(&home, &team, &to, &entry).map(|_| ()))
-            .await
-            .map_err(|e| ExecutorError::Failed(e.to_string()))?;
-        self.wake(name);
-        Ok(())
-    }
 }
 
 /// Who a file change should wake.
@@ -169,11 +160,6 @@ impl TeammateExecutor for InProcessExecutor {
 
     fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<Spawned, ExecutorError>> {
         self.spawn_inner(request).boxed()
-    }
-
-    fn send(&self, name: &str, entry: InboxEntry) -> BoxFuture<'_, Result<(), ExecutorError>> {
-        let name = name.to_string();
-        async move { self.append(&name, entry).await }.boxed()
     }
 
     fn wake(&self, name: &str) {
@@ -222,10 +208,6 @@ impl TeammateExecutor for InProcessExecutor {
 
     fn focus(&self, _name: &str) -> BoxFuture<'_, Result<Focus, ExecutorError>> {
         async { Ok(Focus::InlineView) }.boxed()
-    }
-
-    fn is_active(&self, name: &str) -> bool {
-        self.handle(name).is_some_and(|h| h.is_running())
     }
 
     /// A task that ended without being killed or released (its loop failed or panicked)

@@ -1,9 +1,9 @@
 //! The `TeammateExecutor` seam: everything the lead does to a teammate's runtime, without
 //! knowing where it runs. The lead holds one executor per session, chosen once
-//! ([`super::pane_executor::PaneExecutor`] over a [`super::PaneBackend`] for tmux and iTerm2,
+//! ([`super::pane_executor::PaneExecutor`] over a [`super::PaneBackend`] of a terminal,
 //! `agent::in_process::InProcessExecutor` for in-process: it runs the agent runtime, so it lives
-//! one layer up). Every operation has one code path in the lead: spawn, send/wake, the shutdown
-//! request ([`shutdown_request`], built only here), kill, release after a shutdown, interrupt,
+//! one layer up). Every operation has one code path in the lead: spawn, wake, the shutdown
+//! request ([`shutdown_request`], built only here, written by the lead), kill, release after a shutdown, interrupt,
 //! hide/show/focus, liveness, adoption of a teammate a previous lead left running, usage, and
 //! the end of the session (quit, detach, emergency stop). Outcomes are typed
 //! ([`Spawned`], [`Focus`], [`Liveness`], [`Adopted`]); the lead renders them.
@@ -206,31 +206,12 @@ pub trait TeammateExecutor: Send + Sync {
     /// Starts a teammate whose member entry already exists (see the module contract).
     fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<Spawned, ExecutorError>>;
 
-    /// Appends a message to the teammate's inbox and wakes it.
-    fn send(&self, name: &str, entry: InboxEntry) -> BoxFuture<'_, Result<(), ExecutorError>>;
-
     /// Nudges the teammate to read its inbox now (after someone else wrote it). A no-op where
     /// the teammate watches its inbox itself.
     fn wake(&self, name: &str);
 
     /// A file of the team changed (the lead's watcher): wake whom it concerns.
     fn on_change(&self, _event: &ChangeEvent) {}
-
-    /// Graceful stop: writes a `shutdown_request` from `team-lead` to its inbox and returns the
-    /// request id; the teammate answers `shutdown_approved` and exits.
-    fn terminate(
-        &self,
-        name: &str,
-        reason: Option<&str>,
-    ) -> BoxFuture<'_, Result<String, ExecutorError>> {
-        let (request_id, entry) = shutdown_request(name, reason);
-        let name = name.to_string();
-        async move {
-            self.send(&name, entry).await?;
-            Ok(request_id)
-        }
-        .boxed()
-    }
 
     /// Forced stop: its process (or task) ends now, with no handshake; its pane closes.
     fn kill(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>>;
@@ -270,9 +251,6 @@ pub trait TeammateExecutor: Send + Sync {
 
     /// Goes to the teammate.
     fn focus(&self, name: &str) -> BoxFuture<'_, Result<Focus, ExecutorError>>;
-
-    /// True while the teammate runs (cheap for in-process; asks the terminal for panes).
-    fn is_active(&self, name: &str) -> bool;
 
     /// The liveness of every teammate it runs. May call the terminal: the lead polls it off its
     /// loop.
@@ -326,6 +304,13 @@ pub trait TeammateExecutor: Send + Sync {
     /// socket), kept in the team's `.teamlead/` directory; `None` when nothing.
     fn session_record(&self) -> Option<String> {
         None
+    }
+
+    /// What a [`session_record`] names, for a person (`tmux server -L teamlead-42`).
+    ///
+    /// [`session_record`]: TeammateExecutor::session_record
+    fn session_label(&self, record: &str) -> String {
+        record.to_string()
     }
 }
 

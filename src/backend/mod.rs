@@ -1,29 +1,24 @@
 //! Where teammates run: the [`executor::TeammateExecutor`] seam the lead holds one of per
-//! session, the `PaneBackend` seam below the pane executor (create pane, run command, style,
-//! kill, hide, show, focus, pane states, take over a previous session's panes) with its tmux,
-//! iTerm2, Zellij, kitty and WezTerm implementations, backend detection once per lead session, and the command line
-//! that starts a pane teammate. A new pane backend is one file implementing [`PaneBackend`]
-//! (its `impl PaneBackend` in that file, as `zellij`, `kitty` and `wezterm` do) plus one arm of
-//! [`BackendKind`] and of [`detect::BackendChoice`].
+//! session, the [`PaneBackend`] seam below the pane executor (create pane, run command, style,
+//! kill, hide, show, focus, pane states, take over a previous session's panes), the terminals
+//! that implement it as plug-ins ([`terminals`]: tmux, iTerm2, Zellij, kitty, WezTerm, one
+//! registry in `auto`'s order), backend detection once per lead session, and the command line
+//! that starts a pane teammate. A new terminal is one file under `terminals/` (its `Terminal`
+//! and its `impl PaneBackend`), one line of `terminals::TERMINALS` and one line of
+//! [`BackendKind`]'s list.
 
 pub mod detect;
 pub mod error;
 pub mod executor;
 pub mod git;
-pub mod iterm2;
-pub mod kitty;
-pub mod kitty_rc;
 pub mod launch;
 pub mod lead_probe;
 pub mod orphans;
 pub mod pane_executor;
 pub mod program;
 pub mod reap;
-pub mod terminal_cli;
-pub mod tmux;
-pub mod wezterm;
+pub mod terminals;
 pub mod worktree;
-pub mod zellij;
 
 pub use crate::protocol::BackendKind;
 pub use error::BackendError;
@@ -73,7 +68,8 @@ impl PaneKey {
     }
 }
 
-/// A terminal that can host teammate panes.
+/// A terminal that can host teammate panes, as one lead session drives it (each terminal's
+/// own file under [`terminals`] implements it).
 pub trait PaneBackend: Send + Sync {
     /// Written as the member's `backendType`.
     fn kind(&self) -> BackendKind;
@@ -139,6 +135,13 @@ pub trait PaneBackend: Send + Sync {
     fn session_record(&self) -> Option<String> {
         None
     }
+    /// What a [`PaneBackend::session_record`] names, for a person: `tmux server -L
+    /// teamlead-42`, `zellij session teamlead-42`.
+    fn session_label(&self, record: &str) -> String {
+        terminals::terminal(self.kind())
+            .map(|t| t.private_label(record))
+            .unwrap_or_else(|| record.to_string())
+    }
     /// The program a user runs to see the panes outside the lead's terminal (a private tmux
     /// server), focused on `pane`: argv and the same as one command line.
     fn attach(&self) -> Option<(Vec<String>, String)> {
@@ -150,129 +153,4 @@ pub trait PaneBackend: Send + Sync {
     }
     /// Ends what the backend opened for the session (a private server and its socket file).
     fn shutdown(&self) {}
-}
-
-impl PaneBackend for tmux::TmuxBackend {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Tmux
-    }
-    fn create_pane(&self) -> Result<String, BackendError> {
-        tmux::TmuxBackend::create_pane(self)
-    }
-    fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
-        tmux::TmuxBackend::run_command(self, pane, command)
-    }
-    fn style(&self, pane: &str, name: &str, color: Option<Color>) -> Result<(), BackendError> {
-        tmux::TmuxBackend::style(self, pane, name, color)
-    }
-    fn kill(&self, pane: &str) -> Result<(), BackendError> {
-        tmux::TmuxBackend::kill(self, pane)
-    }
-    fn hide(&self, pane: &str) -> Result<(), BackendError> {
-        tmux::TmuxBackend::hide(self, pane)
-    }
-    fn show(&self, pane: &str) -> Result<(), BackendError> {
-        tmux::TmuxBackend::show(self, pane)
-    }
-    fn focus(&self, pane: &str) -> Result<(), BackendError> {
-        tmux::TmuxBackend::focus(self, pane)
-    }
-    fn send_key(&self, pane: &str, key: PaneKey) -> Result<(), BackendError> {
-        let name = match key {
-            PaneKey::BackTab => "BTab",
-            PaneKey::Escape => "Escape",
-        };
-        self.server
-            .run(&["send-keys", "-t", pane, name])
-            .map(|_| ())
-    }
-    fn pane_alive(&self, pane: &str) -> bool {
-        tmux::TmuxBackend::pane_alive(self, pane)
-    }
-    fn pane_running(&self, pane: &str) -> bool {
-        tmux::TmuxBackend::pane_running(self, pane)
-    }
-    fn pane_states(&self, panes: &[String]) -> Vec<PaneState> {
-        tmux::TmuxBackend::pane_states(self, panes)
-    }
-    fn tail(&self, pane: &str, lines: usize) -> Vec<String> {
-        tmux::TmuxBackend::tail(self, pane, lines)
-    }
-    fn title(&self, pane: &str) -> Option<String> {
-        tmux::TmuxBackend::title(self, pane)
-    }
-    fn adopt_pane(&self, pane: &str) {
-        tmux::TmuxBackend::adopt_pane(self, pane)
-    }
-    fn pane_pid(&self, pane: &str) -> Option<u32> {
-        tmux::TmuxBackend::pane_pid(self, pane)
-    }
-    fn take_over(&self, record: &str) -> Result<bool, BackendError> {
-        tmux::TmuxBackend::take_over(self, record)
-    }
-    fn session_record(&self) -> Option<String> {
-        self.server.socket.clone()
-    }
-    fn attach(&self) -> Option<(Vec<String>, String)> {
-        let socket = self.server.socket.clone()?;
-        let hint = self.attach_hint()?;
-        let argv = ["tmux", "-L", &socket, "attach", "-t", tmux::SWARM_SESSION]
-            .map(str::to_string)
-            .to_vec();
-        Some((argv, hint))
-    }
-    fn shutdown(&self) {
-        if self.server.socket.is_some() {
-            let _ = self.server.kill_server();
-        }
-    }
-}
-
-impl PaneBackend for iterm2::Iterm2Backend {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Iterm2
-    }
-    fn create_pane(&self) -> Result<String, BackendError> {
-        iterm2::Iterm2Backend::create_pane(self)
-    }
-    fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
-        iterm2::Iterm2Backend::run_command(self, pane, command)
-    }
-    fn style(&self, _pane: &str, _name: &str, _color: Option<Color>) -> Result<(), BackendError> {
-        // it2 has no pane styling; iTerm2 shows the teammate's own header instead.
-        Ok(())
-    }
-    fn kill(&self, pane: &str) -> Result<(), BackendError> {
-        iterm2::Iterm2Backend::kill(self, pane)
-    }
-    fn hide(&self, _pane: &str) -> Result<(), BackendError> {
-        Err(BackendError::Unavailable(
-            "iTerm2 panes cannot be hidden".into(),
-        ))
-    }
-    fn show(&self, _pane: &str) -> Result<(), BackendError> {
-        Err(BackendError::Unavailable(
-            "iTerm2 panes cannot be hidden".into(),
-        ))
-    }
-    fn focus(&self, pane: &str) -> Result<(), BackendError> {
-        iterm2::Iterm2Backend::focus(self, pane)
-    }
-    fn pane_alive(&self, pane: &str) -> bool {
-        self.listed().is_some_and(|l| l.contains(pane))
-    }
-    fn pane_states(&self, panes: &[String]) -> Vec<PaneState> {
-        // A listing that failed proves nothing: everything counts as running.
-        let listed = self.listed();
-        panes
-            .iter()
-            .map(|p| match &listed {
-                Some(l) if !l.contains(p.as_str()) => PaneState::Gone,
-                _ => PaneState::Running,
-            })
-            .collect()
-    }
-    fn adopt_pane(&self, pane: &str) {
-        iterm2::Iterm2Backend::adopt_session(self, pane)
-    }
 }

@@ -1,10 +1,11 @@
 //! The [`TeammateExecutor`] for pane teammates: each teammate is a process (`teamlead teammate`
-//! or a real `claude`) in a pane of a [`PaneBackend`] (tmux, iTerm2, Zellij, kitty, WezTerm). Spawning follows
-//! PROTOCOL.md 6: create the pane (a placeholder), style it, record `tmuxPaneId`/`backendType`,
+//! or a real `claude`) in a pane of a [`PaneBackend`] (one of `backend::terminals`). Spawning
+//! follows PROTOCOL.md 6: create the pane (a placeholder), style it, record `tmuxPaneId`/`backendType`,
 //! clear the inbox and write the prompt, then start the command with the backend's respawn. The
 //! teammate watches its own inbox, so `wake` is a no-op; `kill` kills the pane; liveness reads
 //! the panes' states in one call; adoption binds a pane a previous lead left running. Every
-//! terminal call runs on the blocking pool, never on the caller's task.
+//! terminal call and every write of the team's files runs on the blocking pool, never on the
+//! caller's task.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,12 +19,7 @@ use super::executor::{
     AdoptRequest, Adopted, ExecutorError, Focus, Liveness, LivenessReport, SpawnRequest, Spawned,
     TeammateExecutor, exit_meaning,
 };
-use super::iterm2::Iterm2Backend;
-use super::kitty::KittyBackend;
 use super::launch::{TeammateLaunch, TeammateProgram};
-use super::tmux::{TmuxBackend, TmuxServer};
-use super::wezterm::WeztermBackend;
-use super::zellij::ZellijBackend;
 use super::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::{Color, InboxEntry, LEAD_NAME};
 use crate::store::{self, Home};
@@ -76,8 +72,8 @@ impl PaneExecutor {
         }
     }
 
-    /// The executor for a pane backend choice (`None` for in-process): the user's tmux, a
-    /// private server named after this process, or iTerm2. Teammates run `claude` when
+    /// The executor for a pane backend choice (`None` for in-process), its backend opened by
+    /// its terminal (`backend::terminals`). Teammates run `claude` when
     /// `claude_by_default`, else `teamlead_binary` (this executable when `None`) `teammate`
     /// with `engine`.
     pub fn for_choice(
@@ -103,7 +99,7 @@ impl PaneExecutor {
                 engine: engine.to_string(),
             }
         };
-        let backend = backend_for(choice)?;
+        let backend = super::terminals::open(choice)?;
         let parent = Some(lead_session_id.to_string());
         let mut executor = PaneExecutor::new(home, team, backend, program, parent);
         executor.guard_binary = teamlead;
@@ -205,19 +201,21 @@ impl PaneExecutor {
             })
             .await?;
         let kind = self.backend.kind();
-        store::team::set_pane(
-            &self.home,
-            &self.team,
-            &request.name,
-            &pane,
-            Some(kind.as_str()),
-        )?;
-        let prompt = request
+        // The member's pane and the prompt go to its files on the blocking pool: both take a
+        // lock, which a dead writer may hold for seconds.
+        let (home, team, name) = (self.home.clone(), self.team.clone(), request.name.clone());
+        let prompt: Vec<InboxEntry> = request
             .prompt
             .iter()
             .map(|p| InboxEntry::new(LEAD_NAME, p.clone()))
-            .collect::<Vec<_>>();
-        store::inbox::replace(&self.home, &self.team, &request.name, &prompt)?;
+            .collect();
+        let recorded = pane.clone();
+        tokio::task::spawn_blocking(move || {
+            store::team::set_pane(&home, &team, &name, &recorded, Some(kind.as_str()))?;
+            store::inbox::replace(&home, &team, &name, &prompt)
+        })
+        .await
+        .map_err(|e| ExecutorError::Failed(format!("recording the pane failed: {e}")))??;
         let line = self.command_line(&request);
         let program = program_name(&self.program_for(&request));
         let target = pane.clone();
@@ -274,41 +272,6 @@ impl PaneExecutor {
             },
         }
     }
-}
-
-/// The pane backend of a choice (`None` for in-process): the user's tmux, a private server or
-/// session named after this process, iTerm2, Zellij, kitty or WezTerm.
-pub fn backend_for(choice: &BackendChoice) -> Option<Arc<dyn PaneBackend>> {
-    let backend: Arc<dyn PaneBackend> = match choice {
-        BackendChoice::TmuxInside { lead_pane } => Arc::new(TmuxBackend::inside(lead_pane)),
-        BackendChoice::TmuxPrivate => Arc::new(TmuxBackend::private(
-            &TmuxServer::private_socket_name(std::process::id()),
-        )),
-        BackendChoice::Iterm2 { it2, session_id } => Arc::new(Iterm2Backend::new(it2, session_id)),
-        BackendChoice::Zellij {
-            zellij,
-            session: Some(session),
-            lead_pane,
-        } => Arc::new(ZellijBackend::inside(zellij, session, lead_pane.as_deref())),
-        BackendChoice::Zellij {
-            zellij,
-            session: None,
-            ..
-        } => Arc::new(ZellijBackend::private(
-            zellij,
-            &super::zellij::private_session_name(std::process::id()),
-        )),
-        BackendChoice::Kitty {
-            kitty,
-            listen_on,
-            window_id,
-        } => Arc::new(KittyBackend::new(kitty, listen_on, window_id)),
-        BackendChoice::Wezterm { wezterm, lead_pane } => {
-            Arc::new(WeztermBackend::new(wezterm, lead_pane.as_deref()))
-        }
-        BackendChoice::InProcess { .. } => return None,
-    };
-    Some(backend)
 }
 
 /// This binary's path, for builtin pane teammates. A binary replaced while the lead runs (a
@@ -400,18 +363,6 @@ impl TeammateExecutor for PaneExecutor {
 
     fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<Spawned, ExecutorError>> {
         self.spawn_inner(request).boxed()
-    }
-
-    fn send(&self, name: &str, entry: InboxEntry) -> BoxFuture<'_, Result<(), ExecutorError>> {
-        let (home, team, name) = (self.home.clone(), self.team.clone(), name.to_string());
-        async move {
-            // On the blocking pool: the append may wait for the inbox's lock.
-            tokio::task::spawn_blocking(move || store::inbox::append(&home, &team, &name, &entry))
-                .await
-                .map_err(|e| ExecutorError::Failed(format!("sending failed: {e}")))??;
-            Ok(())
-        }
-        .boxed()
     }
 
     fn wake(&self, _name: &str) {
@@ -515,13 +466,6 @@ impl TeammateExecutor for PaneExecutor {
             .await
         }
         .boxed()
-    }
-
-    fn is_active(&self, name: &str) -> bool {
-        match self.panes().get(name) {
-            Some(entry) => self.backend.pane_running(&entry.pane),
-            None => false,
-        }
     }
 
     fn liveness(&self) -> BoxFuture<'_, Vec<LivenessReport>> {
@@ -646,8 +590,102 @@ impl TeammateExecutor for PaneExecutor {
         self.backend.session_record()
     }
 
+    fn session_label(&self, record: &str) -> String {
+        self.backend.session_label(record)
+    }
+
     fn take_over(&self, record: &str) -> BoxFuture<'_, Result<bool, ExecutorError>> {
         let record = record.to_string();
         async move { self.blocking(move |b| b.take_over(&record)).await }.boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::protocol::{Member, TeamFile};
+
+    /// A terminal whose panes exist only in memory and run nothing.
+    struct Memory;
+
+    impl PaneBackend for Memory {
+        fn kind(&self) -> BackendKind {
+            BackendKind::Tmux
+        }
+        fn create_pane(&self) -> Result<String, BackendError> {
+            Ok("%1".to_string())
+        }
+        fn run_command(&self, _pane: &str, _command: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn style(
+            &self,
+            _pane: &str,
+            _name: &str,
+            _color: Option<Color>,
+        ) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn kill(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn hide(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn show(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn focus(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn pane_alive(&self, _pane: &str) -> bool {
+            true
+        }
+    }
+
+    /// The member's pane and its prompt are written on the blocking pool: a lock on the team
+    /// file held elsewhere delays the spawn, never the runtime's one thread.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_held_team_lock_holds_the_spawn_not_the_runtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().join("home"));
+        let cwd = dir.path().to_string_lossy().into_owned();
+        store::team::create_team(&home, &TeamFile::new("t", None, &cwd)).unwrap();
+        store::team::add_member(&home, "t", Member::new("alpha", "t", &cwd)).unwrap();
+        let program = TeammateProgram::Teamlead {
+            binary: "teamlead".into(),
+            engine: "shell".into(),
+        };
+        let executor = PaneExecutor::new(&home, "t", Arc::new(Memory), program, None);
+
+        let held = store::lock::acquire_default(&home.config_path("t").unwrap()).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(600));
+            drop(held);
+        });
+        let ticks = Arc::new(AtomicUsize::new(0));
+        let ticking = ticks.clone();
+        let ticker = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                ticking.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        let spawned = executor
+            .spawn(SpawnRequest::new("alpha", dir.path()))
+            .await
+            .unwrap();
+        let during = ticks.load(Ordering::Relaxed);
+        ticker.abort();
+        release.join().unwrap();
+        assert_eq!(spawned.pane_id, "%1");
+        let member = store::read_team(&home, "t").unwrap();
+        assert_eq!(member.member("alpha").unwrap().tmux_pane_id, "%1");
+        assert!(
+            during >= 20,
+            "the runtime stood still while the lock was held ({during} ticks of 10 ms in 600 ms)"
+        );
     }
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::lead_probe::procs::{self, ProcInfo, ProcTable};
-use super::tmux::teammate_panes::shell_words;
+use super::terminals::tmux::teammate_panes::shell_words;
 
 /// How long a stopped tree gets between SIGTERM and SIGKILL.
 pub const TERM_WAIT: Duration = Duration::from_secs(2);

@@ -207,8 +207,8 @@ fn start_server(ctx: &Context, args: &LeadArgs, team: &str) -> Result<Child> {
     }
     cmd.args(["serve", "--background", "--team", team]);
     let value = |v: Option<clap::builder::PossibleValue>| v.map(|p| p.get_name().to_string());
-    if let Some(b) = value(args.backend.and_then(|b| b.to_possible_value())) {
-        cmd.args(["--backend", &b]);
+    if let Some(b) = args.backend {
+        cmd.args(["--backend", b.as_str()]);
     }
     if let Some(a) = value(args.agent.and_then(|a| a.to_possible_value())) {
         cmd.args(["--agent", &a]);

@@ -139,7 +139,7 @@ fn show(config: &Config, keymap: &Keymap) -> String {
     let mut out = format!("{from}\n");
     out.push_str(&format!(
         "backend = {}\n",
-        opt(config.backend.map(|b| debug(format!("{b:?}"))), "auto")
+        opt(config.backend.map(|b| quoted(b.as_str())), "auto")
     ));
     out.push_str(&format!(
         "agent = {}\n",

@@ -111,19 +111,19 @@ pub fn run_lead(ctx: &Context, args: &LeadArgs) -> Result<()> {
 /// detected here, once per session).
 pub fn lead_options(ctx: &Context, args: &LeadArgs, config: &Config) -> Result<LeadOptions> {
     use crate::backend::detect::{self, CapturedEnv};
-    use crate::backend::iterm2::Iterm2Backend;
     let args = &with_defaults(args, config);
     let request = args.backend.unwrap_or_default();
     // One detection per session, from the environment captured now.
     let choice = detect::detect(
         &CapturedEnv::from_process(),
         request,
-        &Iterm2Backend::is_available,
+        &crate::backend::terminals::answers,
     );
     let claude = args.agent == Some(AgentChoice::Claude);
     if claude && choice.label() == "in-process" {
         bail!(
-            "--agent claude needs a pane backend (tmux, Zellij, kitty, WezTerm or iTerm2) and none is usable here: install tmux or drop --agent claude"
+            "--agent claude needs a pane backend ({}) and none is usable here: install tmux or drop --agent claude",
+            crate::protocol::BackendKind::pane_terminals()
         );
     }
     let cwd = std::env::current_dir().wrap_err("cannot read the current directory")?;
@@ -201,7 +201,7 @@ pub fn run_clean(ctx: &Context, args: &CleanArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::BackendRequest;
+    use crate::protocol::{BackendKind, BackendRequest};
 
     #[test]
     fn flags_win_over_the_config_file() {
@@ -212,13 +212,13 @@ mod tests {
         )
         .unwrap();
         let none = with_defaults(&LeadArgs::default(), &config);
-        assert_eq!(none.backend, Some(BackendRequest::Tmux));
+        assert_eq!(none.backend, Some(BackendRequest::Kind(BackendKind::Tmux)));
         assert_eq!(none.agent, Some(AgentChoice::Claude));
         assert_eq!(none.engine, Some(EngineChoice::Llm));
         assert_eq!(none.model.as_deref(), Some("opus"));
         assert!(none.worktree);
         let flags = LeadArgs {
-            backend: Some(BackendRequest::InProcess),
+            backend: Some(BackendRequest::Kind(BackendKind::InProcess)),
             agent: Some(AgentChoice::Builtin),
             engine: Some(EngineChoice::Shell),
             model: Some("haiku".to_string()),
@@ -226,7 +226,10 @@ mod tests {
             ..LeadArgs::default()
         };
         let both = with_defaults(&flags, &config);
-        assert_eq!(both.backend, Some(BackendRequest::InProcess));
+        assert_eq!(
+            both.backend,
+            Some(BackendRequest::Kind(BackendKind::InProcess))
+        );
         assert_eq!(both.agent, Some(AgentChoice::Builtin));
         assert_eq!(both.engine, Some(EngineChoice::Shell));
         assert_eq!(both.model.as_deref(), Some("haiku"));

@@ -67,36 +67,45 @@ pub fn config_from(ctx: &Context, args: &TeammateArgs) -> Result<TeammateConfig>
         config.engine = EngineKind::llm(llm);
     }
     config.plan_mode_required = args.plan_mode_required;
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let env = crate::backend::detect::CapturedEnv::from_process();
     (config.pane_id, config.backend_type) = own_pane(&env);
     Ok(config)
 }
 
-/// The pane this teammate runs in and its backend, from the variables its terminal sets
-/// (a multiplexer's before the terminal's own).
-fn own_pane(env: &dyn Fn(&str) -> Option<String>) -> (String, String) {
+/// The pane this teammate runs in and its backend, from the variables its terminal sets: the
+/// first terminal of the registry that finds one (a multiplexer's before the terminal's own);
+/// tmux with no pane when none does.
+fn own_pane(env: &crate::backend::detect::CapturedEnv) -> (String, String) {
     use crate::backend::BackendKind;
-    let found = if let Some(pane) = env("TMUX_PANE") {
-        Some((pane, BackendKind::Tmux))
-    } else if let (Some(_), Some(pane)) = (env("ZELLIJ"), env("ZELLIJ_PANE_ID")) {
-        Some((
-            crate::backend::zellij::normalize_pane_id(&pane),
-            BackendKind::Zellij,
-        ))
-    } else if let Some(window) = env("KITTY_WINDOW_ID") {
-        Some((window, BackendKind::Kitty))
-    } else if let Some(pane) = env("WEZTERM_PANE") {
-        Some((pane, BackendKind::Wezterm))
-    } else {
-        env("ITERM_SESSION_ID").map(|session| {
-            (
-                crate::backend::iterm2::lead_session_uuid(&session),
-                BackendKind::Iterm2,
-            )
-        })
-    };
-    match found {
-        Some((pane, kind)) => (pane, kind.as_str().to_string()),
-        None => (String::new(), BackendKind::Tmux.as_str().to_string()),
+    use crate::backend::terminals::TERMINALS;
+    TERMINALS
+        .iter()
+        .find_map(|t| Some((t.own_pane(env)?, t.about().kind)))
+        .map(|(pane, kind)| (pane, kind.as_str().to_string()))
+        .unwrap_or_else(|| (String::new(), BackendKind::Tmux.as_str().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::detect::CapturedEnv;
+
+    #[test]
+    fn the_own_pane_is_the_first_terminals() {
+        let pane = |vars: &[(&str, &str)]| own_pane(&CapturedEnv::from_map(vars.iter().copied()));
+        let (p, k) = pane(&[("TMUX_PANE", "%4"), ("KITTY_WINDOW_ID", "3")]);
+        assert_eq!((p.as_str(), k.as_str()), ("%4", "tmux"));
+        let (p, k) = pane(&[
+            ("ZELLIJ", "0"),
+            ("ZELLIJ_PANE_ID", "7"),
+            ("KITTY_WINDOW_ID", "3"),
+        ]);
+        assert_eq!((p.as_str(), k.as_str()), ("terminal_7", "zellij"));
+        let (p, k) = pane(&[("ITERM_SESSION_ID", "w0t0p0:ABC")]);
+        assert_eq!((p.as_str(), k.as_str()), ("ABC", "iterm2"));
+        let (p, k) = pane(&[("WEZTERM_PANE", "9")]);
+        assert_eq!((p.as_str(), k.as_str()), ("9", "wezterm"));
+        let (p, k) = pane(&[]);
+        assert_eq!((p.as_str(), k.as_str()), ("", "tmux"));
     }
 }

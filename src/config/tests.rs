@@ -27,7 +27,12 @@ fn settings_and_keys_are_read() {
         "backend = \"in-process\"\nworktree = true\ntheme = \"none\"\n\n[keys.teams]\nkill = \"K\"\nup = [\"up\", \"k\"]\n\n[llm]\nmodel = \"opus\"\n",
     )
     .unwrap();
-    assert_eq!(config.backend, Some(BackendRequest::InProcess));
+    assert_eq!(
+        config.backend,
+        Some(BackendRequest::Kind(
+            crate::protocol::BackendKind::InProcess
+        ))
+    );
     assert_eq!(config.worktree, Some(true));
     assert_eq!(config.theme, Some(Theme::None));
     assert_eq!(config.keys.len(), 2);

@@ -1,64 +1,64 @@
 //! Where a teammate runs, as a type: [`BackendKind`]. The protocol's `backendType` strings
-//! (`tmux`, `iterm2`, `zellij`, `kitty`, `wezterm`, `in-process`) exist only here, at the edge: they are parsed once when a
-//! member is read ([`crate::protocol::Member::backend_kind`]) and written from the enum.
+//! (`tmux`, `iterm2`, `zellij`, `kitty`, `wezterm`, `in-process`) exist only here, at the edge:
+//! they are parsed once when a member is read ([`crate::protocol::Member::backend_kind`]) and
+//! written from the enum. The enum, its strings, the names people know and [`BackendKind::ALL`]
+//! are made from one list (`backend_kinds!`), so a kind cannot be missing from `ALL`: a new
+//! terminal is one line there (and its `backend::terminals` file).
 
 use std::fmt;
 
-/// The kinds of teammate executors teamlead knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BackendKind {
+/// Declares [`BackendKind`] from one line per kind: the variant (with its doc), its
+/// `backendType` string and the name a person knows it by.
+macro_rules! backend_kinds {
+    ($( $(#[$doc:meta])* $variant:ident => $text:literal, $name:literal; )*) => {
+        /// The kinds of teammate executors teamlead knows.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum BackendKind {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl BackendKind {
+            /// Every kind, in the order the UI lists them.
+            pub const ALL: [BackendKind; [$($text),*].len()] = [$(BackendKind::$variant),*];
+
+            /// The `backendType` string of PROTOCOL.md 2.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( BackendKind::$variant => $text, )*
+                }
+            }
+
+            /// The name a person knows it by (`iTerm2`, `WezTerm`, …).
+            pub fn terminal_name(self) -> &'static str {
+                match self {
+                    $( BackendKind::$variant => $name, )*
+                }
+            }
+        }
+    };
+}
+
+backend_kinds! {
     /// A pane of tmux (the user's server or a private one).
-    Tmux,
+    Tmux => "tmux", "tmux";
     /// An iTerm2 split, through `it2`.
-    Iterm2,
+    Iterm2 => "iterm2", "iTerm2";
     /// A pane of Zellij (the lead's session or a private background one).
-    Zellij,
+    Zellij => "zellij", "Zellij";
     /// A kitty window, through `kitty @`.
-    Kitty,
+    Kitty => "kitty", "kitty";
     /// A WezTerm pane, through `wezterm cli`.
-    Wezterm,
+    Wezterm => "wezterm", "WezTerm";
+    /// A window of GNU screen, in a private detached session.
+    Screen => "screen", "screen";
     /// A tokio task of the lead's own process.
-    InProcess,
+    InProcess => "in-process", "in-process";
 }
 
 impl BackendKind {
-    /// Every kind, in the order the UI lists them.
-    pub const ALL: [BackendKind; 6] = [
-        BackendKind::Tmux,
-        BackendKind::Iterm2,
-        BackendKind::Zellij,
-        BackendKind::Kitty,
-        BackendKind::Wezterm,
-        BackendKind::InProcess,
-    ];
-
-    /// The `backendType` string of PROTOCOL.md 2.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BackendKind::Tmux => "tmux",
-            BackendKind::Iterm2 => "iterm2",
-            BackendKind::Zellij => "zellij",
-            BackendKind::Kitty => "kitty",
-            BackendKind::Wezterm => "wezterm",
-            BackendKind::InProcess => "in-process",
-        }
-    }
-
     /// Parses a `backendType` string; `None` for one this version does not know.
     pub fn parse(text: &str) -> Option<BackendKind> {
         BackendKind::ALL.into_iter().find(|k| k.as_str() == text)
-    }
-
-    /// The name a person knows it by (`iTerm2`, `WezTerm`, …).
-    pub fn terminal_name(self) -> &'static str {
-        match self {
-            BackendKind::Tmux => "tmux",
-            BackendKind::Iterm2 => "iTerm2",
-            BackendKind::Zellij => "Zellij",
-            BackendKind::Kitty => "kitty",
-            BackendKind::Wezterm => "WezTerm",
-            BackendKind::InProcess => "in-process",
-        }
     }
 
     /// Every terminal with panes, in words: `tmux, iTerm2, Zellij, kitty or WezTerm`.

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use teamlead::backend::kitty::{KittyBackend, parse_ls};
+use teamlead::backend::terminals::kitty::{KittyBackend, parse_ls};
 
 /// kitty's own active border color (`--config NONE`): the border of the window with the keyboard.
 pub const KITTY_ACTIVE_BORDER: &str = "#00ff00";

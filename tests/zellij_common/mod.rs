@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::panes_common::{Workspace, processes, sigkill};
-use teamlead::backend::zellij::{ListedPane, parse_panes};
+use teamlead::backend::terminals::zellij::{ListedPane, parse_panes};
 
 /// How long one call of the zellij CLI may take.
 const CALL_LIMIT: Duration = Duration::from_secs(10);

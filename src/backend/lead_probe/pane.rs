@@ -1,10 +1,9 @@
 //! One bounded question to tmux: what runs in pane `%N` of the user's server (the server of
-//! `$TMUX` when set, else the default one)? The `tmux` client is killed if it has not answered
-//! within a second, so a hung server can never hang `inspect` or `clean`.
+//! `$TMUX` when set, else the default one)? The `tmux` client is killed by the terminal runner
+//! if it has not answered within a second, so a hung server can never hang `inspect` or
+//! `clean`.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long tmux may take to answer.
 pub const TMUX_DEADLINE: Duration = Duration::from_millis(1000);
@@ -36,7 +35,7 @@ pub fn pane_state(pane: &str) -> PaneState {
     if !is_tmux_pane_id(pane) {
         return PaneState::NoAnswer(format!("`{pane}` is not a tmux pane id"));
     }
-    if !super::super::tmux::TmuxServer::user_server_may_run() {
+    if !crate::backend::terminals::tmux::TmuxServer::user_server_may_run() {
         return PaneState::NoAnswer("no tmux server is running (no socket)".to_string());
     }
     // Listing every pane tells "no such pane" apart from "no server".
@@ -60,49 +59,19 @@ pub fn pane_state(pane: &str) -> PaneState {
     PaneState::Missing
 }
 
-/// Runs `tmux <args>`, killing it after `deadline`. Its stdout, or why there is none.
+/// Runs `tmux <args>` through the terminal runner, killed after `deadline`. Its stdout, or why
+/// there is none.
 fn run_bounded(args: &[&str], deadline: Duration) -> Result<String, String> {
-    let mut child = Command::new("tmux")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("tmux cannot be run: {e}"))?;
-    let mut stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        if let Some(out) = stdout.as_mut() {
-            let _ = out.take(4 << 20).read_to_end(&mut text);
+    use crate::backend::BackendError;
+    crate::backend::terminals::cli::run_within("tmux", args, None, deadline).map_err(|e| match e {
+        BackendError::Spawn { detail, .. } => format!("tmux cannot be run: {detail}"),
+        BackendError::NoAnswer { limit, .. } => {
+            format!("tmux did not answer within {} ms", limit.as_millis())
         }
-        text
-    });
-    let end = Instant::now() + deadline;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(5)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "tmux did not answer within {} ms",
-                    deadline.as_millis()
-                ));
-            }
-            Err(e) => return Err(format!("tmux: {e}")),
+        BackendError::Command { detail, .. } | BackendError::Unavailable(detail) => {
+            format!("no tmux server answered ({detail})")
         }
-    };
-    let text = reader.join().unwrap_or_default();
-    if status.success() {
-        Ok(String::from_utf8_lossy(&text).into_owned())
-    } else {
-        let mut err = String::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = (&mut e).take(4096).read_to_string(&mut err);
-        }
-        Err(format!("no tmux server answered ({})", err.trim()))
-    }
+    })
 }
 
 #[cfg(test)]

@@ -66,6 +66,24 @@ pub struct GlobalArgs {
     pub verbose: u8,
 }
 
+/// `--backend`'s values: `auto` and every kind by name (`protocol::BackendRequest`, which
+/// knows no clap), each with its help from the terminals' registry.
+fn backend_values() -> impl clap::builder::TypedValueParser<Value = BackendRequest> {
+    use crate::backend::terminals::{auto_help, terminal};
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = BackendRequest::all().into_iter().map(|request| {
+        let help = match request {
+            BackendRequest::Auto => auto_help(),
+            BackendRequest::Kind(kind) => match terminal(kind) {
+                Some(t) => t.about().help.to_string(),
+                None => "Teammates inside the lead's process".to_string(),
+            },
+        };
+        PossibleValue::new(request.as_str()).help(help)
+    });
+    PossibleValuesParser::new(values).try_map(|name| name.parse::<BackendRequest>())
+}
+
 /// What runs a teammate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum AgentChoice {
@@ -109,7 +127,7 @@ pub struct LeadArgs {
     #[arg(long, value_name = "NAME")]
     pub team: Option<String>,
     /// Where teammates run [default: auto, or the config file's `backend`]
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = backend_values())]
     pub backend: Option<BackendRequest>,
     /// What runs each teammate [default: builtin, or the config file's `agent`]
     #[arg(long, value_enum)]

@@ -123,7 +123,8 @@ impl Controller {
         if let Some(pane_session) = &record.pane_session {
             match self.executor.take_over(pane_session).await {
                 Ok(true) => notes.push(format!(
-                    "took over its panes' tmux server -L {pane_session}"
+                    "took over its panes' {}",
+                    self.executor.session_label(pane_session)
                 )),
                 Ok(false) => {}
                 Err(e) => notes.push(format!("could not take over its panes ({e})")),

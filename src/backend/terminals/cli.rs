@@ -1,15 +1,17 @@
-//! Running a terminal's own command-line tool for the pane backends that drive one (`zellij
-//! action`, `kitty @`, `wezterm cli`): one call with optional standard input, its stdout on
-//! success and one typed error otherwise (a call that does not end within 10 s is killed and
-//! is an error); and the placeholder a new pane runs until the teammate's command line is typed
-//! into it (these terminals cannot respawn a pane's program).
+//! The one runner of every terminal's command-line tool (`tmux`, `it2`, `zellij`, `kitty @`,
+//! `wezterm cli`): one call with optional standard input, its stdout on success and one typed
+//! error otherwise; a call that does not end within its time limit (10 s unless the caller
+//! asks for less) is killed and is an error, so a terminal that hangs can never hold a spawn,
+//! the liveness poll or `clean` for ever. Also the placeholder a new pane runs until the
+//! teammate's command line is typed into it (for terminals that cannot respawn a pane's
+//! program).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::BackendError;
+use crate::backend::BackendError;
 
 /// What a new pane runs until [`command_input`] is sent to it: it reads one line with echo off
 /// and runs it with `sh -c` in its place, so the pane closes (or shows its exit) with the
@@ -75,18 +77,24 @@ pub fn run_within(
             unsafe {
                 libc::kill(pid as libc::pid_t, libc::SIGKILL);
             }
-            return Err(BackendError::Command {
+            return Err(BackendError::NoAnswer {
                 command: command(),
-                detail: format!("no answer within {} s", limit.as_secs_f32()),
+                limit,
             });
         }
     };
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).to_string())
     } else {
+        // What went wrong is on stderr, or on stdout for a tool that says it there (screen).
+        let said = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_string();
+        let detail = match said(&out.stderr) {
+            e if e.is_empty() => said(&out.stdout),
+            e => e,
+        };
         Err(BackendError::Command {
             command: command(),
-            detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            detail,
         })
     }
 }

@@ -1,11 +1,11 @@
-//! The kitty pane backend, through kitty's remote control (`kitty @ --to $KITTY_LISTEN_ON`):
+//! The kitty terminal, through kitty's remote control (`kitty @ --to $KITTY_LISTEN_ON`):
 //! teammates are kitty windows split beside the lead's (`launch --location=vsplit`, then
 //! `hsplit`, `--keep-focus` so the lead keeps the keyboard) and titled (`set-window-title`), not
 //! colored: kitty's border colors are global (`set-colors --match` on a border recolors every
 //! window's border, the lead's and other tabs' included), so a teammate's color is the one its
 //! own window prints its name in; the command line is typed into the placeholder
 //! (`send-text --stdin`, no escape processing). Liveness is `ls` (JSON, asked on kitty's socket:
-//! `kitty_rc`): kitty closes a window when its program exits, so a window is running while it is
+//! [`rc`]): kitty closes a window when its program exits, so a window is running while it is
 //! listed. Hide moves the window to a
 //! tab of its own (`detach-window --target-tab new`), show moves it back to the lead's tab; both
 //! give the keyboard back to the lead's window (kitty focuses a window it moves).
@@ -14,10 +14,56 @@ use std::sync::Mutex;
 
 use serde::Deserialize;
 
-use super::kitty_rc;
-use super::terminal_cli::{self, PLACEHOLDER};
-use super::{BackendError, BackendKind, PaneBackend, PaneState};
+pub mod rc;
+
+use std::sync::Arc;
+
+use super::cli::{self, PLACEHOLDER};
+use super::{About, PaneChoice, Probe, Terminal};
+use crate::backend::detect::CapturedEnv;
+use crate::backend::{BackendError, BackendKind, PaneBackend, PaneKey, PaneState};
 use crate::protocol::Color;
+
+/// The kitty terminal.
+pub struct Kitty;
+
+static ABOUT: About = About {
+    kind: BackendKind::Kitty,
+    help: "kitty windows through `kitty @` (needs KITTY_LISTEN_ON)",
+    inside: Some("in kitty (remote control)"),
+    auto_elsewhere: None,
+    unusable: "this is not a kitty window with remote control (KITTY_LISTEN_ON)",
+    variables: &["KITTY_WINDOW_ID", "KITTY_LISTEN_ON"],
+};
+
+impl Terminal for Kitty {
+    fn about(&self) -> &'static About {
+        &ABOUT
+    }
+
+    /// In a kitty window (`KITTY_WINDOW_ID`) with remote control (`KITTY_LISTEN_ON`), `kitty`
+    /// on PATH.
+    fn inside(&self, env: &CapturedEnv, _probe: Probe<'_>) -> Option<PaneChoice> {
+        Some(PaneChoice::inside(
+            BackendKind::Kitty,
+            &env.which("kitty")?,
+            Some(env.var("KITTY_WINDOW_ID")?),
+            Some(env.var("KITTY_LISTEN_ON")?),
+        ))
+    }
+
+    fn open(&self, choice: &PaneChoice) -> Arc<dyn PaneBackend> {
+        Arc::new(KittyBackend::new(
+            &choice.program,
+            choice.address().unwrap_or_default(),
+            choice.lead_pane().unwrap_or_default(),
+        ))
+    }
+
+    fn own_pane(&self, env: &CapturedEnv) -> Option<String> {
+        env.var("KITTY_WINDOW_ID")
+    }
+}
 
 /// The kitty backend of one lead session.
 #[derive(Debug)]
@@ -82,7 +128,7 @@ impl KittyBackend {
     fn run_with(&self, args: &[&str], input: Option<&str>) -> Result<String, BackendError> {
         let mut all = vec!["@", "--to", self.listen_on.as_str()];
         all.extend_from_slice(args);
-        terminal_cli::run(&self.program, &all, input)
+        cli::run(&self.program, &all, input)
     }
 
     fn run(&self, args: &[&str]) -> Result<String, BackendError> {
@@ -91,13 +137,13 @@ impl KittyBackend {
 
     /// `kitty @ ls` answers (remote control is on and reachable).
     pub fn is_available(program: &str, listen_on: &str) -> bool {
-        terminal_cli::run(program, &["@", "--to", listen_on, "ls"], None).is_ok()
+        cli::run(program, &["@", "--to", listen_on, "ls"], None).is_ok()
     }
 
     /// Every window kitty lists now (`None` when `ls` fails): asked on kitty's socket, through
-    /// `kitty @ ls` when that does not answer (see [`kitty_rc`]).
+    /// `kitty @ ls` when that does not answer (see [`rc`]).
     fn listed(&self) -> Option<Vec<(String, String, String)>> {
-        match kitty_rc::ls(&self.listen_on) {
+        match rc::ls(&self.listen_on) {
             Some(json) => parse_ls(&json),
             None => parse_ls(&self.run(&["ls"]).ok()?),
         }
@@ -107,8 +153,39 @@ impl KittyBackend {
         format!("id:{window}")
     }
 
+    /// The tab of the lead's window.
+    fn lead_tab(&self) -> Option<String> {
+        self.listed()?
+            .into_iter()
+            .find(|(_, id, _)| *id == self.lead_window)
+            .map(|(tab, _, _)| tab)
+    }
+
+    /// Gives the keyboard back to the lead's window: kitty focuses a window it moves (`show`
+    /// left the keyboard in the teammate's window, so what the person typed next went there).
+    fn refocus_lead(&self) {
+        let _ = self.run(&[
+            "focus-window",
+            "--match",
+            &Self::matching(&self.lead_window),
+        ]);
+    }
+
+    /// The windows created so far (for tests).
+    pub fn windows(&self) -> Vec<String> {
+        self.windows
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl PaneBackend for KittyBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Kitty
+    }
     /// Launches a window running the placeholder beside the lead (first) or the last teammate.
-    pub fn create_pane(&self) -> Result<String, BackendError> {
+    fn create_pane(&self) -> Result<String, BackendError> {
         let mut windows = self.windows.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(listed) = self.listed() {
             windows.retain(|w| listed.iter().any(|(_, id, _)| id == w));
@@ -135,24 +212,22 @@ impl KittyBackend {
         windows.push(id.clone());
         Ok(id)
     }
-
-    pub fn run_command(&self, window: &str, command: &str) -> Result<(), BackendError> {
-        let input = terminal_cli::command_input(command);
+    fn run_command(&self, window: &str, command: &str) -> Result<(), BackendError> {
+        let input = cli::command_input(command);
         self.run_with(
             &["send-text", "--match", &Self::matching(window), "--stdin"],
             Some(&input),
         )
         .map(|_| ())
     }
-
     /// Titles the window after its teammate. The color is left alone: kitty has no border
     /// color of one window (see the module's header).
-    pub fn style(&self, window: &str, name: &str) -> Result<(), BackendError> {
+    fn style(&self, window: &str, name: &str, _color: Option<Color>) -> Result<(), BackendError> {
         self.run(&["set-window-title", "--match", &Self::matching(window), name])
             .map(|_| ())
     }
 
-    pub fn kill(&self, window: &str) -> Result<(), BackendError> {
+    fn kill(&self, window: &str) -> Result<(), BackendError> {
         self.windows
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -160,17 +235,8 @@ impl KittyBackend {
         self.run(&["close-window", "--match", &Self::matching(window)])
             .map(|_| ())
     }
-
-    /// The tab of the lead's window.
-    fn lead_tab(&self) -> Option<String> {
-        self.listed()?
-            .into_iter()
-            .find(|(_, id, _)| *id == self.lead_window)
-            .map(|(tab, _, _)| tab)
-    }
-
     /// Moves `window` to a tab of its own; the keyboard stays with the lead.
-    pub fn hide(&self, window: &str) -> Result<(), BackendError> {
+    fn hide(&self, window: &str) -> Result<(), BackendError> {
         let moved = self.run(&[
             "detach-window",
             "--match",
@@ -181,18 +247,7 @@ impl KittyBackend {
         self.refocus_lead();
         moved.map(|_| ())
     }
-
-    /// Gives the keyboard back to the lead's window: kitty focuses a window it moves (`show`
-    /// left the keyboard in the teammate's window, so what the person typed next went there).
-    fn refocus_lead(&self) {
-        let _ = self.run(&[
-            "focus-window",
-            "--match",
-            &Self::matching(&self.lead_window),
-        ]);
-    }
-
-    pub fn show(&self, window: &str) -> Result<(), BackendError> {
+    fn show(&self, window: &str) -> Result<(), BackendError> {
         let tab = self
             .lead_tab()
             .ok_or_else(|| BackendError::Unavailable("the lead's kitty window is gone".into()))?;
@@ -206,47 +261,11 @@ impl KittyBackend {
         self.refocus_lead();
         moved.map(|_| ())
     }
-
-    pub fn focus(&self, window: &str) -> Result<(), BackendError> {
+    fn focus(&self, window: &str) -> Result<(), BackendError> {
         self.run(&["focus-window", "--match", &Self::matching(window)])
             .map(|_| ())
     }
-
-    /// The windows created so far (for tests).
-    pub fn windows(&self) -> Vec<String> {
-        self.windows
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-}
-
-impl PaneBackend for KittyBackend {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Kitty
-    }
-    fn create_pane(&self) -> Result<String, BackendError> {
-        KittyBackend::create_pane(self)
-    }
-    fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
-        KittyBackend::run_command(self, pane, command)
-    }
-    fn style(&self, pane: &str, name: &str, _color: Option<Color>) -> Result<(), BackendError> {
-        KittyBackend::style(self, pane, name)
-    }
-    fn kill(&self, pane: &str) -> Result<(), BackendError> {
-        KittyBackend::kill(self, pane)
-    }
-    fn hide(&self, pane: &str) -> Result<(), BackendError> {
-        KittyBackend::hide(self, pane)
-    }
-    fn show(&self, pane: &str) -> Result<(), BackendError> {
-        KittyBackend::show(self, pane)
-    }
-    fn focus(&self, pane: &str) -> Result<(), BackendError> {
-        KittyBackend::focus(self, pane)
-    }
-    fn send_key(&self, pane: &str, key: super::PaneKey) -> Result<(), BackendError> {
+    fn send_key(&self, pane: &str, key: PaneKey) -> Result<(), BackendError> {
         self.run(&["send-text", "--match", &Self::matching(pane), key.bytes()])
             .map(|_| ())
     }
@@ -269,7 +288,7 @@ impl PaneBackend for KittyBackend {
         let text = self
             .run(&["get-text", "--match", &Self::matching(pane)])
             .unwrap_or_default();
-        super::last_lines(&text, lines)
+        crate::backend::last_lines(&text, lines)
     }
     fn title(&self, pane: &str) -> Option<String> {
         self.listed()?

@@ -1,4 +1,4 @@
-//! The Zellij pane backend, through `zellij --session NAME action …` (Zellij 0.44 or newer, whose
+//! The Zellij terminal, through `zellij --session NAME action …` (Zellij 0.44 or newer, whose
 //! actions take `--pane-id` and whose `new-pane` prints the new pane's id). Inside Zellij the
 //! teammates' panes open beside the lead's pane in the lead's session without taking any
 //! client's focus (`new-pane --no-focus`: the user's keys keep going to the lead); outside it
@@ -19,16 +19,20 @@
 //! stays where it is, as with tmux). The CLI now and then says a busy session is not there
 //! ("There is no active session!"): such an action was not sent, and is tried again; and now
 //! and then it exits 0 having printed nothing: a listing is asked for again, a new pane found
-//! in the listing.
+//! in the listing. Detection and what dead leads left (their private sessions) are in
+//! [`terminal`].
+
+mod terminal;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use super::terminal_cli::{self, PLACEHOLDER};
-use super::{BackendError, BackendKind, PaneBackend, PaneState};
+use super::cli::{self, PLACEHOLDER};
+use crate::backend::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::Color;
+pub use terminal::Zellij;
 
 /// How long a new private session may take to list its first pane (seconds on a busy machine),
 /// or a new pane to be listed.
@@ -121,7 +125,7 @@ pub fn normalize_pane_id(id: &str) -> String {
 
 /// Session names of `zellij list-sessions --short`.
 pub fn list_sessions(program: &str) -> Vec<String> {
-    terminal_cli::run(
+    cli::run(
         program,
         &["list-sessions", "--short", "--no-formatting"],
         None,
@@ -137,8 +141,8 @@ pub fn list_sessions(program: &str) -> Vec<String> {
 
 /// Kills a session and deletes what Zellij keeps of it to resurrect it.
 pub fn remove_session(program: &str, session: &str) {
-    let _ = terminal_cli::run(program, &["kill-session", session], None);
-    let _ = terminal_cli::run(program, &["delete-session", "--force", session], None);
+    let _ = cli::run(program, &["kill-session", session], None);
+    let _ = cli::run(program, &["delete-session", "--force", session], None);
 }
 
 /// The Zellij backend of one lead session.
@@ -195,7 +199,7 @@ impl ZellijBackend {
         all.extend_from_slice(args);
         let mut attempt = 1;
         loop {
-            match terminal_cli::run(&self.program, &all, None) {
+            match cli::run(&self.program, &all, None) {
                 Err(e) if attempt < ACTION_ATTEMPTS && session_not_found(&e) => {
                     std::thread::sleep(ACTION_RETRY * attempt);
                     attempt += 1;
@@ -240,35 +244,6 @@ impl ZellijBackend {
             .and_then(|t| t["are_floating_panes_visible"].as_bool())
     }
 
-    /// Hides a pane: makes it floating (when it is embedded) and hides the floating panes of
-    /// its tab.
-    pub fn hide(&self, pane: &str) -> Result<(), BackendError> {
-        let listed = self.listed_pane(pane)?;
-        if !listed.is_floating {
-            self.action(&["toggle-pane-embed-or-floating", "--pane-id", pane])?;
-        }
-        let Some(tab) = listed.tab_id else {
-            return Err(BackendError::Unavailable(format!(
-                "Zellij does not say which tab holds {pane}"
-            )));
-        };
-        let tab_arg = tab.to_string();
-        // Exit status 2: they were hidden already.
-        match self.action(&["hide-floating-panes", "--tab-id", &tab_arg]) {
-            Ok(_) => Ok(()),
-            Err(_) if self.floating_visible(tab) == Some(false) => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Shows a hidden pane: embeds it in its tab's layout again (focus stays where it is).
-    pub fn show(&self, pane: &str) -> Result<(), BackendError> {
-        if self.listed_pane(pane)?.is_floating {
-            self.action(&["toggle-pane-embed-or-floating", "--pane-id", pane])?;
-        }
-        Ok(())
-    }
-
     /// Does the session run (a resurrectable, exited session does not count)?
     fn session_running(&self) -> bool {
         self.listed().is_some()
@@ -282,7 +257,7 @@ impl ZellijBackend {
         }
         let session = self.session();
         remove_session(&self.program, &session);
-        terminal_cli::run(
+        cli::run(
             &self.program,
             &["attach", "--create-background", &session],
             None,
@@ -334,8 +309,45 @@ impl ZellijBackend {
         }
     }
 
+    /// `new-pane ARGS -- placeholder`. Inside Zellij the pane opens without taking the focus
+    /// of any client (`--no-focus`, beside the lead's pane, from which the call is made): a
+    /// pane that took it, even for the moment before the focus is given back, got what the user
+    /// typed meanwhile, which the placeholder read as the start of its command line. A Zellij
+    /// without `--no-focus` opens it focused, and the lead's pane is focused again at once.
+    fn new_pane(&self, mut args: Vec<&str>) -> Result<String, BackendError> {
+        fn with_placeholder<'a>(args: &[&'a str]) -> Vec<&'a str> {
+            let mut all = args.to_vec();
+            all.push("--");
+            all.extend_from_slice(&PLACEHOLDER);
+            all
+        }
+        let lead = self.lead_pane.as_deref();
+        if lead.is_some() {
+            args.push(NO_FOCUS);
+        }
+        match (self.action(&with_placeholder(&args)), lead) {
+            (Err(e), Some(lead)) if unknown_flag(&e, NO_FOCUS) => {
+                args.retain(|a| *a != NO_FOCUS);
+                let out = self.action(&with_placeholder(&args))?;
+                let _ = self.action(&["focus-pane-id", lead]);
+                Ok(out)
+            }
+            (done, _) => done,
+        }
+    }
+
+    /// The panes created so far (for tests).
+    pub fn panes(&self) -> Vec<String> {
+        self.panes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl PaneBackend for ZellijBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Zellij
+    }
     /// Opens a pane running the placeholder and returns its id.
-    pub fn create_pane(&self) -> Result<String, BackendError> {
+    fn create_pane(&self) -> Result<String, BackendError> {
         let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
         let initial = if self.is_private() {
             self.ensure_private()?
@@ -367,67 +379,10 @@ impl ZellijBackend {
         panes.push(id.clone());
         Ok(id)
     }
-
-    /// `new-pane ARGS -- placeholder`. Inside Zellij the pane opens without taking the focus
-    /// of any client (`--no-focus`, beside the lead's pane, from which the call is made): a
-    /// pane that took it, even for the moment before the focus is given back, got what the user
-    /// typed meanwhile, which the placeholder read as the start of its command line. A Zellij
-    /// without `--no-focus` opens it focused, and the lead's pane is focused again at once.
-    fn new_pane(&self, mut args: Vec<&str>) -> Result<String, BackendError> {
-        fn with_placeholder<'a>(args: &[&'a str]) -> Vec<&'a str> {
-            let mut all = args.to_vec();
-            all.push("--");
-            all.extend_from_slice(&PLACEHOLDER);
-            all
-        }
-        let lead = self.lead_pane.as_deref();
-        if lead.is_some() {
-            args.push(NO_FOCUS);
-        }
-        match (self.action(&with_placeholder(&args)), lead) {
-            (Err(e), Some(lead)) if unknown_flag(&e, NO_FOCUS) => {
-                args.retain(|a| *a != NO_FOCUS);
-                let out = self.action(&with_placeholder(&args))?;
-                let _ = self.action(&["focus-pane-id", lead]);
-                Ok(out)
-            }
-            (done, _) => done,
-        }
-    }
-
-    pub fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
-        let input = terminal_cli::command_input(command);
+    fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
+        let input = cli::command_input(command);
         self.action(&["write-chars", "--pane-id", pane, &input])
             .map(|_| ())
-    }
-
-    pub fn kill(&self, pane: &str) -> Result<(), BackendError> {
-        self.panes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|p| p != pane);
-        self.action(&["close-pane", "--pane-id", pane]).map(|_| ())
-    }
-
-    pub fn focus(&self, pane: &str) -> Result<(), BackendError> {
-        self.action(&["focus-pane-id", pane]).map(|_| ())
-    }
-
-    /// The panes created so far (for tests).
-    pub fn panes(&self) -> Vec<String> {
-        self.panes.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
-
-impl PaneBackend for ZellijBackend {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Zellij
-    }
-    fn create_pane(&self) -> Result<String, BackendError> {
-        ZellijBackend::create_pane(self)
-    }
-    fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
-        ZellijBackend::run_command(self, pane, command)
     }
     fn style(&self, pane: &str, name: &str, _color: Option<Color>) -> Result<(), BackendError> {
         // Zellij has no per-pane frame color; the teammate's header carries its color.
@@ -435,16 +390,41 @@ impl PaneBackend for ZellijBackend {
             .map(|_| ())
     }
     fn kill(&self, pane: &str) -> Result<(), BackendError> {
-        ZellijBackend::kill(self, pane)
+        self.panes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| p != pane);
+        self.action(&["close-pane", "--pane-id", pane]).map(|_| ())
     }
+    /// Hides a pane: makes it floating (when it is embedded) and hides the floating panes of
+    /// its tab.
     fn hide(&self, pane: &str) -> Result<(), BackendError> {
-        ZellijBackend::hide(self, pane)
+        let listed = self.listed_pane(pane)?;
+        if !listed.is_floating {
+            self.action(&["toggle-pane-embed-or-floating", "--pane-id", pane])?;
+        }
+        let Some(tab) = listed.tab_id else {
+            return Err(BackendError::Unavailable(format!(
+                "Zellij does not say which tab holds {pane}"
+            )));
+        };
+        let tab_arg = tab.to_string();
+        // Exit status 2: they were hidden already.
+        match self.action(&["hide-floating-panes", "--tab-id", &tab_arg]) {
+            Ok(_) => Ok(()),
+            Err(_) if self.floating_visible(tab) == Some(false) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
+    /// Shows a hidden pane: embeds it in its tab's layout again (focus stays where it is).
     fn show(&self, pane: &str) -> Result<(), BackendError> {
-        ZellijBackend::show(self, pane)
+        if self.listed_pane(pane)?.is_floating {
+            self.action(&["toggle-pane-embed-or-floating", "--pane-id", pane])?;
+        }
+        Ok(())
     }
     fn focus(&self, pane: &str) -> Result<(), BackendError> {
-        ZellijBackend::focus(self, pane)
+        self.action(&["focus-pane-id", pane]).map(|_| ())
     }
     fn pane_alive(&self, pane: &str) -> bool {
         self.listed()
@@ -476,7 +456,7 @@ impl PaneBackend for ZellijBackend {
         let text = self
             .action(&["dump-screen", "--pane-id", pane])
             .unwrap_or_default();
-        super::last_lines(&text, lines)
+        crate::backend::last_lines(&text, lines)
     }
     fn title(&self, pane: &str) -> Option<String> {
         self.listed()?

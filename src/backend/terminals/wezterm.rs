@@ -1,4 +1,4 @@
-//! The WezTerm pane backend, through `wezterm cli`: the first teammate splits the lead's pane
+//! The WezTerm terminal, through `wezterm cli`: the first teammate splits the lead's pane
 //! (`split-pane --pane-id LEAD --right --percent 70`), each next one the last teammate's
 //! (`--bottom`); a lead without a pane of its own (`WEZTERM_PANE` unset) opens a tab (`spawn`).
 //! The command line is typed into the placeholder (`send-text --no-paste`). WezTerm's CLI cannot
@@ -12,9 +12,54 @@ use std::sync::Mutex;
 
 use serde::Deserialize;
 
-use super::terminal_cli::{self, PLACEHOLDER};
-use super::{BackendError, BackendKind, PaneBackend, PaneState};
+use std::sync::Arc;
+
+use super::cli::{self, PLACEHOLDER};
+use super::{About, PaneChoice, Probe, Terminal};
+use crate::backend::detect::CapturedEnv;
+use crate::backend::{BackendError, BackendKind, PaneBackend, PaneKey, PaneState};
 use crate::protocol::Color;
+
+/// The WezTerm terminal.
+pub struct Wezterm;
+
+static ABOUT: About = About {
+    kind: BackendKind::Wezterm,
+    help: "WezTerm panes through `wezterm cli`",
+    inside: Some("in WezTerm"),
+    auto_elsewhere: None,
+    unusable: "this is not a WezTerm pane with `wezterm` on PATH",
+    variables: &["WEZTERM_PANE"],
+};
+
+impl Terminal for Wezterm {
+    fn about(&self) -> &'static About {
+        &ABOUT
+    }
+
+    /// `WEZTERM_PANE` or `TERM_PROGRAM=WezTerm`, `wezterm` on PATH.
+    fn inside(&self, env: &CapturedEnv, _probe: Probe<'_>) -> Option<PaneChoice> {
+        let in_wezterm =
+            env.get("TERM_PROGRAM") == Some("WezTerm") || env.get("WEZTERM_PANE").is_some();
+        if !in_wezterm {
+            return None;
+        }
+        Some(PaneChoice::inside(
+            BackendKind::Wezterm,
+            &env.which("wezterm")?,
+            env.var("WEZTERM_PANE"),
+            None,
+        ))
+    }
+
+    fn open(&self, choice: &PaneChoice) -> Arc<dyn PaneBackend> {
+        Arc::new(WeztermBackend::new(&choice.program, choice.lead_pane()))
+    }
+
+    fn own_pane(&self, env: &CapturedEnv) -> Option<String> {
+        env.var("WEZTERM_PANE")
+    }
+}
 
 /// The WezTerm backend of one lead session.
 #[derive(Debug)]
@@ -56,16 +101,11 @@ impl WeztermBackend {
     fn run_with(&self, args: &[&str], input: Option<&str>) -> Result<String, BackendError> {
         let mut all = vec!["cli"];
         all.extend_from_slice(args);
-        terminal_cli::run(&self.program, &all, input)
+        cli::run(&self.program, &all, input)
     }
 
     fn run(&self, args: &[&str]) -> Result<String, BackendError> {
         self.run_with(args, None)
-    }
-
-    /// `wezterm cli list` answers (a mux server is reachable).
-    pub fn is_available(program: &str) -> bool {
-        terminal_cli::run(program, &["cli", "list", "--format", "json"], None).is_ok()
     }
 
     /// Every pane WezTerm lists now (`None` when `list` fails).
@@ -101,25 +141,6 @@ impl WeztermBackend {
         Some(args)
     }
 
-    /// Creates a pane running the placeholder and returns its id.
-    pub fn create_pane(&self) -> Result<String, BackendError> {
-        let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(listed) = self.listed_ids() {
-            panes.retain(|p| listed.contains(p));
-        }
-        let visible = self.visible(&panes);
-        let (mut args, command) = match self.split_args(&visible) {
-            Some(args) => (args, "split-pane"),
-            None => (vec!["spawn".to_string()], "spawn"),
-        };
-        args.push("--".into());
-        args.extend(PLACEHOLDER.iter().map(|s| s.to_string()));
-        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let id = Self::parse_id(&self.run(&argv)?, command)?;
-        panes.push(id.clone());
-        Ok(id)
-    }
-
     /// Teammate panes in the lead's tab (not hidden), oldest first.
     fn visible(&self, panes: &[String]) -> Vec<String> {
         let Some(lead) = &self.lead_pane else {
@@ -146,21 +167,55 @@ impl WeztermBackend {
             .collect()
     }
 
-    pub fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
-        let input = terminal_cli::command_input(command);
+    /// The panes created so far (for tests).
+    pub fn panes(&self) -> Vec<String> {
+        self.panes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl PaneBackend for WeztermBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Wezterm
+    }
+    /// Creates a pane running the placeholder and returns its id.
+    fn create_pane(&self) -> Result<String, BackendError> {
+        let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(listed) = self.listed_ids() {
+            panes.retain(|p| listed.contains(p));
+        }
+        let visible = self.visible(&panes);
+        let (mut args, command) = match self.split_args(&visible) {
+            Some(args) => (args, "split-pane"),
+            None => (vec!["spawn".to_string()], "spawn"),
+        };
+        args.push("--".into());
+        args.extend(PLACEHOLDER.iter().map(|s| s.to_string()));
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let id = Self::parse_id(&self.run(&argv)?, command)?;
+        panes.push(id.clone());
+        Ok(id)
+    }
+    fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
+        let input = cli::command_input(command);
         self.run(&["send-text", "--pane-id", pane, "--no-paste", &input])
             .map(|_| ())
     }
-
-    pub fn kill(&self, pane: &str) -> Result<(), BackendError> {
+    fn style(&self, pane: &str, name: &str, _color: Option<Color>) -> Result<(), BackendError> {
+        // `wezterm cli` cannot title or color one pane: the name is kept for a hidden pane's tab.
+        self.names
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(pane.to_string(), name.to_string());
+        Ok(())
+    }
+    fn kill(&self, pane: &str) -> Result<(), BackendError> {
         self.panes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|p| p != pane);
         self.run(&["kill-pane", "--pane-id", pane]).map(|_| ())
     }
-
-    pub fn hide(&self, pane: &str) -> Result<(), BackendError> {
+    fn hide(&self, pane: &str) -> Result<(), BackendError> {
         self.run(&["move-pane-to-new-tab", "--pane-id", pane])?;
         let name = self
             .names
@@ -173,8 +228,7 @@ impl WeztermBackend {
         }
         Ok(())
     }
-
-    pub fn show(&self, pane: &str) -> Result<(), BackendError> {
+    fn show(&self, pane: &str) -> Result<(), BackendError> {
         let panes = self.panes.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let others: Vec<String> = panes.into_iter().filter(|p| p != pane).collect();
         let visible = self.visible(&others);
@@ -185,48 +239,10 @@ impl WeztermBackend {
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         self.run(&argv).map(|_| ())
     }
-
-    pub fn focus(&self, pane: &str) -> Result<(), BackendError> {
+    fn focus(&self, pane: &str) -> Result<(), BackendError> {
         self.run(&["activate-pane", "--pane-id", pane]).map(|_| ())
     }
-
-    /// The panes created so far (for tests).
-    pub fn panes(&self) -> Vec<String> {
-        self.panes.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
-
-impl PaneBackend for WeztermBackend {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Wezterm
-    }
-    fn create_pane(&self) -> Result<String, BackendError> {
-        WeztermBackend::create_pane(self)
-    }
-    fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
-        WeztermBackend::run_command(self, pane, command)
-    }
-    fn style(&self, pane: &str, name: &str, _color: Option<Color>) -> Result<(), BackendError> {
-        // `wezterm cli` cannot title or color one pane: the name is kept for a hidden pane's tab.
-        self.names
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(pane.to_string(), name.to_string());
-        Ok(())
-    }
-    fn kill(&self, pane: &str) -> Result<(), BackendError> {
-        WeztermBackend::kill(self, pane)
-    }
-    fn hide(&self, pane: &str) -> Result<(), BackendError> {
-        WeztermBackend::hide(self, pane)
-    }
-    fn show(&self, pane: &str) -> Result<(), BackendError> {
-        WeztermBackend::show(self, pane)
-    }
-    fn focus(&self, pane: &str) -> Result<(), BackendError> {
-        WeztermBackend::focus(self, pane)
-    }
-    fn send_key(&self, pane: &str, key: super::PaneKey) -> Result<(), BackendError> {
+    fn send_key(&self, pane: &str, key: PaneKey) -> Result<(), BackendError> {
         self.run(&["send-text", "--pane-id", pane, "--no-paste", key.bytes()])
             .map(|_| ())
     }
@@ -249,7 +265,7 @@ impl PaneBackend for WeztermBackend {
         let text = self
             .run(&["get-text", "--pane-id", pane])
             .unwrap_or_default();
-        super::last_lines(&text, lines)
+        crate::backend::last_lines(&text, lines)
     }
     fn adopt_pane(&self, pane: &str) {
         let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());

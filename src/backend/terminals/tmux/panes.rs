@@ -1,0 +1,367 @@
+//! The tmux backend's `impl PaneBackend`: making a pane beside the lead or on the private
+//! server (serialized), starting the command line in it (`respawn-pane -k`), its border and
+//! title in the teammate's color and name, hiding it in a session of its own and bringing it
+//! back, focus, keys, the state of every pane in one call, its last lines, its title and pid,
+//! and taking over a previous session's private server.
+
+use super::{HIDDEN_SESSION, NAME_OPTION, SWARM_SESSION, TmuxBackend, TmuxLayout, TmuxServer};
+use crate::backend::{BackendError, BackendKind, PaneBackend, PaneKey, PaneState};
+use crate::protocol::Color;
+
+impl PaneBackend for TmuxBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Tmux
+    }
+
+    /// Creates a pane running `cat` and returns its id. Serialized: one at a time.
+    fn create_pane(&self) -> Result<String, BackendError> {
+        let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
+        // Panes that closed by themselves (a teammate that shut down) are forgotten.
+        let alive = self.server.pane_ids();
+        panes.retain(|p| alive.contains(p));
+        let id = match &self.layout {
+            TmuxLayout::Inside { lead_pane } => {
+                let window = self.window_of(lead_pane)?;
+                // Only a teammate pane beside the lead is split (a hidden one is elsewhere).
+                let beside_lead = self.panes_of_window(&window);
+                let visible: Vec<&String> =
+                    panes.iter().filter(|p| beside_lead.contains(p)).collect();
+                let id = match visible.last() {
+                    None => self.server.run(&[
+                        "split-window",
+                        "-d",
+                        "-t",
+                        lead_pane,
+                        "-h",
+                        "-l",
+                        "70%",
+                        "-P",
+                        "-F",
+                        "#{pane_id}",
+                        "--",
+                        "cat",
+                    ])?,
+                    Some(last) => {
+                        let dir = if visible.len() % 2 == 1 { "-v" } else { "-h" };
+                        self.server.run(&[
+                            "split-window",
+                            "-d",
+                            "-t",
+                            last,
+                            dir,
+                            "-P",
+                            "-F",
+                            "#{pane_id}",
+                            "--",
+                            "cat",
+                        ])?
+                    }
+                };
+                let _ = self
+                    .server
+                    .run(&["select-layout", "-t", &window, "main-vertical"]);
+                self.resize_lead(lead_pane, &window);
+                let _ = self.server.run(&[
+                    "set-option",
+                    "-w",
+                    "-t",
+                    &window,
+                    "pane-border-status",
+                    "top",
+                ]);
+                id
+            }
+            TmuxLayout::Private => {
+                if !self.swarm_exists() {
+                    self.new_swarm()?
+                } else {
+                    let target = format!("{SWARM_SESSION}:teammates");
+                    let id = self.server.run(&[
+                        "split-window",
+                        "-d",
+                        "-t",
+                        &target,
+                        "-P",
+                        "-F",
+                        "#{pane_id}",
+                        "--",
+                        "cat",
+                    ])?;
+                    let _ = self.server.run(&["select-layout", "-t", &target, "tiled"]);
+                    id
+                }
+            }
+        };
+        let _ = self
+            .server
+            .run(&["set-option", "-p", "-t", &id, "remain-on-exit", "failed"]);
+        panes.push(id.clone());
+        Ok(id)
+    }
+
+    /// Starts the teammate's command in a placeholder pane (`respawn-pane -k`).
+    fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
+        self.server
+            .run(&["respawn-pane", "-k", "-t", pane, command])
+            .map(|_| ())
+    }
+
+    /// Border and title in the teammate's color and name (the name also in [`NAME_OPTION`],
+    /// which the border shows).
+    fn style(&self, pane: &str, name: &str, color: Option<Color>) -> Result<(), BackendError> {
+        let fg = color.map(Color::tmux_name).unwrap_or("default");
+        let border = format!("fg={fg}");
+        self.server
+            .run(&["set-option", "-p", "-t", pane, "pane-border-style", &border])?;
+        self.server.run(&[
+            "set-option",
+            "-p",
+            "-t",
+            pane,
+            "pane-active-border-style",
+            &border,
+        ])?;
+        self.server.run(&["select-pane", "-t", pane, "-T", name])?;
+        // The border shows a pane option of ours, not `#{pane_title}`: Claude Code retitles its
+        // pane (`✳ general-purpose`), so every claude teammate's border read the same.
+        self.server
+            .run(&["set-option", "-p", "-t", pane, NAME_OPTION, name])?;
+        let format = format!("#[fg={fg},bold] #{{{NAME_OPTION}}} #[default]");
+        self.server.run(&[
+            "set-option",
+            "-p",
+            "-t",
+            pane,
+            "pane-border-format",
+            &format,
+        ])?;
+        Ok(())
+    }
+
+    /// Kills a pane.
+    fn kill(&self, pane: &str) -> Result<(), BackendError> {
+        self.panes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| p != pane);
+        self.server.run(&["kill-pane", "-t", pane]).map(|_| ())
+    }
+
+    /// Moves a pane to the hidden session. The session is created with a placeholder pane that
+    /// is killed once the pane is in, so the session holds only hidden panes and tmux removes it
+    /// when the last one is shown or killed (nothing is left on the user's server).
+    fn hide(&self, pane: &str) -> Result<(), BackendError> {
+        let placeholder = if self
+            .server
+            .run(&["has-session", "-t", HIDDEN_SESSION])
+            .is_err()
+        {
+            Some(self.server.run(&[
+                "new-session",
+                "-d",
+                "-s",
+                HIDDEN_SESSION,
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "--",
+                "cat",
+            ])?)
+        } else {
+            None
+        };
+        let target = format!("{HIDDEN_SESSION}:");
+        let moved = self
+            .server
+            .run(&["break-pane", "-d", "-s", pane, "-t", &target])
+            .map(|_| ());
+        if let Some(placeholder) = placeholder {
+            let _ = self.server.run(&["kill-pane", "-t", &placeholder]);
+        }
+        moved
+    }
+
+    /// Brings a hidden pane back next to the others. On a private server whose swarm window
+    /// went away (every visible pane was hidden or closed) the window is made again.
+    fn show(&self, pane: &str) -> Result<(), BackendError> {
+        let mut placeholder = None;
+        let (window, layout) = match &self.layout {
+            TmuxLayout::Inside { lead_pane } => (self.window_of(lead_pane)?, "main-vertical"),
+            TmuxLayout::Private => {
+                if !self.swarm_exists() {
+                    placeholder = Some(self.new_swarm()?);
+                }
+                (format!("{SWARM_SESSION}:teammates"), "tiled")
+            }
+        };
+        let joined = self
+            .server
+            .run(&["join-pane", "-d", "-h", "-s", pane, "-t", &window]);
+        if let Some(placeholder) = placeholder {
+            let _ = self.server.run(&["kill-pane", "-t", &placeholder]);
+        }
+        joined?;
+        let _ = self.server.run(&["select-layout", "-t", &window, layout]);
+        if let TmuxLayout::Inside { lead_pane } = &self.layout {
+            self.resize_lead(lead_pane, &window);
+        }
+        Ok(())
+    }
+
+    /// Selects a pane (inside tmux this moves the user's focus there).
+    fn focus(&self, pane: &str) -> Result<(), BackendError> {
+        if let Ok(w) = self.window_of(pane) {
+            let _ = self.server.run(&["select-window", "-t", &w]);
+        }
+        self.server.run(&["select-pane", "-t", pane]).map(|_| ())
+    }
+
+    /// True when the pane still exists.
+    fn pane_alive(&self, pane: &str) -> bool {
+        self.server.pane_ids().iter().any(|p| p == pane)
+    }
+
+    /// True while the pane exists and its program runs. With `remain-on-exit failed` tmux may
+    /// keep the pane of a program that exited 0, dead, when the pty closed before it collected
+    /// the exit status (seen with tmux 3.3a).
+    fn pane_running(&self, pane: &str) -> bool {
+        self.server
+            .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"])
+            .is_ok_and(|out| out.lines().any(|l| l == format!("{pane} 0")))
+    }
+
+    fn send_key(&self, pane: &str, key: PaneKey) -> Result<(), BackendError> {
+        let name = match key {
+            PaneKey::BackTab => "BTab",
+            PaneKey::Escape => "Escape",
+        };
+        self.server
+            .run(&["send-keys", "-t", pane, name])
+            .map(|_| ())
+    }
+
+    /// The state of each of `panes`, from one `list-panes -a`. When tmux does not answer, the
+    /// panes are gone if the server is (a private server that died), else unknown (running).
+    /// tmux marks a pane dead when its pty closes and learns the exit status when it reaps the
+    /// program, a moment later: a dead pane without a status is asked about again (up to 3 times
+    /// over ~150 ms; this runs on the blocking pool), and a program tmux has not reaped yet is
+    /// read from its zombie ([`zombie_status`]).
+    fn pane_states(&self, panes: &[String]) -> Vec<PaneState> {
+        let unsettled = |states: &[PaneState]| {
+            states.iter().any(|s| {
+                matches!(
+                    s,
+                    PaneState::Dead {
+                        status: None,
+                        signal: None
+                    }
+                )
+            })
+        };
+        let mut states = self.pane_states_once(panes);
+        for _ in 0..3 {
+            if !unsettled(&states) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            states = self.pane_states_once(panes);
+        }
+        states
+    }
+
+    /// The last `lines` non-empty lines of the pane's screen and history.
+    fn tail(&self, pane: &str, lines: usize) -> Vec<String> {
+        let Ok(text) = self
+            .server
+            .run(&["capture-pane", "-p", "-J", "-t", pane, "-S", "-50"])
+        else {
+            return Vec::new();
+        };
+        let kept: Vec<String> = text
+            .lines()
+            .map(|l| l.trim_end().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        kept[kept.len().saturating_sub(lines)..].to_vec()
+    }
+
+    /// The teammate's name the pane was styled with ([`NAME_OPTION`]), else the pane's
+    /// title (which the program in it may change: Claude Code does).
+    fn title(&self, pane: &str) -> Option<String> {
+        let format = format!("#{{?{opt},#{{{opt}}},#{{pane_title}}}}", opt = NAME_OPTION);
+        self.server
+            .run(&["display-message", "-p", "-t", pane, &format])
+            .ok()
+    }
+
+    /// The pid of the pane's program (`#{pane_pid}`), while the pane exists.
+    fn pane_pid(&self, pane: &str) -> Option<u32> {
+        let listing = self
+            .server
+            .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"])
+            .ok()?;
+        listing.lines().find_map(|l| {
+            let (id, pid) = l.split_once(' ')?;
+            (id == pane).then(|| pid.trim().parse().ok()).flatten()
+        })
+    }
+
+    /// Counts a pane a previous lead created as one of this session's.
+    fn adopt_pane(&self, pane: &str) {
+        let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
+        if !panes.iter().any(|p| p == pane) {
+            panes.push(pane.to_string());
+        }
+    }
+
+    /// Takes over the private server `record` (the socket name of the previous lead of the
+    /// team): its socket file is renamed to this session's, so the panes, the attach hint and
+    /// the clean-up at quit are this session's from now on. False when there is nothing to
+    /// take over (inside the user's tmux, the same socket, or no server answers there).
+    fn take_over(&self, record: &str) -> Result<bool, BackendError> {
+        let Some(ours) = self.server.socket.clone() else {
+            return Ok(false);
+        };
+        if record == ours || !record.starts_with("teamlead-") || record.contains('/') {
+            return Ok(false);
+        }
+        let old = TmuxServer {
+            socket: Some(record.to_string()),
+        };
+        let (Some(from), Some(to)) = (old.socket_path(), self.server.socket_path()) else {
+            return Ok(false);
+        };
+        if !from.exists() || !old.is_running() {
+            return Ok(false);
+        }
+        if self.server.is_running() {
+            return Err(BackendError::Unavailable(format!(
+                "cannot take over tmux -L {record}: this session's server -L {ours} already runs"
+            )));
+        }
+        std::fs::rename(&from, &to).map_err(|e| BackendError::Command {
+            command: format!("rename {} to {}", from.display(), to.display()),
+            detail: e.to_string(),
+        })?;
+        Ok(self.server.is_running())
+    }
+
+    fn session_record(&self) -> Option<String> {
+        self.server.socket.clone()
+    }
+
+    fn attach(&self) -> Option<(Vec<String>, String)> {
+        let socket = self.server.socket.clone()?;
+        let hint = self.attach_hint()?;
+        let argv = ["tmux", "-L", &socket, "attach", "-t", SWARM_SESSION]
+            .map(str::to_string)
+            .to_vec();
+        Some((argv, hint))
+    }
+
+    fn shutdown(&self) {
+        if self.server.socket.is_some() {
+            let _ = self.server.kill_server();
+        }
+    }
+}
