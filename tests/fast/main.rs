@@ -13,8 +13,6 @@ mod cli_common;
 mod lead_common;
 #[path = "../support/llm_common/mod.rs"]
 mod llm_common;
-#[path = "../support/pty_harness/mod.rs"]
-mod pty_harness;
 #[path = "../support/store_common/mod.rs"]
 mod store_common;
 #[path = "../support/ui_common/mod.rs"]

@@ -6,6 +6,7 @@
 
 use crate::cli_common;
 use crate::monitor_common;
+use crate::pty_harness::PtyLead;
 
 use cli_common::{LineChild, TestHome};
 use teamlead::protocol::Member;
@@ -154,16 +155,15 @@ fn monitor_reports_each_message_a_running_lead_drains_exactly_once() {
     let work = tempfile::tempdir().unwrap();
     let home = Home::new(t.home());
     let team = "drained";
-    let lead = monitor_common::PtySession::start(
-        &t.home(),
-        work.path(),
-        &t.logs(),
-        &["--team", team, "--backend", "in-process"],
-    );
+    let lead = PtyLead::builder(work.path())
+        .home(t.home())
+        .logs(t.logs())
+        .args(["--team", team, "--backend", "in-process"])
+        .size(120, 40)
+        .start();
     monitor_common::wait_until("the lead to hold its team", || {
         teamlead::store::is_lead_alive(&home, team)
     });
-    lead.wait_for("shift+tab to cycle");
     let mut monitor = raw_monitor(&t, team);
 
     let run = uuid::Uuid::new_v4().simple().to_string();
@@ -187,7 +187,8 @@ fn monitor_reports_each_message_a_running_lead_drains_exactly_once() {
             .unwrap_or(0)
     };
     monitor_common::wait_until("the lead to deliver all nine entries", || delivered() >= 9);
-    lead.wait_for(messages.last().unwrap());
+    let last = messages.last().unwrap();
+    lead.wait_screen("the last message", |s| s.contains(last.as_str()));
     // One more message: once it is reported, every event before it has been digested.
     let sync = format!("sync-{run}");
     send(&t, team, "alpha", &sync);

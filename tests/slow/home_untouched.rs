@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::pty_harness::{self, Terminal};
+use crate::pty_harness::PtyLead;
 
 /// Every path below `root` with its type, size, mode, mtime and content.
 fn listing(root: &Path) -> Vec<String> {
@@ -154,26 +154,21 @@ fn read_only_commands_leave_home_as_it_was_and_run_no_zellij() {
 fn a_lead_start_leaves_home_as_it_was_and_runs_no_zellij() {
     let sb = Sandbox::new();
     let before = listing(&sb.path("HOME"));
-    let mut cmd = pty_harness::teamlead(
-        Some(&sb.path("teamlead-home")),
-        &sb.path("cwd"),
-        &["--team", "quiet", "--backend", "in-process"],
-    );
-    for var in [
-        "XDG_CONFIG_HOME",
-        "XDG_STATE_HOME",
-        "XDG_CACHE_HOME",
-        "XDG_DATA_HOME",
-        "ZELLIJ",
-        "ZELLIJ_SESSION_NAME",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("HOME", sb.path("HOME"));
-    cmd.env("PATH", sb.path_var());
-    cmd.env("ZELLIJ_SOCKET_DIR", sb.path("zellij-sockets"));
-    cmd.env("TEAMLEAD_LOG_DIR", sb.path("logs"));
-    let mut lead = Terminal::spawn(cmd, 100, 30);
+    let mut lead = PtyLead::builder(sb.path("cwd"))
+        .home(sb.path("teamlead-home"))
+        .args(["--team", "quiet", "--backend", "in-process"])
+        .env_remove([
+            "XDG_CONFIG_HOME",
+            "XDG_STATE_HOME",
+            "XDG_CACHE_HOME",
+            "XDG_DATA_HOME",
+        ])
+        .outside_multiplexers()
+        .env("HOME", sb.path("HOME"))
+        .env("PATH", sb.path_var())
+        .env("ZELLIJ_SOCKET_DIR", sb.path("zellij-sockets"))
+        .logs(sb.path("logs"))
+        .spawn();
     assert!(
         lead.poll_text(Duration::from_secs(20), |s| s
             .contains("shift+tab to cycle")),

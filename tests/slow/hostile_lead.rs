@@ -5,11 +5,11 @@
 //! terminal, while the hostile text itself shows up escaped.
 
 use crate::hostile_common;
+use crate::pty_harness::PtyLead;
 
 use std::time::Duration;
 
 use hostile_common::corpus::categories;
-use hostile_common::pty::Lead;
 use hostile_common::tree::{changes, fingerprint};
 use hostile_common::{Sandbox, TEAM, run};
 
@@ -26,7 +26,7 @@ fn apply(sandbox: &Sandbox, names: &[&str]) {
 }
 
 /// No injected sequence reached the terminal: no title from a file, no injected clear.
-fn nothing_injected(lead: &Lead) {
+fn nothing_injected(lead: &PtyLead) {
     let titles = lead.titles();
     assert!(
         !titles.iter().any(|t| t.contains("pwned")),
@@ -46,14 +46,23 @@ fn nothing_injected(lead: &Lead) {
     }
 }
 
-fn started(lead: &mut Lead) -> bool {
-    lead.wait_for(START, |s| s.contains("shift+tab to cycle"))
+/// `teamlead --home H <args>` in the sandbox, logs in the sandbox's log directory.
+fn start(sandbox: &Sandbox, args: &[&str]) -> PtyLead {
+    PtyLead::builder(sandbox.root.path())
+        .home(sandbox.home())
+        .logs(sandbox.logs())
+        .args(args)
+        .spawn()
 }
 
-fn quit(lead: &mut Lead) {
-    lead.send(b"/quit\r");
+fn started(lead: &mut PtyLead) -> bool {
+    lead.poll_text(START, |s| s.contains("shift+tab to cycle"))
+}
+
+fn quit(lead: &mut PtyLead) {
+    lead.send_lossy(b"/quit\r");
     assert!(
-        lead.wait_exit(QUIT).is_some(),
+        lead.exit_within(QUIT).is_some(),
         "the lead did not quit; screen:\n{}",
         lead.contents()
     );
@@ -81,12 +90,7 @@ fn lead_starts_beside_hostile_teams() {
         ],
     );
     let before = fingerprint(&sandbox.home().join("teams").join(TEAM));
-    let mut lead = Lead::start(
-        &sandbox.home(),
-        &sandbox.logs(),
-        sandbox.root.path(),
-        &["--team", "fresh", "--backend", "in-process"],
-    );
+    let mut lead = start(&sandbox, &["--team", "fresh", "--backend", "in-process"]);
     assert!(
         started(&mut lead),
         "the lead did not start; screen:\n{}",
@@ -116,13 +120,8 @@ fn lead_refuses_a_hostile_foreign_team_untouched() {
         ],
     );
     let before = fingerprint(&sandbox.home());
-    let mut lead = Lead::start(
-        &sandbox.home(),
-        &sandbox.logs(),
-        sandbox.root.path(),
-        &["--team", TEAM, "--backend", "in-process"],
-    );
-    let exit = lead.wait_exit(START);
+    let mut lead = start(&sandbox, &["--team", TEAM, "--backend", "in-process"]);
+    let exit = lead.exit_within(START);
     assert_eq!(
         exit,
         Some(false),
@@ -143,13 +142,8 @@ fn lead_never_hangs_on_a_fifo_liveness_file() {
     for team in ["fresh", TEAM] {
         let sandbox = Sandbox::seeded();
         apply(&sandbox, &["lead-lock-fifo"]);
-        let mut lead = Lead::start(
-            &sandbox.home(),
-            &sandbox.logs(),
-            sandbox.root.path(),
-            &["--team", team, "--backend", "in-process"],
-        );
-        let ok = lead.wait_for(START, |s| {
+        let mut lead = start(&sandbox, &["--team", team, "--backend", "in-process"]);
+        let ok = lead.poll_text(START, |s| {
             s.contains("shift+tab to cycle") || s.contains("error:")
         });
         assert!(
@@ -157,7 +151,7 @@ fn lead_never_hangs_on_a_fifo_liveness_file() {
             "--team {team}: neither started nor refused in {START:?} (hang); screen:\n{}",
             lead.contents()
         );
-        if !lead.exited() {
+        if lead.exit_status().is_none() {
             quit(&mut lead);
         }
         nothing_injected(&lead);
@@ -169,14 +163,9 @@ fn lead_never_hangs_on_a_fifo_liveness_file() {
 #[test]
 fn lead_draws_hostile_text_escaped() {
     let sandbox = Sandbox::seeded();
-    let mut lead = Lead::start(
-        &sandbox.home(),
-        &sandbox.logs(),
-        sandbox.root.path(),
-        &["--team", "live", "--backend", "in-process"],
-    );
+    let mut lead = start(&sandbox, &["--team", "live", "--backend", "in-process"]);
     assert!(started(&mut lead), "screen:\n{}", lead.contents());
-    lead.send(b"before-marker\r");
+    lead.send_lossy(b"before-marker\r");
     let send = |text: &str| {
         let out = run(
             sandbox.cmd(&[
@@ -208,12 +197,12 @@ fn lead_draws_hostile_text_escaped() {
     )
     .unwrap();
     assert!(
-        lead.wait_for(START, |s| s.contains("end-marker")),
+        lead.poll_text(START, |s| s.contains("end-marker")),
         "the hostile message was not shown; screen:\n{}",
         lead.contents()
     );
-    lead.send(b"\x14"); // Ctrl+T: the task list.
-    let shown = lead.wait_for(Duration::from_secs(10), |s| {
+    lead.send_lossy(b"\x14"); // Ctrl+T: the task list.
+    let shown = lead.poll_text(Duration::from_secs(10), |s| {
         s.contains("-marker") && s.contains("task")
     });
     nothing_injected(&lead);
@@ -223,7 +212,7 @@ fn lead_draws_hostile_text_escaped() {
         screen.contains("pwned-title"),
         "the hostile text shows, escaped: {screen}"
     );
-    lead.send(b"\x14");
+    lead.send_lossy(b"\x14");
     quit(&mut lead);
     nothing_injected(&lead);
 }

@@ -38,11 +38,11 @@ type Windows = HashMap<String, String>;
 /// after them, each running its teammate, the lead's window keeping the keyboard.
 fn lead_with_three(ws: &Workspace, kitty: &RealKitty, reaper: &mut Reaper) -> (PtyLead, Windows) {
     let lead_window = kitty.windows()[0].clone();
-    let lead = PtyLead::start(ws, 160, 45);
+    let lead = ws.pty_lead(160, 45).start();
     reaper.lead_pid = Some(lead.pid);
     for name in ["a", "b", "c"] {
         lead.submit(&format!("/spawn {name} say hi"));
-        lead.wait_screen_within(&format!("`Spawned {name}:`"), KITTY_WAIT, |s| {
+        lead.wait_text_within(&format!("`Spawned {name}:`"), KITTY_WAIT, |s| {
             s.contains(&format!("Spawned {name}:"))
         });
     }
@@ -115,7 +115,7 @@ fn lead_in_kitty_spawns_asks_jumps_kills_shuts_down_and_leaves_nothing_after_cle
 
     // A permission round trip through the lead's queue.
     lead.submit(r#"/task add "make proof" --command "echo proof > proof.txt""#);
-    lead.wait_screen_within("the permission request", KITTY_WAIT, |s| {
+    lead.wait_text_within("the permission request", KITTY_WAIT, |s| {
         s.contains("needs permission") && s.contains("make proof (task #1)")
     });
     lead.answer(b"y", |s| s.contains("needs permission"));
@@ -213,13 +213,13 @@ fn lead_in_kitty_killed_and_restarted_rebinds_its_windows_and_quit_closes_them_a
     // The lead dies; a new one within the grace period re-binds a, b and c in their windows.
     sigkill(first.pid);
     assert!(!first.wait_exit());
-    let second = PtyLead::start(&ws, 160, 45);
+    let second = ws.pty_lead(160, 45).start();
     reaper.lead_pid = Some(second.pid);
     let rebound = format!(
         "re-bound a ({}), b ({}), c ({})",
         windows["a"], windows["b"], windows["c"]
     );
-    second.wait_screen_within("the resume note", KITTY_WAIT, |s| {
+    second.wait_text_within("the resume note", KITTY_WAIT, |s| {
         s.contains("Resumed the team") && s.contains(&rebound)
     });
     assert_eq!(
@@ -231,7 +231,7 @@ fn lead_in_kitty_killed_and_restarted_rebinds_its_windows_and_quit_closes_them_a
 
     // A new teammate gets one new window beside the others.
     second.submit("/spawn d say hi");
-    second.wait_screen_within("`Spawned d:`", KITTY_WAIT, |s| s.contains("Spawned d:"));
+    second.wait_text_within("`Spawned d:`", KITTY_WAIT, |s| s.contains("Spawned d:"));
     let d = ws.pane_of("d").expect("d's window");
     assert!(!ids.contains(&d));
     wait_for(
@@ -252,7 +252,7 @@ fn lead_in_kitty_killed_and_restarted_rebinds_its_windows_and_quit_closes_them_a
     wait_for(
         "the lead to quit",
         || {
-            status = second.exited();
+            status = second.exit_status();
             status.is_some()
         },
         || "the lead is still running".to_string(),

@@ -11,9 +11,9 @@ use crate::lead_common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::pty_harness::PtyLead;
 use cleanup_common::{
-    PtyLead, WAIT, branches, git, kill_marked, processes_with, repo_in, wait_until, worktree_dir,
-    worktrees,
+    WAIT, branches, git, kill_marked, processes_with, repo_in, wait_until, worktree_dir, worktrees,
 };
 use lead_common::Session;
 use teamlead::lead::view::LeadEvent;
@@ -286,12 +286,12 @@ fn spawn_with_no_claude_is_one_error_and_makes_nothing() {
     ];
     for (i, (env, error)) in cases.into_iter().enumerate() {
         let team = format!("noclaude-{i}");
-        let mut lead = PtyLead::start(
-            home.path(),
-            work.path(),
-            &["--team", &team, "--backend", "tmux"],
-            &env,
-        );
+        let mut lead = PtyLead::builder(work.path())
+            .home(home.path())
+            .args(["--team", &team, "--backend", "tmux"])
+            .envs(env)
+            .size(160, 40)
+            .start();
         lead.submit("/spawn x --agent claude \"hello\"");
         lead.wait_screen("the error", |s| s.contains(&error));
         // One line, and nothing after it claims a spawn.
@@ -325,12 +325,11 @@ fn sigkill_of_an_in_process_lead_kills_its_teammates_commands() {
     let marker = format!(".{digits:09}");
     let _cleanup = KillMarked(marker.clone());
     let team = format!("sigkill-{digits:09}");
-    let mut lead = PtyLead::start(
-        home.path(),
-        work.path(),
-        &["--team", &team, "--backend", "in-process"],
-        &[],
-    );
+    let mut lead = PtyLead::builder(work.path())
+        .home(home.path())
+        .args(["--team", &team, "--backend", "in-process"])
+        .size(160, 40)
+        .start();
     lead.submit("/spawn alpha --mode bypassPermissions \"run the tasks\"");
     lead.wait_screen("alpha spawned", |s| s.contains("Spawned alpha"));
     // A command with a grandchild in the background and one in the foreground.

@@ -9,16 +9,15 @@
 //!   mount namespace can be made).
 
 use crate::lead_common;
-use crate::ui_common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::pty_harness::{DEADLINE, PtyLead};
 use teamlead::protocol::{InboxEntry, Member, TeamFile};
 use teamlead::store::{self, Home};
-use ui_common::pty::{DEADLINE, Session};
 
 const TEAM: &str = "faults";
 
@@ -68,7 +67,7 @@ fn age(dir: &Path, ago: Duration) {
         .expect("set the lock's mtime");
 }
 
-fn poll_until(what: &str, deadline: Duration, session: &Session, check: impl Fn() -> bool) {
+fn poll_until(what: &str, deadline: Duration, session: &PtyLead, check: impl Fn() -> bool) {
     let start = Instant::now();
     while !check() {
         assert!(
@@ -89,14 +88,10 @@ fn a_command_is_acknowledged_while_a_dead_writer_holds_the_lead_inbox_lock() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
     let h = home.path();
-    let session = Session::start(
-        h,
-        project.path(),
-        &["--team", TEAM, "--backend", "in-process"],
-    );
-    session.wait_for("the lead session", |s| {
-        s.contents().contains("shift+tab to cycle")
-    });
+    let session = PtyLead::builder(project.path())
+        .home(h)
+        .args(["--team", TEAM, "--backend", "in-process"])
+        .start();
 
     // The writer appended a message and died holding the inbox's lock.
     let inbox = inbox_path(h, "team-lead");
@@ -298,17 +293,11 @@ fn disk_full_then_free_every_message_reaches_the_transcript() {
     };
     let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
     let inner_home = mount.path().join("home");
-    let session = Session::start_wrapped(
-        &wrapper,
-        Some(&inner_home),
-        project.path(),
-        &["--team", TEAM, "--backend", "in-process"],
-        &[],
-        &[],
-    );
-    session.wait_for("the lead session", |s| {
-        s.contents().contains("shift+tab to cycle")
-    });
+    let session = PtyLead::builder(project.path())
+        .wrapper(&wrapper)
+        .home(&inner_home)
+        .args(["--team", TEAM, "--backend", "in-process"])
+        .start();
     let pid = session.child.process_id().expect("the lead's pid");
     // The lead's view of the files (its mount namespace), seen from here.
     let root =

@@ -9,17 +9,15 @@
 //! - a task file, while the person assigns that task, then messages the teammate and changes
 //!   its mode: both acknowledged at once, the assignment completes once the lock is stale.
 
-use crate::ui_common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::pty_harness::{DEADLINE, PtyLead};
 use serde_json::json;
 use teamlead::protocol::InboxEntry;
 use teamlead::protocol::frames::{Frame, PermissionRequest};
 use teamlead::ui::modal::guard::GRACE_MS;
-use ui_common::pty::{DEADLINE, Session};
 
 /// How soon a command that needs no locked file must be acknowledged.
 const AT_ONCE: Duration = Duration::from_secs(2);
@@ -58,7 +56,7 @@ fn dead_writer(lock: &Path) {
 }
 
 /// Polls `check` until `deadline`; returns how long it took.
-fn within(what: &str, deadline: Duration, session: &Session, check: impl Fn() -> bool) -> Duration {
+fn within(what: &str, deadline: Duration, session: &PtyLead, check: impl Fn() -> bool) -> Duration {
     let start = Instant::now();
     while !check() {
         assert!(
@@ -72,18 +70,18 @@ fn within(what: &str, deadline: Duration, session: &Session, check: impl Fn() ->
 }
 
 /// A lead with an in-process teammate `alpha`.
-fn lead_with_alpha(home: &Path, project: &Path, team: &str) -> Session {
-    let session = Session::start(home, project, &["--team", team, "--backend", "in-process"]);
-    session.wait_for("the lead session", |s| {
-        s.contents().contains("shift+tab to cycle")
-    });
+fn lead_with_alpha(home: &Path, project: &Path, team: &str) -> PtyLead {
+    let session = PtyLead::builder(project)
+        .home(home)
+        .args(["--team", team, "--backend", "in-process"])
+        .start();
     session.send(b"/spawn alpha \"wait for messages\"\r");
     session.wait_for("alpha in the team badge", |s| s.contents().contains("● 1 "));
     session
 }
 
 /// `@alpha <text>`: in alpha's inbox (and echoed) at once.
-fn message_alpha_at_once(session: &Session, home: &Path, team: &str, text: &str) -> Duration {
+fn message_alpha_at_once(session: &PtyLead, home: &Path, team: &str, text: &str) -> Duration {
     session.send(format!("@alpha {text}\r").as_bytes());
     within("the message in alpha's inbox", AT_ONCE, session, || {
         inbox(home, team, "alpha")
@@ -94,7 +92,7 @@ fn message_alpha_at_once(session: &Session, home: &Path, team: &str, text: &str)
 
 /// A `permission_request` from alpha (written by another process), answered `y` in the
 /// dialog: the answer reaches alpha's inbox at once.
-fn answer_a_permission_at_once(session: &Session, home: &Path, team: &str) -> Duration {
+fn answer_a_permission_at_once(session: &PtyLead, home: &Path, team: &str) -> Duration {
     let request = PermissionRequest {
         request_id: "perm-1767225600000-lockedx".to_string(),
         agent_id: "alpha".to_string(),

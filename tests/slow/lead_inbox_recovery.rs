@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::pty_harness::{self, Terminal};
+use crate::pty_harness::PtyLead;
 
 const TEAM: &str = "deafness";
 const START: Duration = Duration::from_secs(20);
@@ -74,13 +74,12 @@ fn one_case(name: &str, bytes: &[u8]) {
     let logs = root.path().join("logs");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&logs).unwrap();
-    let mut cmd = pty_harness::teamlead(
-        Some(&home),
-        root.path(),
-        &["--team", TEAM, "--backend", "in-process"],
-    );
-    cmd.env("TEAMLEAD_LOG_DIR", &logs);
-    let mut lead = Terminal::spawn(cmd, 160, 40);
+    let mut lead = PtyLead::builder(root.path())
+        .home(&home)
+        .logs(&logs)
+        .args(["--team", TEAM, "--backend", "in-process"])
+        .size(160, 40)
+        .spawn();
     assert!(
         lead.poll_text(START, |s| s.contains("shift+tab to cycle")),
         "{name}: the lead did not start: {}",

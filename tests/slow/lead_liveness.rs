@@ -47,7 +47,7 @@ fn exited_crashed_and_closed_teammates_are_shown_as_such_and_free_their_tasks() 
         "#!/bin/sh\necho \"claude: exec: claude-real: not found\" >&2\nexit 127\n",
     );
     let mut reaper = Reaper::new(&ws);
-    let mut lead = PtyLead::start(&ws, 200, 60);
+    let mut lead = ws.pty_lead(200, 60).start();
     reaper.lead_pid = Some(lead.pid);
     let private = ws.private_server(lead.pid);
 
@@ -157,7 +157,7 @@ fn a_claude_teammate_that_never_starts_its_first_turn_is_reported() {
     ws.lead_env
         .push(("TEAMLEAD_FIRST_TURN_MS".to_string(), "2000".to_string()));
     let mut reaper = Reaper::new(&ws);
-    let mut lead = PtyLead::start(&ws, 200, 60);
+    let mut lead = ws.pty_lead(200, 60).start();
     reaper.lead_pid = Some(lead.pid);
     let _private = ws.private_server(lead.pid);
     lead.submit("/spawn mute --agent claude stand by");
@@ -189,7 +189,7 @@ fn a_message_or_a_mode_for_an_exited_teammate_is_refused() {
         launcher.to_string_lossy().into_owned(),
     ));
     let mut reaper = Reaper::new(&ws);
-    let mut lead = PtyLead::start(&ws, 200, 60);
+    let mut lead = ws.pty_lead(200, 60).start();
     reaper.lead_pid = Some(lead.pid);
     lead.submit("/spawn ghost --agent claude stand by");
     lead.wait_screen("ghost exited", |s| s.contains("ghost exited (127"));

@@ -8,24 +8,18 @@ use crate::llm_common;
 
 use std::time::Duration;
 
-use crate::pty_harness::{self, Terminal};
+use crate::pty_harness::PtyLead;
 use llm_common::{Gate, Reply, ScriptServer, anthropic};
 
 const DEADLINE: Duration = Duration::from_secs(30);
 const KEY: &str = "sk-ant-api03-pty-SECRET-9876543210";
 
-/// The binary in a 100×30 PTY on the suite's PTY harness; every look at the screen checks
-/// that the key is not on it.
-struct Pty(Terminal);
-
-impl Pty {
-    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) {
-        self.0.wait_screen_within(what, DEADLINE, |screen| {
-            let text = screen.contents();
-            assert!(!text.contains(KEY), "the key is on screen:\n{text}");
-            check(&text)
-        });
-    }
+/// Waits for the screen; every look at it checks that the key is not on it.
+fn wait_for(pty: &PtyLead, what: &str, check: impl Fn(&str) -> bool) {
+    pty.wait_text_within(what, DEADLINE, |text| {
+        assert!(!text.contains(KEY), "the key is on screen:\n{text}");
+        check(text)
+    });
 }
 
 #[test]
@@ -43,53 +37,45 @@ fn lead_model_session_answers_on_screen() {
     let config = tempfile::tempdir().expect("config dir");
     let project = tempfile::tempdir().expect("project");
 
-    let mut cmd = pty_harness::teamlead(
-        Some(home.path()),
-        project.path(),
-        &[
+    let mut pty = PtyLead::builder(project.path())
+        .home(home.path())
+        .args([
             "--team",
             "thinking",
             "--backend",
             "in-process",
             "--lead-model",
             "sonnet",
-        ],
-    );
-    for var in [
-        "CLAUDE_CONFIG_DIR",
-        "TEAMLEAD_HOME",
-        "TMUX",
-        "TMUX_PANE",
-        "TEAMLEAD_MODEL",
-        "TEAMLEAD_PROVIDER",
-        "TEAMLEAD_CONFIG",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("XDG_CONFIG_HOME", config.path());
-    cmd.env("ANTHROPIC_BASE_URL", server.base_url());
-    cmd.env("ANTHROPIC_API_KEY", KEY);
-    let mut pty = Pty(Terminal::spawn(cmd, 100, 30));
-    pty.wait_for("the lead session with its model", |s| {
+        ])
+        .env_remove([
+            "TEAMLEAD_MODEL",
+            "TEAMLEAD_PROVIDER",
+            "TEAMLEAD_CONFIG",
+            "OPENAI_BASE_URL",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+        ])
+        .env("XDG_CONFIG_HOME", config.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .spawn();
+    wait_for(&pty, "the lead session with its model", |s| {
         s.contains("Lead model: anthropic claude-sonnet-4-5")
     });
 
-    pty.0.send(b"who is on the team?\r");
-    pty.wait_for("the spinner", |s| s.contains("thinking…"));
+    pty.send(b"who is on the team?\r");
+    wait_for(&pty, "the spinner", |s| s.contains("thinking…"));
     let requests = runtime.block_on(server.wait_requests(1, 20));
     assert_eq!(requests[0].header("x-api-key"), Some(KEY));
     assert!(requests[0].raw.contains("who is on the team?"));
     gate.open();
-    pty.wait_for("the answer and the tokens", |s| {
+    wait_for(&pty, "the answer and the tokens", |s| {
         s.contains("Hello from the lead model.")
             && s.contains("1.3k tok")
             && !s.contains("thinking…")
     });
 
-    pty.0.send(b"/quit\r");
-    assert!(pty.0.wait_exit_within(DEADLINE), "exit status 0");
+    pty.send(b"/quit\r");
+    assert!(pty.wait_exit(), "exit status 0");
     assert!(!home.path().join("teams").join("thinking").exists());
 }

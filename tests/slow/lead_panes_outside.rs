@@ -21,7 +21,7 @@ const SWARM: &str = "teamlead-swarm";
 /// panes on the private server. Returns the lead, the handle on its private server (killed on
 /// drop whatever happens) and the clean-up guard.
 fn lead_with_three_teammates(ws: &Workspace) -> (PtyLead, TestTmux, Reaper) {
-    let lead = PtyLead::start(ws, 160, 45);
+    let lead = ws.pty_lead(160, 45).start();
     let mut reaper = Reaper::new(ws);
     reaper.lead_pid = Some(lead.pid);
     let private = ws.private_server(lead.pid);

@@ -61,7 +61,7 @@ fn delivered_count(ws: &Workspace, needle: &str) -> usize {
 /// Starts a lead, spawns alpha and beta, adds three tasks (the first runs a command that needs
 /// the lead's approval) and waits for the request on screen.
 fn lead_with_a_waiting_teammate(ws: &Workspace) -> (PtyLead, String) {
-    let lead = PtyLead::start(ws, 180, 50);
+    let lead = ws.pty_lead(180, 50).start();
     for name in ["alpha", "beta"] {
         lead.submit(&format!("/spawn {name} stand by"));
         lead.wait_screen(&format!("`Spawned {name}:`"), |s| {
@@ -98,7 +98,7 @@ fn a_lead_restarted_within_the_grace_period_rebinds_its_teammates() {
     send_to_lead(&ws, "beta", "written while no lead ran");
 
     let restart = Instant::now();
-    let second = PtyLead::start(&ws, 180, 50);
+    let second = ws.pty_lead(180, 50).start();
     reaper.lead_pid = Some(second.pid);
     let _second_server = ws.private_server(second.pid);
     second.wait_screen("the resume note", |s| {
@@ -167,7 +167,7 @@ fn after_the_grace_period_the_teammates_are_gone_and_one_is_respawned() {
     let exited_in = killed.elapsed();
     assert!(exited_in >= Duration::from_millis(1_000), "{exited_in:?}");
 
-    let mut second = PtyLead::start(&ws, 180, 50);
+    let mut second = ws.pty_lead(180, 50).start();
     reaper.lead_pid = Some(second.pid);
     let second_server = ws.private_server(second.pid);
     second.wait_screen("the teammates listed as not running", |s| {
@@ -201,7 +201,7 @@ fn after_the_grace_period_the_teammates_are_gone_and_one_is_respawned() {
 fn two_leads_started_at_once_on_a_crashed_team_one_leads() {
     let ws = Workspace::new("resume-race");
     let mut reaper = Reaper::new(&ws);
-    let mut first = PtyLead::start(&ws, 120, 40);
+    let mut first = ws.pty_lead(120, 40).start();
     reaper.lead_pid = Some(first.pid);
     let _first_server = ws.private_server(first.pid);
     first.submit(r#"/task add "survive the crash""#);
@@ -210,8 +210,8 @@ fn two_leads_started_at_once_on_a_crashed_team_one_leads() {
     assert!(!first.wait_exit());
 
     let (a, b) = std::thread::scope(|scope| {
-        let a = scope.spawn(|| PtyLead::spawn(&ws, 120, 40));
-        let b = scope.spawn(|| PtyLead::spawn(&ws, 120, 40));
+        let a = scope.spawn(|| ws.pty_lead(120, 40).spawn());
+        let b = scope.spawn(|| ws.pty_lead(120, 40).spawn());
         (a.join().expect("lead a"), b.join().expect("lead b"))
     });
     let mut leads = [a, b];
@@ -219,7 +219,7 @@ fn two_leads_started_at_once_on_a_crashed_team_one_leads() {
     // Exactly one exits, with status 1 and the reason; the other leads the team.
     let deadline = Instant::now() + WAIT;
     let loser = loop {
-        if let Some(i) = leads.iter_mut().position(|l| l.exited().is_some()) {
+        if let Some(i) = leads.iter_mut().position(|l| l.exit_status().is_some()) {
             break i;
         }
         assert!(
@@ -231,13 +231,13 @@ fn two_leads_started_at_once_on_a_crashed_team_one_leads() {
         std::thread::sleep(Duration::from_millis(25));
     };
     let winner = 1 - loser;
-    assert_eq!(leads[loser].exited(), Some(false), "the loser exits 1");
+    assert_eq!(leads[loser].exit_status(), Some(false), "the loser exits 1");
     let told = leads[loser].screen();
     assert!(told.contains("already has a running lead"), "{told}");
     leads[winner].wait_screen("the winner resumed the team", |s| {
         s.contains("Resumed the team") && s.contains("kept 1 task(s)")
     });
-    assert!(leads[winner].exited().is_none(), "the winner leads");
+    assert!(leads[winner].exit_status().is_none(), "the winner leads");
     leads[winner].submit("/quit");
     assert!(leads[winner].wait_exit());
     assert!(processes_of(&ws).is_empty(), "{:?}", processes_of(&ws));

@@ -10,8 +10,19 @@ use crate::server_common;
 
 use std::time::Duration;
 
+use crate::pty_harness::{PtyLead, PtyLeadBuilder};
 use server_common::{Ws, wait_until};
 use tmux_common::TestTmux;
+
+/// A screen of the workspace's lead server in a pseudo-terminal (arguments to add), with
+/// notifications off.
+fn screen_of(ws: &Ws) -> PtyLeadBuilder {
+    PtyLead::builder(ws.work())
+        .home(ws.home())
+        .envs(ws.env())
+        .env("TEAMLEAD_NO_SERVER", "false")
+        .env("TEAMLEAD_NOTIFY", "off")
+}
 
 /// A screen: one tmux session running teamlead with the workspace's environment.
 struct Screen<'a> {
@@ -185,20 +196,11 @@ fn a_hang_up_leaves_the_team_running_and_attach_brings_it_back() {
 /// dropping it silently.
 #[test]
 fn start_options_given_to_a_running_server_are_reported_not_dropped() {
-    use crate::ui_common::pty::Session;
     let ws = Ws::new("ignored-opts");
     let _server = ws.serve(&[]);
-    let env = ws.env();
-    let mut vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    vars.push(("TEAMLEAD_NO_SERVER", "false"));
-    vars.push(("TEAMLEAD_NOTIFY", "off"));
-    let mut screen = Session::start_in(
-        Some(&ws.home()),
-        &ws.work(),
-        &["--team", ws.team.as_str(), "--backend", "in-process"],
-        &[],
-        &vars,
-    );
+    let mut screen = screen_of(&ws)
+        .args(["--team", ws.team.as_str(), "--backend", "in-process"])
+        .spawn();
     screen.wait_for("the note about --backend", |s| {
         let text = s.contents();
         text.contains("already running") && text.contains("--backend did not apply")
@@ -212,23 +214,9 @@ fn start_options_given_to_a_running_server_are_reported_not_dropped() {
 /// line says the lead went away and how to resume the team, and the status is not 0.
 #[test]
 fn a_screen_whose_server_dies_says_so_and_fails() {
-    use crate::ui_common::pty::Session;
     let ws = Ws::new("lost-lead");
     let mut server = ws.serve(&[]);
-    let env = ws.env();
-    let mut vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    vars.push(("TEAMLEAD_NO_SERVER", "false"));
-    vars.push(("TEAMLEAD_NOTIFY", "off"));
-    let mut screen = Session::start_in(
-        Some(&ws.home()),
-        &ws.work(),
-        &["--team", ws.team.as_str()],
-        &[],
-        &vars,
-    );
-    screen.wait_for("the lead's screen", |s| {
-        s.contents().contains("shift+tab to cycle")
-    });
+    let mut screen = screen_of(&ws).args(["--team", ws.team.as_str()]).start();
     server.child.kill().expect("kill -9 the server");
     let _ = server.child.wait();
     let success = screen.wait_exit();
@@ -246,30 +234,13 @@ fn a_screen_whose_server_dies_says_so_and_fails() {
 /// screen says so first, and how to end it.
 #[test]
 fn the_first_screen_after_a_hang_up_says_the_team_kept_running() {
-    use crate::ui_common::pty::Session;
     let ws = Ws::new("hung-up");
     let _server = ws.serve(&[]);
-    let env = ws.env();
-    let mut vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    vars.push(("TEAMLEAD_NO_SERVER", "false"));
-    vars.push(("TEAMLEAD_NOTIFY", "off"));
-    let start = |vars: &[(&str, &str)]| {
-        let s = Session::start_in(
-            Some(&ws.home()),
-            &ws.work(),
-            &["attach", &ws.team],
-            &[],
-            vars,
-        );
-        s.wait_for("the lead's screen", |s| {
-            s.contents().contains("shift+tab to cycle")
-        });
-        s
-    };
-    let mut first = start(&vars);
+    let start = || screen_of(&ws).args(["attach", &ws.team]).start();
+    let mut first = start();
     assert!(!first.contents().contains("kept running"));
     first.sigkill();
-    let second = start(&vars);
+    let second = start();
     second.wait_for("the note", |s| {
         let text = s.contents();
         text.contains("kept running") && text.contains("/quit ends it")

@@ -5,32 +5,23 @@
 
 use crate::server_common;
 
-use crate::ui_common::pty;
+use crate::pty_harness::PtyLead;
 
-use pty::Session;
 use server_common::{Ws, wait_until};
 
 /// `teamlead attach TEAM` in a pseudo-terminal, with only the bell switched on (no tmux
 /// message or desktop notification from a test).
-fn attach(ws: &Ws) -> Session {
-    let env = ws.env();
-    let mut vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    vars.push(("TEAMLEAD_NOTIFY", "bell"));
-    let screen = Session::start_in(
-        Some(&ws.home()),
-        &ws.work(),
-        &["attach", ws.team.as_str()],
-        &[],
-        &vars,
-    );
-    screen.wait_for("the lead's screen", |s| {
-        s.contents().contains("shift+tab to cycle")
-    });
-    screen
+fn attach(ws: &Ws) -> PtyLead {
+    PtyLead::builder(ws.work())
+        .home(ws.home())
+        .args(["attach", ws.team.as_str()])
+        .envs(ws.env())
+        .env("TEAMLEAD_NOTIFY", "bell")
+        .start()
 }
 
 /// Bell bytes so far that are not an OSC's terminator.
-fn bells(screen: &Session) -> usize {
+fn bells(screen: &PtyLead) -> usize {
     let raw = screen.raw.lock().unwrap();
     let mut in_osc = false;
     let mut count = 0;

@@ -5,16 +5,14 @@
 //! Enter / a / y / n typed in the dialog's grace period answer nothing, and answering on
 //! purpose still works by key (alpha's inbox gets exactly one response, the right one).
 
-use crate::ui_common;
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::pty_harness::{DEADLINE, PtyLead};
 use serde_json::json;
 use teamlead::protocol::InboxEntry;
 use teamlead::protocol::frames::{Frame, PermissionRequest, PlanApprovalRequest, ResponseSubtype};
 use teamlead::ui::modal::guard::GRACE_MS;
-use ui_common::pty::{DEADLINE, Session};
 
 const TEAM: &str = "approvals";
 
@@ -41,7 +39,7 @@ fn frames_to(home: &Path, member: &str) -> Vec<Frame> {
 }
 
 /// Waits until `check` holds for the files, with a deadline.
-fn eventually(what: &str, session: &Session, check: impl Fn() -> bool) {
+fn eventually(what: &str, session: &PtyLead, check: impl Fn() -> bool) {
     let start = Instant::now();
     while !check() {
         assert!(
@@ -96,14 +94,10 @@ fn typed_text_is_sent_and_only_deliberate_keys_answer() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
     let h = home.path();
-    let session = Session::start(
-        h,
-        project.path(),
-        &["--team", TEAM, "--backend", "in-process"],
-    );
-    session.wait_for("the lead session", |s| {
-        s.contents().contains("shift+tab to cycle")
-    });
+    let session = PtyLead::builder(project.path())
+        .home(h)
+        .args(["--team", TEAM, "--backend", "in-process"])
+        .start();
     session.send(b"/spawn alpha \"wait for messages\"\r");
     session.wait_for("alpha in the team badge", |s| s.contents().contains("● 1 "));
 

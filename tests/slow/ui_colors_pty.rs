@@ -2,11 +2,9 @@
 //! teams dialog are drawn without a single colour escape sequence (the demo provides the
 //! teammates and the requests).
 
-use crate::ui_common;
-
 use std::time::{Duration, Instant};
 
-use ui_common::pty::Session;
+use crate::pty_harness::PtyLead;
 
 /// The colour parameters of every SGR sequence (`ESC [ … m`) in `bytes`.
 fn colour_escapes(bytes: &[u8]) -> Vec<String> {
@@ -46,13 +44,12 @@ fn no_color_keeps_every_screen_and_dialog_free_of_colour() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
     let tmp = tempfile::tempdir().expect("tmp");
-    let mut session = Session::start_in(
-        Some(home.path()),
-        project.path(),
-        &["demo"],
-        &[("TMPDIR", tmp.path())],
-        &[("NO_COLOR", "1")],
-    );
+    let mut session = PtyLead::builder(project.path())
+        .home(home.path())
+        .args(["demo"])
+        .env("TMPDIR", tmp.path())
+        .env("NO_COLOR", "1")
+        .spawn();
     session.wait_for("a request waiting", |s| {
         let c = s.contents();
         c.contains("approval") || c.contains("needs permission")

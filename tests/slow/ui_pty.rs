@@ -3,12 +3,10 @@
 //! back as it was (main screen, cursor shown, bracketed paste off). Temporary home, no
 //! ~/.claude, no tmux.
 
-use crate::ui_common;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ui_common::pty::Session;
+use crate::pty_harness::PtyLead;
 
 fn terminal_given_back(screen: &vt100::Screen) {
     assert!(!screen.alternate_screen(), "left the alternate screen");
@@ -16,7 +14,7 @@ fn terminal_given_back(screen: &vt100::Screen) {
     assert!(!screen.bracketed_paste(), "bracketed paste off");
 }
 
-fn started(session: &Session) {
+fn started(session: &PtyLead) {
     session.wait_for("the lead session's screen", |s| {
         s.alternate_screen() && s.contents().contains("shift+tab to cycle")
     });
@@ -26,7 +24,10 @@ fn started(session: &Session) {
 fn quit_command_ends_the_session_and_restores_the_terminal() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
-    let mut session = Session::start(home.path(), project.path(), &["--team", "ptyteam"]);
+    let mut session = PtyLead::builder(project.path())
+        .home(home.path())
+        .args(["--team", "ptyteam"])
+        .spawn();
     started(&session);
     let screen = session.contents();
     assert!(screen.contains("> "), "{screen}");
@@ -47,7 +48,10 @@ fn quit_command_ends_the_session_and_restores_the_terminal() {
 fn ctrl_c_twice_quits() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
-    let mut session = Session::start(home.path(), project.path(), &["--team", "ctrlc"]);
+    let mut session = PtyLead::builder(project.path())
+        .home(home.path())
+        .args(["--team", "ctrlc"])
+        .spawn();
     started(&session);
     session.send(b"\x03");
     session.wait_for("the quit hint", |s| {
@@ -62,7 +66,10 @@ fn ctrl_c_twice_quits() {
 fn sigterm_quits_gracefully_and_restores_the_terminal() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
-    let mut session = Session::start(home.path(), project.path(), &["--team", "sigterm"]);
+    let mut session = PtyLead::builder(project.path())
+        .home(home.path())
+        .args(["--team", "sigterm"])
+        .spawn();
     started(&session);
     let pid = session.child.process_id().expect("pid");
     // SAFETY: kill(2) on the pid of our own child, which has not been reaped yet.
@@ -86,12 +93,11 @@ fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
     let tmp = tempfile::tempdir().expect("tmp for the demo's working directory");
-    let mut session = Session::start_env(
-        home.path(),
-        project.path(),
-        &["demo"],
-        &[("TMPDIR", tmp.path())],
-    );
+    let mut session = PtyLead::builder(project.path())
+        .home(home.path())
+        .args(["demo"])
+        .env("TMPDIR", tmp.path())
+        .spawn();
     session.wait_for("the first Bash request", |s| {
         let c = s.contents();
         c.contains("needs permission") && c.contains("Bash") && c.contains("Lay out the workspace")
@@ -227,18 +233,15 @@ fn demo_without_a_home_stays_out_of_dot_claude() {
     let tmp = tempfile::tempdir().expect("tmp");
     let state = user_home.path().join(".local/state");
     let config = user_home.path().join(".config");
-    let mut session = Session::start_in(
-        None,
-        project.path(),
-        &["demo"],
-        &[
+    let mut session = PtyLead::builder(project.path())
+        .args(["demo"])
+        .envs([
             ("HOME", user_home.path()),
             ("TMPDIR", tmp.path()),
             ("XDG_STATE_HOME", &state),
             ("XDG_CONFIG_HOME", &config),
-        ],
-        &[],
-    );
+        ])
+        .spawn();
     session.wait_for("the demo's first request", |s| {
         s.contents().contains("Lay out the workspace")
     });

@@ -181,7 +181,7 @@ fn wezterm_is_detected_inside_wezterm_after_the_multiplexers() {
 
 /// Starts the lead inside the stand-in and spawns a, b and c.
 fn lead_with_three(ws: &Workspace, fake: &FakeWezterm, reaper: &mut Reaper) -> PtyLead {
-    let lead = PtyLead::start(ws, 160, 45);
+    let lead = ws.pty_lead(160, 45).start();
     reaper.lead_pid = Some(lead.pid);
     for name in ["a", "b", "c"] {
         lead.submit(&format!("/spawn {name} say hi"));
@@ -252,7 +252,7 @@ fn lead_in_wezterm_spawns_asks_kills_resumes_and_quits() {
     let mut first = first;
     sigkill(first.pid);
     assert!(!first.wait_exit());
-    let second = PtyLead::start(&ws, 160, 45);
+    let second = ws.pty_lead(160, 45).start();
     reaper.lead_pid = Some(second.pid);
     second.wait_screen("the resume note", |s| {
         s.contains("Resumed the team") && s.contains("re-bound a (1), b (2)")

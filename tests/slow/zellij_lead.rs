@@ -42,7 +42,7 @@ fn lead_with_three(
     z: &PrivateZellij,
     reaper: &mut Reaper,
 ) -> (PtyLead, Vec<String>) {
-    let lead = PtyLead::start(ws, 160, 45);
+    let lead = ws.pty_lead(160, 45).start();
     reaper.lead_pid = Some(lead.pid);
     let session = session_of(&lead);
     lead.wait_screen("the attach hint", |s| {
@@ -272,7 +272,7 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
     let mut first = first;
     sigkill(first.pid);
     assert!(!first.wait_exit());
-    let second = PtyLead::start(&ws, 160, 45);
+    let second = ws.pty_lead(160, 45).start();
     reaper.lead_pid = Some(second.pid);
     let session = session_of(&second);
     second.wait_screen("the resume note", |s| {

@@ -1,6 +1,6 @@
 //! Helpers of the clean-up tests: a git repository in a temporary directory, a lead session
-//! (the library) working in it, the real binary in a pseudo-terminal with chosen arguments and
-//! environment (killed on drop), and processes found in /proc by a marker on their command line.
+//! (the library) working in it, and processes found in /proc by a marker on their command line.
+//! (The real binary in a pseudo-terminal is [`crate::pty_harness::PtyLead`].)
 
 #![allow(dead_code)]
 
@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use std::time::{Duration, Instant};
-
-use crate::pty_harness::{self, Terminal};
 
 /// How long any single wait may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -128,68 +126,5 @@ pub fn kill_marked(marker: &str) {
         unsafe {
             libc::kill(pid as libc::pid_t, libc::SIGKILL);
         }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The real binary in a pseudo-terminal.
-
-/// `teamlead --home H <args>` in a 160×40 PTY, on the suite's PTY harness (which it derefs
-/// to); killed on drop.
-pub struct PtyLead(Terminal);
-
-impl std::ops::Deref for PtyLead {
-    type Target = Terminal;
-    fn deref(&self) -> &Terminal {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for PtyLead {
-    fn deref_mut(&mut self) -> &mut Terminal {
-        &mut self.0
-    }
-}
-
-impl PtyLead {
-    /// Starts the lead in `cwd` with `env` set (and `TMUX`, `TMUX_PANE`, `TEAMLEAD_HOME`,
-    /// `CLAUDE_CONFIG_DIR`, `TEAMLEAD_CLAUDE_BIN` removed unless `env` sets them); waits for
-    /// its screen.
-    pub fn start(home: &Path, cwd: &Path, args: &[&str], env: &[(&str, String)]) -> PtyLead {
-        let mut cmd = pty_harness::teamlead(Some(home), cwd, args);
-        for (key, value) in env {
-            cmd.env(key, value);
-        }
-        let lead = PtyLead(Terminal::spawn(cmd, 160, 40));
-        lead.wait_screen("the lead's screen", |s| s.contains("shift+tab to cycle"));
-        lead
-    }
-
-    /// The screen's text.
-    pub fn screen(&self) -> String {
-        self.contents()
-    }
-
-    pub fn wait_screen(&self, what: &str, check: impl Fn(&str) -> bool) -> Duration {
-        wait_until(
-            what,
-            WAIT,
-            || check(&self.screen()),
-            || format!("lead screen:\n{}", self.screen()),
-        )
-    }
-
-    /// Types a one-line composer input, waits until the composer shows it, presses Enter.
-    pub fn submit(&self, line: &str) {
-        self.send(line.as_bytes());
-        self.wait_screen(&format!("the composer to show `{line}`"), |s| {
-            s.contains(line)
-        });
-        self.send(b"\r");
-    }
-
-    /// Waits for the lead to exit; returns whether it exited with status 0.
-    pub fn wait_exit(&mut self) -> bool {
-        self.wait_exit_within(WAIT)
     }
 }

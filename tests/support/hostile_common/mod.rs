@@ -6,7 +6,6 @@
 #![allow(dead_code)]
 
 pub mod corpus;
-pub mod pty;
 pub mod tree;
 
 use std::io::Read;

@@ -1,16 +1,12 @@
 //! Helpers for the `monitor` tests: a child whose stdout is kept as raw bytes (to prove no
-//! control character ever reaches the terminal) and read line by line with deadlines, and the
-//! real lead in a pseudo-terminal (portable-pty + vt100), killed on drop.
+//! control character ever reaches the terminal) and read line by line with deadlines.
 
 #![allow(dead_code)]
 
 use std::io::Read;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
-
-use crate::pty_harness::{self, Terminal};
 
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
@@ -123,30 +119,6 @@ impl Drop for RawChild {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// The real binary in a 120×40 PTY (logs in `logs`), on the suite's PTY harness; killed on
-/// drop if still running.
-pub struct PtySession(Terminal);
-
-impl PtySession {
-    pub fn start(home: &Path, cwd: &Path, logs: &Path, args: &[&str]) -> PtySession {
-        let mut cmd = pty_harness::teamlead(Some(home), cwd, args);
-        cmd.env("TEAMLEAD_LOG_DIR", logs);
-        PtySession(Terminal::spawn(cmd, 120, 40))
-    }
-
-    pub fn contents(&self) -> String {
-        self.0.contents()
-    }
-
-    /// Waits until the screen holds `text`.
-    pub fn wait_for(&self, text: &str) {
-        self.0
-            .wait_screen_within(&format!("{text:?}"), DEADLINE, |s| {
-                s.contents().contains(text)
-            });
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 pub use tmux_common::TestTmux;
 
-use crate::pty_harness::{self, Terminal};
+pub use crate::pty_harness::{PtyLead, PtyLeadBuilder};
 
 /// How long any single wait may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -527,108 +527,20 @@ impl TmuxLead {
 // ---------------------------------------------------------------------------------------------
 // The lead in a pseudo-terminal, outside tmux.
 
-/// The real binary in a PTY (no `TMUX`/`TMUX_PANE`), on the suite's PTY harness (which it
-/// derefs to).
-pub struct PtyLead(Terminal);
-
-impl std::ops::Deref for PtyLead {
-    type Target = Terminal;
-    fn deref(&self) -> &Terminal {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for PtyLead {
-    fn deref_mut(&mut self) -> &mut Terminal {
-        &mut self.0
-    }
-}
-
-impl PtyLead {
-    /// Starts `teamlead --home H --team T` in the working directory, `cols`×`rows`, and waits
-    /// for its screen.
-    pub fn start(ws: &Workspace, cols: u16, rows: u16) -> PtyLead {
-        let lead = PtyLead::spawn(ws, cols, rows);
-        lead.wait_screen("the lead's screen", |s| s.contains("shift+tab to cycle"));
-        lead
-    }
-
-    /// Starts the lead like [`PtyLead::start`] without waiting for anything.
-    pub fn spawn(ws: &Workspace, cols: u16, rows: u16) -> PtyLead {
-        let mut args: Vec<&str> = vec!["--team", &ws.team];
-        args.extend(ws.lead_args.iter().map(String::as_str));
-        let mut cmd = pty_harness::teamlead(Some(ws.home()), ws.work(), &args);
-        cmd.env("TEAMLEAD_LEAD_GRACE_MS", ws.lead_grace_ms.to_string());
-        cmd.env("TMUX_TMPDIR", ws.tmux_tmpdir());
-        // Outside any multiplexer, even when the tests run inside Zellij.
-        for var in ["ZELLIJ", "ZELLIJ_SESSION_NAME", "ZELLIJ_PANE_ID"] {
-            cmd.env_remove(var);
-        }
-        for (key, value) in &ws.lead_env {
-            cmd.env(key, value);
-        }
-        PtyLead(Terminal::spawn(cmd, cols, rows))
-    }
-
-    /// `Some(success)` once the lead has exited.
-    pub fn exited(&mut self) -> Option<bool> {
-        self.exit_status()
-    }
-
-    /// The screen's text.
-    pub fn screen(&self) -> String {
-        self.contents()
-    }
-
-    pub fn wait_screen(&self, what: &str, check: impl Fn(&str) -> bool) -> Duration {
-        self.wait_screen_within(what, WAIT, check)
-    }
-
-    /// [`PtyLead::wait_screen`] with a deadline of its own (a terminal that answers slowly).
-    pub fn wait_screen_within(
-        &self,
-        what: &str,
-        timeout: Duration,
-        check: impl Fn(&str) -> bool,
-    ) -> Duration {
-        wait_until(
-            what,
-            timeout,
-            || check(&self.screen()),
-            || format!("lead screen:\n{}", self.screen()),
-        )
-    }
-
-    /// Answers the approval dialog on screen with `key` (see [`TmuxLead::answer`]).
-    pub fn answer(&self, key: &[u8], open: impl Fn(&str) -> bool) {
-        self.send(b"\x10");
-        wait_until(
-            "the dialog to take the answer",
-            WAIT,
-            || {
-                if !open(&self.screen()) {
-                    return true;
-                }
-                self.send(key);
-                std::thread::sleep(Duration::from_millis(150));
-                !open(&self.screen())
-            },
-            || format!("lead screen:\n{}", self.screen()),
-        );
-    }
-
-    /// Types a one-line composer input, waits until the composer shows it, presses Enter.
-    pub fn submit(&self, line: &str) {
-        self.send(line.as_bytes());
-        self.wait_screen(&format!("the composer to show `{line}`"), |s| {
-            s.contains(line)
-        });
-        self.send(b"\r");
-    }
-
-    /// Waits for the lead to exit; returns whether it exited with status 0.
-    pub fn wait_exit(&mut self) -> bool {
-        self.wait_exit_within(WAIT)
+impl Workspace {
+    /// How the lead of this workspace starts in a `cols`×`rows` pseudo-terminal outside any
+    /// multiplexer: `teamlead --home H --team T <lead_args>` in the working directory, with
+    /// the grace period, the private tmux socket directory and `lead_env`.
+    pub fn pty_lead(&self, cols: u16, rows: u16) -> PtyLeadBuilder {
+        PtyLead::builder(self.work())
+            .home(self.home())
+            .args(["--team", self.team.as_str()])
+            .args(&self.lead_args)
+            .env("TEAMLEAD_LEAD_GRACE_MS", self.lead_grace_ms.to_string())
+            .env("TMUX_TMPDIR", self.tmux_tmpdir())
+            .outside_multiplexers()
+            .envs(self.lead_env.iter().map(|(k, v)| (k, v)))
+            .size(cols, rows)
     }
 }
 

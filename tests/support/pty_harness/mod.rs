@@ -2,12 +2,16 @@
 //! binary) in a PTY (portable-pty), its output parsed by vt100 on a reader thread that also
 //! answers the primary device attributes query as a terminal would, keeps every raw byte and
 //! records every window title the program set. Send bytes, read the screen, poll a condition
-//! with a deadline; the program is killed on drop if it still runs. The PTY tests' own types
-//! (`ui_common::pty::Session`, `panes_common::PtyLead`, `cleanup_common::PtyLead`, the
-//! hostile suite's `Lead`, the monitor's `PtySession`) are this plus how they start the lead.
+//! with a deadline; the program is killed on drop if it still runs. The real lead in it is
+//! [`PtyLead`] (`lead.rs`), the one type every PTY test starts and drives.
 
 #![allow(dead_code)]
 
+pub mod lead;
+
+pub use lead::{PtyLead, PtyLeadBuilder};
+
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -38,14 +42,18 @@ impl vt100::Callbacks for Seen {
 /// own process (`TEAMLEAD_NO_SERVER=1`), `TERM=xterm-256color`, never the user's config file
 /// (a named file that does not exist gives the defaults), and none of the caller's `TMUX`,
 /// `TMUX_PANE`, `TEAMLEAD_HOME`, `CLAUDE_CONFIG_DIR`, `TEAMLEAD_CLAUDE_BIN`.
-pub fn teamlead(home: Option<&Path>, cwd: &Path, args: &[&str]) -> CommandBuilder {
+pub fn teamlead<S: AsRef<OsStr>>(
+    home: Option<&Path>,
+    cwd: &Path,
+    args: impl IntoIterator<Item = S>,
+) -> CommandBuilder {
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_teamlead"));
     if let Some(home) = home {
         cmd.arg("--home");
         cmd.arg(home);
     }
     for a in args {
-        cmd.arg(a);
+        cmd.arg(a.as_ref());
     }
     cmd.cwd(cwd);
     cmd.env("TEAMLEAD_NO_SERVER", "1");
@@ -196,6 +204,28 @@ impl Terminal {
                 start.elapsed() < limit,
                 "timed out after {limit:?} waiting for {what}; screen:\n{}",
                 self.contents()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Polls until the screen's text satisfies `check`; panics after `limit` with `what` and
+    /// the screen. Returns how long it took. (`check` may send keys: no lock is held.)
+    pub fn wait_text_within(
+        &self,
+        what: &str,
+        limit: Duration,
+        check: impl Fn(&str) -> bool,
+    ) -> Duration {
+        let start = Instant::now();
+        loop {
+            let text = self.contents();
+            if check(&text) {
+                return start.elapsed();
+            }
+            assert!(
+                start.elapsed() < limit,
+                "timed out after {limit:?} waiting for {what}; screen:\n{text}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -2,8 +2,6 @@
 //! events, and rendering an `AppState` into a `TestBackend`.
 #![allow(dead_code)]
 
-pub mod pty;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
