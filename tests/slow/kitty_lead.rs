@@ -19,7 +19,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use kitty_common::{KITTY_ACTIVE_BORDER, RealKitty};
-use panes_common::{PtyLead, Reaper, Workspace, processes_of, sigkill, teammate_processes};
+use panes_common::{
+    PtyLead, Reaper, THREE, Workspace, processes_of, sigkill, spawn_three, teammate_processes,
+};
 
 /// Deadline of a wait on kitty (a spawn is five `kitty @` calls, a close two).
 const KITTY_WAIT: Duration = Duration::from_secs(90);
@@ -40,32 +42,13 @@ fn lead_with_three(ws: &Workspace, kitty: &RealKitty, reaper: &mut Reaper) -> (P
     let lead_window = kitty.windows()[0].clone();
     let lead = ws.pty_lead(160, 45).start();
     reaper.lead_pid = Some(lead.pid);
-    for name in ["a", "b", "c"] {
-        lead.submit(&format!("/spawn {name} say hi"));
-        lead.wait_text_within(&format!("`Spawned {name}:`"), KITTY_WAIT, |s| {
-            s.contains(&format!("Spawned {name}:"))
-        });
-    }
-    let mut windows = Windows::new();
-    for (name, color) in [("a", "red"), ("b", "blue"), ("c", "green")] {
-        let window = ws.pane_of(name).expect("a window recorded");
-        let member = ws.config()["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == name)
-            .unwrap()
-            .clone();
-        assert_eq!(member["backendType"], "kitty");
-        assert_eq!(member["color"], color);
-        let header = format!("{name}@{} started", ws.team);
-        wait_for(
-            &format!("{name}'s header in its window"),
-            || kitty.text_of(&window).contains(&header),
-            || format!("window {window}:\n{}", kitty.text_of(&window)),
-        );
-        windows.insert(name.to_string(), window);
-    }
+    let windows: Windows = THREE
+        .map(|(name, _)| name.to_string())
+        .into_iter()
+        .zip(spawn_three(&lead, ws, "kitty", KITTY_WAIT, |w| {
+            kitty.text_of(w)
+        }))
+        .collect();
     let listed = kitty.listed();
     assert_eq!(
         listed.len(),

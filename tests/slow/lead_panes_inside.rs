@@ -10,8 +10,9 @@ use crate::panes_common;
 use std::time::{Duration, Instant};
 
 use panes_common::{
-    EXIT_AFTER_LEAD_DIES, PaneInfo, Reaper, TmuxLead, WAIT, Workspace, border_format, pane_infos,
-    processes_of, server_running, sigkill, teammate_processes, tmux_env_value, wait_until,
+    EXIT_AFTER_LEAD_DIES, PaneInfo, Reaper, THREE, TmuxLead, WAIT, Workspace, border_format,
+    pane_infos, processes_of, server_running, sigkill, spawn_three, teammate_processes,
+    tmux_env_value, wait_until,
 };
 
 /// The pane of `name` as tmux lists it, once its teammate shows its header there.
@@ -84,20 +85,14 @@ fn lead_inside_tmux_runs_teammates_in_panes_and_leaves_nothing_after_a_crash() {
 
     // Three teammates, each in its own pane of the lead's window, named and colored in palette
     // order.
-    for name in ["a", "b", "c"] {
-        lead.submit(&format!("/spawn {name} say hi"));
-        lead.wait_screen(&format!("`Spawned {name}:`"), |s| {
-            s.contains(&format!("Spawned {name}:"))
-        });
-    }
+    let panes = spawn_three(&lead, &ws, "tmux", WAIT, |pane| lead.tmux.capture(pane));
     let spawned_in = test_start.elapsed();
-    let mut panes = Vec::new();
-    for (name, color) in [("a", "red"), ("b", "blue"), ("c", "green")] {
+    for ((name, color), id) in THREE.into_iter().zip(&panes) {
         let pane = teammate_pane(&lead, &ws, name);
+        assert_eq!(&pane.id, id, "{pane:?}");
         assert_eq!(pane.title, name, "{pane:?}");
         assert_eq!(pane.border_format, border_format(color), "{pane:?}");
         assert_eq!(pane.window, window, "{name} beside the lead: {pane:?}");
-        panes.push(pane.id);
     }
     let mut in_window = panes_in_window(&lead, &window);
     in_window.sort();

@@ -11,8 +11,8 @@ use crate::panes_common;
 use std::time::{Duration, Instant};
 
 use panes_common::{
-    EXIT_AFTER_LEAD_DIES, PtyLead, Reaper, TestTmux, WAIT, Workspace, border_format, pane_infos,
-    processes_of, server_running, sigkill, teammate_processes, wait_until,
+    EXIT_AFTER_LEAD_DIES, PtyLead, Reaper, THREE, TestTmux, WAIT, Workspace, border_format,
+    pane_infos, processes_of, server_running, sigkill, spawn_three, teammate_processes, wait_until,
 };
 
 const SWARM: &str = "teamlead-swarm";
@@ -28,23 +28,8 @@ fn lead_with_three_teammates(ws: &Workspace) -> (PtyLead, TestTmux, Reaper) {
     let hint = format!("tmux -L teamlead-{} attach -t {SWARM}", lead.pid);
     lead.wait_screen("the attach hint", |s| s.contains(&hint));
 
-    for name in ["a", "b", "c"] {
-        lead.submit(&format!("/spawn {name} say hi"));
-        lead.wait_screen(&format!("`Spawned {name}:`"), |s| {
-            s.contains(&format!("Spawned {name}:"))
-        });
-    }
-    for (name, color) in [("a", "red"), ("b", "blue"), ("c", "green")] {
-        let pane = ws
-            .pane_of(name)
-            .unwrap_or_else(|| panic!("no pane recorded for {name}: {}", ws.config()));
-        let header = format!("● {name} @ {}", ws.team);
-        wait_until(
-            &format!("{name}'s header in its pane"),
-            WAIT,
-            || private.capture(&pane).contains(&header),
-            || format!("pane {pane}:\n{}", private.capture(&pane)),
-        );
+    let panes = spawn_three(&lead, ws, "tmux", WAIT, |pane| private.capture(pane));
+    for ((name, color), pane) in THREE.into_iter().zip(panes) {
         let info = pane_infos(&private)
             .into_iter()
             .find(|p| p.id == pane)

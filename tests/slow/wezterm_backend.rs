@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use panes_common::{
-    EXIT_AFTER_LEAD_DIES, PtyLead, Reaper, WAIT, Workspace, processes_of, sigkill,
+    EXIT_AFTER_LEAD_DIES, PtyLead, Reaper, WAIT, Workspace, processes_of, sigkill, spawn_three,
     teammate_processes, wait_until,
 };
 use teamlead::backend::detect::{BackendChoice, CapturedEnv, detect};
@@ -183,31 +183,7 @@ fn wezterm_is_detected_inside_wezterm_after_the_multiplexers() {
 fn lead_with_three(ws: &Workspace, fake: &FakeWezterm, reaper: &mut Reaper) -> PtyLead {
     let lead = ws.pty_lead(160, 45).start();
     reaper.lead_pid = Some(lead.pid);
-    for name in ["a", "b", "c"] {
-        lead.submit(&format!("/spawn {name} say hi"));
-        lead.wait_screen(&format!("`Spawned {name}:`"), |s| {
-            s.contains(&format!("Spawned {name}:"))
-        });
-    }
-    for name in ["a", "b", "c"] {
-        let pane = ws.pane_of(name).expect("a pane recorded");
-        assert_eq!(
-            ws.config()["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["name"] == name)
-                .unwrap()["backendType"],
-            "wezterm"
-        );
-        let header = format!("{name}@{} started", ws.team);
-        wait_until(
-            &format!("{name}'s header in its pane"),
-            WAIT,
-            || fake.pane_log(&pane).contains(&header),
-            || format!("pane {pane}:\n{}", fake.pane_log(&pane)),
-        );
-    }
+    spawn_three(&lead, ws, "wezterm", WAIT, |pane| fake.pane_log(pane));
     assert_eq!(fake.panes(), vec!["0 0", "1 0", "2 0", "3 0"]);
     assert_eq!(teammate_processes(&ws.team).len(), 3);
     lead

@@ -17,7 +17,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use panes_common::{
-    PtyLead, Reaper, WAIT, Workspace, processes_of, sigkill, teammate_processes, wait_until,
+    PtyLead, Reaper, WAIT, Workspace, processes_of, sigkill, spawn_three, teammate_processes,
+    wait_until,
 };
 
 /// Zellij's detach keys, as a terminal sends them: Ctrl+O (session mode), then `d`.
@@ -48,32 +49,7 @@ fn lead_with_three(
     lead.wait_screen("the attach hint", |s| {
         s.contains(&format!("watch them with `zellij attach {session}`")) && !s.contains("tmux")
     });
-    for name in ["a", "b", "c"] {
-        lead.submit(&format!("/spawn {name} say hi"));
-        lead.wait_screen(&format!("`Spawned {name}:`"), |s| {
-            s.contains(&format!("Spawned {name}:"))
-        });
-    }
-    let mut panes = Vec::new();
-    for name in ["a", "b", "c"] {
-        let pane = ws.pane_of(name).expect("a pane recorded");
-        let member = ws.config()["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == name)
-            .unwrap()
-            .clone();
-        assert_eq!(member["backendType"], "zellij");
-        let header = format!("{name}@{} started", ws.team);
-        wait_until(
-            &format!("{name}'s header in its pane"),
-            WAIT,
-            || z.screen(&session, &pane).contains(&header),
-            || format!("pane {pane}:\n{}", z.screen(&session, &pane)),
-        );
-        panes.push(pane);
-    }
+    let panes = spawn_three(&lead, ws, "zellij", WAIT, |pane| z.screen(&session, pane));
     // Three panes, named after their teammates, and nothing else (the session's first shell
     // is closed).
     let expected: Vec<(String, String)> = panes

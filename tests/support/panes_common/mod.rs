@@ -1,12 +1,17 @@
 //! Shared helpers of the acceptance tests of pane teammates run by the real lead binary: a
 //! temporary home and working directory, the lead in a pane of a private test tmux server or in
 //! a pseudo-terminal outside tmux, reading panes (titles, border formats), the processes of a
-//! team from /proc, the files a user would look at, `teamlead clean --orphans`, and a guard
-//! that leaves no lead, teammate, tmux server or socket file behind.
+//! team from /proc, the files a user would look at, `teamlead clean --orphans`, a guard that
+//! leaves no lead, teammate, tmux server or socket file behind, and the three teammates every
+//! pane backend's test spawns first (`three.rs`).
 
 #![allow(dead_code)]
 
 pub(crate) use crate::tmux_common;
+
+mod three;
+
+pub use three::{THREE, TypedLead, spawn_three};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
