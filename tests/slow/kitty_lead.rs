@@ -12,6 +12,7 @@
 //! seconds a call on a loaded machine.
 
 use crate::kitty_common;
+use crate::lead_keys::Keyboard;
 use crate::panes_common;
 
 use std::collections::HashMap;
@@ -101,7 +102,7 @@ fn lead_in_kitty_spawns_asks_jumps_kills_shuts_down_and_leaves_nothing_after_cle
     lead.wait_text_within("the permission request", KITTY_WAIT, |s| {
         s.contains("needs permission") && s.contains("make proof (task #1)")
     });
-    lead.answer(b"y", |s| s.contains("needs permission"));
+    lead.approve();
     let proof = ws.work().join("proof.txt");
     wait_for(
         "the approved command to run",
@@ -109,24 +110,18 @@ fn lead_in_kitty_spawns_asks_jumps_kills_shuts_down_and_leaves_nothing_after_cle
         || format!("task: {}\n{}", ws.task("1"), lead.screen()),
     );
 
-    // The teammate that ran it reported back, so it waits on the person: Ctrl+N jumps to its
-    // window (pressed again while its report is still on its way).
+    // The teammate that ran it reported back (its report on the lead's screen), so it waits
+    // on the person: Ctrl+N jumps to its window.
     let owner = ws.task("1")["owner"].as_str().unwrap().to_string();
     let target = windows[&owner].clone();
     assert_eq!(kitty.focused(), Some(lead_window.clone()));
+    lead.wait_text_within(&format!("{owner}'s report"), KITTY_WAIT, |s| {
+        s.contains("\"make proof\" done")
+    });
+    lead.send(b"\x0e");
     wait_for(
         &format!("Ctrl+N to focus {owner}'s window"),
-        || {
-            lead.send(b"\x0e");
-            let pressed = Instant::now();
-            while pressed.elapsed() < Duration::from_secs(5) {
-                if kitty.focused().as_ref() == Some(&target) {
-                    return true;
-                }
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            false
-        },
+        || kitty.focused().as_ref() == Some(&target),
         || format!("focused {:?}\n{}", kitty.listed(), lead.screen()),
     );
 

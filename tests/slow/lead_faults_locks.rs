@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::lead_keys::Keyboard;
 use crate::pty_harness::{DEADLINE, PtyLead};
 use serde_json::json;
 use teamlead::protocol::InboxEntry;
 use teamlead::protocol::frames::{Frame, PermissionRequest};
-use teamlead::ui::modal::guard::GRACE_MS;
 
 /// How soon a command that needs no locked file must be acknowledged.
 const AT_ONCE: Duration = Duration::from_secs(2);
@@ -75,7 +75,7 @@ fn lead_with_alpha(home: &Path, project: &Path, team: &str) -> PtyLead {
         .home(home)
         .args(["--team", team, "--backend", "in-process"])
         .start();
-    session.send(b"/spawn alpha \"wait for messages\"\r");
+    session.submit("/spawn alpha \"wait for messages\"");
     session.wait_for("alpha in the team badge", |s| s.contents().contains("● 1 "));
     session
 }
@@ -127,12 +127,11 @@ fn answer_a_permission_at_once(session: &PtyLead, home: &Path, team: &str) -> Du
     session.wait_for("the approvals banner", |s| {
         s.contents().contains("1 approval waiting")
     });
-    session.send(b"x");
-    session.wait_for("the x", |s| s.contents().contains("> x"));
+    session.type_keys("x");
     session.send(b"\x10\r");
     session.wait_for("the dialog", |s| s.contents().contains("needs permission"));
     // The dialog ignores keys for its grace period: waiting it out is the precondition.
-    std::thread::sleep(Duration::from_millis(GRACE_MS + 200));
+    session.wait_out_grace();
     session.send(b"y");
     within("the permission_response", AT_ONCE, session, || {
         inbox(home, team, "alpha")

@@ -5,6 +5,7 @@
 //! round trip, the shutdown handshake, kill, hide/show, and after a SIGKILL of the lead every
 //! teammate gone within 3 s and `teamlead clean --orphans` leaving nothing behind.
 
+use crate::lead_keys::Keyboard;
 use crate::panes_common;
 
 use std::time::{Duration, Instant};
@@ -182,7 +183,7 @@ fn lead_inside_tmux_runs_teammates_in_panes_and_leaves_nothing_after_a_crash() {
     assert_eq!(ws.task("1")["status"], "in_progress");
     let proof = ws.work().join("proof.txt");
     assert!(!proof.exists(), "the command ran before approval");
-    lead.answer("y", |s| s.contains("needs permission"));
+    lead.approve();
     wait_until(
         "the approved command's file and the task completed",
         WAIT,
@@ -212,7 +213,7 @@ fn lead_inside_tmux_runs_teammates_in_panes_and_leaves_nothing_after_a_crash() {
     lead.wait_screen("a's request to run the lead's command", |s| {
         s.contains("@a  needs permission") && s.contains("A command team-lead sent")
     });
-    lead.answer("y", |s| s.contains("needs permission"));
+    lead.approve();
     lead.wait_screen("a's reply with the output", |s| s.contains("pong-42"));
     assert!(
         ws.lead_mail_from("a").iter().any(|t| t.contains("pong-42")),

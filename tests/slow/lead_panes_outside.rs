@@ -6,6 +6,7 @@
 //! lead is SIGKILLed instead, its teammates exit within 3 s and `teamlead clean --orphans` kills
 //! the server and leaves nothing behind.
 
+use crate::lead_keys::Keyboard;
 use crate::panes_common;
 
 use std::time::{Duration, Instant};
@@ -73,7 +74,7 @@ fn lead_outside_tmux_uses_a_private_server_and_quit_removes_it() {
     });
     let proof = ws.work().join("proof.txt");
     assert!(!proof.exists(), "the command ran before approval");
-    lead.answer(b"y", |s| s.contains("needs permission"));
+    lead.approve();
     wait_until(
         "the approved command's file and the task completed",
         WAIT,

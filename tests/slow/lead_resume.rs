@@ -8,6 +8,7 @@
 //! re-spawns one on request. Two leads started at once on a crashed team: one leads, the other
 //! says so and exits 1.
 
+use crate::lead_keys::Keyboard;
 use crate::panes_common;
 
 use std::process::Command;
@@ -126,7 +127,7 @@ fn a_lead_restarted_within_the_grace_period_rebinds_its_teammates() {
     second.wait_screen("the request asked again", |s| {
         s.contains(&format!("@{asker}  needs permission"))
     });
-    second.answer(b"y", |s| s.contains("needs permission"));
+    second.approve();
     let proof = ws.work().join("proof.txt");
     wait_until(
         "the approved command ran and task #1 completed",

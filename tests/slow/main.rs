@@ -18,6 +18,8 @@ mod hostile_common;
 mod kitty_common;
 #[path = "../support/lead_common/mod.rs"]
 mod lead_common;
+#[path = "../support/lead_keys/mod.rs"]
+mod lead_keys;
 #[path = "../support/llm_common/mod.rs"]
 mod llm_common;
 #[path = "../support/model_server/mod.rs"]

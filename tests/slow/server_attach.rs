@@ -8,8 +8,7 @@ use crate::tmux_common;
 
 use crate::server_common;
 
-use std::time::Duration;
-
+use crate::lead_keys::{Key, Keyboard};
 use crate::pty_harness::{PtyLead, PtyLeadBuilder};
 use server_common::{Ws, wait_until};
 use tmux_common::TestTmux;
@@ -77,39 +76,27 @@ impl<'a> Screen<'a> {
         );
     }
 
-    fn submit(&self, line: &str) {
-        self.tmux
-            .run(&["send-keys", "-t", &self.session, "-l", line])
-            .expect("send-keys");
-        self.wait("the composer to show the line", |t| t.contains(line));
-        self.tmux
-            .run(&["send-keys", "-t", &self.session, "Enter"])
-            .expect("Enter");
-    }
-
-    /// Answers the dialog on screen with `key` (Ctrl+P takes it on purpose; keys in its
-    /// grace period are dropped by design, so the key is pressed until it has gone).
-    fn answer(&self, key: &str) {
-        let open = |t: &str| t.contains("needs permission");
-        self.tmux
-            .run(&["send-keys", "-t", &self.session, "C-p"])
-            .expect("C-p");
-        wait_until(
-            "the dialog to take the answer",
-            || {
-                if !open(&self.text()) {
-                    return true;
-                }
-                let _ = self.tmux.run(&["send-keys", "-t", &self.session, key]);
-                std::thread::sleep(Duration::from_millis(150));
-                !open(&self.text())
-            },
-            || self.text(),
-        );
-    }
-
     fn alive(&self) -> bool {
         self.tmux.run(&["has-session", "-t", &self.session]).is_ok()
+    }
+}
+
+impl Keyboard for Screen<'_> {
+    fn screen(&self) -> String {
+        self.text()
+    }
+    fn type_text(&self, text: &str) {
+        self.tmux
+            .run(&["send-keys", "-t", &self.session, "-l", text])
+            .expect("send-keys");
+    }
+    fn press(&self, key: Key) {
+        self.tmux
+            .run(&["send-keys", "-t", &self.session, &key.tmux_name()])
+            .expect("send-keys");
+    }
+    fn explain(&self) -> String {
+        format!("screen {}:\n{}", self.session, self.text())
     }
 }
 
@@ -134,7 +121,7 @@ fn a_hang_up_leaves_the_team_running_and_attach_brings_it_back() {
         "one",
         &["--team", "screens", "--backend", "in-process"],
     );
-    first.submit("/spawn alpha \"take the tasks\"");
+    first.type_line("/spawn alpha \"take the tasks\"");
     first.wait("alpha spawned", |t| t.contains("Spawned alpha"));
     let pid = server_pid(&ws);
 
@@ -154,7 +141,7 @@ fn a_hang_up_leaves_the_team_running_and_attach_brings_it_back() {
     second.wait("the earlier transcript and the request", |t| {
         t.contains("Spawned alpha") && t.contains("needs permission")
     });
-    second.answer("y");
+    second.approve();
     ws.ctl_ok(&["wait", "--tasks-done", "--timeout", "30"]);
     second.wait("the command's output", |t| t.contains("hello-again"));
 
@@ -167,19 +154,19 @@ fn a_hang_up_leaves_the_team_running_and_attach_brings_it_back() {
     third.wait("the dialog on screen three", |t| {
         t.contains("needs permission")
     });
-    third.answer("y");
+    third.approve();
     second.wait("the dialog gone on screen two", |t| {
         !t.contains("needs permission")
     });
     ws.ctl_ok(&["wait", "--tasks-done", "--timeout", "30"]);
 
     // /detach leaves the team running.
-    third.submit("/detach");
+    third.type_line("/detach");
     wait_until("screen three to leave", || !third.alive(), || third.text());
     assert!(alive(pid));
 
     // /quit from a screen ends the team, its server and the screen.
-    second.submit("/quit");
+    second.type_line("/quit");
     wait_until("screen two to end", || !second.alive(), || second.text());
     wait_until("the server to end", || !alive(pid), String::new);
     assert!(ws.sockets().is_empty());

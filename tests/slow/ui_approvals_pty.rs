@@ -8,11 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::lead_keys::Keyboard;
 use crate::pty_harness::{DEADLINE, PtyLead};
 use serde_json::json;
 use teamlead::protocol::InboxEntry;
 use teamlead::protocol::frames::{Frame, PermissionRequest, PlanApprovalRequest, ResponseSubtype};
-use teamlead::ui::modal::guard::GRACE_MS;
 
 const TEAM: &str = "approvals";
 
@@ -83,12 +83,6 @@ fn message_reached_alpha(home: &Path, text: &str) -> bool {
         .any(|e| e.from == "team-lead" && e.text == text)
 }
 
-/// The dialog's grace period, measured from a moment after the dialog was seen on screen:
-/// waiting it out is the precondition of answering, not a guess about something slow.
-fn wait_out_the_grace_period() {
-    std::thread::sleep(Duration::from_millis(GRACE_MS + 200));
-}
-
 #[test]
 fn typed_text_is_sent_and_only_deliberate_keys_answer() {
     let home = tempfile::tempdir().expect("home");
@@ -98,12 +92,11 @@ fn typed_text_is_sent_and_only_deliberate_keys_answer() {
         .home(h)
         .args(["--team", TEAM, "--backend", "in-process"])
         .start();
-    session.send(b"/spawn alpha \"wait for messages\"\r");
+    session.submit("/spawn alpha \"wait for messages\"");
     session.wait_for("alpha in the team badge", |s| s.contents().contains("● 1 "));
 
     // 1. A permission request arrives while "@alpha hello" is being typed.
-    session.send(b"@alpha hel");
-    session.wait_for("the typed text", |s| s.contents().contains("@alpha hel"));
+    session.type_keys("@alpha hel");
     let request = PermissionRequest {
         request_id: "perm-1767225600000-rmrfimp".to_string(),
         agent_id: "alpha".to_string(),
@@ -132,11 +125,12 @@ fn typed_text_is_sent_and_only_deliberate_keys_answer() {
 
     // 2. Opened on purpose; Enter, a, y, n in its grace period answer nothing. (The `x` in
     // the composer keeps the request from taking the keyboard by itself meanwhile.)
-    session.send(b"x");
-    session.wait_for("the x", |s| s.contents().contains("> x"));
+    session.type_keys("x");
     session.send(b"\x10\ray n");
     session.wait_for("the dialog", |s| s.contents().contains("needs permission"));
-    wait_out_the_grace_period();
+    // Waiting out the grace period (a key that changes no answer, until it shows) is the
+    // precondition of answering; every key typed before it has been handled by then.
+    session.wait_out_grace();
     let screen = session.contents();
     assert!(screen.contains("needs permission"), "{screen}");
     assert!(!screen.contains("Always?"), "`a` did nothing:\n{screen}");
@@ -198,7 +192,9 @@ fn typed_text_is_sent_and_only_deliberate_keys_answer() {
     session.wait_for("the plan dialog", |s| {
         s.contents().contains("wants to proceed")
     });
-    wait_out_the_grace_period();
+    // Waiting out the grace period (a key that changes no answer, until it shows) is the
+    // precondition of answering; every key typed before it has been handled by then.
+    session.wait_out_grace();
     let screen = session.contents();
     assert!(screen.contains("wants to proceed"), "{screen}");
     assert!(

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::lead_keys::{Dialog, Key, Keyboard};
 use crate::pty_harness::PtyLead;
 
 /// The colour parameters of every SGR sequence (`ESC [ … m`) in `bytes`.
@@ -39,6 +40,13 @@ fn colour_escapes_are_found() {
     assert!(colour_escapes(b"\x1b[0m\x1b[1;2;7m\x1b[39;49m\x1b[2J").is_empty());
 }
 
+/// Opens the approval dialog on purpose and, once it takes keys, puts it back with Esc.
+fn put_back(session: &PtyLead) {
+    session.open_approvals();
+    session.press(Key::Esc);
+    session.poll_screen("the dialog put back", |s| Dialog::on(s).is_none());
+}
+
 #[test]
 fn no_color_keeps_every_screen_and_dialog_free_of_colour() {
     let home = tempfile::tempdir().expect("home");
@@ -52,31 +60,14 @@ fn no_color_keeps_every_screen_and_dialog_free_of_colour() {
         .spawn();
     session.wait_for("a request waiting", |s| {
         let c = s.contents();
-        c.contains("approval") || c.contains("needs permission")
+        c.contains("approval waiting") || c.contains("needs permission")
     });
-    // The permission dialog: Ctrl+P opens it (again, until it shows).
-    let start = Instant::now();
-    while !session.contents().contains("needs permission") {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "{}",
-            session.contents()
-        );
-        session.send(b"\x10");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    // Esc once the grace period is over closes it (the request stays queued).
-    let start = Instant::now();
-    while session.contents().contains("needs permission") {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "{}",
-            session.contents()
-        );
-        std::thread::sleep(Duration::from_millis(600));
-        session.send(b"\x1b");
-    }
-    // The teams dialog: ↓ selects the badge, Enter opens it.
+    // The permission dialog: Ctrl+P opens it; Esc once it takes keys puts it back (the
+    // request stays queued).
+    put_back(&session);
+    // The teams dialog: ↓ selects the badge, Enter opens it. The demo's requests keep
+    // waiting, and one takes the keyboard by itself once typing has paused for a second: it
+    // is put back and the keys pressed again.
     let start = Instant::now();
     while !session.contents().contains("Team demo") {
         assert!(
@@ -84,10 +75,18 @@ fn no_color_keeps_every_screen_and_dialog_free_of_colour() {
             "{}",
             session.contents()
         );
-        session.send(b"\x1b[B");
-        std::thread::sleep(Duration::from_millis(100));
-        session.send(b"\r");
-        std::thread::sleep(Duration::from_millis(300));
+        if Dialog::on(&session.contents()).is_some() {
+            put_back(&session);
+        }
+        session.press_until(Key::Down, "the team badge selected", |s| {
+            s.contains("open the teams dialog") || Dialog::on(s).is_some()
+        });
+        if Dialog::on(&session.contents()).is_none() {
+            session.press(Key::Enter);
+            session.poll_text(Duration::from_secs(2), |s| {
+                s.contains("Team demo") || Dialog::on(s).is_some()
+            });
+        }
     }
     session.wait_for("the teams dialog's hints", |s| {
         s.contents().contains("x kill")

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::lead_keys::Keyboard;
 use crate::pty_harness::PtyLead;
 
 fn terminal_given_back(screen: &vt100::Screen) {
@@ -117,18 +118,9 @@ fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
             .unwrap_or_default()
     };
     assert_eq!(status(&task_file), "in_progress");
-    // Answer on purpose: Ctrl+P (the dialog is ours, so a y in its grace period is dropped,
-    // never typed into the composer), then y, again until it took.
-    let start = Instant::now();
-    while !session.contents().contains("tasks 1/6") {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "task #1 not completed:\n{}",
-            session.contents()
-        );
-        session.send(b"\x10y");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    // Answer on purpose: Ctrl+P, the dialog's grace period waited out, then y.
+    session.approve();
+    session.wait_for("task #1 completed", |s| s.contents().contains("tasks 1/6"));
     assert_eq!(status(&task_file), "completed");
 
     // Approve whatever is asked (Bash requests, the reviewer's plan) until every task is done.
@@ -146,9 +138,9 @@ fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
             || screen.contains("wants to proceed")
             || screen.contains("approval waiting")
         {
-            session.send(b"\x10y");
+            session.approve();
         }
-        std::thread::sleep(Duration::from_millis(150));
+        std::thread::sleep(Duration::from_millis(20));
     }
     for id in 1..=6 {
         let path = home
@@ -170,9 +162,7 @@ fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
     let report = workdir[0].path().join("out/REPORT.md");
     assert!(report.exists(), "the last task wrote its report");
 
-    // A stray y may have reached the composer after the last answer: the first Ctrl+C clears
-    // it (and arms quitting, which the next key disarms).
-    session.send(b"\x03/quit\r");
+    session.submit("/quit");
     assert!(session.wait_exit(), "exit status 0");
     terminal_given_back(session.screen.lock().expect("screen").screen());
     assert!(

@@ -6,6 +6,7 @@
 //! restarted within the grace period re-binds the living panes, `/quit` closes them all, and a
 //! SIGKILLed lead leaves nothing after `clean --orphans`.
 
+use crate::lead_keys::Keyboard;
 use crate::panes_common;
 
 use std::collections::HashMap;
@@ -204,7 +205,7 @@ fn lead_in_wezterm_spawns_asks_kills_resumes_and_quits() {
     first.wait_screen("the permission request", |s| {
         s.contains("needs permission") && s.contains("make proof (task #1)")
     });
-    first.answer(b"y", |s| s.contains("needs permission"));
+    first.approve();
     let proof = ws.work().join("proof.txt");
     wait_until(
         "the approved command ran",
@@ -222,6 +223,8 @@ fn lead_in_wezterm_spawns_asks_kills_resumes_and_quits() {
         || format!("{:?}\n{}", fake.panes(), first.screen()),
     );
     assert!(fake.calls().contains(&"kill-pane --pane-id 3".to_string()));
+    // Then c leaves the team (its pane closes first).
+    first.wait_screen("the kill note", |s| s.contains("c was killed."));
 
     // The lead dies; a new one within the grace period re-binds a and b in their panes.
     let before = teammate_processes(&ws.team);

@@ -11,6 +11,7 @@
 //! a pane, `/quit` closes the teammates' panes and leaves the user's session, its client and
 //! the lead's pane as they were. Every session, server and process is removed on drop.
 
+use crate::lead_keys::{Key, Keyboard};
 use crate::panes_common;
 use crate::pty_harness::Terminal;
 use crate::zellij_common::PrivateZellij;
@@ -147,13 +148,10 @@ impl<'z> InsideLead<'z> {
         self.client.send(bytes);
     }
 
-    /// Types a one-line composer input, waits until the lead shows it, presses Enter.
+    /// Types a one-line composer input, checked on the composer's row, and presses Enter
+    /// ([`Keyboard::type_line`]).
     fn submit(&self, line: &str) {
-        self.send(line.as_bytes());
-        self.wait_screen(&format!("the composer to show `{line}`"), |s| {
-            s.contains(line)
-        });
-        self.send(b"\r");
+        self.type_line(line);
     }
 
     /// The panes the client's focus is on (one client: one pane).
@@ -164,6 +162,28 @@ impl<'z> InsideLead<'z> {
     /// The terminal panes of the session as (id, title).
     fn terminals(&self) -> Vec<(String, String)> {
         self.z.terminals(&self.session)
+    }
+}
+
+impl Keyboard for InsideLead<'_> {
+    fn screen(&self) -> String {
+        InsideLead::screen(self)
+    }
+    fn type_text(&self, text: &str) {
+        self.send(text.as_bytes());
+    }
+    /// Ctrl+P is Zellij's pane mode: it reaches the lead in Zellij's locked mode.
+    fn press(&self, key: Key) {
+        if key == Key::CtrlP {
+            self.send(LOCK);
+            self.send(&key.bytes());
+            self.send(LOCK);
+        } else {
+            self.send(&key.bytes());
+        }
+    }
+    fn explain(&self) -> String {
+        InsideLead::explain(self)
     }
 }
 
@@ -287,22 +307,7 @@ fn lead_inside_zellij_spawns_beside_itself_keeps_focus_asks_jumps_kills_and_quit
     });
     let proof = ws.work().join("proof.txt");
     assert!(!proof.exists(), "the command ran before approval");
-    lead.send(LOCK);
-    lead.send(b"\x10");
-    wait_until(
-        "the dialog to take `y`",
-        WAIT,
-        || {
-            if !lead.screen().contains("needs permission") {
-                return true;
-            }
-            lead.send(b"y");
-            std::thread::sleep(Duration::from_millis(150));
-            !lead.screen().contains("needs permission")
-        },
-        || lead.explain(),
-    );
-    lead.send(LOCK);
+    lead.approve();
     wait_until(
         "the approved command ran",
         WAIT,

@@ -10,6 +10,7 @@
 //! --orphans` (no session, no zellij server, no teammate). Every session and server is removed on
 //! drop, even when a test fails.
 
+use crate::lead_keys::{self, Keyboard};
 use crate::panes_common;
 use crate::zellij_common::PrivateZellij;
 
@@ -21,8 +22,43 @@ use panes_common::{
     wait_until,
 };
 
-/// Zellij's detach keys, as a terminal sends them: Ctrl+O (session mode), then `d`.
-const DETACH: [&[u8]; 2] = [b"\x0f", b"d"];
+/// Zellij's session mode (Ctrl+O), whose hints name `d`, detach.
+const SESSION_MODE: &[u8] = b"\x0f";
+
+/// Detaches the Zellij client in the lead's terminal with Zellij's keys: Ctrl+O while Zellij
+/// shows (its tab bar names the session), then `d` once the status bar shows the session
+/// mode's `Detach`. A client that does not read its input yet drops a key: each key is pressed
+/// again only when its effect has not shown within [`lead_keys::SETTLE`], so a lost `d` is
+/// never followed by a Ctrl+O that leaves the session mode.
+fn detach(lead: &PtyLead, z: &PrivateZellij, session: &str) {
+    let zellij_shown = |s: &str| s.contains(&format!("Zellij ({session})"));
+    let session_mode = |s: &str| zellij_shown(s) && s.contains("Detach");
+    wait_until(
+        "the client to detach",
+        WAIT,
+        || {
+            if z.clients(session) == 0 {
+                return true;
+            }
+            let screen = lead.screen();
+            let before = session_mode(&screen);
+            if before {
+                lead.send(b"d");
+            } else if zellij_shown(&screen) {
+                lead.send(SESSION_MODE);
+            }
+            let pressed = Instant::now();
+            while pressed.elapsed() < lead_keys::SETTLE
+                && session_mode(&lead.screen()) == before
+                && z.clients(session) != 0
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            z.clients(session) == 0
+        },
+        || lead.screen(),
+    );
+}
 
 /// A workspace whose lead runs with `--backend zellij` in the private zellij's environment.
 fn workspace(z: &PrivateZellij, prefix: &str, grace_ms: u64) -> Workspace {
@@ -114,7 +150,7 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
     });
     let proof = ws.work().join("proof.txt");
     assert!(!proof.exists(), "the command ran before approval");
-    first.answer(b"y", |s| s.contains("needs permission"));
+    first.approve();
     wait_until(
         "the approved command ran",
         WAIT,
@@ -197,23 +233,7 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
     first.wait_screen("Zellij showing b's pane in the lead's terminal", |s| {
         s.contains(&format!("b @ {}", ws.team)) && !s.contains("message the lead")
     });
-    // Zellij's detach keys (sent again only while the client is still attached: it may not
-    // read its input yet).
-    wait_until(
-        "the client to detach",
-        WAIT,
-        || {
-            if z.clients(&session) == 0 {
-                return true;
-            }
-            for key in DETACH {
-                first.send(key);
-                std::thread::sleep(Duration::from_millis(150));
-            }
-            z.clients(&session) == 0
-        },
-        || first.screen(),
-    );
+    detach(&first, &z, &session);
     first.wait_screen("the lead's screen back, on b's details", |s| {
         s.contains("enter jump")
     });
@@ -236,6 +256,8 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
         },
         || format!("{:?}\n{}", z.terminals(&session), first.screen()),
     );
+    // Then c leaves the team (its pane closes first).
+    first.wait_screen("the kill note", |s| s.contains("c was killed."));
 
     // The lead dies; a new one within the grace period re-binds a and b in their panes.
     wait_until(

@@ -1,32 +1,37 @@
 //! The key sequences that answer the lead's dialogs, in one place: the permission dialog (yes,
 //! always, no with feedback) and the plan dialog (approve into a mode, reject with feedback).
 //! Each answers on purpose, as the approvals policy asks of a person: it waits until the request
-//! is on screen (its dialog or the banner of a waiting request), presses Ctrl+P (which opens the
-//! dialog or keeps it on top), waits out the dialog's key grace period
-//! (`teamlead::ui::modal::guard::GRACE_MS`, a known constant, plus a margin), then types the
-//! answer. "Always" is two steps: the option, then — after the grace period that the changed
-//! content starts again — the confirmation of the exact rule.
-
-use std::time::Duration;
+//! is on screen (its dialog or the banner of a waiting request), opens the dialog with Ctrl+P
+//! and waits until it takes keys (`lead_keys::Keyboard::open_approvals`: a key that changes no
+//! answer is pressed until it shows, since the dialog ignores keys for its grace period), then
+//! types the answer. "Always" is two steps: the option, then the confirmation of the exact
+//! rule, pressed until it is taken (the changed content starts the grace period again, and the
+//! confirmation has no key that changes nothing).
 
 use super::Scene;
-
-/// Longer than the dialogs' key grace period.
-fn grace() -> Duration {
-    Duration::from_millis(teamlead::ui::modal::guard::GRACE_MS + 200)
-}
-
-/// Opens the approvals dialog on purpose and waits out its grace period.
-fn focus(scene: &Scene) {
-    scene.keys(&["C-p"]);
-    std::thread::sleep(grace());
-}
+use crate::lead_keys::{Key, Keyboard};
 
 /// Confirms the second step of "always" once it shows the rule.
 fn confirm_always(scene: &Scene) {
     scene.wait_screen("the always confirmation", |s| s.contains("Always?"));
-    std::thread::sleep(grace());
-    scene.keys(&["a"]);
+    scene.press_until(Key::Char('a'), "the always confirmation to be taken", |s| {
+        !s.contains("Always?")
+    });
+}
+
+/// The option the permission dialog's selection (`❯`) is on: its label, up to the gap before
+/// the next option.
+fn selected_option(screen: &str) -> Option<String> {
+    let line = screen.lines().find(|l| l.contains("❯ "))?;
+    let label = &line[line.find("❯ ")? + "❯ ".len()..];
+    Some(
+        label
+            .split("   ")
+            .next()
+            .unwrap_or(label)
+            .trim()
+            .to_string(),
+    )
 }
 
 /// An answer to the permission dialog.
@@ -46,8 +51,7 @@ pub fn answer_permission(scene: &Scene, answer: PermissionAnswer) {
     scene.wait_screen("the permission request", |s| {
         s.contains("needs permission") || s.contains("ctrl+p")
     });
-    focus(scene);
-    scene.wait_screen("the permission dialog", |s| s.contains("needs permission"));
+    scene.open_approvals();
     match answer {
         PermissionAnswer::Yes => scene.keys(&["y"]),
         PermissionAnswer::Always => {
@@ -56,13 +60,14 @@ pub fn answer_permission(scene: &Scene, answer: PermissionAnswer) {
         }
         PermissionAnswer::AlwaysOption(label) => {
             // Move the selection to the option, then choose it.
-            let selected = |s: &str| s.lines().any(|l| l.contains('❯') && l.contains(&label));
+            let selected = |s: &str| selected_option(s).is_some_and(|o| o.contains(&label));
             for _ in 0..6 {
-                if selected(&scene.screen()) {
+                let before = selected_option(&scene.screen());
+                if before.as_ref().is_some_and(|o| o.contains(&label)) {
                     break;
                 }
-                scene.keys(&["Right"]);
-                std::thread::sleep(Duration::from_millis(150));
+                scene.press(Key::Right);
+                scene.wait_screen("the selection to move", |s| selected_option(s) != before);
             }
             scene.wait_screen(&format!("the option `{label}` selected"), selected);
             scene.keys(&["Enter"]);
@@ -113,7 +118,7 @@ fn wait_plan(scene: &Scene, plan_marker: &str) {
     scene.wait_screen("the plan request", |s| {
         s.contains(plan_marker) || s.contains("ctrl+p")
     });
-    focus(scene);
+    scene.open_approvals();
     scene.wait_screen("the plan dialog", |s| {
         s.contains(plan_marker) && s.contains("◂ ")
     });

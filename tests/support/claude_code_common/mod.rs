@@ -10,6 +10,8 @@
 pub(crate) use crate::model_server;
 pub(crate) use crate::panes_common;
 
+use crate::lead_keys::{Key, Keyboard};
+
 pub mod claude_lead;
 pub mod keys;
 mod version;
@@ -349,13 +351,10 @@ impl Scene {
             .expect("send-keys -l");
     }
 
-    /// Types a composer line, waits until it shows, presses Enter.
+    /// Types a composer line, checked on the composer's row, and presses Enter
+    /// ([`Keyboard::type_line`]).
     pub fn submit(&self, line: &str) {
-        self.type_text(line);
-        self.wait_screen(&format!("the composer to show `{line}`"), |s| {
-            s.contains(line)
-        });
-        self.keys(&["Enter"]);
+        self.type_line(line);
     }
 
     /// config.json, parsed; retried briefly, since Claude Code writes it in place.
@@ -403,9 +402,7 @@ impl Scene {
     /// `/spawn NAME ARGS…` and wait until its first turn has ended (the lead shows it idle).
     /// Returns the time from Enter to the first idle notification in the lead's log.
     pub fn spawn(&self, name: &str, args: &str) -> Duration {
-        let line = format!("/spawn {name} {args}");
-        self.type_text(&line);
-        self.wait_screen("the spawn line in the composer", |s| s.contains(&line));
+        self.type_keys(&format!("/spawn {name} {args}"));
         let start = Instant::now();
         self.keys(&["Enter"]);
         self.wait_screen(&format!("`Spawned {name}`"), |s| {
@@ -542,6 +539,21 @@ impl Scene {
     /// Answers the permission dialog at the head of the queue (see [`keys`]).
     pub fn answer(&self, answer: PermissionAnswer) {
         keys::answer_permission(self, answer);
+    }
+}
+
+impl Keyboard for Scene {
+    fn screen(&self) -> String {
+        Scene::screen(self)
+    }
+    fn type_text(&self, text: &str) {
+        Scene::type_text(self, text);
+    }
+    fn press(&self, key: Key) {
+        self.keys(&[&key.tmux_name()]);
+    }
+    fn explain(&self) -> String {
+        Scene::explain(self)
     }
 }
 

@@ -11,7 +11,9 @@ pub(crate) use crate::tmux_common;
 
 mod three;
 
-pub use three::{THREE, TypedLead, spawn_three};
+pub use three::{THREE, spawn_three};
+
+use crate::lead_keys::{Key, Keyboard};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -479,26 +481,6 @@ impl TmuxLead {
         self.tmux.run(&args).expect("send-keys");
     }
 
-    /// Answers the approval dialog on screen with `key` (`y`, `n`): Ctrl+P gives it the
-    /// keyboard on purpose, then `key` is pressed until the dialog (`open` on the screen) has
-    /// gone (keys in its grace period are dropped, by design).
-    pub fn answer(&self, key: &str, open: impl Fn(&str) -> bool) {
-        self.keys(&["C-p"]);
-        wait_until(
-            &format!("the dialog to take `{key}`"),
-            WAIT,
-            || {
-                if !open(&self.screen()) {
-                    return true;
-                }
-                self.keys(&[key]);
-                std::thread::sleep(Duration::from_millis(150));
-                !open(&self.screen())
-            },
-            || format!("lead screen:\n{}", self.screen()),
-        );
-    }
-
     /// Types `text` literally into the lead's pane.
     pub fn type_text(&self, text: &str) {
         self.tmux
@@ -506,13 +488,10 @@ impl TmuxLead {
             .expect("send-keys -l");
     }
 
-    /// Types a one-line composer input, waits until the composer shows it, presses Enter.
+    /// Types a one-line composer input, checked on the composer's row, and presses Enter
+    /// ([`Keyboard::type_line`]).
     pub fn submit(&self, line: &str) {
-        self.type_text(line);
-        self.wait_screen(&format!("the composer to show `{line}`"), |s| {
-            s.contains(line)
-        });
-        self.keys(&["Enter"]);
+        self.type_line(line);
     }
 
     /// The lead's window (`session:index`).
@@ -526,6 +505,18 @@ impl TmuxLead {
                 "#{session_name}:#{window_index}",
             ])
             .expect("the lead's window")
+    }
+}
+
+impl Keyboard for TmuxLead {
+    fn screen(&self) -> String {
+        TmuxLead::screen(self)
+    }
+    fn type_text(&self, text: &str) {
+        TmuxLead::type_text(self, text);
+    }
+    fn press(&self, key: Key) {
+        self.keys(&[&key.tmux_name()]);
     }
 }
 

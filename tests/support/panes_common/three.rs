@@ -3,37 +3,11 @@
 
 use std::time::Duration;
 
-use super::{PtyLead, TmuxLead, Workspace, wait_until};
+use super::{Workspace, wait_until};
+use crate::lead_keys::Keyboard;
 
 /// The three teammates, in spawn order, with the color the lead gives each.
 pub const THREE: [(&str, &str); 3] = [("a", "red"), ("b", "blue"), ("c", "green")];
-
-/// A lead the pane tests type into: in a pseudo-terminal ([`PtyLead`]) or in a tmux pane
-/// ([`TmuxLead`]).
-pub trait TypedLead {
-    /// What the lead's screen shows.
-    fn screen(&self) -> String;
-    /// Types a one-line composer input and presses Enter.
-    fn submit(&self, line: &str);
-}
-
-impl TypedLead for PtyLead {
-    fn screen(&self) -> String {
-        PtyLead::screen(self)
-    }
-    fn submit(&self, line: &str) {
-        PtyLead::submit(self, line)
-    }
-}
-
-impl TypedLead for TmuxLead {
-    fn screen(&self) -> String {
-        TmuxLead::screen(self)
-    }
-    fn submit(&self, line: &str) {
-        TmuxLead::submit(self, line)
-    }
-}
 
 /// Spawns [`THREE`] from `lead` (`/spawn NAME say hi`, each waited for as `Spawned NAME:` on
 /// its screen), then checks each teammate as config.json records it (`backend` as its
@@ -41,14 +15,14 @@ impl TypedLead for TmuxLead {
 /// (`NAME@TEAM started` in `pane_text(pane)`). Every wait is up to `limit`. Returns the panes
 /// in spawn order.
 pub fn spawn_three(
-    lead: &impl TypedLead,
+    lead: &impl Keyboard,
     ws: &Workspace,
     backend: &str,
     limit: Duration,
     pane_text: impl Fn(&str) -> String,
 ) -> Vec<String> {
     for (name, _) in THREE {
-        lead.submit(&format!("/spawn {name} say hi"));
+        lead.type_line(&format!("/spawn {name} say hi"));
         let spawned = format!("Spawned {name}:");
         wait_until(
             &format!("`{spawned}`"),

@@ -1,15 +1,17 @@
 //! The real `teamlead` binary in a pseudo-terminal, as every PTY test starts and drives it:
 //! [`PtyLead`] (the suite's [`Terminal`], which it derefs to, plus what a test does with a
-//! lead: wait for the screen, submit a composer line, answer the approval dialog, wait for the
-//! exit) and [`PtyLeadBuilder`], how it starts (home, working directory, arguments,
-//! environment, terminal size, a wrapper program). `PtyLead::builder(cwd)…start()` waits for
-//! the lead's screen; `…spawn()` waits for nothing.
+//! lead: wait for the screen, wait for the exit; its keys are a [`Keyboard`]: composer lines
+//! checked on the composer's row, approvals answered after their grace period) and
+//! [`PtyLeadBuilder`], how it starts (home, working directory, arguments, environment,
+//! terminal size, a wrapper program). `PtyLead::builder(cwd)…start()` waits for the lead's
+//! screen; `…spawn()` waits for nothing.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{DEADLINE, Terminal, teamlead};
+use crate::lead_keys::{Key, Keyboard};
 
 /// What the lead's screen shows once it runs (the footer's mode hint).
 pub const READY: &str = "shift+tab to cycle";
@@ -175,31 +177,26 @@ impl PtyLead {
         self.wait_screen_within(what, DEADLINE, check)
     }
 
-    /// Types a one-line composer input, waits until the composer shows it, presses Enter.
+    /// Types a one-line composer input, checked on the composer's row, and presses Enter
+    /// ([`Keyboard::type_line`]).
     pub fn submit(&self, line: &str) {
-        self.send(line.as_bytes());
-        self.wait_screen(&format!("the composer to show `{line}`"), |s| {
-            s.contains(line)
-        });
-        self.send(b"\r");
-    }
-
-    /// Answers the approval dialog with `key`: opens it (Ctrl+P) and sends `key` until
-    /// `open(screen)` no longer holds.
-    pub fn answer(&self, key: &[u8], open: impl Fn(&str) -> bool) {
-        self.send(b"\x10");
-        self.wait_screen("the dialog to take the answer", |s| {
-            if !open(s) {
-                return true;
-            }
-            self.send(key);
-            std::thread::sleep(Duration::from_millis(150));
-            !open(&self.screen())
-        });
+        self.type_line(line);
     }
 
     /// Waits (up to [`DEADLINE`]) for the exit; whether the status was 0.
     pub fn wait_exit(&mut self) -> bool {
         self.wait_exit_within(DEADLINE)
+    }
+}
+
+impl Keyboard for PtyLead {
+    fn screen(&self) -> String {
+        self.contents()
+    }
+    fn type_text(&self, text: &str) {
+        self.send(text.as_bytes());
+    }
+    fn press(&self, key: Key) {
+        self.send(&key.bytes());
     }
 }
