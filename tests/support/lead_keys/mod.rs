@@ -11,9 +11,9 @@
 //!   [`Keyboard::wait_out_grace`] presses a key that changes nothing an answer depends on (→
 //!   moves the permission dialog's selection; →, then ← back, moves the plan dialog's mode)
 //!   until the dialog shows its effect, waiting longer after each press (a key pressed again
-//!   before the one taken is drawn would be taken twice), then until the screen is quiet. [`Keyboard::approve`] opens the dialog on purpose
-//!   (Ctrl+P), waits out the grace period, presses `y` once and waits until the request is
-//!   answered.
+//!   before the one taken is drawn would be taken twice), then until the screen is quiet.
+//!   [`Keyboard::approve`] opens the dialog on purpose (Ctrl+P), waits out the grace period,
+//!   presses `y` once and waits until the request is answered.
 
 #![allow(dead_code)]
 
