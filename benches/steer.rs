@@ -9,7 +9,7 @@
 //! `cargo test --test slow claude_code::latest::steer_a_busy_teammate -- --nocapture` prints
 //! `timing [...] /steer -> the message in the model's next request`.)
 
-#[path = "../tests/llm_common/mod.rs"]
+#[path = "../tests/support/llm_common/mod.rs"]
 mod llm_common;
 
 use std::time::{Duration, Instant};

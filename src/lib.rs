@@ -1,5 +1,5 @@
 //! teamlead: a terminal lead application for teams of coding agents that speak the Claude Code
-//! agent-teams file protocol. Layers (see docs/DESIGN.md; `tests/layers.rs` checks the import
+//! agent-teams file protocol. Layers (see docs/DESIGN.md; `tests/fast/layers.rs` checks the import
 //! graph): `protocol` → `store` → `config` → `watch` → `backend` → `agent` → `lead` →
 //! `server` → `ui` → `cli`; each uses only the ones before it.
 //!

@@ -1,0 +1,71 @@
+//! The fast test binary: everything that runs in this process or spawns the real binary on
+//! temporary homes, without a terminal multiplexer, pseudo-terminal or real client (stores,
+//! command-line tools, the UI on a test backend, agents and LLM engines against local model
+//! servers, the in-process lead). One binary (instead of one per file) so the suite links
+//! once; each former file is a module. Run: `cargo test --test fast`.
+
+// Shared helpers, each compiled once.
+#[path = "../support/agent_common/mod.rs"]
+mod agent_common;
+#[path = "../support/cli_common/mod.rs"]
+mod cli_common;
+#[path = "../support/lead_common/mod.rs"]
+mod lead_common;
+#[path = "../support/llm_common/mod.rs"]
+mod llm_common;
+#[path = "../support/store_common/mod.rs"]
+mod store_common;
+#[path = "../support/ui_common/mod.rs"]
+mod ui_common;
+
+// One module per former test binary.
+mod agent_control;
+mod agent_scale;
+mod agent_shell;
+mod assets;
+mod cli_config;
+mod cli_inspect;
+mod cli_man;
+mod cli_task;
+mod iterm2_backend;
+mod layers;
+mod lead_model;
+mod lead_permissions;
+mod lead_review;
+mod lead_spawn;
+mod lead_tasks;
+mod lead_team;
+mod llm_cli;
+mod llm_teammate;
+mod llm_tools;
+mod llm_turns;
+mod llm_wire;
+mod shell_rules;
+mod store_bad_input;
+mod store_concurrency;
+mod store_dead_writers;
+mod store_drain;
+mod store_fixtures;
+mod store_hostile;
+mod store_ids_modes;
+mod store_interop;
+mod store_liveness;
+mod store_lock_release;
+mod store_tasks;
+mod store_team;
+mod store_team_guard;
+mod ui_app_loop;
+mod ui_approvals;
+mod ui_config;
+mod ui_habits;
+mod ui_keys;
+mod ui_snapshots;
+mod ui_stopped;
+mod ui_usage;
+mod watch_events;
+
+/// A child process of a store test (`store_common::child_command`) runs this test only.
+#[test]
+fn child_process_entry() {
+    store_common::child_entry();
+}

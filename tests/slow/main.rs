@@ -1,0 +1,75 @@
+//! The slow test binary: everything that needs a pseudo-terminal, a private tmux server, a
+//! real Zellij, kitty or Claude Code, or a lead server (the lead in a terminal, pane teammates,
+//! faults under load, the conformance suite). One binary so the suite links once; each former
+//! file is a module. Run: `cargo test --test slow` (or `cargo test --test slow claude_code`).
+
+// Shared helpers, each compiled once.
+#[path = "../support/claude_code_common/mod.rs"]
+mod claude_code_common;
+#[path = "../support/cleanup_common/mod.rs"]
+mod cleanup_common;
+#[path = "../support/cli_common/mod.rs"]
+mod cli_common;
+#[path = "../support/foreign_common/mod.rs"]
+mod foreign_common;
+#[path = "../support/hostile_common/mod.rs"]
+mod hostile_common;
+#[path = "../support/kitty_common/mod.rs"]
+mod kitty_common;
+#[path = "../support/lead_common/mod.rs"]
+mod lead_common;
+#[path = "../support/lead_keys/mod.rs"]
+mod lead_keys;
+#[path = "../support/llm_common/mod.rs"]
+mod llm_common;
+#[path = "../support/model_server/mod.rs"]
+mod model_server;
+#[path = "../support/monitor_common/mod.rs"]
+mod monitor_common;
+#[path = "../support/panes_common/mod.rs"]
+mod panes_common;
+#[path = "../support/pty_harness/mod.rs"]
+mod pty_harness;
+#[path = "../support/server_common/mod.rs"]
+mod server_common;
+#[path = "../support/tmux_common/mod.rs"]
+mod tmux_common;
+#[path = "../support/ui_common/mod.rs"]
+mod ui_common;
+#[path = "../support/zellij_common/mod.rs"]
+mod zellij_common;
+
+// One module per former test binary.
+mod broken_team;
+mod claude_code;
+mod cli_monitor;
+mod foreign_team;
+mod home_untouched;
+mod hostile;
+mod hostile_lead;
+mod kitty_backend;
+mod kitty_lead;
+mod lead_cleanup;
+mod lead_faults;
+mod lead_faults_locks;
+mod lead_faults_tmux;
+mod lead_inbox_recovery;
+mod lead_liveness;
+mod lead_model_pty;
+mod lead_panes_inside;
+mod lead_panes_outside;
+mod lead_resume;
+mod screen_backend;
+mod server_attach;
+mod server_headless;
+mod server_notify;
+mod teammate_pane;
+mod tmux_backend;
+mod ui_approvals_pty;
+mod ui_colors_pty;
+mod ui_pty;
+mod ui_typing;
+mod wezterm_backend;
+mod zellij_backend;
+mod zellij_inside;
+mod zellij_lead;

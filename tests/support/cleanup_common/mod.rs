@@ -1,0 +1,130 @@
+//! Helpers of the clean-up tests: a git repository in a temporary directory, a lead session
+//! (the library) working in it, and processes found in /proc by a marker on their command line.
+//! (The real binary in a pseudo-terminal is [`crate::pty_harness::PtyLead`].)
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use std::time::{Duration, Instant};
+
+/// How long any single wait may take before the test fails.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// Runs git in `dir` (test identity, no global config); panics on failure; stdout trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `<dir>/repo`: a repository with one commit on `main`.
+pub fn repo_in(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).expect("repo dir");
+    git(&repo, &["init", "--quiet", "--initial-branch=main"]);
+    git(&repo, &["config", "user.name", "t"]);
+    git(&repo, &["config", "user.email", "t@example.com"]);
+    std::fs::write(repo.join("README"), "hello\n").expect("write README");
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "--quiet", "-m", "first"]);
+    repo
+}
+
+/// The repository's local branches.
+pub fn branches(repo: &Path) -> Vec<String> {
+    git(repo, &["branch", "--format=%(refname:short)"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The paths of the repository's worktrees (the main checkout first).
+pub fn worktrees(repo: &Path) -> Vec<String> {
+    git(repo, &["worktree", "list", "--porcelain"])
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree ").map(str::to_string))
+        .collect()
+}
+
+/// Where a teammate's worktree lives: `<dir>/repo-worktrees/<team>-<name>`.
+pub fn worktree_dir(dir: &Path, team: &str, name: &str) -> PathBuf {
+    dir.join("repo-worktrees").join(format!("{team}-{name}"))
+}
+
+/// Polls `cond` every 20 ms until it holds; panics after `timeout` with `what` and `explain()`.
+pub fn wait_until(
+    what: &str,
+    timeout: Duration,
+    mut cond: impl FnMut() -> bool,
+    explain: impl Fn() -> String,
+) -> Duration {
+    let start = Instant::now();
+    loop {
+        if cond() {
+            return start.elapsed();
+        }
+        if start.elapsed() > timeout {
+            panic!(
+                "timed out after {timeout:?} waiting for {what}\n{}",
+                explain()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes, from /proc.
+
+/// Running processes (zombies excluded) with `marker` in an argument: pid and command line.
+pub fn processes_with(marker: &str) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != std::process::id())
+        .filter_map(|pid| {
+            let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let args: Vec<String> = raw
+                .split(|c| *c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let zombie = stat
+                .rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+            (!zombie && args.iter().any(|a| a.contains(marker))).then(|| (pid, args.join(" ")))
+        })
+        .collect()
+}
+
+/// SIGKILL to every process with `marker` on its command line (clean-up after a failure).
+pub fn kill_marked(marker: &str) {
+    for (pid, _) in processes_with(marker) {
+        // SAFETY: kill(2) on processes this test started (they carry its unique marker).
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+}
