@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use teamlead::backend::detect::BackendChoice;
 use teamlead::backend::terminals::PaneChoice;
-use teamlead::lead::view::{
+use teamlead::lead::contract::{
     LeadCommand, LeadEvent, PermissionDecision, TranscriptItem, ViewTarget,
 };
 use teamlead::lead::{Lead, LeadOptions};

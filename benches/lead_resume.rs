@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use teamlead::backend::detect::BackendChoice;
 use teamlead::backend::terminals::PaneChoice;
-use teamlead::lead::view::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
+use teamlead::lead::contract::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
 use teamlead::lead::{Lead, LeadOptions};
 use teamlead::protocol::BackendKind;
 use teamlead::store::Home;

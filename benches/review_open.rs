@@ -16,7 +16,7 @@ use ratatui::backend::TestBackend;
 
 use teamlead::backend::git;
 use teamlead::lead::review::{ReviewSummary, parse_diff};
-use teamlead::lead::view::{LeadCommand, LeadEvent};
+use teamlead::lead::contract::{LeadCommand, LeadEvent};
 use teamlead::ui::AppState;
 use teamlead::ui::render;
 

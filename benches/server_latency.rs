@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use teamlead::lead::view::{LeadCommand, LeadEvent};
+use teamlead::lead::contract::{LeadCommand, LeadEvent};
 use teamlead::lead::{Lead, LeadOptions};
 use teamlead::server::wire::{ClientMsg, ServerMsg};
 use teamlead::server::{client, hub, listener, paths};

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use llm_common::{Reply, ScriptServer, anthropic};
 use serde_json::json;
 use teamlead::agent::llm::{ApiKey, LlmConfig, Provider};
-use teamlead::lead::view::{LeadCommand, LeadEvent, TeammateStatus, ViewTarget};
+use teamlead::lead::contract::{LeadCommand, LeadEvent, TeammateStatus, ViewTarget};
 use teamlead::lead::{Lead, LeadOptions};
 use teamlead::store::Home;
 use tokio::sync::mpsc;

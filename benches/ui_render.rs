@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use teamlead::lead::view::{LeadEvent, TeammateStatus, TeammateView, TranscriptItem};
+use teamlead::lead::contract::{LeadEvent, TeammateStatus, TeammateView, TranscriptItem};
 use teamlead::protocol::PermissionMode;
 use teamlead::protocol::color::Color;
 use teamlead::ui::AppState;

@@ -15,7 +15,7 @@ use super::args::{CtlAction, CtlArgs, WaitArgs};
 use super::output::Out;
 use crate::lead::commands::{Input, SlashCommand, parse_input};
 use crate::lead::controller::LeadOptions;
-use crate::lead::view::{
+use crate::lead::contract::{
     LeadCommand, LeadEvent, PendingPermission, PermissionDecision, TranscriptItem, ViewTarget,
 };
 use crate::protocol::display::{escape_json_output, visible_line, visible_text};
@@ -536,7 +536,7 @@ async fn wait(conn: Connection, w: &WaitArgs) -> Result<()> {
 }
 
 /// A model's usage for `status --json`: tokens, and the cost in dollars when priced.
-fn usage_json(u: &crate::lead::view::UsageView) -> Value {
+fn usage_json(u: &crate::lead::contract::UsageView) -> Value {
     json!({
         "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
         "tool_uses": u.tool_uses, "turns": u.turns,
@@ -545,7 +545,7 @@ fn usage_json(u: &crate::lead::view::UsageView) -> Value {
 }
 
 /// What the priced usages cost together, in dollars (`null` when none is priced).
-fn total_cost<'a>(usages: impl Iterator<Item = &'a crate::lead::view::UsageView>) -> Value {
+fn total_cost<'a>(usages: impl Iterator<Item = &'a crate::lead::contract::UsageView>) -> Value {
     let costs: Vec<u64> = usages.filter_map(|u| u.cost_micros).collect();
     if costs.is_empty() {
         Value::Null

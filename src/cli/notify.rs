@@ -13,7 +13,7 @@ use std::io::Write;
 
 use tokio::sync::mpsc;
 
-use crate::lead::view::LeadEvent;
+use crate::lead::contract::LeadEvent;
 use crate::protocol::display::visible_line;
 use crate::ui::focus::TerminalFocus;
 
@@ -174,7 +174,7 @@ fn tell(notify: Notify, in_tmux: bool, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lead::view::{PendingPermission, PermissionSource};
+    use crate::lead::contract::{PendingPermission, PermissionSource};
 
     fn perm(key: u64) -> PendingPermission {
         PendingPermission {

@@ -12,7 +12,7 @@ use super::Context;
 use super::args::ServeArgs;
 use super::output::Out;
 use crate::lead::controller::{Lead, QUIT_TIMEOUT};
-use crate::lead::view::LeadCommand;
+use crate::lead::contract::LeadCommand;
 use crate::protocol::display::visible_line;
 use crate::server::policy::{HOOK_TIMEOUT, PolicyHook};
 use crate::server::wire::ServerMsg;

@@ -12,7 +12,7 @@ use super::args::{
 use crate::config::Config;
 use crate::lead::controller::{Lead, LeadOptions, QUIT_TIMEOUT};
 use crate::lead::demo::{DemoLeftovers, setup_demo};
-use crate::lead::view::LeadCommand;
+use crate::lead::contract::LeadCommand;
 
 /// How long the controller may keep cleaning up after the UI has gone.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

@@ -1,6 +1,6 @@
 //! The lead controller: team lifecycle, spawning, the inbox poller, the permission queue and the
 //! in-memory leader permission bridge, plan approvals, shutdown and cleanup. It never renders: it
-//! takes [`view::LeadCommand`]s and emits [`view::LeadEvent`]s.
+//! takes [`contract::LeadCommand`]s and emits [`contract::LeadEvent`]s.
 
 pub mod bridge;
 pub mod commands;
@@ -15,7 +15,7 @@ pub mod plan_queue;
 pub mod poller;
 pub mod review;
 pub mod turns;
-pub mod view;
+pub mod contract;
 pub mod view_builder;
 pub mod wave;
 

@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use super::view::{PendingPermission, PermissionDecision, PermissionSource};
+use super::contract::{PendingPermission, PermissionDecision, PermissionSource};
 use crate::agent::asker::Asking;
 use crate::protocol::frames::{
     Frame, PermissionRequest, PermissionResponse, SandboxPermissionRequest,

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::view::{PendingPlan, PlanDecision};
+use super::contract::{PendingPlan, PlanDecision};
 use crate::protocol::PermissionMode;
 use crate::protocol::frames::{PlanApprovalRequest, PlanApprovalResponse, plan_digest};
 use crate::protocol::time::now_iso;

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use super::view::TranscriptItem;
+use super::contract::TranscriptItem;
 use crate::protocol::frames::{
     Frame, IdleNotification, PermissionRequest, PlanApprovalRequest, SandboxPermissionRequest,
     ShutdownApproved, ShutdownRejected,

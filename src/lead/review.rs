@@ -2,7 +2,7 @@
 //! changed with their counts, the commits) and one file's diff, parsed from git's unified diff
 //! into hunks of lines, each changed line with the byte ranges that differ from its
 //! counterpart (intra-line highlights, by the `similar` crate's word diff). Serde types: they
-//! travel in [`LeadEvent`](crate::lead::view::LeadEvent)s to any screen. Pure: the git work is
+//! travel in [`LeadEvent`](crate::lead::contract::LeadEvent)s to any screen. Pure: the git work is
 //! in `backend::git`, run off the controller's loop by `controller::review`.
 
 use serde::{Deserialize, Serialize};

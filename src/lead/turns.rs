@@ -3,7 +3,7 @@
 //! and are delivered together when the turn ends. Each keeps its inbox entry, which is what a
 //! lead model is given (as a `<teammate-message>` block).
 
-use super::view::TranscriptItem;
+use super::contract::TranscriptItem;
 use crate::protocol::InboxEntry;
 
 /// One synthetic turn: what the transcript shows, and the entry it came from.

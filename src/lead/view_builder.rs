@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::view::{TaskView, TeammateStatus, TeammateView};
+use super::contract::{TaskView, TeammateStatus, TeammateView};
 use crate::protocol::{Member, Task, TaskStatus, TeamFile};
 
 /// How many one-liners of a teammate's recent messages are kept.

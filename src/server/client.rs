@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use super::ServerError;
 use super::wire::{self, ClientMsg, LineReader, ServerMsg};
-use crate::lead::view::{LeadCommand, LeadEvent, TranscriptItem};
+use crate::lead::contract::{LeadCommand, LeadEvent, TranscriptItem};
 
 /// One connection to a lead server.
 pub struct Connection {

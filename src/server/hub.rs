@@ -19,7 +19,7 @@ use super::replay::Replay;
 use super::story::Story;
 use super::wire::{ClientMsg, ServerMsg};
 use crate::lead::commands::{Input, SlashCommand, parse_input};
-use crate::lead::view::{
+use crate::lead::contract::{
     LeadCommand, LeadEvent, PendingPermission, PermissionDecision, TeammateView, TranscriptItem,
 };
 

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 
 use super::hub::{self, HubInput, HubOptions};
 use super::wire::ServerMsg;
-use crate::lead::view::{LeadCommand, LeadEvent, TranscriptItem};
+use crate::lead::contract::{LeadCommand, LeadEvent, TranscriptItem};
 
 const LIMIT: Duration = Duration::from_secs(8 * 3600);
 

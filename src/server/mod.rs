@@ -1,7 +1,7 @@
 //! The lead server: the lead controller behind a Unix socket private to the user, so a team
 //! runs without a terminal and any number of screens (`teamlead`, `teamlead attach`) and
 //! scripts (`teamlead ctl`) come and go. The socket carries the controller's own contract
-//! ([`crate::lead::view`]: `LeadCommand` in, `LeadEvent` out) as JSON lines ([`wire`]); a
+//! ([`crate::lead::contract`]: `LeadCommand` in, `LeadEvent` out) as JSON lines ([`wire`]); a
 //! client that attaches first gets a snapshot ([`replay`]: transcript so far, team, tasks,
 //! waiting approvals) and then the live events. The [`hub`] owns the clients and the story
 //! of the team ([`story`], what `ctl events` prints); [`wait`] holds the conditions of

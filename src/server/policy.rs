@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::lead::view::{PendingPermission, TeammateView};
+use crate::lead::contract::{PendingPermission, TeammateView};
 
 /// How long the hook may take before its request is left to a person.
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(10);

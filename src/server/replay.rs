@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::lead::view::{
+use crate::lead::contract::{
     LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, TranscriptItem, UsageView,
 };
 use crate::protocol::PermissionMode;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::lead::view::{
+use crate::lead::contract::{
     LeadEvent, PendingPermission, PendingPlan, PermissionDecision, TeammateStatus, TranscriptItem,
 };
 
@@ -423,7 +423,7 @@ impl StoryKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lead::view::{PermissionSource, TaskView};
+    use crate::lead::contract::{PermissionSource, TaskView};
 
     fn perm(key: u64) -> PendingPermission {
         PendingPermission {

@@ -1,7 +1,7 @@
 //! The conditions of `teamlead ctl T wait`, checked against the latest snapshots a client
 //! has seen ([`Seen`]).
 
-use crate::lead::view::{LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView};
+use crate::lead::contract::{LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView};
 
 use super::story::status_word;
 

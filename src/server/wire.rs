@@ -8,7 +8,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::ServerError;
 use super::story::StoryEvent;
-use crate::lead::view::{LeadCommand, LeadEvent};
+use crate::lead::contract::{LeadCommand, LeadEvent};
 
 /// The longest line either side accepts (a transcript item with a long message fits).
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -94,7 +94,7 @@ impl LineReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lead::view::{PermissionDecision, TranscriptItem};
+    use crate::lead::contract::{PermissionDecision, TranscriptItem};
 
     #[test]
     fn messages_round_trip_as_one_line() {

@@ -15,7 +15,7 @@ use ratatui::backend::Backend;
 use tokio::sync::mpsc;
 use tokio::time::MissedTickBehavior;
 
-use crate::lead::view::{LeadCommand, LeadEvent};
+use crate::lead::contract::{LeadCommand, LeadEvent};
 use crate::ui::error::UiError;
 use crate::ui::render;
 use crate::ui::state::{AppState, QuitState};

@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::lead::view::{TeammateStatus, ViewTarget};
+use crate::lead::contract::{TeammateStatus, ViewTarget};
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::{Modal, fit_spans};
 use crate::ui::palette::{dim, mode_label, mode_line, mode_style};

@@ -12,7 +12,7 @@
 
 use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
 
-use crate::lead::view::{LeadCommand, ViewTarget};
+use crate::lead::contract::{LeadCommand, ViewTarget};
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::context::{DialogAction, DialogSender};
 use crate::ui::modal::guard::Focused;

@@ -1,7 +1,7 @@
 //! The terminal UI (ratatui): the app loop, transcript, composer with completion, footer and
 //! team badge, the modal stack (permission queue, plan approval, teams dialog, confirmation,
 //! help), teammate inline views and the keymap. It renders state and sends
-//! [`crate::lead::view::LeadCommand`]s; it never touches files or processes.
+//! [`crate::lead::contract::LeadCommand`]s; it never touches files or processes.
 
 pub mod app;
 pub mod colors;

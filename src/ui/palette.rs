@@ -3,7 +3,7 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::lead::view::TeammateStatus;
+use crate::lead::contract::TeammateStatus;
 use crate::protocol::PermissionMode;
 use crate::protocol::color::Color as PaletteColor;
 

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::lead::view::ViewTarget;
+use crate::lead::contract::ViewTarget;
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::{Areas, fit_spans};
 use crate::ui::palette::{dim, status_text, teammate_color};

@@ -7,7 +7,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::lead::view::TaskView;
+use crate::lead::contract::TaskView;
 use crate::ui::footer::task_progress;
 use crate::ui::modal::{fit_spans, frame};
 use crate::ui::palette::{dim, name_style};

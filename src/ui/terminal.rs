@@ -21,7 +21,7 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
-use crate::lead::view::{LeadCommand, LeadEvent};
+use crate::lead::contract::{LeadCommand, LeadEvent};
 use crate::ui::app::{self, AppIo};
 use crate::ui::colors::{ColorMode, ColorWriter};
 use crate::ui::error::UiError;
@@ -244,7 +244,7 @@ mod away {
     use futures::StreamExt;
     use tokio::sync::mpsc;
 
-    use crate::lead::view::{HandOver, LeadEvent, TranscriptItem};
+    use crate::lead::contract::{HandOver, LeadEvent, TranscriptItem};
     use crate::ui::state::AppState;
 
     /// A note of the screen's own in the lead's transcript.

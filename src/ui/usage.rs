@@ -4,7 +4,7 @@
 //! footer: every teammate's tokens plus the lead model's, and what the priced ones cost.
 //! Nothing shows while a count is zero; no cost shows for a model without a price.
 
-use crate::lead::view::UsageView;
+use crate::lead::contract::UsageView;
 use crate::ui::state::AppState;
 
 /// `950`, `1.2k`, `12.3k`, `123k`, `1.2M`, `12.3M`, `123M`.

@@ -256,7 +256,7 @@ fn every_layer_uses_only_the_layers_before_it() {
 #[test]
 fn the_import_check_sees_every_form_of_an_upward_use() {
     let files = [
-        ("store/a.rs", "use crate::lead::view::LeadEvent;"),
+        ("store/a.rs", "use crate::lead::contract::LeadEvent;"),
         ("store/b.rs", "use crate::{protocol::Task, ui::App};"),
         (
             "backend/c/d.rs",
@@ -265,7 +265,7 @@ fn the_import_check_sees_every_form_of_an_upward_use() {
         ("watch/e.rs", "fn f() -> crate::cli::Args { todo!() }"),
         // Allowed: the same layer, an earlier one, a `super` that stays inside.
         ("lead/f.rs", "use crate::store::Home; use super::view::X;"),
-        ("ui/g/mod.rs", "use super::h::Y; use crate::lead::view::Z;"),
+        ("ui/g/mod.rs", "use super::h::Y; use crate::lead::contract::Z;"),
     ];
     let files: Vec<(String, String)> = files
         .iter()

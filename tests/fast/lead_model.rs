@@ -15,7 +15,7 @@ use lead_common::Session;
 use llm_common::{Gate, Recorded, Reply, ScriptServer, anthropic};
 use serde_json::json;
 use teamlead::agent::llm::{ApiKey, LlmConfig, Provider};
-use teamlead::lead::view::{LeadCommand, LeadEvent, PermissionDecision, TranscriptItem};
+use teamlead::lead::contract::{LeadCommand, LeadEvent, PermissionDecision, TranscriptItem};
 use teamlead::lead::{Lead, LeadOptions};
 use teamlead::protocol::frames::{Frame, PermissionRequest};
 use teamlead::protocol::{InboxEntry, LEAD_NAME};

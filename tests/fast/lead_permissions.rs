@@ -7,7 +7,7 @@ use crate::lead_common;
 use lead_common::{DEADLINE, Session, eventually};
 use serde_json::json;
 use teamlead::agent::asker::{AskError, Asking, PermissionAsker};
-use teamlead::lead::view::{LeadCommand, PermissionDecision, PermissionSource};
+use teamlead::lead::contract::{LeadCommand, PermissionDecision, PermissionSource};
 use teamlead::protocol::InboxEntry;
 use teamlead::protocol::frames::{
     Frame, HostPattern, PermissionRequest, ResponseSubtype, SandboxPermissionRequest, input_digest,
@@ -266,7 +266,7 @@ async fn asks_after_the_lead_is_gone_fail_with_lead_gone() {
 /// config.json itself, so the lead does: the team file (and the teams dialog) say the truth.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approved_plan_records_the_teammates_new_mode() {
-    use teamlead::lead::view::{LeadEvent, PlanDecision};
+    use teamlead::lead::contract::{LeadEvent, PlanDecision};
     use teamlead::protocol::PermissionMode;
     use teamlead::protocol::frames::PlanApprovalRequest;
     let mut s = Session::start("plan-mode").await;

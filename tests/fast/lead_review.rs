@@ -13,7 +13,7 @@ use crate::lead_common::Session;
 use crate::ui_common::{key, rows, screen, state_with};
 use crossterm::event::KeyCode;
 use teamlead::lead::review::{FileDiff, LineKind, ReviewSummary};
-use teamlead::lead::view::{LeadCommand, LeadEvent};
+use teamlead::lead::contract::{LeadCommand, LeadEvent};
 use teamlead::lead::{Lead, LeadOptions};
 use teamlead::store::Home;
 
@@ -284,7 +284,7 @@ async fn queue_names_the_conflicting_pair_and_merge_squashes_the_clean_one() {
 
 #[test]
 fn r_on_a_teammate_with_a_worktree_opens_its_review() {
-    use teamlead::lead::view::{TeammateStatus, ViewTarget};
+    use teamlead::lead::contract::{TeammateStatus, ViewTarget};
     use teamlead::ui::modal::Modal;
     use teamlead::ui::modal::teams::TeamsDialog;
     let mut alpha = crate::ui_common::teammate("alpha", "blue", TeammateStatus::Working, "tmux");

@@ -5,7 +5,7 @@
 use crate::lead_common;
 
 use lead_common::{Session, eventually};
-use teamlead::lead::view::{
+use teamlead::lead::contract::{
     LeadCommand, LeadEvent, PermissionDecision, PermissionSource, PlanDecision, TeammateStatus,
     TranscriptItem,
 };

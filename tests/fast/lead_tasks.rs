@@ -6,7 +6,7 @@
 use crate::lead_common;
 
 use lead_common::{Session, eventually};
-use teamlead::lead::view::{LeadEvent, TranscriptItem};
+use teamlead::lead::contract::{LeadEvent, TranscriptItem};
 use teamlead::protocol::frames::{Frame, IdleNotification, IdleReason};
 use teamlead::protocol::time::now_iso;
 use teamlead::protocol::{InboxEntry, TaskStatus};

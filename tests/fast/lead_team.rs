@@ -6,7 +6,7 @@
 use crate::lead_common;
 
 use lead_common::{Session, eventually};
-use teamlead::lead::view::{LeadCommand, LeadEvent, TeammateStatus, TranscriptItem};
+use teamlead::lead::contract::{LeadCommand, LeadEvent, TeammateStatus, TranscriptItem};
 use teamlead::protocol::frames::{Frame, ShutdownApproved, TaskCompleted};
 use teamlead::protocol::time::now_iso;
 use teamlead::protocol::{InboxEntry, PermissionMode, TaskStatus};
@@ -323,7 +323,7 @@ async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_adopted()
     assert_eq!(team.member("team-lead").unwrap().tmux_pane_id, "leader");
     let mut resumed = None;
     while let Some(e) = events.recv().await {
-        if let LeadEvent::Transcript(teamlead::lead::view::TranscriptItem::System { text }) = &e
+        if let LeadEvent::Transcript(teamlead::lead::contract::TranscriptItem::System { text }) = &e
             && text.starts_with("Resumed the team `stale`")
         {
             resumed = Some(text.clone());

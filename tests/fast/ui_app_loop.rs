@@ -14,7 +14,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
-use teamlead::lead::view::{
+use teamlead::lead::contract::{
     HandOver, LeadCommand, LeadEvent, PermissionDecision, TranscriptItem, ViewTarget,
 };
 use teamlead::protocol::PermissionMode;

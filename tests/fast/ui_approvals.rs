@@ -11,7 +11,7 @@ use crate::ui_common;
 use crossterm::event::KeyCode;
 use serde_json::json;
 
-use teamlead::lead::view::{
+use teamlead::lead::contract::{
     LeadCommand, LeadEvent, PendingPermission, PermissionDecision, PlanDecision, ViewTarget,
 };
 use teamlead::protocol::PermissionMode;
@@ -27,7 +27,7 @@ fn alpha_team() -> LeadEvent {
     let mut alpha = teammate(
         "alpha",
         "blue",
-        teamlead::lead::view::TeammateStatus::Working,
+        teamlead::lead::contract::TeammateStatus::Working,
         "in-process",
     );
     alpha.plan_mode_required = true;
@@ -35,7 +35,7 @@ fn alpha_team() -> LeadEvent {
     let builder = teammate(
         "builder",
         "green",
-        teamlead::lead::view::TeammateStatus::Working,
+        teamlead::lead::contract::TeammateStatus::Working,
         "tmux",
     );
     LeadEvent::Team(vec![alpha, builder])

@@ -8,7 +8,7 @@ use std::path::Path;
 use crossterm::event::KeyCode;
 
 use teamlead::config::Config;
-use teamlead::lead::view::{LeadCommand, LeadEvent};
+use teamlead::lead::contract::{LeadCommand, LeadEvent};
 use teamlead::ui::AppState;
 use ui_common::*;
 

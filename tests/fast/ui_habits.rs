@@ -7,7 +7,7 @@ use crate::ui_common;
 use crossterm::event::KeyCode;
 use ratatui::style::{Color, Modifier};
 
-use teamlead::lead::view::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
+use teamlead::lead::contract::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
 use teamlead::ui::AppState;
 use teamlead::ui::colors::ColorMode;
 use teamlead::ui::modal::Modal;

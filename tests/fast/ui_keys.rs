@@ -5,7 +5,7 @@ use crate::ui_common;
 
 use crossterm::event::{KeyCode, KeyModifiers};
 
-use teamlead::lead::view::{
+use teamlead::lead::contract::{
     LeadCommand, LeadEvent, PermissionDecision, PlanDecision, TranscriptItem, ViewTarget,
 };
 use teamlead::protocol::PermissionMode;

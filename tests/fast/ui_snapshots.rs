@@ -8,7 +8,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 
-use teamlead::lead::view::{LeadEvent, TranscriptItem};
+use teamlead::lead::contract::{LeadEvent, TranscriptItem};
 use teamlead::protocol::PermissionMode;
 use teamlead::ui::footer;
 use teamlead::ui::modal::Modal;
@@ -122,7 +122,7 @@ fn teams_dialog_shows_the_leads_answer_to_its_last_action() {
         let commands = press(&mut state, &[ch('h')]);
         assert_eq!(
             commands,
-            vec![teamlead::lead::view::LeadCommand::ToggleHidden {
+            vec![teamlead::lead::contract::LeadCommand::ToggleHidden {
                 name: "builder".to_string()
             }]
         );
@@ -402,7 +402,7 @@ fn teams_dialog_shows_until_when_a_teammate_is_rate_limited() {
 #[test]
 fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
     use teamlead::lead::ledger::Receipt;
-    use teamlead::lead::view::MessageReceipt;
+    use teamlead::lead::contract::MessageReceipt;
     let now = crate::ui_common::clock();
     for w in WIDTHS {
         let mut team = mixed_team();

@@ -7,7 +7,7 @@ use crate::ui_common;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use teamlead::lead::view::{LeadEvent, TeammateStatus, TeammateView};
+use teamlead::lead::contract::{LeadEvent, TeammateStatus, TeammateView};
 use teamlead::ui::footer;
 use teamlead::ui::modal::Modal;
 use teamlead::ui::modal::teams::TeamsDialog;

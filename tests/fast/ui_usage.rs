@@ -9,7 +9,7 @@ use crossterm::event::KeyCode;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use teamlead::lead::view::{LeadCommand, LeadEvent, TranscriptItem, UsageView, ViewTarget};
+use teamlead::lead::contract::{LeadCommand, LeadEvent, TranscriptItem, UsageView, ViewTarget};
 use teamlead::ui::footer;
 use teamlead::ui::modal::Modal;
 use teamlead::ui::modal::teams::TeamsDialog;
@@ -30,7 +30,7 @@ fn usage(input: u64, output: u64, tool_uses: u64, turns: u64) -> UsageView {
 
 /// The mixed team, with builder (in-process, llm) at 12.3k tokens and tester at 950; docs and
 /// scout used nothing (shell or pane teammates).
-fn team_with_usage() -> Vec<teamlead::lead::view::TeammateView> {
+fn team_with_usage() -> Vec<teamlead::lead::contract::TeammateView> {
     let mut team = mixed_team();
     team[0].usage = Some(usage(12_000, 310, 14, 3));
     team[1].usage = Some(usage(900, 50, 1, 1));

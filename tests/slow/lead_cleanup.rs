@@ -16,7 +16,7 @@ use cleanup_common::{
     WAIT, branches, git, kill_marked, processes_with, repo_in, wait_until, worktree_dir, worktrees,
 };
 use lead_common::Session;
-use teamlead::lead::view::LeadEvent;
+use teamlead::lead::contract::LeadEvent;
 use teamlead::lead::{Lead, LeadOptions};
 use teamlead::store::{self, Home};
 

@@ -171,7 +171,7 @@ fn teamlead_send_retries_past_a_stale_lock() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_leads_own_send_retries_past_a_stale_lock() {
-    use teamlead::lead::view::{LeadEvent, TranscriptItem};
+    use teamlead::lead::contract::{LeadEvent, TranscriptItem};
     let mut s = lead_common::Session::start(TEAM).await;
     // A member with no runtime (its process is elsewhere): only its inbox matters.
     let mut member = Member::new("bravo", TEAM, "/");

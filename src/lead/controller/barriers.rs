@@ -1,4 +1,4 @@
-//! `ctl`'s barriers ([`LeadCommand::Barrier`](crate::lead::view::LeadCommand)): a barrier
+//! `ctl`'s barriers ([`LeadCommand::Barrier`](crate::lead::contract::LeadCommand)): a barrier
 //! closes the store worker's current generation and is answered, in order, once no job of its
 //! generation or an earlier one is left, saying whether any command of those generations was
 //! refused or failed.

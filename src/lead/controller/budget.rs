@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::state::Controller;
-use crate::lead::view::TeammateView;
+use crate::lead::contract::TeammateView;
 use crate::protocol::pricing::dollars;
 
 /// The budgets in force and what was already said about them.

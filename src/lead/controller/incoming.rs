@@ -11,7 +11,7 @@ use crate::lead::permission_queue::Answer;
 use crate::lead::plan_queue::plan_response;
 use crate::lead::poller::{LeadIncoming, turn_item};
 use crate::lead::turns::SyntheticTurn;
-use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision, TranscriptItem};
+use crate::lead::contract::{LeadEvent, PermissionDecision, PlanDecision, TranscriptItem};
 use crate::lead::view_builder::Activity;
 use crate::protocol::display;
 use crate::protocol::frames::{Frame, IdleReason, ShutdownApproved};

@@ -17,7 +17,7 @@ use crate::agent::events::TeammateEvent;
 use crate::backend::executor::LivenessReport;
 use crate::lead::bridge::BridgeMessage;
 use crate::lead::model::ModelEvent;
-use crate::lead::view::LeadCommand;
+use crate::lead::contract::LeadCommand;
 use crate::protocol::time::now_ms;
 use crate::watch::ChangeEvent;
 

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use super::LeadOptions;
 use super::state::Controller;
 use crate::lead::bridge::LeaderBridge;
-use crate::lead::view::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
+use crate::lead::contract::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
 use crate::protocol::frames::Frame;
 use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, LEAD_NAME, Member};

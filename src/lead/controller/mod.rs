@@ -56,7 +56,7 @@ use tokio::sync::mpsc;
 
 use super::bridge::LeaderBridge;
 use super::demo::DemoPlan;
-use super::view::{LeadCommand, LeadEvent};
+use super::contract::{LeadCommand, LeadEvent};
 use crate::protocol::PermissionMode;
 use crate::protocol::names::{NameError, sanitize};
 use crate::store::{Home, StoreError};

@@ -13,7 +13,7 @@ use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::PaneKey;
 use crate::lead::mode_drive::{self, DriveEnd, STEP_TIMEOUT};
-use crate::lead::view::{LeadEvent, TranscriptItem};
+use crate::lead::contract::{LeadEvent, TranscriptItem};
 use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
 use crate::store;
 

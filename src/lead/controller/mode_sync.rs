@@ -15,7 +15,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::state::Controller;
-use crate::lead::view::PermissionDecision;
+use crate::lead::contract::PermissionDecision;
 use crate::protocol::permission::Destination;
 use crate::protocol::{PermissionMode, PermissionUpdate};
 

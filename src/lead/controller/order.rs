@@ -13,7 +13,7 @@ use std::future::Future;
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::lead::commands::{Input, ShutdownTarget, SlashCommand, parse_input};
-use crate::lead::view::{LeadCommand, ViewTarget};
+use crate::lead::contract::{LeadCommand, ViewTarget};
 use crate::store::Home;
 
 /// What a command waits for.

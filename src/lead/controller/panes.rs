@@ -7,7 +7,7 @@
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::executor::Focus;
-use crate::lead::view::{HandOver, LeadEvent};
+use crate::lead::contract::{HandOver, LeadEvent};
 use crate::protocol::BackendKind;
 use crate::store;
 

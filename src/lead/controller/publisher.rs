@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use tokio::sync::mpsc;
 
-use crate::lead::view::{LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView};
+use crate::lead::contract::{LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView};
 
 /// The controller's side of the event channel.
 pub(crate) struct Publisher {
@@ -105,7 +105,7 @@ impl Publisher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lead::view::TranscriptItem;
+    use crate::lead::contract::TranscriptItem;
 
     fn note(text: &str) -> LeadEvent {
         LeadEvent::Transcript(TranscriptItem::System {

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use super::state::{Controller, Ending, Phase};
 use super::store_worker::Lane;
 use crate::backend::worktree::{self, Retired, Worktree};
-use crate::lead::view::{LeadEvent, PermissionDecision, PlanDecision};
+use crate::lead::contract::{LeadEvent, PermissionDecision, PlanDecision};
 use crate::store::{self, StoreError};
 
 /// How long quitting waits for the store jobs still running: past Claude Code's 10 s

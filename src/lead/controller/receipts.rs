@@ -6,7 +6,7 @@
 
 use super::state::Controller;
 use crate::lead::ledger::Change;
-use crate::lead::view::{LeadEvent, MessageReceipt, TeammateStatus, TeammateView};
+use crate::lead::contract::{LeadEvent, MessageReceipt, TeammateStatus, TeammateView};
 use crate::lead::view_builder::Activity;
 use crate::protocol::time::now_ms;
 use crate::store;

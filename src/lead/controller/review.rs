@@ -13,7 +13,7 @@ use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::git::{self, How};
 use crate::lead::review::{MergeHow, ReviewSummary, parse_diff};
-use crate::lead::view::{LeadEvent, TeammateStatus};
+use crate::lead::contract::{LeadEvent, TeammateStatus};
 use crate::lead::view_builder::status_of;
 
 /// Reviews and merges under way.

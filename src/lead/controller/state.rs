@@ -24,7 +24,7 @@ use crate::lead::permission_queue::PermissionQueue;
 use crate::lead::plan_queue::PlanQueue;
 use crate::lead::poller::Poller;
 use crate::lead::turns::TurnQueue;
-use crate::lead::view::{LeadCommand, LeadEvent, TranscriptItem};
+use crate::lead::contract::{LeadCommand, LeadEvent, TranscriptItem};
 use crate::lead::view_builder::{Tracking, task_views, team_views};
 use crate::protocol::{LEAD_NAME, PermissionMode, Task, TeamFile};
 use crate::store::tasks::TaskList;

@@ -18,7 +18,7 @@
 //!   (before the loop runs) and at the end (after it).
 //!
 //! Every job is counted in a *generation*: the commands between two barriers
-//! ([`LeadCommand::Barrier`](crate::lead::view::LeadCommand)) are one, and a job submitted by
+//! ([`LeadCommand::Barrier`](crate::lead::contract::LeadCommand)) are one, and a job submitted by
 //! a continuation belongs to the generation of the job it follows. A barrier is answered once
 //! no job of its generation or an earlier one is left ([`StoreWorker::settled`]), so `ctl`
 //! prints a command's acknowledgement, even one that comes from a chain of continuations.

@@ -9,7 +9,7 @@ use super::spawn::SpawnFlags;
 use super::state::Controller;
 use super::store_worker::{Lane, worker_gone};
 use crate::lead::commands::{Input, ShutdownTarget, SlashCommand, help_text, parse_input};
-use crate::lead::view::{LeadEvent, TeammateStatus, TranscriptItem, ViewTarget};
+use crate::lead::contract::{LeadEvent, TeammateStatus, TranscriptItem, ViewTarget};
 use crate::lead::view_builder::status_of;
 use crate::protocol::PermissionMode;
 use crate::protocol::frames::{Frame, TaskAssignment};

@@ -7,7 +7,7 @@ use super::outcome::{Done, OpError, OpResult, Outcome, reported};
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::executor::shutdown_request;
-use crate::lead::view::{LeadCommand, LeadEvent, TeammateStatus};
+use crate::lead::contract::{LeadCommand, LeadEvent, TeammateStatus};
 use crate::lead::view_builder::status_of;
 use crate::protocol::frames::{Frame, ModeSetRequest};
 use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode};

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use super::state::Controller;
 use super::{LeadOptions, QUIT_TIMEOUT, SAFETY_POLL, SAFETY_POLL_WATCHED};
 use crate::lead::bridge::LeaderBridge;
-use crate::lead::view::{LeadCommand, LeadEvent, TranscriptItem};
+use crate::lead::contract::{LeadCommand, LeadEvent, TranscriptItem};
 use crate::protocol::frames::{Frame, ShutdownApproved};
 use crate::protocol::time::now_iso;
 use crate::protocol::{InboxEntry, LEAD_NAME, Member};
@@ -271,7 +271,7 @@ async fn a_missed_file_event_is_caught_by_the_watched_safety_poll() {
 #[tokio::test(start_paused = true)]
 async fn a_shutdown_that_does_not_end_is_told_at_the_timeout_and_forced_with_force() {
     use super::SHUTDOWN_TIMEOUT;
-    use crate::lead::view::{TeammateStatus, ViewTarget};
+    use crate::lead::contract::{TeammateStatus, ViewTarget};
     let mut lead = TestLead::start("shutdown-slow", Watching::None).await;
     lead.add_pane_member("busy");
     lead.add_pane_member("stuck");

@@ -3,7 +3,7 @@
 //! meter is still at zero (a `shell` teammate, a lead model that has not answered yet).
 
 use crate::agent::events::Usage;
-use crate::lead::view::UsageView;
+use crate::lead::contract::UsageView;
 
 /// What the UI shows of `usage`; `None` while nothing was used.
 pub fn usage_view(usage: &Usage) -> Option<UsageView> {

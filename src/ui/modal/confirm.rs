@@ -12,7 +12,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::lead::view::{LeadCommand, TeammateStatus, TeammateView};
+use crate::lead::contract::{LeadCommand, TeammateStatus, TeammateView};
 use crate::protocol::PermissionMode;
 use crate::protocol::display::visible_line;
 use crate::ui::keymap::{Action, Context, Keymap};

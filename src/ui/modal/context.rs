@@ -4,7 +4,7 @@
 //! state applies, in order, once the dialog has handled its key). A dialog never sees the UI
 //! state itself, so `ui::modal` does not depend on `ui::state`.
 
-use crate::lead::view::{
+use crate::lead::contract::{
     LeadCommand, PendingPermission, PendingPlan, PermissionDecision, PlanDecision, TeammateView,
 };
 use crate::ui::keymap::Keymap;

@@ -13,7 +13,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::lead::view::{PendingPlan, PlanDecision};
+use crate::lead::contract::{PendingPlan, PlanDecision};
 use crate::protocol::PermissionMode;
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::context::{ApprovalContext, DialogAction, DialogSender};

@@ -6,7 +6,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::hash::Hash;
 
-use crate::lead::view::{PendingPermission, PendingPlan};
+use crate::lead::contract::{PendingPermission, PendingPlan};
 
 /// Something with a queue-unique key.
 pub trait Keyed {

@@ -9,7 +9,7 @@ pub mod waiting;
 
 use std::collections::HashMap;
 
-use crate::lead::view::{
+use crate::lead::contract::{
     LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, TranscriptItem,
     UsageView, ViewTarget,
 };
@@ -84,7 +84,7 @@ pub struct AppState {
     pub exit: bool,
     /// A program that wants the terminal (a jump to a pane of the private tmux server): the
     /// loop returns, the caller runs it, then resumes the loop.
-    pub hand_over: Option<crate::lead::view::HandOver>,
+    pub hand_over: Option<crate::lead::contract::HandOver>,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// Frames drawn so far (the app loop counts them).

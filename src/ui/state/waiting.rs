@@ -12,7 +12,7 @@
 //! opened last (wrapping), as its inline view (in-process) or by jumping to its pane; opening
 //! a teammate answers its messages. With nobody waiting, a note says so.
 
-use crate::lead::view::{TranscriptItem, ViewTarget};
+use crate::lead::contract::{TranscriptItem, ViewTarget};
 use crate::ui::state::AppState;
 
 impl AppState {

@@ -15,7 +15,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::lead::ledger::Receipt;
-use crate::lead::view::TranscriptItem;
+use crate::lead::contract::TranscriptItem;
 use crate::ui::palette::{dim, name_style};
 
 use wrap::{sanitize, wrap_line};

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use teamlead::lead::view::{
+use teamlead::lead::contract::{
     LeadCommand, LeadEvent, PendingPermission, TaskView, TeammateView, TranscriptItem,
 };
 use teamlead::lead::{Lead, LeadHandle, LeadOptions};
@@ -70,7 +70,7 @@ impl Session {
 
     pub async fn submit(&self, text: &str) {
         self.send(LeadCommand::Submit {
-            target: teamlead::lead::view::ViewTarget::Lead,
+            target: teamlead::lead::contract::ViewTarget::Lead,
             text: text.to_string(),
         })
         .await;

@@ -7,7 +7,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use teamlead::lead::view::{
+use teamlead::lead::contract::{
     LeadCommand, LeadEvent, PendingPermission, PendingPlan, PermissionSource, TaskView,
     TeammateStatus, TeammateView, TranscriptItem,
 };

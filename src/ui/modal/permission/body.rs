@@ -6,7 +6,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use crate::lead::view::PendingPermission;
+use crate::lead::contract::PendingPermission;
 use crate::protocol::display;
 use crate::ui::transcript::wrap::sanitize;
 

@@ -13,7 +13,7 @@ pub mod render;
 
 use crossterm::event::KeyEvent;
 
-use crate::lead::view::{PendingPermission, PermissionDecision};
+use crate::lead::contract::{PendingPermission, PermissionDecision};
 use crate::protocol::PermissionUpdate;
 use crate::protocol::permission::{Destination, PermissionRule, RuleBehavior, fallback_update};
 use crate::ui::keymap::{Action, Context};

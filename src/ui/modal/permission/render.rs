@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::{Choice, PermissionDialog, View, body, options};
-use crate::lead::view::PendingPermission;
+use crate::lead::contract::PendingPermission;
 use crate::protocol::display::visible_line;
 use crate::ui::keymap::Context;
 use crate::ui::modal::context::ApprovalContext;

@@ -18,7 +18,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::review::{DiffLine, FileDiff, LineKind, ReviewSummary};
-use crate::lead::view::LeadCommand;
+use crate::lead::contract::LeadCommand;
 use crate::ui::modal::context::DialogSender;
 use crate::ui::modal::{DialogOutcome, fit_spans, frame, hint_lines, pick_title};
 use crate::ui::palette::dim;

@@ -8,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::lead::view::TeammateView;
+use crate::lead::contract::TeammateView;
 use crate::ui::keymap::Context;
 use crate::ui::modal::context::TeamsContext;
 use crate::ui::modal::{bottom_box, frame, hint_lines};

@@ -8,7 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::lead::view::TeammateView;
+use crate::lead::contract::TeammateView;
 use crate::ui::keymap::Context;
 use crate::ui::modal::context::TeamsContext;
 use crate::ui::modal::{bottom_box, fit_spans, frame, hint_lines};

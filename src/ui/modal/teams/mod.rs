@@ -12,7 +12,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::lead::view::{LeadCommand, TeammateView};
+use crate::lead::contract::{LeadCommand, TeammateView};
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::confirm::{self, ConfirmDialog, ModeChange};
 use crate::ui::modal::context::{DialogAction, DialogSender, TeamsContext};
@@ -216,7 +216,7 @@ fn review_key(key: &KeyEvent, teammate: &TeammateView) -> bool {
 
 fn review(name: &str, sender: &mut DialogSender) -> DialogOutcome {
     sender.command(LeadCommand::Submit {
-        target: crate::lead::view::ViewTarget::Lead,
+        target: crate::lead::contract::ViewTarget::Lead,
         text: format!("/review {name}"),
     });
     DialogOutcome::Keep
