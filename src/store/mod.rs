@@ -21,6 +21,7 @@ pub mod session_record;
 pub mod tasks;
 pub mod team;
 pub mod team_guard;
+pub mod written_files;
 
 pub use delivery::DeliveryLog;
 pub use error::{Result, StoreError};

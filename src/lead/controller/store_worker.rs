@@ -54,6 +54,8 @@ pub(crate) enum Lane {
     Transcripts,
     /// Git reads and merges of teammates' work (`/review`, `/merge`, `/queue`).
     Git,
+    /// `gh` questions (a reviewed branch's pull request): slow, so never ahead of git's.
+    GitHub,
 }
 
 impl Lane {

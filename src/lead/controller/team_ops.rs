@@ -79,6 +79,10 @@ impl Controller {
             LeadCommand::Detach => self.detach().await,
             LeadCommand::ScreenClosed => self.begin_quit("the terminal is gone"),
             LeadCommand::ReviewFile { name, path } => self.review_file(&name, &path).await,
+            LeadCommand::ReviewComment { name, comment } => {
+                self.review_comment(&name, &comment).await
+            }
+            LeadCommand::RetireWorktree { name } => self.retire_worktree(&name).await,
             LeadCommand::Barrier { token } => self.barrier(token),
         }
     }

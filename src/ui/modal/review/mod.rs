@@ -1,9 +1,11 @@
 //! The review dialog (`/review NAME`, `r` on a teammate in the teams dialog): the files a
-//! teammate changed with their +/- counts and its commits above a scrollable unified diff of
-//! the selected file, with syntax colours ([`highlight`]) and the words that changed within a
-//! line marked. A file's diff is asked of the controller when it is first shown (lazy per
-//! file); its lines are styled as far as the screen has scrolled, so a large review opens and
-//! scrolls at once.
+//! teammate changed with their +/- counts, its commits and the pull request of its branch
+//! above a scrollable unified diff of the selected file, with syntax colours ([`highlight`])
+//! and the words that changed within a line marked. A file's diff is asked of the controller
+//! when it is first shown (lazy per file); its lines are styled once, as far as the screen has
+//! scrolled, so a large review opens and scrolls at once. A cursor row moves through the diff:
+//! `c` writes a comment on its line (on a hunk header, the hunk), `C` on its hunk; the comment
+//! goes to the teammate as a message quoting the file, the line and the lines around it.
 
 pub mod highlight;
 
@@ -17,12 +19,15 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::lead::review::{DiffLine, FileDiff, LineKind, ReviewSummary};
+use crate::lead::review::{
+    DiffLine, FileDiff, LineKind, PrState, ReviewComment, ReviewSummary, WorkPlace,
+};
 use crate::lead::view::LeadCommand;
 use crate::ui::modal::context::DialogSender;
+use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::{DialogOutcome, fit_spans, frame, hint_lines, pick_title};
 use crate::ui::palette::dim;
-use crate::ui::transcript::wrap::{str_width, truncate};
+use crate::ui::transcript::wrap::{sanitize, str_width, truncate, wrap_line};
 use highlight::Highlighter;
 
 const ADDED_BG: Color = Color::Rgb(0x1d, 0x3b, 0x23);
@@ -30,32 +35,29 @@ const ADDED_EMPH: Color = Color::Rgb(0x2f, 0x6f, 0x3a);
 const REMOVED_BG: Color = Color::Rgb(0x44, 0x1c, 0x1f);
 const REMOVED_EMPH: Color = Color::Rgb(0x8a, 0x2c, 0x33);
 
-/// One row of a file's diff: a hunk header or a line.
-enum Row {
-    Hunk(String),
-    Line(DiffLine),
-}
+/// One row of a file's diff: (hunk, line of the hunk; `None` for its header).
+type RowAt = (usize, Option<usize>);
 
-/// A file's diff as rows, styled lazily.
+/// A file's diff as rows, styled lazily and once.
 struct Shown {
-    rows: Vec<Row>,
+    diff: FileDiff,
+    rows: Vec<RowAt>,
     styled: RefCell<Vec<Line<'static>>>,
     highlighter: RefCell<Highlighter>,
-    binary: bool,
 }
 
 impl Shown {
     fn new(diff: FileDiff) -> Shown {
         let mut rows = Vec::new();
-        for hunk in diff.hunks {
-            rows.push(Row::Hunk(hunk.header));
-            rows.extend(hunk.lines.into_iter().map(Row::Line));
+        for (h, hunk) in diff.hunks.iter().enumerate() {
+            rows.push((h, None));
+            rows.extend((0..hunk.lines.len()).map(|l| (h, Some(l))));
         }
         Shown {
+            highlighter: RefCell::new(Highlighter::for_path(&diff.path)),
+            diff,
             rows,
             styled: RefCell::new(Vec::new()),
-            highlighter: RefCell::new(Highlighter::for_path(&diff.path)),
-            binary: diff.binary,
         }
     }
 
@@ -65,16 +67,26 @@ impl Shown {
         let mut styled = self.styled.borrow_mut();
         let mut h = self.highlighter.borrow_mut();
         while styled.len() < to {
-            let line = match &self.rows[styled.len()] {
-                Row::Hunk(header) => Line::from(Span::styled(
-                    header.clone(),
+            let line = match self.rows[styled.len()] {
+                (hunk, None) => Line::from(Span::styled(
+                    self.diff.hunks[hunk].header.clone(),
                     Style::default().fg(Color::Cyan),
                 )),
-                Row::Line(line) => style_line(line, &mut h),
+                (hunk, Some(l)) => style_line(&self.diff.hunks[hunk].lines[l], &mut h),
             };
             styled.push(line);
         }
         styled[from.min(to)..to].to_vec()
+    }
+
+    /// The row of the next (`forward`) or previous hunk header from row `at`.
+    fn hunk_from(&self, at: usize, forward: bool) -> Option<usize> {
+        let is_header = |i: &usize| self.rows[*i].1.is_none();
+        if forward {
+            (at + 1..self.rows.len()).find(is_header)
+        } else {
+            (0..at).rev().find(is_header)
+        }
     }
 }
 
@@ -122,15 +134,33 @@ fn style_line(line: &DiffLine, h: &mut Highlighter) -> Line<'static> {
     Line::from(spans)
 }
 
+/// A comment being written: where it goes and the input.
+struct Commenting {
+    path: String,
+    hunk: usize,
+    /// The line of the hunk; `None`: the whole hunk.
+    line: Option<usize>,
+    /// `line 12`, `the hunk at lines 10-24`: what the prompt says.
+    place: String,
+    input: FeedbackInput,
+}
+
 /// The review of one teammate's work.
 pub struct ReviewDialog {
     summary: ReviewSummary,
     selected: usize,
     scroll: usize,
+    /// The cursor's row in the selected file's diff.
+    cursor: usize,
     shown: HashMap<String, Shown>,
     asked: HashSet<String>,
     /// The diff's height at the last frame (a page).
     page: Cell<usize>,
+    commenting: Option<Commenting>,
+    /// What the dialog did last (a comment sent), until the next key.
+    status: Option<String>,
+    /// The width of the +/- column of the file list (the same for the whole review).
+    count_width: usize,
 }
 
 impl ReviewDialog {
@@ -139,13 +169,23 @@ impl ReviewDialog {
         if let Some(first) = summary.files.first() {
             asked.insert(first.path.clone());
         }
+        let count_width = summary
+            .files
+            .iter()
+            .map(|f| str_width(&counts(f)))
+            .max()
+            .unwrap_or(0);
         ReviewDialog {
             summary,
             selected: 0,
             scroll: 0,
+            cursor: 0,
             shown: HashMap::new(),
             asked,
             page: Cell::new(10),
+            commenting: None,
+            status: None,
+            count_width,
         }
     }
 
@@ -167,10 +207,24 @@ impl ReviewDialog {
         self.shown.insert(diff.path.clone(), Shown::new(diff));
     }
 
+    /// The pull request of its branch arrived.
+    pub fn set_pr(&mut self, pr: PrState) {
+        self.summary.pr = Some(pr);
+    }
+
+    /// Pasted text goes into a comment being written.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(c) = &mut self.commenting {
+            c.input.paste(text);
+        }
+    }
+
     fn rows(&self) -> usize {
-        self.selected_path()
-            .and_then(|p| self.shown.get(p))
-            .map_or(0, |s| s.rows.len())
+        self.current().map_or(0, |s| s.rows.len())
+    }
+
+    fn current(&self) -> Option<&Shown> {
+        self.selected_path().and_then(|p| self.shown.get(p))
     }
 
     fn selected_path(&self) -> Option<&str> {
@@ -183,6 +237,7 @@ impl ReviewDialog {
     fn select(&mut self, index: usize, sender: &mut DialogSender) {
         self.selected = index;
         self.scroll = 0;
+        self.cursor = 0;
         if let Some(path) = self.selected_path().map(str::to_string)
             && self.asked.insert(path.clone())
         {
@@ -193,21 +248,131 @@ impl ReviewDialog {
         }
     }
 
-    pub fn handle(&mut self, key: &KeyEvent, sender: &mut DialogSender) -> DialogOutcome {
+    /// Moves the cursor to `row` (within the file), scrolling so it stays on screen.
+    fn move_cursor(&mut self, row: usize) {
+        let page = self.page.get().max(1);
+        let rows = self.rows();
+        self.cursor = row.min(rows.saturating_sub(1));
+        if self.cursor < self.scroll {
+            self.scroll = self.cursor;
+        } else if self.cursor >= self.scroll + page {
+            self.scroll = self.cursor + 1 - page;
+        }
+        self.scroll = self.scroll.min(rows.saturating_sub(page));
+    }
+
+    /// A page down (or up): the view and the cursor move by a page.
+    fn page_by(&mut self, down: bool) {
         let page = self.page.get().max(1);
         let last = self.rows().saturating_sub(page);
+        if down {
+            self.scroll = (self.scroll + page).min(last);
+            self.cursor = (self.cursor + page).min(self.rows().saturating_sub(1));
+        } else {
+            self.scroll = self.scroll.saturating_sub(page);
+            self.cursor = self.cursor.saturating_sub(page);
+        }
+        self.move_cursor(self.cursor);
+    }
+
+    /// Starts a comment on the cursor's line (`whole_hunk`: on its hunk).
+    fn start_comment(&mut self, whole_hunk: bool) {
+        let Some(shown) = self.current() else {
+            self.status = Some("Nothing to comment on here: no diff is shown.".to_string());
+            return;
+        };
+        let Some(&(hunk, line)) = shown.rows.get(self.cursor) else {
+            self.status = Some("Nothing to comment on here: no diff is shown.".to_string());
+            return;
+        };
+        let line = if whole_hunk { None } else { line };
+        let place = match line {
+            Some(l) => {
+                let at = &shown.diff.hunks[hunk].lines[l];
+                match (at.kind, at.new, at.old) {
+                    (LineKind::Removed, _, Some(old)) => format!("removed line {old}"),
+                    (_, Some(new), _) => format!("line {new}"),
+                    _ => "this line".to_string(),
+                }
+            }
+            None => "this hunk".to_string(),
+        };
+        self.commenting = Some(Commenting {
+            path: shown.diff.path.clone(),
+            hunk,
+            line,
+            place,
+            input: FeedbackInput::new("what should change here"),
+        });
+    }
+
+    /// Sends the comment being written.
+    fn send_comment(&mut self, sender: &mut DialogSender) {
+        let Some(c) = self.commenting.take() else {
+            return;
+        };
+        let text = c.input.text();
+        if text.is_empty() {
+            self.status = Some("Nothing written: no comment sent.".to_string());
+            return;
+        }
+        let Some(diff) = self.shown.get(&c.path).map(|s| &s.diff) else {
+            return;
+        };
+        let comment = match c.line {
+            Some(l) => ReviewComment::on_line(diff, c.hunk, l, &text),
+            None => ReviewComment::on_hunk(diff, c.hunk, &text),
+        };
+        if let Some(comment) = comment {
+            self.status = Some(format!(
+                "Comment on {} {} sent to @{}.",
+                c.path, c.place, self.summary.name
+            ));
+            sender.command(LeadCommand::ReviewComment {
+                name: self.summary.name.clone(),
+                comment,
+            });
+        }
+    }
+
+    pub fn handle(&mut self, key: &KeyEvent, sender: &mut DialogSender) -> DialogOutcome {
+        self.status = None;
+        if let Some(c) = &mut self.commenting {
+            match key.code {
+                KeyCode::Esc => self.commenting = None,
+                KeyCode::Enter => self.send_comment(sender),
+                _ => c.input.input(key),
+            }
+            return DialogOutcome::Keep;
+        }
+        let page = self.page.get().max(1);
         let files = self.summary.files.len();
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => return DialogOutcome::Close,
-            KeyCode::Down | KeyCode::Char('j') => self.scroll = (self.scroll + 1).min(last),
-            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::PageDown | KeyCode::Char(' ') => self.scroll = (self.scroll + page).min(last),
-            KeyCode::Char('d') if ctrl => self.scroll = (self.scroll + page).min(last),
-            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(page),
-            KeyCode::Char('u') if ctrl => self.scroll = self.scroll.saturating_sub(page),
-            KeyCode::Home | KeyCode::Char('g') => self.scroll = 0,
-            KeyCode::End | KeyCode::Char('G') => self.scroll = last,
+            KeyCode::Down | KeyCode::Char('j') => self.move_cursor(self.cursor + 1),
+            KeyCode::Up | KeyCode::Char('k') => self.move_cursor(self.cursor.saturating_sub(1)),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.page_by(true),
+            KeyCode::Char('d') if ctrl => self.page_by(true),
+            KeyCode::PageUp => self.page_by(false),
+            KeyCode::Char('u') if ctrl => self.page_by(false),
+            KeyCode::Home | KeyCode::Char('g') => self.move_cursor(0),
+            KeyCode::End | KeyCode::Char('G') => {
+                self.move_cursor(self.rows().saturating_sub(1));
+                self.scroll = self.rows().saturating_sub(page);
+            }
+            KeyCode::Char(']') => {
+                if let Some(row) = self.current().and_then(|s| s.hunk_from(self.cursor, true)) {
+                    self.move_cursor(row);
+                }
+            }
+            KeyCode::Char('[') => {
+                if let Some(row) = self.current().and_then(|s| s.hunk_from(self.cursor, false)) {
+                    self.move_cursor(row);
+                }
+            }
+            KeyCode::Char('c') => self.start_comment(false),
+            KeyCode::Char('C') => self.start_comment(true),
             KeyCode::Tab | KeyCode::Char('n') | KeyCode::Right if files > 0 => {
                 self.select((self.selected + 1) % files, sender)
             }
@@ -219,12 +384,16 @@ impl ReviewDialog {
         DialogOutcome::Keep
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+    /// Draws the dialog; `notice` is the lead's last note since the dialog's last key (a
+    /// comment it could not send).
+    pub fn render(&self, area: Rect, buf: &mut Buffer, notice: Option<&str>) {
         let s = &self.summary;
         let bold = Style::default().add_modifier(Modifier::BOLD);
+        let pr = s.pr.as_ref().map(|p| format!("{} · ", p.label()));
         let right = if area.width >= 60 {
             format!(
-                "base {} · {} files +{} -{}",
+                "{}base {} · {} files +{} -{}",
+                pr.unwrap_or_default(),
                 s.base,
                 s.files.len(),
                 s.added(),
@@ -233,12 +402,16 @@ impl ReviewDialog {
         } else {
             format!("{} files +{} -{}", s.files.len(), s.added(), s.removed())
         };
+        let place = match s.place {
+            WorkPlace::Worktree => format!("{} ", s.branch),
+            WorkPlace::Checkout => format!("in the lead's checkout ({}) ", s.branch),
+        };
         let title = pick_title(
             vec![
                 vec![
                     Span::styled(" Review ", bold),
                     Span::styled(format!("@{} ", s.name), bold),
-                    Span::styled(format!("{} ", s.branch), dim()),
+                    Span::styled(place, dim()),
                 ],
                 vec![
                     Span::styled(" Review ", bold),
@@ -253,10 +426,7 @@ impl ReviewDialog {
             return;
         }
         let width = usize::from(inner.width);
-        let hints = hint_lines(
-            "↑/↓ scroll · pgup/pgdn page · tab/shift+tab file · esc close",
-            inner.width,
-        );
+        let mut bottom = self.bottom_lines(inner.width, notice);
         let mut top: Vec<Line<'static>> = Vec::new();
         // The file list: a window of rows around the selection.
         let list_rows = s.files.len().min((usize::from(inner.height) / 4).max(3));
@@ -264,7 +434,7 @@ impl ReviewDialog {
             .selected
             .saturating_sub(list_rows / 2)
             .min(s.files.len().saturating_sub(list_rows));
-        let count_width = s.files.iter().map(|f| counts(f).len()).max().unwrap_or(0);
+        let count_width = self.count_width;
         for (i, f) in s.files.iter().enumerate().skip(first).take(list_rows) {
             let mark = if i == self.selected { "▸ " } else { "  " };
             let c = counts(f);
@@ -287,30 +457,37 @@ impl ReviewDialog {
             )));
         }
         if s.files.is_empty() {
-            top.push(Line::from(Span::styled("No change since the base.", dim())));
+            let empty = match s.place {
+                WorkPlace::Worktree => "No change since the base.",
+                WorkPlace::Checkout => "No file written by its tool calls yet.",
+            };
+            top.push(Line::from(Span::styled(empty, dim())));
         }
-        let commits = if s.commits.is_empty() {
-            "no commit yet".to_string()
-        } else {
-            s.commits
-                .iter()
-                .map(|c| format!("{} {}", c.id, c.subject))
-                .collect::<Vec<_>>()
-                .join(" · ")
-        };
-        let uncommitted = if s.uncommitted > 0 {
-            format!(" · {} uncommitted", s.uncommitted)
-        } else {
-            String::new()
-        };
-        top.push(Line::from(Span::styled(
-            truncate(
-                &format!("{} commit(s){uncommitted}: {commits}", s.commits.len()),
-                width,
+        let about = match s.place {
+            WorkPlace::Worktree => {
+                let commits = if s.commits.is_empty() {
+                    "no commit yet".to_string()
+                } else {
+                    s.commits
+                        .iter()
+                        .map(|c| format!("{} {}", c.id, c.subject))
+                        .collect::<Vec<_>>()
+                        .join(" · ")
+                };
+                let uncommitted = if s.uncommitted > 0 {
+                    format!(" · {} uncommitted", s.uncommitted)
+                } else {
+                    String::new()
+                };
+                format!("{} commit(s){uncommitted}: {commits}", s.commits.len())
+            }
+            WorkPlace::Checkout => format!(
+                "Files its tool calls wrote, as they differ from {} {} now (others' changes to them included)",
+                s.branch, s.base
             ),
-            dim(),
-        )));
-        let body_height = usize::from(inner.height).saturating_sub(top.len() + 1 + hints.len());
+        };
+        top.push(Line::from(Span::styled(truncate(&about, width), dim())));
+        let body_height = usize::from(inner.height).saturating_sub(top.len() + 1 + bottom.len());
         self.page.set(body_height.max(1));
         let mut lines = top;
         let file = self.selected_path().unwrap_or("");
@@ -322,32 +499,105 @@ impl ReviewDialog {
             ),
             dim(),
         )));
-        match self.selected_path().and_then(|p| self.shown.get(p)) {
-            Some(shown) if shown.binary => {
+        match self.current() {
+            Some(shown) if shown.diff.binary => {
                 lines.push(Line::from(Span::styled("Binary file.", dim())));
+            }
+            Some(shown) if shown.rows.is_empty() => {
+                lines.push(Line::from(Span::styled(
+                    "No change in this file now.",
+                    dim(),
+                )));
             }
             Some(shown) => {
                 let from = self.scroll.min(shown.rows.len());
-                lines.extend(shown.lines(from, from + body_height));
+                let mut rows = shown.lines(from, from + body_height);
+                if let Some(row) = self.cursor.checked_sub(from).and_then(|i| rows.get_mut(i)) {
+                    mark_cursor(row);
+                }
+                lines.extend(rows);
             }
             None if !s.files.is_empty() => {
                 lines.push(Line::from(Span::styled("Loading…", dim())));
             }
             None => {}
         }
-        let body_end = usize::from(inner.height).saturating_sub(hints.len());
+        let body_end = usize::from(inner.height).saturating_sub(bottom.len());
         lines.truncate(body_end);
         while lines.len() < body_end {
             lines.push(Line::default());
         }
-        lines.extend(hints);
+        lines.append(&mut bottom);
         Paragraph::new(lines).render(inner, buf);
+        if let Some(c) = &self.commenting {
+            let row = Rect {
+                y: inner.y + (body_end + 1).min(usize::from(inner.height) - 1) as u16,
+                height: 1,
+                ..inner
+            };
+            c.input.render(row, buf);
+        }
+    }
+
+    /// Below the diff: the comment being written, or what happened last, and the hints.
+    fn bottom_lines(&self, width: u16, notice: Option<&str>) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        let say = |text: &str| {
+            let style = Style::default()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::BOLD);
+            let mut lines = wrap_line(
+                &Line::from(Span::styled(sanitize(&text.replace('\n', " ")), style)),
+                0,
+                width,
+            );
+            lines.truncate(2);
+            lines
+        };
+        if let Some(c) = &self.commenting {
+            out.push(Line::from(Span::styled(
+                truncate(
+                    &format!(
+                        "Comment to @{} on {} {}:",
+                        self.summary.name, c.path, c.place
+                    ),
+                    usize::from(width),
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            )));
+            // The input is drawn on this row ([`ReviewDialog::render`]).
+            out.push(Line::default());
+            out.extend(hint_lines("enter send · esc cancel", width));
+            return out;
+        }
+        if let Some(text) = notice.or(self.status.as_deref()) {
+            out.extend(say(text));
+        }
+        out.extend(hint_lines(
+            "↑/↓ line · pgup/pgdn page · [/] hunk · c comment on line · C on hunk · tab/shift+tab file · esc close",
+            width,
+        ));
+        out
+    }
+}
+
+/// The cursor's row: its line numbers reversed.
+fn mark_cursor(row: &mut Line<'static>) {
+    if let Some(first) = row.spans.first_mut() {
+        first.style = first.style.add_modifier(Modifier::REVERSED);
+    } else {
+        row.spans.push(Span::styled(
+            " ",
+            Style::default().add_modifier(Modifier::REVERSED),
+        ));
     }
 }
 
 fn counts(f: &crate::lead::review::ChangedFile) -> String {
     if f.binary {
         "binary".to_string()
+    } else if f.status == '=' {
+        "unchanged now".to_string()
     } else {
         format!("+{} -{}", f.added, f.removed)
     }
