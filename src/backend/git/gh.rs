@@ -10,8 +10,13 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-/// How long `gh` may take before it is killed.
-pub const GH_TIMEOUT: Duration = Duration::from_secs(8);
+/// How long `gh` may take before it is killed: 8 s, or `TEAMLEAD_GH_TIMEOUT_MS`.
+pub fn gh_timeout() -> Duration {
+    std::env::var("TEAMLEAD_GH_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(Duration::from_secs(8), Duration::from_millis)
+}
 
 /// What `gh pr view --json number,state,isDraft,url,title` says.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -67,19 +72,20 @@ pub fn pr_of(gh: &str, repo: &Path, branch: &str, timeout: Duration) -> Option<P
     let deadline = Instant::now() + timeout;
     let status = loop {
         match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
+            Ok(Some(status)) => break status,
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
                 tracing::info!("gh pr view {branch}: no answer within {timeout:?}");
-                break None;
+                // The reader ends when whatever still holds the pipe lets go; nobody waits.
+                return None;
             }
         }
     };
-    let out = reader.join().ok()?;
-    if !status?.success() {
+    if !status.success() {
         return None;
     }
+    let out = reader.join().ok()?;
     serde_json::from_slice(&out).ok()
 }

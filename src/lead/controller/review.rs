@@ -247,7 +247,7 @@ impl Controller {
     }
 
     /// The pull request of `branch`, asked of `gh` in the background (where it is installed
-    /// and the repository has a remote, within `gh::GH_TIMEOUT`); said and sent to the
+    /// and the repository has a remote, within `gh::gh_timeout`); said and sent to the
     /// screens when there is one.
     fn pull_request(&mut self, name: String, repo: PathBuf, branch: String) {
         self.store.submit(
@@ -257,7 +257,7 @@ impl Controller {
                 if !git::gh::has_remote(&repo) {
                     return None;
                 }
-                git::gh::pr_of(&gh, &repo, &branch, git::gh::GH_TIMEOUT).map(|pr| {
+                git::gh::pr_of(&gh, &repo, &branch, git::gh::gh_timeout()).map(|pr| {
                     (
                         branch,
                         PrState {

@@ -398,8 +398,15 @@ impl MergesDialog {
             }
             if !others.is_empty() {
                 text.push_str(&format!(
-                    " It conflicts with {}: they may not merge after it.",
-                    others.join(", ")
+                    " {} overlap{} it: after this merge, expect {} with {}.",
+                    others.join(", "),
+                    if others.len() == 1 { "s" } else { "" },
+                    if others.len() == 1 {
+                        "a conflict"
+                    } else {
+                        "conflicts"
+                    },
+                    q.lead_branch
                 ));
             }
             (text, Style::default().add_modifier(Modifier::BOLD))
