@@ -22,7 +22,7 @@ use teamlead::lead::view::{LeadCommand, LeadEvent};
 use teamlead::lead::{Lead, LeadOptions};
 use teamlead::store::Home;
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -44,7 +44,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// `<dir>/repo` on `main`: README and shared.txt (five lines).
-fn repo_in(dir: &Path) -> PathBuf {
+pub(crate) fn repo_in(dir: &Path) -> PathBuf {
     let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "--quiet", "--initial-branch=main"]);
@@ -57,7 +57,7 @@ fn repo_in(dir: &Path) -> PathBuf {
     repo
 }
 
-async fn lead_in(repo: &Path, team: &str) -> Session {
+pub(crate) async fn lead_in(repo: &Path, team: &str) -> Session {
     let home_dir = tempfile::tempdir().unwrap();
     let home = Home::new(home_dir.path());
     let opts = LeadOptions::new(home.clone(), repo)
@@ -108,7 +108,7 @@ async fn two_teammates(dir: &Path) -> (PathBuf, Session) {
     (repo, s)
 }
 
-async fn review_of(s: &mut Session, name: &str) -> ReviewSummary {
+pub(crate) async fn review_of(s: &mut Session, name: &str) -> ReviewSummary {
     s.submit(&format!("/review {name}")).await;
     match s
         .wait_for(
@@ -122,7 +122,7 @@ async fn review_of(s: &mut Session, name: &str) -> ReviewSummary {
     }
 }
 
-async fn diff_of(s: &mut Session, name: &str, path: &str) -> FileDiff {
+pub(crate) async fn diff_of(s: &mut Session, name: &str, path: &str) -> FileDiff {
     s.send(LeadCommand::ReviewFile {
         name: name.to_string(),
         path: path.to_string(),
