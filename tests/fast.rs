@@ -18,6 +18,7 @@ mod agent_control;
 mod agent_scale;
 mod agent_shell;
 mod assets;
+mod cli_clean_worktrees;
 mod cli_config;
 mod cli_inspect;
 mod cli_man;
