@@ -108,7 +108,10 @@ async fn a_teammate_without_a_worktree_lists_the_files_its_tool_calls_wrote() {
         .collect();
     assert_eq!(
         changed,
-        vec![(LineKind::Removed, "hello"), (LineKind::Added, "hello world")]
+        vec![
+            (LineKind::Removed, "hello"),
+            (LineKind::Added, "hello world")
+        ]
     );
 
     // Committed since: still listed, as showing no change now.

@@ -46,7 +46,12 @@ fn the_quit_summary_stays_on_the_terminal_after_the_screen_closes() {
     let repo = repo_in(root.path());
     let home = root.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let mut lead = PtyLead::start(&home, &repo, &["--team", "rq", "--backend", "in-process"], &[]);
+    let mut lead = PtyLead::start(
+        &home,
+        &repo,
+        &["--team", "rq", "--backend", "in-process"],
+        &[],
+    );
     for name in ["alpha", "beta"] {
         lead.submit(&format!("/spawn {name} --worktree \"work\""));
         lead.wait_screen(&format!("{name} spawned"), |s| {
@@ -104,7 +109,10 @@ fn a_screen_on_a_lead_server_gets_the_quit_summary_before_it_exits() {
     let text = screen.contents();
     assert!(text.contains("Teammate worktrees of team `rs`:"), "{text}");
     assert!(text.contains("kept     @alpha"), "{text}");
-    assert!(text.contains("1 commit ahead of main, 1 uncommitted file"), "{text}");
+    assert!(
+        text.contains("1 commit ahead of main, 1 uncommitted file"),
+        "{text}"
+    );
     ws.reap();
 }
 
@@ -132,7 +140,11 @@ fn ctl_review_and_merges_as_json_with_the_branchs_pull_request() {
     );
     let bin = ws.root.path().join("bin");
     fake_gh(&bin);
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut cmd = ws.cmd(&["serve", "--team", "rj", "--backend", "in-process"]);
     cmd.env("PATH", path)
         .stdout(Stdio::null())
@@ -147,13 +159,21 @@ fn ctl_review_and_merges_as_json_with_the_branchs_pull_request() {
     let _server = Server {
         child: cmd.spawn().expect("start teamlead serve"),
     };
-    wait_until("the server's socket", || !ws.sockets().is_empty(), String::new);
+    wait_until(
+        "the server's socket",
+        || !ws.sockets().is_empty(),
+        String::new,
+    );
     for name in ["alpha", "beta"] {
         ws.ctl_ok(&[&format!("/spawn {name} --worktree \"work\"")]);
     }
     let alpha = worktree_of(&ws.work(), "rj", "alpha");
     give_alpha_work(&alpha);
-    std::fs::write(worktree_of(&ws.work(), "rj", "beta").join("README"), "beta\n").unwrap();
+    std::fs::write(
+        worktree_of(&ws.work(), "rj", "beta").join("README"),
+        "beta\n",
+    )
+    .unwrap();
 
     let json: serde_json::Value =
         serde_json::from_str(&ws.ctl_ok(&["review", "alpha", "--json"])).unwrap();
@@ -182,12 +202,13 @@ fn ctl_review_and_merges_as_json_with_the_branchs_pull_request() {
     assert_eq!(beta["pr"], serde_json::Value::Null, "{beta}");
     let text = ws.ctl_ok(&["review", "alpha"]);
     assert!(
-        text.contains("@alpha's branch teamlead/rj/alpha: PR #7 open https://github.com/o/r/pull/7"),
+        text.contains(
+            "@alpha's branch teamlead/rj/alpha: PR #7 open https://github.com/o/r/pull/7"
+        ),
         "{text}"
     );
 
-    let queue: serde_json::Value =
-        serde_json::from_str(&ws.ctl_ok(&["merges", "--json"])).unwrap();
+    let queue: serde_json::Value = serde_json::from_str(&ws.ctl_ok(&["merges", "--json"])).unwrap();
     assert_eq!(queue["lead_branch"], "main", "{queue}");
     let branches = queue["branches"].as_array().unwrap();
     assert_eq!(branches.len(), 2, "{queue}");

@@ -2,8 +2,8 @@
 //! teammate changed with their +/- counts, its commits and the pull request of its branch
 //! above a scrollable unified diff of the selected file, with syntax colours ([`highlight`])
 //! and the words that changed within a line marked. A file's diff is asked of the controller
-//! when it is first shown (lazy per file); its lines are styled once, as far as the screen has
-//! scrolled, so a large review opens and scrolls at once. A cursor row moves through the diff:
+//! when it is first shown (lazy per file); its lines are styled once, ahead of the screen on a
+//! thread of their own, so a large review opens and scrolls at once. A cursor row moves through the diff:
 //! `c` writes a comment on its line (on a hunk header, the hunk), `C` on its hunk; the comment
 //! goes to the teammate as a message quoting the file, the line and the lines around it.
 
@@ -11,6 +11,8 @@ pub mod highlight;
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -38,12 +40,57 @@ const REMOVED_EMPH: Color = Color::Rgb(0x8a, 0x2c, 0x33);
 /// One row of a file's diff: (hunk, line of the hunk; `None` for its header).
 type RowAt = (usize, Option<usize>);
 
-/// A file's diff as rows, styled lazily and once.
+/// Rows styled in one go by the background styler between two looks at its stop flag (and
+/// two chances for a frame to take the lock).
+const STYLE_CHUNK: usize = 8;
+
+/// A file's rows and their styled lines so far: syntax colours need every row before, in
+/// order, so the styled rows are always a prefix.
+struct Styler {
+    diff: Arc<FileDiff>,
+    rows: Arc<Vec<RowAt>>,
+    styled: Vec<Line<'static>>,
+    highlighter: Highlighter,
+}
+
+impl Styler {
+    /// Styles rows until `to` are.
+    fn style_to(&mut self, to: usize) {
+        let to = to.min(self.rows.len());
+        while self.styled.len() < to {
+            let line = match self.rows[self.styled.len()] {
+                (hunk, None) => Line::from(Span::styled(
+                    self.diff.hunks[hunk].header.clone(),
+                    Style::default().fg(Color::Cyan),
+                )),
+                (hunk, Some(l)) => {
+                    style_line(&self.diff.hunks[hunk].lines[l], &mut self.highlighter)
+                }
+            };
+            self.styled.push(line);
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.styled.len() >= self.rows.len()
+    }
+}
+
+/// A file's diff as rows, styled once: ahead of the screen by a thread of its own once the
+/// file is shown (syntax colours cost a fraction of a millisecond a line), and by the frame
+/// itself for any row the thread has not reached, so a frame never shows a row uncoloured.
 struct Shown {
-    diff: FileDiff,
-    rows: Vec<RowAt>,
-    styled: RefCell<Vec<Line<'static>>>,
-    highlighter: RefCell<Highlighter>,
+    diff: Arc<FileDiff>,
+    rows: Arc<Vec<RowAt>>,
+    styler: Arc<Mutex<Styler>>,
+    /// The background styler's stop flag, once started.
+    ahead: RefCell<Option<Arc<AtomicBool>>>,
+}
+
+impl Drop for Shown {
+    fn drop(&mut self) {
+        self.stop_ahead();
+    }
 }
 
 impl Shown {
@@ -53,30 +100,62 @@ impl Shown {
             rows.push((h, None));
             rows.extend((0..hunk.lines.len()).map(|l| (h, Some(l))));
         }
+        let (diff, rows) = (Arc::new(diff), Arc::new(rows));
         Shown {
-            highlighter: RefCell::new(Highlighter::for_path(&diff.path)),
+            styler: Arc::new(Mutex::new(Styler {
+                highlighter: Highlighter::for_path(&diff.path),
+                diff: diff.clone(),
+                rows: rows.clone(),
+                styled: Vec::new(),
+            })),
             diff,
             rows,
-            styled: RefCell::new(Vec::new()),
+            ahead: RefCell::new(None),
         }
     }
 
-    /// Rows `from..to`, styled (styling every row before them first, once).
+    /// Rows `from..to`, styled (styling every row before them first, once); starts styling
+    /// the rest in the background.
     fn lines(&self, from: usize, to: usize) -> Vec<Line<'static>> {
+        self.start_ahead();
         let to = to.min(self.rows.len());
-        let mut styled = self.styled.borrow_mut();
-        let mut h = self.highlighter.borrow_mut();
-        while styled.len() < to {
-            let line = match self.rows[styled.len()] {
-                (hunk, None) => Line::from(Span::styled(
-                    self.diff.hunks[hunk].header.clone(),
-                    Style::default().fg(Color::Cyan),
-                )),
-                (hunk, Some(l)) => style_line(&self.diff.hunks[hunk].lines[l], &mut h),
-            };
-            styled.push(line);
+        let mut styler = self.styler.lock().unwrap_or_else(|e| e.into_inner());
+        styler.style_to(to);
+        styler.styled[from.min(to)..to].to_vec()
+    }
+
+    /// Styles the rest of the file on a thread of its own (once; again after a stop).
+    fn start_ahead(&self) {
+        let mut ahead = self.ahead.borrow_mut();
+        if ahead.is_some() {
+            return;
         }
-        styled[from.min(to)..to].to_vec()
+        let stop = Arc::new(AtomicBool::new(false));
+        let (styler, flag) = (self.styler.clone(), stop.clone());
+        let started = std::thread::Builder::new()
+            .name("review-styler".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    let mut s = styler.lock().unwrap_or_else(|e| e.into_inner());
+                    if s.done() {
+                        break;
+                    }
+                    let to = s.styled.len() + STYLE_CHUNK;
+                    s.style_to(to);
+                }
+            });
+        // Without a thread, frames style what they show, as before.
+        if started.is_ok() {
+            *ahead = Some(stop);
+        }
+    }
+
+    /// Stops the background styler (another file is shown, or the dialog closed); a frame
+    /// that shows this file again starts it again where it stopped.
+    fn stop_ahead(&self) {
+        if let Some(stop) = self.ahead.borrow_mut().take() {
+            stop.store(true, Ordering::Relaxed);
+        }
     }
 
     /// The row of the next (`forward`) or previous hunk header from row `at`.
@@ -235,6 +314,9 @@ impl ReviewDialog {
     }
 
     fn select(&mut self, index: usize, sender: &mut DialogSender) {
+        if let Some(shown) = self.current() {
+            shown.stop_ahead();
+        }
         self.selected = index;
         self.scroll = 0;
         self.cursor = 0;
