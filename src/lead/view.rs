@@ -280,7 +280,7 @@ pub enum LeadCommand {
     /// `/msg` takes, so it is echoed and tracked like one).
     ReviewComment {
         name: String,
-        comment: crate::lead::review::ReviewComment,
+        comment: Box<crate::lead::review::ReviewComment>,
     },
     /// Remove a merged teammate's worktree and branch (the screen's offer after a merge): a
     /// teammate that still runs is stopped first; kept when anything was added since.

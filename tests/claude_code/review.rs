@@ -10,13 +10,13 @@ pub fn files_written_without_a_worktree(client: &Client) {
     let scene = Scene::start(client, "cc-review", Vec::new(), &[]);
     let label = client.label;
     let work = scene.ws.work();
-    git(&work, &["init", "--quiet", "--initial-branch=main"]);
-    git(&work, &["config", "user.name", "t"]);
-    git(&work, &["config", "user.email", "t@example.com"]);
+    git(work, &["init", "--quiet", "--initial-branch=main"]);
+    git(work, &["config", "user.name", "t"]);
+    git(work, &["config", "user.email", "t@example.com"]);
     std::fs::write(scene.work_file("README"), "hello\n").unwrap();
     std::fs::write(scene.work_file("LEAD.md"), "the lead's\n").unwrap();
-    git(&work, &["add", "README", "LEAD.md"]);
-    git(&work, &["commit", "--quiet", "-m", "first"]);
+    git(work, &["add", "README", "LEAD.md"]);
+    git(work, &["commit", "--quiet", "-m", "first"]);
     let file = |name: &str| scene.work_file(name).to_string_lossy().into_owned();
     scene.model.add(Rule::seq(
         "CC-REVIEW-WRITE",

@@ -42,7 +42,7 @@ type RowAt = (usize, Option<usize>);
 
 /// Rows styled in one go by the background styler between two looks at its stop flag (and
 /// two chances for a frame to take the lock).
-const STYLE_CHUNK: usize = 8;
+const STYLE_CHUNK: usize = 4;
 
 /// A file's rows and their styled lines so far: syntax colours need every row before, in
 /// order, so the styled rows are always a prefix.
@@ -117,15 +117,22 @@ impl Shown {
     /// Rows `from..to`, styled (styling every row before them first, once); starts styling
     /// the rest in the background.
     fn lines(&self, from: usize, to: usize) -> Vec<Line<'static>> {
-        self.start_ahead();
         let to = to.min(self.rows.len());
-        let mut styler = self.styler.lock().unwrap_or_else(|e| e.into_inner());
-        styler.style_to(to);
-        styler.styled[from.min(to)..to].to_vec()
+        let lines = {
+            let mut styler = self.styler.lock().unwrap_or_else(|e| e.into_inner());
+            styler.style_to(to);
+            styler.styled[from.min(to)..to].to_vec()
+        };
+        // After this frame's rows: the thread never competes with the first frame.
+        self.start_ahead();
+        lines
     }
 
     /// Styles the rest of the file on a thread of its own (once; again after a stop).
     fn start_ahead(&self) {
+        if std::env::var_os("NO_AHEAD").is_some() {
+            return;
+        }
         let mut ahead = self.ahead.borrow_mut();
         if ahead.is_some() {
             return;
@@ -142,6 +149,9 @@ impl Shown {
                     }
                     let to = s.styled.len() + STYLE_CHUNK;
                     s.style_to(to);
+                    drop(s);
+                    // A frame waiting for the lock gets it before the next chunk.
+                    std::thread::yield_now();
                 }
             });
         // Without a thread, frames style what they show, as before.
@@ -412,7 +422,7 @@ impl ReviewDialog {
             ));
             sender.command(LeadCommand::ReviewComment {
                 name: self.summary.name.clone(),
-                comment,
+                comment: Box::new(comment),
             });
         }
     }
