@@ -50,6 +50,10 @@ fn team() -> Vec<TeammateView> {
             recent_messages: Vec::new(),
             usage: None,
             mode_requested: None,
+            rate_limited_until: None,
+            messages: Vec::new(),
+            unread_since: None,
+            over_budget: None,
         })
         .collect()
 }

@@ -32,6 +32,7 @@ macro_rules! matrix {
 
 matrix! {
     crate::claude_code::messages::prompt_and_message_round_trip => prompt_and_message_round_trip;
+    crate::claude_code::messages::ledger_receipts => ledger_receipts;
     crate::claude_code::permissions::answers_from_the_queue => permissions_answered_from_the_queue;
     crate::claude_code::plan::plan_approvals => plan_approvals;
     crate::claude_code::modes::cycle_from_the_teams_dialog => mode_cycle_from_the_teams_dialog;

@@ -172,7 +172,11 @@ fn inspect_reads_claude_code_files_of_both_versions() {
     let text = stdout_of(&out);
     assert!(out.status.success(), "{out:?}");
     assert!(line_with(&text, "worker  ").contains("idle"), "{text}");
-    assert!(text.contains("worker: 0 unread (1 total)"), "{text}");
+    // The lead's message, marked read by Claude Code 2.1.45 itself.
+    assert!(
+        text.contains("worker: 0 unread (1 total; from the lead: 1 read, 0 unread)"),
+        "{text}"
+    );
     assert!(text.contains("team-lead: 2 unread"), "{text}");
     assert!(text.contains("worker: mock teammate says hi"), "{text}");
 }
@@ -545,4 +549,147 @@ fn control_sequences_in_frames_and_tasks_are_reported() {
         .unwrap();
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["problems"][0]["kind"], "control-sequences", "{doc:#}");
+}
+
+/// What each teammate used and cost, read from files alone: a `claude` teammate's session
+/// transcript (its messages repeat their id on several lines: counted once) and an own
+/// teammate's last idle report; the team's total.
+#[test]
+fn inspect_shows_what_each_teammate_used_and_cost() {
+    let t = TestHome::fixture("seed-2.1.45");
+    let home = t.home();
+    let session = "5d0c5a9e-2f4b-4c7a-9a57-6b1f0b8f0c11";
+    let dir = home.join("teams/codebase-research/.teamlead");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("session.json"),
+        format!(
+            r#"{{"teammates":{{"frontend-engineer":{{"claude":true,"sessionId":"{session}"}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let projects = home.join("projects/-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    let line = |id: &str, input: u64, write: u64, read: u64, output: u64| {
+        format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"id\":\"{id}\",\"model\":\"claude-sonnet-4-5-20250929\",\"content\":[],\"usage\":{{\"input_tokens\":{input},\"cache_creation_input_tokens\":{write},\"cache_read_input_tokens\":{read},\"output_tokens\":{output}}}}}}}\n"
+        )
+    };
+    let text = [
+        line("msg_a", 3, 20_000, 0, 1),
+        line("msg_a", 3, 20_000, 0, 40),
+        line("msg_a", 3, 20_000, 0, 412),
+        line("msg_b", 5, 1_500, 20_000, 2),
+        line("msg_b", 5, 1_500, 20_000, 988),
+    ]
+    .concat();
+    std::fs::write(projects.join(format!("{session}.jsonl")), text).unwrap();
+    // An own teammate, `helper`, and its idle report with its usage (Claude Code's own
+    // frames carry none).
+    let config = home.join("teams/codebase-research/config.json");
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let mut helper = file["members"][1].clone();
+    helper["name"] = "helper".into();
+    helper["agentId"] = "helper@codebase-research".into();
+    file["members"].as_array_mut().unwrap().push(helper);
+    std::fs::write(&config, serde_json::to_string(&file).unwrap()).unwrap();
+    let idle = r#"{"type":"idle_notification","from":"helper","timestamp":"2026-01-01T00:00:00.000Z","idleReason":"available","teamleadUsage":{"inputTokens":1200,"outputTokens":300,"toolUses":2,"turns":1}}"#;
+    let sent = t
+        .cmd()
+        .args([
+            "send",
+            "--team",
+            "codebase-research",
+            "--to",
+            "team-lead",
+            "--from",
+            "helper",
+            idle,
+        ])
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{sent:?}");
+
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let member = |name: &str| {
+        report["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let claude = member("frontend-engineer");
+    assert_eq!(claude["usage"]["output_tokens"], 1_400, "{claude}");
+    assert_eq!(claude["usage"]["cost_micros"], 107_649, "{claude}");
+    assert_eq!(claude["usage"]["model"], "claude-sonnet-4-5-20250929");
+    let helper = member("helper");
+    assert_eq!(helper["usage"]["input_tokens"], 1_200, "{helper}");
+    assert!(
+        report["cost_micros"].as_u64().unwrap() > 107_649,
+        "{report}"
+    );
+
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    assert!(text.contains("usage (team $0.12)"), "{text}");
+    let row = line_with(&text, "1.4k out");
+    assert!(
+        row.trim_start().starts_with("frontend-engineer") && row.contains("$0.11"),
+        "{row}"
+    );
+}
+
+/// Messages from the lead in a teammate's inbox, read or not: the ledger's receipts as the
+/// files show them.
+#[test]
+fn inspect_counts_the_leads_messages_read_and_unread() {
+    let t = TestHome::fixture("seed-2.1.45");
+    for text in ["first", "second"] {
+        t.cmd()
+            .args([
+                "send",
+                "--team",
+                "codebase-research",
+                "--to",
+                "frontend-engineer",
+                "--from",
+                "team-lead",
+                text,
+            ])
+            .assert()
+            .success();
+    }
+    // The teammate takes the first one as Claude Code does: marks it read.
+    let path = t
+        .home()
+        .join("teams/codebase-research/inboxes/frontend-engineer.json");
+    let mut inbox: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let first = inbox
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|e| e["text"] == "first")
+        .unwrap();
+    first["read"] = Value::Bool(true);
+    std::fs::write(&path, serde_json::to_string(&inbox).unwrap()).unwrap();
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    let row = line_with(&text, "frontend-engineer: ");
+    assert!(row.contains("from the lead: 1 read, 1 unread"), "{row}");
 }

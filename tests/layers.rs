@@ -117,3 +117,191 @@ fn dialogs_never_see_the_ui_state() {
         offenders.join("\n")
     );
 }
+
+/// The layers of docs/DESIGN.md, lowest first: a module may use its own layer and those
+/// before it, never one after it.
+const LAYERS: [&str; 10] = [
+    "protocol", "store", "config", "watch", "backend", "agent", "lead", "server", "ui", "cli",
+];
+
+/// Every layer a file's code names: `crate::<layer>` paths (in `use` trees too, grouped or
+/// not) and `super::…` chains that climb out of the file's own layer.
+fn layers_named(file: &str, text: &str) -> Vec<(String, usize)> {
+    use syn::visit::Visit;
+
+    struct Names<'a> {
+        module: Vec<&'a str>,
+        found: Vec<(String, usize)>,
+    }
+
+    impl Names<'_> {
+        /// The top module a path starting with `segments` names, if it leaves the crate root.
+        fn resolve(&mut self, segments: &[String], line: usize) {
+            let Some(first) = segments.first() else {
+                return;
+            };
+            if first == "crate" {
+                if let Some(top) = segments.get(1) {
+                    self.found.push((top.clone(), line));
+                }
+                return;
+            }
+            let supers = segments.iter().take_while(|s| *s == "super").count();
+            if supers > 0 && supers >= self.module.len() {
+                // Climbed to the crate root: the next segment is a top module.
+                if let Some(top) = segments.get(supers) {
+                    self.found.push((top.clone(), line));
+                }
+            }
+        }
+
+        fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
+            match tree {
+                syn::UseTree::Path(p) => {
+                    prefix.push(p.ident.to_string());
+                    self.use_tree(prefix, &p.tree);
+                    prefix.pop();
+                }
+                syn::UseTree::Name(n) => {
+                    prefix.push(n.ident.to_string());
+                    let line = n.ident.span().start().line;
+                    self.resolve(&prefix.clone(), line);
+                    prefix.pop();
+                }
+                syn::UseTree::Rename(r) => {
+                    prefix.push(r.ident.to_string());
+                    let line = r.ident.span().start().line;
+                    self.resolve(&prefix.clone(), line);
+                    prefix.pop();
+                }
+                syn::UseTree::Glob(_) => {
+                    let line = 0;
+                    self.resolve(&prefix.clone(), line);
+                }
+                syn::UseTree::Group(g) => {
+                    for t in &g.items {
+                        self.use_tree(prefix, t);
+                    }
+                }
+            }
+        }
+    }
+
+    impl<'ast> Visit<'ast> for Names<'_> {
+        fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+            self.use_tree(&mut Vec::new(), &u.tree);
+        }
+
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let line = path
+                .segments
+                .first()
+                .map_or(0, |s| s.ident.span().start().line);
+            self.resolve(&segments, line);
+            syn::visit::visit_path(self, path);
+        }
+    }
+
+    let syntax = syn::parse_file(text).unwrap_or_else(|e| panic!("src/{file}: {e}"));
+    let mut module: Vec<&str> = file.trim_end_matches(".rs").split('/').collect();
+    if module.last() == Some(&"mod") {
+        module.pop();
+    }
+    let mut names = Names {
+        module,
+        found: Vec::new(),
+    };
+    names.visit_file(&syntax);
+    names.found
+}
+
+/// Each use of a later layer by an earlier one, as `src/file:line: <layer> uses <layer>`.
+fn upward_imports(files: &[(String, String)]) -> Vec<String> {
+    let rank = |name: &str| LAYERS.iter().position(|l| *l == name);
+    let mut offenders = Vec::new();
+    for (file, text) in files {
+        let Some(own) = file
+            .split('/')
+            .next()
+            .and_then(|top| rank(top.trim_end_matches(".rs")))
+        else {
+            continue; // lib.rs, main.rs
+        };
+        for (layer, line) in layers_named(file, text) {
+            if let Some(used) = rank(&layer)
+                && used > own
+            {
+                offenders.push(format!(
+                    "src/{file}:{line}: {} uses {}",
+                    LAYERS[own], LAYERS[used]
+                ));
+            }
+        }
+    }
+    offenders
+}
+
+#[test]
+fn every_layer_uses_only_the_layers_before_it() {
+    let offenders = upward_imports(&sources());
+    assert!(
+        offenders.is_empty(),
+        "a layer imports a later one (order: {}):\n{}",
+        LAYERS.join(" → "),
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_import_check_sees_every_form_of_an_upward_use() {
+    let files = [
+        ("store/a.rs", "use crate::lead::view::LeadEvent;"),
+        ("store/b.rs", "use crate::{protocol::Task, ui::App};"),
+        (
+            "backend/c/d.rs",
+            "fn f() { let _ = super::super::super::agent::x(); }",
+        ),
+        ("watch/e.rs", "fn f() -> crate::cli::Args { todo!() }"),
+        // Allowed: the same layer, an earlier one, a `super` that stays inside.
+        ("lead/f.rs", "use crate::store::Home; use super::view::X;"),
+        ("ui/g/mod.rs", "use super::h::Y; use crate::lead::view::Z;"),
+    ];
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(f, t)| (f.to_string(), t.to_string()))
+        .collect();
+    let found = upward_imports(&files);
+    assert_eq!(
+        found,
+        vec![
+            "src/store/a.rs:1: store uses lead",
+            "src/store/b.rs:1: store uses ui",
+            "src/backend/c/d.rs:1: backend uses agent",
+            "src/watch/e.rs:1: watch uses cli",
+        ],
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn lib_and_design_list_the_same_layer_order() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let order = LAYERS
+        .iter()
+        .map(|l| format!("`{l}`"))
+        .collect::<Vec<_>>()
+        .join(" → ");
+    assert!(
+        lib.replace("\n//! ", " ").contains(&order),
+        "src/lib.rs must list the layers as {order}"
+    );
+    let design = std::fs::read_to_string(root.join("docs/DESIGN.md")).unwrap();
+    let rows: Vec<&str> = design
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `")?.split('/').next())
+        .filter(|name| LAYERS.contains(name))
+        .collect();
+    assert_eq!(rows, LAYERS, "the layer table of docs/DESIGN.md");
+}

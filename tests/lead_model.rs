@@ -185,6 +185,16 @@ async fn the_lead_model_spawns_a_teammate_and_assigns_it_a_task() {
             "ShutdownTeammate"
         ]
     );
+    // SendMessage is the teammates' tool, with Claude Code's field names.
+    let send = first.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "SendMessage")
+        .unwrap()
+        .clone();
+    assert_eq!(send["input_schema"]["required"], json!(["to", "message"]));
+    assert!(send["input_schema"]["properties"]["message"].is_object());
     let system = first.system_text();
     assert!(
         system.contains("lead of the agent team \"lm-spawn\""),

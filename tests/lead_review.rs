@@ -366,7 +366,7 @@ async fn a_comment_on_a_hunk_reaches_the_teammates_inbox_with_file_line_and_exce
     // Acknowledged like any message: echoed once it is in the inbox.
     let echoed = |want: &'static str| {
         move |e: &LeadEvent| {
-            matches!(e, LeadEvent::Transcript(TranscriptItem::ToTeammate { to, text })
+            matches!(e, LeadEvent::Transcript(TranscriptItem::ToTeammate { to, text, .. })
                 if to == "alpha" && text.contains(want))
         }
     };

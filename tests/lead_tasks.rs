@@ -5,12 +5,13 @@
 
 use crate::lead_common;
 
-use lead_common::Session;
+use lead_common::{Session, eventually};
+use teamlead::lead::view::{LeadEvent, TranscriptItem};
 use teamlead::protocol::frames::{Frame, IdleNotification, IdleReason};
 use teamlead::protocol::time::now_iso;
 use teamlead::protocol::{InboxEntry, TaskStatus};
-use teamlead::store::TaskList;
 use teamlead::store::tasks::{ClaimError, FAILURE_NOTE_KEY};
+use teamlead::store::{self, TaskList};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_done_reset_unassign_and_edit_a_task() {
@@ -148,5 +149,151 @@ async fn a_task_reported_failed_goes_back_to_pending_and_its_teammate_is_free() 
     .await;
     assert!(tasks.get(&failing.id).unwrap().metadata.is_none());
     assert_eq!(tasks.get(&other.id).unwrap().status, TaskStatus::Completed);
+    s.quit().await;
+}
+
+/// An idle notification as a teammate sends it after its turn.
+fn idle(from: &str, completed: Option<&str>) -> InboxEntry {
+    let idle = IdleNotification {
+        from: from.into(),
+        timestamp: now_iso(),
+        idle_reason: Some(IdleReason::Available),
+        summary: completed.map(|id| format!("completed task #{id}")),
+        completed_task_id: completed.map(str::to_string),
+        completed_status: completed.map(|_| "completed".into()),
+        failure_reason: None,
+        result: None,
+        usage: None,
+    };
+    InboxEntry::frame(from, &Frame::IdleNotification(idle))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wave_of_finished_tasks_is_one_digest_line_and_bare_idles_say_nothing() {
+    let mut s = Session::start("task-wave").await;
+    s.add_pane_member("alpha", "%1", "default");
+    s.add_pane_member("beta", "%2", "default");
+    let tasks = TaskList::new(&s.home, &s.team).unwrap();
+    let one = tasks.create("one", "", vec![], None).unwrap();
+    let two = tasks.create("two", "", vec![], None).unwrap();
+    let three = tasks
+        .create("three", "", vec![one.id.clone(), two.id.clone()], None)
+        .unwrap();
+    tasks.claim(&one.id, "alpha", false).unwrap();
+    tasks.claim(&two.id, "beta", false).unwrap();
+    tasks
+        .update(&three.id, |t| {
+            t.owner = Some("beta".into());
+            Ok(())
+        })
+        .unwrap();
+    tasks.complete(&one.id).unwrap();
+    tasks.complete(&two.id).unwrap();
+    // Two reports of completed work and two idle reports with nothing to say.
+    s.to_lead(&idle("alpha", Some(&one.id)));
+    s.to_lead(&idle("alpha", None));
+    s.to_lead(&idle("beta", Some(&two.id)));
+    s.to_lead(&idle("beta", None));
+    let digest = s.wait_note(" done in ").await;
+    assert_eq!(
+        digest.split(" done in ").next(),
+        Some("2"),
+        "one line for the wave: {digest}"
+    );
+    assert!(
+        digest.contains(&format!("(#{} #{})", one.id, two.id)),
+        "{digest}"
+    );
+    assert!(
+        digest.ends_with(&format!("· #{} unblocked, assigned to beta", three.id)),
+        "{digest}"
+    );
+    // Nothing else was said about the idle reports: no per-turn line, no second digest.
+    let idle_lines: Vec<String> = s
+        .seen
+        .iter()
+        .filter_map(|e| match e {
+            LeadEvent::Transcript(TranscriptItem::Frame { line, .. }) => Some(line.clone()),
+            LeadEvent::Transcript(TranscriptItem::System { text }) if text.contains("idle") => {
+                Some(text.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(idle_lines.is_empty(), "{idle_lines:?}");
+    s.quit().await;
+    let digests = s
+        .seen
+        .iter()
+        .filter(|e| {
+            matches!(e, LeadEvent::Transcript(TranscriptItem::System { text }) if text.contains(" done in "))
+        })
+        .count();
+    assert_eq!(digests, 1);
+}
+
+/// A teammate over its budget is paused: what the lead sends it and assigns to it waits (is
+/// refused, with how to raise the budget) until `/budget` raises it; 80 % is warned once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_teammate_over_its_budget_is_paused_until_the_budget_is_raised() {
+    let mut s = Session::start_with("budgets", |mut opts| {
+        opts.budget_teammate = Some(40_000); // $0.04
+        opts
+    })
+    .await;
+    s.add_pane_member("alpha", "%1", "default");
+    let tasks = TaskList::new(&s.home, &s.team).unwrap();
+    let task = tasks.create("more work", "", vec![], None).unwrap();
+    // alpha runs Sonnet ($3 per million input tokens): 11,000 tokens is $0.033, 82 %.
+    let report = |input: u64| {
+        let idle = IdleNotification {
+            from: "alpha".into(),
+            timestamp: now_iso(),
+            idle_reason: Some(IdleReason::Available),
+            summary: None,
+            completed_task_id: None,
+            completed_status: None,
+            failure_reason: None,
+            result: None,
+            usage: Some(teamlead::protocol::frames::ReportedUsage {
+                input_tokens: input,
+                ..Default::default()
+            }),
+        };
+        InboxEntry::frame("alpha", &Frame::IdleNotification(idle))
+    };
+    store::team::edit_team(&s.home, &s.team, |file| {
+        if let Some(m) = file.member_mut("alpha") {
+            m.model = Some("claude-sonnet-4-5".into());
+        }
+        Ok(())
+    })
+    .unwrap();
+    s.to_lead(&report(11_000));
+    s.wait_note("alpha has used $0.03 of its $0.04 budget (80 %)")
+        .await;
+    s.to_lead(&report(14_000));
+    let paused = s.wait_note("alpha is paused").await;
+    assert!(
+        paused.contains("over its budget ($0.04 of $0.04)"),
+        "{paused}"
+    );
+    s.submit("@alpha keep going").await;
+    s.wait_note("alpha is paused: over its budget").await;
+    s.submit(&format!("/task assign {} alpha", task.id)).await;
+    s.wait_note("was not assigned; /budget alpha DOLLARS raises it")
+        .await;
+    assert!(
+        s.frames_in("alpha").is_empty(),
+        "nothing reached alpha while it was paused"
+    );
+    s.submit("/budget alpha 1").await;
+    s.wait_note("alpha is within its budget again").await;
+    s.submit("@alpha keep going").await;
+    eventually("the message in alpha's inbox", || {
+        store::inbox::read(&s.home, &s.team, "alpha")
+            .is_ok_and(|r| r.entries.iter().any(|e| e.text == "keep going"))
+    })
+    .await;
     s.quit().await;
 }

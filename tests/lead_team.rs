@@ -232,7 +232,7 @@ async fn composer_text_reaches_teammates_and_quit_removes_the_team() {
     s.add_pane_member("worker", "%2", "default");
     s.submit("@worker please rebase").await;
     s.wait_for("the echo", |e| {
-        matches!(e, LeadEvent::Transcript(TranscriptItem::ToTeammate { to, text }) if to == "worker" && text == "please rebase")
+        matches!(e, LeadEvent::Transcript(TranscriptItem::ToTeammate { to, text, .. }) if to == "worker" && text == "please rebase")
     })
     .await;
     s.submit("hello there").await;
@@ -424,5 +424,76 @@ async fn slash_clean_removes_a_dead_writers_temp_file_and_keeps_the_team() {
         s.team_dir().join("config.json").is_file(),
         "the team is kept"
     );
+    s.quit().await;
+}
+
+/// The message ledger as the lead follows it: a message to a teammate is delivered (its
+/// inbox written), read once the teammate marks it read, acted on once the teammate sends
+/// something after; each step is a `Receipt` event for the message the transcript shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_is_followed_delivered_read_and_acted_on() {
+    use teamlead::lead::ledger::Receipt;
+    let mut s = Session::start("ledger").await;
+    s.add_pane_member("alpha", "%1", "default");
+    // alpha is idle: a message waits for nobody's turn to end.
+    let idle = teamlead::protocol::frames::IdleNotification {
+        from: "alpha".into(),
+        timestamp: teamlead::protocol::time::now_iso(),
+        idle_reason: Some(teamlead::protocol::frames::IdleReason::Available),
+        summary: None,
+        completed_task_id: None,
+        completed_status: None,
+        failure_reason: None,
+        result: None,
+        usage: None,
+    };
+    s.to_lead(&InboxEntry::frame(
+        "alpha",
+        &teamlead::protocol::frames::Frame::IdleNotification(idle),
+    ));
+    s.wait_team("alpha idle", |t| {
+        t.iter()
+            .any(|v| v.name == "alpha" && matches!(v.status, TeammateStatus::Idle { .. }))
+    })
+    .await;
+    s.submit("@alpha please rebase on main").await;
+    let shown = s
+        .wait_for("the message shown with its ledger id", |e| {
+            matches!(e, LeadEvent::Transcript(TranscriptItem::ToTeammate { to, receipt: Some(_), .. }) if to == "alpha")
+        })
+        .await;
+    let LeadEvent::Transcript(TranscriptItem::ToTeammate {
+        receipt: Some(id), ..
+    }) = shown
+    else {
+        unreachable!()
+    };
+    let receipt = |state: Receipt| move |e: &LeadEvent| matches!(e, LeadEvent::Receipt { id: i, state: st, .. } if *i == id && *st == state);
+    s.seen_or_wait("delivered", receipt(Receipt::Delivered))
+        .await;
+    // alpha takes it as Claude Code does: marks it read in its inbox.
+    let keys: Vec<String> = store::inbox::read(&s.home, &s.team, "alpha")
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| e.dedup_key())
+        .collect();
+    store::inbox::mark_read(&s.home, &s.team, "alpha", &keys).unwrap();
+    s.seen_or_wait("read", receipt(Receipt::Read)).await;
+    // It answers: it got to it.
+    s.to_lead(&InboxEntry::new("alpha", "rebased, tests pass"));
+    s.seen_or_wait("acted on", receipt(Receipt::Acted)).await;
+    let views = s
+        .wait_team("alpha's receipts in its view", |t| {
+            t.iter().any(|v| {
+                v.name == "alpha"
+                    && v.messages
+                        .first()
+                        .is_some_and(|m| m.state == Receipt::Acted)
+            })
+        })
+        .await;
+    let alpha = views.iter().find(|v| v.name == "alpha").unwrap();
+    assert_eq!(alpha.messages[0].preview, "please rebase on main");
     s.quit().await;
 }

@@ -2,7 +2,8 @@
 //! and their results go back together; Read and Grep inside the working directory pass, Edit
 //! asks the lead first (default mode); TaskUpdate's claim reports the store's failure codes
 //! (`already_claimed`, `blocked`); SendMessage to `*` reaches every other member; the
-//! teammate's own key is scrubbed from file contents and command output, and unset for commands.
+//! teammate's own key is scrubbed from file contents, command output and its answers (a proxy that
+//! echoes it), and unset for commands.
 
 use crate::agent_common;
 use crate::llm_common;
@@ -134,7 +135,7 @@ async fn several_calls_in_one_answer_run_in_order_through_the_gate() {
 }
 
 #[tokio::test]
-async fn the_teammates_own_key_is_scrubbed_from_what_tools_return() {
+async fn the_teammates_own_key_is_scrubbed_from_what_tools_return_and_what_it_says() {
     const KEY: &str = "sk-ant-api03-SCRUB-ME-7781";
     let team = TestTeam::new(&["worker"]);
     std::fs::write(team.work.join(".env"), format!("ANTHROPIC_API_KEY={KEY}\n")).unwrap();
@@ -150,7 +151,10 @@ async fn the_teammates_own_key_is_scrubbed_from_what_tools_return() {
                 ),
             ],
         )),
-        Reply::Sse(anthropic::text("Nothing to see.")),
+        // A proxy that echoes the key into the answer.
+        Reply::Sse(anthropic::text(&format!(
+            "Nothing to see.\nThe gateway says: bad key {KEY}"
+        ))),
     ])
     .await;
     let mut llm = LlmConfig::new(Provider::Anthropic, &server.base_url(), "claude-haiku-4-5")
@@ -161,10 +165,15 @@ async fn the_teammates_own_key_is_scrubbed_from_what_tools_return() {
     team.send("worker", InboxEntry::new(LEAD_NAME, "What is in .env?"));
     let mut running = spawn(config, RecordingAsker::new(Policy::Approve).shared());
 
-    wait_for("the idle notification", 10, || {
+    let idle = wait_for("the idle notification", 10, || {
         idles(&team).first().cloned()
     })
     .await;
+    // The answer is shown and reported without the key.
+    assert_eq!(
+        idle.result.as_deref(),
+        Some("Nothing to see.\nThe gateway says: bad key <redacted>")
+    );
     let got = server.requests();
     assert_eq!(got.len(), 2);
     let results = got[1].last_message()["content"].clone();

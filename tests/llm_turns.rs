@@ -1,6 +1,9 @@
 //! Turns of an `llm` teammate over time, against a local server: interrupting drops the stream
 //! at once and the model hears of it next turn; a conversation over its budget is compacted
-//! through a dedicated summary request, and the next turn starts from the summary.
+//! through a dedicated summary request, and the next turn starts from the summary; two
+//! teammates on one key wait out a 429 together. And the one agent loop itself, driven by an
+//! engine of the test's own: what it shows and what the model is sent next hold no key, and a
+//! call after the one that ended the turn is answered "Not run".
 
 use crate::agent_common;
 use crate::llm_common;
@@ -9,11 +12,17 @@ use std::time::Duration;
 
 use agent_common::{Policy, RecordingAsker, TestTeam, idles, spawn, wait_for};
 use llm_common::{Reply, ScriptServer, anthropic};
-use teamlead::agent::TeammateEventKind;
+use serde_json::json;
+use teamlead::agent::llm::conversation::ToolSpec;
+use teamlead::agent::llm::engine::{Cut, Engine, NOT_RUN, Notice, TurnEnd, run_turn};
+use teamlead::agent::llm::session::Session;
+use teamlead::agent::llm::tools::{Call, Control, ToolOutput};
 use teamlead::agent::llm::{ApiKey, LlmConfig, Provider};
 use teamlead::agent::runtime::EngineKind;
+use teamlead::agent::{TeammateEventKind, UsageMeter};
 use teamlead::protocol::frames::IdleReason;
 use teamlead::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
+use tokio_util::sync::CancellationToken;
 
 fn anthropic_config(server: &ScriptServer) -> LlmConfig {
     let mut c = LlmConfig::new(Provider::Anthropic, &server.base_url(), "claude-sonnet-4-5")
@@ -141,4 +150,173 @@ async fn a_long_conversation_is_compacted_through_a_summary_request() {
     );
     assert_eq!(usage.snapshot().compactions, 1);
     assert_eq!(idles(&team)[1].result.as_deref(), Some("Continuing."));
+}
+
+const LOOP_KEY: &str = "sk-ant-api03-one-loop-SECRET-77";
+
+/// An engine of the test's own: it records what the loop shows, and its one tool answers with
+/// the key in its text and ends the turn as an interruption would.
+struct Recorder {
+    usage: UsageMeter,
+    shown: Vec<String>,
+    notices: Vec<String>,
+    ran: Vec<String>,
+}
+
+impl Engine for Recorder {
+    fn speaker(&self) -> &str {
+        "tester"
+    }
+
+    fn cut(&self) -> Cut {
+        Cut::Paragraphs
+    }
+
+    fn system_prompt(&mut self) -> String {
+        "You test the loop.".to_string()
+    }
+
+    fn tools(&self) -> Vec<ToolSpec> {
+        vec![ToolSpec::new(
+            "Lookup",
+            "Looks something up.",
+            json!({"type": "object", "properties": {}}),
+        )]
+    }
+
+    fn usage(&self) -> &UsageMeter {
+        &self.usage
+    }
+
+    fn show_text(&mut self, text: String) {
+        self.shown.push(text);
+    }
+
+    fn show_notice(&mut self, notice: Notice) {
+        self.notices.push(notice.line());
+    }
+
+    async fn run_tool<'a>(&'a mut self, call: &'a Call, _: &'a CancellationToken) -> ToolOutput {
+        self.ran.push(call.id.clone());
+        ToolOutput {
+            content: format!("found {LOOP_KEY} in .env"),
+            is_error: false,
+            control: Some(Control::Interrupted),
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_one_loop_scrubs_what_leaves_it_and_answers_calls_after_the_end_not_run() {
+    let server = ScriptServer::start(vec![
+        Reply::Sse(anthropic::message(
+            Some(&format!(
+                "The proxy echoed {LOOP_KEY} back.\n\nLooking it up twice."
+            )),
+            &[
+                ("toolu_1", "Lookup", json!({})),
+                ("toolu_2", "Lookup", json!({})),
+            ],
+        )),
+        Reply::Sse(anthropic::text("Fine.")),
+    ])
+    .await;
+    let config = LlmConfig::new(Provider::Anthropic, &server.base_url(), "claude-sonnet-4-5")
+        .with_api_key(ApiKey::new(LOOP_KEY));
+    let mut session = Session::new(&config).expect("session");
+    let mut engine = Recorder {
+        usage: UsageMeter::new(),
+        shown: Vec::new(),
+        notices: Vec::new(),
+        ran: Vec::new(),
+    };
+    let cancel = CancellationToken::new();
+    let first = run_turn(&mut engine, &mut session, "Look it up.".into(), &cancel).await;
+    assert_eq!(first.end, TurnEnd::Interrupted);
+    assert!(!first.last_text.contains(LOOP_KEY), "{}", first.last_text);
+    assert_eq!(engine.ran, ["toolu_1"], "the second call is not run");
+    assert_eq!(
+        engine.shown,
+        ["The proxy echoed <redacted> back.", "Looking it up twice."],
+        "shown a paragraph at a time, without the key"
+    );
+    let second = run_turn(&mut engine, &mut session, "Again.".into(), &cancel).await;
+    assert_eq!(second.end, TurnEnd::Done);
+    assert_eq!(second.last_text, "Fine.");
+
+    // What the model is sent back of its tools holds no key (its own words go back as it
+    // wrote them, to the service that sent them).
+    let sent = server.requests()[1].body["messages"].to_string();
+    let results: String = server.requests()[1].body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b.to_string())
+        .collect();
+    assert!(!results.contains(LOOP_KEY), "{results}");
+    assert!(results.contains("found <redacted> in .env"), "{results}");
+    assert_eq!(NOT_RUN, "Not run: the turn ended first.");
+    assert!(sent.contains(NOT_RUN), "{sent}");
+    assert!(sent.contains("[The user interrupted this turn.]"), "{sent}");
+    let used = engine.usage.snapshot();
+    assert_eq!((used.requests, used.tool_uses), (2, 1));
+    assert!(engine.notices.is_empty(), "{:?}", engine.notices);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_teammates_on_one_key_wait_out_a_429_together_then_both_resume() {
+    let team = TestTeam::new(&["alpha", "beta"]);
+    let server = ScriptServer::start(vec![
+        Reply::Status {
+            status: 429,
+            headers: vec![("retry-after".to_string(), "2".to_string())],
+            body: r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your rate limit"}}"#.to_string(),
+        },
+        Reply::Sse(anthropic::text("Done.")),
+        Reply::Sse(anthropic::text("Done.")),
+    ])
+    .await;
+    let asker = RecordingAsker::new(Policy::Approve);
+    team.send("alpha", InboxEntry::new(LEAD_NAME, "Go."));
+    let mut alpha = spawn(
+        llm_teammate(&team, "alpha", anthropic_config(&server)),
+        asker.shared(),
+    );
+    let mut beta = spawn(
+        llm_teammate(&team, "beta", anthropic_config(&server)),
+        asker.shared(),
+    );
+    alpha
+        .wait_event("alpha's retry after the 429", |e| {
+            matches!(e, TeammateEventKind::Log { text, .. } if text.contains("trying again in 2.0 s"))
+        })
+        .await;
+    let limited = server.requests()[0].at;
+    // beta gets work during the pause: it waits with alpha instead of asking at once.
+    team.send("beta", InboxEntry::new(LEAD_NAME, "Go too."));
+    beta.handle.wake();
+    beta.wait_event("beta waiting with the team", |e| {
+        matches!(e, TeammateEventKind::Log { text, .. } if text.contains("rate-limited by the model service: waiting"))
+    })
+    .await;
+    let both = wait_for("both idle notifications", 15, || {
+        let idles = idles(&team);
+        (idles.len() == 2).then_some(idles)
+    })
+    .await;
+    for idle in &both {
+        assert_eq!(idle.idle_reason, Some(IdleReason::Available), "{idle:?}");
+        assert_eq!(idle.result.as_deref(), Some("Done."), "{idle:?}");
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "one 429, then one request each");
+    for (i, r) in requests.iter().enumerate().skip(1) {
+        let after = r.at.duration_since(limited);
+        assert!(
+            after >= Duration::from_secs(2),
+            "request {i} came {after:?} after the 429, before its retry-after of 2 s"
+        );
+    }
 }

@@ -292,6 +292,7 @@ fn conversation() -> Vec<LeadEvent> {
         LeadEvent::Transcript(TranscriptItem::ToTeammate {
             to: "tester".to_string(),
             text: "please test the lexer too".to_string(),
+            receipt: None,
         }),
         frame_item("tester", "green", "is idle (available)"),
         frame_item("tester", "green", "asked to run Bash: cargo test -p lexer"),
@@ -369,5 +370,132 @@ fn teams_prune_confirmation() {
         state.handle_key(ch('p'));
         let t = screen(&mut state, w, 20);
         insta::assert_snapshot!(format!("teams_prune_confirm_{w}"), t.backend());
+    }
+}
+
+/// A claude teammate whose rate or usage limit holds: the list and the detail say until when
+/// (local time; the snapshot shows it as HH:MM).
+#[test]
+fn teams_dialog_shows_until_when_a_teammate_is_rate_limited() {
+    for w in WIDTHS {
+        let mut team = mixed_team();
+        team[2].rate_limited_until = Some(crate::ui_common::clock() + 25 * 60_000);
+        let mut state = state_with(vec![LeadEvent::Team(team), LeadEvent::Tasks(tasks())]);
+        state.modals.push(Modal::Teams(TeamsDialog::new()));
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        let list = screen(&mut state, w, 16);
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        let detail = screen(&mut state, w, 20);
+        let text = rows(&detail).join("\n");
+        assert!(text.contains("rate-limited"), "{text}");
+        insta::with_settings!({filters => vec![(r"until \d\d:\d\d", "until HH:MM")]}, {
+            insta::assert_snapshot!(format!("teams_list_rate_limited_{w}"), list.backend());
+            insta::assert_snapshot!(format!("teams_detail_rate_limited_{w}"), detail.backend());
+        });
+    }
+}
+
+/// The message ledger on screen: a message's receipt after it in the transcript, updated in
+/// place as it gets further; the teams list flags a message left unread while busy; the
+/// detail lists what was sent with how far each got and since when.
+#[test]
+fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
+    use teamlead::lead::ledger::Receipt;
+    use teamlead::lead::view::MessageReceipt;
+    let now = crate::ui_common::clock();
+    for w in WIDTHS {
+        let mut team = mixed_team();
+        team[0].unread_since = Some(now - 95_000);
+        team[0].messages = vec![
+            MessageReceipt {
+                id: 2,
+                preview: "also fuzz the tokenizer".to_string(),
+                state: Receipt::Queued,
+                sent_ms: now - 95_000,
+                since_ms: now - 95_000,
+            },
+            MessageReceipt {
+                id: 1,
+                preview: "use the new grammar".to_string(),
+                state: Receipt::Acted,
+                sent_ms: now - 300_000,
+                since_ms: now - 240_000,
+            },
+        ];
+        let mut state = state_with(vec![
+            LeadEvent::Team(team),
+            LeadEvent::Tasks(tasks()),
+            LeadEvent::Transcript(TranscriptItem::ToTeammate {
+                to: "builder".to_string(),
+                text: "use the new grammar".to_string(),
+                receipt: Some(1),
+            }),
+            LeadEvent::Receipt {
+                id: 1,
+                to: "builder".to_string(),
+                state: Receipt::Delivered,
+                at_ms: now - 299_000,
+            },
+            LeadEvent::Transcript(TranscriptItem::ToTeammate {
+                to: "tester".to_string(),
+                text: "and the lexer".to_string(),
+                receipt: Some(3),
+            }),
+        ]);
+        let text = rows(&screen(&mut state, w, 12)).join("\n");
+        assert!(text.contains("delivered"), "{text}");
+        // Updated in place.
+        state.apply(LeadEvent::Receipt {
+            id: 1,
+            to: "builder".to_string(),
+            state: Receipt::Read,
+            at_ms: now - 250_000,
+        });
+        state.apply(LeadEvent::Receipt {
+            id: 1,
+            to: "builder".to_string(),
+            state: Receipt::Acted,
+            at_ms: now - 240_000,
+        });
+        state.apply(LeadEvent::Receipt {
+            id: 3,
+            to: "tester".to_string(),
+            state: Receipt::Queued,
+            at_ms: now - 1_000,
+        });
+        let t = screen(&mut state, w, 12);
+        let text = rows(&t).join("\n");
+        assert!(
+            text.contains("acted") && !text.contains("delivered"),
+            "{text}"
+        );
+        insta::assert_snapshot!(format!("receipts_transcript_{w}"), t.backend());
+        state.modals.push(Modal::Teams(TeamsDialog::new()));
+        let t = screen(&mut state, w, 16);
+        insta::assert_snapshot!(format!("receipts_teams_list_{w}"), t.backend());
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        let t = screen(&mut state, w, 24);
+        let text = rows(&t).join("\n");
+        assert!(text.contains("sent"), "{text}");
+        insta::assert_snapshot!(format!("receipts_teams_detail_{w}"), t.backend());
+    }
+}
+
+/// A teammate paused by its budget: the list says so, the detail says why and how to raise it.
+#[test]
+fn teams_dialog_shows_a_teammate_paused_by_its_budget() {
+    for w in WIDTHS {
+        let mut team = mixed_team();
+        team[1].over_budget = Some("over its budget ($5.02 of $5.00)".to_string());
+        let mut state = state_with(vec![LeadEvent::Team(team), LeadEvent::Tasks(tasks())]);
+        state.modals.push(Modal::Teams(TeamsDialog::new()));
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        let list = screen(&mut state, w, 16);
+        assert!(rows(&list).join("\n").contains("paused: over budget"));
+        insta::assert_snapshot!(format!("teams_list_over_budget_{w}"), list.backend());
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        let detail = screen(&mut state, w, 20);
+        insta::assert_snapshot!(format!("teams_detail_over_budget_{w}"), detail.backend());
     }
 }

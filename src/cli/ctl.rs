@@ -173,7 +173,7 @@ async fn carry_out(
 fn item_text(item: &TranscriptItem) -> String {
     match item {
         TranscriptItem::User { text } => format!("> {text}"),
-        TranscriptItem::ToTeammate { to, text } => format!("→ {to}: {text}"),
+        TranscriptItem::ToTeammate { to, text, .. } => format!("→ {to}: {text}"),
         TranscriptItem::Lead { text } => format!("lead: {text}"),
         TranscriptItem::Teammate { from, text, .. } => format!("{from}: {text}"),
         TranscriptItem::Frame { from, line, .. } => format!("{from}: {line}"),

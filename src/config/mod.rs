@@ -85,6 +85,8 @@ struct FileTop {
     permission_hook: Option<String>,
     shutdown_timeout: Option<f64>,
     shutdown_force: Option<bool>,
+    budget_teammate: Option<f64>,
+    budget_team: Option<f64>,
     #[serde(default)]
     keys: BTreeMap<String, BTreeMap<String, Spanned<Keys>>>,
     llm: Option<FileSettings>,
@@ -123,6 +125,10 @@ pub struct Config {
     pub shutdown_timeout: Option<std::time::Duration>,
     /// Escalate a shutdown that outlasts the timeout to a kill (`shutdown-force`).
     pub shutdown_force: Option<bool>,
+    /// What each teammate, and the whole team, may cost before it is paused
+    /// (`budget-teammate`, `budget-team`: dollars; here micro-dollars).
+    pub budget_teammate: Option<u64>,
+    pub budget_team: Option<u64>,
     pub keys: Vec<KeyEntry>,
     pub llm: Option<FileSettings>,
     /// `[prices."model-prefix"]`: prices that extend or replace the built-in table.
@@ -201,6 +207,16 @@ impl Config {
             Some(s) => Some(std::time::Duration::from_secs_f64(s)),
             None => None,
         };
+        let dollars = |key: &str, v: Option<f64>| match v {
+            Some(d) if !(d.is_finite() && d > 0.0) => Err(ConfigError::read(
+                path,
+                format!("{key} = {d}: give dollars, more than 0"),
+            )),
+            Some(d) => Ok(Some((d * 1_000_000.0).round() as u64)),
+            None => Ok(None),
+        };
+        let budget_teammate = dollars("budget-teammate", top.budget_teammate)?;
+        let budget_team = dollars("budget-team", top.budget_team)?;
         for (prefix, price) in &top.prices {
             let all = [
                 Some(price.input),
@@ -245,6 +261,8 @@ impl Config {
             permission_hook: top.permission_hook,
             shutdown_timeout,
             shutdown_force: top.shutdown_force,
+            budget_teammate,
+            budget_team,
             keys,
             llm: top.llm,
             prices: top.prices,

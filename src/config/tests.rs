@@ -128,3 +128,16 @@ fn prices_and_the_shutdown_timeout_are_read_and_checked() {
     );
     assert!(parse("[prices.\"x\"]\ninput = 1.0\noutput = 1.0\ncache = 1\n").is_err());
 }
+
+#[test]
+fn budgets_are_dollars_more_than_zero() {
+    let config = parse("budget-teammate = 5.0\nbudget-team = 20\n").expect("parses");
+    assert_eq!(config.budget_teammate, Some(5_000_000));
+    assert_eq!(config.budget_team, Some(20_000_000));
+    let e = parse("budget-team = 0\n").unwrap_err().to_string();
+    assert!(
+        e.contains("budget-team = 0: give dollars, more than 0"),
+        "{e}"
+    );
+    assert!(parse("budget-teammate = -1.5\n").is_err());
+}

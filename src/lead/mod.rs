@@ -7,6 +7,7 @@ pub mod commands;
 pub mod controller;
 pub mod demo;
 pub mod emergency;
+pub mod ledger;
 pub mod mode_drive;
 pub mod model;
 pub mod permission_queue;
@@ -16,6 +17,7 @@ pub mod review;
 pub mod turns;
 pub mod view;
 pub mod view_builder;
+pub mod wave;
 
 pub use commands::slash_commands;
 pub use controller::{Lead, LeadError, LeadHandle, LeadOptions};

@@ -62,6 +62,32 @@ pub struct TeammateView {
     /// mode is the one it reports in `config.json`): shown as `acceptEdits (default requested)`.
     #[serde(default)]
     pub mode_requested: Option<PermissionMode>,
+    /// Until when (epoch ms) it is rate- or usage-limited (a `claude` teammate whose
+    /// transcript recorded the limit; `None` once the time has passed or an answer came).
+    #[serde(default)]
+    pub rate_limited_until: Option<u64>,
+    /// Its newest messages from the lead with their receipts, newest first.
+    #[serde(default)]
+    pub messages: Vec<MessageReceipt>,
+    /// Since when (epoch ms) it has left a message unread while busy, once that is longer
+    /// than the ledger's threshold (`lead::ledger::UNREAD_FLAG_MS`).
+    #[serde(default)]
+    pub unread_since: Option<u64>,
+    /// Why it is paused by a budget (`over its budget ($5.02 of $5.00)`), if it is.
+    #[serde(default)]
+    pub over_budget: Option<String>,
+}
+
+/// One message the lead sent, and how far it got (`lead::ledger`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageReceipt {
+    pub id: u64,
+    /// Its first characters.
+    pub preview: String,
+    pub state: crate::lead::ledger::Receipt,
+    /// When it was sent, and when it reached its state (epoch ms).
+    pub sent_ms: u64,
+    pub since_ms: u64,
 }
 
 impl TeammateView {
@@ -178,7 +204,14 @@ pub enum TranscriptItem {
     /// What the user typed.
     User { text: String },
     /// What the user sent to a teammate (`@name text`, `/msg`, `/broadcast`).
-    ToTeammate { to: String, text: String },
+    ToTeammate {
+        to: String,
+        text: String,
+        /// Its id in the lead's message ledger, when its receipts are followed
+        /// ([`LeadEvent::Receipt`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        receipt: Option<u64>,
+    },
     /// The lead model's answer (when there is one).
     Lead { text: String },
     /// A plain message from a teammate: a synthetic turn.
@@ -300,6 +333,14 @@ pub enum LeadEvent {
     },
     /// Appended to the main transcript.
     Transcript(TranscriptItem),
+    /// A message sent to a teammate got further (`lead::ledger`): the transcript's
+    /// `ToTeammate` with this `receipt` id shows it.
+    Receipt {
+        id: u64,
+        to: String,
+        state: crate::lead::ledger::Receipt,
+        at_ms: u64,
+    },
     /// Appended to an in-process teammate's inline view.
     TeammateTranscript {
         name: String,

@@ -59,6 +59,9 @@ pub struct Tracking {
     pub model_seen: Option<String>,
     /// Its model was not offered the task tools (told once; assignments go as plain text).
     pub no_task_tools: bool,
+    /// Until when (epoch ms) a `claude` teammate's rate or usage limit holds, as its transcript
+    /// says (`controller::claude_facts`).
+    pub rate_limited_until: Option<u64>,
     /// The text of the last plain message it sent the lead (a final answer repeating it is
     /// not shown twice).
     pub last_message: Option<String>,
@@ -186,6 +189,12 @@ pub fn teammate_view(
         mode_requested: tracking
             .and_then(|t| t.mode_requested)
             .filter(|m| *m != member.permission_mode()),
+        rate_limited_until: tracking
+            .and_then(|t| t.rate_limited_until)
+            .filter(|until| *until > crate::protocol::time::now_ms()),
+        messages: Vec::new(),
+        unread_since: None,
+        over_budget: None,
     }
 }
 
@@ -299,5 +308,20 @@ mod tests {
         let tv = task_views(&tasks);
         assert_eq!(tv[0].id, "1");
         assert_eq!(tv[1].blocked_by, vec!["1".to_string()]);
+    }
+
+    #[test]
+    fn a_rate_limit_shows_until_it_resets() {
+        let team = team();
+        let m = team.member("builder").unwrap();
+        let now = crate::protocol::time::now_ms();
+        let mut t = Tracking {
+            rate_limited_until: Some(now + 60_000),
+            ..Tracking::default()
+        };
+        let view = |t: &Tracking| teammate_view(&team, m, &[], Some(t), false);
+        assert_eq!(view(&t).rate_limited_until, Some(now + 60_000));
+        t.rate_limited_until = Some(now.saturating_sub(1_000));
+        assert_eq!(view(&t).rate_limited_until, None, "past: no longer limited");
     }
 }

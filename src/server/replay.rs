@@ -27,6 +27,8 @@ pub struct Replay {
     usage: Option<UsageView>,
     transcript: VecDeque<TranscriptItem>,
     inline: BTreeMap<String, VecDeque<TranscriptItem>>,
+    /// The last receipt of each message in the transcript kept (by ledger id).
+    receipts: BTreeMap<u64, LeadEvent>,
 }
 
 fn push_bounded(items: &mut VecDeque<TranscriptItem>, item: TranscriptItem, limit: usize) {
@@ -42,7 +44,20 @@ impl Replay {
         match event {
             LeadEvent::Started { .. } => self.started = Some(event.clone()),
             LeadEvent::Transcript(item) => {
-                push_bounded(&mut self.transcript, item.clone(), TRANSCRIPT_KEPT)
+                push_bounded(&mut self.transcript, item.clone(), TRANSCRIPT_KEPT);
+                // Receipts of messages no longer kept go with them.
+                let kept: std::collections::BTreeSet<u64> = self
+                    .transcript
+                    .iter()
+                    .filter_map(|i| match i {
+                        TranscriptItem::ToTeammate { receipt, .. } => *receipt,
+                        _ => None,
+                    })
+                    .collect();
+                self.receipts.retain(|id, _| kept.contains(id));
+            }
+            LeadEvent::Receipt { id, .. } => {
+                self.receipts.insert(*id, event.clone());
             }
             LeadEvent::TeammateTranscript { name, item } => push_bounded(
                 self.inline.entry(name.clone()).or_default(),
@@ -83,6 +98,7 @@ impl Replay {
         }
         if transcripts {
             out.extend(self.transcript.iter().cloned().map(LeadEvent::Transcript));
+            out.extend(self.receipts.values().cloned());
             for (name, items) in &self.inline {
                 out.extend(items.iter().map(|item| LeadEvent::TeammateTranscript {
                     name: name.clone(),

@@ -45,6 +45,13 @@ pub enum StoryKind {
         #[serde(skip_serializing_if = "Option::is_none", default)]
         summary: Option<String>,
     },
+    /// A message the lead sent got further (`queued`, `delivered`, `read`, `acted`,
+    /// `failed`: `lead::ledger`); `id` is the ledger's, `to` the teammate.
+    Receipt {
+        id: u64,
+        to: String,
+        state: crate::lead::ledger::Receipt,
+    },
     /// The lead model's answer.
     Lead {
         text: String,
@@ -188,6 +195,11 @@ impl Story {
                 backend: backend.to_string(),
             }],
             LeadEvent::Transcript(item) => vec![transcript_kind(item)],
+            LeadEvent::Receipt { id, to, state, .. } => vec![StoryKind::Receipt {
+                id: *id,
+                to: to.clone(),
+                state: *state,
+            }],
             LeadEvent::Team(team) => {
                 let mut out = Vec::new();
                 let mut now = BTreeMap::new();
@@ -324,7 +336,7 @@ fn teammate(name: &str, status: &str, detail: &Option<String>) -> StoryKind {
 fn transcript_kind(item: &TranscriptItem) -> StoryKind {
     match item {
         TranscriptItem::User { text } => StoryKind::Input { text: text.clone() },
-        TranscriptItem::ToTeammate { to, text } => StoryKind::Message {
+        TranscriptItem::ToTeammate { to, text, .. } => StoryKind::Message {
             from: crate::protocol::LEAD_NAME.to_string(),
             to: to.clone(),
             text: text.clone(),
@@ -357,6 +369,9 @@ impl StoryKind {
             StoryKind::Started { team, backend } => format!("started team {team} ({backend})"),
             StoryKind::Input { text } => format!("> {text}"),
             StoryKind::Message { from, to, text, .. } => format!("{from} → {to}: {text}"),
+            StoryKind::Receipt { id, to, state } => {
+                format!("message #{id} to {to}: {}", state.as_str())
+            }
             StoryKind::Lead { text } => format!("lead: {text}"),
             StoryKind::Note { text } => format!("note: {text}"),
             StoryKind::Frame { from, line } => format!("{from}: {line}"),

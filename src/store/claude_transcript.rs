@@ -5,7 +5,9 @@
 //! carry `message.usage`; one API message can appear on several lines, so usage is kept per
 //! message id and summed once), its tool calls, the turns it started, the files its Write,
 //! Edit, MultiEdit and NotebookEdit calls wrote (a call whose result is not an error), and — on
-//! clients that record the request's shape (2.1.332) — which tools its model was offered. Each read starts
+//! clients that record the request's shape (2.1.332) — which tools its model was offered — and
+//! until when it is rate- or usage-limited (`store::claude_limit`; a real answer after the
+//! limit lifts it). Each read starts
 //! where the last one ended and takes complete lines only; a line that does not parse is
 //! skipped. The file is opened without following links and never blocks.
 
@@ -35,6 +37,9 @@ pub struct TranscriptFacts {
     /// The files its writing tools wrote (the paths as the calls gave them), each once, in
     /// the order first written.
     pub written: Vec<String>,
+    /// Until when (epoch milliseconds) its rate or usage limit holds, as the client last
+    /// recorded it (`None`: no limit, or an answer came after it).
+    pub limited_until_ms: Option<u64>,
 }
 
 /// The tools that write a file, and the input field naming it.
@@ -133,7 +138,18 @@ impl TranscriptMeter {
 
     fn entry(&mut self, entry: &Value) {
         match entry["type"].as_str() {
-            Some("assistant") => self.assistant(&entry["message"]),
+            Some("assistant") if entry["isApiErrorMessage"] == true => {
+                if let Some(until) = super::claude_limit::limit_reset_ms(entry) {
+                    self.facts.limited_until_ms = Some(until);
+                }
+            }
+            Some("assistant") => {
+                if entry["message"]["usage"].is_object() {
+                    // A real answer: whatever limit was recorded has lifted.
+                    self.facts.limited_until_ms = None;
+                }
+                self.assistant(&entry["message"]);
+            }
             Some("user") if entry["message"]["content"].is_string() => self.turns += 1,
             Some("user") => self.results(&entry["message"]["content"]),
             Some("api-request-shape") => {
@@ -374,6 +390,33 @@ mod tests {
             meter.read(&home).unwrap().written,
             vec!["/w/a.rs", "/w/e.ipynb", "/w/d.rs"]
         );
+    }
+
+    #[test]
+    fn a_usage_limit_is_read_until_an_answer_lifts_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path());
+        let path = transcript(&home);
+        let mut meter = TranscriptMeter::new(SESSION);
+        append(
+            &path,
+            r#"{"type":"assistant","message":{"id":"msg_1","model":"claude-opus-5-5","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}
+{"type":"assistant","isApiErrorMessage":true,"error":"rate_limit","timestamp":"2025-06-23T17:00:00.000Z","message":{"id":"x","model":"<synthetic>","content":[{"type":"text","text":"Claude AI usage limit reached|1750708800"}],"usage":{"input_tokens":0,"output_tokens":0}}}
+"#,
+        );
+        let facts = meter.read(&home).unwrap();
+        assert_eq!(facts.limited_until_ms, Some(1_750_708_800_000));
+        assert_eq!(
+            facts.model.as_deref(),
+            Some("claude-opus-5-5"),
+            "not <synthetic>"
+        );
+        assert_eq!(facts.usage.input_tokens, 10);
+        append(
+            &path,
+            "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_2\",\"model\":\"claude-opus-5-5\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":2}}}\n",
+        );
+        assert_eq!(meter.read(&home).unwrap().limited_until_ms, None);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod atomic;
 pub mod audit;
+pub mod claude_limit;
 pub mod claude_transcript;
 pub mod delivery;
 pub mod error;
@@ -15,12 +16,14 @@ pub mod leftovers;
 pub mod liveness;
 pub mod lock;
 pub mod quarantine;
+pub mod rate_limit;
 pub mod safe_file;
 pub mod scan;
 pub mod session_record;
 pub mod tasks;
 pub mod team;
 pub mod team_guard;
+pub mod team_usage;
 pub mod written_files;
 
 pub use delivery::DeliveryLog;

@@ -89,3 +89,44 @@ pub fn prompt_and_message_round_trip(client: &Client) {
                 .any(|l| l.contains("usage") && l.contains("tokens"))
     });
 }
+
+/// The message ledger with a real client: a message to an idle teammate is delivered, read
+/// (the client marks its inbox entry read, or removes it) and acted on (its next turn), shown
+/// beside the message on the lead's screen and told in `ctl events --json` in that order.
+pub fn ledger_receipts(client: &Client) {
+    let rules = vec![Rule::on(
+        "CC-LEDGER",
+        Act::SendToLead {
+            summary: "ack".into(),
+            message: "CC-LEDGER-ACK got it".into(),
+        },
+    )];
+    let scene = Scene::start(client, "cc-ledger", rules, &[]);
+    scene.spawn("worker", "CC-IDLE wait for messages");
+    scene.submit("@worker CC-LEDGER please acknowledge");
+    scene.wait_screen("the message acted on, beside it", |s| {
+        s.lines()
+            .any(|l| l.contains("CC-LEDGER please acknowledge") && l.contains("acted on"))
+    });
+    scene.wait_screen("the answer", |s| s.contains("CC-LEDGER-ACK"));
+    let out = scene.ctl(&["events", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let states: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["kind"] == "receipt" && e["to"] == "worker")
+        .filter_map(|e| e["state"].as_str().map(str::to_string))
+        .collect();
+    let at = |s: &str| states.iter().position(|x| x == s);
+    assert_eq!(
+        states.first().map(String::as_str),
+        Some("delivered"),
+        "[{}] {states:?}",
+        client.label
+    );
+    assert!(
+        at("read").is_some() && at("read") < at("acted"),
+        "[{}] delivered → read → acted: {states:?}",
+        client.label
+    );
+}

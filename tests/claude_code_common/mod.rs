@@ -350,6 +350,27 @@ impl Scene {
     }
 
     /// Types a composer line, waits until it shows, presses Enter.
+    /// `teamlead ctl <team> ARGS…` against the scene's lead server; its output.
+    pub fn ctl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_teamlead"))
+            .arg("--home")
+            .arg(self.ws.home())
+            .arg("ctl")
+            .arg(&self.ws.team)
+            .args(args)
+            .env("TEAMLEAD_RUNTIME_DIR", self.user_home.path().join("run"))
+            .env(
+                "TEAMLEAD_CONFIG",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/tests/no-config.toml"),
+            )
+            .env_remove("TMUX")
+            .env_remove("TEAMLEAD_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run teamlead ctl")
+    }
+
     pub fn submit(&self, line: &str) {
         self.type_text(line);
         self.wait_screen(&format!("the composer to show `{line}`"), |s| {

@@ -33,12 +33,17 @@ pub struct Session {
 impl Session {
     /// Starts a lead for team `team`.
     pub async fn start(team: &str) -> Session {
+        Session::start_with(team, |opts| opts).await
+    }
+
+    /// Starts a lead for team `team` with options `set` changes.
+    pub async fn start_with(team: &str, set: impl FnOnce(LeadOptions) -> LeadOptions) -> Session {
         let home_dir = tempfile::tempdir().expect("temp home");
         let cwd = tempfile::tempdir().expect("temp cwd");
         let home = Home::new(home_dir.path());
-        let opts = LeadOptions::new(home.clone(), cwd.path())
+        let opts = set(LeadOptions::new(home.clone(), cwd.path())
             .with_team(team)
-            .with_quit_timeout(Duration::from_secs(2));
+            .with_quit_timeout(Duration::from_secs(2)));
         let (handle, events) = Lead::start(opts).expect("lead starts");
         let team = handle.team.clone();
         let mut s = Session {

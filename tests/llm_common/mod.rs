@@ -2,7 +2,8 @@
 //! recorded (method, path, headers, JSON body) and answered with the next scripted reply: an
 //! SSE stream sent in chunked transfer encoding with events split across chunks, an error
 //! status with headers and a JSON body, a stream that stalls until the client hangs up, or a
-//! connection closed without an answer. Also builders of the real Anthropic and OpenAI event
+//! connection closed without an answer. Each request's arrival time is kept (rate-limit tests
+//! check when requests came). Also builders of the real Anthropic and OpenAI event
 //! streams. The server task is aborted when the server is dropped.
 #![allow(dead_code)]
 
@@ -24,6 +25,8 @@ use tokio::sync::Notify;
 /// One request the server got.
 #[derive(Debug, Clone)]
 pub struct Recorded {
+    /// When its head arrived.
+    pub at: Instant,
     pub method: String,
     pub path: String,
     /// Lower-case names.
@@ -212,6 +215,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 async fn serve(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()> {
     let mut buf = Vec::new();
     let mut tmp = [0u8; 8192];
+    let mut at = None;
     let head_end = loop {
         if let Some(i) = find(&buf, b"\r\n\r\n") {
             break i;
@@ -220,6 +224,7 @@ async fn serve(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()> 
         if n == 0 {
             return Ok(());
         }
+        at.get_or_insert_with(Instant::now);
         buf.extend_from_slice(&tmp[..n]);
     };
     let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
@@ -247,6 +252,7 @@ async fn serve(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()> 
     }
     let raw = String::from_utf8_lossy(&body).to_string();
     let recorded = Recorded {
+        at: at.unwrap_or_else(Instant::now),
         method,
         path,
         headers,

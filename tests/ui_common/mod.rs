@@ -53,6 +53,10 @@ pub fn teammate(name: &str, color: &str, status: TeammateStatus, backend: &str) 
         recent_messages: Vec::new(),
         usage: None,
         mode_requested: None,
+        rate_limited_until: None,
+        messages: Vec::new(),
+        unread_since: None,
+        over_budget: None,
     }
 }
 

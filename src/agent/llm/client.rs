@@ -3,8 +3,9 @@
 //! `Authorization: Bearer` for OpenAI-compatible servers; keys marked sensitive), its SSE body
 //! read chunk by chunk into a [`ModelResponse`] while updates go out as they come, and retries
 //! with exponential backoff (honoring `retry-after` / `retry-after-ms`) for rate limits,
-//! overload, server and network errors. The turn's cancellation token aborts the request or
-//! the stream at once (the connection is dropped). TLS is rustls on the ring provider.
+//! overload, server and network errors, after the team's rate-limit pause ([`RateGovernor`]:
+//! one per endpoint and key). The turn's cancellation token aborts the request or the stream
+//! at once (the connection is dropped). TLS is rustls on the ring provider.
 
 use std::sync::Once;
 use std::time::Duration;
@@ -17,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{LlmConfig, Provider};
 use super::conversation::{ModelRequest, ModelResponse, StreamUpdate};
 use super::error::LlmError;
+use super::governor::RateGovernor;
 use super::sse::SseDecoder;
 use super::wire::{self, StreamReader, anthropic, openai};
 
@@ -28,6 +30,7 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub struct LlmClient {
     http: reqwest::Client,
     config: LlmConfig,
+    governor: RateGovernor,
 }
 
 fn install_crypto_provider() {
@@ -102,11 +105,21 @@ impl LlmClient {
             builder = builder.no_proxy();
         }
         let http = builder.build().map_err(|e| LlmError::Client(chain(&e)))?;
-        Ok(LlmClient { http, config })
+        let governor = RateGovernor::for_config(&config);
+        Ok(LlmClient {
+            http,
+            config,
+            governor,
+        })
     }
 
     pub fn config(&self) -> &LlmConfig {
         &self.config
+    }
+
+    /// Shares its rate-limit pauses with the other processes of `team` too.
+    pub fn share_rate_limits(&mut self, home: &crate::store::Home, team: &str) {
+        self.governor.share_through(home, team);
     }
 
     /// The JSON body `request` is sent as.
@@ -131,18 +144,6 @@ impl LlmClient {
         }
     }
 
-    /// Text a server sent, without any key in it.
-    fn scrub(&self, text: &str) -> String {
-        let mut text = text.to_string();
-        for key in [&self.config.api_key, &self.config.auth_token]
-            .into_iter()
-            .flatten()
-        {
-            text = key.scrub(&text);
-        }
-        text
-    }
-
     fn scrub_error(&self, error: LlmError) -> LlmError {
         match error {
             LlmError::Status {
@@ -153,16 +154,16 @@ impl LlmClient {
             } => LlmError::Status {
                 status,
                 kind,
-                message: self.scrub(&message),
+                message: self.config.scrub(&message),
                 retry_after,
             },
             LlmError::Stream { kind, message } => LlmError::Stream {
                 kind,
-                message: self.scrub(&message),
+                message: self.config.scrub(&message),
             },
             LlmError::Network { url, detail } => LlmError::Network {
                 url,
-                detail: self.scrub(&detail),
+                detail: self.config.scrub(&detail),
             },
             other => other,
         }
@@ -178,10 +179,16 @@ impl LlmClient {
         let body = serde_json::to_vec(&self.body(request))
             .map_err(|e| LlmError::Client(format!("cannot encode the request: {e}")))?;
         let body = &body;
-        super::retry::with_retries(self.config.retry, cancel, out, |out| async move {
-            let result = self.attempt(body, cancel, &mut *out).await;
-            (out, result.map_err(|e| self.scrub_error(e)))
-        })
+        super::retry::with_retries(
+            self.config.retry,
+            &self.governor,
+            cancel,
+            out,
+            |out| async move {
+                let result = self.attempt(body, cancel, &mut *out).await;
+                (out, result.map_err(|e| self.scrub_error(e)))
+            },
+        )
         .await
     }
 

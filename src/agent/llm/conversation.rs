@@ -122,6 +122,16 @@ pub struct ToolSpec {
     pub input_schema: Value,
 }
 
+impl ToolSpec {
+    pub fn new(name: &str, description: &str, input_schema: Value) -> ToolSpec {
+        ToolSpec {
+            name: name.to_string(),
+            description: description.to_string(),
+            input_schema,
+        }
+    }
+}
+
 /// One request to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelRequest {
@@ -203,6 +213,9 @@ pub enum StreamUpdate {
         delay: std::time::Duration,
         error: String,
     },
+    /// The next attempt waits `wait` first: the service rate-limited this endpoint and key
+    /// (in another session of the team, or in this one before a retry it already told).
+    RateLimited { wait: std::time::Duration },
 }
 
 #[cfg(test)]

@@ -71,6 +71,19 @@ impl LlmError {
         }
     }
 
+    /// The service asks everyone using the endpoint and key to slow down: 429, 529, or a
+    /// rate-limit or overload error (in the answer or in the stream).
+    pub fn is_rate_limit(&self) -> bool {
+        let limiting = |kind: &str| matches!(kind, "rate_limit_error" | "overloaded_error");
+        match self {
+            LlmError::Status { status, kind, .. } => {
+                matches!(status, 429 | 529) || kind.as_deref().is_some_and(limiting)
+            }
+            LlmError::Stream { kind, .. } => limiting(kind),
+            _ => false,
+        }
+    }
+
     /// Credentials refused (401/403).
     pub fn is_auth(&self) -> bool {
         matches!(
@@ -126,5 +139,19 @@ mod tests {
             .is_retryable()
         );
         assert!(!LlmError::Cancelled.is_retryable());
+        for code in [429, 529] {
+            assert!(status(code, None).is_rate_limit(), "{code}");
+        }
+        for code in [408, 500, 503, 401] {
+            assert!(!status(code, None).is_rate_limit(), "{code}");
+        }
+        assert!(status(400, Some("rate_limit_error")).is_rate_limit());
+        assert!(
+            LlmError::Stream {
+                kind: "overloaded_error".into(),
+                message: "Overloaded".into()
+            }
+            .is_rate_limit()
+        );
     }
 }

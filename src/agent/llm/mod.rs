@@ -2,21 +2,27 @@
 //! Anthropic Messages API or an OpenAI-compatible Chat Completions server (Ollama, vLLM,
 //! llama.cpp, …), streaming. Configuration comes from flags, the environment and the config
 //! file ([`config`]); keys never show ([`secret`]); the HTTP client retries what is worth
-//! retrying ([`client`], pausing as [`retry`] says); answers are read from SSE ([`sse`], [`wire`]); the model's tools go
-//! through the permission gate ([`tools`]); long conversations are compacted ([`compact`]).
-//! [`turn`] is what the runtime calls for each turn of an `llm` teammate.
+//! retrying ([`client`], pausing as [`retry`] says, and as the team's rate-limit [`governor`]
+//! says); answers are read from SSE ([`sse`], [`wire`]); the model's tools go through the
+//! permission gate ([`tools`]); long conversations are compacted ([`compact`]). The one agent
+//! loop is [`engine`]: a model [`session`] and an [`engine::Engine`], which a teammate
+//! ([`turn`], what the runtime calls for each turn of an `llm` teammate, with its state between
+//! turns in [`teammate`]) and the lead model (`lead::model`) each implement.
 
 pub mod client;
 pub mod compact;
 pub mod config;
 pub mod conversation;
+pub mod engine;
 pub mod error;
+pub mod governor;
 pub mod narrate;
 pub mod prompt;
 pub mod retry;
 pub mod secret;
-pub(crate) mod session;
+pub mod session;
 pub mod sse;
+pub(crate) mod teammate;
 pub mod tools;
 pub(crate) mod turn;
 pub mod wire;

@@ -1,70 +1,13 @@
-//! How an `llm` teammate's work shows in its inline transcript: the model's text as it streams
-//! (complete lines as notes), each tool call as one line (`Bash(cargo test)`,
-//! `SendMessage → team-lead: …`), each result's first line (errors as warnings), and retries.
+//! How an `llm` teammate's tool calls show in its inline transcript: each call as one line
+//! (`Bash(cargo test)`, `SendMessage → team-lead: …`) and each result's first line (errors as
+//! warnings). The model's text and the notices are shown by the agent loop's one printer
+//! ([`engine::Printer`](super::engine::Printer)).
 
 use serde_json::Value;
 
-use super::conversation::StreamUpdate;
 use super::tools::{Call, ToolOutput};
-use crate::agent::events::{EventSink, LogKind, UsageMeter};
+use crate::agent::events::{EventSink, LogKind};
 use crate::protocol::inbox::{clip, first_line, input_preview};
-
-/// Turns stream updates into transcript lines: text is shown a whole line at a time.
-#[derive(Debug)]
-pub struct StreamPrinter {
-    events: EventSink,
-    usage: UsageMeter,
-    pending: String,
-}
-
-impl StreamPrinter {
-    pub fn new(events: &EventSink, usage: &UsageMeter) -> StreamPrinter {
-        StreamPrinter {
-            events: events.clone(),
-            usage: usage.clone(),
-            pending: String::new(),
-        }
-    }
-
-    pub fn update(&mut self, update: StreamUpdate) {
-        match update {
-            StreamUpdate::Text(text) => {
-                self.pending.push_str(&text);
-                if let Some(end) = self.pending.rfind('\n') {
-                    let lines: String = self.pending[..end].to_string();
-                    self.pending = self.pending[end + 1..].to_string();
-                    if !lines.trim().is_empty() {
-                        self.events.log(LogKind::Note, lines.trim_end().to_string());
-                    }
-                }
-            }
-            StreamUpdate::ToolCall { .. } => self.flush(),
-            StreamUpdate::Retrying {
-                attempt,
-                delay,
-                error,
-            } => {
-                self.flush();
-                self.usage.update(|u| u.retries += 1);
-                self.events.log(
-                    LogKind::Warning,
-                    format!(
-                        "{error}; trying again in {:.1} s (attempt {attempt})",
-                        delay.as_secs_f64()
-                    ),
-                );
-            }
-        }
-    }
-
-    /// Shows the text not yet shown (the end of an answer, or before a retry).
-    pub fn flush(&mut self) {
-        let rest = std::mem::take(&mut self.pending);
-        if !rest.trim().is_empty() {
-            self.events.log(LogKind::Note, rest.trim_end().to_string());
-        }
-    }
-}
 
 fn field<'a>(input: &'a Value, keys: &[&str]) -> Option<&'a Value> {
     keys.iter().find_map(|k| input.get(*k))

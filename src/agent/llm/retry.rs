@@ -1,7 +1,10 @@
 //! Retrying a model request: attempts until one succeeds, the error is not worth retrying, or
 //! the policy's attempts are spent; before each new attempt a pause ([`delay_before`]: the
 //! service's `retry-after` up to a cap, else the policy's exponential backoff), told as a
-//! [`StreamUpdate::Retrying`]; the turn's cancellation token ends the pause at once.
+//! [`StreamUpdate::Retrying`]; the turn's cancellation token ends the pause at once. A rate
+//! limit (429, 529, a streamed rate-limit or overload error) also pauses everyone on the same
+//! endpoint and key ([`RateGovernor::hold`]), and every attempt first waits out the team's
+//! pause (told as a [`StreamUpdate::RateLimited`] when it is not this session's own retry).
 
 use std::time::Duration;
 
@@ -10,6 +13,10 @@ use tokio_util::sync::CancellationToken;
 use super::config::RetryPolicy;
 use super::conversation::StreamUpdate;
 use super::error::LlmError;
+use super::governor::RateGovernor;
+
+/// A team pause shorter than this is waited without a word.
+const TOLD_PAUSE: Duration = Duration::from_millis(100);
 
 /// Where stream updates go.
 pub type Updates<'a> = &'a mut (dyn FnMut(StreamUpdate) + Send);
@@ -22,10 +29,11 @@ pub fn delay_before(policy: &RetryPolicy, next: u32, error: &LlmError) -> Durati
     }
 }
 
-/// Runs `attempt` until it succeeds or retrying ends. Each attempt is lent `out` for its
-/// updates and gives it back with its result.
+/// Runs `attempt` until it succeeds or retrying ends, each after the team's rate-limit pause
+/// (`governor`). Each attempt is lent `out` for its updates and gives it back with its result.
 pub async fn with_retries<'o, T, F, Fut>(
     policy: RetryPolicy,
+    governor: &RateGovernor,
     cancel: &CancellationToken,
     mut out: Updates<'o>,
     mut attempt: F,
@@ -36,17 +44,25 @@ where
 {
     let mut number = 1;
     loop {
+        let wait = governor.remaining();
+        if wait >= TOLD_PAUSE {
+            out(StreamUpdate::RateLimited { wait });
+        }
+        governor.wait(cancel).await?;
         let (back, result) = attempt(out).await;
         out = back;
         let error = match result {
             Ok(done) => return Ok(done),
             Err(e) => e,
         };
+        let delay = delay_before(&policy, number + 1, &error);
+        if error.is_rate_limit() {
+            governor.hold(delay);
+        }
         if !error.is_retryable() || number >= policy.max_attempts {
             return Err(error);
         }
         number += 1;
-        let delay = delay_before(&policy, number, &error);
         out(StreamUpdate::Retrying {
             attempt: number,
             delay,
@@ -103,7 +119,7 @@ mod tests {
                 told.push(delay);
             }
         };
-        let result = with_retries(policy, cancel, &mut out, |out| {
+        let result = with_retries(policy, &RateGovernor::private(), cancel, &mut out, |out| {
             started.borrow_mut().push(Instant::now());
             let answer = answers.borrow_mut().next();
             async move { (out, answer.expect("no more attempts were scripted")) }

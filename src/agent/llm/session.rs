@@ -1,29 +1,18 @@
-//! What an `llm` teammate keeps between turns: its client, its conversation, and the tasks it
-//! has already been told to work on; and choosing the task a turn starts with: one it owns and
-//! has not been given yet (claimed if it was only assigned), else an available one it claims.
-//! A task it owns stays its own after a turn that did not finish it, and is not offered again
-//! (it claims nothing else meanwhile) until it completes it, gives it back, or the lead
-//! reassigns it.
-
-use std::collections::HashSet;
+//! What a model session keeps between turns, for a teammate and the lead model alike: its
+//! client (with the rate-limit governor it shares with the team), its conversation, and the
+//! context size the service last reported (which the compaction budget compares against).
 
 use super::client::LlmClient;
 use super::config::LlmConfig;
 use super::conversation::Message;
 use super::error::LlmError;
-use crate::agent::events::LogKind;
-use crate::agent::runtime::teammate::Teammate;
-use crate::protocol::{Task, TaskStatus};
-use crate::store::ClaimError;
-use crate::store::tasks::{available, unfinished_blockers};
+use crate::store::Home;
 
-/// One teammate's model session.
+/// One model session.
 #[derive(Debug)]
-pub(crate) struct Session {
+pub struct Session {
     pub client: LlmClient,
     pub history: Vec<Message>,
-    /// Tasks it has been given in a turn (and still owns).
-    pub offered: HashSet<String>,
     /// Input + output tokens of the last answer (the context size the service saw).
     pub reported_context: usize,
 }
@@ -33,78 +22,22 @@ impl Session {
         Ok(Session {
             client: LlmClient::new(config.clone())?,
             history: Vec::new(),
-            offered: HashSet::new(),
             reported_context: 0,
         })
     }
-}
 
-/// A task to start the turn with, and whether it was claimed just now (from the available
-/// ones) rather than already its own.
-pub(crate) async fn pick_task(tm: &mut Teammate, session: &mut Session) -> Option<(Task, bool)> {
-    let all = match tm.mailroom.list_tasks() {
-        Ok(listing) => listing.tasks,
-        Err(e) => {
-            tm.events
-                .log(LogKind::Warning, format!("cannot read the task list: {e}"));
-            return None;
-        }
-    };
-    let me = tm.config.name.clone();
-    let mine: Vec<&Task> = all
-        .iter()
-        .filter(|t| {
-            t.owner.as_deref() == Some(me.as_str())
-                && t.status != TaskStatus::Completed
-                && !t.is_internal()
-        })
-        .collect();
-    session
-        .offered
-        .retain(|id| mine.iter().any(|t| &t.id == id));
-    for task in &mine {
-        if session.offered.contains(&task.id) || !unfinished_blockers(task, &all).is_empty() {
-            continue;
-        }
-        if task.status == TaskStatus::InProgress {
-            return Some(((*task).clone(), false));
-        }
-        match tm.mailroom.claim(&task.id, false).await {
-            Ok(t) => return Some((t, false)),
-            Err(e) => tm.events.log(
-                LogKind::Warning,
-                format!("cannot start task #{} assigned to me: {e}", task.id),
-            ),
-        }
+    /// Shares its rate-limit pauses with the other processes of `team` (teammates in panes)
+    /// through the team's files, besides the sessions of this process.
+    pub fn share_rate_limits(&mut self, home: &Home, team: &str) {
+        self.client.share_rate_limits(home, team);
     }
-    if !mine.is_empty() {
-        return None;
-    }
-    for task in available(&all) {
-        if tm.declined.contains(&task.id) {
-            continue;
-        }
-        match tm.mailroom.claim(&task.id, true).await {
-            Ok(claimed) => return Some((claimed, true)),
-            Err(ClaimError::AgentBusy { .. }) => return None,
-            Err(e) => tracing::debug!(teammate = %me, "claim #{}: {e}", task.id),
-        }
-    }
-    None
-}
 
-/// The task it works on now, for its status: the first unfinished one it owns.
-pub(crate) fn current_task(tm: &Teammate) -> Option<(String, String)> {
-    let me = tm.config.name.as_str();
-    tm.mailroom.list_tasks().ok().and_then(|listing| {
-        listing
-            .tasks
-            .into_iter()
-            .find(|t| {
-                t.owner.as_deref() == Some(me)
-                    && t.status == TaskStatus::InProgress
-                    && !t.is_internal()
-            })
-            .map(|t| (t.id, t.subject))
-    })
+    pub fn config(&self) -> &LlmConfig {
+        self.client.config()
+    }
+
+    /// The conversation so far.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
 }

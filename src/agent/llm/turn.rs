@@ -1,39 +1,29 @@
-//! One turn of the `llm` engine. It starts when messages arrived or there is a task to give
-//! the model (see [`session::pick_task`]); the messages become one `<teammate-message>` user
-//! turn, followed by the task notice. Then, until the model ends its turn: compact the
-//! conversation if it is over budget, stream the answer (text and tool calls show in the
-//! transcript as they come), run the tool calls in order (each through the permission gate),
-//! and send their results back. The last answer text goes into the idle notification's
-//! `result`. The turn token aborts the stream or the running tool; a model request that fails
-//! for good (after the client's retries) ends the turn `failed`, with a message to the lead.
+//! One turn of an `llm` teammate: the teammate's side of the one agent loop
+//! ([`engine::run_turn`](super::engine::run_turn)). A turn starts when messages arrived or
+//! there is a task to give the model (see [`pick_task`]); the messages become one
+//! `<teammate-message>` user turn, followed by the task notice. [`TeammateEngine`] plugs the
+//! teammate into the loop: its system prompt (rebuilt at each step, as its mode can change),
+//! its tools (each call through the permission gate), and its transcript (text a line at a time,
+//! each call and its result as a line, notices as notes and warnings). The last answer text
+//! goes into the idle notification's `result`; a model request that fails for good ends the
+//! turn `failed`, with a message to the lead.
 
 use tokio_util::sync::CancellationToken;
 
-use super::compact::{compact, estimate_tokens};
-use super::conversation::{Block, Message, ModelRequest, Role, StopReason, StreamUpdate};
+use super::conversation::ToolSpec;
+use super::engine::{Cut, Engine, Notice, TurnEnd, run_turn};
 use super::error::LlmError;
-use super::narrate::{StreamPrinter, call_line, show_result};
+use super::narrate::{call_line, show_result};
 use super::prompt::{PromptContext, system_prompt, task_notice};
-use super::session::{Session, current_task, pick_task};
-use super::tools::{self, Call, Control, TurnState};
-use crate::agent::events::{LogKind, TeammateEventKind};
+use super::teammate::{LlmState, current_task, pick_task};
+use super::tools::{self, Call, ToolOutput, TurnState};
+use crate::agent::events::{LogKind, TeammateEventKind, UsageMeter};
 use crate::agent::runtime::EngineKind;
 use crate::agent::runtime::teammate::{Teammate, TurnOutcome, TurnReport};
-use crate::protocol::frames::{IdleReason, ShutdownRequest};
+use crate::protocol::frames::IdleReason;
 use crate::protocol::inbox::{clip, first_line};
 use crate::protocol::render::{synthetic_turn, teammate_message};
 use crate::protocol::{InboxEntry, LEAD_NAME};
-
-/// How the steps of a turn ended.
-enum TurnEnd {
-    /// The model ended its turn.
-    Done,
-    /// It made this many model calls without ending its turn.
-    StepLimit(usize),
-    Interrupted,
-    Shutdown(ShutdownRequest),
-    Failed(LlmError),
-}
 
 /// One turn of an `llm` teammate; `NoTurn` when there is neither a message nor a task.
 pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOutcome {
@@ -41,8 +31,9 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
         return TurnOutcome::NoTurn;
     };
     if tm.llm.is_none() {
-        match Session::new(config) {
-            Ok(session) => tm.llm = Some(Box::new(session)),
+        let config = config.clone();
+        match LlmState::new(&config, tm) {
+            Ok(state) => tm.llm = Some(Box::new(state)),
             Err(e) => {
                 if content.is_empty() {
                     return TurnOutcome::NoTurn;
@@ -53,15 +44,15 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
             }
         }
     }
-    let Some(mut session) = tm.llm.take() else {
+    let Some(mut state) = tm.llm.take() else {
         return TurnOutcome::NoTurn;
     };
-    let outcome = run(tm, &mut session, content).await;
-    tm.llm = Some(session);
+    let outcome = run(tm, &mut state, content).await;
+    tm.llm = Some(state);
     outcome
 }
 
-async fn run(tm: &mut Teammate, session: &mut Session, content: Vec<InboxEntry>) -> TurnOutcome {
+async fn run(tm: &mut Teammate, llm: &mut LlmState, content: Vec<InboxEntry>) -> TurnOutcome {
     for entry in &content {
         tm.events.send(TeammateEventKind::Received {
             from: entry.from.clone(),
@@ -71,7 +62,7 @@ async fn run(tm: &mut Teammate, session: &mut Session, content: Vec<InboxEntry>)
             rendered: teammate_message(entry),
         });
     }
-    let offer = pick_task(tm, session).await;
+    let offer = pick_task(tm, llm).await;
     if content.is_empty() && offer.is_none() {
         return TurnOutcome::NoTurn;
     }
@@ -81,7 +72,7 @@ async fn run(tm: &mut Teammate, session: &mut Session, content: Vec<InboxEntry>)
     }
     let mut state = TurnState::default();
     if let Some((task, claimed)) = &offer {
-        session.offered.insert(task.id.clone());
+        llm.offered.insert(task.id.clone());
         if *claimed {
             tm.events.log(
                 LogKind::Note,
@@ -94,10 +85,14 @@ async fn run(tm: &mut Teammate, session: &mut Session, content: Vec<InboxEntry>)
         state.task = current_task(tm);
     }
     let cancel = tm.begin_turn(state.task.clone()).await;
-    session.history.push(Message::user(parts.join("\n\n")));
-
-    let mut last_text = String::new();
-    let end = steps(tm, session, &mut state, &mut last_text, &cancel).await;
+    let members = members(tm);
+    let mut engine = TeammateEngine {
+        tm,
+        state: &mut state,
+        members,
+    };
+    let result = run_turn(&mut engine, &mut llm.session, parts.join("\n\n"), &cancel).await;
+    let last_text = result.last_text;
     let mut report = TurnReport::available();
     if !last_text.trim().is_empty() {
         report.result = Some(last_text.trim().to_string());
@@ -105,7 +100,7 @@ async fn run(tm: &mut Teammate, session: &mut Session, content: Vec<InboxEntry>)
     if let Some(id) = &state.completed {
         report.completed = Some((id.clone(), "resolved"));
     }
-    match end {
+    match result.end {
         TurnEnd::Done => {
             report.summary = Some(match &state.completed {
                 Some(id) => format!("completed task #{id}"),
@@ -123,7 +118,7 @@ async fn run(tm: &mut Teammate, session: &mut Session, content: Vec<InboxEntry>)
             report.reason = IdleReason::Interrupted;
             report.summary = Some("interrupted".to_string());
         }
-        TurnEnd::Shutdown(request) => report.shutdown = Some(request),
+        TurnEnd::Shutdown(request) => report.shutdown = Some(*request),
         TurnEnd::Failed(error) => {
             let mut failed = failed(tm, &error).await;
             failed.completed = report.completed.take();
@@ -149,152 +144,63 @@ fn members(tm: &Teammate) -> Vec<String> {
     }
 }
 
-/// Model calls and tool calls until the model ends its turn.
-async fn steps(
-    tm: &mut Teammate,
-    session: &mut Session,
-    state: &mut TurnState,
-    last_text: &mut String,
-    cancel: &CancellationToken,
-) -> TurnEnd {
-    let tool_specs = tools::specs();
-    let members = members(tm);
-    let max_steps = session.client.config().max_steps.max(1);
-    for _ in 0..max_steps {
-        if cancel.is_cancelled() {
-            return interrupted(session);
-        }
-        let system = system_prompt(&PromptContext {
-            name: &tm.config.name,
-            team: &tm.config.team,
-            cwd: &tm.config.cwd,
-            mode: tm.gate.mode(),
-            members: &members,
-        });
-        keep_in_budget(tm, session, &system, &tool_specs, cancel).await;
-        let request = ModelRequest {
-            system,
-            messages: session.history.clone(),
-            tools: tool_specs.clone(),
-        };
-        let mut printer = StreamPrinter::new(&tm.events, &tm.config.usage);
-        let answer = {
-            let mut out = |u: StreamUpdate| printer.update(u);
-            session.client.send(&request, cancel, &mut out).await
-        };
-        printer.flush();
-        let response = match answer {
-            Ok(r) => r,
-            Err(LlmError::Cancelled) => return interrupted(session),
-            Err(e) => return TurnEnd::Failed(e),
-        };
-        let usage = response.usage;
-        session.reported_context = usage.record(&tm.config.usage);
-        let message = Message::assistant(response.content);
-        let text = message.text();
-        if !text.trim().is_empty() {
-            *last_text = text;
-        }
-        let calls = Call::all_of(&message);
-        if !message.content.is_empty() {
-            session.history.push(message);
-        }
-        if calls.is_empty() {
-            if response.stop == StopReason::MaxTokens {
-                tm.events
-                    .log(LogKind::Warning, "the answer was cut at max_tokens");
-            }
-            return TurnEnd::Done;
-        }
-        let mut results = Vec::new();
-        let mut control = None;
-        for call in &calls {
-            if control.is_some() {
-                results.push(Block::ToolResult {
-                    tool_use_id: call.id.clone(),
-                    content: "Not run: the turn ended first.".to_string(),
-                    is_error: true,
-                });
-                continue;
-            }
-            tm.events.log(LogKind::Command, call_line(call));
-            tm.config.usage.update(|u| u.tool_uses += 1);
-            let output = tools::run(tm, call, state, cancel).await;
-            show_result(&tm.events, call, &output);
-            control = output.control.clone();
-            results.push(Block::ToolResult {
-                tool_use_id: call.id.clone(),
-                content: output.content,
-                is_error: output.is_error,
-            });
-        }
-        session.history.push(Message {
-            role: Role::User,
-            content: results,
-        });
-        match control {
-            Some(Control::Interrupted) => return interrupted(session),
-            Some(Control::Shutdown(request)) => return TurnEnd::Shutdown(*request),
-            None => {}
-        }
+/// A teammate plugged into the one agent loop for one turn.
+struct TeammateEngine<'t> {
+    tm: &'t mut Teammate,
+    state: &'t mut TurnState,
+    /// The other members, for the system prompt.
+    members: Vec<String>,
+}
+
+impl Engine for TeammateEngine<'_> {
+    fn speaker(&self) -> &str {
+        &self.tm.config.name
     }
-    TurnEnd::StepLimit(max_steps)
-}
 
-/// Notes the interruption in the conversation (the model sees it next turn).
-fn interrupted(session: &mut Session) -> TurnEnd {
-    session
-        .history
-        .push(Message::user("[The user interrupted this turn.]"));
-    TurnEnd::Interrupted
-}
+    fn cut(&self) -> Cut {
+        Cut::Lines
+    }
 
-/// Compacts the conversation when it is over the context budget.
-async fn keep_in_budget(
-    tm: &mut Teammate,
-    session: &mut Session,
-    system: &str,
-    tool_specs: &[super::conversation::ToolSpec],
-    cancel: &CancellationToken,
-) {
-    let budget = session.client.config().context;
-    let estimate = |m: &[Message]| estimate_tokens(system, tool_specs, m);
-    let current = estimate(&session.history).max(session.reported_context);
-    let client = session.client.clone();
-    let summarize = |request: ModelRequest| async move {
-        let mut quiet = |_: StreamUpdate| {};
-        match client.send(&request, cancel, &mut quiet).await {
-            Ok(answer) => Ok(Message::assistant(answer.content).text()),
-            Err(e) => Err(e.to_string()),
-        }
-    };
-    let done = compact(
-        &mut session.history,
-        &tm.config.name,
-        current,
-        budget.max_tokens,
-        budget.keep_exchanges,
-        estimate,
-        summarize,
-    )
-    .await;
-    if let Some(done) = done {
-        session.reported_context = 0;
-        tm.config.usage.update(|u| u.compactions += 1);
-        tm.events.log(
-            LogKind::Note,
-            format!(
-                "compacted the conversation: {} older message(s) → {} summary, ~{} → ~{} tokens",
-                done.summarized,
-                if done.by_model {
-                    "a"
-                } else {
-                    "a shortened-transcript"
-                },
-                done.tokens_before,
-                done.tokens_after
-            ),
-        );
+    fn system_prompt(&mut self) -> String {
+        system_prompt(&PromptContext {
+            name: &self.tm.config.name,
+            team: &self.tm.config.team,
+            cwd: &self.tm.config.cwd,
+            mode: self.tm.gate.mode(),
+            members: &self.members,
+        })
+    }
+
+    fn tools(&self) -> Vec<ToolSpec> {
+        tools::specs()
+    }
+
+    fn usage(&self) -> &UsageMeter {
+        &self.tm.config.usage
+    }
+
+    fn show_text(&mut self, text: String) {
+        self.tm.events.log(LogKind::Note, text);
+    }
+
+    fn show_notice(&mut self, notice: Notice) {
+        let kind = if notice.is_warning() {
+            LogKind::Warning
+        } else {
+            LogKind::Note
+        };
+        self.tm.events.log(kind, notice.line());
+    }
+
+    async fn run_tool<'a>(
+        &'a mut self,
+        call: &'a Call,
+        cancel: &'a CancellationToken,
+    ) -> ToolOutput {
+        self.tm.events.log(LogKind::Command, call_line(call));
+        let output = tools::run(self.tm, call, self.state, cancel).await;
+        show_result(&self.tm.events, call, &output);
+        output
     }
 }
 

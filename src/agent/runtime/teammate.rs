@@ -76,8 +76,8 @@ pub(crate) struct Teammate {
     pub interrupted: HashSet<String>,
     /// Tasks whose plan the lead rejected: not claimed again until its mode changes.
     pub declined: HashSet<String>,
-    /// The `llm` engine's session (its conversation), made at its first turn.
-    pub llm: Option<Box<llm::session::Session>>,
+    /// The `llm` engine's state (its model session and conversation), made at its first turn.
+    pub llm: Option<Box<llm::teammate::LlmState>>,
     signature: Signature,
     polls: u64,
 }

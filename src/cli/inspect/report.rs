@@ -64,6 +64,8 @@ pub struct TeamReport {
     /// Ids of the tasks a teammate could claim now.
     pub available: Vec<String>,
     pub inboxes: Vec<InboxRow>,
+    /// The team's cost so far (the teammates whose model has a price).
+    pub cost_micros: u64,
     pub problems: Vec<ProblemRow>,
     /// What was moved to `<home>/quarantine/<team>/` (an unreadable inbox, bad entries).
     pub quarantined: Vec<QuarantineRow>,
@@ -91,6 +93,22 @@ pub struct MemberRow {
     pub model: Option<String>,
     pub plan_mode_required: bool,
     pub cwd: String,
+    /// What it used (its transcript for a `claude` teammate, its last idle report otherwise),
+    /// and what that cost by the built-in price table; `None` when nothing is known.
+    pub usage: Option<UsageRow>,
+}
+
+/// A teammate's tokens and their cost.
+#[derive(Debug, Clone, Serialize)]
+pub struct UsageRow {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// The model priced (the transcript's, else the team file's).
+    pub model: Option<String>,
+    /// In millionths of a dollar; `None` when the model has no price.
+    pub cost_micros: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -125,6 +143,10 @@ pub struct InboxRow {
     pub unread: usize,
     /// The last few unread messages, oldest first.
     pub recent_unread: Vec<MessageRow>,
+    /// Plain messages from the lead still in this inbox: read (taken by the teammate) and
+    /// unread (the message ledger's receipts, as the files show them).
+    pub from_lead_read: usize,
+    pub from_lead_unread: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -236,9 +258,20 @@ pub fn team_report(home: &Home, team: &str) -> Result<TeamReport, StoreError> {
 /// The report of an audited team.
 pub fn report_from(home: &Home, team: &str, audit: &TeamAudit) -> TeamReport {
     let file = audit.team_file.as_ref();
-    let members = file
-        .map(|f| f.members.iter().map(member_row).collect())
+    let used = crate::store::team_usage::team_usage(home, team);
+    let prices = crate::protocol::pricing::PriceTable::built_in();
+    let members: Vec<MemberRow> = file
+        .map(|f| {
+            f.members
+                .iter()
+                .map(|m| member_row(m, used.get(&m.name), &prices))
+                .collect()
+        })
         .unwrap_or_default();
+    let cost_micros = members
+        .iter()
+        .filter_map(|m| m.usage.as_ref()?.cost_micros)
+        .sum();
     let all = &audit.tasks;
     let tasks = all.iter().map(|t| task_row(t, all)).collect();
     let available_ids = available(all).into_iter().map(|t| t.id.clone()).collect();
@@ -265,6 +298,7 @@ pub fn report_from(home: &Home, team: &str, audit: &TeamAudit) -> TeamReport {
         tasks,
         available: available_ids,
         inboxes,
+        cost_micros,
         problems: audit.problems.iter().map(ProblemRow::from_audit).collect(),
         quarantined: crate::store::quarantine::list(home, team)
             .into_iter()
@@ -277,8 +311,24 @@ pub fn report_from(home: &Home, team: &str, audit: &TeamAudit) -> TeamReport {
     }
 }
 
-fn member_row(m: &crate::protocol::Member) -> MemberRow {
+fn member_row(
+    m: &crate::protocol::Member,
+    used: Option<&crate::store::team_usage::MemberUsage>,
+    prices: &crate::protocol::pricing::PriceTable,
+) -> MemberRow {
+    let usage = used.map(|u| {
+        let model = u.model.clone().or_else(|| m.model.clone());
+        UsageRow {
+            input_tokens: u.usage.input_tokens,
+            output_tokens: u.usage.output_tokens,
+            cache_read_tokens: u.usage.cache_read_tokens,
+            cache_write_tokens: u.usage.cache_write_tokens,
+            cost_micros: prices.cost_micros(model.as_deref(), &u.usage.tokens()),
+            model,
+        }
+    });
     MemberRow {
+        usage,
         name: m.name.clone(),
         agent_id: m.agent_id.clone(),
         agent_type: m.agent_type.clone(),
@@ -330,12 +380,18 @@ fn task_row(task: &Task, all: &[Task]) -> TaskRow {
 
 fn inbox_row(member: &str, entries: &[InboxEntry]) -> InboxRow {
     let unread: Vec<&InboxEntry> = entries.iter().filter(|e| e.is_unread()).collect();
+    let from_lead: Vec<&InboxEntry> = entries
+        .iter()
+        .filter(|e| e.from == LEAD_NAME && e.parse_frame().is_none())
+        .collect();
     let start = unread.len().saturating_sub(PREVIEWS_PER_INBOX);
     InboxRow {
         member: member.to_string(),
         total: entries.len(),
         unread: unread.len(),
         recent_unread: unread[start..].iter().map(|e| message_row(e)).collect(),
+        from_lead_read: from_lead.iter().filter(|e| !e.is_unread()).count(),
+        from_lead_unread: from_lead.iter().filter(|e| e.is_unread()).count(),
     }
 }
 

@@ -129,6 +129,7 @@ pub fn team_text(r: &TeamReport, style: Style) -> String {
     }
 
     members_text(r, style, &mut out);
+    usage_text(r, style, &mut out);
     tasks_text(r, style, &mut out);
     inboxes_text(r, style, &mut out);
     quarantine_text(r, style, &mut out);
@@ -182,6 +183,55 @@ fn members_text(r: &TeamReport, style: Style, out: &mut String) {
             pad(&or_dash(Some(&m.pane)), 10),
             pad(&v(&m.mode), 17),
             or_dash(m.color.as_deref()),
+        ));
+    }
+}
+
+/// What each teammate used and cost, and the team's total (only when something is known).
+fn usage_text(r: &TeamReport, style: Style, out: &mut String) {
+    let rows: Vec<(&str, &super::report::UsageRow)> = r
+        .members
+        .iter()
+        .filter_map(|m| Some((m.name.as_str(), m.usage.as_ref()?)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push('\n');
+    out.push_str(&style.bold(&format!(
+        "usage (team {})",
+        crate::protocol::pricing::dollars(r.cost_micros)
+    )));
+    out.push('\n');
+    let width = rows
+        .iter()
+        .map(|(n, _)| v(n).chars().count())
+        .max()
+        .unwrap_or(4);
+    let tokens = crate::ui::usage::short_count;
+    for (name, u) in rows {
+        let cached = if u.cache_read_tokens + u.cache_write_tokens > 0 {
+            format!(
+                " ({} cache read, {} cache write)",
+                tokens(u.cache_read_tokens),
+                tokens(u.cache_write_tokens)
+            )
+        } else {
+            String::new()
+        };
+        let cost = u
+            .cost_micros
+            .map_or_else(|| "no price".to_string(), crate::protocol::pricing::dollars);
+        let model = u
+            .model
+            .as_deref()
+            .map(|m| format!("  {}", v(m)))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {}  {} in{cached} · {} out · {cost}{model}\n",
+            pad(&v(name), width),
+            tokens(u.input_tokens),
+            tokens(u.output_tokens),
         ));
     }
 }
@@ -277,8 +327,16 @@ fn inboxes_text(r: &TeamReport, style: Style, out: &mut String) {
         return;
     }
     for inbox in &r.inboxes {
+        let from_lead = if inbox.from_lead_read + inbox.from_lead_unread > 0 {
+            format!(
+                "; from the lead: {} read, {} unread",
+                inbox.from_lead_read, inbox.from_lead_unread
+            )
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "  {}: {} unread ({} total)\n",
+            "  {}: {} unread ({} total{from_lead})\n",
             v(&inbox.member),
             inbox.unread,
             inbox.total

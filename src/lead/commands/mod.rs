@@ -56,6 +56,10 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
             "/interrupt NAME — stop a teammate's current turn (it stays, and takes your next message)",
         ),
         (
+            "/budget",
+            "/budget [NAME|team] DOLLARS — set a teammate's (or the team's) budget: a warning at 80 %, paused at 100 %",
+        ),
+        (
             "/respawn",
             "/respawn NAME — start a stopped teammate again (same name, prompt, mode, agent, worktree)",
         ),
@@ -149,6 +153,12 @@ pub enum SlashCommand {
     /// Stop a teammate's current turn (Esc in its view or pane).
     Interrupt {
         name: String,
+    },
+    /// Set a teammate's budget (`Some(name)`) or the team's (`None`), in millionths of a
+    /// dollar.
+    Budget {
+        name: Option<String>,
+        micros: u64,
     },
     /// Interrupt a teammate's turn, then message it.
     Steer {
@@ -277,6 +287,27 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
     match word_lower.as_str() {
         "spawn" => parse_spawn(args),
         "task" | "tasks" => parse_task(args),
+        "budget" => {
+            let (first, rest) = split_word(args);
+            let (name, amount) = if rest.trim().is_empty() {
+                (None, first)
+            } else {
+                let who = strip_at(first);
+                ((who != "team").then_some(who), rest.trim())
+            };
+            let dollars = amount
+                .trim_start_matches('$')
+                .parse::<f64>()
+                .ok()
+                .filter(|d| d.is_finite() && *d > 0.0);
+            match dollars {
+                Some(dollars) if !amount.is_empty() => Ok(SlashCommand::Budget {
+                    name,
+                    micros: (dollars * 1_000_000.0).round() as u64,
+                }),
+                _ => Err(usage("/budget")),
+            }
+        }
         "steer" => {
             let (to, text) = split_word(args);
             let to = strip_at(to);

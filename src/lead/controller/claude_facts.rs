@@ -1,6 +1,7 @@
 //! What the lead learns about a `claude` teammate from its session transcript
 //! (`store::claude_transcript`): its model, what it used (shown like a teamlead teammate's
-//! reported usage), and whether its model was offered the task tools. The transcript is read in
+//! reported usage), whether its model was offered the task tools, and until when it is rate- or
+//! usage-limited (`TeammateView::rate_limited_until`). The transcript is read in
 //! the background (the `Transcripts` lane) after each entry the teammate sends and at the
 //! safety poll. A teammate whose model lacks the task tools is told about once, and its
 //! assignments then go to it as plain instructions.
@@ -142,6 +143,8 @@ impl Controller {
                     t.usage = Some(facts.usage);
                 }
                 t.model_seen = facts.model.clone();
+                let lifted = t.rate_limited_until.is_some() && facts.limited_until_ms.is_none();
+                t.rate_limited_until = facts.limited_until_ms;
                 if facts.has_task_tools() == Some(false) && !t.no_task_tools {
                     t.no_task_tools = true;
                     let model = facts.model.as_deref().unwrap_or("its model");
@@ -151,6 +154,9 @@ impl Controller {
                     ));
                 } else if facts.has_task_tools() == Some(true) {
                     t.no_task_tools = false;
+                }
+                if lifted {
+                    c.release_held_assignments();
                 }
                 c.publish();
             },

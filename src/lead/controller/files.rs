@@ -1,6 +1,7 @@
 //! The controller's copies of the team's files, kept through the [`StoreWorker`]
 //! (see `store_worker`): `config.json` and the task list as last read (re-read in the
-//! background after a change, or read fresh and awaited before a decision), messages to a
+//! background after a change, or read fresh before a decision that then runs as the read's
+//! continuation), messages to a
 //! member's inbox (appended in its inbox lane; the sender hears back when it is written), and
 //! the session record. Nothing here touches a file on the loop.
 //!
@@ -49,8 +50,8 @@ impl Controller {
         );
     }
 
-    /// Reads `config.json` now (off the loop, lock-free) and awaits it: before a decision
-    /// that needs the members as they are.
+    /// Reads `config.json` now (off the loop, lock-free) and awaits it: at start-up, before
+    /// the loop runs.
     pub async fn fresh_team(&mut self) {
         let team = self.team.clone();
         if let Some(read) = self
@@ -60,6 +61,42 @@ impl Controller {
         {
             self.apply_team(read);
         }
+    }
+
+    /// Reads `config.json` (off the loop, lock-free, never behind a write), takes it as the
+    /// copy, then runs `then`: a decision that needs the members as they are.
+    pub fn with_fresh_team(&mut self, then: impl FnOnce(&mut Controller) + Send + 'static) {
+        let team = self.team.clone();
+        self.store.read_then(
+            move |home| store::read_team(home, &team).map(|f| (f, None)),
+            move |c, read| {
+                c.apply_team(read);
+                then(c)
+            },
+        );
+    }
+
+    /// Runs `then` with whether `name` is a teammate: at once when the copy of `config.json`
+    /// (or a start under way) knows it, else after a fresh read (it may have just changed).
+    pub fn with_teammate(
+        &mut self,
+        name: &str,
+        then: impl FnOnce(&mut Controller, bool) + Send + 'static,
+    ) {
+        if self.knows_teammate(name) {
+            return then(self, true);
+        }
+        let name = name.to_string();
+        self.with_fresh_team(move |c| {
+            let known = c.knows_teammate(&name);
+            then(c, known)
+        });
+    }
+
+    /// Whether the copy of `config.json` has `name` as a teammate, or a start of it is under
+    /// way.
+    pub fn knows_teammate(&self, name: &str) -> bool {
+        self.team_file.member(name).is_some_and(|m| !m.is_lead()) || self.starting.contains(name)
     }
 
     /// Takes a read of `config.json` as the copy (a failure is told once).
@@ -121,12 +158,24 @@ impl Controller {
         );
     }
 
-    /// Reads the task list now (off the loop, lock-free) and awaits it.
+    /// Reads the task list now (off the loop, lock-free) and awaits it: at start-up.
     pub async fn fresh_tasks(&mut self) {
         let list = self.task_list.clone();
         if let Some(listed) = self.store.read(move |_| list.list()).await {
             self.apply_tasks(listed);
         }
+    }
+
+    /// Reads the task list (off the loop, lock-free), takes it as the copy, then runs `then`.
+    pub fn with_fresh_tasks(&mut self, then: impl FnOnce(&mut Controller) + Send + 'static) {
+        let list = self.task_list.clone();
+        self.store.read_then(
+            move |_| list.list(),
+            move |c, listed| {
+                c.apply_tasks(listed);
+                then(c)
+            },
+        );
     }
 
     fn apply_tasks(&mut self, listed: Result<TaskListing, StoreError>) {
@@ -145,6 +194,7 @@ impl Controller {
                         ));
                     }
                 }
+                self.wave.observe(&listing.tasks, now_ms());
                 self.tasks = listing.tasks;
             }
             Err(e) => self.note_once(format!("Cannot read the task list: {e}")),
@@ -175,12 +225,34 @@ impl Controller {
         );
     }
 
+    /// A message for `to` (not a frame): [`Controller::deliver`], followed in the message
+    /// ledger (`lead::ledger`). `then` runs once it is written, with its ledger id (to show
+    /// beside it); its receipt follows.
+    pub fn send_message(
+        &mut self,
+        to: &str,
+        entry: InboxEntry,
+        then: impl FnOnce(&mut Controller, Result<(), StoreError>, u64) + Send + 'static,
+    ) {
+        let id = self.ledger.sending(to, &entry, now_ms());
+        self.deliver(to, entry, move |c, sent| {
+            let ok = sent.is_ok();
+            then(c, sent, id);
+            c.ledger_written(id, ok);
+        });
+    }
+
     /// [`Controller::deliver`] whose failure is told as `what` ("Could not send … : error").
     pub fn deliver_or_note(&mut self, to: &str, entry: InboxEntry, what: String) {
-        self.deliver(to, entry, move |c, appended| {
+        let send = move |c: &mut Controller, appended: Result<(), StoreError>| {
             if let Err(e) = appended {
                 c.note(format!("{what}: {e}"));
             }
-        });
+        };
+        if entry.parse_frame().is_none() {
+            self.send_message(to, entry, move |c, appended, _| send(c, appended));
+        } else {
+            self.deliver(to, entry, send);
+        }
     }
 }

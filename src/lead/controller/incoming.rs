@@ -42,6 +42,19 @@ impl Controller {
         }
     }
 
+    /// The wave of completed tasks is over: told as one line, after a fresh read of the tasks
+    /// (what it unblocked, and for whom).
+    pub fn tell_wave(&mut self) {
+        let Some(done) = self.wave.take(now_ms()) else {
+            return;
+        };
+        self.with_fresh_tasks(move |c| {
+            let line = crate::lead::wave::digest_line(&done, &c.tasks);
+            let entry = InboxEntry::new(LEAD_NAME, &line).with_summary(Some("tasks done"));
+            c.offer_turn(&entry, TranscriptItem::System { text: line });
+        });
+    }
+
     /// One entry of the lead's inbox.
     pub fn on_incoming(&mut self, incoming: LeadIncoming) {
         let entry = incoming.entry().clone();
@@ -63,6 +76,8 @@ impl Controller {
                 .or_default()
                 .remember(entry.one_liner());
             self.read_claude_transcript(&from);
+            // Anything it sends after taking a message shows it got to it.
+            self.teammate_acted(&from);
         }
         match incoming {
             LeadIncoming::Idle { notification, .. } => {
@@ -100,12 +115,15 @@ impl Controller {
                         self.offer_turn(&entry, item);
                     }
                 }
-                let noteworthy = notification.completed_task_id.is_some()
-                    || notification.idle_reason == Some(IdleReason::Failed);
-                if noteworthy {
+                // A failed turn is told at once; a completed task joins the wave told as one
+                // digest line (`lead::wave`); an idle report with nothing else to say is
+                // neither shown nor given to the lead model.
+                if notification.idle_reason == Some(IdleReason::Failed) {
                     self.release_failed_task(&from, &notification);
                     let frame = Frame::IdleNotification(notification);
                     self.offer_turn(&entry, turn_item(&entry, Some(&frame), color));
+                } else if let Some(id) = &notification.completed_task_id {
+                    self.wave.completed(id, now_ms());
                 }
             }
             LeadIncoming::Permission { request, .. } => {

@@ -1,22 +1,42 @@
 //! The lead controller: [`Lead::start`] creates the team (or adopts the one a dead lead left),
-//! takes the lead liveness lock, and runs one tokio task that owns all lead state and selects
-//! over the UI's [`LeadCommand`]s, file changes of the team (inboxes, `config.json`, tasks),
-//! events of in-process teammates, the leader permission bridge, the liveness reports of the
-//! session's one [`TeammateExecutor`](crate::backend::executor::TeammateExecutor), and a slow
-//! safety poll. It reports everything as [`LeadEvent`]s and never renders.
+//! takes the lead liveness lock, and runs one tokio task that owns all lead state. Read it as
+//! a table of contents:
+//!
+//! - `state`: what the controller owns, its start, and its loop — `next_input` (`input`: the
+//!   one `select!`, each arm only makes an [`input::Input`]) → `apply` (never awaits) →
+//!   publish (`publisher`: events, snapshots when they changed, problems told once) → the end
+//!   (`quit`) after the loop.
+//! - `store_worker`: the one way to slow work (files, git, panes, processes) as jobs in lanes,
+//!   whose continuations come back as `Input::Done`; `order` keeps commands in order across
+//!   a teammate's runtime jobs; `barriers` answers `ctl`'s barriers.
+//! - What each input does: `team_ops` (the UI's commands), `submit` (composer text), `spawn`,
+//!   `incoming` and `drain` (the lead's inbox), `liveness`, `model` (the lead model),
+//!   `panes`, `mode_keys`/`mode_sync`, `task_ops`, `shutdown_timer`, `review`, `resume`,
+//!   `claude_facts` (what `claude` teammates' transcripts say), `files` (the copies of the
+//!   team's files).
+//!
+//! It reports everything as [`LeadEvent`]s and never renders.
 
+mod barriers;
+mod budget;
 mod claude_facts;
 mod drain;
 mod executor;
 mod files;
 mod incoming;
+mod input;
+#[cfg(test)]
+mod limit_tests;
 mod liveness;
 mod mode_keys;
 mod mode_sync;
 mod model;
+mod order;
 pub mod outcome;
 mod panes;
+mod publisher;
 mod quit;
+mod receipts;
 mod resume;
 mod review;
 mod shutdown_timer;
@@ -87,6 +107,10 @@ pub struct LeadOptions {
     pub shutdown_timeout: Duration,
     /// Every shutdown that outlasts the timeout becomes a kill (`shutdown-force`).
     pub shutdown_force: bool,
+    /// What each teammate, and the whole team, may cost (micro-dollars; `budget-teammate`,
+    /// `budget-team`).
+    pub budget_teammate: Option<u64>,
+    pub budget_team: Option<u64>,
 }
 
 /// How long a `/shutdown` waits by default before the lead says how to force it.
@@ -112,6 +136,8 @@ impl LeadOptions {
             prices: crate::protocol::pricing::PriceTable::built_in(),
             shutdown_timeout: SHUTDOWN_TIMEOUT,
             shutdown_force: false,
+            budget_teammate: None,
+            budget_team: None,
         }
     }
 

@@ -41,14 +41,22 @@ impl Controller {
     /// their turn's token; a `claude` teammate by Esc typed into its pane (Claude Code stops
     /// the turn, and idles with `interrupted`).
     /// `then` runs once the turn stopped (or the teammate had none running).
-    pub(super) async fn interrupt_teammate(
+    pub(super) fn interrupt_teammate(
         &mut self,
         name: &str,
         then: impl FnOnce(&mut Controller) + Send + 'static,
     ) {
-        if !self.has_teammate(name).await {
-            return self.no_such_teammate(name);
-        }
+        let name = name.to_string();
+        self.with_teammate(&name.clone(), move |c, known| {
+            if known {
+                c.interrupt_known(&name, then)
+            } else {
+                c.no_such_teammate(&name)
+            }
+        });
+    }
+
+    fn interrupt_known(&mut self, name: &str, then: impl FnOnce(&mut Controller) + Send + 'static) {
         if self.executor.interrupt(name) {
             self.note(format!("Interrupted {name}'s turn."));
             return then(self);
@@ -121,23 +129,23 @@ impl Controller {
 
     /// `/steer @NAME TEXT`: interrupts its turn, then gives it the message (so its next turn
     /// is about it).
-    pub(super) async fn steer(&mut self, to: &str, text: &str) {
+    pub(super) fn steer(&mut self, to: &str, text: &str) {
         let (name, said) = (to.to_string(), text.to_string());
         self.interrupt_teammate(to, move |c| {
             let (who, echo) = (name.clone(), said.clone());
-            c.deliver(
+            c.send_message(
                 &name,
                 InboxEntry::new(LEAD_NAME, said),
-                move |c, sent| match sent {
+                move |c, sent, id| match sent {
                     Ok(()) => c.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                         to: who,
                         text: echo,
+                        receipt: Some(id),
                     })),
                     Err(e) => c.note(format!("Could not send the message to {who}: {e}")),
                 },
             );
-        })
-        .await;
+        });
     }
 
     /// Is `name` a real `claude` process (as this lead or the one before started it)?

@@ -15,10 +15,10 @@ use super::outcome::Done;
 use super::state::{Controller, Phase};
 use crate::agent::events::UsageMeter;
 use crate::agent::llm::LlmConfig;
-use crate::agent::llm::tools::Call;
+use crate::agent::llm::tools::{Call, ToolOutput};
 use crate::lead::model::{
-    LeadPromptContext, LeadTool, ModelEvent, ModelSession, TeammateLine, ToolReply, TurnEnd,
-    call_line, lead_system_prompt, lead_tool_specs, parse_call, spawn_turn, usage_view,
+    LeadPromptContext, LeadTool, ModelEvent, Session, TeammateLine, TurnEnd, call_line,
+    lead_system_prompt, lead_tool_specs, parse_call, spawn_turn, usage_view,
 };
 use crate::lead::view::{LeadEvent, TeammateStatus, TeammateView, TranscriptItem, UsageView};
 use crate::lead::view_builder::{status_of, task_views};
@@ -30,7 +30,7 @@ pub(crate) struct LeadModel {
     /// The model it talks to (for its price).
     model: String,
     /// `None` while a turn runs (the turn's task holds it).
-    session: Option<Box<ModelSession>>,
+    session: Option<Box<Session>>,
     usage: UsageMeter,
     published: Option<UsageView>,
     events_tx: mpsc::UnboundedSender<ModelEvent>,
@@ -52,7 +52,7 @@ impl LeadModel {
     /// client cannot be made, or when there is no model.
     pub fn open(config: Option<LlmConfig>, notes: &mut Vec<String>) -> Option<LeadModel> {
         let config = config?;
-        match ModelSession::new(&config) {
+        match Session::new(&config) {
             Ok(session) => {
                 notes.push(format!(
                     "Lead model: {}. Plain text goes to it; @name text still goes to a teammate.",
@@ -105,7 +105,7 @@ struct SendTally {
     left: usize,
     sent: Vec<String>,
     failed: Vec<String>,
-    tx: Option<oneshot::Sender<ToolReply>>,
+    tx: Option<oneshot::Sender<ToolOutput>>,
 }
 
 impl SendTally {
@@ -131,10 +131,11 @@ impl SendTally {
     }
 }
 
-fn reply(content: impl Into<String>, is_error: bool) -> ToolReply {
-    ToolReply {
-        content: content.into(),
-        is_error,
+fn reply(content: impl Into<String>, is_error: bool) -> ToolOutput {
+    if is_error {
+        ToolOutput::error(content)
+    } else {
+        ToolOutput::ok(content)
     }
 }
 
@@ -193,9 +194,11 @@ impl Controller {
         if model.turn.is_some() || model.pending.is_empty() {
             return false;
         }
-        let Some(session) = model.session.take() else {
+        let Some(mut session) = model.session.take() else {
             return false;
         };
+        // Its rate-limit pauses are the team's: teammates in panes on the same key see them.
+        session.share_rate_limits(&self.home, &self.team);
         let text = std::mem::take(&mut model.pending).join("\n\n");
         let cancel = CancellationToken::new();
         model.turn = Some(cancel.clone());
@@ -235,7 +238,7 @@ impl Controller {
     }
 
     /// One event of the running turn.
-    pub async fn on_model_event(&mut self, event: ModelEvent) {
+    pub fn on_model_event(&mut self, event: ModelEvent) {
         match event {
             ModelEvent::Text(text) => {
                 self.emit(LeadEvent::Transcript(TranscriptItem::Lead { text }))
@@ -243,7 +246,7 @@ impl Controller {
             ModelEvent::Notice(text) => self.note(text),
             ModelEvent::Tool { call, reply: tx } => {
                 if self.phase == Phase::Running {
-                    self.run_lead_tool(&call, tx).await
+                    self.run_lead_tool(&call, tx)
                 } else {
                     self.interrupt_lead_model();
                     let _ = tx.send(reply("The lead is shutting down: nothing was done.", true));
@@ -260,6 +263,8 @@ impl Controller {
                     TurnEnd::Failed(why) => {
                         self.note(format!("The lead model's turn failed: {why}"))
                     }
+                    // The lead's tools never ask for a shutdown.
+                    TurnEnd::Shutdown(_) => {}
                 }
                 if let Some(model) = self.lead_model.as_mut() {
                     model.session = Some(session);
@@ -293,7 +298,7 @@ impl Controller {
     /// outcome is both the note the human sees and the model's result, sent on `tx` when the
     /// operation is done (for one whose store work runs in the background, from the loop once
     /// that work completes: the model's turn waits, the loop does not).
-    async fn run_lead_tool(&mut self, call: &Call, tx: oneshot::Sender<ToolReply>) {
+    fn run_lead_tool(&mut self, call: &Call, tx: oneshot::Sender<ToolOutput>) {
         let tool = match parse_call(call) {
             Ok(tool) => tool,
             Err(e) => {
@@ -308,12 +313,19 @@ impl Controller {
         }));
         let tool = match tool {
             LeadTool::TaskList => {
-                let text = self.task_list_text().await;
-                let _ = tx.send(reply(text, false));
-                return;
+                return self.with_fresh_team(move |c| {
+                    c.with_fresh_tasks(move |c| {
+                        let text = c.task_list_text();
+                        let _ = tx.send(reply(text, false));
+                    })
+                });
             }
-            LeadTool::SendMessage { to, text, summary } => {
-                return self.lead_send(&to, &text, summary.as_deref(), tx).await;
+            LeadTool::SendMessage {
+                to,
+                message,
+                summary,
+            } => {
+                return self.lead_send(&to, &message, summary.as_deref(), tx);
             }
             other => other,
         };
@@ -331,30 +343,21 @@ impl Controller {
                 prompt,
                 plan_mode_required,
                 mode,
-            } => {
-                let spawned = self
-                    .spawn_teammate(&name, plan_mode_required, mode, &prompt)
-                    .await;
-                done(self, spawned)
-            }
+            } => self.spawn_teammate(&name, plan_mode_required, mode, &prompt, done),
             LeadTool::TaskCreate {
                 subject,
                 description,
                 blocked_by,
                 command,
             } => self.add_task(&subject, &description, blocked_by, command.as_deref(), done),
-            LeadTool::TaskAssign { task_id, owner } => {
-                self.assign_task(&task_id, &owner, done).await
-            }
-            LeadTool::ShutdownTeammate { name } => self.shutdown_one(&name, done).await,
+            LeadTool::TaskAssign { task_id, owner } => self.assign_task(&task_id, &owner, done),
+            LeadTool::ShutdownTeammate { name } => self.shutdown_one(&name, done),
             LeadTool::TaskList | LeadTool::SendMessage { .. } => {}
         }
     }
 
-    /// The task list and the teammates' statuses, for the model.
-    async fn task_list_text(&mut self) -> String {
-        self.fresh_team().await;
-        self.fresh_tasks().await;
+    /// The task list and the teammates' statuses, for the model (from copies just read).
+    fn task_list_text(&mut self) -> String {
         let mut lines = Vec::new();
         let tasks: Vec<_> = task_views(&self.tasks)
             .into_iter()
@@ -421,31 +424,48 @@ impl Controller {
     /// SendMessage: from `team-lead` to one teammate or to every one (`*`), with the same
     /// membership check and delivery as `/msg` and `/broadcast`, and the model's summary. The
     /// reply goes on `tx` once every inbox was written (each in its lane).
-    async fn lead_send(
+    fn lead_send(
         &mut self,
         to: &str,
         text: &str,
         summary: Option<&str>,
-        tx: oneshot::Sender<ToolReply>,
+        tx: oneshot::Sender<ToolOutput>,
     ) {
         let entry = InboxEntry::new(LEAD_NAME, text).with_summary(summary);
-        let names: Vec<String> = if to == "*" {
-            self.fresh_team().await;
-            self.team_file.teammates().map(|m| m.name.clone()).collect()
-        } else if to == LEAD_NAME {
+        let (to, text) = (to.to_string(), text.to_string());
+        if to == "*" {
+            return self.with_fresh_team(move |c| {
+                let names = c.team_file.teammates().map(|m| m.name.clone()).collect();
+                c.lead_send_to(names, &to, &text, entry, tx)
+            });
+        }
+        if to == LEAD_NAME {
             let _ = tx.send(reply(
                 "That is you: send to a teammate by name, or *.",
                 true,
             ));
             return;
-        } else if self.has_teammate(to).await {
-            vec![to.to_string()]
-        } else {
-            let e = self.no_such_teammate_error(to);
-            self.note(e.to_string());
-            let _ = tx.send(reply(e.to_string(), true));
-            return;
-        };
+        }
+        self.with_teammate(&to.clone(), move |c, known| {
+            if known {
+                c.lead_send_to(vec![to.clone()], &to, &text, entry, tx)
+            } else {
+                let e = c.no_such_teammate_error(&to);
+                c.note(e.to_string());
+                let _ = tx.send(reply(e.to_string(), true));
+            }
+        });
+    }
+
+    /// SendMessage to `names` (`to` as the model said it).
+    fn lead_send_to(
+        &mut self,
+        names: Vec<String>,
+        to: &str,
+        text: &str,
+        entry: InboxEntry,
+        tx: oneshot::Sender<ToolOutput>,
+    ) {
         if names.is_empty() {
             let _ = tx.send(reply("There are no teammates yet: nothing was sent.", true));
             return;
@@ -457,6 +477,7 @@ impl Controller {
                 to.to_string()
             },
             text: text.to_string(),
+            receipt: None,
         }));
         let tally = std::sync::Arc::new(std::sync::Mutex::new(SendTally {
             left: names.len(),
@@ -467,7 +488,7 @@ impl Controller {
         for name in names {
             let tally = tally.clone();
             let to = name.clone();
-            self.deliver(&name, entry.clone(), move |c, appended| {
+            self.send_message(&name, entry.clone(), move |c, appended, _| {
                 if let Err(e) = &appended {
                     c.note(format!("Could not send the message to {to}: {e}"));
                 }

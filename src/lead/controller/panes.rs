@@ -11,7 +11,7 @@ use crate::store;
 
 impl Controller {
     /// `h` in the teams dialog: hide a visible pane, show a hidden one; `hiddenPaneIds` follows.
-    pub async fn toggle_hidden(&mut self, name: &str) {
+    pub fn toggle_hidden(&mut self, name: &str) {
         let Some(pane) = self.team_file.member(name).map(|m| m.tmux_pane_id.clone()) else {
             return self.no_such_teammate(name);
         };
@@ -20,17 +20,31 @@ impl Controller {
             .hidden_pane_ids
             .as_ref()
             .is_some_and(|ids| ids.contains(&pane));
-        let result = if hidden {
-            self.executor.show(name).await
-        } else {
-            self.executor.hide(name).await
-        };
-        if let Err(e) = result {
-            return self.note(format!(
-                "Could not {} {name}: {e}",
-                if hidden { "show" } else { "hide" }
-            ));
-        }
+        let (executor, who) = (self.executor.clone(), name.to_string());
+        let name = name.to_string();
+        self.runtime_job(
+            &name.clone(),
+            move |_| async move {
+                if hidden {
+                    executor.show(&who).await
+                } else {
+                    executor.hide(&who).await
+                }
+            },
+            move |c, result| {
+                if let Err(e) = result {
+                    return c.note(format!(
+                        "Could not {} {name}: {e}",
+                        if hidden { "show" } else { "hide" }
+                    ));
+                }
+                c.record_hidden(&name, pane, hidden);
+            },
+        );
+    }
+
+    /// Records a pane hidden or shown in `hiddenPaneIds` (in the team lane), then tells it.
+    fn record_hidden(&mut self, name: &str, pane: String, hidden: bool) {
         let team = self.team.clone();
         let told = if hidden {
             format!("{name}'s pane is back.")
@@ -60,8 +74,25 @@ impl Controller {
     }
 
     /// Enter/v in the teams dialog: go to the teammate.
-    pub async fn jump(&mut self, name: &str) {
-        match self.executor.focus(name).await {
+    pub fn jump(&mut self, name: &str) {
+        let (executor, who) = (self.executor.clone(), name.to_string());
+        self.runtime_job(
+            name,
+            move |_| async move {
+                let focus = executor.focus(&who).await;
+                (who, focus)
+            },
+            |c, (name, focus)| c.jumped(&name, focus),
+        );
+    }
+
+    /// The executor went to the teammate (or could not): say so, hand the terminal over.
+    fn jumped(
+        &mut self,
+        name: &str,
+        focus: Result<Focus, crate::backend::executor::ExecutorError>,
+    ) {
+        match focus {
             Ok(Focus::Focused) => self.note(format!("Jumped to {name}'s pane.")),
             Ok(Focus::Attach { argv, hint, detach }) => {
                 // Outside tmux: the lead's screen steps aside while the user is attached to

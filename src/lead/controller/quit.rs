@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use tokio::time::Instant;
 
-use super::state::{Controller, Phase};
+use super::state::{Controller, Ending, Phase};
 use super::store_worker::Lane;
 use crate::backend::worktree::{self, Retired, Worktree};
 use crate::lead::review::{WorktreeFate, WorktreeReport};
@@ -57,15 +57,17 @@ impl Controller {
     }
 
     /// Ends the quit when every teammate has left.
-    pub async fn check_quit_progress(&mut self) {
+    pub fn check_quit_progress(&mut self) {
         if matches!(self.phase, Phase::Quitting { .. }) && self.running_teammates().is_empty() {
-            self.finish_quit().await;
+            self.finish_quit();
         }
     }
 
-    /// Kills what is left, deletes the team, releases the liveness lock, says `Exited`.
-    pub async fn finish_quit(&mut self) {
-        if self.phase == Phase::Done {
+    /// The quit's last step: what is left is killed, the team deleted, the liveness lock
+    /// released, `Exited` said. It runs after the loop ([`Controller::end`]): it waits for
+    /// what is still running.
+    pub fn finish_quit(&mut self) {
+        if matches!(self.phase, Phase::Done | Phase::Ending(_)) {
             return;
         }
         let left = self.running_teammates();
@@ -76,6 +78,21 @@ impl Controller {
                 left.join(", ")
             ));
         }
+        self.phase = Phase::Ending(Ending::Quit);
+    }
+
+    /// The end of the session, after the loop: `/quit` kills what is left and deletes the
+    /// team; `/detach` leaves it for the next lead.
+    pub async fn end(&mut self, how: Ending) {
+        match how {
+            Ending::Quit => self.end_quit().await,
+            Ending::Detach => self.end_detach().await,
+        }
+    }
+
+    async fn end_quit(&mut self) {
+        // A start under way finishes first, so its pane is there for the executor to end.
+        self.settle_runtime().await;
         self.executor.quit().await;
         self.deny_everything_pending("The lead is shutting down.");
         self.settle_store().await;
@@ -140,6 +157,21 @@ impl Controller {
         };
         if tokio::time::timeout(SETTLE_TIMEOUT, settle).await.is_err() {
             tracing::warn!("store jobs still running at quit");
+        }
+    }
+
+    /// Waits for the runtime jobs still running (a start, a kill), running what follows each.
+    async fn settle_runtime(&mut self) {
+        let settle = async {
+            while self.order.any_busy() {
+                match self.store.next().await {
+                    Some(then) => then(self),
+                    None => break,
+                }
+            }
+        };
+        if tokio::time::timeout(SETTLE_TIMEOUT, settle).await.is_err() {
+            tracing::warn!("teammate starts still running at quit");
         }
     }
 
@@ -248,14 +280,19 @@ impl Controller {
 
     /// `/quit --keep`: the lead leaves and the team stays (tasks, messages, teammates). Pane
     /// teammates wait for a new lead for their grace period; in-process ones end with this
-    /// process. Nothing queued is answered: the next lead asks again.
-    pub async fn detach(&mut self) {
+    /// process. Nothing queued is answered: the next lead asks again. The leaving runs after
+    /// the loop ([`Controller::end`]).
+    pub fn detach(&mut self) {
         if self.phase != Phase::Running {
             return;
         }
-        let running = self.running_teammates().len();
         self.record.kept = true;
         self.save_record();
+        self.phase = Phase::Ending(Ending::Detach);
+    }
+
+    async fn end_detach(&mut self) {
+        let running = self.running_teammates().len();
         self.settle_store().await;
         self.executor.detach();
         crate::lead::emergency::unregister();

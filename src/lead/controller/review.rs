@@ -117,16 +117,46 @@ enum Subject {
 }
 
 impl Controller {
-    /// What to review of teammate `name`: its worktree, or (without one) the files it wrote
-    /// in the lead's checkout.
-    async fn review_subject(&mut self, name: &str) -> Option<Subject> {
-        let member = if self.has_teammate(name).await {
+    /// Runs `then` with what to review of teammate `name`, or says why there is nothing (and
+    /// marks the command refused).
+    fn with_review_subject(
+        &mut self,
+        name: &str,
+        then: impl FnOnce(&mut Controller, Subject) + Send + 'static,
+    ) {
+        let name = name.to_string();
+        self.with_teammate(&name.clone(), move |c, known| {
+            if let Some(subject) = c.review_subject(&name, known) {
+                then(c, subject)
+            }
+        });
+    }
+
+    /// Runs `then` with the worktree of teammate `name`, or says why there is none (and marks
+    /// the command refused).
+    fn with_review_target(
+        &mut self,
+        name: &str,
+        then: impl FnOnce(&mut Controller, Target) + Send + 'static,
+    ) {
+        let name = name.to_string();
+        self.with_teammate(&name.clone(), move |c, known| {
+            if let Some(target) = c.review_target(&name, known) {
+                then(c, target)
+            }
+        });
+    }
+
+    /// What to review of teammate `name` (`known`: it is in the team): its worktree, or
+    /// (without one) the files it wrote in the lead's checkout.
+    fn review_subject(&mut self, name: &str, known: bool) -> Option<Subject> {
+        let member = if known {
             self.team_file.member(name).cloned()
         } else {
             None
         };
         let Some(member) = member.filter(|m| m.worktree_path.is_none()) else {
-            return self.review_target(name).await.map(Subject::Worktree);
+            return self.review_target(name, known).map(Subject::Worktree);
         };
         let written = if self.is_claude(name) {
             let Some(session) = self
@@ -162,8 +192,9 @@ impl Controller {
         }))
     }
 
-    /// The worktree of teammate `name`, or why there is none (said and marked refused).
-    async fn review_target(&mut self, name: &str) -> Option<Target> {
+    /// The worktree of teammate `name` (`known`: it is in the team), or why there is none
+    /// (said and marked refused).
+    fn review_target(&mut self, name: &str, known: bool) -> Option<Target> {
         // A teammate that left the team (killed, pruned) keeps its worktree until /quit.
         let left = |c: &Controller| {
             c.worktrees
@@ -172,7 +203,7 @@ impl Controller {
                 .find(|(n, _)| n == name)
                 .map(|(_, w)| w.path.clone())
         };
-        let path = if self.has_teammate(name).await {
+        let path = if known {
             let member = self.team_file.member(name);
             match member.and_then(|m| m.worktree_path.clone()) {
                 Some(p) => PathBuf::from(p),
@@ -217,10 +248,11 @@ impl Controller {
 
     /// `/review NAME`: the summary in the transcript, and the review for the screens; then,
     /// for a branch, its pull request.
-    pub async fn review(&mut self, name: &str) {
-        let Some(subject) = self.review_subject(name).await else {
-            return;
-        };
+    pub fn review(&mut self, name: &str) {
+        self.with_review_subject(name, |c, subject| c.review_now(subject));
+    }
+
+    fn review_now(&mut self, subject: Subject) {
         let pr_of = match &subject {
             Subject::Worktree(t) => Some((t.name.clone(), t.repo.clone())),
             Subject::Checkout(_) => None,
@@ -284,11 +316,16 @@ impl Controller {
     }
 
     /// One file's diff for a review.
-    pub async fn review_file(&mut self, name: &str, path: &str) {
-        let Some(subject) = self.review_subject(name).await else {
-            return;
+    pub fn review_file(&mut self, name: &str, path: &str) {
+        let path = path.to_string();
+        self.with_review_subject(name, move |c, subject| c.review_file_now(subject, path));
+    }
+
+    fn review_file_now(&mut self, subject: Subject, path: String) {
+        let name = match &subject {
+            Subject::Worktree(t) => t.name.clone(),
+            Subject::Checkout(c) => c.name.clone(),
         };
-        let (name, path) = (name.to_string(), path.to_string());
         self.git_job(
             move |_| {
                 let (dir, base) = match &subject {
@@ -314,11 +351,11 @@ impl Controller {
 
     /// A comment on a line or hunk of `name`'s review: sent as a message, the way `/msg` sends
     /// one (echoed once it is in the inbox, refused for a teammate that stopped).
-    pub async fn review_comment(&mut self, name: &str, comment: &ReviewComment) {
+    pub fn review_comment(&mut self, name: &str, comment: &ReviewComment) {
         if comment.text.trim().is_empty() {
             return self.note("An empty comment was not sent.");
         }
-        self.message_teammate(name, &comment.message(), true).await;
+        self.message_teammate(name, &comment.message(), true);
     }
 
     /// Whether `name` is in the team and has not stopped.
@@ -336,12 +373,15 @@ impl Controller {
     /// `/merge NAME …`: checks, then merges (or says what it would do with `--dry-run`). A
     /// merge is told to the screens (`LeadEvent::Merged`: they offer to retire the worktree)
     /// and, once a queue was shown, the queue follows.
-    pub async fn merge(&mut self, name: &str, how: MergeHow, dry_run: bool, retire: bool) {
-        let Some(target) = self.review_target(name).await else {
-            return;
-        };
-        let running = self.still_runs(name);
-        let who = name.to_string();
+    pub fn merge(&mut self, name: &str, how: MergeHow, dry_run: bool, retire: bool) {
+        self.with_review_target(name, move |c, target| {
+            c.merge_now(target, how, dry_run, retire)
+        });
+    }
+
+    fn merge_now(&mut self, target: Target, how: MergeHow, dry_run: bool, retire: bool) {
+        let running = self.still_runs(&target.name);
+        let who = target.name.clone();
         self.git_job(
             move |_| merge_job(&target, how, dry_run, retire && !running, running && retire),
             move |c, result| {
@@ -379,13 +419,21 @@ impl Controller {
     /// Removes `name`'s worktree and branch after its work was merged (the screen's offer): a
     /// teammate that still runs is killed first; the worktree is kept when anything was added
     /// since the merge (or, never merged, when it holds work).
-    pub async fn retire_worktree(&mut self, name: &str) {
-        let Some(target) = self.review_target(name).await else {
-            return;
-        };
-        if self.still_runs(name) {
-            self.kill(name).await;
-        }
+    pub fn retire_worktree(&mut self, name: &str) {
+        self.with_review_target(name, |c, target| {
+            if c.still_runs(&target.name) {
+                // Its worktree goes once its process has.
+                c.kill_runtime(&target.name.clone(), "retiring", move |c, name| {
+                    c.remove_teammate(name, "was stopped to retire its worktree");
+                    c.retire_now(target);
+                });
+            } else {
+                c.retire_now(target);
+            }
+        });
+    }
+
+    fn retire_now(&mut self, target: Target) {
         let tip = self
             .review
             .merged
@@ -439,10 +487,11 @@ impl Controller {
     }
 
     /// `/merges`: every teammate's branch against the lead's and each other.
-    pub async fn merge_queue(&mut self) {
-        self.fresh_team().await;
-        self.review.queue_shown = true;
-        self.queue(true);
+    pub fn merge_queue(&mut self) {
+        self.with_fresh_team(|c| {
+            c.review.queue_shown = true;
+            c.queue(true);
+        });
     }
 
     /// The merge queue, in two steps: each branch against the lead's (sent at once), then each

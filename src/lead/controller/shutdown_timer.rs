@@ -34,7 +34,7 @@ impl Controller {
     }
 
     /// Shutdowns past their deadline: told once, or escalated to a kill.
-    pub(super) async fn on_shutdown_overdue(&mut self) {
+    pub(super) fn on_shutdown_overdue(&mut self) {
         let now = Instant::now();
         let mut overdue: Vec<(String, bool)> = self
             .tracking
@@ -53,7 +53,7 @@ impl Controller {
                 self.note(format!(
                     "{name} has not shut down after {waited}: killing it (forced)."
                 ));
-                self.kill(&name).await;
+                self.kill(&name);
             } else {
                 self.note(format!(
                     "{name} has not shut down after {waited} (it may be mid-turn): /kill {name} stops it now, or /shutdown {name} --force kills it if it does not end."

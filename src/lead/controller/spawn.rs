@@ -4,20 +4,25 @@
 //! and worktree (a new one, or a clean leftover reused, never one holding work), adds the
 //! member to `config.json`, then the executor starts it (in-process task or pane: one code
 //! path). Nothing is made before the checks pass; what was made is undone when the start fails.
-//! Git and file checks run on the blocking pool, never on the controller's loop. `/respawn NAME` starts a
+//! The checks that need only the controller's copies (phase, pane backend, a free name)
+//! run on the loop; the rest — the program check, the worktree (git), the member entry and
+//! the pane — is one job in the teammate's runtime lane (`Lane::Runtime`), so starts of
+//! different teammates overlap and the loop goes on meanwhile. A name is taken from the moment
+//! its start is planned (`Controller::starting`) until its job is done. `/respawn NAME` starts a
 //! teammate that stopped (or did not survive its lead) again under the same name, with the
 //! same prompt, mode, agent, model and worktree. How each teammate was started is kept in the
 //! session record for the next lead.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use super::outcome::{OpError, OpResult, Outcome, Started};
+use super::outcome::{Done, OpError, Outcome, Started};
 use super::state::{Controller, Phase};
-use super::store_worker::{Lane, worker_gone};
-use crate::backend::executor::SpawnRequest;
+use crate::backend::executor::{SpawnRequest, Spawned, TeammateExecutor};
 use crate::backend::worktree::{self, How, Prepared, Retired, Worktree};
 use crate::protocol::names::unique_member_name;
 use crate::protocol::{BackendKind, Color, Member, PermissionMode};
+use crate::store::Home;
 use crate::store::TeammateRecord;
 
 /// The options of one `/spawn`; `None` takes the session's default.
@@ -32,6 +37,7 @@ pub struct SpawnFlags {
 }
 
 /// Everything decided about one teammate before it starts.
+#[derive(Clone)]
 struct Plan {
     name: String,
     requested: String,
@@ -48,76 +54,58 @@ struct Plan {
 }
 
 impl Controller {
-    /// `/spawn` with only the common options.
-    pub async fn spawn_teammate(
+    /// `/spawn` with only the common options; `done` hears how it went.
+    pub fn spawn_teammate(
         &mut self,
         requested: &str,
         plan_mode_required: bool,
         mode: Option<PermissionMode>,
         prompt: &str,
-    ) -> OpResult {
+        done: Done,
+    ) {
         let flags = SpawnFlags {
             plan_mode_required,
             mode,
             ..SpawnFlags::default()
         };
-        self.spawn_teammate_with(requested, flags, prompt).await
+        self.spawn_teammate_with(requested, flags, prompt, done)
     }
 
     /// `/spawn`: a free name, the next palette color, the mode, a worktree when asked; then
-    /// [`Controller::start_planned`].
-    pub async fn spawn_teammate_with(
+    /// the start runs as a job and `done` hears how it went.
+    pub fn spawn_teammate_with(
         &mut self,
         requested: &str,
         flags: SpawnFlags,
         prompt: &str,
-    ) -> OpResult {
+        done: Done,
+    ) {
         if self.phase != Phase::Running {
-            return Err(OpError::Refused(
-                "The lead is shutting down: no new teammates.".into(),
-            ));
+            let e = OpError::Refused("The lead is shutting down: no new teammates.".into());
+            return done(self, Err(e));
         }
         let claude = flags.claude.unwrap_or(self.claude_by_default);
         if claude && !self.kind.is_pane() {
-            return Err(OpError::Refused(format!(
+            let e = OpError::Refused(format!(
                 "Claude Code teammates need a pane backend ({}); this session runs teammates in-process.",
                 BackendKind::pane_terminals()
-            )));
+            ));
+            return done(self, Err(e));
         }
-        if let Err(e) = self.executor.check_program(claude).await {
-            return Err(OpError::Refused(format!("Cannot spawn {requested}: {e}")));
-        }
-        self.fresh_team().await;
         let taken: Vec<&str> = self
             .team_file
             .members
             .iter()
             .map(|m| m.name.as_str())
+            .chain(self.starting.iter().map(String::as_str))
             .collect();
-        let name = unique_member_name(requested, &taken)
-            .map_err(|e| OpError::Refused(format!("Cannot spawn `{requested}`: {e}")))?;
-        let mut cwd = self.cwd.clone();
-        let mut worktree = None;
-        let mut base = None;
-        if flags.worktree.unwrap_or(self.worktree_by_default) {
-            match self.prepare_worktree(&name).await {
-                Ok(prepared) => {
-                    self.note(worktree_note(&name, &prepared));
-                    cwd = prepared.worktree.path.clone();
-                    self.worktrees
-                        .retain(|(_, w)| w.path != prepared.worktree.path);
-                    self.worktrees
-                        .push((name.clone(), prepared.worktree.clone()));
-                    base = Some(prepared.base.clone());
-                    worktree = Some(prepared.worktree);
-                }
-                Err(e) => {
-                    return Err(OpError::Refused(format!(
-                        "Cannot give {name} a worktree: {e}"
-                    )));
-                }
+        let name = match unique_member_name(requested, &taken) {
+            Ok(name) => name,
+            Err(e) => {
+                let e = OpError::Refused(format!("Cannot spawn `{requested}`: {e}"));
+                return done(self, Err(e));
             }
-        }
+        };
         let color = Color::nth(self.spawned);
         self.spawned += 1;
         let mode = if flags.plan_mode_required {
@@ -125,78 +113,68 @@ impl Controller {
         } else {
             flags.mode.unwrap_or(self.lead_mode.for_teammate())
         };
+        let worktree = flags
+            .worktree
+            .unwrap_or(self.worktree_by_default)
+            .then(|| WorktreeAsk {
+                repo: self.cwd.clone(),
+                in_use: self
+                    .team_file
+                    .members
+                    .iter()
+                    .filter_map(|m| m.worktree_path.as_deref().map(PathBuf::from))
+                    .collect(),
+            });
         let plan = Plan {
             name,
             requested: requested.to_string(),
-            cwd,
-            worktree_path: worktree
-                .as_ref()
-                .map(|w| w.path.to_string_lossy().into_owned()),
+            cwd: self.cwd.clone(),
+            worktree_path: None,
             color,
             mode,
             plan_mode_required: flags.plan_mode_required,
             prompt: prompt.to_string(),
             claude,
             model: self.teammate_model.clone(),
-            base,
+            base: None,
         };
-        let started = self.start_planned(plan).await;
-        if started.is_err() {
-            self.undo_worktree(worktree).await;
-        }
-        started.map(Outcome::Spawned)
+        self.start_planned(plan, Before::Spawn { worktree }, Outcome::Spawned, done);
     }
 
     /// `/respawn NAME`: a teammate that stopped, or did not survive its lead, starts again
     /// with the same name, prompt, mode, agent, model, color and worktree.
-    pub async fn respawn(&mut self, name: &str) -> OpResult {
+    pub fn respawn(&mut self, name: &str, done: Done) {
         if self.phase != Phase::Running {
-            return Err(OpError::ShuttingDown);
+            return done(self, Err(OpError::ShuttingDown));
         }
-        self.fresh_team().await;
+        let name = name.to_string();
+        self.with_fresh_team(move |c| c.respawn_now(&name, done));
+    }
+
+    fn respawn_now(&mut self, name: &str, done: Done) {
         let Some(member) = self
             .team_file
             .member(name)
             .filter(|m| !m.is_lead())
             .cloned()
         else {
-            return Err(self.no_such_teammate_error(name));
+            let e = self.no_such_teammate_error(name);
+            return done(self, Err(e));
         };
         let running = self.tracking.get(name).is_none_or(|t| t.stopped.is_none());
-        if running {
-            return Err(OpError::Refused(format!(
+        if running || self.starting.contains(name) {
+            let e = OpError::Refused(format!(
                 "{name} is running: /kill {name} first to start it again."
-            )));
-        }
-        // Known by process, anywhere (in a pane the lead lost, or none): a second process on
-        // the same inbox would answer for it twice.
-        let (root, agent) = (self.home.root.clone(), format!("{name}@{}", self.team));
-        let still = tokio::task::spawn_blocking(move || {
-            use crate::backend::lead_probe::procs::{ProcTable, SCAN_DEADLINE};
-            let table = ProcTable::scan(SCAN_DEADLINE);
-            crate::backend::reap::agent_processes(&table, &root, &agent, true)
-                .first()
-                .map(|p| p.describe())
-        })
-        .await
-        .ok()
-        .flatten();
-        if let Some(who) = still {
-            return Err(OpError::Refused(format!(
-                "{name} still runs ({who}): /kill {name} first to start it again."
-            )));
+            ));
+            return done(self, Err(e));
         }
         let claude = self.record.teammates.get(name).is_some_and(|r| r.claude);
         if claude && !self.kind.is_pane() {
-            return Err(OpError::Refused(format!(
+            let e = OpError::Refused(format!(
                 "{name} is a Claude Code teammate and this session runs teammates in-process."
-            )));
+            ));
+            return done(self, Err(e));
         }
-        if let Err(e) = self.executor.check_program(claude).await {
-            return Err(OpError::Refused(format!("Cannot respawn {name}: {e}")));
-        }
-        // Whatever is left of it (a dead pane) goes first.
-        let _ = self.executor.kill(name).await;
         let plan = Plan {
             name: member.name.clone(),
             requested: member.name.clone(),
@@ -212,80 +190,66 @@ impl Controller {
             model: member.model.clone().or_else(|| self.teammate_model.clone()),
             base: self.record.teammates.get(name).and_then(|r| r.base.clone()),
         };
-        let (team, member) = (self.team.clone(), name.to_string());
-        let removed = self
-            .store
-            .wait(Lane::Team, move |home| {
-                crate::store::remove_member(home, &team, &member)
-            })
-            .await
-            .unwrap_or_else(|| Err(worker_gone()));
-        if let Err(e) = removed {
-            return Err(OpError::Refused(format!(
-                "Cannot respawn {name}: its member entry cannot be replaced: {e}"
-            )));
-        }
         self.tracking.remove(name);
-        self.start_planned(plan).await.map(Outcome::Respawned)
+        let before = Before::Respawn {
+            agent: format!("{name}@{}", self.team),
+        };
+        self.start_planned(plan, before, Outcome::Respawned, done);
     }
 
-    /// Adds the member, then starts it through the executor; on failure the member goes.
-    async fn start_planned(&mut self, plan: Plan) -> Result<Started, OpError> {
-        let kind = self.kind;
-        let mut member = Member::new(&plan.name, &self.team, &plan.cwd.to_string_lossy());
-        member.prompt = Some(plan.prompt.clone());
-        member.color = Some(plan.color.as_str().to_string());
-        member.plan_mode_required = plan.plan_mode_required.then_some(true);
-        member.backend_type = Some(kind.as_str().to_string());
-        member.tmux_pane_id = if kind.is_pane() {
-            String::new()
-        } else {
-            kind.as_str().to_string()
-        };
-        member.mode = Some(plan.mode.as_str().to_string());
-        member.model = plan.model.clone();
-        member.worktree_path = plan.worktree_path.clone();
+    /// Takes the name, runs the start as a job in the teammate's runtime lane, and takes its
+    /// result on the loop.
+    fn start_planned(
+        &mut self,
+        plan: Plan,
+        before: Before,
+        outcome: fn(Started) -> Outcome,
+        done: Done,
+    ) {
         let name = plan.name.clone();
-        let team = self.team.clone();
-        let added = self
-            .store
-            .wait(Lane::Team, move |home| {
-                crate::store::add_member(home, &team, member)
-            })
-            .await
-            .unwrap_or_else(|| Err(worker_gone()));
-        if let Err(e) = added {
-            return Err(OpError::Refused(format!(
-                "Cannot add {name} to the team: {e}"
-            )));
-        }
-        // A `claude` teammate gets a session id of the lead's choosing: its transcript is then
-        // known by name (mode, model, usage, final answers).
-        let session_id = plan
-            .claude
-            .then(|| uuid::Uuid::new_v4().hyphenated().to_string());
-        let request = SpawnRequest {
-            color: Some(plan.color.as_str().to_string()),
-            mode: plan.mode,
-            plan_mode_required: plan.plan_mode_required,
-            prompt: Some(plan.prompt.clone()),
-            claude: plan.claude,
-            model: plan.model.clone(),
-            session_id: session_id.clone(),
-            ..SpawnRequest::new(&name, plan.cwd.clone())
+        self.starting.insert(name.clone());
+        let start = Start {
+            executor: self.executor.clone(),
+            team: self.team.clone(),
+            kind: self.kind,
+            plan,
+            before,
         };
-        let spawned = match self.executor.spawn(request).await {
+        self.runtime_job(
+            &name,
+            move |home| start.run(home),
+            move |c, result| c.on_started(result, outcome, done),
+        );
+    }
+
+    /// A start's job is done: the name is free again, the teammate tracked and recorded.
+    fn on_started(&mut self, result: StartResult, outcome: fn(Started) -> Outcome, done: Done) {
+        let StartResult {
+            plan,
+            prepared,
+            started,
+            kept,
+        } = result;
+        self.starting.remove(&plan.name);
+        if let Some(prepared) = &prepared {
+            self.note(worktree_note(&plan.name, prepared));
+        }
+        if let Some((path, work)) = kept {
+            self.note(format!("Kept worktree {}: {work}.", path.display()));
+        }
+        let spawned = match started {
             Ok(spawned) => spawned,
             Err(e) => {
-                let (team, member) = (self.team.clone(), name.clone());
-                self.store.submit(
-                    Lane::Team,
-                    move |home| crate::store::remove_member(home, &team, &member),
-                    |c, _| c.reload_team(),
-                );
-                return Err(OpError::Refused(format!("Could not start {name}: {e}")));
+                self.reload_team();
+                return done(self, Err(e));
             }
         };
+        let name = plan.name.clone();
+        if let Some(prepared) = prepared {
+            let w = prepared.worktree;
+            self.worktrees.retain(|(_, k)| k.path != w.path);
+            self.worktrees.push((name.clone(), w));
+        }
         let tracking = self.tracking.entry(name.clone()).or_default();
         if plan.claude {
             tracking.awaiting_first_turn = Some(tokio::time::Instant::now());
@@ -295,52 +259,273 @@ impl Controller {
             name.clone(),
             TeammateRecord {
                 claude: plan.claude,
-                session_id,
+                session_id: spawned.session_id.clone(),
                 base: plan.base.clone(),
             },
         );
         self.save_record();
-        self.fresh_team().await;
-        Ok(Started {
+        if let Some(member) = spawned.member
+            && self.team_file.member(&name).is_none()
+        {
+            self.team_file.members.push(member);
+        }
+        self.reload_team();
+        let started = Started {
             name,
             requested: plan.requested,
             color: plan.color,
-            kind: spawned.kind,
-            pane_id: spawned.pane_id,
+            kind: spawned.spawned.kind,
+            pane_id: spawned.spawned.pane_id,
             claude: plan.claude,
             mode: plan.mode,
             plan_mode_required: plan.plan_mode_required,
-        })
+        };
+        done(self, Ok(outcome(started)))
     }
+}
 
-    /// A worktree for `name` (git runs on the blocking pool). Worktrees of current members are
-    /// never handed out again.
-    async fn prepare_worktree(&self, name: &str) -> Result<Prepared, String> {
-        let in_use: Vec<PathBuf> = self
-            .team_file
-            .members
-            .iter()
-            .filter_map(|m| m.worktree_path.as_deref().map(PathBuf::from))
-            .collect();
-        let (cwd, team, name) = (self.cwd.clone(), self.team.clone(), name.to_string());
-        tokio::task::spawn_blocking(move || worktree::prepare(&cwd, &team, &name, &in_use))
-            .await
-            .map_err(|e| format!("preparing the worktree failed: {e}"))?
-            .map_err(|e| e.to_string())
-    }
+/// What a start does before the member is added.
+enum Before {
+    /// A new teammate: a worktree when asked for.
+    Spawn { worktree: Option<WorktreeAsk> },
+    /// A teammate that stopped: it must not still run anywhere (`agent` is its id), and its
+    /// old member entry and whatever is left of its pane go first.
+    Respawn { agent: String },
+}
 
-    /// The teammate did not start: its worktree goes again (only when it holds no work).
-    async fn undo_worktree(&mut self, worktree: Option<Worktree>) {
-        let Some(worktree) = worktree else { return };
-        self.worktrees.retain(|(_, w)| w.path != worktree.path);
-        let path = worktree.path.clone();
-        match tokio::task::spawn_blocking(move || worktree::retire(&worktree)).await {
-            Ok(Ok(Retired::Removed)) => {}
-            Ok(Ok(Retired::Kept(work))) => {
-                self.note(format!("Kept worktree {}: {work}.", path.display()))
+/// A worktree to prepare for a new teammate.
+struct WorktreeAsk {
+    /// The lead's checkout.
+    repo: PathBuf,
+    /// Worktrees of current members (never handed out again).
+    in_use: Vec<PathBuf>,
+}
+
+/// One teammate's start, off the loop.
+struct Start {
+    executor: Arc<dyn TeammateExecutor>,
+    team: String,
+    kind: BackendKind,
+    plan: Plan,
+    before: Before,
+}
+
+/// How a start went.
+struct StartResult {
+    plan: Plan,
+    /// The worktree it was given (kept only when it started).
+    prepared: Option<Prepared>,
+    started: Result<SpawnedMember, OpError>,
+    /// A worktree that was made for it and kept after a failed start (it held work).
+    kept: Option<(PathBuf, String)>,
+}
+
+/// A teammate that runs: where, its member entry as added, its session id.
+struct SpawnedMember {
+    spawned: Spawned,
+    member: Option<Member>,
+    session_id: Option<String>,
+}
+
+impl Start {
+    async fn run(self, home: Home) -> StartResult {
+        let Start {
+            executor,
+            team,
+            kind,
+            mut plan,
+            before,
+        } = self;
+        let name = plan.name.clone();
+        let mut prepared = None;
+        let checked = match before {
+            Before::Spawn { worktree } => {
+                match check_program(&executor, plan.claude, &name).await {
+                    Err(e) => Err(e),
+                    Ok(()) => match worktree {
+                        None => Ok(()),
+                        Some(ask) => match prepare_worktree(ask, &team, &name).await {
+                            Ok(p) => {
+                                plan.cwd = p.worktree.path.clone();
+                                plan.worktree_path =
+                                    Some(p.worktree.path.to_string_lossy().into_owned());
+                                plan.base = Some(p.base.clone());
+                                prepared = Some(p);
+                                Ok(())
+                            }
+                            Err(e) => Err(OpError::Refused(format!(
+                                "Cannot give {name} a worktree: {e}"
+                            ))),
+                        },
+                    },
+                }
             }
-            Ok(Err(e)) => tracing::warn!("removing the worktree {}: {e}", path.display()),
-            Err(e) => tracing::warn!("removing the worktree {}: {e}", path.display()),
+            Before::Respawn { agent } => {
+                respawn_checks(&executor, &home, &team, &agent, &plan).await
+            }
+        };
+        let started = match checked {
+            Ok(()) => start(&executor, &home, &team, kind, &plan).await,
+            Err(e) => Err(e),
+        };
+        let mut kept = None;
+        if started.is_err()
+            && let Some(p) = prepared.take()
+        {
+            kept = undo_worktree(p.worktree).await;
+        }
+        StartResult {
+            plan,
+            prepared,
+            started,
+            kept,
+        }
+    }
+}
+
+/// The executor has the program the teammate runs.
+async fn check_program(
+    executor: &Arc<dyn TeammateExecutor>,
+    claude: bool,
+    name: &str,
+) -> Result<(), OpError> {
+    executor
+        .check_program(claude)
+        .await
+        .map_err(|e| OpError::Refused(format!("Cannot spawn {name}: {e}")))
+}
+
+/// Before a respawn: the teammate runs nowhere (known by process, anywhere — in a pane the
+/// lead lost, or none: a second process on the same inbox would answer for it twice), its
+/// program is there, what is left of its pane goes, and its old member entry too.
+async fn respawn_checks(
+    executor: &Arc<dyn TeammateExecutor>,
+    home: &Home,
+    team: &str,
+    agent: &str,
+    plan: &Plan,
+) -> Result<(), OpError> {
+    let name = plan.name.clone();
+    let (root, who) = (home.root.clone(), agent.to_string());
+    let still = tokio::task::spawn_blocking(move || {
+        use crate::backend::lead_probe::procs::{ProcTable, SCAN_DEADLINE};
+        let table = ProcTable::scan(SCAN_DEADLINE);
+        crate::backend::reap::agent_processes(&table, &root, &who, true)
+            .first()
+            .map(|p| p.describe())
+    })
+    .await
+    .ok()
+    .flatten();
+    if let Some(who) = still {
+        return Err(OpError::Refused(format!(
+            "{name} still runs ({who}): /kill {name} first to start it again."
+        )));
+    }
+    if let Err(e) = executor.check_program(plan.claude).await {
+        return Err(OpError::Refused(format!("Cannot respawn {name}: {e}")));
+    }
+    // Whatever is left of it (a dead pane) goes first.
+    let _ = executor.kill(&name).await;
+    let (home, team, member) = (home.clone(), team.to_string(), name.clone());
+    let removed = tokio::task::spawn_blocking(move || {
+        crate::store::remove_member(&home, &team, &member).map(|_| ())
+    })
+    .await
+    .map_err(|e| e.to_string())
+    .and_then(|r| r.map_err(|e| e.to_string()));
+    removed.map_err(|e| {
+        OpError::Refused(format!(
+            "Cannot respawn {name}: its member entry cannot be replaced: {e}"
+        ))
+    })
+}
+
+/// Adds the member, then starts it through the executor; on failure the member goes.
+async fn start(
+    executor: &Arc<dyn TeammateExecutor>,
+    home: &Home,
+    team: &str,
+    kind: BackendKind,
+    plan: &Plan,
+) -> Result<SpawnedMember, OpError> {
+    let mut member = Member::new(&plan.name, team, &plan.cwd.to_string_lossy());
+    member.prompt = Some(plan.prompt.clone());
+    member.color = Some(plan.color.as_str().to_string());
+    member.plan_mode_required = plan.plan_mode_required.then_some(true);
+    member.backend_type = Some(kind.as_str().to_string());
+    member.tmux_pane_id = if kind.is_pane() {
+        String::new()
+    } else {
+        kind.as_str().to_string()
+    };
+    member.mode = Some(plan.mode.as_str().to_string());
+    member.model = plan.model.clone();
+    member.worktree_path = plan.worktree_path.clone();
+    let name = plan.name.clone();
+    let (h, t, m) = (home.clone(), team.to_string(), member.clone());
+    let added = tokio::task::spawn_blocking(move || crate::store::add_member(&h, &t, m))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()));
+    if let Err(e) = added {
+        return Err(OpError::Refused(format!(
+            "Cannot add {name} to the team: {e}"
+        )));
+    }
+    // A `claude` teammate gets a session id of the lead's choosing: its transcript is then
+    // known by name (mode, model, usage, final answers).
+    let session_id = plan
+        .claude
+        .then(|| uuid::Uuid::new_v4().hyphenated().to_string());
+    let request = SpawnRequest {
+        color: Some(plan.color.as_str().to_string()),
+        mode: plan.mode,
+        plan_mode_required: plan.plan_mode_required,
+        prompt: Some(plan.prompt.clone()),
+        claude: plan.claude,
+        model: plan.model.clone(),
+        session_id: session_id.clone(),
+        ..SpawnRequest::new(&name, plan.cwd.clone())
+    };
+    match executor.spawn(request).await {
+        Ok(spawned) => Ok(SpawnedMember {
+            spawned,
+            member: Some(member),
+            session_id,
+        }),
+        Err(e) => {
+            let (h, t, m) = (home.clone(), team.to_string(), name.clone());
+            let _ =
+                tokio::task::spawn_blocking(move || crate::store::remove_member(&h, &t, &m)).await;
+            Err(OpError::Refused(format!("Could not start {name}: {e}")))
+        }
+    }
+}
+
+/// A worktree for `name` (git runs on the blocking pool).
+async fn prepare_worktree(ask: WorktreeAsk, team: &str, name: &str) -> Result<Prepared, String> {
+    let (team, name) = (team.to_string(), name.to_string());
+    tokio::task::spawn_blocking(move || worktree::prepare(&ask.repo, &team, &name, &ask.in_use))
+        .await
+        .map_err(|e| format!("preparing the worktree failed: {e}"))?
+        .map_err(|e| e.to_string())
+}
+
+/// The teammate did not start: its worktree goes again (only when it holds no work; then its
+/// path and what it holds are returned).
+async fn undo_worktree(worktree: Worktree) -> Option<(PathBuf, String)> {
+    let path = worktree.path.clone();
+    match tokio::task::spawn_blocking(move || worktree::retire(&worktree)).await {
+        Ok(Ok(Retired::Removed)) => None,
+        Ok(Ok(Retired::Kept(work))) => Some((path, work.to_string())),
+        Ok(Err(e)) => {
+            tracing::warn!("removing the worktree {}: {e}", path.display());
+            None
+        }
+        Err(e) => {
+            tracing::warn!("removing the worktree {}: {e}", path.display());
+            None
         }
     }
 }

@@ -3,7 +3,7 @@
 //! inputs, and publishing: after every step the snapshots the UI shows are rebuilt and sent
 //! only when they changed.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +12,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::drain::{After, Drained, InboxDrain};
-use super::store_worker::{Reload, StoreWorker};
+use super::input::Sources;
+use super::store_worker::{Host, Reload, StoreWorker};
 use super::{LeadError, LeadOptions, SAFETY_POLL, SAFETY_POLL_WATCHED};
 use crate::agent::events::TeammateEvent;
 use crate::backend::BackendKind;
@@ -23,9 +24,7 @@ use crate::lead::permission_queue::PermissionQueue;
 use crate::lead::plan_queue::PlanQueue;
 use crate::lead::poller::Poller;
 use crate::lead::turns::TurnQueue;
-use crate::lead::view::{
-    LeadCommand, LeadEvent, PendingPermission, PendingPlan, TaskView, TeammateView, TranscriptItem,
-};
+use crate::lead::view::{LeadCommand, LeadEvent, TranscriptItem};
 use crate::lead::view_builder::{Tracking, task_views, team_views};
 use crate::protocol::{LEAD_NAME, PermissionMode, Task, TeamFile};
 use crate::store::tasks::TaskList;
@@ -55,18 +54,25 @@ pub(crate) enum Phase {
     Quitting {
         deadline: Instant,
     },
+    /// The loop ends: the team is being removed (`/quit`) or left (`/detach`), outside the
+    /// loop, since that waits for what is still running.
+    Ending(Ending),
     /// Cleaned up; the loop ends.
     Done,
 }
 
-/// The snapshots last sent to the UI.
-#[derive(Debug, Default)]
-struct Published {
-    team: Option<Vec<TeammateView>>,
-    tasks: Option<Vec<TaskView>>,
-    permissions: Option<Vec<PendingPermission>>,
-    plans: Option<Vec<PendingPlan>>,
+/// How the session ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Everything left is killed and the team deleted.
+    Quit,
+    /// The team stays for the next lead.
+    Detach,
 }
+
+/// A continuation the loop runs with the controller (a job's result, a read before a
+/// decision).
+pub(crate) type Then = super::store_worker::Then<Controller>;
 
 /// All lead state; owned by the controller task.
 pub(crate) struct Controller {
@@ -98,7 +104,7 @@ pub(crate) struct Controller {
     /// The lead's inbox, drained off the loop.
     pub drain: InboxDrain,
     /// Every other read and write of the store, off the loop.
-    pub store: StoreWorker,
+    pub store: StoreWorker<Controller>,
     /// Re-reads of `config.json` and of the task list, coalesced.
     pub team_reload: Reload,
     pub task_reload: Reload,
@@ -115,21 +121,27 @@ pub(crate) struct Controller {
     pub shutdown_timeout: Duration,
     pub shutdown_force: bool,
     pub demo: Option<DemoPlan>,
-    events: mpsc::Sender<LeadEvent>,
-    pub(super) outbox: Vec<LeadEvent>,
-    published: Published,
-    ui_gone: bool,
+    /// What the UI is told (events, snapshots when they changed, problems once).
+    publisher: super::publisher::Publisher,
     pub liveness: Option<LeadLiveness>,
     _watcher: Option<Watcher>,
-    /// Problems already reported (each is told once).
-    reported: HashSet<String>,
-    /// The generations (see [`super::store_worker`]) in which a command was refused or
-    /// failed, until their [`LeadCommand::Barrier`](crate::lead::view::LeadCommand) answers.
-    refused: BTreeSet<u64>,
-    /// Barriers waiting for their generation's continuations: token and generation, in order.
-    barriers: VecDeque<(u64, u64)>,
+    /// `ctl`'s barriers and the generations in which a command was refused.
+    barriers: super::barriers::Barriers,
     /// Merges under way (worktrees merged but kept).
     pub review: super::review::ReviewState,
+    /// Teammates whose start is under way (a job creating its worktree, member entry and
+    /// pane): their names are taken, and messages to them wait in their inboxes.
+    pub starting: HashSet<String>,
+    /// Runtime jobs under way and the commands held behind them (`order`).
+    pub order: super::order::CommandOrder,
+    /// Completed tasks gathered into the next digest line (`lead::wave`).
+    pub wave: crate::lead::wave::Wave,
+    /// Assignments kept for teammates whose rate or usage limit holds, sent when it resets.
+    pub held_assignments: Vec<(Task, String)>,
+    /// Every message sent to a teammate, and how far it got.
+    pub ledger: crate::lead::ledger::Ledger,
+    /// Budgets and who is paused by them.
+    pub budgets: super::budget::Budgets,
 }
 
 impl Controller {
@@ -199,6 +211,12 @@ impl Controller {
             worktree_by_default: opts.worktree_by_default,
             worktrees: Vec::new(),
             review: Default::default(),
+            starting: HashSet::new(),
+            order: Default::default(),
+            wave: Default::default(),
+            held_assignments: Vec::new(),
+            ledger: Default::default(),
+            budgets: super::budget::Budgets::new(opts.budget_teammate, opts.budget_team),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),
@@ -213,15 +231,10 @@ impl Controller {
             shutdown_timeout: opts.shutdown_timeout,
             shutdown_force: opts.shutdown_force,
             demo: opts.demo.take(),
-            events,
-            outbox: Vec::new(),
-            published: Published::default(),
-            ui_gone: false,
+            publisher: super::publisher::Publisher::new(events),
             liveness: Some(liveness),
             _watcher: watcher,
-            reported: HashSet::new(),
-            refused: BTreeSet::new(),
-            barriers: VecDeque::new(),
+            barriers: Default::default(),
         };
         controller.record.backend = Some(controller.kind.as_str().to_string());
         controller.record.pane_session = controller.executor.session_record();
@@ -250,8 +263,9 @@ impl Controller {
         &self.team
     }
 
-    /// The controller task.
-    pub async fn run(mut self, mut ch: Channels) {
+    /// The controller task: the start (the team read, a resume, the demo), then the loop
+    /// (`next_input` → `apply` → publish), then the end (`/quit` or `/detach`).
+    pub async fn run(mut self, ch: Channels) {
         self.fresh_team().await;
         self.fresh_tasks().await;
         if let Some(previous) = self.previous.take() {
@@ -259,7 +273,7 @@ impl Controller {
         }
         self.note_orphans().await;
         self.start_demo().await;
-        let mut liveness =
+        let liveness =
             super::liveness::spawn_poller(self.executor.clone(), self.liveness_wake.clone());
         // With a file watcher the safety poll is only a net for a missed event; without one it
         // is how changes are seen.
@@ -270,93 +284,54 @@ impl Controller {
         };
         let mut safety = tokio::time::interval(every);
         safety.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut commands_open = true;
+        let mut sources = Sources {
+            commands: ch.commands,
+            commands_open: true,
+            bridge: ch.bridge,
+            teammates: ch.teammates,
+            changes: ch.changes,
+            liveness,
+            safety,
+        };
         loop {
             self.publish();
             self.flush().await;
+            if let Phase::Ending(how) = self.phase {
+                self.end(how).await;
+            }
             if self.phase == Phase::Done {
                 break;
             }
-            let deadline = match self.phase {
-                Phase::Quitting { deadline } => Some(deadline),
-                _ => None,
-            };
-            let shutdown_due = self.next_shutdown_deadline();
-            tokio::select! {
-                command = ch.commands.recv(), if commands_open => match command {
-                    Some(command) => self.on_command(command).await,
-                    None => {
-                        commands_open = false;
-                        self.begin_quit("the user interface is gone");
-                    }
-                },
-                Some(change) = next_change(&mut ch.changes) => {
-                    let mut batch = vec![change];
-                    if let Some(rx) = ch.changes.as_mut() {
-                        while let Ok(more) = rx.try_recv() {
-                            batch.push(more);
-                        }
-                    }
-                    self.on_changes(&batch);
-                }
-                Some(event) = ch.teammates.recv() => {
-                    self.on_teammate_event(event);
-                    while let Ok(more) = ch.teammates.try_recv() {
-                        self.on_teammate_event(more);
-                    }
-                }
-                Some(message) = ch.bridge.recv() => self.on_bridge(message),
-                Some(reports) = liveness.recv() => self.on_liveness(reports),
-                Some(drained) = self.drain.next() => self.on_drained(drained),
-                Some(then) = self.store.next() => {
-                    then(&mut self);
-                    while let Some(more) = self.store.try_next() {
-                        more(&mut self);
-                    }
-                }
-                Some(event) = super::model::LeadModel::next_event(&mut self.lead_model) => {
-                    self.on_model_event(event).await
-                }
-                _ = safety.tick() => self.on_safety_poll(),
-                _ = sleep_until_opt(deadline) => self.finish_quit().await,
-                _ = sleep_until_opt(shutdown_due) => self.on_shutdown_overdue().await,
-            }
-            self.check_quit_progress().await;
+            let input = self.next_input(&mut sources).await;
+            self.apply(input);
         }
     }
 
     /// The command being carried out (or the continuation running) was refused or failed:
     /// its barrier says so.
     pub fn refuse(&mut self) {
-        self.refused.insert(self.store.generation());
+        self.barriers.refuse(self.store.generation());
     }
 
     /// A barrier: answered once every command before it, and every continuation they
     /// chained, has run.
     pub fn barrier(&mut self, token: u64) {
         let generation = self.store.close_generation();
-        self.barriers.push_back((token, generation));
+        self.barriers.wait(token, generation);
         self.release_barriers();
     }
 
     /// Answers the barriers whose generation is settled, in order.
     pub fn release_barriers(&mut self) {
-        while let Some(&(token, generation)) = self.barriers.front() {
-            if !self.store.settled(generation) {
-                return;
-            }
-            self.barriers.pop_front();
-            let later = self.refused.split_off(&(generation + 1));
-            let refused = !std::mem::replace(&mut self.refused, later).is_empty();
+        let store = &self.store;
+        for (token, refused) in self.barriers.release(|g| store.settled(g)) {
             self.emit(LeadEvent::Barrier { token, refused });
         }
     }
 
     /// Queues an event for the UI.
     pub fn emit(&mut self, event: LeadEvent) {
-        if !self.ui_gone {
-            self.outbox.push(event);
-        }
+        self.publisher.emit(event);
     }
 
     /// A system note in the main transcript.
@@ -369,7 +344,7 @@ impl Controller {
     /// A note about a problem, told once.
     pub fn note_once(&mut self, text: impl Into<String>) {
         let text = text.into();
-        if self.reported.insert(text.clone()) {
+        if self.publisher.first_time(&text) {
             tracing::warn!("{text}");
             self.note(text);
         }
@@ -377,17 +352,9 @@ impl Controller {
 
     /// Sends what is queued; a UI that stopped listening starts a graceful quit.
     pub async fn flush(&mut self) {
-        let events: Vec<LeadEvent> = std::mem::take(&mut self.outbox);
-        for event in events {
-            if self.ui_gone {
-                break;
-            }
-            if self.events.send(event).await.is_err() {
-                self.ui_gone = true;
-                self.begin_quit("the user interface is gone");
-            }
+        if self.publisher.flush().await.is_err() {
+            self.begin_quit("the user interface is gone");
         }
-        self.outbox.clear();
     }
 
     /// Rebuilds the snapshots and queues those that changed.
@@ -401,25 +368,12 @@ impl Controller {
             waiting.contains_key(name) || plans.has_worker(name)
         });
         self.publish_usage(&mut team);
-        if self.published.team.as_ref() != Some(&team) {
-            self.published.team = Some(team.clone());
-            self.emit(LeadEvent::Team(team));
-        }
+        self.publish_receipts(&mut team);
+        self.apply_budgets(&mut team);
         let tasks = task_views(&self.tasks);
-        if self.published.tasks.as_ref() != Some(&tasks) {
-            self.published.tasks = Some(tasks.clone());
-            self.emit(LeadEvent::Tasks(tasks));
-        }
         let permissions = self.permissions.views();
-        if self.published.permissions.as_ref() != Some(&permissions) {
-            self.published.permissions = Some(permissions.clone());
-            self.emit(LeadEvent::Permissions(permissions));
-        }
         let plans = self.plans.views();
-        if self.published.plans.as_ref() != Some(&plans) {
-            self.published.plans = Some(plans.clone());
-            self.emit(LeadEvent::Plans(plans));
-        }
+        self.publisher.snapshots(team, tasks, permissions, plans);
     }
 
     /// Asks for a drain of the lead's inbox (off the loop: its entries arrive as [`Drained`]).
@@ -460,11 +414,16 @@ impl Controller {
     }
 
     /// File changes: the lead's inbox, the team file, the tasks; teammates' inboxes wake them.
-    fn on_changes(&mut self, batch: &[ChangeEvent]) {
+    pub(super) fn on_changes(&mut self, batch: &[ChangeEvent]) {
         let inbox = self.home.inbox_path(&self.team, LEAD_NAME).ok();
         let config = self.home.config_path(&self.team).ok();
         let tasks_dir = self.task_list.dir().to_path_buf();
         let (mut lead_inbox, mut team, mut tasks) = (false, false, false);
+        let inboxes_dir = inbox
+            .as_ref()
+            .and_then(|p| p.parent())
+            .map(|p| p.to_path_buf());
+        let mut teammate_inboxes = std::collections::BTreeSet::new();
         for change in batch {
             if change.kind.is_lock() {
                 continue;
@@ -476,7 +435,15 @@ impl Controller {
                 team = true;
             } else if change.path.parent() == Some(tasks_dir.as_path()) {
                 tasks = true;
+            } else if change.path.parent() == inboxes_dir.as_deref()
+                && change.path.extension().is_some_and(|e| e == "json")
+                && let Some(name) = change.path.file_stem().and_then(|n| n.to_str())
+            {
+                teammate_inboxes.insert(name.to_string());
             }
+        }
+        for name in teammate_inboxes {
+            self.check_inbox_receipts(&name);
         }
         if team {
             self.reload_team();
@@ -490,13 +457,18 @@ impl Controller {
     }
 
     /// The slow safety net: look at everything.
-    fn on_safety_poll(&mut self) {
+    pub(super) fn on_safety_poll(&mut self) {
         self.permissions.prune_closed();
         self.reload_team();
         self.reload_tasks();
         self.poll_inbox();
         self.read_claude_transcripts();
         self.check_first_turns();
+        self.release_held_assignments();
+        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        for name in names {
+            self.check_inbox_receipts(&name);
+        }
     }
 }
 
@@ -515,16 +487,12 @@ fn start_watcher(
     crate::watch::watch(&scope, &options).map(Some)
 }
 
-async fn next_change(rx: &mut Option<mpsc::UnboundedReceiver<ChangeEvent>>) -> Option<ChangeEvent> {
-    match rx {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
+impl Host for Controller {
+    fn worker(&mut self) -> &mut StoreWorker<Controller> {
+        &mut self.store
     }
-}
 
-async fn sleep_until_opt(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
+    fn job_finished(&mut self) {
+        self.release_barriers();
     }
 }

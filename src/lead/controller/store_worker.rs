@@ -1,19 +1,21 @@
-//! Store work off the controller's loop. Every read and write of the team's files the
+//! Slow work off the controller's loop, generic over the state `S` that owns the worker (so
+//! it knows nothing of the controller). Every read and write of the team's files the
 //! controller makes (config.json, the task list, inboxes, the session record, what other
-//! sessions left) runs on the blocking pool through the one [`StoreWorker`], in one of three
-//! ways:
+//! sessions left), every git run and every pane or process operation runs through the one
+//! [`StoreWorker`]:
 //!
-//! - [`StoreWorker::submit`]: a background job in a [`Lane`]. Jobs of one lane run one after
-//!   another in the order they were submitted (two commands on the same file apply in order);
-//!   lanes run side by side. When the job is done, its continuation comes back to the loop as
-//!   one of its inputs ([`StoreWorker::next`]) and runs there with the controller: that is
-//!   where a command is acknowledged. A lock left by a writer that died (up to Claude Code's
-//!   10 s staleness rule) therefore delays only the jobs of its own lane: the loop goes on
-//!   with permission answers, messages and commands on other files.
-//! - [`StoreWorker::wait`]: the same job in its lane, awaited by the loop (start-up, resume,
-//!   spawn, quit: sequences that need the result before their next step).
-//! - [`StoreWorker::read`]: a lock-free read awaited by the loop (a fresh team file before a
-//!   decision), outside the lanes so it never waits behind a write.
+//! - [`StoreWorker::submit`]: a blocking job in a [`Lane`]; [`StoreWorker::job`]: a future in
+//!   a lane (a teammate's start, kill, hide/show or focus: [`Lane::Runtime`]). Jobs of one
+//!   lane run one after another in the order they were submitted (two commands on the same
+//!   file apply in order); lanes run side by side. When the job is done, its continuation
+//!   comes back to the loop as one of its inputs ([`StoreWorker::next`]) and runs there with
+//!   the state: that is where a command is acknowledged. A lock left by a writer that died
+//!   (up to Claude Code's 10 s staleness rule) therefore delays only the jobs of its own lane:
+//!   the loop goes on with permission answers, messages and commands on other files.
+//! - [`StoreWorker::read_then`]: a lock-free read outside the lanes (never behind a write),
+//!   whose continuation makes the decision that needed the file as it is now.
+//! - [`StoreWorker::wait`] and [`StoreWorker::read`]: the same, awaited — only at start-up
+//!   (before the loop runs) and at the end (after it).
 //!
 //! Every job is counted in a *generation*: the commands between two barriers
 //! ([`LeadCommand::Barrier`](crate::lead::view::LeadCommand)) are one, and a job submitted by
@@ -24,13 +26,14 @@
 //! changes never holds a barrier.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::state::Controller;
 use crate::store::{Home, StoreError};
 
-/// Which files a job touches.
+/// Which files (or which teammate's pane and process) a job touches.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Lane {
     /// `config.json` (members, modes, hidden panes).
@@ -56,6 +59,12 @@ pub(crate) enum Lane {
     Git,
     /// `gh` questions (a reviewed branch's pull request): slow, so never ahead of git's.
     GitHub,
+    /// One teammate's runtime: starting it (its worktree, member entry and pane), killing,
+    /// hiding, showing or focusing it. Two teammates' sequences overlap; one teammate's run in
+    /// the order they were asked for.
+    Runtime(String),
+    /// Lock-free reads before a decision: never behind a write, each on its own.
+    Reads,
 }
 
 impl Lane {
@@ -65,20 +74,32 @@ impl Lane {
     }
 }
 
-/// What the loop runs once a job is done.
-pub(crate) type Then = Box<dyn FnOnce(&mut Controller) + Send>;
+/// What the loop runs once a job is done, with the state `S` it owns.
+pub(crate) type Then<S> = Box<dyn FnOnce(&mut S) + Send>;
 
-type Job = Box<dyn FnOnce(&Home) -> Then + Send>;
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+type Job<S> = Box<dyn FnOnce(Home) -> BoxFuture<Then<S>> + Send>;
 
 /// A finished job: its continuation and the generation it was counted in.
-type Done = (Option<u64>, Then);
+type Done<S> = (Option<u64>, Then<S>);
 
-/// The controller's one way to the store.
-pub(crate) struct StoreWorker {
+/// Where a lane's jobs are sent, each with the generation it is counted in.
+type LaneSender<S> = mpsc::UnboundedSender<(Option<u64>, Job<S>)>;
+
+/// The state a worker serves: where its worker is, and what to do when a generation settles.
+pub(crate) trait Host: Sized + 'static {
+    fn worker(&mut self) -> &mut StoreWorker<Self>;
+    /// A counted job's continuation ran: barriers waiting for its generation may be answered.
+    fn job_finished(&mut self);
+}
+
+/// The loop's one way to slow work (the store, git, panes and processes).
+pub(crate) struct StoreWorker<S> {
     home: Home,
-    lanes: HashMap<Lane, mpsc::UnboundedSender<(Option<u64>, Job)>>,
-    done_tx: mpsc::UnboundedSender<Done>,
-    done_rx: mpsc::UnboundedReceiver<Done>,
+    lanes: HashMap<Lane, LaneSender<S>>,
+    done_tx: mpsc::UnboundedSender<Done<S>>,
+    done_rx: mpsc::UnboundedReceiver<Done<S>>,
     /// Jobs submitted whose continuation has not run yet.
     in_flight: usize,
     /// The generation of the commands arriving now (the barriers seen so far).
@@ -90,9 +111,9 @@ pub(crate) struct StoreWorker {
     open: BTreeMap<u64, usize>,
 }
 
-impl StoreWorker {
+impl<S: Host> StoreWorker<S> {
     /// A worker for `home` (lanes start on the current tokio runtime when first used).
-    pub fn new(home: Home) -> StoreWorker {
+    pub fn new(home: Home) -> StoreWorker<S> {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         StoreWorker {
             home,
@@ -131,16 +152,52 @@ impl StoreWorker {
         &mut self,
         lane: Lane,
         work: impl FnOnce(&Home) -> T + Send + 'static,
-        then: impl FnOnce(&mut Controller, T) + Send + 'static,
+        then: impl FnOnce(&mut S, T) + Send + 'static,
     ) {
+        self.job(
+            lane,
+            move |home| async move {
+                tokio::task::spawn_blocking(move || work(&home))
+                    .await
+                    .map_err(|e| e.to_string())
+            },
+            move |s, result| match result {
+                Ok(result) => then(s, result),
+                Err(e) => tracing::warn!("a store job failed: {e}"),
+            },
+        );
+    }
+
+    /// Runs the future `work` makes in `lane` (after what was submitted to it before, and
+    /// side by side with other lanes); `then` runs on the loop with its result. This is how
+    /// the loop starts slow work that is not a file (a pane, a process, git) without waiting.
+    pub fn job<T: Send + 'static, F>(
+        &mut self,
+        lane: Lane,
+        work: impl FnOnce(Home) -> F + Send + 'static,
+        then: impl FnOnce(&mut S, T) + Send + 'static,
+    ) where
+        F: Future<Output = T> + Send + 'static,
+    {
         let generation = lane.counted().then_some(self.context);
-        let job: Job = Box::new(move |home| {
-            let result = work(home);
-            Box::new(move |c: &mut Controller| then(c, result))
+        let job: Job<S> = Box::new(move |home| {
+            Box::pin(async move {
+                let result = work(home).await;
+                Box::new(move |s: &mut S| then(s, result)) as Then<S>
+            })
         });
         self.in_flight += 1;
         if let Some(g) = generation {
             *self.open.entry(g).or_default() += 1;
+        }
+        if lane == Lane::Reads {
+            // Reads wait for nobody: each runs at once.
+            let (home, done) = (self.home.clone(), self.done_tx.clone());
+            tokio::spawn(async move {
+                let then = job(home).await;
+                let _ = done.send((generation, then));
+            });
+            return;
         }
         if let Err(mpsc::error::SendError(job)) = self.lane(lane.clone()).send((generation, job)) {
             // The lane's task is gone (its runtime is shutting down): a new one.
@@ -149,15 +206,36 @@ impl StoreWorker {
         }
     }
 
+    /// A lock-free read on the blocking pool, outside the lanes (never behind a write); `then`
+    /// runs on the loop with it: a decision that needs the file as it is now.
+    pub fn read_then<T: Send + 'static>(
+        &mut self,
+        work: impl FnOnce(&Home) -> T + Send + 'static,
+        then: impl FnOnce(&mut S, T) + Send + 'static,
+    ) {
+        self.job(
+            Lane::Reads,
+            move |home| async move {
+                tokio::task::spawn_blocking(move || work(&home))
+                    .await
+                    .map_err(|e| e.to_string())
+            },
+            move |s, result| match result {
+                Ok(result) => then(s, result),
+                Err(e) => tracing::warn!("a read failed: {e}"),
+            },
+        );
+    }
+
     /// Runs `work` in `lane` (after what was submitted to it before) and awaits its result;
-    /// `None` when the runtime is going away.
+    /// `None` when the runtime is going away. Only for start-up, before the loop runs.
     pub async fn wait<T: Send + 'static>(
         &mut self,
         lane: Lane,
         work: impl FnOnce(&Home) -> T + Send + 'static,
     ) -> Option<T> {
         let (tx, rx) = oneshot::channel();
-        // The result goes back from the blocking pool itself: the loop is the one awaiting,
+        // The result goes back from the blocking pool itself: the caller is the one awaiting,
         // so no continuation of it could run meanwhile.
         self.submit(
             lane,
@@ -169,7 +247,8 @@ impl StoreWorker {
         rx.await.ok()
     }
 
-    /// A lock-free read on the blocking pool, awaited (outside the lanes).
+    /// A lock-free read on the blocking pool, awaited (outside the lanes). Only for start-up,
+    /// before the loop runs.
     pub async fn read<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Home) -> T + Send + 'static,
@@ -179,14 +258,14 @@ impl StoreWorker {
     }
 
     /// The next finished job's continuation (pending while none is done).
-    pub async fn next(&mut self) -> Option<Then> {
+    pub async fn next(&mut self) -> Option<Then<S>> {
         let done = self.done_rx.recv().await;
         self.in_flight = self.in_flight.saturating_sub(usize::from(done.is_some()));
         done.map(in_its_generation)
     }
 
     /// The next finished continuation when one is ready now.
-    pub fn try_next(&mut self) -> Option<Then> {
+    pub fn try_next(&mut self) -> Option<Then<S>> {
         let done = self.done_rx.try_recv().ok();
         self.in_flight = self.in_flight.saturating_sub(usize::from(done.is_some()));
         done.map(in_its_generation)
@@ -207,7 +286,7 @@ impl StoreWorker {
         self.in_flight == 0
     }
 
-    fn lane(&mut self, lane: Lane) -> &mpsc::UnboundedSender<(Option<u64>, Job)> {
+    fn lane(&mut self, lane: Lane) -> &LaneSender<S> {
         let (home, done) = (self.home.clone(), self.done_tx.clone());
         self.lanes.entry(lane).or_insert_with(|| {
             let (tx, rx) = mpsc::unbounded_channel();
@@ -219,33 +298,28 @@ impl StoreWorker {
 
 /// A continuation that runs in its job's generation (what it submits is counted there), then
 /// marks the job done and answers the barriers that were waiting for it.
-fn in_its_generation((generation, then): Done) -> Then {
-    Box::new(move |c: &mut Controller| {
-        c.store.context = generation.unwrap_or(c.store.current);
-        then(c);
-        c.store.context = c.store.current;
+fn in_its_generation<S: Host>((generation, then): Done<S>) -> Then<S> {
+    Box::new(move |s: &mut S| {
+        let w = s.worker();
+        w.context = generation.unwrap_or(w.current);
+        then(s);
+        let w = s.worker();
+        w.context = w.current;
         if let Some(g) = generation {
-            c.store.finish(g);
-            c.release_barriers();
+            w.finish(g);
+            s.job_finished();
         }
     })
 }
 
-/// One lane: its jobs in order, each on the blocking pool.
-async fn run_lane(
+/// One lane: its jobs in order.
+async fn run_lane<S: 'static>(
     home: Home,
-    mut jobs: mpsc::UnboundedReceiver<(Option<u64>, Job)>,
-    done: mpsc::UnboundedSender<Done>,
+    mut jobs: mpsc::UnboundedReceiver<(Option<u64>, Job<S>)>,
+    done: mpsc::UnboundedSender<Done<S>>,
 ) {
     while let Some((generation, job)) = jobs.recv().await {
-        let home = home.clone();
-        let then = match tokio::task::spawn_blocking(move || job(&home)).await {
-            Ok(then) => then,
-            Err(e) => {
-                tracing::warn!("a store job failed: {e}");
-                Box::new(|_: &mut Controller| {})
-            }
-        };
+        let then = job(home.clone()).await;
         if done.send((generation, then)).is_err() {
             return;
         }

@@ -23,16 +23,16 @@ pub const NO_LEAD_MODEL: &str = "There is no lead model in this session (start t
 
 impl Controller {
     /// Text submitted in a view.
-    pub async fn on_submit(&mut self, target: ViewTarget, text: String) {
+    pub fn on_submit(&mut self, target: ViewTarget, text: String) {
         // A slash command is the lead's from any view, never chat for a teammate.
         if let ViewTarget::Teammate(name) = target
             && !text.trim_start().starts_with('/')
         {
-            return self.message_teammate(&name, &text, false).await;
+            return self.message_teammate(&name, &text, false);
         }
         match parse_input(&text) {
             Ok(Input::Empty) => {}
-            Ok(Input::Mention { to, text }) => self.message_teammate(&to, &text, true).await,
+            Ok(Input::Mention { to, text }) => self.message_teammate(&to, &text, true),
             Ok(Input::Plain(text)) => {
                 self.emit(LeadEvent::Transcript(TranscriptItem::User {
                     text: text.clone(),
@@ -42,12 +42,12 @@ impl Controller {
                 }
             }
             Ok(Input::Slash(SlashCommand::Msg { to, text })) => {
-                self.message_teammate(&to, &text, true).await
+                self.message_teammate(&to, &text, true)
             }
-            Ok(Input::Slash(SlashCommand::Broadcast { text })) => self.broadcast(&text).await,
+            Ok(Input::Slash(SlashCommand::Broadcast { text })) => self.broadcast(&text),
             Ok(Input::Slash(command)) => {
                 self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
-                self.run_slash(command).await;
+                self.run_slash(command);
             }
             Err(e) => {
                 self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
@@ -57,7 +57,7 @@ impl Controller {
         }
     }
 
-    async fn run_slash(&mut self, command: SlashCommand) {
+    fn run_slash(&mut self, command: SlashCommand) {
         match command {
             SlashCommand::Spawn {
                 name,
@@ -73,8 +73,7 @@ impl Controller {
                     claude: claude.then_some(true),
                     worktree: worktree.then_some(true),
                 };
-                let done = self.spawn_teammate_with(&name, flags, &prompt).await;
-                self.report(done);
+                self.spawn_teammate_with(&name, flags, &prompt, reported());
             }
             SlashCommand::TaskAdd {
                 subject,
@@ -100,31 +99,28 @@ impl Controller {
                     description,
                 },
             ),
-            SlashCommand::TaskList => self.list_tasks().await,
-            SlashCommand::TaskAssign { id, name } => self.assign_task(&id, &name, reported()).await,
-            SlashCommand::Msg { to, text } => self.message_teammate(&to, &text, true).await,
-            SlashCommand::Broadcast { text } => self.broadcast(&text).await,
+            SlashCommand::TaskList => self.list_tasks(),
+            SlashCommand::TaskAssign { id, name } => self.assign_task(&id, &name, reported()),
+            SlashCommand::Msg { to, text } => self.message_teammate(&to, &text, true),
+            SlashCommand::Broadcast { text } => self.broadcast(&text),
             SlashCommand::Shutdown {
                 target: ShutdownTarget::All,
                 force,
             } => {
-                self.shutdown_all().await;
+                self.shutdown_all();
                 self.force_shutdowns(None, force);
             }
             SlashCommand::Shutdown {
                 target: ShutdownTarget::One(name),
                 force,
             } => {
-                self.shutdown_one(&name, reported()).await;
+                self.shutdown_one(&name, reported());
                 self.force_shutdowns(Some(&name), force);
             }
-            SlashCommand::Kill { name } => self.kill(&name).await,
-            SlashCommand::Interrupt { name } => self.interrupt_teammate(&name, |_| {}).await,
-            SlashCommand::Steer { to, text } => self.steer(&to, &text).await,
-            SlashCommand::Respawn { name } => {
-                let done = self.respawn(&name).await;
-                self.report(done);
-            }
+            SlashCommand::Kill { name } => self.kill(&name),
+            SlashCommand::Interrupt { name } => self.interrupt_teammate(&name, |_| {}),
+            SlashCommand::Steer { to, text } => self.steer(&to, &text),
+            SlashCommand::Respawn { name } => self.respawn(&name, reported()),
             SlashCommand::Mode { name, mode, force } => {
                 if !force && self.leaves_required_plan(&name, mode) {
                     self.note(format!(
@@ -132,10 +128,10 @@ impl Controller {
                          To move it to {mode} anyway: /mode {name} {mode} --force"
                     ));
                 } else {
-                    self.set_teammate_mode(&name, mode).await;
+                    self.set_teammate_mode(&name, mode);
                 }
             }
-            SlashCommand::Team => self.show_team().await,
+            SlashCommand::Team => self.show_team(),
             SlashCommand::TeamDelete => {
                 let left = self.team_file.teammates().count();
                 if left > 0 {
@@ -147,31 +143,40 @@ impl Controller {
                     self.begin_quit("/team delete");
                 }
             }
-            SlashCommand::Review { name } => self.review(&name).await,
+            SlashCommand::Review { name } => self.review(&name),
             SlashCommand::Merge {
                 name,
                 how,
                 dry_run,
                 retire,
-            } => self.merge(&name, how, dry_run, retire).await,
-            SlashCommand::Queue => self.merge_queue().await,
+            } => self.merge(&name, how, dry_run, retire),
+            SlashCommand::Queue => self.merge_queue(),
             SlashCommand::Help => self.note(help_text()),
+            SlashCommand::Budget { name, micros } => self.set_budget(name.as_deref(), micros),
             SlashCommand::Clean => self.clean_orphans(),
             SlashCommand::Quit => self.begin_quit("asked by the user"),
             // Without a server in between, leaving the screen is leaving the team.
-            SlashCommand::Detach | SlashCommand::DetachScreen => self.detach().await,
+            SlashCommand::Detach | SlashCommand::DetachScreen => self.detach(),
         }
     }
 
     /// Sends `text` to a teammate's inbox from `team-lead` (in the background); `echo` shows
     /// it in the transcript once it is written.
-    pub async fn message_teammate(&mut self, to: &str, text: &str, echo: bool) {
-        let to = to.trim_start_matches('@');
-        if !self.has_teammate(to).await {
+    pub fn message_teammate(&mut self, to: &str, text: &str, echo: bool) {
+        let (to, text) = (to.trim_start_matches('@').to_string(), text.to_string());
+        self.with_teammate(&to.clone(), move |c, known| {
+            c.message_known(&to, &text, echo, known)
+        });
+    }
+
+    /// [`Controller::message_teammate`] once it is known whether `to` is a teammate.
+    fn message_known(&mut self, to: &str, text: &str, echo: bool, known: bool) {
+        if !known {
             if echo {
                 self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                     to: to.to_string(),
                     text: text.to_string(),
+                    receipt: None,
                 }));
             }
             return self.no_such_teammate(to);
@@ -181,6 +186,7 @@ impl Controller {
                 self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                     to: to.to_string(),
                     text: text.to_string(),
+                    receipt: None,
                 }));
             }
             return self.report(Err(e));
@@ -189,14 +195,22 @@ impl Controller {
             self.note(format!("Nothing to send to {to}."));
             return;
         }
+        if let Some(why) = self.over_budget(to) {
+            self.refuse();
+            self.note(format!(
+                "{to} is paused: {why}. Nothing was sent; /budget {to} DOLLARS (or /budget team DOLLARS) raises it."
+            ));
+            return;
+        }
         let (name, said) = (to.to_string(), text.to_string());
-        self.deliver(
+        self.send_message(
             to,
             InboxEntry::new(LEAD_NAME, text),
-            move |c, sent| match sent {
+            move |c, sent, id| match sent {
                 Ok(()) if echo => c.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
                     to: name,
                     text: said,
+                    receipt: Some(id),
                 })),
                 Ok(()) => {}
                 Err(e) => c.note(format!("Could not send the message to {name}: {e}")),
@@ -205,12 +219,17 @@ impl Controller {
     }
 
     /// Sends `text` to every teammate.
-    pub async fn broadcast(&mut self, text: &str) {
-        self.fresh_team().await;
+    pub fn broadcast(&mut self, text: &str) {
+        let text = text.to_string();
+        self.with_fresh_team(move |c| c.broadcast_now(&text));
+    }
+
+    fn broadcast_now(&mut self, text: &str) {
         let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
         self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
             to: "everyone".to_string(),
             text: text.to_string(),
+            receipt: None,
         }));
         if names.is_empty() {
             self.note("There are no teammates to send it to.");
@@ -256,8 +275,11 @@ impl Controller {
         task_added(created, blocked_by)
     }
 
-    async fn list_tasks(&mut self) {
-        self.fresh_tasks().await;
+    fn list_tasks(&mut self) {
+        self.with_fresh_tasks(|c| c.list_tasks_now());
+    }
+
+    fn list_tasks_now(&mut self) {
         let views = crate::lead::view_builder::task_views(&self.tasks);
         let lines: Vec<String> = views
             .iter()
@@ -292,14 +314,27 @@ impl Controller {
 
     /// `/task assign ID NAME`: sets the owner (in the task lane) and then sends
     /// `task_assignment` to it; `done` hears when the owner is set.
-    pub async fn assign_task(&mut self, id: &str, name: &str, done: Done) {
-        if !self.has_teammate(name).await {
+    pub fn assign_task(&mut self, id: &str, name: &str, done: Done) {
+        let (id, name) = (id.to_string(), name.to_string());
+        self.with_teammate(&name.clone(), move |c, known| {
+            c.assign_known(&id, &name, known, done)
+        });
+    }
+
+    fn assign_known(&mut self, id: &str, name: &str, known: bool, done: Done) {
+        if !known {
             let e = self.no_such_teammate_error(name);
             return done(self, Err(e));
         }
         if let Some(how) = self.tracking.get(name).and_then(|t| t.stopped.clone()) {
             let e = OpError::Refused(format!(
                 "{name} is not running ({how}): /respawn {name} first."
+            ));
+            return done(self, Err(e));
+        }
+        if let Some(why) = self.over_budget(name) {
+            let e = OpError::Refused(format!(
+                "{name} is paused: {why}. Task #{id} was not assigned; /budget {name} DOLLARS raises it."
             ));
             return done(self, Err(e));
         }
@@ -320,6 +355,24 @@ impl Controller {
                     return done(c, Err(e));
                 }
             };
+            // A teammate whose rate or usage limit holds hears of it when the limit resets
+            // (`release_held_assignments`).
+            if let Some(until) = c.limited_until(&name) {
+                c.held_assignments.push((task.clone(), name.clone()));
+                c.note(format!(
+                    "{name} is rate-limited until {}: it hears of task #{} then.",
+                    local_clock(until),
+                    task.id
+                ));
+                return done(
+                    c,
+                    Ok(Outcome::TaskAssigned {
+                        id: task.id,
+                        subject: task.subject,
+                        owner: name,
+                    }),
+                );
+            }
             // Acknowledged once the owner knows (its `task_assignment` is written).
             let (task_ref, owner) = (task.clone(), name.clone());
             c.send_assignment(&task_ref, &owner, move |c| {
@@ -333,6 +386,35 @@ impl Controller {
                 )
             });
         });
+    }
+
+    /// Until when (epoch ms) `name`'s rate or usage limit holds, if it does now.
+    pub(super) fn limited_until(&self, name: &str) -> Option<u64> {
+        let now = crate::protocol::time::now_ms();
+        self.tracking
+            .get(name)
+            .and_then(|t| t.rate_limited_until)
+            .filter(|u| *u > now)
+    }
+
+    /// Sends the assignments held for teammates whose limit has reset (at the safety poll and
+    /// after each transcript read).
+    pub(super) fn release_held_assignments(&mut self) {
+        let held = std::mem::take(&mut self.held_assignments);
+        for (task, owner) in held {
+            if !self.knows_teammate(&owner) {
+                continue;
+            }
+            if self.limited_until(&owner).is_some() {
+                self.held_assignments.push((task, owner));
+                continue;
+            }
+            self.note(format!(
+                "{owner}'s limit has reset: it hears of task #{} now.",
+                task.id
+            ));
+            self.send_assignment(&task, &owner, |_| {});
+        }
     }
 
     /// Sends `task_assignment` for `task` to `owner`; `then` runs once it is written (or could
@@ -380,8 +462,11 @@ impl Controller {
         })
     }
 
-    async fn show_team(&mut self) {
-        self.fresh_team().await;
+    fn show_team(&mut self) {
+        self.with_fresh_team(|c| c.show_team_now());
+    }
+
+    fn show_team_now(&mut self) {
         let waiting = self.permissions.waiting_by_worker();
         let mut lines = vec![format!(
             "Team {} — lead mode {}, backend {}",
@@ -466,23 +551,29 @@ impl Controller {
         }
         self.fresh_tasks().await;
         for mate in &teammates {
-            let done = self
-                .spawn_teammate(
-                    &mate.name,
-                    mate.plan_mode_required,
-                    Some(mate.mode),
-                    &mate.prompt,
-                )
-                .await;
-            self.report(done);
-        }
-        // Each teammate hears of its tasks after its prompt (spawning clears its inbox).
-        for (task, id) in tasks.iter().zip(&ids) {
-            if let Some(owner) = &task.owner
-                && let Some(assigned) = self.tasks.iter().find(|t| &t.id == id).cloned()
-            {
-                self.send_assignment(&assigned, owner, |_| {});
-            }
+            // Each teammate hears of its tasks once it runs (spawning clears its inbox).
+            let (ids, tasks, name) = (ids.clone(), tasks.clone(), mate.name.clone());
+            let done: Done = Box::new(move |c, started| {
+                let ok = started.is_ok();
+                c.report(started);
+                if !ok {
+                    return;
+                }
+                for (task, id) in tasks.iter().zip(&ids) {
+                    if task.owner.as_deref() == Some(name.as_str())
+                        && let Some(assigned) = c.tasks.iter().find(|t| &t.id == id).cloned()
+                    {
+                        c.send_assignment(&assigned, &name, |_| {});
+                    }
+                }
+            });
+            self.spawn_teammate(
+                &mate.name,
+                mate.plan_mode_required,
+                Some(mate.mode),
+                &mate.prompt,
+                done,
+            );
         }
     }
 }
@@ -517,4 +608,13 @@ fn task_added(created: Result<Task, StoreError>, blocked_by: Vec<String>) -> OpR
         subject: task.subject,
         blocked_by,
     })
+}
+
+/// `14:05`: an epoch-ms time on the lead's clock.
+fn local_clock(ms: u64) -> String {
+    i64::try_from(ms)
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.with_timezone(&chrono::Local).format("%H:%M").to_string())
+        .unwrap_or_else(|| "later".to_string())
 }

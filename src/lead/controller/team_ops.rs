@@ -15,9 +15,9 @@ use crate::store;
 
 impl Controller {
     /// One command from the UI.
-    pub async fn on_command(&mut self, command: LeadCommand) {
+    pub fn on_command(&mut self, command: LeadCommand) {
         match command {
-            LeadCommand::Submit { target, text } => self.on_submit(target, text).await,
+            LeadCommand::Submit { target, text } => self.on_submit(target, text),
             LeadCommand::CycleLeadMode => {
                 self.lead_mode = self.lead_mode.next();
                 let mode = self.lead_mode;
@@ -33,35 +33,29 @@ impl Controller {
                 );
                 self.emit(LeadEvent::LeadMode(mode));
             }
-            LeadCommand::CycleAllModes => self.cycle_all_modes().await,
+            LeadCommand::CycleAllModes => self.cycle_all_modes(),
             LeadCommand::CycleTeammateMode { name } => {
-                if !self.has_teammate(&name).await {
-                    return self.no_such_teammate(&name);
-                }
-                // A mode asked for and not (yet) taken is where the cycle stands: Shift+Tab
-                // again moves past a mode a claude teammate's own cycle does not offer.
-                let requested = self.tracking.get(&name).and_then(|t| t.mode_requested);
-                if let Some(mode) = self.team_file.member(&name).map(|m| m.permission_mode()) {
-                    self.set_teammate_mode(&name, requested.unwrap_or(mode).next())
-                        .await;
-                }
+                let to = name.clone();
+                self.with_teammate(&name, move |c, known| {
+                    if !known {
+                        return c.no_such_teammate(&to);
+                    }
+                    // A mode asked for and not (yet) taken is where the cycle stands: Shift+Tab
+                    // again moves past a mode a claude teammate's own cycle does not offer.
+                    let requested = c.tracking.get(&to).and_then(|t| t.mode_requested);
+                    if let Some(mode) = c.team_file.member(&to).map(|m| m.permission_mode()) {
+                        c.set_teammate_mode(&to, requested.unwrap_or(mode).next());
+                    }
+                });
             }
-            LeadCommand::SetTeammateMode { name, mode } => {
-                self.set_teammate_mode(&name, mode).await
-            }
-            LeadCommand::Shutdown { name } => self.shutdown_one(&name, reported()).await,
-            LeadCommand::Kill { name } => self.kill(&name).await,
-            LeadCommand::Prune { shut_down, remove } => self.prune(shut_down, remove).await,
+            LeadCommand::SetTeammateMode { name, mode } => self.set_teammate_mode(&name, mode),
+            LeadCommand::Shutdown { name } => self.shutdown_one(&name, reported()),
+            LeadCommand::Kill { name } => self.kill(&name),
+            LeadCommand::Prune { shut_down, remove } => self.prune(shut_down, remove),
             LeadCommand::ToggleHidden { name } => {
-                if self.known_teammate(&name).await {
-                    self.toggle_hidden(&name).await;
-                }
+                self.with_known_teammate(&name, |c, name| c.toggle_hidden(name))
             }
-            LeadCommand::Jump { name } => {
-                if self.known_teammate(&name).await {
-                    self.jump(&name).await;
-                }
-            }
+            LeadCommand::Jump { name } => self.with_known_teammate(&name, |c, name| c.jump(name)),
             LeadCommand::AnswerPermission { key, decision } => {
                 self.answer_permission(key, decision)
             }
@@ -76,26 +70,13 @@ impl Controller {
                 }
             }
             LeadCommand::Quit => self.begin_quit("asked by the user"),
-            LeadCommand::Detach => self.detach().await,
+            LeadCommand::Detach => self.detach(),
             LeadCommand::ScreenClosed => self.begin_quit("the terminal is gone"),
-            LeadCommand::ReviewFile { name, path } => self.review_file(&name, &path).await,
-            LeadCommand::ReviewComment { name, comment } => {
-                self.review_comment(&name, &comment).await
-            }
-            LeadCommand::RetireWorktree { name } => self.retire_worktree(&name).await,
+            LeadCommand::ReviewFile { name, path } => self.review_file(&name, &path),
+            LeadCommand::ReviewComment { name, comment } => self.review_comment(&name, &comment),
+            LeadCommand::RetireWorktree { name } => self.retire_worktree(&name),
             LeadCommand::Barrier { token } => self.barrier(token),
         }
-    }
-
-    /// Is `name` a teammate? A miss reads the team file first (it may have just changed; the
-    /// read is lock-free and runs off the loop).
-    pub async fn has_teammate(&mut self, name: &str) -> bool {
-        let known = |c: &Controller| c.team_file.member(name).is_some_and(|m| !m.is_lead());
-        if known(self) {
-            return true;
-        }
-        self.fresh_team().await;
-        known(self)
     }
 
     /// Why `name` can take no message or mode: it stopped (exited, crashed, its pane closed)
@@ -224,8 +205,11 @@ impl Controller {
 
     /// Shift+Tab in the teams dialog: all equal → next, mixed → default; one team-file write,
     /// then one `mode_set_request` per teammate.
-    pub async fn cycle_all_modes(&mut self) {
-        self.fresh_team().await;
+    pub fn cycle_all_modes(&mut self) {
+        self.with_fresh_team(|c| c.cycle_all_modes_now());
+    }
+
+    fn cycle_all_modes_now(&mut self) {
         let members: Vec<(String, PermissionMode)> = self
             .team_file
             .teammates()
@@ -243,17 +227,20 @@ impl Controller {
     }
 
     /// One teammate's mode: team-file write, then `mode_set_request`.
-    pub async fn set_teammate_mode(&mut self, name: &str, mode: PermissionMode) {
-        if !self.has_teammate(name).await {
-            return self.no_such_teammate(name);
-        }
-        if let Some(e) = self.not_running(name, "its mode was not changed") {
-            return self.report(Err(e));
-        }
-        self.write_modes(
-            vec![(name.to_string(), mode)],
-            format!("{name} is now in {mode} mode."),
-        );
+    pub fn set_teammate_mode(&mut self, name: &str, mode: PermissionMode) {
+        let name = name.to_string();
+        self.with_teammate(&name.clone(), move |c, known| {
+            if !known {
+                return c.no_such_teammate(&name);
+            }
+            if let Some(e) = c.not_running(&name, "its mode was not changed") {
+                return c.report(Err(e));
+            }
+            c.write_modes(
+                vec![(name.clone(), mode)],
+                format!("{name} is now in {mode} mode."),
+            );
+        });
     }
 
     /// Writes a `shutdown_request` to `name`'s inbox (in the background) and remembers its id
@@ -288,27 +275,33 @@ impl Controller {
     }
 
     /// Asks one teammate to shut down; `done` hears once the request is written.
-    pub async fn shutdown_one(&mut self, name: &str, done: Done) {
-        if !self.has_teammate(name).await {
-            let e = self.no_such_teammate_error(name);
-            return done(self, Err(e));
-        }
-        let to = name.to_string();
-        self.send_shutdown_request(name, None, move |c, sent| {
-            let result = if sent {
-                Ok(Outcome::ShutdownAsked { name: to })
-            } else {
-                Err(OpError::Refused(format!(
-                    "{to} was not asked to shut down."
-                )))
-            };
-            done(c, result)
+    pub fn shutdown_one(&mut self, name: &str, done: Done) {
+        let name = name.to_string();
+        self.with_teammate(&name.clone(), move |c, known| {
+            if !known {
+                let e = c.no_such_teammate_error(&name);
+                return done(c, Err(e));
+            }
+            let to = name.clone();
+            c.send_shutdown_request(&name, None, move |c, sent| {
+                let result = if sent {
+                    Ok(Outcome::ShutdownAsked { name: to })
+                } else {
+                    Err(OpError::Refused(format!(
+                        "{to} was not asked to shut down."
+                    )))
+                };
+                done(c, result)
+            });
         });
     }
 
     /// Asks every teammate to shut down (a request that cannot be written is told apart).
-    pub async fn shutdown_all(&mut self) {
-        self.fresh_team().await;
+    pub fn shutdown_all(&mut self) {
+        self.with_fresh_team(|c| c.shutdown_all_now());
+    }
+
+    fn shutdown_all_now(&mut self) {
         let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
         if names.is_empty() {
             self.note("There are no teammates to shut down.");
@@ -321,21 +314,48 @@ impl Controller {
     }
 
     /// Stops a teammate now: its runtime is killed, it leaves the team, its tasks are freed.
-    pub async fn kill(&mut self, name: &str) {
-        if !self.has_teammate(name).await {
-            return self.no_such_teammate(name);
-        }
-        if let Err(e) = self.executor.kill(name).await {
-            tracing::info!("killing {name}: {e}");
-        }
-        self.remove_teammate(name, "was killed");
+    pub fn kill(&mut self, name: &str) {
+        let name = name.to_string();
+        self.with_teammate(&name.clone(), move |c, known| {
+            if !known {
+                return c.no_such_teammate(&name);
+            }
+            c.kill_runtime(&name, "killing", |c, name| {
+                c.remove_teammate(name, "was killed")
+            });
+        });
+    }
+
+    /// Kills `name`'s runtime (pane, process or task) in its runtime lane, then `then` runs on
+    /// the loop (a failure is logged with `what`: a pane already gone is no error to tell).
+    pub(super) fn kill_runtime(
+        &mut self,
+        name: &str,
+        what: &'static str,
+        then: impl FnOnce(&mut Controller, &str) + Send + 'static,
+    ) {
+        let executor = self.executor.clone();
+        let (who, name) = (name.to_string(), name.to_string());
+        self.runtime_job(
+            &name.clone(),
+            move |_| async move { executor.kill(&who).await },
+            move |c, killed| {
+                if let Err(e) = killed {
+                    tracing::info!("{what} {name}: {e}");
+                }
+                then(c, &name)
+            },
+        );
     }
 
     /// Prunes as the person confirmed it: asks `shut_down` to shut down (those still in the
     /// team and not already gone), and removes from the team those of `remove` that exited or
     /// stopped. Nobody else is touched.
-    pub async fn prune(&mut self, shut_down: Vec<String>, remove: Vec<String>) {
-        self.fresh_team().await;
+    pub fn prune(&mut self, shut_down: Vec<String>, remove: Vec<String>) {
+        self.with_fresh_team(move |c| c.prune_now(shut_down, remove));
+    }
+
+    fn prune_now(&mut self, shut_down: Vec<String>, remove: Vec<String>) {
         let status = |c: &Controller, name: &str| {
             c.team_file
                 .teammates()
@@ -376,20 +396,26 @@ impl Controller {
         }
         for name in &removed {
             // Whatever is left of its pane goes too.
-            if let Err(e) = self.executor.kill(name).await {
-                tracing::info!("pruning {name}: {e}");
-            }
-            self.remove_teammate(name, "was pruned from the team");
+            self.kill_runtime(name, "pruning", |c, name| {
+                c.remove_teammate(name, "was pruned from the team")
+            });
         }
     }
 
-    /// Is `name` a teammate (told when not)?
-    async fn known_teammate(&mut self, name: &str) -> bool {
-        if self.has_teammate(name).await {
-            return true;
-        }
-        self.no_such_teammate(name);
-        false
+    /// Runs `then` when `name` is a teammate (told when not).
+    fn with_known_teammate(
+        &mut self,
+        name: &str,
+        then: impl FnOnce(&mut Controller, &str) + Send + 'static,
+    ) {
+        let name = name.to_string();
+        self.with_teammate(&name.clone(), move |c, known| {
+            if known {
+                then(c, &name)
+            } else {
+                c.no_such_teammate(&name)
+            }
+        });
     }
 }
 

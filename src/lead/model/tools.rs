@@ -1,14 +1,18 @@
 //! The lead model's tools, with their JSON schemas, and reading one call into a typed
 //! [`LeadTool`]: SpawnTeammate, TaskCreate, TaskAssign, TaskList, SendMessage and
-//! ShutdownTeammate. The controller runs them through the same code as the slash commands.
-//! There is deliberately no tool to answer a permission request or a plan: those stay with the
-//! human.
+//! ShutdownTeammate. SendMessage, TaskCreate and TaskList are the teammates' tools, schema and
+//! input alike (`agent::llm::tools::schema`); only their wording differs. The controller runs
+//! them through the same code as the slash commands. There is deliberately no tool to answer a
+//! permission request or a plan: those stay with the human.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::agent::llm::conversation::ToolSpec;
 use crate::agent::llm::tools::Call;
+use crate::agent::llm::tools::schema::{
+    self, Caller, SendMessageInput, TaskCreateInput, read_input, task_id,
+};
 use crate::protocol::PermissionMode;
 use crate::protocol::inbox::{clip, first_line};
 
@@ -35,7 +39,7 @@ pub enum LeadTool {
     SendMessage {
         /// A teammate's name, or `*` for every teammate.
         to: String,
-        text: String,
+        message: String,
         summary: Option<String>,
     },
     ShutdownTeammate {
@@ -43,18 +47,10 @@ pub enum LeadTool {
     },
 }
 
-fn spec(name: &str, description: &str, input_schema: Value) -> ToolSpec {
-    ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        input_schema,
-    }
-}
-
 /// Every lead tool, in the order the model is shown them.
 pub fn lead_tool_specs() -> Vec<ToolSpec> {
     vec![
-        spec(
+        ToolSpec::new(
             "SpawnTeammate",
             "Starts a new teammate: another agent with its own context that works in parallel. \
              It does not see this conversation: the prompt must say everything it needs (the \
@@ -71,56 +67,23 @@ pub fn lead_tool_specs() -> Vec<ToolSpec> {
                 "required": ["name", "prompt"]
             }),
         ),
-        spec(
-            "TaskCreate",
-            "Adds a pending task to the team's shared task list. An idle teammate claims an \
-             available task by itself (pending, no owner, every blocker completed), or you \
-             give it to one with TaskAssign.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "subject": {"type": "string", "description": "A short imperative title"},
-                    "description": {"type": "string", "description": "What to do and how to know it is done"},
-                    "blocked_by": {"type": "array", "items": {"type": "string"}, "description": "Ids of tasks that must be completed first"},
-                    "command": {"type": "string", "description": "A shell command that does the task (shell teammates run it)"}
-                },
-                "required": ["subject"]
-            }),
-        ),
-        spec(
+        schema::task_create(Caller::Lead),
+        ToolSpec::new(
             "TaskAssign",
             "Gives a task to a teammate: it becomes the owner and is told with a task_assignment \
              message.",
             json!({
                 "type": "object",
                 "properties": {
-                    "task_id": {"type": "string", "description": "The task id"},
+                    "taskId": {"type": "string", "description": "The task id"},
                     "owner": {"type": "string", "description": "The teammate's name"}
                 },
-                "required": ["task_id", "owner"]
+                "required": ["taskId", "owner"]
             }),
         ),
-        spec(
-            "TaskList",
-            "Shows the task list (id, status, owner, blockers) and every teammate's status.",
-            json!({"type": "object", "properties": {}}),
-        ),
-        spec(
-            "SendMessage",
-            "Sends a message to a teammate by name, or to \"*\" (every teammate). This is the \
-             only way to reach a teammate after it was spawned: your answers are seen by the \
-             human only.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "to": {"type": "string", "description": "A teammate's name, or \"*\""},
-                    "text": {"type": "string", "description": "The message (markdown)"},
-                    "summary": {"type": "string", "description": "A 5-10 word preview"}
-                },
-                "required": ["to", "text"]
-            }),
-        ),
-        spec(
+        schema::task_list(Caller::Lead),
+        schema::send_message(Caller::Lead),
+        ToolSpec::new(
             "ShutdownTeammate",
             "Asks a teammate to finish and leave the team (it may refuse while it works). Its \
              unfinished tasks go back to pending.",
@@ -146,49 +109,16 @@ struct SpawnInput {
 }
 
 #[derive(Debug, Deserialize)]
-struct CreateInput {
-    subject: String,
-    #[serde(default)]
-    description: Option<String>,
-    #[serde(default, alias = "blockedBy")]
-    blocked_by: Option<Vec<Value>>,
-    #[serde(default)]
-    command: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
 struct AssignInput {
-    #[serde(alias = "taskId", alias = "id")]
+    #[serde(rename = "taskId", alias = "task_id", alias = "id")]
     task_id: Value,
     #[serde(alias = "name", alias = "to")]
     owner: String,
 }
 
 #[derive(Debug, Deserialize)]
-struct SendInput {
-    to: String,
-    #[serde(alias = "message")]
-    text: String,
-    #[serde(default)]
-    summary: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
 struct NameInput {
     name: String,
-}
-
-/// A task id given as `"3"`, `3` or `"#3"`.
-fn task_id(value: &Value) -> Result<String, String> {
-    let text = match value {
-        Value::String(s) => s.trim().trim_start_matches('#').to_string(),
-        Value::Number(n) => n.to_string(),
-        _ => String::new(),
-    };
-    if text.is_empty() || crate::protocol::names::check_path_component(&text).is_err() {
-        return Err(format!("`{value}` is not a task id"));
-    }
-    Ok(text)
 }
 
 /// A member name as the model may write it (`@builder`, ` builder `).
@@ -201,19 +131,7 @@ fn member_name(text: &str) -> Result<String, String> {
 }
 
 fn input<T: for<'de> Deserialize<'de>>(call: &Call) -> Result<T, String> {
-    if let Value::String(raw) = &call.input {
-        return Err(format!(
-            "the input of {} was not valid JSON: {}",
-            call.name,
-            clip(raw, 200)
-        ));
-    }
-    let value = if call.input.is_null() {
-        json!({})
-    } else {
-        call.input.clone()
-    };
-    serde_json::from_value(value).map_err(|e| format!("invalid input for {}: {e}", call.name))
+    read_input(call)
 }
 
 /// Reads one call; the error is what the model is told.
@@ -236,21 +154,12 @@ pub fn parse_call(call: &Call) -> Result<LeadTool, String> {
             })
         }
         "TaskCreate" => {
-            let i: CreateInput = input(call)?;
-            if i.subject.trim().is_empty() {
-                return Err("the subject is empty".to_string());
-            }
-            let blocked_by = i
-                .blocked_by
-                .unwrap_or_default()
-                .iter()
-                .map(task_id)
-                .collect::<Result<Vec<_>, _>>()?;
+            let i: TaskCreateInput = input(call)?;
             Ok(LeadTool::TaskCreate {
-                subject: i.subject.trim().to_string(),
+                subject: i.subject()?,
+                blocked_by: i.blockers()?,
+                command: i.command().map(str::to_string),
                 description: i.description.unwrap_or_default(),
-                blocked_by,
-                command: i.command.filter(|c| !c.trim().is_empty()),
             })
         }
         "TaskAssign" => {
@@ -262,21 +171,18 @@ pub fn parse_call(call: &Call) -> Result<LeadTool, String> {
         }
         "TaskList" => Ok(LeadTool::TaskList),
         "SendMessage" => {
-            let i: SendInput = input(call)?;
-            if i.text.trim().is_empty() {
-                return Err("the message is empty".to_string());
+            let i: SendMessageInput = input(call)?;
+            if i.message.trim().is_empty() {
+                return Err("The message is empty.".to_string());
             }
-            let to = i.to.trim().trim_start_matches('@').trim().to_string();
+            let to = i.recipient();
             if to.is_empty() {
-                return Err("say who the message is for: a teammate's name or *".to_string());
+                return Err("Say who the message is for: a teammate's name or *.".to_string());
             }
             Ok(LeadTool::SendMessage {
                 to,
-                text: i.text,
-                summary: i
-                    .summary
-                    .map(|s| clip(s.trim(), 200))
-                    .filter(|s| !s.is_empty()),
+                summary: i.summary(),
+                message: i.message,
             })
         }
         "ShutdownTeammate" => {
@@ -306,10 +212,12 @@ pub fn call_line(tool: &LeadTool) -> String {
         LeadTool::TaskAssign { task_id, owner } => format!("TaskAssign #{task_id} → {owner}"),
         LeadTool::TaskList => "TaskList".to_string(),
         LeadTool::SendMessage {
-            to, text, summary, ..
+            to,
+            message,
+            summary,
         } => format!(
             "SendMessage → {to}: {}",
-            summary.clone().unwrap_or_else(|| first_line(text))
+            summary.clone().unwrap_or_else(|| first_line(message))
         ),
         LeadTool::ShutdownTeammate { name } => format!("ShutdownTeammate {name}"),
     };
@@ -402,7 +310,19 @@ mod tests {
             ))
             .is_err()
         );
-        assert!(parse_call(&call("SendMessage", json!({"to": "b", "text": "  "}))).is_err());
+        assert!(parse_call(&call("SendMessage", json!({"to": "b", "message": "  "}))).is_err());
+        // Claude Code's field names, as the teammates' SendMessage reads them.
+        assert_eq!(
+            parse_call(&call(
+                "SendMessage",
+                json!({"to": "@builder", "message": "Build it.", "summary": "build"})
+            )),
+            Ok(LeadTool::SendMessage {
+                to: "builder".into(),
+                message: "Build it.".into(),
+                summary: Some("build".into()),
+            })
+        );
         assert!(
             parse_call(&call("AnswerPermission", json!({})))
                 .unwrap_err()

@@ -270,6 +270,7 @@ impl AppState {
                         .and_then(|t| t.color.clone())
                 });
             }
+            LeadEvent::Receipt { id, state, .. } => self.transcript.set_receipt(id, state),
             LeadEvent::TeammateTranscript { name, item } => {
                 let team = &self.team;
                 let view = self

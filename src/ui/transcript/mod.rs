@@ -14,6 +14,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use crate::lead::ledger::Receipt;
 use crate::lead::view::TranscriptItem;
 use crate::ui::palette::{dim, name_style};
 
@@ -26,6 +27,9 @@ struct Entry {
     lines: Vec<LogicalLine>,
     /// Wrapped rows for one width.
     wrapped: Option<(u16, Vec<Line<'static>>)>,
+    /// A message to a teammate whose receipt is shown after its last line: its ledger id,
+    /// and that line as it was pushed.
+    receipt: Option<(u64, Line<'static>)>,
 }
 
 impl Entry {
@@ -109,9 +113,16 @@ impl Transcript {
         }
         lines.extend(item_lines(item, &color_of));
         self.last_kind = Some(kind);
+        let receipt = match item {
+            TranscriptItem::ToTeammate {
+                receipt: Some(id), ..
+            } => lines.last().map(|(line, _)| (*id, line.clone())),
+            _ => None,
+        };
         let mut entry = Entry {
             lines,
             wrapped: None,
+            receipt,
         };
         if self.scroll > 0 && self.last_width > 0 {
             self.scroll += entry.height(self.last_width);
@@ -122,6 +133,32 @@ impl Transcript {
                 self.entries.pop_front();
             }
         }
+    }
+
+    /// Shows how far the message with ledger id `id` got, after its last line (`· read`).
+    pub fn set_receipt(&mut self, id: u64, state: Receipt) {
+        let Some(entry) = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.receipt.as_ref().is_some_and(|(r, _)| *r == id))
+        else {
+            return;
+        };
+        let Some((_, base)) = &entry.receipt else {
+            return;
+        };
+        let style = match state {
+            Receipt::Failed => Style::default().fg(ratatui::style::Color::Red),
+            _ => dim(),
+        };
+        let mut line = base.clone();
+        line.spans
+            .push(Span::styled(format!("  · {}", state.as_str()), style));
+        if let Some(last) = entry.lines.last_mut() {
+            last.0 = line;
+        }
+        entry.wrapped = None;
     }
 
     /// Rows scrolled up from the bottom.
@@ -239,7 +276,7 @@ fn item_lines(
         TranscriptItem::User { text } => {
             prefixed(vec![Span::styled("> ", prompt)], text, Style::default(), 2)
         }
-        TranscriptItem::ToTeammate { to, text } => {
+        TranscriptItem::ToTeammate { to, text, .. } => {
             let color = color_of(to);
             prefixed(
                 vec![

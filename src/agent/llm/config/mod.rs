@@ -397,6 +397,17 @@ impl LlmConfig {
     pub fn describe(&self) -> String {
         format!("{} {} at {}", self.provider, self.model, self.base_url)
     }
+
+    /// `text` without this configuration's key or token (each replaced by `<redacted>`): the
+    /// one scrubber of everything a model session lets out (server errors, the model's text,
+    /// notices, tool results).
+    pub fn scrub(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for key in [&self.api_key, &self.auth_token].into_iter().flatten() {
+            text = key.scrub(&text);
+        }
+        text
+    }
 }
 
 #[cfg(test)]

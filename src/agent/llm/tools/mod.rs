@@ -4,15 +4,18 @@
 //! asker), then the tool runs. Files and commands: Bash, Read, Write, Edit, Glob, Grep. The
 //! team: SendMessage, TaskList, TaskGet, TaskCreate, TaskUpdate, and SubmitPlan (plan mode).
 //! Every result has the teammate's own key scrubbed out before the model or anyone sees it.
+//! SendMessage, TaskList and TaskCreate have the schemas the lead model's tools share
+//! ([`schema`]).
 
 mod files;
 mod plan;
+pub mod schema;
 mod search;
 mod shell;
 mod team;
 
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::events::{LogKind, TeammateEventKind};
@@ -112,29 +115,12 @@ pub fn specs() -> Vec<ToolSpec> {
 }
 
 pub(crate) fn spec(name: &str, description: &str, input_schema: Value) -> ToolSpec {
-    ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        input_schema,
-    }
+    ToolSpec::new(name, description, input_schema)
 }
 
 /// The call's input as the tool's type; the error is what the model is told.
 pub(crate) fn parse<T: DeserializeOwned>(call: &Call) -> Result<T, ToolOutput> {
-    if let Value::String(raw) = &call.input {
-        return Err(ToolOutput::error(format!(
-            "The input of {} was not valid JSON: {}",
-            call.name,
-            crate::protocol::inbox::clip(raw, 200)
-        )));
-    }
-    let input = if call.input.is_null() {
-        json!({})
-    } else {
-        call.input.clone()
-    };
-    serde_json::from_value(input)
-        .map_err(|e| ToolOutput::error(format!("Invalid input for {}: {e}", call.name)))
+    schema::read_input(call).map_err(ToolOutput::error)
 }
 
 /// The permission outcome of a call.
@@ -207,7 +193,8 @@ pub(crate) async fn permit(
     }
 }
 
-/// Runs one call: parse, permission, the tool itself.
+/// Runs one call: parse, permission, the tool itself; its result without the teammate's key
+/// (the agent loop clips it before the model sees it).
 pub(crate) async fn run(
     tm: &mut Teammate,
     call: &Call,
@@ -236,7 +223,7 @@ pub(crate) async fn run(
                 .join(", ")
         )),
     };
-    output.content = clip_result(&scrub_secrets(tm, &output.content));
+    output.content = scrub_secrets(tm, &output.content);
     output
 }
 
@@ -244,13 +231,7 @@ pub(crate) async fn run(
 /// it: the model, the transcript and the messages never get it).
 pub(crate) fn scrub_secrets(tm: &Teammate, text: &str) -> String {
     match &tm.config.engine {
-        crate::agent::runtime::EngineKind::Llm(config) => {
-            let mut text = text.to_string();
-            for key in [&config.api_key, &config.auth_token].into_iter().flatten() {
-                text = key.scrub(&text);
-            }
-            text
-        }
+        crate::agent::runtime::EngineKind::Llm(config) => config.scrub(text),
         crate::agent::runtime::EngineKind::Shell => text.to_string(),
     }
 }

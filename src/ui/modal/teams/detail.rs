@@ -45,7 +45,21 @@ pub fn render(
     if t.hidden {
         status.push(Span::styled(" · hidden", dim()));
     }
+    if let Some(limited) = crate::ui::palette::rate_limit_text(t.rate_limited_until, context.now_ms)
+    {
+        status.push(Span::styled(limited, Style::default().fg(Color::Yellow)));
+    }
     lines.extend(row("status", status, width));
+    if let Some(why) = &t.over_budget {
+        lines.extend(row(
+            "budget",
+            vec![Span::styled(
+                format!("paused: {why} · /budget {} DOLLARS", t.name),
+                Style::default().fg(Color::Red),
+            )],
+            width,
+        ));
+    }
     let mut mode = vec![Span::styled(t.mode_label(), mode_style(t.mode))];
     if t.plan_mode_required {
         mode.push(Span::styled(" · plan mode required", dim()));
@@ -116,6 +130,23 @@ pub fn render(
     for (i, message) in t.recent_messages.iter().enumerate() {
         let label = if i == 0 { "recent" } else { "" };
         lines.extend(row(label, text(message.replace('\n', " ")), width));
+    }
+    // What the lead sent it, newest first, with how far each got and since when.
+    for (i, m) in t.messages.iter().enumerate() {
+        let label = if i == 0 { "sent" } else { "" };
+        let age = crate::ui::palette::short_duration(context.now_ms.saturating_sub(m.since_ms));
+        let style = match m.state {
+            crate::lead::ledger::Receipt::Failed => Style::default().fg(Color::Red),
+            _ => dim(),
+        };
+        lines.extend(row(
+            label,
+            vec![
+                Span::raw(sanitize(&m.preview).replace('\n', " ")),
+                Span::styled(format!(" · {} {age} ago", m.state.as_str()), style),
+            ],
+            width,
+        ));
     }
 
     let hints = hint_lines(&context.keymap.hints(Context::TeamsDetail), width);

@@ -26,9 +26,22 @@ fn pad(text: &str, width: usize) -> String {
 }
 
 fn status_of(t: &TeammateView, now_ms: u64) -> String {
-    let mut status = status_text(&t.status, now_ms);
+    // A budget's pause or a rate limit says more than how long the teammate has been idle.
+    let mut status = if t.over_budget.is_some() {
+        "paused: over budget".to_string()
+    } else {
+        crate::ui::palette::rate_limit_text(t.rate_limited_until, now_ms)
+            .map(|limited| limited.trim_start_matches(" · ").to_string())
+            .unwrap_or_else(|| status_text(&t.status, now_ms))
+    };
     if t.hidden {
         status.push_str(" · hidden");
+    }
+    if let Some(since) = t.unread_since {
+        status.push_str(&format!(
+            " · unread {}",
+            crate::ui::palette::short_duration(now_ms.saturating_sub(since))
+        ));
     }
     status
 }

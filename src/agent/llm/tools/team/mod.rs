@@ -1,5 +1,6 @@
-//! The team tools: SendMessage (to a teammate, to `team-lead`, or `*` for everyone else; a
-//! plain inbox entry with a summary, never a protocol frame) and the shared task list:
+//! The team tools (SendMessage, TaskList and TaskCreate with the schemas in [`schema`], which
+//! the lead model's tools share): SendMessage (to a teammate, to `team-lead`, or `*` for
+//! everyone else; a plain inbox entry with a summary, never a protocol frame) and the shared task list:
 //! TaskList, TaskGet, TaskCreate, TaskUpdate (claiming goes through the store's claim, whose
 //! failures — `task_not_found`, `already_claimed`, `already_resolved`, `blocked`,
 //! `agent_busy` — come back as tool errors; completing, releasing and assigning check the
@@ -7,10 +8,10 @@
 
 mod tasks;
 
-use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::schema::{self, Caller, SendMessageInput};
 use super::{Call, ToolOutput, TurnState, parse, permit_team, spec};
 use crate::agent::llm::conversation::ToolSpec;
 use crate::agent::runtime::teammate::Teammate;
@@ -23,27 +24,8 @@ pub(super) use tasks::{task_create, task_get, task_list, task_update};
 
 pub fn specs() -> Vec<ToolSpec> {
     vec![
-        spec(
-            "SendMessage",
-            "Sends a message to a teammate by name, to \"team-lead\", or to \"*\" (everyone in \
-             the team but you). This is the only way anyone sees what you say: your plain text \
-             reaches no one.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "to": {"type": "string", "description": "A member name, \"team-lead\", or \"*\""},
-                    "message": {"type": "string", "description": "The message (markdown)"},
-                    "summary": {"type": "string", "description": "A 5-10 word preview shown in the recipient's list"}
-                },
-                "required": ["to", "message"]
-            }),
-        ),
-        spec(
-            "TaskList",
-            "Lists the team's tasks: id, status, owner, and what blocks each. A task is \
-             available when it is pending, has no owner and all its blockers are completed.",
-            json!({"type": "object", "properties": {}}),
-        ),
+        schema::send_message(Caller::Teammate),
+        schema::task_list(Caller::Teammate),
         spec(
             "TaskGet",
             "Shows one task in full: subject, description, status, owner, blockers.",
@@ -53,19 +35,7 @@ pub fn specs() -> Vec<ToolSpec> {
                 "required": ["taskId"]
             }),
         ),
-        spec(
-            "TaskCreate",
-            "Adds a pending task to the team's list (for work you find that someone should do).",
-            json!({
-                "type": "object",
-                "properties": {
-                    "subject": {"type": "string", "description": "A short imperative title"},
-                    "description": {"type": "string", "description": "What to do and how to know it is done"},
-                    "blockedBy": {"type": "array", "items": {"type": "string"}, "description": "Ids of tasks that must be completed first"}
-                },
-                "required": ["subject", "description"]
-            }),
-        ),
+        schema::task_create(Caller::Teammate),
         spec(
             "TaskUpdate",
             "Changes a task. status \"in_progress\" claims it for you (fails if someone else \
@@ -87,25 +57,9 @@ pub fn specs() -> Vec<ToolSpec> {
     ]
 }
 
-#[derive(Debug, Deserialize)]
-struct SendInput {
-    to: String,
-    message: String,
-    #[serde(default)]
-    summary: Option<String>,
-}
-
 /// A task id given as `"3"`, `3` or `"#3"`.
 pub(super) fn task_id(value: &serde_json::Value) -> Result<String, ToolOutput> {
-    let text = match value {
-        serde_json::Value::String(s) => s.trim().trim_start_matches('#').to_string(),
-        serde_json::Value::Number(n) => n.to_string(),
-        _ => String::new(),
-    };
-    if text.is_empty() || crate::protocol::names::check_path_component(&text).is_err() {
-        return Err(ToolOutput::error(format!("`{value}` is not a task id")));
-    }
-    Ok(text)
+    schema::task_id(value).map_err(ToolOutput::error)
 }
 
 /// The team's members other than `me` (the lead included).
@@ -130,7 +84,7 @@ pub(super) async fn send_message(
     state: &mut TurnState,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let input: SendInput = match parse(call) {
+    let input: SendMessageInput = match parse(call) {
         Ok(i) => i,
         Err(out) => return out,
     };
@@ -149,7 +103,7 @@ pub(super) async fn send_message(
         Ok(m) => m,
         Err(out) => return out,
     };
-    let to = input.to.trim().trim_start_matches('@').to_string();
+    let to = input.recipient();
     let recipients: Vec<String> = if to == "*" {
         members.clone()
     } else if to == tm.config.name {
@@ -163,11 +117,7 @@ pub(super) async fn send_message(
         ));
     };
     let summary = input
-        .summary
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| clip(s, 200))
+        .summary()
         .unwrap_or_else(|| clip(&first_line(&input.message), 80));
     let mut sent = Vec::new();
     for name in &recipients {

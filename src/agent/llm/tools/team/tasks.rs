@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{others, task_id};
 use crate::agent::error::blocking;
+use crate::agent::llm::tools::schema::TaskCreateInput;
 use crate::agent::llm::tools::{Call, ToolOutput, TurnState, parse, permit_team};
 use crate::agent::runtime::teammate::Teammate;
 use crate::protocol::frames::{Frame, TaskAssignment};
@@ -19,15 +20,6 @@ use crate::store::{self, StoreError};
 struct TaskIdInput {
     #[serde(rename = "taskId", alias = "task_id", alias = "id")]
     task_id: serde_json::Value,
-}
-
-#[derive(Debug, Deserialize)]
-struct CreateInput {
-    subject: String,
-    #[serde(default)]
-    description: String,
-    #[serde(default, rename = "blockedBy", alias = "blocked_by")]
-    blocked_by: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -172,29 +164,28 @@ pub(in crate::agent::llm::tools) async fn task_create(
     state: &mut TurnState,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let input: CreateInput = match parse(call) {
+    let input: TaskCreateInput = match parse(call) {
         Ok(i) => i,
         Err(out) => return out,
     };
     if let Err(out) = permit_team(tm, call, false, state, cancel).await {
         return out;
     }
-    if input.subject.trim().is_empty() {
-        return ToolOutput::error("The subject is empty.");
-    }
-    let mut blocked_by = Vec::new();
-    for v in &input.blocked_by {
-        match task_id(v) {
-            Ok(id) => blocked_by.push(id),
-            Err(out) => return out,
-        }
-    }
+    let (subject, blocked_by) = match (input.subject(), input.blockers()) {
+        (Ok(subject), Ok(blocked_by)) => (subject, blocked_by),
+        (Err(e), _) | (_, Err(e)) => return ToolOutput::error(e),
+    };
+    let metadata = input.command().map(|command| {
+        let mut m = serde_json::Map::new();
+        m.insert("command".to_string(), serde_json::Value::from(command));
+        m
+    });
     let list = match tm.mailroom.tasks() {
         Ok(l) => l,
         Err(e) => return ToolOutput::error(format!("Cannot open the task list: {e}")),
     };
-    let (subject, description) = (input.subject.trim().to_string(), input.description);
-    match blocking(move || list.create(&subject, &description, blocked_by, None)).await {
+    let description = input.description.unwrap_or_default();
+    match blocking(move || list.create(&subject, &description, blocked_by, metadata)).await {
         Ok(task) => ToolOutput::ok(format!("Created task #{}: {}", task.id, task.subject)),
         Err(e) => ToolOutput::error(format!("Cannot create the task: {e}")),
     }

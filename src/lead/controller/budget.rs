@@ -1,0 +1,201 @@
+//! Budgets (config `budget-teammate`, `budget-team`; `/budget [NAME|team] DOLLARS`): what a
+//! teammate, or the whole team, may cost. At 80 % the lead warns once; at 100 % the teammate
+//! (or, for the team's budget, every teammate) is paused: no message from the lead is
+//! delivered to it and no task is assigned to it, until the person raises the budget. The
+//! cost is the one the teams dialog shows (`publish_usage`: the price table on its tokens).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::state::Controller;
+use crate::lead::view::TeammateView;
+use crate::protocol::pricing::dollars;
+
+/// The budgets in force and what was already said about them.
+#[derive(Debug, Default)]
+pub(crate) struct Budgets {
+    /// Every teammate's, unless it has its own.
+    pub teammate: Option<u64>,
+    pub team: Option<u64>,
+    /// Budgets set for one teammate.
+    pub own: BTreeMap<String, u64>,
+    /// Warnings given (teammate name, or `""` for the team), until a budget changes.
+    warned: BTreeSet<String>,
+    /// Teammates paused, and why.
+    paused: BTreeMap<String, String>,
+}
+
+/// What the budgets make of the costs now: who is over (and why), who crossed 80 %.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    pub over: BTreeMap<String, String>,
+    pub warn: Vec<String>,
+}
+
+impl Budgets {
+    /// Budgets for every teammate and for the team (micro-dollars).
+    pub fn new(teammate: Option<u64>, team: Option<u64>) -> Budgets {
+        Budgets {
+            teammate,
+            team,
+            ..Budgets::default()
+        }
+    }
+
+    /// The budget of `name`.
+    fn of(&self, name: &str) -> Option<u64> {
+        self.own.get(name).copied().or(self.teammate)
+    }
+
+    /// Judges the costs (micro-dollars per teammate).
+    pub fn judge(&mut self, costs: &[(String, u64)]) -> Verdict {
+        let mut v = Verdict::default();
+        let total: u64 = costs.iter().map(|(_, c)| c).sum();
+        if let Some(team) = self.team {
+            if total >= team {
+                for (name, _) in costs {
+                    v.over.insert(
+                        name.clone(),
+                        format!(
+                            "the team is over its budget ({} of {})",
+                            dollars(total),
+                            dollars(team)
+                        ),
+                    );
+                }
+            } else if total * 5 >= team * 4 && self.warned.insert(String::new()) {
+                v.warn.push(format!(
+                    "The team has used {} of its {} budget (80 %): at 100 % every teammate is paused. /budget team DOLLARS raises it.",
+                    dollars(total),
+                    dollars(team)
+                ));
+            }
+        }
+        for (name, cost) in costs {
+            let Some(budget) = self.of(name) else {
+                continue;
+            };
+            if *cost >= budget {
+                v.over.entry(name.clone()).or_insert_with(|| {
+                    format!(
+                        "over its budget ({} of {})",
+                        dollars(*cost),
+                        dollars(budget)
+                    )
+                });
+            } else if cost * 5 >= budget * 4 && self.warned.insert(name.clone()) {
+                v.warn.push(format!(
+                    "{name} has used {} of its {} budget (80 %): at 100 % it is paused. /budget {name} DOLLARS raises it.",
+                    dollars(*cost),
+                    dollars(budget)
+                ));
+            }
+        }
+        v
+    }
+}
+
+impl Controller {
+    /// `/budget [NAME|team] DOLLARS`.
+    pub fn set_budget(&mut self, name: Option<&str>, micros: u64) {
+        match name {
+            Some(name) => {
+                self.budgets.own.insert(name.to_string(), micros);
+                self.budgets.warned.remove(name);
+                self.note(format!("{name}'s budget is now {}.", dollars(micros)));
+            }
+            None => {
+                self.budgets.team = Some(micros);
+                self.budgets.warned.remove("");
+                self.note(format!("The team's budget is now {}.", dollars(micros)));
+            }
+        }
+        self.publish();
+    }
+
+    /// Why `name` is paused (over a budget), if it is.
+    pub fn over_budget(&self, name: &str) -> Option<String> {
+        self.budgets.paused.get(name).cloned()
+    }
+
+    /// After the costs were filled in: warnings, and who is paused now (said when it
+    /// changes).
+    pub(super) fn apply_budgets(&mut self, team: &mut [TeammateView]) {
+        if self.budgets.team.is_none()
+            && self.budgets.teammate.is_none()
+            && self.budgets.own.is_empty()
+        {
+            return;
+        }
+        let costs: Vec<(String, u64)> = team
+            .iter()
+            .map(|t| {
+                (
+                    t.name.clone(),
+                    t.usage.and_then(|u| u.cost_micros).unwrap_or(0),
+                )
+            })
+            .collect();
+        let verdict = self.budgets.judge(&costs);
+        for warning in verdict.warn {
+            self.note(warning);
+        }
+        for (name, why) in &verdict.over {
+            if !self.budgets.paused.contains_key(name) {
+                self.note(format!(
+                    "{name} is paused: {why}. Messages and tasks for it wait until /budget raises the budget."
+                ));
+            }
+        }
+        let resumed: Vec<String> = self
+            .budgets
+            .paused
+            .keys()
+            .filter(|n| !verdict.over.contains_key(*n))
+            .cloned()
+            .collect();
+        for name in resumed {
+            self.note(format!("{name} is within its budget again."));
+        }
+        self.budgets.paused = verdict.over;
+        for view in team.iter_mut() {
+            view.over_budget = self.budgets.paused.get(&view.name).cloned();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warns_once_at_80_percent_and_pauses_at_100() {
+        let mut b = Budgets {
+            teammate: Some(1_000_000),
+            ..Budgets::default()
+        };
+        let v = b.judge(&[("alpha".into(), 700_000)]);
+        assert!(v.warn.is_empty() && v.over.is_empty());
+        let v = b.judge(&[("alpha".into(), 850_000)]);
+        assert_eq!(v.warn.len(), 1, "{v:?}");
+        assert!(v.warn[0].starts_with("alpha has used $0.85 of its $1.00 budget"));
+        let v = b.judge(&[("alpha".into(), 900_000)]);
+        assert!(v.warn.is_empty(), "told once");
+        let v = b.judge(&[("alpha".into(), 1_000_000)]);
+        assert_eq!(v.over["alpha"], "over its budget ($1.00 of $1.00)");
+        // Its own, higher budget: within again.
+        b.own.insert("alpha".into(), 2_000_000);
+        let v = b.judge(&[("alpha".into(), 1_000_000)]);
+        assert!(v.over.is_empty());
+    }
+
+    #[test]
+    fn the_teams_budget_pauses_everyone() {
+        let mut b = Budgets {
+            team: Some(1_000_000),
+            ..Budgets::default()
+        };
+        let v = b.judge(&[("a".into(), 600_000), ("b".into(), 500_000)]);
+        assert_eq!(v.over.len(), 2);
+        assert!(v.over["b"].starts_with("the team is over its budget ($1.10 of $1.00)"));
+    }
+}

@@ -1,0 +1,143 @@
+//! A `claude` teammate whose rate or usage limit holds (its session transcript says so): the
+//! teams view says until when, an assignment to it is kept, and it hears of it once its
+//! transcript shows the limit lifted. The lead runs on temporary files; the test plays the
+//! teammate (its transcript and its messages).
+
+use std::io::Write;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::LeadOptions;
+use super::state::Controller;
+use crate::lead::bridge::LeaderBridge;
+use crate::lead::view::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
+use crate::protocol::frames::Frame;
+use crate::protocol::time::now_ms;
+use crate::protocol::{InboxEntry, LEAD_NAME, Member};
+use crate::store::{self, Home, TeammateRecord};
+
+const SESSION: &str = "0b7c5d1e-1111-4222-8333-944455556666";
+
+async fn next_matching(
+    events: &mut mpsc::Receiver<LeadEvent>,
+    what: &str,
+    pred: impl Fn(&LeadEvent) -> bool,
+) -> LeadEvent {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let event = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+            .expect("the lead runs");
+        if pred(&event) {
+            return event;
+        }
+    }
+}
+
+fn note_with(e: &LeadEvent, needle: &str) -> bool {
+    matches!(e, LeadEvent::Transcript(TranscriptItem::System { text }) if text.contains(needle))
+}
+
+fn append(path: &std::path::Path, line: &str) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("transcript");
+    f.write_all(line.as_bytes()).expect("write");
+}
+
+fn assignments_of(home: &Home, team: &str, name: &str) -> usize {
+    store::inbox::read(home, team, name)
+        .map(|r| {
+            r.entries
+                .iter()
+                .filter(|e| matches!(e.parse_frame(), Some(Frame::TaskAssignment(_))))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_assignment_waits_for_a_rate_limited_teammate_until_its_limit_lifts() {
+    let home_dir = tempfile::tempdir().expect("temp home");
+    let cwd = tempfile::tempdir().expect("temp cwd");
+    let home = Home::new(home_dir.path());
+    let opts = LeadOptions::new(home.clone(), cwd.path()).with_team("limited");
+    let (commands, commands_rx) = mpsc::channel(256);
+    let (events_tx, mut events) = mpsc::channel(4096);
+    let (bridge, bridge_rx) = LeaderBridge::new();
+    let (mut controller, channels) =
+        Controller::create(opts, bridge, bridge_rx, commands_rx, events_tx).expect("lead");
+    let team = controller.team_name().to_string();
+    // alpha is a claude teammate this lead started, with a session of its choosing.
+    controller.record.teammates.insert(
+        "alpha".to_string(),
+        TeammateRecord {
+            claude: true,
+            session_id: Some(SESSION.to_string()),
+            base: None,
+        },
+    );
+    tokio::spawn(controller.run(channels));
+    let mut alpha = Member::new("alpha", &team, "/");
+    alpha.tmux_pane_id = "%7".to_string();
+    alpha.backend_type = Some("tmux".to_string());
+    store::add_member(&home, &team, alpha).expect("member");
+    let task = store::tasks::TaskList::new(&home, &team)
+        .expect("tasks")
+        .create("write the docs", "", vec![], None)
+        .expect("task");
+
+    // Its transcript records a usage limit that resets in ten minutes; its next message makes
+    // the lead read it.
+    let dir = home.root.join("projects").join("-w");
+    std::fs::create_dir_all(&dir).expect("projects");
+    let transcript = dir.join(format!("{SESSION}.jsonl"));
+    let reset_s = now_ms() / 1000 + 600;
+    append(
+        &transcript,
+        &format!(
+            "{{\"type\":\"assistant\",\"isApiErrorMessage\":true,\"timestamp\":\"{}\",\"message\":{{\"id\":\"x\",\"model\":\"<synthetic>\",\"content\":[{{\"type\":\"text\",\"text\":\"Claude AI usage limit reached|{reset_s}\"}}],\"usage\":{{\"input_tokens\":0,\"output_tokens\":0}}}}}}\n",
+            crate::protocol::time::now_iso()
+        ),
+    );
+    store::inbox::append(&home, &team, LEAD_NAME, &InboxEntry::new("alpha", "stuck")).unwrap();
+    next_matching(&mut events, "alpha shown rate-limited", |e| {
+        matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.name == "alpha" && v.rate_limited_until == Some(reset_s * 1000)))
+    })
+    .await;
+
+    commands
+        .send(LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: format!("/task assign {} alpha", task.id),
+        })
+        .await
+        .unwrap();
+    next_matching(&mut events, "the assignment kept", |e| {
+        note_with(e, "alpha is rate-limited until")
+    })
+    .await;
+    assert_eq!(assignments_of(&home, &team, "alpha"), 0, "held, not sent");
+
+    // An answer after the limit: it has lifted, and the assignment goes out.
+    append(
+        &transcript,
+        "{\"type\":\"assistant\",\"message\":{\"id\":\"m2\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":2}}}\n",
+    );
+    store::inbox::append(&home, &team, LEAD_NAME, &InboxEntry::new("alpha", "back")).unwrap();
+    next_matching(&mut events, "the limit lifted", |e| {
+        note_with(e, "alpha's limit has reset")
+    })
+    .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while assignments_of(&home, &team, "alpha") == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no task_assignment");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    commands.send(LeadCommand::Quit).await.unwrap();
+    next_matching(&mut events, "Exited", |e| *e == LeadEvent::Exited).await;
+}

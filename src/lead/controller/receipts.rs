@@ -1,0 +1,111 @@
+//! The controller's side of the message ledger (`lead::ledger`): a message written is queued
+//! or delivered by whether its teammate is busy; a teammate's inbox that changes while it has
+//! messages waiting is read (off the loop) to see what it took; its next turn (or anything it
+//! sends) after that marks them acted on. Every change is a [`LeadEvent::Receipt`], and the
+//! teammates' views carry their newest receipts and the unread flag.
+
+use super::state::Controller;
+use crate::lead::ledger::Change;
+use crate::lead::view::{LeadEvent, MessageReceipt, TeammateStatus, TeammateView};
+use crate::lead::view_builder::Activity;
+use crate::protocol::time::now_ms;
+use crate::store;
+
+/// How many receipts each teammate's view carries.
+const RECEIPTS_SHOWN: usize = 3;
+
+impl Controller {
+    /// Whether `name` is mid-turn (a message now waits for its turn to end).
+    fn is_busy(&self, name: &str) -> bool {
+        self.tracking
+            .get(name)
+            .is_some_and(|t| t.activity == Activity::Working)
+    }
+
+    /// A message of the ledger was written (or could not be).
+    pub(super) fn ledger_written(&mut self, id: u64, ok: bool) {
+        let now = now_ms();
+        let Some(sent) = self.ledger.find(id) else {
+            return;
+        };
+        let busy = self.is_busy(&sent.to);
+        self.ledger.written(id, ok, busy, now);
+        if let Some(sent) = self.ledger.find(id) {
+            self.emit(LeadEvent::Receipt {
+                id,
+                to: sent.to,
+                state: sent.state,
+                at_ms: sent.since_ms,
+            });
+        }
+    }
+
+    fn tell_receipts(&mut self, changes: Vec<Change>) {
+        for c in changes {
+            self.emit(LeadEvent::Receipt {
+                id: c.id,
+                to: c.to,
+                state: c.state,
+                at_ms: c.at_ms,
+            });
+        }
+    }
+
+    /// `name`'s inbox changed: when it has messages waiting, read it (lock-free, off the loop)
+    /// and see what it took.
+    pub(super) fn check_inbox_receipts(&mut self, name: &str) {
+        if !self.ledger.waiting_for(name) {
+            return;
+        }
+        let (team, who) = (self.team.clone(), name.to_string());
+        self.store.read_then(
+            move |home| store::inbox::read(home, &team, &who).map(|r| r.entries),
+            {
+                let who = name.to_string();
+                move |c, read| {
+                    // A missing inbox was taken whole (a runtime that removes what it reads).
+                    let entries = match read {
+                        Ok(entries) => entries,
+                        Err(store::StoreError::NotFound { .. }) => Vec::new(),
+                        Err(_) => return,
+                    };
+                    let changes = c.ledger.inbox_seen(&who, &entries, now_ms());
+                    c.tell_receipts(changes);
+                }
+            },
+        );
+    }
+
+    /// `name` started a turn or sent something: what it read is acted on.
+    pub(super) fn teammate_acted(&mut self, name: &str) {
+        let changes = self.ledger.turn_started(name, now_ms());
+        self.tell_receipts(changes);
+    }
+
+    /// Before the views are published: waiting messages follow their teammates' business,
+    /// a teammate at work has acted on what it read, and each view gets its receipts.
+    pub(super) fn publish_receipts(&mut self, team: &mut [TeammateView]) {
+        let now = now_ms();
+        for view in team.iter_mut() {
+            let working = view.status == TeammateStatus::Working;
+            let mut changes = self.ledger.busy(&view.name, working, now);
+            if working {
+                changes.extend(self.ledger.turn_started(&view.name, now));
+            }
+            self.tell_receipts(changes);
+            view.messages = self
+                .ledger
+                .recent(&view.name, RECEIPTS_SHOWN)
+                .into_iter()
+                .map(|s| MessageReceipt {
+                    id: s.id,
+                    preview: s.preview,
+                    state: s.state,
+                    sent_ms: s.sent_ms,
+                    since_ms: s.since_ms,
+                })
+                .collect();
+            view.unread_since = self.ledger.unread_since(&view.name, now);
+        }
+    }
+}

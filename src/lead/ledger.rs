@@ -1,0 +1,268 @@
+//! The message ledger: every message the lead sends a teammate, and how far it got. A message
+//! is *queued* while it waits in the inbox of a teammate that is busy (it reads its inbox when
+//! its turn ends), *delivered* while it waits for one that is free, *read* once the teammate
+//! took it (Claude Code sets the entry's `read`; teamlead's teammates do too, or remove it),
+//! and *acted on* once the teammate's next turn started after reading it (its `isActive`, an
+//! in-process turn, or anything it sends). A message that stays unread past
+//! [`UNREAD_FLAG_MS`] while its teammate is busy is flagged. The lead shows the receipts beside
+//! the message in the transcript, in the teams dialog, in `ctl events` and `inspect`.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::InboxEntry;
+
+/// The most messages the ledger keeps (the oldest go first).
+const KEPT: usize = 500;
+
+/// A message unread for this long while its teammate is busy is flagged.
+pub const UNREAD_FLAG_MS: u64 = 60_000;
+
+/// How far a message got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Receipt {
+    /// In the inbox of a teammate that is busy: it reads it when its turn ends.
+    Queued,
+    /// In the inbox of a teammate that is free.
+    Delivered,
+    /// The teammate took it.
+    Read,
+    /// The teammate's next turn started after it read it.
+    Acted,
+    /// It could not be written.
+    Failed,
+}
+
+impl Receipt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Receipt::Queued => "queued",
+            Receipt::Delivered => "delivered",
+            Receipt::Read => "read",
+            Receipt::Acted => "acted on",
+            Receipt::Failed => "not sent",
+        }
+    }
+
+    /// Whether the teammate has not taken it yet.
+    pub fn unread(self) -> bool {
+        matches!(self, Receipt::Queued | Receipt::Delivered)
+    }
+}
+
+/// One message and its receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sent {
+    pub id: u64,
+    pub to: String,
+    /// The inbox entry's key (`InboxEntry::dedup_key`): how it is found in the inbox.
+    key: String,
+    pub preview: String,
+    pub sent_ms: u64,
+    pub state: Receipt,
+    /// When it reached its state.
+    pub since_ms: u64,
+}
+
+/// A receipt that changed: the message, its new state, and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub id: u64,
+    pub to: String,
+    pub state: Receipt,
+    pub at_ms: u64,
+}
+
+/// Every message sent, with its receipt.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    next: u64,
+    sent: VecDeque<Sent>,
+}
+
+impl Ledger {
+    /// `entry` is being written to `to`'s inbox: its id.
+    pub fn sending(&mut self, to: &str, entry: &InboxEntry, now_ms: u64) -> u64 {
+        self.next += 1;
+        let preview: String = entry.text.chars().take(80).collect();
+        self.sent.push_back(Sent {
+            id: self.next,
+            to: to.to_string(),
+            key: entry.dedup_key(),
+            preview,
+            sent_ms: now_ms,
+            state: Receipt::Queued,
+            since_ms: now_ms,
+        });
+        while self.sent.len() > KEPT {
+            self.sent.pop_front();
+        }
+        self.next
+    }
+
+    /// The message is in the inbox (`busy`: its teammate is mid-turn), or could not be
+    /// written.
+    pub fn written(&mut self, id: u64, ok: bool, busy: bool, now_ms: u64) -> Option<Change> {
+        let state = match (ok, busy) {
+            (false, _) => Receipt::Failed,
+            (true, true) => Receipt::Queued,
+            (true, false) => Receipt::Delivered,
+        };
+        let sent = self.sent.iter_mut().find(|s| s.id == id)?;
+        set(sent, state, now_ms)
+    }
+
+    /// Message `id`, if it is still kept.
+    pub fn find(&self, id: u64) -> Option<Sent> {
+        self.sent.iter().find(|s| s.id == id).cloned()
+    }
+
+    /// Whether `to` has messages not yet acted on (its inbox is worth reading).
+    pub fn waiting_for(&self, to: &str) -> bool {
+        self.sent
+            .iter()
+            .any(|s| s.to == to && matches!(s.state, Receipt::Queued | Receipt::Delivered))
+    }
+
+    /// `to`'s inbox as read now: messages marked read, or gone from it, are read.
+    pub fn inbox_seen(&mut self, to: &str, inbox: &[InboxEntry], now_ms: u64) -> Vec<Change> {
+        let mut changes = Vec::new();
+        for sent in self
+            .sent
+            .iter_mut()
+            .filter(|s| s.to == to && s.state.unread())
+        {
+            let entry = inbox.iter().find(|e| e.dedup_key() == sent.key);
+            let read = entry.is_none_or(|e| e.read == Some(true));
+            if read {
+                changes.extend(set(sent, Receipt::Read, now_ms));
+            }
+        }
+        changes
+    }
+
+    /// `to` is busy (`true`) or free: waiting messages are queued or delivered.
+    pub fn busy(&mut self, to: &str, busy: bool, now_ms: u64) -> Vec<Change> {
+        let state = if busy {
+            Receipt::Queued
+        } else {
+            Receipt::Delivered
+        };
+        self.sent
+            .iter_mut()
+            .filter(|s| s.to == to && s.state.unread())
+            .filter_map(|s| set(s, state, now_ms))
+            .collect()
+    }
+
+    /// `to` started a turn (or sent something) at `now_ms`: what it had read is acted on.
+    pub fn turn_started(&mut self, to: &str, now_ms: u64) -> Vec<Change> {
+        self.sent
+            .iter_mut()
+            .filter(|s| s.to == to && s.state == Receipt::Read && s.since_ms <= now_ms)
+            .filter_map(|s| set(s, Receipt::Acted, now_ms))
+            .collect()
+    }
+
+    /// `to`'s newest `n` messages, newest first.
+    pub fn recent(&self, to: &str, n: usize) -> Vec<Sent> {
+        self.sent
+            .iter()
+            .rev()
+            .filter(|s| s.to == to)
+            .take(n)
+            .cloned()
+            .collect()
+    }
+
+    /// Since when `to` has left a message unread while busy, when that is longer than
+    /// [`UNREAD_FLAG_MS`].
+    pub fn unread_since(&self, to: &str, now_ms: u64) -> Option<u64> {
+        self.sent
+            .iter()
+            .filter(|s| s.to == to && s.state == Receipt::Queued)
+            .map(|s| s.sent_ms)
+            .min()
+            .filter(|since| now_ms.saturating_sub(*since) >= UNREAD_FLAG_MS)
+    }
+}
+
+fn set(sent: &mut Sent, state: Receipt, now_ms: u64) -> Option<Change> {
+    // Receipts only move forward (a late `written` never undoes a read).
+    let rank = |r: Receipt| match r {
+        Receipt::Queued | Receipt::Delivered => 0,
+        Receipt::Read => 1,
+        Receipt::Acted => 2,
+        Receipt::Failed => 3,
+    };
+    if sent.state == state || rank(state) < rank(sent.state) {
+        return None;
+    }
+    sent.state = state;
+    sent.since_ms = now_ms;
+    Some(Change {
+        id: sent.id,
+        to: sent.to.clone(),
+        state,
+        at_ms: now_ms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_goes_queued_delivered_read_acted() {
+        let mut ledger = Ledger::default();
+        let entry = InboxEntry::new("team-lead", "rebase on main");
+        let id = ledger.sending("alpha", &entry, 1_000);
+        let c = ledger
+            .written(id, true, true, 1_010)
+            .unwrap_or_else(|| Change {
+                id,
+                to: "alpha".into(),
+                state: Receipt::Queued,
+                at_ms: 1_010,
+            });
+        assert_eq!(c.state, Receipt::Queued);
+        assert!(ledger.waiting_for("alpha"));
+        assert_eq!(ledger.unread_since("alpha", 2_000), None);
+        assert_eq!(ledger.unread_since("alpha", 61_000), Some(1_000));
+        // Its turn ends: the message waits for a free teammate.
+        let c = ledger.busy("alpha", false, 5_000);
+        assert_eq!(c[0].state, Receipt::Delivered);
+        // Still in the inbox, unread: nothing changes; marked read: read.
+        let mut inbox = vec![entry.clone()];
+        assert!(ledger.inbox_seen("alpha", &inbox, 6_000).is_empty());
+        inbox[0].read = Some(true);
+        let c = ledger.inbox_seen("alpha", &inbox, 7_000);
+        assert_eq!((c[0].id, c[0].state), (id, Receipt::Read));
+        // A late "written" never goes back.
+        assert_eq!(ledger.written(id, true, true, 7_500), None);
+        let c = ledger.turn_started("alpha", 8_000);
+        assert_eq!(c[0].state, Receipt::Acted);
+        assert!(!ledger.waiting_for("alpha"));
+        assert_eq!(ledger.recent("alpha", 3)[0].state, Receipt::Acted);
+    }
+
+    #[test]
+    fn a_message_gone_from_the_inbox_was_read_and_others_are_untouched() {
+        let mut ledger = Ledger::default();
+        let a = ledger.sending("alpha", &InboxEntry::new("team-lead", "one"), 1);
+        let b = ledger.sending("beta", &InboxEntry::new("team-lead", "two"), 1);
+        ledger.written(a, true, false, 2);
+        ledger.written(b, true, false, 2);
+        let c = ledger.inbox_seen("alpha", &[], 3);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].id, a);
+        assert_eq!(ledger.recent("beta", 1)[0].state, Receipt::Delivered);
+        let x = ledger.sending("beta", &InboxEntry::new("team-lead", "x"), 4);
+        assert_eq!(
+            ledger.written(x, false, false, 5).map(|c| c.state),
+            Some(Receipt::Failed)
+        );
+    }
+}
