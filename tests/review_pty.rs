@@ -62,6 +62,8 @@ fn the_quit_summary_stays_on_the_terminal_after_the_screen_closes() {
     give_alpha_work(&alpha);
     lead.submit("/quit");
     assert!(lead.wait_exit(), "the lead exits 0");
+    // Everything it wrote, read.
+    lead.wait_output_end(std::time::Duration::from_secs(10));
     let text = lead.contents();
     assert!(text.contains("Teammate worktrees of team `rq`:"), "{text}");
     assert!(
@@ -106,6 +108,8 @@ fn a_screen_on_a_lead_server_gets_the_quit_summary_before_it_exits() {
     give_alpha_work(&alpha);
     screen.send(b"/quit\r");
     assert!(screen.wait_exit(), "the screen exits 0 after /quit");
+    // Everything it wrote, read.
+    screen.wait_output_end(std::time::Duration::from_secs(10));
     let text = screen.contents();
     assert!(text.contains("Teammate worktrees of team `rs`:"), "{text}");
     assert!(text.contains("kept     @alpha"), "{text}");
