@@ -130,9 +130,6 @@ impl Shown {
 
     /// Styles the rest of the file on a thread of its own (once; again after a stop).
     fn start_ahead(&self) {
-        if std::env::var_os("NO_AHEAD").is_some() {
-            return;
-        }
         let mut ahead = self.ahead.borrow_mut();
         if ahead.is_some() {
             return;
