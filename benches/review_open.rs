@@ -11,9 +11,16 @@
 //! processes on a busy machine do not inflate. Run by hand: `cargo bench --bench
 //! review_open`.
 //!
-//! Measured (one machine, 2 cores shared with builds, load about 10): before the styler
-//! thread, page median 8.5 ms, p99 28-32 ms wall (PageDown after Tab without a frame styled two
-//! pages at once); after, see the figures printed.
+//! Measured (one machine, 2 cores shared with other builds, load 6-13; wall times move with
+//! the load, the UI thread's CPU time does not):
+//! - before (the main branch's dialog and bench: no frame after Tab, keys back to back): page
+//!   median 8.5 ms, p99 28.6-32.2 ms.
+//! - the dialog styling each page during its key (no styler thread), this bench: page median
+//!   4.8-5.3 ms, p99 14.4-18.9 ms; UI thread CPU median 4.7 ms, p99 7.9-8.1 ms.
+//! - with the styler thread: page median 0.57 ms, p99 1.7-4.0 ms; UI thread CPU median
+//!   0.57 ms, p99 0.84 ms; Tab and the next file's first page median 5.5 ms, p99 13 ms; first
+//!   frame 73-100 ms. Keys back to back (`REVIEW_BENCH_PAUSE_MS=0`, the thread cannot get
+//!   ahead): page median 4.1 ms, p99 20.7 ms; UI thread CPU p99 6.1 ms.
 
 use std::path::Path;
 use std::process::Command;

@@ -691,3 +691,41 @@ fn counts(f: &crate::lead::review::ChangedFile) -> String {
         format!("+{} -{}", f.added, f.removed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lead::review::parse_diff;
+
+    fn diff() -> FileDiff {
+        let mut text = String::from("@@ -1,40 +1,40 @@\n");
+        for i in 0..40 {
+            text.push_str(&format!(
+                "-    let v{i} = f({i});\n+    let v{i} = g({i}); // \"{i}\"\n"
+            ));
+        }
+        parse_diff("src/x.rs", &text)
+    }
+
+    /// The rows the thread styles are the rows a frame would have styled itself, in order.
+    #[test]
+    fn rows_styled_ahead_are_the_rows_a_frame_styles() {
+        let shown = Shown::new(diff());
+        let first = shown.lines(0, 3);
+        assert_eq!(first.len(), 3);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !shown.styler.lock().unwrap().done() {
+            assert!(std::time::Instant::now() < deadline, "the styler finishes");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let alone = Shown::new(diff());
+        alone.ahead.replace(Some(Arc::new(AtomicBool::new(true))));
+        let rows = shown.rows.len();
+        assert_eq!(rows, 81);
+        assert_eq!(shown.lines(0, rows), alone.lines(0, rows));
+        assert_eq!(first, alone.lines(0, 3));
+        // Another file shown: its thread stops.
+        shown.stop_ahead();
+        assert!(shown.ahead.borrow().is_none());
+    }
+}
