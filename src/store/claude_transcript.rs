@@ -209,9 +209,7 @@ impl TranscriptMeter {
         seen.cache_read = seen.cache_read.max(n("cache_read_input_tokens"));
         seen.output = seen.output.max(n("output_tokens"));
     }
-}
 
-impl TranscriptMeter {
     /// Tool results: a writing call that did not fail wrote its file.
     fn results(&mut self, content: &Value) {
         for block in content.as_array().into_iter().flatten() {
