@@ -8,7 +8,9 @@
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
-use teamlead::lead::contract::{LeadCommand, LeadEvent, TeammateStatus, TranscriptItem, ViewTarget};
+use teamlead::lead::contract::{
+    LeadCommand, LeadEvent, TeammateStatus, TranscriptItem, ViewTarget,
+};
 use teamlead::lead::{Lead, LeadOptions};
 use teamlead::protocol::{InboxEntry, Member};
 use teamlead::store::{self, Home};

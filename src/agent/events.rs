@@ -9,6 +9,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::protocol::PermissionMode;
 use crate::protocol::frames::IdleReason;
+use crate::store::written_files::WrittenLog;
 
 /// One event from teammate `name`.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,11 +75,13 @@ pub enum TeammateEventKind {
 }
 
 /// A sender bound to one teammate's name. Sending never fails: a dropped receiver only means
-/// nobody watches.
+/// nobody watches. It also keeps the log of the files the teammate writes
+/// ([`EventSink::wrote`]), when its runtime gave it one.
 #[derive(Debug, Clone)]
 pub struct EventSink {
     name: String,
     tx: Option<mpsc::UnboundedSender<TeammateEvent>>,
+    written: Option<Arc<WrittenLog>>,
 }
 
 impl EventSink {
@@ -86,6 +89,7 @@ impl EventSink {
         EventSink {
             name: name.to_string(),
             tx: Some(tx),
+            written: None,
         }
     }
 
@@ -94,6 +98,21 @@ impl EventSink {
         EventSink {
             name: name.to_string(),
             tx: None,
+            written: None,
+        }
+    }
+
+    /// The same sink, recording the files written in `log`.
+    pub fn with_written_log(mut self, log: Arc<WrittenLog>) -> EventSink {
+        self.written = Some(log);
+        self
+    }
+
+    /// The teammate writes `path` (a Write or Edit it was allowed): recorded in its log for
+    /// the lead's review (`store::written_files`); nothing without a log.
+    pub fn wrote(&self, path: &std::path::Path) {
+        if let Some(log) = &self.written {
+            log.record(path);
         }
     }
 

@@ -7,7 +7,9 @@
 //! listed with the reason (a Claude Code team is never removed; a team whose lead is alive or
 //! of unknown state is kept). A dead teamlead team whose team file cannot be read is moved, as
 //! it is, into `<home>/quarantine/<team>/` instead ("would move to quarantine" / "moved to
-//! quarantine"), never deleted. `--dry-run` only lists.
+//! quarantine"), never deleted. A dead team's teammate worktrees are listed with what each
+//! holds (branch, commits ahead, uncommitted files) and whether it goes (it holds nothing) or
+//! stays. `--dry-run` only lists.
 
 use color_eyre::eyre::{Result, bail};
 
@@ -16,6 +18,8 @@ use super::args::CleanArgs;
 use super::output::Out;
 use super::refuse::shown_path;
 use crate::backend::orphans::{self, Orphan};
+use crate::backend::worktree;
+use crate::lead::review::WorktreeFate;
 use crate::protocol::display::visible_line;
 use crate::store::leftovers;
 
@@ -81,12 +85,34 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
     for orphan in found {
         let what = visible_line(&orphan.to_string()).into_owned();
         let (would, done) = orphan.verbs();
+        let worktrees = match orphan {
+            Orphan::DeadTeam { team, .. } => team_worktrees(ctx, team),
+            _ => Vec::new(),
+        };
         if args.dry_run {
             out.line(format!("{would}: {what}"))?;
+            for w in &worktrees {
+                let verb = if w.0.removed {
+                    "would remove"
+                } else {
+                    "would keep"
+                };
+                out.line(worktree_line(verb, w))?;
+            }
             continue;
         }
         match orphans::remove(&ctx.home, orphan) {
-            Ok(()) => out.line(format!("{done}: {what}"))?,
+            Ok(()) => {
+                out.line(format!("{done}: {what}"))?;
+                for w in &worktrees {
+                    let verb = if std::path::Path::new(&w.0.path).exists() {
+                        "kept"
+                    } else {
+                        "removed"
+                    };
+                    out.line(worktree_line(verb, w))?;
+                }
+            }
             Err(e) => {
                 failures += 1;
                 eprintln!("could not remove {what}: {}", visible_line(&e));
@@ -97,4 +123,56 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
         bail!("{failures} item(s) could not be removed");
     }
     Ok(())
+}
+
+/// The teammate worktrees a dead team's members record, with what each holds and whether
+/// removing the team removes it (`removed`: it holds nothing) or keeps it.
+fn team_worktrees(ctx: &Context, team: &str) -> Vec<(WorktreeFate, String)> {
+    let Ok(file) = crate::store::read_team(&ctx.home, team) else {
+        return Vec::new();
+    };
+    file.members
+        .iter()
+        .filter_map(|m| Some((m.name.clone(), m.worktree_path.clone()?)))
+        .filter_map(|(name, path)| {
+            let found = worktree::at_path(std::path::Path::new(&path));
+            let (branch, survey, lead_branch) = match &found {
+                Ok(Some(w)) => (
+                    Some(w.branch.clone()),
+                    worktree::survey(w),
+                    crate::backend::git::current_branch(&w.repo),
+                ),
+                // Gone already: nothing to list.
+                Ok(None) => return None,
+                Err(e) => (None, Err(e.clone()), "HEAD".to_string()),
+            };
+            let (survey, error) = match survey {
+                Ok(s) => (s, None),
+                Err(e) => (worktree::Survey::default(), Some(e.to_string())),
+            };
+            let fate = WorktreeFate {
+                name,
+                path,
+                branch,
+                ahead: survey.ahead,
+                uncommitted: survey.work.uncommitted,
+                unmerged: survey.work.unmerged,
+                merged: false,
+                removed: error.is_none() && survey.work.is_empty(),
+                error,
+            };
+            Some((fate, lead_branch))
+        })
+        .collect()
+}
+
+/// `  would keep: worktree /r-worktrees/t-a of @a, branch teamlead/t/a: 1 uncommitted file`.
+fn worktree_line(verb: &str, (w, lead_branch): &(WorktreeFate, String)) -> String {
+    visible_line(&format!(
+        "  {verb}: worktree {} of @{}, {}",
+        w.path,
+        w.name,
+        w.holds(lead_branch)
+    ))
+    .into_owned()
 }

@@ -14,10 +14,10 @@ use super::Failure;
 use super::args::{CtlAction, CtlArgs, WaitArgs};
 use super::output::Out;
 use crate::lead::commands::{Input, SlashCommand, parse_input};
-use crate::lead::controller::LeadOptions;
 use crate::lead::contract::{
     LeadCommand, LeadEvent, PendingPermission, PermissionDecision, TranscriptItem, ViewTarget,
 };
+use crate::lead::controller::LeadOptions;
 use crate::protocol::display::{escape_json_output, visible_line, visible_text};
 use crate::protocol::permission::fallback_update;
 use crate::server::client::{self, Connection};
@@ -103,6 +103,8 @@ struct Attached {
     conn: Connection,
     seen: Seen,
     started: Option<LeadEvent>,
+    /// The reviews and merge queues sent while its commands ran (`review`/`merges --json`).
+    review: Vec<LeadEvent>,
 }
 
 async fn attach(mut conn: Connection) -> Result<Attached> {
@@ -126,6 +128,7 @@ async fn attach(mut conn: Connection) -> Result<Attached> {
         conn,
         seen,
         started,
+        review: Vec::new(),
     })
 }
 
@@ -155,6 +158,9 @@ async fn carry_out(
                     said.push(item);
                 }
             }
+            Some(ServerMsg::Event(
+                e @ (LeadEvent::Review(_) | LeadEvent::ReviewPr { .. } | LeadEvent::MergeQueue(_)),
+            )) => a.review.push(e),
             Some(ServerMsg::Event(e)) => a.seen.apply(&e),
             Some(_) => {}
             None if ends => return Ok((said, false)),
@@ -232,7 +238,21 @@ async fn composer(conn: Connection, text: &str, json: bool) -> Result<()> {
     }
     if json {
         let output: Vec<String> = said.iter().map(item_text).collect();
-        print_json(&json!({"ok": !refused, "output": output}))?;
+        let structured = match &parsed {
+            Ok(Input::Slash(SlashCommand::Review { name })) if !refused => {
+                review_json(&a.review, name)
+            }
+            Ok(Input::Slash(SlashCommand::Queue)) if !refused => queue_json(&a.review),
+            _ => None,
+        };
+        match structured {
+            Some(mut value) => {
+                value["ok"] = json!(true);
+                value["output"] = json!(output);
+                print_json(&value)?;
+            }
+            None => print_json(&json!({"ok": !refused, "output": output}))?,
+        }
     } else {
         let mut out = Out::new();
         for item in &said {
@@ -243,6 +263,72 @@ async fn composer(conn: Connection, text: &str, json: bool) -> Result<()> {
         return Err(Failure::new(REFUSED, "the lead refused the command").into());
     }
     Ok(())
+}
+
+/// `review NAME --json`: the review (files with counts, base, commits, its pull request).
+fn review_json(events: &[LeadEvent], name: &str) -> Option<Value> {
+    use crate::lead::review::WorkPlace;
+    let summary = events.iter().rev().find_map(|e| match e {
+        LeadEvent::Review(r) if r.name == name => Some(r),
+        _ => None,
+    })?;
+    let pr = events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            LeadEvent::ReviewPr { name: n, pr } if n == name => Some(pr),
+            _ => None,
+        })
+        .or(summary.pr.as_ref());
+    let files: Vec<Value> = summary
+        .files
+        .iter()
+        .map(|f| {
+            json!({"path": f.path, "status": f.status.to_string(), "added": f.added,
+                "removed": f.removed, "binary": f.binary})
+        })
+        .collect();
+    let commits: Vec<Value> = summary
+        .commits
+        .iter()
+        .map(|c| json!({"id": c.id, "subject": c.subject}))
+        .collect();
+    Some(json!({
+        "name": summary.name,
+        "place": match summary.place { WorkPlace::Worktree => "worktree", WorkPlace::Checkout => "checkout" },
+        "branch": summary.branch,
+        "base": summary.base,
+        "files": files,
+        "added": summary.added(),
+        "removed": summary.removed(),
+        "uncommitted": summary.uncommitted,
+        "commits": commits,
+        "pr": pr.map(|p| json!({"number": p.number, "state": p.state, "draft": p.draft, "url": p.url, "title": p.title})),
+    }))
+}
+
+/// `merges --json`: every teammate branch against the lead's and the pairs that conflict.
+fn queue_json(events: &[LeadEvent]) -> Option<Value> {
+    let queue = events.iter().rev().find_map(|e| match e {
+        LeadEvent::MergeQueue(q) => Some(q),
+        _ => None,
+    })?;
+    let branches: Vec<Value> = queue
+        .entries
+        .iter()
+        .map(|e| {
+            json!({"name": e.name, "branch": e.branch, "ahead": e.ahead, "behind": e.behind,
+                "clean": e.error.is_none() && e.conflicts.is_empty(), "conflicts": e.conflicts,
+                "uncommitted": e.uncommitted, "error": e.error,
+                "conflicts_with": queue.conflicts_of(&e.name).iter().map(|(n, _)| *n).collect::<Vec<_>>()})
+        })
+        .collect();
+    let pairs: Option<Vec<Value>> = queue.pairs.as_ref().map(|ps| {
+        ps.iter()
+            .map(|p| json!({"a": p.a, "b": p.b, "files": p.files}))
+            .collect()
+    });
+    Some(json!({"lead_branch": queue.lead_branch, "branches": branches, "pairs": pairs}))
 }
 
 /// The rule `--always` adds: the request's first offerable suggestion, else the rule built

@@ -10,9 +10,9 @@ use super::args::{
     AgentChoice, CleanArgs, DemoArgs, EngineChoice, LeadArgs, TeammateArgs, ThemeChoice,
 };
 use crate::config::Config;
+use crate::lead::contract::LeadCommand;
 use crate::lead::controller::{Lead, LeadOptions, QUIT_TIMEOUT};
 use crate::lead::demo::{DemoLeftovers, setup_demo};
-use crate::lead::contract::LeadCommand;
 
 /// How long the controller may keep cleaning up after the UI has gone.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

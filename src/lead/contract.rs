@@ -323,6 +323,17 @@ pub enum LeadCommand {
         name: String,
         path: String,
     },
+    /// A comment on a line or hunk of a teammate's review: sent to it as a message (the path
+    /// `/msg` takes, so it is echoed and tracked like one).
+    ReviewComment {
+        name: String,
+        comment: Box<crate::lead::review::ReviewComment>,
+    },
+    /// Remove a merged teammate's worktree and branch (the screen's offer after a merge): a
+    /// teammate that still runs is stopped first; kept when anything was added since.
+    RetireWorktree {
+        name: String,
+    },
 }
 
 /// What the controller tells the UI.
@@ -378,4 +389,16 @@ pub enum LeadEvent {
         name: String,
         diff: crate::lead::review::FileDiff,
     },
+    /// The pull request of a reviewed teammate's branch (`gh`), after its review.
+    ReviewPr {
+        name: String,
+        pr: crate::lead::review::PrState,
+    },
+    /// The merge queue (`/merges` opens it; later ones update an open one).
+    MergeQueue(crate::lead::review::MergeQueue),
+    /// A teammate's branch was merged into the lead's (the screen offers to retire it).
+    Merged(crate::lead::review::Merged),
+    /// The teammate worktrees kept or removed at quit (the screen prints them after it
+    /// closes, so they stay on the terminal).
+    WorktreesAtQuit(crate::lead::review::WorktreeReport),
 }

@@ -4,6 +4,7 @@
 
 pub mod bridge;
 pub mod commands;
+pub mod contract;
 pub mod controller;
 pub mod demo;
 pub mod emergency;
@@ -15,7 +16,6 @@ pub mod plan_queue;
 pub mod poller;
 pub mod review;
 pub mod turns;
-pub mod contract;
 pub mod view_builder;
 pub mod wave;
 

@@ -1,11 +1,21 @@
 //! What the lead shows of a teammate's work (`/review`): the summary (base, branch, the files
-//! changed with their counts, the commits) and one file's diff, parsed from git's unified diff
-//! into hunks of lines, each changed line with the byte ranges that differ from its
-//! counterpart (intra-line highlights, by the `similar` crate's word diff). Serde types: they
-//! travel in [`LeadEvent`](crate::lead::contract::LeadEvent)s to any screen. Pure: the git work is
-//! in `backend::git`, run off the controller's loop by `controller::review`.
+//! changed with their counts, the commits, the pull request of its branch) and one file's
+//! diff, parsed from git's unified diff into hunks of lines, each changed line with the byte
+//! ranges that differ from its counterpart (intra-line highlights, by the `similar` crate's
+//! word diff); a comment on a line or hunk as the message the teammate gets; the merge queue
+//! (`/merges`); what a merge did; and the teammate worktrees a `/quit` kept or removed. Serde
+//! types: they travel in [`LeadEvent`](crate::lead::contract::LeadEvent)s to any screen. Pure: the
+//! git work is in `backend::git`, run off the controller's loop by `controller::review`.
+
+mod comment;
+mod left;
+mod queue;
 
 use serde::{Deserialize, Serialize};
+
+pub use comment::ReviewComment;
+pub use left::{WorktreeFate, WorktreeReport};
+pub use queue::{MergeQueue, Merged, QueueEntry, QueuePair};
 
 /// How `/merge` brings a teammate's branch into the lead's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,7 +32,9 @@ pub enum MergeHow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangedFile {
     pub path: String,
-    /// `A` added, `M` modified, `D` deleted, `T` type changed, `?` untracked.
+    /// `A` added, `M` modified, `D` deleted, `T` type changed, `?` untracked; `=` a file a
+    /// teammate without a worktree wrote that shows no change now (committed since, or put
+    /// back).
     pub status: char,
     pub added: usize,
     pub removed: usize,
@@ -34,6 +46,42 @@ pub struct ChangedFile {
 pub struct CommitView {
     pub id: String,
     pub subject: String,
+}
+
+/// Where a teammate's work is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum WorkPlace {
+    /// Its own worktree and branch: everything changed there since its base.
+    #[default]
+    Worktree,
+    /// The lead's checkout (it has no worktree): the files its tool calls wrote, each with
+    /// its change against the lead's `HEAD` (which may hold others' changes too).
+    Checkout,
+}
+
+/// The pull request of a teammate's branch, as `gh pr view` tells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrState {
+    pub number: u64,
+    /// `OPEN`, `CLOSED` or `MERGED`.
+    pub state: String,
+    #[serde(default)]
+    pub draft: bool,
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+}
+
+impl PrState {
+    /// `PR #12 open`, `PR #12 draft`, `PR #12 merged`.
+    pub fn label(&self) -> String {
+        let state = if self.draft && self.state == "OPEN" {
+            "draft".to_string()
+        } else {
+            self.state.to_lowercase()
+        };
+        format!("PR #{} {state}", self.number)
+    }
 }
 
 /// What a teammate changed since its base.
@@ -49,6 +97,13 @@ pub struct ReviewSummary {
     pub commits: Vec<CommitView>,
     /// How many of the files have uncommitted changes.
     pub uncommitted: usize,
+    /// Its own worktree, or the lead's checkout.
+    #[serde(default)]
+    pub place: WorkPlace,
+    /// The pull request of its branch (where `gh` runs and the repository has a remote; it
+    /// arrives after the summary, `LeadEvent::ReviewPr`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr: Option<PrState>,
 }
 
 impl ReviewSummary {
@@ -83,6 +138,8 @@ impl ReviewSummary {
                 })
                 .collect(),
             uncommitted,
+            place: WorkPlace::Worktree,
+            pr: None,
         }
     }
 }
@@ -99,24 +156,40 @@ impl ReviewSummary {
     /// The transcript's account: `alpha (branch …, base abc1234): 2 files +10 −3, 1 commit`
     /// and a line per file and per commit.
     pub fn text(&self) -> String {
-        let mut out = format!(
-            "Review of @{} (branch {}, base {}): {} file(s) +{} -{}, {} commit(s){}",
-            self.name,
-            self.branch,
-            self.base,
-            self.files.len(),
-            self.added(),
-            self.removed(),
-            self.commits.len(),
-            if self.uncommitted > 0 {
-                format!(", {} file(s) with uncommitted changes", self.uncommitted)
-            } else {
-                String::new()
-            }
-        );
+        let mut out = match self.place {
+            WorkPlace::Worktree => format!(
+                "Review of @{} (branch {}, base {}): {} file(s) +{} -{}, {} commit(s){}",
+                self.name,
+                self.branch,
+                self.base,
+                self.files.len(),
+                self.added(),
+                self.removed(),
+                self.commits.len(),
+                if self.uncommitted > 0 {
+                    format!(", {} file(s) with uncommitted changes", self.uncommitted)
+                } else {
+                    String::new()
+                }
+            ),
+            WorkPlace::Checkout => format!(
+                "Review of @{} (no worktree: the files its tool calls wrote in the lead's checkout, against {} {}): {} file(s) +{} -{}",
+                self.name,
+                self.branch,
+                self.base,
+                self.files.len(),
+                self.added(),
+                self.removed(),
+            ),
+        };
+        if let Some(pr) = &self.pr {
+            out.push_str(&format!("\n  {} {}", pr.label(), pr.url));
+        }
         for f in &self.files {
             let counts = if f.binary {
                 "binary".to_string()
+            } else if f.status == '=' {
+                "unchanged now".to_string()
             } else {
                 format!("+{} -{}", f.added, f.removed)
             };

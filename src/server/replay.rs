@@ -76,6 +76,11 @@ impl Replay {
             | LeadEvent::Barrier { .. }
             | LeadEvent::Review(_)
             | LeadEvent::ReviewFile { .. } => {}
+            // The review's dialogs are for the screens there when they come.
+            LeadEvent::ReviewPr { .. }
+            | LeadEvent::MergeQueue(_)
+            | LeadEvent::Merged(_)
+            | LeadEvent::WorktreesAtQuit(_) => {}
         }
     }
 

@@ -317,6 +317,10 @@ impl Story {
             | LeadEvent::Barrier { .. }
             | LeadEvent::Review(_)
             | LeadEvent::ReviewFile { .. } => Vec::new(),
+            LeadEvent::ReviewPr { .. }
+            | LeadEvent::MergeQueue(_)
+            | LeadEvent::Merged(_)
+            | LeadEvent::WorktreesAtQuit(_) => Vec::new(),
         }
     }
 }

@@ -3,10 +3,11 @@
 //! chooses the session id at spawn, `--session-id`). From it the lead learns what a claude
 //! teammate does not send in its frames: the model it runs, what it used (assistant entries
 //! carry `message.usage`; one API message can appear on several lines, so usage is kept per
-//! message id and summed once), its tool calls, the turns it started, and — on clients that
-//! record the request's shape (2.1.332) — which tools its model was offered — and until when
-//! it is rate- or usage-limited (`store::claude_limit`; a real answer after the limit lifts
-//! it). Each read starts
+//! message id and summed once), its tool calls, the turns it started, the files its Write,
+//! Edit, MultiEdit and NotebookEdit calls wrote (a call whose result is not an error), and — on
+//! clients that record the request's shape (2.1.332) — which tools its model was offered — and
+//! until when it is rate- or usage-limited (`store::claude_limit`; a real answer after the
+//! limit lifts it). Each read starts
 //! where the last one ended and takes complete lines only; a line that does not parse is
 //! skipped. The file is opened without following links and never blocks.
 
@@ -33,10 +34,21 @@ pub struct TranscriptFacts {
     pub model: Option<String>,
     /// The tools its model was last offered (`None`: the client does not record them).
     pub tools: Option<Vec<String>>,
+    /// The files its writing tools wrote (the paths as the calls gave them), each once, in
+    /// the order first written.
+    pub written: Vec<String>,
     /// Until when (epoch milliseconds) its rate or usage limit holds, as the client last
     /// recorded it (`None`: no limit, or an answer came after it).
     pub limited_until_ms: Option<u64>,
 }
+
+/// The tools that write a file, and the input field naming it.
+const WRITING_TOOLS: [(&str, &str); 4] = [
+    ("Write", "file_path"),
+    ("Edit", "file_path"),
+    ("MultiEdit", "file_path"),
+    ("NotebookEdit", "notebook_path"),
+];
 
 impl TranscriptFacts {
     /// Whether its model was offered the task tools (`None`: not known).
@@ -66,6 +78,8 @@ pub struct TranscriptMeter {
     /// Usage per API message id.
     per_message: HashMap<String, MessageUsage>,
     tool_ids: HashSet<String>,
+    /// Writing calls whose result has not been seen: id → path.
+    pending_writes: HashMap<String, String>,
     turns: u64,
     facts: TranscriptFacts,
 }
@@ -137,6 +151,7 @@ impl TranscriptMeter {
                 self.assistant(&entry["message"]);
             }
             Some("user") if entry["message"]["content"].is_string() => self.turns += 1,
+            Some("user") => self.results(&entry["message"]["content"]),
             Some("api-request-shape") => {
                 if let Some(tools) = entry["shape"]["tools"].as_array() {
                     self.facts.tools = Some(
@@ -171,6 +186,12 @@ impl TranscriptMeter {
                     && let Some(id) = block["id"].as_str()
                 {
                     self.tool_ids.insert(id.to_string());
+                    let name = block["name"].as_str().unwrap_or("");
+                    if let Some((_, field)) = WRITING_TOOLS.iter().find(|(t, _)| *t == name)
+                        && let Some(path) = block["input"][field].as_str()
+                    {
+                        self.pending_writes.insert(id.to_string(), path.to_string());
+                    }
                 }
             }
         }
@@ -187,6 +208,24 @@ impl TranscriptMeter {
         seen.cache_write = seen.cache_write.max(n("cache_creation_input_tokens"));
         seen.cache_read = seen.cache_read.max(n("cache_read_input_tokens"));
         seen.output = seen.output.max(n("output_tokens"));
+    }
+
+    /// Tool results: a writing call that did not fail wrote its file.
+    fn results(&mut self, content: &Value) {
+        for block in content.as_array().into_iter().flatten() {
+            if block["type"] != "tool_result" {
+                continue;
+            }
+            let Some(path) = block["tool_use_id"]
+                .as_str()
+                .and_then(|id| self.pending_writes.remove(id))
+            else {
+                continue;
+            };
+            if block["is_error"] != true && !self.facts.written.contains(&path) {
+                self.facts.written.push(path);
+            }
+        }
     }
 }
 
@@ -296,6 +335,59 @@ mod tests {
         let cost = PriceTable::built_in().cost_micros(facts.model.as_deref(), &u.tokens());
         assert_eq!(cost, Some(107_649));
         assert_eq!(dollars(107_649), "$0.11");
+    }
+
+    #[test]
+    fn files_written_by_calls_that_did_not_fail() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path());
+        let path = transcript(&home);
+        let call = |id: &str, name: &str, input: &str| {
+            format!(
+                "{{\"type\":\"assistant\",\"message\":{{\"id\":\"m_{id}\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"{name}\",\"input\":{input}}}]}}}}\n"
+            )
+        };
+        let result = |id: &str, error: bool| {
+            format!(
+                "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"{id}\",\"is_error\":{error}}}]}}}}\n"
+            )
+        };
+        let mut text = String::new();
+        text += &call("t1", "Write", r#"{"file_path":"/w/a.rs","content":"x"}"#);
+        text += &result("t1", false);
+        text += &call(
+            "t2",
+            "Edit",
+            r#"{"file_path":"/w/b.rs","old_string":"a","new_string":"b"}"#,
+        );
+        text += &result("t2", true);
+        text += &call("t3", "Read", r#"{"file_path":"/w/c.rs"}"#);
+        text += &result("t3", false);
+        text += &call("t4", "MultiEdit", r#"{"file_path":"/w/d.rs","edits":[]}"#);
+        text += &call(
+            "t5",
+            "NotebookEdit",
+            r#"{"notebook_path":"/w/e.ipynb","new_source":""}"#,
+        );
+        text += &result("t5", false);
+        text += &call(
+            "t6",
+            "Edit",
+            r#"{"file_path":"/w/a.rs","old_string":"x","new_string":"y"}"#,
+        );
+        text += &result("t6", false);
+        append(&path, &text);
+        let mut meter = TranscriptMeter::new(SESSION);
+        // t4's result is not in yet; the failed edit of b.rs wrote nothing.
+        assert_eq!(
+            meter.read(&home).unwrap().written,
+            vec!["/w/a.rs", "/w/e.ipynb"]
+        );
+        append(&path, &result("t4", false));
+        assert_eq!(
+            meter.read(&home).unwrap().written,
+            vec!["/w/a.rs", "/w/e.ipynb", "/w/d.rs"]
+        );
     }
 
     #[test]

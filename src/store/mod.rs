@@ -24,6 +24,7 @@ pub mod tasks;
 pub mod team;
 pub mod team_guard;
 pub mod team_usage;
+pub mod written_files;
 
 pub use delivery::DeliveryLog;
 pub use error::{Result, StoreError};

@@ -152,7 +152,7 @@ impl AppState {
             if let Some(guard) = modal.guard_mut() {
                 guard.used();
             }
-            if matches!(modal, Modal::Teams(_)) {
+            if matches!(modal, Modal::Teams(_) | Modal::Review(_) | Modal::Merges(_)) {
                 // A new key: what the lead says next answers it.
                 self.dialog_notice = None;
             }
@@ -353,6 +353,7 @@ impl AppState {
         self.current_transcript().follow();
         let target = self.view.clone();
         self.note_submitted(&target, &text);
+        self.note_merge_asked(&text);
         self.send(LeadCommand::Submit {
             target: self.view.clone(),
             text,

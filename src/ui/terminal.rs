@@ -137,6 +137,20 @@ pub fn signal_stream() -> Result<impl Stream<Item = ()> + Unpin, UiError> {
     Ok(futures::stream::select_all(streams))
 }
 
+/// Prints `lines` on the normal screen (the terminal restored), escaped like every text from
+/// files.
+fn print_farewell(lines: &[String]) {
+    use std::io::Write;
+    if lines.is_empty() {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        let _ = writeln!(out, "{}", crate::protocol::display::visible_line(line));
+    }
+    let _ = out.flush();
+}
+
 /// Runs the program a jump hands the terminal to, until it ends: `Ok` when it ran and ended
 /// well, `Err` saying what went wrong (it could not start, or it failed). The caller starts it
 /// (the UI never starts processes); the future must not block the runtime while it runs.
@@ -174,6 +188,9 @@ pub async fn run_tui(
             Ok(mut next) => {
                 drop(guard);
                 let Some(hand) = next.hand_over.take() else {
+                    // Back on the normal screen: what must stay on the terminal (the
+                    // worktrees a `/quit` kept or removed).
+                    print_farewell(&next.farewell);
                     return Ok(());
                 };
                 // Nobody may read the keyboard while the program has it.

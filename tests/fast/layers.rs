@@ -265,7 +265,10 @@ fn the_import_check_sees_every_form_of_an_upward_use() {
         ("watch/e.rs", "fn f() -> crate::cli::Args { todo!() }"),
         // Allowed: the same layer, an earlier one, a `super` that stays inside.
         ("lead/f.rs", "use crate::store::Home; use super::view::X;"),
-        ("ui/g/mod.rs", "use super::h::Y; use crate::lead::contract::Z;"),
+        (
+            "ui/g/mod.rs",
+            "use super::h::Y; use crate::lead::contract::Z;",
+        ),
     ];
     let files: Vec<(String, String)> = files
         .iter()

@@ -1,23 +1,28 @@
 //! Review and merge of teammates' work, in real git repositories in temporary directories
 //! with the controller in-process: `/review` shows the files a teammate's worktree changed
-//! since its base (committed and uncommitted) with counts and hunks; `/merges` names the pair
-//! of branches that conflict before any merge; `/merge --squash --retire` of the clean one
-//! leaves the lead's branch one commit ahead and the worktree gone; the conflicting one is
-//! refused with its files named and nothing changed; a dirty lead checkout is refused.
+//! since its base (committed and uncommitted) with counts and hunks; a comment on a hunk
+//! reaches the teammate's inbox with file, line and excerpt; `/merges` names the pair of
+//! branches that conflict before any merge, as text and as the queue dialog, from which a
+//! merge goes in, the others' status follows and the worktree is offered for retirement;
+//! `/merge --squash --retire` of the clean one leaves the lead's branch one commit ahead and
+//! the worktree gone; the conflicting one is refused with its files named and nothing
+//! changed; a dirty lead checkout is refused; a branch's pull request is read from `gh`
+//! within a time limit.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use crate::lead_common::Session;
-use crate::ui_common::{key, rows, screen, state_with};
+use crate::ui_common::{ch, key, press, press_slowly, rows, screen, state_with, type_text};
 use crossterm::event::KeyCode;
-use teamlead::lead::review::{FileDiff, LineKind, ReviewSummary};
+use teamlead::lead::contract::TranscriptItem;
 use teamlead::lead::contract::{LeadCommand, LeadEvent};
+use teamlead::lead::review::{FileDiff, LineKind, MergeQueue, Merged, ReviewSummary};
 use teamlead::lead::{Lead, LeadOptions};
 use teamlead::store::Home;
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -39,7 +44,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// `<dir>/repo` on `main`: README and shared.txt (five lines).
-fn repo_in(dir: &Path) -> PathBuf {
+pub(crate) fn repo_in(dir: &Path) -> PathBuf {
     let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "--quiet", "--initial-branch=main"]);
@@ -52,7 +57,7 @@ fn repo_in(dir: &Path) -> PathBuf {
     repo
 }
 
-async fn lead_in(repo: &Path, team: &str) -> Session {
+pub(crate) async fn lead_in(repo: &Path, team: &str) -> Session {
     let home_dir = tempfile::tempdir().unwrap();
     let home = Home::new(home_dir.path());
     let opts = LeadOptions::new(home.clone(), repo)
@@ -103,7 +108,7 @@ async fn two_teammates(dir: &Path) -> (PathBuf, Session) {
     (repo, s)
 }
 
-async fn review_of(s: &mut Session, name: &str) -> ReviewSummary {
+pub(crate) async fn review_of(s: &mut Session, name: &str) -> ReviewSummary {
     s.submit(&format!("/review {name}")).await;
     match s
         .wait_for(
@@ -117,7 +122,7 @@ async fn review_of(s: &mut Session, name: &str) -> ReviewSummary {
     }
 }
 
-async fn diff_of(s: &mut Session, name: &str, path: &str) -> FileDiff {
+pub(crate) async fn diff_of(s: &mut Session, name: &str, path: &str) -> FileDiff {
     s.send(LeadCommand::ReviewFile {
         name: name.to_string(),
         path: path.to_string(),
@@ -283,7 +288,7 @@ async fn queue_names_the_conflicting_pair_and_merge_squashes_the_clean_one() {
 }
 
 #[test]
-fn r_on_a_teammate_with_a_worktree_opens_its_review() {
+fn r_opens_a_teammates_review_and_m_the_merge_queue_in_the_teams_dialog() {
     use teamlead::lead::contract::{TeammateStatus, ViewTarget};
     use teamlead::ui::modal::Modal;
     use teamlead::ui::modal::teams::TeamsDialog;
@@ -292,16 +297,287 @@ fn r_on_a_teammate_with_a_worktree_opens_its_review() {
     let beta = crate::ui_common::teammate("beta", "green", TeammateStatus::Working, "tmux");
     let mut state = state_with(vec![LeadEvent::Team(vec![alpha, beta])]);
     state.modals.push(Modal::Teams(TeamsDialog::new()));
-    let sent = crate::ui_common::press(&mut state, &[crate::ui_common::ch('r')]);
+    let submit = |text: &str| LeadCommand::Submit {
+        target: ViewTarget::Lead,
+        text: text.to_string(),
+    };
+    assert_eq!(press(&mut state, &[ch('r')]), vec![submit("/review alpha")]);
+    // beta works in the lead's checkout: its review lists the files it wrote.
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Down), ch('r')]),
+        vec![submit("/review beta")]
+    );
+    assert_eq!(press(&mut state, &[ch('m')]), vec![submit("/merges")]);
+}
+
+/// A review and one file's diff, opened in a screen's state on that file.
+fn review_screen(r: &ReviewSummary, diff: &FileDiff) -> teamlead::ui::AppState {
+    let mut state = state_with(vec![LeadEvent::Review(r.clone())]);
+    state.take_commands();
+    state.apply(LeadEvent::ReviewFile {
+        name: r.name.clone(),
+        diff: diff.clone(),
+    });
+    let at = r.files.iter().position(|f| f.path == diff.path).unwrap();
+    for _ in 0..at {
+        press(&mut state, &[key(KeyCode::Tab)]);
+    }
+    state
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_on_a_hunk_reaches_the_teammates_inbox_with_file_line_and_excerpt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_repo, mut s) = two_teammates(dir.path()).await;
+    let mut r = review_of(&mut s, "alpha").await;
+    let d = diff_of(&mut s, "alpha", "shared.txt").await;
+    r.base = "1a2b3c4".to_string();
+    r.commits[0].id = "5d6e7f8".to_string();
+    let mut state = review_screen(&r, &d);
+
+    // The cursor starts on the hunk's header: `C` comments on the hunk.
+    press(&mut state, &[ch('C')]);
+    type_text(&mut state, "keep line two as it was");
+    let text = rows(&screen(&mut state, 80, 24)).join("\n");
+    assert!(
+        text.contains("Comment to @alpha on shared.txt this hunk:"),
+        "{text}"
+    );
+    insta::assert_snapshot!("review_comment_80", text);
+    let sent = press(&mut state, &[key(KeyCode::Enter)]);
+    let [LeadCommand::ReviewComment { name, comment }] = sent.as_slice() else {
+        panic!("one comment sent: {sent:?}");
+    };
+    assert_eq!(name, "alpha");
+    let text = rows(&screen(&mut state, 80, 24)).join("\n");
+    assert!(
+        text.contains("Comment on shared.txt this hunk sent to @alpha."),
+        "{text}"
+    );
+
+    // A line comment too: the cursor on `+two alpha` (header, one, -two, +two alpha).
+    press(&mut state, &[key(KeyCode::Down), ch('j'), ch('j'), ch('c')]);
+    type_text(&mut state, "why alpha?");
+    let line = press(&mut state, &[key(KeyCode::Enter)]);
+
+    for command in sent.iter().chain(&line) {
+        s.send(command.clone()).await;
+    }
+    // Acknowledged like any message: echoed once it is in the inbox.
+    let echoed = |want: &'static str| {
+        move |e: &LeadEvent| {
+            matches!(e, LeadEvent::Transcript(TranscriptItem::ToTeammate { to, text, .. })
+                if to == "alpha" && text.contains(want))
+        }
+    };
+    s.wait_for("the hunk comment's echo", echoed("keep line two as it was"))
+        .await;
+    s.wait_for("the line comment's echo", echoed("why alpha?"))
+        .await;
+    let inbox: Vec<String> = teamlead::store::inbox::read(&s.home, &s.team, "alpha")
+        .unwrap()
+        .entries
+        .into_iter()
+        .filter(|e| e.from == "team-lead" && e.text.starts_with("Review comment"))
+        .map(|e| e.text)
+        .collect();
+    assert_eq!(inbox.len(), 2, "{inbox:?}");
+    assert_eq!(inbox[0], comment.message());
+    assert_eq!(
+        inbox[0],
+        "Review comment on shared.txt, lines 1-5:\n\n```\n@@ -1,5 +1,5 @@\n    1    1   one\n    2      - two\n         2 + two alpha\n    3    3   three\n    4    4   four\n    5    5   five\n```\n\nkeep line two as it was"
+    );
+    assert_eq!(
+        inbox[1],
+        "Review comment on shared.txt, line 2:\n\n```\n    1    1   one\n    2      - two\n>        2 + two alpha\n    3    3   three\n    4    4   four\n    5    5   five\n```\n\nwhy alpha?"
+    );
+    s.quit().await;
+}
+
+async fn queue_event(
+    s: &mut Session,
+    what: &str,
+    pred: impl Fn(&MergeQueue) -> bool,
+) -> MergeQueue {
+    match s
+        .wait_for(what, |e| matches!(e, LeadEvent::MergeQueue(q) if pred(q)))
+        .await
+    {
+        LeadEvent::MergeQueue(q) => q,
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queue_dialog_merges_a_branch_updates_the_others_and_offers_to_retire_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, mut s) = two_teammates(dir.path()).await;
+    let main_before = git(&repo, &["rev-parse", "main"]);
+    let a = wt(dir.path(), "alpha");
+    git(&a, &["add", "."]);
+    git(&a, &["commit", "--quiet", "-m", "alpha: notes"]);
+
+    s.submit("/merges").await;
+    let first = queue_event(&mut s, "the queue", |q| q.opens).await;
+    assert!(first.pairs.is_none(), "the pairs come after: {first:?}");
+    let full = queue_event(&mut s, "the queue's pairs", |q| q.pairs.is_some()).await;
+    let mut state = state_with(Vec::new());
+    state.apply(LeadEvent::MergeQueue(first));
+    let text = rows(&screen(&mut state, 80, 24)).join("\n");
+    assert!(text.contains("checking…"), "{text}");
+    state.apply(LeadEvent::MergeQueue(full));
+    let text = rows(&screen(&mut state, 80, 24)).join("\n");
+    assert!(
+        text.contains("Conflicts with @beta in shared.txt."),
+        "{text}"
+    );
+    insta::assert_snapshot!("merges_80", text);
+
+    // m: what the merge would do; s: squash it.
+    press_slowly(&mut state, &[ch('m')]);
+    let text = rows(&screen(&mut state, 80, 24)).join("\n");
+    assert!(
+        text.contains("Merge 2 commits of @alpha into main (0 behind): it applies cleanly."),
+        "{text}"
+    );
+    insta::assert_snapshot!("merges_preview_80", text);
+    let sent = press_slowly(&mut state, &[ch('s')]);
     assert_eq!(
         sent,
         vec![LeadCommand::Submit {
-            target: ViewTarget::Lead,
-            text: "/review alpha".to_string()
+            target: teamlead::lead::contract::ViewTarget::Lead,
+            text: "/merge alpha --squash".into()
         }]
     );
-    // beta works in the lead's checkout: `r` does nothing there.
-    let sent =
-        crate::ui_common::press(&mut state, &[key(KeyCode::Down), crate::ui_common::ch('r')]);
-    assert!(sent.is_empty(), "{sent:?}");
+    s.send(sent[0].clone()).await;
+    let merged = match s
+        .wait_for("the merge", |e| matches!(e, LeadEvent::Merged(_)))
+        .await
+    {
+        LeadEvent::Merged(m) => m,
+        _ => unreachable!(),
+    };
+    assert_eq!(
+        (merged.name.as_str(), merged.retired, merged.running),
+        ("alpha", false, true)
+    );
+    assert_eq!(
+        git(
+            &repo,
+            &["rev-list", "--count", &format!("{main_before}..main")]
+        ),
+        "1"
+    );
+    // The queue follows: beta now conflicts with main itself.
+    let after = queue_event(&mut s, "the queue after the merge", |q| {
+        q.pairs.is_some() && !q.opens
+    })
+    .await;
+    let beta = after.entries.iter().find(|e| e.name == "beta").unwrap();
+    assert_eq!(beta.conflicts, vec!["shared.txt".to_string()]);
+    state.apply(LeadEvent::MergeQueue(after));
+    // The screen that asked offers to retire the worktree (its path fixed for the snapshot).
+    state.apply(LeadEvent::Merged(Merged {
+        worktree: "/home/me/repo-worktrees/rv-alpha".into(),
+        ..merged.clone()
+    }));
+    let text = rows(&screen(&mut state, 80, 24)).join("\n");
+    assert!(text.contains("Retire its"), "{text}");
+    insta::assert_snapshot!("merges_retire_80", text);
+    let retire = press_slowly(&mut state, &[ch('y')]);
+    assert_eq!(
+        retire,
+        vec![LeadCommand::RetireWorktree {
+            name: "alpha".into()
+        }]
+    );
+    s.send(retire[0].clone()).await;
+    s.wait_note("Removed the worktree").await;
+    assert!(!a.exists(), "the worktree is removed");
+    assert!(!git(&repo, &["branch"]).contains("teamlead/rv/alpha"));
+    let last = queue_event(&mut s, "the queue without alpha", |q| {
+        q.pairs.is_some() && q.entries.len() == 1
+    })
+    .await;
+    state.apply(LeadEvent::MergeQueue(last));
+    let text = rows(&screen(&mut state, 80, 24)).join("\n");
+    assert!(
+        text.contains("Conflicts with main in shared.txt."),
+        "{text}"
+    );
+    insta::assert_snapshot!("merges_after_80", text);
+
+    // Another screen (that did not ask) is not offered anything.
+    let mut other = state_with(Vec::new());
+    other.apply(LeadEvent::Merged(Merged {
+        name: "beta".into(),
+        ..merged
+    }));
+    assert!(other.modals.is_empty());
+    s.quit().await;
+}
+
+/// A stand-in `gh` in `dir/bin`: `pr view teamlead/t/alpha` answers a pull request, `pr view
+/// slow` never answers, anything else has none.
+fn fake_gh(dir: &Path) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gh = bin.join("gh");
+    std::fs::write(
+        &gh,
+        "#!/bin/sh\n[ \"$1 $2\" = \"pr view\" ] || exit 2\ncase \"$3\" in\n  teamlead/t/alpha) echo '{\"number\":7,\"state\":\"OPEN\",\"isDraft\":true,\"url\":\"https://github.com/o/r/pull/7\",\"title\":\"alpha work\"}' ;;\n  slow) exec sleep 30 ;;\n  *) echo 'no pull requests found for branch' >&2; exit 1 ;;\nesac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    gh
+}
+
+#[test]
+fn a_branchs_pull_request_is_read_from_gh_within_a_time_limit() {
+    use teamlead::backend::git::gh::pr_of;
+    let dir = tempfile::tempdir().unwrap();
+    let gh = fake_gh(dir.path());
+    let gh = gh.to_str().unwrap();
+    let pr = pr_of(gh, dir.path(), "teamlead/t/alpha", Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        (pr.number, pr.state.as_str(), pr.is_draft, pr.url.as_str()),
+        (7, "OPEN", true, "https://github.com/o/r/pull/7")
+    );
+    assert_eq!(
+        pr_of(gh, dir.path(), "teamlead/t/beta", Duration::from_secs(10)),
+        None
+    );
+    let start = std::time::Instant::now();
+    assert_eq!(
+        pr_of(gh, dir.path(), "slow", Duration::from_millis(300)),
+        None
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+
+    // The review's header shows it.
+    let summary = ReviewSummary {
+        pr: Some(teamlead::lead::review::PrState {
+            number: pr.number,
+            state: pr.state,
+            draft: pr.is_draft,
+            url: pr.url,
+            title: pr.title,
+        }),
+        ..ReviewSummary::from_git(
+            "alpha",
+            "teamlead/t/alpha".into(),
+            "1a2b3c4",
+            Vec::new(),
+            Vec::new(),
+            0,
+        )
+    };
+    let mut state = state_with(vec![LeadEvent::Review(summary)]);
+    let text = rows(&screen(&mut state, 80, 12)).join("\n");
+    assert!(text.contains("PR #7 draft · base 1a2b3c4"), "{text}");
 }

@@ -401,8 +401,8 @@ fn teams_dialog_shows_until_when_a_teammate_is_rate_limited() {
 /// detail lists what was sent with how far each got and since when.
 #[test]
 fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
-    use teamlead::lead::ledger::Receipt;
     use teamlead::lead::contract::MessageReceipt;
+    use teamlead::lead::ledger::Receipt;
     let now = crate::ui_common::clock();
     for w in WIDTHS {
         let mut team = mixed_team();

@@ -12,6 +12,7 @@ mod modes;
 mod permissions;
 mod plan;
 mod resume;
+mod review;
 mod shutdown;
 mod steer;
 mod tasks;
@@ -50,4 +51,5 @@ matrix! {
     crate::claude_code::resume::lead_killed_and_started_again => resume_after_lead_sigkill;
     crate::claude_code::resume::reaped_after_the_grace_period => reaped_after_lead_sigkill;
     crate::claude_code::resume::clean_orphans_at_once => clean_orphans_after_lead_sigkill;
+    crate::claude_code::review::files_written_without_a_worktree => review_lists_files_written_without_a_worktree;
 }

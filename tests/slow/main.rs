@@ -59,6 +59,7 @@ mod lead_model_pty;
 mod lead_panes_inside;
 mod lead_panes_outside;
 mod lead_resume;
+mod review_pty;
 mod screen_backend;
 mod server_attach;
 mod server_headless;

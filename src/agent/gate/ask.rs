@@ -49,7 +49,32 @@ pub async fn authorize(
 }
 
 /// [`authorize`] for a model's tool call: the request carries the call's id and whole input.
+/// A Write or Edit that is allowed is recorded as a file the teammate writes
+/// ([`EventSink::wrote`]: what the lead's review of a teammate without a worktree lists).
 pub async fn authorize_call(
+    gate: &mut PermissionGate,
+    tool: &ToolUse,
+    call: Option<ToolCall<'_>>,
+    ctx: &AskContext<'_>,
+) -> Authorization {
+    let auth = decide(gate, tool, call, ctx).await;
+    if let (
+        ToolUse::Edit { path } | ToolUse::Write { path },
+        Authorization::Allowed { updated_input, .. },
+    ) = (tool, &auth)
+    {
+        // The lead may have edited the input: its path is the one written.
+        let edited = updated_input
+            .as_ref()
+            .and_then(|v| v.get("file_path"))
+            .and_then(Value::as_str)
+            .map(|p| super::rules::normalize(&gate.cwd().join(p)));
+        ctx.events.wrote(edited.as_deref().unwrap_or(path));
+    }
+    auth
+}
+
+async fn decide(
     gate: &mut PermissionGate,
     tool: &ToolUse,
     call: Option<ToolCall<'_>>,

@@ -28,6 +28,16 @@ pub async fn run_teammate(
     events: EventSink,
     controls: Controls,
 ) -> StopReason {
+    // The files its Write and Edit calls write, for the lead's review (in-process and in a
+    // pane alike).
+    let events = match crate::store::written_files::WrittenLog::new(
+        &config.home,
+        &config.team,
+        &config.name,
+    ) {
+        Some(log) => events.with_written_log(Arc::new(log)),
+        None => events,
+    };
     let mut teammate = teammate::Teammate::new(config, asker, events.clone(), controls);
     let reason = teammate.run().await;
     events.send(TeammateEventKind::Stopped(reason.clone()));

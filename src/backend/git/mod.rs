@@ -1,10 +1,13 @@
-//! The git reads and writes behind review and merge (`/review`, `/merge`, `/queue`): what a
-//! teammate's worktree changed since its base (committed on its branch and uncommitted), one
-//! file's unified diff, its commits, whether its branch merges cleanly into the lead's
-//! checkout (`git merge-tree --write-tree`: the working tree is never touched to find out),
-//! the merge itself, and removing a worktree whose work was merged. Plain `git` commands; the
-//! caller runs them off the controller's loop. Raw results only: the lead parses them
-//! (`lead::review`).
+//! The git reads and writes behind review and merge (`/review`, `/merge`, `/merges`): what a
+//! teammate's worktree changed since its base (committed on its branch and uncommitted), what
+//! the files a teammate without a worktree wrote show in the lead's checkout, one file's
+//! unified diff, its commits, whether its branch merges cleanly into the lead's checkout (`git
+//! merge-tree --write-tree`: the working tree is never touched to find out), the merge itself,
+//! removing a worktree whose work was merged, and the pull request of a branch ([`gh`]). Plain
+//! `git` commands; the caller runs them off the controller's loop. Raw results only: the lead
+//! parses them (`lead::review`).
+
+pub mod gh;
 
 use std::path::Path;
 use std::process::Command;
@@ -118,6 +121,91 @@ pub fn changed_files(wt: &Path, base: &str) -> Result<Vec<Changed>, BackendError
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
+}
+
+/// What the files `paths` (relative to the checkout `repo`) show against `base`: changed,
+/// added or untracked ones as [`changed_files`] gives them, and `=` for one with no change;
+/// in the order given.
+pub fn changed_paths(
+    repo: &Path,
+    base: &str,
+    paths: &[String],
+) -> Result<Vec<Changed>, BackendError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut args = vec![
+        "diff",
+        "--no-ext-diff",
+        "--no-renames",
+        "--numstat",
+        "-z",
+        base,
+        "--",
+    ];
+    args.extend(paths.iter().map(String::as_str));
+    let numstat = git_ok(repo, &args)?;
+    let mut counts = std::collections::HashMap::new();
+    for record in numstat.split('\0').filter(|r| !r.is_empty()) {
+        let mut parts = record.splitn(3, '\t');
+        if let (Some(a), Some(r), Some(path)) = (parts.next(), parts.next(), parts.next()) {
+            counts.insert(path.to_string(), a.parse().ok().zip(r.parse().ok()));
+        }
+    }
+    args[3] = "--name-status";
+    let status = git_ok(repo, &args)?;
+    let mut statuses = std::collections::HashMap::new();
+    let mut fields = status.split('\0').filter(|r| !r.is_empty());
+    while let (Some(s), Some(path)) = (fields.next(), fields.next()) {
+        statuses.insert(path.to_string(), s.chars().next().unwrap_or('M'));
+    }
+    let mut others = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
+    others.extend(paths.iter().map(String::as_str));
+    let untracked: std::collections::HashSet<String> = git_ok(repo, &others)?
+        .split('\0')
+        .filter(|r| !r.is_empty())
+        .map(str::to_string)
+        .collect();
+    Ok(paths
+        .iter()
+        .map(|path| {
+            if let Some(status) = statuses.get(path) {
+                Changed {
+                    path: path.clone(),
+                    status: *status,
+                    counts: counts.get(path).copied().flatten(),
+                }
+            } else if untracked.contains(path) {
+                let counts = match std::fs::read(repo.join(path)) {
+                    Ok(bytes) if !bytes.contains(&0) => Some((bytecount_lines(&bytes), 0)),
+                    _ => None,
+                };
+                Changed {
+                    path: path.clone(),
+                    status: '?',
+                    counts,
+                }
+            } else {
+                Changed {
+                    path: path.clone(),
+                    status: '=',
+                    counts: Some((0, 0)),
+                }
+            }
+        })
+        .collect())
+}
+
+/// The top of the checkout `cwd` is in.
+pub fn toplevel(cwd: &Path) -> Result<std::path::PathBuf, BackendError> {
+    git_ok(cwd, &["rev-parse", "--show-toplevel"]).map(|t| std::path::PathBuf::from(t.trim()))
+}
+
+/// The branch checked out in `cwd` (`HEAD` when detached).
+pub fn current_branch(cwd: &Path) -> String {
+    git_ok(cwd, &["rev-parse", "--abbrev-ref", "HEAD"])
+        .map(|b| b.trim().to_string())
+        .unwrap_or_else(|_| "HEAD".to_string())
 }
 
 fn bytecount_lines(bytes: &[u8]) -> usize {

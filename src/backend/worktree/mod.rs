@@ -253,11 +253,44 @@ pub fn retire(worktree: &Worktree) -> Result<Retired, BackendError> {
     Ok(Retired::Removed)
 }
 
-/// [`retire`] for a worktree known only by its path (a member's `worktreePath`): its branch and
-/// repository are asked of git. A path that is gone or not a worktree is left alone.
-pub fn remove(path: &Path) -> Result<Retired, BackendError> {
+/// What a worktree holds, as `/quit` and `clean` list it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Survey {
+    /// What keeps it ([`retire`] removes it when this is empty).
+    pub work: Work,
+    /// Commits of its branch that `HEAD` of the lead's checkout lacks (`None`: its branch is
+    /// gone).
+    pub ahead: Option<usize>,
+}
+
+/// What `worktree` holds (nothing is changed).
+pub fn survey(worktree: &Worktree) -> Result<Survey, BackendError> {
+    if !worktree.repo.exists() {
+        return Ok(Survey::default());
+    }
+    let work = work_in(worktree)?;
+    let ahead = if branch_exists(&worktree.repo, &worktree.branch) {
+        git::git(
+            &worktree.repo,
+            &[
+                "rev-list",
+                "--count",
+                &format!("HEAD..refs/heads/{}", worktree.branch),
+            ],
+        )
+        .ok()
+        .and_then(|n| n.parse().ok())
+    } else {
+        None
+    };
+    Ok(Survey { work, ahead })
+}
+
+/// The worktree at `path` (a member's `worktreePath`), its branch and repository asked of git;
+/// `None` when the path is gone.
+pub fn at_path(path: &Path) -> Result<Option<Worktree>, BackendError> {
     if !path.exists() {
-        return Ok(Retired::Removed);
+        return Ok(None);
     }
     let listed = git::list(path)?;
     let main = listed.first().map(|l| l.path.clone());
@@ -279,9 +312,18 @@ pub fn remove(path: &Path) -> Result<Retired, BackendError> {
             path.display()
         )));
     }
-    retire(&Worktree {
+    Ok(Some(Worktree {
         path: path.to_path_buf(),
         branch,
         repo,
-    })
+    }))
+}
+
+/// [`retire`] for a worktree known only by its path (a member's `worktreePath`): its branch and
+/// repository are asked of git. A path that is gone or not a worktree is left alone.
+pub fn remove(path: &Path) -> Result<Retired, BackendError> {
+    match at_path(path)? {
+        Some(worktree) => retire(&worktree),
+        None => Ok(Retired::Removed),
+    }
 }

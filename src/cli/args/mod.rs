@@ -226,7 +226,9 @@ pub enum Command {
     #[command(after_help = TASK_EXAMPLES)]
     Task(TaskArgs),
     /// Remove teams of dead teamlead leads and their private tmux servers (never another lead's team)
-    #[command(after_help = "Examples:\n  teamlead clean --dry-run\n  teamlead clean --orphans")]
+    #[command(
+        after_help = "Examples:\n  teamlead clean --dry-run    also lists a dead team's worktrees: what each holds, kept or removed\n  teamlead clean --orphans"
+    )]
     Clean(CleanArgs),
     /// Print a shell completion script
     #[command(after_help = COMPLETIONS_EXAMPLES)]

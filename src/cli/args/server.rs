@@ -33,6 +33,9 @@ Examples:
   teamlead ctl T status --json                        the team, its tasks and what waits
   teamlead ctl T events --follow --json               one JSON line per event
   teamlead ctl T wait --tasks-done --timeout 600
+  teamlead ctl T review alpha --json                  files with counts, base, commits, pull request
+  teamlead ctl T merges --json                        every branch: ahead/behind, conflicts, pairs
+  teamlead ctl T merge alpha --squash [--dry-run]     exit 1 when refused (a conflict, a dirty checkout)
   teamlead ctl T '/quit'                              ends the team and its server
 
 Exit status: 0 done (or the condition holds); 1 the lead refused the command, or the wait
@@ -104,7 +107,9 @@ pub enum CtlAction {
     },
     /// Wait for a condition; exit 0 when it holds, 1 on timeout
     Wait(WaitArgs),
-    /// A composer command (`/spawn …`, `/task add …`, `/msg @w …`, `/mode …`, `/quit`)
+    /// A composer command (`/spawn …`, `/task add …`, `/msg @w …`, `/mode …`, `/quit`), or
+    /// `review NAME`, `merge NAME --squash|--merge|--rebase`, `merges` (`--json` for review and
+    /// merges gives structured data)
     #[command(external_subcommand)]
     Composer(Vec<String>),
 }

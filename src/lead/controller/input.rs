@@ -16,8 +16,8 @@ use super::state::{Controller, Phase, Then};
 use crate::agent::events::TeammateEvent;
 use crate::backend::executor::LivenessReport;
 use crate::lead::bridge::BridgeMessage;
-use crate::lead::model::ModelEvent;
 use crate::lead::contract::LeadCommand;
+use crate::lead::model::ModelEvent;
 use crate::protocol::time::now_ms;
 use crate::watch::ChangeEvent;
 

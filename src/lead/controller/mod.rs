@@ -55,8 +55,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::bridge::LeaderBridge;
-use super::demo::DemoPlan;
 use super::contract::{LeadCommand, LeadEvent};
+use super::demo::DemoPlan;
 use crate::protocol::PermissionMode;
 use crate::protocol::names::{NameError, sanitize};
 use crate::store::{Home, StoreError};

@@ -12,8 +12,8 @@
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::PaneKey;
-use crate::lead::mode_drive::{self, DriveEnd, STEP_TIMEOUT};
 use crate::lead::contract::{LeadEvent, TranscriptItem};
+use crate::lead::mode_drive::{self, DriveEnd, STEP_TIMEOUT};
 use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
 use crate::store;
 

@@ -16,11 +16,11 @@ use super::state::{Controller, Phase};
 use crate::agent::events::UsageMeter;
 use crate::agent::llm::LlmConfig;
 use crate::agent::llm::tools::{Call, ToolOutput};
+use crate::lead::contract::{LeadEvent, TeammateStatus, TeammateView, TranscriptItem, UsageView};
 use crate::lead::model::{
     LeadPromptContext, LeadTool, ModelEvent, Session, TeammateLine, TurnEnd, call_line,
     lead_system_prompt, lead_tool_specs, parse_call, spawn_turn, usage_view,
 };
-use crate::lead::contract::{LeadEvent, TeammateStatus, TeammateView, TranscriptItem, UsageView};
 use crate::lead::view_builder::{status_of, task_views};
 use crate::protocol::render::synthetic_turn;
 use crate::protocol::{InboxEntry, LEAD_NAME};

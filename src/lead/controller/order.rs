@@ -86,7 +86,9 @@ pub(crate) fn needs(command: &LeadCommand) -> Needs {
         | LeadCommand::Kill { name }
         | LeadCommand::ToggleHidden { name }
         | LeadCommand::Jump { name }
-        | LeadCommand::ReviewFile { name, .. } => Needs::Teammate(name.clone()),
+        | LeadCommand::ReviewFile { name, .. }
+        | LeadCommand::ReviewComment { name, .. }
+        | LeadCommand::RetireWorktree { name } => Needs::Teammate(name.clone()),
         LeadCommand::CycleAllModes
         | LeadCommand::Prune { .. }
         | LeadCommand::Quit

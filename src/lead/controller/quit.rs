@@ -1,6 +1,8 @@
 //! Quitting: shutdown requests to every teammate still running, waiting (up to the quit
 //! timeout) for their `shutdown_approved`, then the executor ends what is left, teammate
-//! worktrees are retired (removed when they hold no work, kept and named otherwise), the team
+//! worktrees are retired (removed when they hold no work, kept and named otherwise; the list
+//! of them with what each holds goes to the screens, `LeadEvent::WorktreesAtQuit`, which print
+//! it on the terminal once they have closed), the team
 //! and its tasks are deleted, the liveness lock is released and `Exited` said. Whatever waits
 //! in the queues is refused first, so no teammate stays blocked on an answer that will not
 //! come. `/quit --keep` ([`Controller::detach`]) leaves instead: nothing is refused, stopped or
@@ -14,6 +16,7 @@ use super::state::{Controller, Ending, Phase};
 use super::store_worker::Lane;
 use crate::backend::worktree::{self, Retired, Worktree};
 use crate::lead::contract::{LeadEvent, PermissionDecision, PlanDecision};
+use crate::lead::review::{WorktreeFate, WorktreeReport};
 use crate::store::{self, StoreError};
 
 /// How long quitting waits for the store jobs still running: past Claude Code's 10 s
@@ -93,8 +96,8 @@ impl Controller {
         self.executor.quit().await;
         self.deny_everything_pending("The lead is shutting down.");
         self.settle_store().await;
-        self.retire_merged_worktrees().await;
-        self.retire_worktrees().await;
+        let merged = self.retire_merged_worktrees().await;
+        self.retire_worktrees(merged).await;
         store::team_guard::unguard(&self.home, &self.team);
         let team = self.team.clone();
         let removed = self
@@ -174,9 +177,10 @@ impl Controller {
 
     /// Every teammate worktree of this session and of the sessions before it (the session
     /// record lists them, so a crash forgets none; and any other a member records) is removed
-    /// with its branch when it holds no work, and kept and named in the transcript otherwise.
-    /// Git runs on the blocking pool.
-    async fn retire_worktrees(&mut self) {
+    /// with its branch when it holds no work, and kept and named in the transcript otherwise;
+    /// the whole list (with `merged`, those a merge let go) is sent to the screens. Git runs
+    /// on the blocking pool.
+    async fn retire_worktrees(&mut self, merged: Vec<WorktreeFate>) {
         self.fresh_team().await;
         let mut known: Vec<(String, Worktree)> = std::mem::take(&mut self.worktrees);
         let others: Vec<(String, PathBuf)> = self
@@ -187,21 +191,40 @@ impl Controller {
             .collect();
         known.dedup_by(|a, b| a.1.path == b.1.path);
         if known.is_empty() && others.is_empty() {
+            self.report_worktrees(merged, String::new());
             return;
         }
-        let results = tokio::task::spawn_blocking(move || {
+        let repo = self.cwd.clone();
+        let (results, fates, lead_branch) = tokio::task::spawn_blocking(move || {
             let mut results = Vec::new();
+            let mut fates = Vec::new();
             for (name, w) in known {
                 // One an earlier session listed may be gone already (merged and retired).
                 let there = w.path.exists();
+                let survey = worktree::survey(&w).map_err(|e| e.to_string());
                 let r = worktree::retire(&w);
+                if there {
+                    fates.push(super::review::fate(&name, &w, survey, &r));
+                }
                 results.push((name, w.path, Some(w.branch), there, r));
             }
             for (name, path) in others {
-                let r = worktree::remove(&path);
+                let found = worktree::at_path(&path);
+                let survey = match &found {
+                    Ok(Some(w)) => Some(worktree::survey(w).map_err(|e| e.to_string())),
+                    _ => None,
+                };
+                let r = match &found {
+                    Ok(Some(w)) => worktree::retire(w),
+                    Ok(None) => Ok(Retired::Removed),
+                    Err(e) => Err(e.clone()),
+                };
+                if let (Ok(Some(w)), Some(survey)) = (&found, survey) {
+                    fates.push(super::review::fate(&name, w, survey, &r));
+                }
                 results.push((name, path, None, true, r));
             }
-            results
+            (results, fates, crate::backend::git::current_branch(&repo))
         })
         .await
         .unwrap_or_default();
@@ -226,6 +249,26 @@ impl Controller {
                 "Removed {removed} teammate worktree(s) and their branches (nothing uncommitted or unmerged)."
             ));
         }
+        let mut all = merged;
+        all.extend(fates);
+        self.report_worktrees(all, lead_branch);
+    }
+
+    /// Sends the list of teammate worktrees to the screens (nothing when there was none).
+    fn report_worktrees(&mut self, worktrees: Vec<WorktreeFate>, lead_branch: String) {
+        if worktrees.is_empty() {
+            return;
+        }
+        let lead_branch = if lead_branch.is_empty() {
+            crate::backend::git::current_branch(&self.cwd)
+        } else {
+            lead_branch
+        };
+        self.emit(LeadEvent::WorktreesAtQuit(WorktreeReport {
+            team: self.team.clone(),
+            lead_branch,
+            worktrees,
+        }));
     }
 
     /// Teammates that have not stopped (those to ask and wait for at quit).

@@ -5,8 +5,8 @@
 //! teammates' views carry their newest receipts and the unread flag.
 
 use super::state::Controller;
-use crate::lead::ledger::Change;
 use crate::lead::contract::{LeadEvent, MessageReceipt, TeammateStatus, TeammateView};
+use crate::lead::ledger::Change;
 use crate::lead::view_builder::Activity;
 use crate::protocol::time::now_ms;
 use crate::store;

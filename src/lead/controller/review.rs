@@ -1,20 +1,32 @@
 //! Review and merge of teammates' work: `/review NAME` (the files its worktree changed since
-//! its base, committed and uncommitted, with counts, and its commits; a file's diff on demand,
-//! `LeadCommand::ReviewFile`), `/merge NAME --squash|--merge|--rebase [--dry-run] [--retire]`
-//! (refused when the lead's checkout has uncommitted changes or the branch conflicts, checked
-//! with `git merge-tree`, nothing touched), and `/merges` (every teammate's branch against the
-//! lead's and each other, pairwise). Git runs in the store worker's `Git` lane, never on the
-//! loop; a `Barrier` (how `ctl` knows a command is done) waits until what runs there is done.
+//! its base, committed and uncommitted, with counts, and its commits, then the pull request of
+//! its branch where `gh` can tell; for a teammate without a worktree, the files its tool calls
+//! wrote, with their change in the lead's checkout; a file's diff on demand,
+//! `LeadCommand::ReviewFile`), a comment on a line or hunk sent to the teammate as a message
+//! (`LeadCommand::ReviewComment`), `/merge NAME --squash|--merge|--rebase [--dry-run]
+//! [--retire]` (refused when the lead's checkout has uncommitted changes or the branch
+//! conflicts, checked with `git merge-tree`, nothing touched), retiring a merged worktree
+//! (`LeadCommand::RetireWorktree`), and `/merges` (every teammate's branch against the lead's
+//! and each other, pairwise: sent to the screens as the merge queue, again after each merge).
+//! Git runs in the store worker's `Git` lane and `gh` in the `GitHub` lane, never on the loop;
+//! a `Barrier` (how `ctl` knows a command is done) waits until what runs there is done.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::git::{self, How};
-use crate::lead::review::{MergeHow, ReviewSummary, parse_diff};
+use crate::backend::worktree::{self, Retired, Survey, Worktree};
 use crate::lead::contract::{LeadEvent, TeammateStatus};
+use crate::lead::review::{
+    MergeHow, MergeQueue, Merged, PrState, QueueEntry, QueuePair, ReviewComment, ReviewSummary,
+    WorkPlace, WorktreeFate, parse_diff,
+};
 use crate::lead::view_builder::status_of;
+use crate::store::Home;
+use crate::store::claude_transcript::TranscriptMeter;
 
 /// Reviews and merges under way.
 #[derive(Debug, Default)]
@@ -22,6 +34,9 @@ pub struct ReviewState {
     /// Worktrees whose branch was merged at this tip but kept (the teammate still ran): by path,
     /// with their branch and the tip. Removed at quit when nothing came after.
     pub merged: HashMap<PathBuf, (String, String)>,
+    /// A merge queue was asked for this session: a merge sends it again, so the others'
+    /// status follows.
+    pub queue_shown: bool,
 }
 
 /// A teammate's worktree as review and merge need it.
@@ -59,7 +74,64 @@ impl Target {
     }
 }
 
+/// Where a teammate without a worktree keeps the record of the files it wrote.
+#[derive(Debug, Clone)]
+enum Written {
+    /// A teamlead teammate's log (`store::written_files`).
+    Own { team: String, name: String },
+    /// A `claude` teammate's session transcript.
+    Claude(Arc<Mutex<TranscriptMeter>>),
+}
+
+impl Written {
+    /// The files written, absolute (relative ones taken from `cwd`).
+    fn paths(&self, home: &Home, cwd: &Path) -> Vec<PathBuf> {
+        let paths = match self {
+            Written::Own { team, name } => crate::store::written_files::read(home, team, name),
+            Written::Claude(meter) => meter
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .read(home)
+                .map(|f| f.written.into_iter().map(PathBuf::from).collect())
+                .unwrap_or_default(),
+        };
+        paths.into_iter().map(|p| cwd.join(p)).collect()
+    }
+}
+
+/// A teammate that works in the lead's checkout (no worktree of its own).
+#[derive(Debug, Clone)]
+struct Checkout {
+    name: String,
+    /// Its working directory (where relative paths start).
+    cwd: PathBuf,
+    /// The lead's checkout.
+    repo: PathBuf,
+    written: Written,
+}
+
+/// What `/review` looks at.
+enum Subject {
+    Worktree(Target),
+    Checkout(Checkout),
+}
+
 impl Controller {
+    /// Runs `then` with what to review of teammate `name`, or says why there is nothing (and
+    /// marks the command refused).
+    fn with_review_subject(
+        &mut self,
+        name: &str,
+        then: impl FnOnce(&mut Controller, Subject) + Send + 'static,
+    ) {
+        let name = name.to_string();
+        self.with_teammate(&name.clone(), move |c, known| {
+            if let Some(subject) = c.review_subject(&name, known) {
+                then(c, subject)
+            }
+        });
+    }
+
     /// Runs `then` with the worktree of teammate `name`, or says why there is none (and marks
     /// the command refused).
     fn with_review_target(
@@ -73,6 +145,51 @@ impl Controller {
                 then(c, target)
             }
         });
+    }
+
+    /// What to review of teammate `name` (`known`: it is in the team): its worktree, or
+    /// (without one) the files it wrote in the lead's checkout.
+    fn review_subject(&mut self, name: &str, known: bool) -> Option<Subject> {
+        let member = if known {
+            self.team_file.member(name).cloned()
+        } else {
+            None
+        };
+        let Some(member) = member.filter(|m| m.worktree_path.is_none()) else {
+            return self.review_target(name, known).map(Subject::Worktree);
+        };
+        let written = if self.is_claude(name) {
+            let Some(session) = self
+                .record
+                .teammates
+                .get(name)
+                .and_then(|r| r.session_id.clone())
+            else {
+                self.refuse();
+                self.note(format!(
+                    "{name} works in the lead's checkout and its session is not known: there is no record of the files it wrote."
+                ));
+                return None;
+            };
+            let tracking = self.tracking.entry(name.to_string()).or_default();
+            Written::Claude(
+                tracking
+                    .transcript
+                    .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session))))
+                    .clone(),
+            )
+        } else {
+            Written::Own {
+                team: self.team.clone(),
+                name: name.to_string(),
+            }
+        };
+        Some(Subject::Checkout(Checkout {
+            name: name.to_string(),
+            cwd: PathBuf::from(&member.cwd),
+            repo: self.cwd.clone(),
+            written,
+        }))
     }
 
     /// The worktree of teammate `name` (`known`: it is in the team), or why there is none
@@ -123,23 +240,34 @@ impl Controller {
     /// `ctl` barrier waits for it: `store_worker`'s generations).
     fn git_job<T: Send + 'static>(
         &mut self,
-        work: impl FnOnce() -> T + Send + 'static,
+        work: impl FnOnce(&Home) -> T + Send + 'static,
         then: impl FnOnce(&mut Controller, T) + Send + 'static,
     ) {
-        self.store.submit(Lane::Git, move |_| work(), then);
+        self.store.submit(Lane::Git, work, then);
     }
 
-    /// `/review NAME`: the summary in the transcript, and the review for the screens.
+    /// `/review NAME`: the summary in the transcript, and the review for the screens; then,
+    /// for a branch, its pull request.
     pub fn review(&mut self, name: &str) {
-        self.with_review_target(name, |c, target| c.review_now(target));
+        self.with_review_subject(name, |c, subject| c.review_now(subject));
     }
 
-    fn review_now(&mut self, target: Target) {
+    fn review_now(&mut self, subject: Subject) {
+        let pr_of = match &subject {
+            Subject::Worktree(t) => Some((t.name.clone(), t.repo.clone())),
+            Subject::Checkout(_) => None,
+        };
         self.git_job(
-            move || summary(&target),
-            |c, result| match result {
+            move |home| match &subject {
+                Subject::Worktree(target) => summary(target),
+                Subject::Checkout(checkout) => checkout_summary(checkout, home),
+            },
+            move |c, result| match result {
                 Ok(summary) => {
                     c.note(summary.text());
+                    if let Some((name, repo)) = pr_of {
+                        c.pull_request(name, repo, summary.branch.clone());
+                    }
                     c.emit(LeadEvent::Review(summary));
                 }
                 Err(e) => {
@@ -150,19 +278,67 @@ impl Controller {
         );
     }
 
+    /// The pull request of `branch`, asked of `gh` in the background (where it is installed
+    /// and the repository has a remote, within `gh::gh_timeout`); said and sent to the
+    /// screens when there is one.
+    fn pull_request(&mut self, name: String, repo: PathBuf, branch: String) {
+        self.store.submit(
+            Lane::GitHub,
+            move |_| {
+                let gh = git::gh::find_gh()?;
+                if !git::gh::has_remote(&repo) {
+                    return None;
+                }
+                git::gh::pr_of(&gh, &repo, &branch, git::gh::gh_timeout()).map(|pr| {
+                    (
+                        branch,
+                        PrState {
+                            number: pr.number,
+                            state: pr.state,
+                            draft: pr.is_draft,
+                            url: pr.url,
+                            title: pr.title,
+                        },
+                    )
+                })
+            },
+            move |c, pr| {
+                if let Some((branch, pr)) = pr {
+                    c.note(format!(
+                        "@{name}'s branch {branch}: {} {}",
+                        pr.label(),
+                        pr.url
+                    ));
+                    c.emit(LeadEvent::ReviewPr { name, pr });
+                }
+            },
+        );
+    }
+
     /// One file's diff for a review.
     pub fn review_file(&mut self, name: &str, path: &str) {
         let path = path.to_string();
-        self.with_review_target(name, move |c, target| c.review_file_now(target, path));
+        self.with_review_subject(name, move |c, subject| c.review_file_now(subject, path));
     }
 
-    fn review_file_now(&mut self, target: Target, path: String) {
-        let name = target.name.clone();
+    fn review_file_now(&mut self, subject: Subject, path: String) {
+        let name = match &subject {
+            Subject::Worktree(t) => t.name.clone(),
+            Subject::Checkout(c) => c.name.clone(),
+        };
         self.git_job(
-            move || {
-                let branch = target.branch()?;
-                let base = target.base(&branch)?;
-                git::file_diff(&target.worktree, &base, &path)
+            move |_| {
+                let (dir, base) = match &subject {
+                    Subject::Worktree(target) => {
+                        let branch = target.branch()?;
+                        (target.worktree.clone(), target.base(&branch)?)
+                    }
+                    Subject::Checkout(checkout) => {
+                        let top = git::toplevel(&checkout.repo).map_err(|e| e.to_string())?;
+                        (top, "HEAD".to_string())
+                    }
+                };
+                git::file_diff(&dir, &base, &path)
                     .map(|text| parse_diff(&path, &text))
                     .map_err(|e| format!("The diff of {path}: {e}"))
             },
@@ -173,7 +349,30 @@ impl Controller {
         );
     }
 
-    /// `/merge NAME …`: checks, then merges (or says what it would do with `--dry-run`).
+    /// A comment on a line or hunk of `name`'s review: sent as a message, the way `/msg` sends
+    /// one (echoed once it is in the inbox, refused for a teammate that stopped).
+    pub fn review_comment(&mut self, name: &str, comment: &ReviewComment) {
+        if comment.text.trim().is_empty() {
+            return self.note("An empty comment was not sent.");
+        }
+        self.message_teammate(name, &comment.message(), true);
+    }
+
+    /// Whether `name` is in the team and has not stopped.
+    fn still_runs(&self, name: &str) -> bool {
+        // A teammate removed from the team (killed, pruned) has no tracking left.
+        match (self.team_file.member(name), self.tracking.get(name)) {
+            (Some(m), Some(t)) => !matches!(
+                status_of(m, Some(t), false),
+                TeammateStatus::Stopped { .. } | TeammateStatus::Gone
+            ),
+            _ => false,
+        }
+    }
+
+    /// `/merge NAME …`: checks, then merges (or says what it would do with `--dry-run`). A
+    /// merge is told to the screens (`LeadEvent::Merged`: they offer to retire the worktree)
+    /// and, once a queue was shown, the queue follows.
     pub fn merge(&mut self, name: &str, how: MergeHow, dry_run: bool, retire: bool) {
         self.with_review_target(name, move |c, target| {
             c.merge_now(target, how, dry_run, retire)
@@ -181,68 +380,177 @@ impl Controller {
     }
 
     fn merge_now(&mut self, target: Target, how: MergeHow, dry_run: bool, retire: bool) {
-        let name = target.name.clone();
-        let name = name.as_str();
-        // A teammate removed from the team (killed, pruned) has no tracking left.
-        let running = match (self.team_file.member(name), self.tracking.get(name)) {
-            (Some(m), Some(t)) => !matches!(
-                status_of(m, Some(t), false),
-                TeammateStatus::Stopped { .. } | TeammateStatus::Gone
-            ),
-            _ => false,
-        };
+        let running = self.still_runs(&target.name);
+        let who = target.name.clone();
         self.git_job(
-            move || merge_job(&target, how, dry_run, retire && !running, running && retire),
-            |c, result| {
-                let (text, refused, kept, retired) = match result {
-                    Ok(done) => (done.text, false, done.kept, done.retired),
-                    Err(e) => (e, true, None, None),
+            move |_| merge_job(&target, how, dry_run, retire && !running, running && retire),
+            move |c, result| {
+                let done = match result {
+                    Ok(done) => done,
+                    Err(e) => {
+                        c.refuse();
+                        return c.note(e);
+                    }
                 };
-                if refused {
-                    c.refuse();
+                if let Some(path) = &done.retired {
+                    c.worktrees.retain(|(_, w)| &w.path != path);
                 }
-                if let Some(path) = retired {
-                    c.worktrees.retain(|(_, w)| w.path != path);
-                }
-                if let Some((path, branch, tip)) = kept {
+                if let Some((path, branch, tip)) = done.kept {
                     c.review.merged.insert(path, (branch, tip));
                 }
-                c.note(text);
+                c.note(done.text);
+                if let Some((branch, worktree)) = done.merged {
+                    c.emit(LeadEvent::Merged(Merged {
+                        name: who,
+                        branch,
+                        how,
+                        worktree: worktree.to_string_lossy().into_owned(),
+                        retired: done.retired.is_some(),
+                        running,
+                    }));
+                    if c.review.queue_shown {
+                        c.queue(false);
+                    }
+                }
+            },
+        );
+    }
+
+    /// Removes `name`'s worktree and branch after its work was merged (the screen's offer): a
+    /// teammate that still runs is killed first; the worktree is kept when anything was added
+    /// since the merge (or, never merged, when it holds work).
+    pub fn retire_worktree(&mut self, name: &str) {
+        self.with_review_target(name, |c, target| {
+            if c.still_runs(&target.name) {
+                // Its worktree goes once its process has.
+                c.kill_runtime(&target.name.clone(), "retiring", move |c, name| {
+                    c.remove_teammate(name, "was stopped to retire its worktree");
+                    c.retire_now(target);
+                });
+            } else {
+                c.retire_now(target);
+            }
+        });
+    }
+
+    fn retire_now(&mut self, target: Target) {
+        let tip = self
+            .review
+            .merged
+            .get(&target.worktree)
+            .map(|(_, t)| t.clone());
+        self.git_job(
+            move |_| {
+                let branch = target.branch()?;
+                let kept = match tip {
+                    Some(tip) => git::retire_merged(&target.repo, &target.worktree, &branch, &tip)
+                        .map_err(|e| e.to_string())?,
+                    None => {
+                        let w = Worktree {
+                            path: target.worktree.clone(),
+                            branch: branch.clone(),
+                            repo: target.repo.clone(),
+                        };
+                        match worktree::retire(&w).map_err(|e| e.to_string())? {
+                            Retired::Removed => None,
+                            Retired::Kept(work) => Some(work.to_string()),
+                        }
+                    }
+                };
+                Ok((target.worktree, branch, kept))
+            },
+            |c, result: Result<(PathBuf, String, Option<String>), String>| match result {
+                Ok((path, branch, None)) => {
+                    c.worktrees.retain(|(_, w)| w.path != path);
+                    c.review.merged.remove(&path);
+                    c.note(format!(
+                        "Removed the worktree {} and its branch {branch}.",
+                        path.display()
+                    ));
+                    if c.review.queue_shown {
+                        c.queue(false);
+                    }
+                }
+                Ok((path, _, Some(why))) => {
+                    c.refuse();
+                    c.note(format!(
+                        "Kept the worktree {}: it holds {why}.",
+                        path.display()
+                    ));
+                }
+                Err(e) => {
+                    c.refuse();
+                    c.note(format!("Could not retire the worktree: {e}"));
+                }
             },
         );
     }
 
     /// `/merges`: every teammate's branch against the lead's and each other.
     pub fn merge_queue(&mut self) {
-        self.with_fresh_team(|c| c.merge_queue_now());
+        self.with_fresh_team(|c| {
+            c.review.queue_shown = true;
+            c.queue(true);
+        });
     }
 
-    fn merge_queue_now(&mut self) {
-        let names: Vec<String> = self
+    /// The merge queue, in two steps: each branch against the lead's (sent at once), then each
+    /// pair against each other (sent again, said in the transcript when `opens`).
+    fn queue(&mut self, opens: bool) {
+        let targets: Vec<Target> = self
             .team_file
             .teammates()
-            .filter(|m| m.worktree_path.is_some())
-            .map(|m| m.name.clone())
+            .filter_map(|m| {
+                let path = PathBuf::from(m.worktree_path.as_ref()?);
+                Some(Target {
+                    name: m.name.clone(),
+                    branch: self
+                        .worktrees
+                        .iter()
+                        .find(|(_, w)| w.path == path)
+                        .map(|(_, w)| w.branch.clone()),
+                    base: None,
+                    worktree: path,
+                    repo: self.cwd.clone(),
+                })
+            })
             .collect();
-        if names.is_empty() {
-            return self.note("No teammate has a worktree of its own: the merge queue is empty.");
+        if targets.is_empty() && opens {
+            self.note("No teammate has a worktree of its own: the merge queue is empty.");
         }
-        let mut targets = Vec::new();
-        for name in names {
-            if let Some(t) = self.review_target(&name, true) {
-                targets.push(t);
-            }
-        }
-        self.git_job(move || queue_text(&targets), |c, text| c.note(text));
+        let repo = self.cwd.clone();
+        self.git_job(
+            move |_| queue_entries(&repo, &targets),
+            move |c, queue: MergeQueue| {
+                let queue = MergeQueue { opens, ..queue };
+                c.emit(LeadEvent::MergeQueue(queue.clone()));
+                let repo = c.cwd.clone();
+                c.git_job(
+                    move |_| queue_pairs(&repo, &queue),
+                    move |c, queue: MergeQueue| {
+                        if opens && !queue.entries.is_empty() {
+                            c.note(queue.text());
+                        }
+                        c.emit(LeadEvent::MergeQueue(queue));
+                    },
+                );
+            },
+        );
     }
 
     /// At quit: worktrees merged this session whose teammate still ran then are removed now,
-    /// when nothing came after the merge (else `retire` keeps and names them as before).
-    pub(super) async fn retire_merged_worktrees(&mut self) {
+    /// when nothing came after the merge (else `retire` keeps and names them as before). The
+    /// ones removed, for the list the screen keeps.
+    pub(super) async fn retire_merged_worktrees(&mut self) -> Vec<WorktreeFate> {
         let merged: Vec<(PathBuf, (String, String))> = self.review.merged.drain().collect();
         if merged.is_empty() {
-            return;
+            return Vec::new();
         }
+        let names: HashMap<PathBuf, String> = self
+            .worktrees
+            .iter()
+            .map(|(n, w)| (w.path.clone(), n.clone()))
+            .collect();
         let repo = self.cwd.clone();
         let results = tokio::task::spawn_blocking(move || {
             merged
@@ -255,6 +563,7 @@ impl Controller {
         })
         .await
         .unwrap_or_default();
+        let mut fates = Vec::new();
         for (path, branch, r) in results {
             match r {
                 Ok(None) => {
@@ -263,12 +572,57 @@ impl Controller {
                         "Removed the merged worktree {} and its branch {branch}.",
                         path.display()
                     ));
+                    fates.push(WorktreeFate {
+                        name: names.get(&path).cloned().unwrap_or_default(),
+                        path: path.to_string_lossy().into_owned(),
+                        branch: Some(branch),
+                        ahead: None,
+                        uncommitted: 0,
+                        unmerged: 0,
+                        merged: true,
+                        removed: true,
+                        error: None,
+                    });
                 }
                 // Kept: the usual retirement names it with what it holds.
                 Ok(Some(_)) => {}
                 Err(e) => tracing::warn!("removing the merged worktree {}: {e}", path.display()),
             }
         }
+        fates
+    }
+}
+
+/// One worktree's line of the list `/quit` leaves on the terminal, from what it held before
+/// and what retiring it did.
+pub(super) fn fate(
+    name: &str,
+    worktree: &Worktree,
+    survey: Result<Survey, String>,
+    retired: &Result<Retired, crate::backend::BackendError>,
+) -> WorktreeFate {
+    let (survey, error) = match survey {
+        Ok(s) => (s, None),
+        Err(e) => (Survey::default(), Some(e)),
+    };
+    let error = match retired {
+        Err(e) => Some(e.to_string()),
+        Ok(_) => error,
+    };
+    let work = match retired {
+        Ok(Retired::Kept(work)) => *work,
+        _ => survey.work,
+    };
+    WorktreeFate {
+        name: name.to_string(),
+        path: worktree.path.to_string_lossy().into_owned(),
+        branch: Some(worktree.branch.clone()),
+        ahead: survey.ahead,
+        uncommitted: work.uncommitted,
+        unmerged: work.unmerged,
+        merged: false,
+        removed: matches!(retired, Ok(Retired::Removed)),
+        error,
     }
 }
 
@@ -293,13 +647,70 @@ fn summary(target: &Target) -> Result<ReviewSummary, String> {
     ))
 }
 
+/// What `/review` shows of a teammate without a worktree (on the blocking pool): the files
+/// inside the lead's repository its tool calls wrote, each with its change against `HEAD`.
+fn checkout_summary(checkout: &Checkout, home: &Home) -> Result<ReviewSummary, String> {
+    let name = &checkout.name;
+    let top = git::toplevel(&checkout.repo).map_err(|_| {
+        format!(
+            "{name} works in the lead's checkout, which is not a git repository: there is nothing to review (spawn with --worktree in a repository)."
+        )
+    })?;
+    let head = git::rev(&top, "HEAD").ok_or_else(|| {
+        format!(
+            "{name} works in the lead's checkout, whose repository has no commit yet: there is nothing to compare with."
+        )
+    })?;
+    let paths: Vec<String> = checkout
+        .written
+        .paths(home, &checkout.cwd)
+        .iter()
+        .filter_map(|p| inside(&top, p))
+        .collect();
+    let files = git::changed_paths(&top, &head, &paths)
+        .map_err(|e| format!("Reading the files {name} wrote: {e}"))?;
+    let uncommitted = files.iter().filter(|f| f.status != '=').count();
+    let mut summary = ReviewSummary::from_git(
+        name,
+        git::current_branch(&top),
+        &head,
+        files,
+        Vec::new(),
+        uncommitted,
+    );
+    summary.place = WorkPlace::Checkout;
+    Ok(summary)
+}
+
+/// `path` relative to the checkout `top`, when it is inside it (links resolved).
+fn inside(top: &Path, path: &Path) -> Option<String> {
+    let rel = |top: &Path, p: &Path| {
+        p.strip_prefix(top)
+            .ok()
+            .filter(|r| !r.as_os_str().is_empty())
+            .map(|r| r.to_string_lossy().into_owned())
+    };
+    if let Some(r) = rel(top, path) {
+        return Some(r);
+    }
+    // `/tmp` may be a link: compare the real paths (a deleted file: its directory's).
+    let real_top = std::fs::canonicalize(top).ok()?;
+    let real = std::fs::canonicalize(path).ok().or_else(|| {
+        let dir = std::fs::canonicalize(path.parent()?).ok()?;
+        Some(dir.join(path.file_name()?))
+    })?;
+    rel(&real_top, &real)
+}
+
 /// What a merge did.
-struct Merged {
+struct MergeDone {
     text: String,
     /// Merged but kept (the teammate still runs in it): path, branch and the tip merged.
     kept: Option<(PathBuf, String, String)>,
     /// The worktree removed after the merge.
     retired: Option<PathBuf>,
+    /// Merged for real (not a dry run, not nothing to merge): the branch and the worktree.
+    merged: Option<(String, PathBuf)>,
 }
 
 fn how_word(how: MergeHow) -> &'static str {
@@ -317,13 +728,11 @@ fn merge_job(
     dry_run: bool,
     retire: bool,
     retire_later: bool,
-) -> Result<Merged, String> {
+) -> Result<MergeDone, String> {
     let name = &target.name;
     let branch = target.branch()?;
     let repo = &target.repo;
-    let lead_branch = git::git_ok(repo, &["rev-parse", "--abbrev-ref", "HEAD"])
-        .map(|b| b.trim().to_string())
-        .unwrap_or_else(|_| "HEAD".to_string());
+    let lead_branch = git::current_branch(repo);
     let dirty = git::uncommitted(repo, false).map_err(|e| e.to_string())?;
     if !dirty.is_empty() {
         return Err(format!(
@@ -349,12 +758,13 @@ fn merge_job(
         ));
     }
     if check.ahead == 0 {
-        return Ok(Merged {
+        return Ok(MergeDone {
             text: format!(
                 "Nothing to merge: {branch} has no commit that {lead_branch} lacks.{left_out}"
             ),
             kept: None,
             retired: None,
+            merged: None,
         });
     }
     let what = format!(
@@ -362,13 +772,14 @@ fn merge_job(
         check.ahead, check.behind
     );
     if dry_run {
-        return Ok(Merged {
+        return Ok(MergeDone {
             text: format!(
                 "Would {} {what} into {lead_branch}: it applies cleanly.{left_out}",
                 how_word(how)
             ),
             kept: None,
             retired: None,
+            merged: None,
         });
     }
     let subjects = git::commits(repo, "HEAD", &branch)
@@ -399,6 +810,7 @@ fn merge_job(
         head.chars().take(7).collect::<String>()
     );
     let (mut kept, mut retired) = (None, None);
+    let branch_merged = branch.clone();
     if retire {
         match git::retire_merged(repo, &target.worktree, &branch, &tip) {
             Ok(None) => {
@@ -431,62 +843,76 @@ fn merge_job(
         }
         kept = Some((target.worktree.clone(), branch, tip));
     }
-    Ok(Merged {
+    Ok(MergeDone {
         text,
         kept,
         retired,
+        merged: Some((branch_merged, target.worktree.clone())),
     })
 }
 
-/// The merge queue (on the blocking pool).
-fn queue_text(targets: &[Target]) -> String {
-    let lead_branch = targets
-        .first()
-        .and_then(|t| git::git_ok(&t.repo, &["rev-parse", "--abbrev-ref", "HEAD"]).ok())
-        .map(|b| b.trim().to_string())
-        .unwrap_or_else(|| "HEAD".to_string());
-    let mut rows: Vec<(String, String)> = Vec::new();
-    let mut out = format!("Merge queue (against {lead_branch}):");
-    for t in targets {
-        let Ok(branch) = t.branch() else {
-            out.push_str(&format!("\n  @{}: no branch checked out", t.name));
-            continue;
-        };
-        match git::merge_check(&t.repo, "HEAD", &branch) {
-            Ok(c) => {
-                let state = if c.conflicts.is_empty() {
-                    "clean".to_string()
-                } else {
-                    format!("conflicts in {}", c.conflicts.join(", "))
-                };
-                out.push_str(&format!(
-                    "\n  @{} {branch}: {} ahead, {} behind, {state}",
-                    t.name, c.ahead, c.behind
-                ));
+/// Each branch against the lead's `HEAD` (on the blocking pool).
+fn queue_entries(repo: &Path, targets: &[Target]) -> MergeQueue {
+    let entries = targets
+        .iter()
+        .map(|t| {
+            let uncommitted = git::uncommitted(&t.worktree, true)
+                .map(|u| u.len())
+                .unwrap_or(0);
+            let mut entry = QueueEntry {
+                name: t.name.clone(),
+                branch: String::new(),
+                ahead: 0,
+                behind: 0,
+                conflicts: Vec::new(),
+                uncommitted,
+                error: None,
+            };
+            match t.branch() {
+                Err(_) => entry.error = Some("no branch checked out".to_string()),
+                Ok(branch) => {
+                    match git::merge_check(repo, "HEAD", &branch) {
+                        Ok(c) => {
+                            entry.ahead = c.ahead;
+                            entry.behind = c.behind;
+                            entry.conflicts = c.conflicts;
+                        }
+                        Err(e) => entry.error = Some(e.to_string()),
+                    }
+                    entry.branch = branch;
+                }
             }
-            Err(e) => out.push_str(&format!("\n  @{} {branch}: {e}", t.name)),
-        }
-        rows.push((t.name.clone(), branch));
+            entry
+        })
+        .collect();
+    MergeQueue {
+        lead_branch: git::current_branch(repo),
+        entries,
+        pairs: None,
+        opens: false,
     }
+}
+
+/// Each pair of branches that conflict with each other (on the blocking pool).
+fn queue_pairs(repo: &Path, queue: &MergeQueue) -> MergeQueue {
+    let rows: Vec<&QueueEntry> = queue.entries.iter().filter(|e| e.error.is_none()).collect();
     let mut pairs = Vec::new();
-    for (i, (a, ba)) in rows.iter().enumerate() {
-        for (b, bb) in rows.iter().skip(i + 1) {
-            if let (Some(t), true) = (targets.first(), true)
-                && let Ok(files) = git::conflicts(&t.repo, ba, bb)
+    for (i, a) in rows.iter().enumerate() {
+        for b in rows.iter().skip(i + 1) {
+            if let Ok(files) = git::conflicts(repo, &a.branch, &b.branch)
                 && !files.is_empty()
             {
-                pairs.push(format!("@{a} and @{b} conflict in {}", files.join(", ")));
+                pairs.push(QueuePair {
+                    a: a.name.clone(),
+                    b: b.name.clone(),
+                    files,
+                });
             }
         }
     }
-    if pairs.is_empty() {
-        if rows.len() > 1 {
-            out.push_str("\n  No two branches conflict with each other.");
-        }
-    } else {
-        for p in pairs {
-            out.push_str(&format!("\n  {p}"));
-        }
+    MergeQueue {
+        pairs: Some(pairs),
+        opens: false,
+        ..queue.clone()
     }
-    out
 }

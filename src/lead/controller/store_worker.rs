@@ -57,6 +57,8 @@ pub(crate) enum Lane {
     Transcripts,
     /// Git reads and merges of teammates' work (`/review`, `/merge`, `/queue`).
     Git,
+    /// `gh` questions (a reviewed branch's pull request): slow, so never ahead of git's.
+    GitHub,
     /// One teammate's runtime: starting it (its worktree, member entry and pane), killing,
     /// hiding, showing or focusing it. Two teammates' sequences overlap; one teammate's run in
     /// the order they were asked for.

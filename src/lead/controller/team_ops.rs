@@ -73,6 +73,8 @@ impl Controller {
             LeadCommand::Detach => self.detach(),
             LeadCommand::ScreenClosed => self.begin_quit("the terminal is gone"),
             LeadCommand::ReviewFile { name, path } => self.review_file(&name, &path),
+            LeadCommand::ReviewComment { name, comment } => self.review_comment(&name, &comment),
+            LeadCommand::RetireWorktree { name } => self.retire_worktree(&name),
             LeadCommand::Barrier { token } => self.barrier(token),
         }
     }

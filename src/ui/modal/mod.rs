@@ -1,5 +1,5 @@
 //! The modal stack's dialogs: permission queue, plan approval, teams (list and detail),
-//! confirmation and help. Each dialog owns its small state, handles the keys of its keymap
+//! confirmation, help, a teammate's review and the merge queue. Each dialog owns its small state, handles the keys of its keymap
 //! context and draws itself; the top of the stack gets the keyboard. A dialog sees only what
 //! it shows ([`context::DialogContext`], narrowed for each dialog) and sends what it does
 //! through a [`context::DialogSender`]; it never sees the UI state. It says with an
@@ -11,6 +11,7 @@ pub mod context;
 pub mod feedback;
 pub mod guard;
 pub mod help;
+pub mod merges;
 pub mod permission;
 pub mod plan;
 pub mod review;
@@ -36,6 +37,7 @@ pub enum Modal {
     Confirm(confirm::ConfirmDialog),
     Help(help::HelpDialog),
     Review(Box<review::ReviewDialog>),
+    Merges(Box<merges::MergesDialog>),
 }
 
 /// What becomes of a dialog after a key.
@@ -88,6 +90,7 @@ impl Modal {
             Modal::Confirm(d) => d.handle(key, context.keymap, sender),
             Modal::Help(d) => d.handle(key, context.keymap),
             Modal::Review(d) => d.handle(key, sender),
+            Modal::Merges(d) => d.handle(key, context.now_ms, sender),
         }
     }
 
@@ -97,7 +100,7 @@ impl Modal {
             Modal::Permission(d) => Some(&d.guard),
             Modal::Plan(d) => Some(&d.guard),
             Modal::Confirm(d) => Some(&d.guard),
-            Modal::Teams(_) | Modal::Help(_) | Modal::Review(_) => None,
+            Modal::Teams(_) | Modal::Help(_) | Modal::Review(_) | Modal::Merges(_) => None,
         }
     }
 
@@ -106,7 +109,7 @@ impl Modal {
             Modal::Permission(d) => Some(&mut d.guard),
             Modal::Plan(d) => Some(&mut d.guard),
             Modal::Confirm(d) => Some(&mut d.guard),
-            Modal::Teams(_) | Modal::Help(_) | Modal::Review(_) => None,
+            Modal::Teams(_) | Modal::Help(_) | Modal::Review(_) | Modal::Merges(_) => None,
         }
     }
 
@@ -121,7 +124,11 @@ impl Modal {
         match self {
             Modal::Permission(d) => context.permission().is_some_and(|c| d.declines(key, c)),
             Modal::Plan(d) => context.plan().is_some_and(|c| d.declines(key, c)),
-            Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) | Modal::Review(_) => false,
+            Modal::Teams(_)
+            | Modal::Confirm(_)
+            | Modal::Help(_)
+            | Modal::Review(_)
+            | Modal::Merges(_) => false,
         }
     }
 
@@ -130,7 +137,8 @@ impl Modal {
         match self {
             Modal::Permission(d) => d.has_input(),
             Modal::Plan(d) => d.has_input(),
-            Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) | Modal::Review(_) => false,
+            Modal::Review(d) => d.has_input(),
+            Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) | Modal::Merges(_) => false,
         }
     }
 
@@ -139,7 +147,8 @@ impl Modal {
         match self {
             Modal::Permission(d) => d.paste(text),
             Modal::Plan(d) => d.paste(text),
-            Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) | Modal::Review(_) => {}
+            Modal::Review(d) => d.paste(text),
+            Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) | Modal::Merges(_) => {}
         }
     }
 
@@ -159,7 +168,8 @@ impl Modal {
             Modal::Teams(d) => d.render(areas.above_footer, buf, &context.teams()),
             Modal::Confirm(d) => d.render(areas.above_footer, buf, context.keymap),
             Modal::Help(d) => d.render(areas.above_footer, buf, context.keymap),
-            Modal::Review(d) => d.render(areas.above_footer, buf),
+            Modal::Review(d) => d.render(areas.above_footer, buf, context.notice),
+            Modal::Merges(d) => d.render(areas.above_footer, buf, context.notice),
         }
     }
 }

@@ -83,7 +83,11 @@ impl AppState {
                         d.sync(id, now);
                     }
                 }
-                Modal::Teams(_) | Modal::Confirm(_) | Modal::Help(_) | Modal::Review(_) => {}
+                Modal::Teams(_)
+                | Modal::Confirm(_)
+                | Modal::Help(_)
+                | Modal::Review(_)
+                | Modal::Merges(_) => {}
             }
         }
     }

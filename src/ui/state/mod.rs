@@ -5,6 +5,7 @@
 
 pub mod approvals;
 pub mod local_queue;
+mod review_events;
 pub mod waiting;
 
 use std::collections::HashMap;
@@ -105,6 +106,11 @@ pub struct AppState {
     /// The lead's last note since the teams dialog's last key: the dialog covers the
     /// transcript, so it shows the answer to what it did there (a jump, hide/show).
     pub dialog_notice: Option<String>,
+    /// What the screen prints on the terminal once it has closed (the teammate worktrees a
+    /// `/quit` kept or removed), so it stays there.
+    pub farewell: Vec<String>,
+    /// The teammate whose `/merge` was typed here last (its outcome offers to retire it).
+    pub merge_asked: Option<String>,
     outbox: Vec<LeadCommand>,
 }
 
@@ -148,6 +154,8 @@ impl AppState {
             unanswered: Vec::new(),
             last_waiting: None,
             dialog_notice: None,
+            farewell: Vec::new(),
+            merge_asked: None,
             outbox: Vec::new(),
         }
     }
@@ -247,7 +255,10 @@ impl AppState {
                     self.note_message_from(from);
                 }
                 if let TranscriptItem::System { text } = &item
-                    && matches!(self.modals.last(), Some(Modal::Teams(_)))
+                    && matches!(
+                        self.modals.last(),
+                        Some(Modal::Teams(_) | Modal::Review(_) | Modal::Merges(_))
+                    )
                 {
                     // The dialog hides the transcript: it shows the lead's answer itself.
                     self.dialog_notice = Some(text.clone());
@@ -313,6 +324,10 @@ impl AppState {
                     }
                 }
             }
+            event @ (LeadEvent::ReviewPr { .. }
+            | LeadEvent::MergeQueue(_)
+            | LeadEvent::Merged(_)
+            | LeadEvent::WorktreesAtQuit(_)) => self.apply_review_event(event),
             LeadEvent::HandOverTerminal(hand_over) => {
                 self.hand_over = Some(hand_over);
                 self.exit = true;

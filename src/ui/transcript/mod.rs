@@ -14,8 +14,8 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::lead::ledger::Receipt;
 use crate::lead::contract::TranscriptItem;
+use crate::lead::ledger::Receipt;
 use crate::ui::palette::{dim, name_style};
 
 use wrap::{sanitize, wrap_line};

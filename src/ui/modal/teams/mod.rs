@@ -69,9 +69,16 @@ impl TeamsDialog {
         self.select(team, index);
         let selected = team.get(index).map(|t| t.name.clone());
         if let Some(t) = team.get(index)
-            && review_key(key, t)
+            && review_key(key)
         {
             return review(&t.name, sender);
+        }
+        if merges_key(key) {
+            sender.command(LeadCommand::Submit {
+                target: crate::lead::contract::ViewTarget::Lead,
+                text: "/merges".to_string(),
+            });
+            return DialogOutcome::Keep;
         }
         match (context.keymap.lookup(Context::TeamsList, key), selected) {
             (Some(Action::Up), _) => {
@@ -131,7 +138,7 @@ impl TeamsDialog {
         sender: &mut DialogSender,
     ) -> DialogOutcome {
         let name = teammate.name.clone();
-        if review_key(key, teammate) {
+        if review_key(key) {
             return review(&name, sender);
         }
         match context.keymap.lookup(Context::TeamsDetail, key) {
@@ -207,11 +214,15 @@ fn mode_change(change: ModeChange, sender: &mut DialogSender) -> DialogOutcome {
     }
 }
 
-/// `r` on a teammate with a worktree of its own: its review (`/review NAME`).
-fn review_key(key: &KeyEvent, teammate: &TeammateView) -> bool {
-    key.code == crossterm::event::KeyCode::Char('r')
-        && key.modifiers.is_empty()
-        && teammate.worktree.is_some()
+/// `r` on a teammate: its review (`/review NAME`: its worktree's changes, or the files it
+/// wrote in the lead's checkout).
+fn review_key(key: &KeyEvent) -> bool {
+    key.code == crossterm::event::KeyCode::Char('r') && key.modifiers.is_empty()
+}
+
+/// `m` in the list: the merge queue (`/merges`).
+fn merges_key(key: &KeyEvent) -> bool {
+    key.code == crossterm::event::KeyCode::Char('m') && key.modifiers.is_empty()
 }
 
 fn review(name: &str, sender: &mut DialogSender) -> DialogOutcome {

@@ -1,0 +1,153 @@
+//! A comment on a line or a hunk of a teammate's review, as the message it gets: the file, the
+//! line (or the hunk's lines) and the lines around it, quoted, then the comment. The screen
+//! builds it from the diff it shows; the lead sends it through the same path as `/msg`, so it
+//! is echoed and tracked like any message.
+
+use serde::{Deserialize, Serialize};
+
+use super::{DiffLine, FileDiff, LineKind};
+
+/// Lines quoted on each side of a commented line (within its hunk).
+pub const AROUND: usize = 3;
+
+/// The most lines of a hunk a comment quotes (the rest is counted).
+pub const HUNK_QUOTED: usize = 40;
+
+/// A comment on one line or one hunk of a file's diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewComment {
+    pub path: String,
+    /// Where it points: `line 12`, `line 7 of the old file` (a removed line), or
+    /// `lines 10-24` (a hunk).
+    pub place: String,
+    /// The quoted lines, `  12   13 + text` as the review shows them; the commented line is
+    /// marked with `>`.
+    pub excerpt: Vec<String>,
+    /// What the person wrote.
+    pub text: String,
+}
+
+impl ReviewComment {
+    /// A comment on line `line` of hunk `hunk`, quoting up to [`AROUND`] lines on each side.
+    pub fn on_line(diff: &FileDiff, hunk: usize, line: usize, text: &str) -> Option<ReviewComment> {
+        let h = diff.hunks.get(hunk)?;
+        let target = h.lines.get(line)?;
+        let place = match (target.kind, target.new, target.old) {
+            (LineKind::Removed, _, Some(old)) => format!("line {old} of the old file"),
+            (_, Some(new), _) => format!("line {new}"),
+            _ => "a line".to_string(),
+        };
+        let from = line.saturating_sub(AROUND);
+        let to = (line + AROUND + 1).min(h.lines.len());
+        let excerpt = h.lines[from..to]
+            .iter()
+            .enumerate()
+            .map(|(i, l)| quote(l, from + i == line))
+            .collect();
+        Some(ReviewComment {
+            path: diff.path.clone(),
+            place,
+            excerpt,
+            text: text.trim().to_string(),
+        })
+    }
+
+    /// A comment on hunk `hunk`, quoting its header and up to [`HUNK_QUOTED`] of its lines.
+    pub fn on_hunk(diff: &FileDiff, hunk: usize, text: &str) -> Option<ReviewComment> {
+        let h = diff.hunks.get(hunk)?;
+        let numbers: Vec<u32> = h.lines.iter().filter_map(|l| l.new.or(l.old)).collect();
+        let place = match (numbers.iter().min(), numbers.iter().max()) {
+            (Some(a), Some(b)) if a != b => format!("lines {a}-{b}"),
+            (Some(a), _) => format!("line {a}"),
+            _ => "a hunk".to_string(),
+        };
+        let mut excerpt = vec![h.header.clone()];
+        excerpt.extend(h.lines.iter().take(HUNK_QUOTED).map(|l| quote(l, false)));
+        if h.lines.len() > HUNK_QUOTED {
+            excerpt.push(format!("… {} more line(s)", h.lines.len() - HUNK_QUOTED));
+        }
+        Some(ReviewComment {
+            path: diff.path.clone(),
+            place,
+            excerpt,
+            text: text.trim().to_string(),
+        })
+    }
+
+    /// The message the teammate gets.
+    pub fn message(&self) -> String {
+        format!(
+            "Review comment on {}, {}:\n\n```\n{}\n```\n\n{}",
+            self.path,
+            self.place,
+            self.excerpt.join("\n"),
+            self.text
+        )
+    }
+}
+
+/// `>  12   13 + text`: old and new numbers, the marker, the text.
+fn quote(line: &DiffLine, pointed: bool) -> String {
+    let num = |n: Option<u32>| n.map_or_else(|| "    ".to_string(), |n| format!("{n:>4}"));
+    let marker = match line.kind {
+        LineKind::Added => '+',
+        LineKind::Removed => '-',
+        LineKind::Context => ' ',
+    };
+    format!(
+        "{}{} {} {marker} {}",
+        if pointed { '>' } else { ' ' },
+        num(line.old),
+        num(line.new),
+        line.text
+    )
+    .trim_end()
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lead::review::parse_diff;
+
+    const DIFF: &str = "@@ -1,6 +1,7 @@\n a\n b\n c\n-d\n+D\n+E\n e\n f\n";
+
+    #[test]
+    fn a_line_comment_quotes_the_lines_around_it() {
+        let d = parse_diff("x.txt", DIFF);
+        // Line 4 of the hunk: `+D`, line 4 of the new file.
+        let c = ReviewComment::on_line(&d, 0, 4, " use a constant ").unwrap();
+        assert_eq!(c.place, "line 4");
+        assert_eq!(c.text, "use a constant");
+        assert_eq!(
+            c.excerpt,
+            vec![
+                "    2    2   b",
+                "    3    3   c",
+                "    4      - d",
+                ">        4 + D",
+                "         5 + E",
+                "    5    6   e",
+                "    6    7   f",
+            ]
+        );
+        let m = c.message();
+        assert!(
+            m.starts_with("Review comment on x.txt, line 4:\n\n```\n"),
+            "{m}"
+        );
+        assert!(m.ends_with("```\n\nuse a constant"), "{m}");
+        let removed = ReviewComment::on_line(&d, 0, 3, "why?").unwrap();
+        assert_eq!(removed.place, "line 4 of the old file");
+    }
+
+    #[test]
+    fn a_hunk_comment_quotes_the_hunk() {
+        let d = parse_diff("x.txt", DIFF);
+        let c = ReviewComment::on_hunk(&d, 0, "split this").unwrap();
+        assert_eq!(c.place, "lines 1-7");
+        assert_eq!(c.excerpt[0], "@@ -1,6 +1,7 @@");
+        assert_eq!(c.excerpt.len(), 9);
+        assert!(ReviewComment::on_hunk(&d, 1, "x").is_none());
+    }
+}

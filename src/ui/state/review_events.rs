@@ -1,0 +1,93 @@
+//! What the screen does with the review and merge events: the pull request joins an open
+//! review; the merge queue opens (`/merges`) or updates its dialog; a merge this screen asked
+//! for (from the queue, or `/merge` typed here) is followed by the offer to retire the
+//! worktree; and the worktrees a `/quit` kept or removed are kept for the terminal after the
+//! screen closes ([`AppState::farewell`]).
+
+use super::AppState;
+use crate::lead::commands::{Input, SlashCommand, parse_input};
+use crate::lead::contract::{LeadCommand, LeadEvent};
+use crate::lead::review::Merged;
+use crate::ui::modal::Modal;
+use crate::ui::modal::confirm::ConfirmDialog;
+use crate::ui::modal::merges::MergesDialog;
+
+impl AppState {
+    /// One of `ReviewPr`, `MergeQueue`, `Merged`, `WorktreesAtQuit`.
+    pub(super) fn apply_review_event(&mut self, event: LeadEvent) {
+        match event {
+            LeadEvent::ReviewPr { name, pr } => {
+                for modal in &mut self.modals {
+                    if let Modal::Review(d) = modal
+                        && d.name() == name
+                    {
+                        d.set_pr(pr.clone());
+                    }
+                }
+            }
+            LeadEvent::MergeQueue(queue) => {
+                if queue.opens {
+                    self.modals.retain(|m| !matches!(m, Modal::Merges(_)));
+                    self.dialog_notice = None;
+                    self.modals
+                        .push(Modal::Merges(Box::new(MergesDialog::new(queue))));
+                } else {
+                    for modal in &mut self.modals {
+                        if let Modal::Merges(d) = modal {
+                            d.update(queue.clone());
+                        }
+                    }
+                }
+            }
+            LeadEvent::Merged(merged) => self.offer_retire(&merged),
+            LeadEvent::WorktreesAtQuit(report) => self.farewell = report.lines(),
+            _ => {}
+        }
+    }
+
+    /// After a merge this screen asked for: a confirmation that removes the worktree.
+    fn offer_retire(&mut self, m: &Merged) {
+        let mut asked = self.merge_asked.as_deref() == Some(m.name.as_str());
+        if asked {
+            self.merge_asked = None;
+        }
+        for modal in &mut self.modals {
+            if let Modal::Merges(d) = modal {
+                asked |= d.take_asked(&m.name);
+            }
+        }
+        if !asked || m.retired {
+            return;
+        }
+        let stop = if m.running {
+            format!(" @{} still runs: it is stopped first.", m.name)
+        } else {
+            String::new()
+        };
+        let question = format!(
+            "Merged @{}'s branch {}. Retire its worktree: remove {} and the branch?{stop}\nAnything added there since the merge keeps them.",
+            m.name, m.branch, m.worktree
+        );
+        self.modals.push(Modal::Confirm(ConfirmDialog::new(
+            question,
+            LeadCommand::RetireWorktree {
+                name: m.name.clone(),
+            },
+            self.now_ms,
+        )));
+    }
+
+    /// The composer sent `text`: a `/merge` of a branch (not a dry run, not retiring it
+    /// already) is remembered, so its outcome offers to retire the worktree here.
+    pub(crate) fn note_merge_asked(&mut self, text: &str) {
+        if let Ok(Input::Slash(SlashCommand::Merge {
+            name,
+            dry_run: false,
+            retire: false,
+            ..
+        })) = parse_input(text)
+        {
+            self.merge_asked = Some(name);
+        }
+    }
+}
