@@ -241,7 +241,7 @@ fn the_spawn_refusal_names_every_pane_terminal() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
-        text.contains("need a pane backend (tmux, iTerm2, Zellij, kitty or WezTerm)"),
+        text.contains("need a pane backend (tmux, iTerm2, Zellij, kitty, WezTerm or screen)"),
         "{text}"
     );
     ws.ctl_ok(&["/quit"]);
