@@ -13,6 +13,13 @@ pub fn now_iso() -> String {
     iso(Utc::now())
 }
 
+/// `14:05`: epoch milliseconds on the local clock (the machine's time zone); `None` for a
+/// time chrono cannot represent.
+pub fn local_clock(ms: u64) -> Option<String> {
+    let t = DateTime::from_timestamp_millis(i64::try_from(ms).ok()?)?;
+    Some(t.with_timezone(&chrono::Local).format("%H:%M").to_string())
+}
+
 /// A time as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 pub fn iso(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()

@@ -87,9 +87,8 @@ pub fn status_text(status: &TeammateStatus, now_ms: u64) -> String {
 /// ` · rate-limited until 14:05` (local time) while a teammate's rate or usage limit holds.
 pub fn rate_limit_text(until_ms: Option<u64>, now_ms: u64) -> Option<String> {
     let until = until_ms.filter(|u| *u > now_ms)?;
-    let at = chrono::DateTime::from_timestamp_millis(i64::try_from(until).ok()?)?
-        .with_timezone(&chrono::Local);
-    Some(format!(" · rate-limited until {}", at.format("%H:%M")))
+    let at = crate::protocol::time::local_clock(until)?;
+    Some(format!(" · rate-limited until {at}"))
 }
 
 /// The color of a status.

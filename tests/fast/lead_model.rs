@@ -33,28 +33,12 @@ fn config(server: &ScriptServer) -> LlmConfig {
 
 /// A lead session on a temporary home whose lead model talks to `server`.
 async fn start(team: &str, server: &ScriptServer) -> Session {
-    let home_dir = tempfile::tempdir().expect("temp home");
-    let cwd = tempfile::tempdir().expect("temp cwd");
-    let home = Home::new(home_dir.path());
-    let opts = LeadOptions::new(home.clone(), cwd.path())
-        .with_team(team)
-        .with_quit_timeout(Duration::from_secs(2))
-        .with_lead_model(config(server));
-    assert!(!format!("{opts:?}").contains(KEY), "options show the key");
-    let (handle, events) = Lead::start(opts).expect("lead starts");
-    let team = handle.team.clone();
-    let mut s = Session {
-        home_dir,
-        cwd,
-        home,
-        team,
-        handle,
-        events,
-        seen: Vec::new(),
-    };
-    s.wait_for("Started", |e| matches!(e, LeadEvent::Started { .. }))
-        .await;
-    s
+    Session::start_with(team, |opts| {
+        let opts = opts.with_lead_model(config(server));
+        assert!(!format!("{opts:?}").contains(KEY), "options show the key");
+        opts
+    })
+    .await
 }
 
 /// Takes the events already sent, without waiting.

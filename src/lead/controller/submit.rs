@@ -361,7 +361,7 @@ impl Controller {
                 c.held_assignments.push((task.clone(), name.clone()));
                 c.note(format!(
                     "{name} is rate-limited until {}: it hears of task #{} then.",
-                    local_clock(until),
+                    crate::protocol::time::local_clock(until).unwrap_or_else(|| "later".into()),
                     task.id
                 ));
                 return done(
@@ -608,13 +608,4 @@ fn task_added(created: Result<Task, StoreError>, blocked_by: Vec<String>) -> OpR
         subject: task.subject,
         blocked_by,
     })
-}
-
-/// `14:05`: an epoch-ms time on the lead's clock.
-fn local_clock(ms: u64) -> String {
-    i64::try_from(ms)
-        .ok()
-        .and_then(chrono::DateTime::from_timestamp_millis)
-        .map(|t| t.with_timezone(&chrono::Local).format("%H:%M").to_string())
-        .unwrap_or_else(|| "later".to_string())
 }
