@@ -121,16 +121,28 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
         .map_err(io_at(d))
 }
 
-/// Creates `path` (mode 0600) with `bytes` only if nothing is there (O_EXCL). `Ok(false)`
+/// Creates `path` (mode 0600) with `bytes` only if nothing is there (a temp file renamed
+/// without replacing: the file never shows empty). `Ok(false)`
 /// when a regular file already was; an error when something else is (a symlink, a FIFO…).
 pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
-    match create_new_private(path) {
-        Ok(mut f) => {
-            f.write_all(bytes)
-                .and_then(|()| f.sync_all())
-                .map_err(io_at(path))?;
-            Ok(true)
-        }
+    // The content is written under a temp name and the file appears whole (a rename that
+    // never replaces): a file made in place is empty until its first write, and a writer
+    // that finds it then (and writes into it) would have its first bytes overwritten.
+    let temp = temp_path_for(path)?;
+    let written = create_new_private(&temp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(StoreError::io(&temp, e));
+    }
+    let placed = super::lock::create::rename_no_replace(&temp, path);
+    if placed.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    match placed {
+        Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             check_regular_file(path)?;
             Ok(false)
