@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::claude_code_common::{Act, Client, Rule, Scene, timing};
+use crate::claude_code_common::{Act, Client, Rule, Scene, steering, timing};
 
 pub fn interrupt_a_busy_teammate(client: &Client) {
     let rules = vec![
@@ -47,44 +47,23 @@ pub fn interrupt_a_busy_teammate(client: &Client) {
     );
 }
 
-/// `/steer @NAME TEXT` on a busy claude teammate: its turn stops and its next model request
-/// carries the message (timed: Enter to the request; goal 2 s).
+/// `/steer @NAME TEXT` on a claude teammate busy in a long tool chain (its `sleep 30`
+/// running): its turn stops and its next model request carries the message (timed: Enter to
+/// the request; goal 2 s). `cargo bench --bench steer` runs the same rounds ten times.
 pub fn steer_a_busy_teammate(client: &Client) {
-    let rules = vec![
-        Rule::on("CC-SLOW", Act::Text("CC-SLOW-ANSWER".into())),
-        Rule::on("CC-STEERED", Act::Text("CC-STEERED-ANSWER".into())),
-    ];
-    let scene = Scene::start(client, "cc-steer2", rules, &[]);
-    scene.spawn("busy", "CC-IDLE wait");
-    let normal = scene.model.latency();
-    let mut took = Vec::new();
-    for round in 0..3 {
-        scene.model.set_latency(Duration::from_secs(60));
-        let slow = format!("CC-SLOW round {round}");
-        scene.say("busy", &slow);
-        scene.wait("the slow turn to reach the model", || {
-            scene.model.saw(&slow)
-        });
-        scene.model.set_latency(normal);
-        let steer = format!("CC-STEERED round {round}");
-        let before = scene.idles("busy");
-        let start = Instant::now();
-        scene.submit(&format!("/steer @busy {steer}"));
-        scene.wait("the steer in the model's next request", || {
-            scene.model.saw(&steer)
-        });
-        took.push(start.elapsed());
-        // The steered turn ends as any turn does.
-        scene.wait_turn_end("busy", before);
-    }
-    took.sort();
+    let scene = Scene::start(client, "cc-steer2", steering::steering_rules(), &[]);
+    steering::spawn_steered(&scene);
+    let mut took: Vec<Duration> = (0..3)
+        .map(|round| steering::steer_round(&scene, round))
+        .collect();
+    let (median, _) = steering::median_and_p90(&mut took);
     timing(
         client,
         "/steer -> the message in the model's request (median of 3)",
-        took[1],
+        median,
     );
     assert!(
-        took[1] < Duration::from_secs(5),
+        median < Duration::from_secs(5),
         "[{}] steering took {took:?}\n{}",
         client.label,
         scene.explain()

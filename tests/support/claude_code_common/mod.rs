@@ -14,6 +14,7 @@ use crate::lead_keys::{Key, Keyboard};
 
 pub mod claude_lead;
 pub mod keys;
+pub mod steering;
 mod version;
 
 use std::path::{Path, PathBuf};
@@ -26,6 +27,9 @@ pub use panes_common::{
     Reaper, TestTmux, Workspace, alive, pane_infos, processes, sh_quote, sigkill, wait_until,
 };
 pub use version::{Client, clients_or_skip};
+// The whole matrix, for `benches/steer.rs`.
+#[allow(unused_imports)]
+pub use version::CLIENTS;
 
 /// How long a wait on a real `claude` may take before the scenario fails (node cold starts on a
 /// busy 2-core machine are slow).

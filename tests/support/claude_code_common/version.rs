@@ -37,6 +37,11 @@ pub const CLIENTS: [Client; 2] = [
 ];
 
 impl Client {
+    /// Is this client's package installed?
+    pub fn installed(&self) -> bool {
+        self.entry_path().exists()
+    }
+
     fn entry_path(&self) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/interop/node_modules")

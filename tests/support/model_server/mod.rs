@@ -266,14 +266,24 @@ fn serve(mut socket: TcpStream, state: &State) -> std::io::Result<()> {
     }
 }
 
-/// The next act for this request: a pending step answering one of its tool results, else the
-/// first rule matching its last user turn, else plain text.
+/// The next act for this request: a pending step answering one of its tool results (unless the
+/// user interrupted that call), else the first rule matching its last user turn, else plain
+/// text.
 fn decide(state: &State, request: &Request, id: &str) -> Act {
     if request.tools().is_empty() {
         return Act::Text("Conformance side request.".into());
     }
     let mut pending = state.pending.lock().unwrap();
+    // A chain the user interrupted (Esc) ends there, as a model would leave it: what follows
+    // answers the words of the turn (a steer), not the stopped tool call.
+    let interrupted = request
+        .last_user_text()
+        .contains("[Request interrupted by user");
     for answered in request.last_tool_result_ids() {
+        if interrupted {
+            pending.remove(&answered);
+            continue;
+        }
         if let Some(mut steps) = pending.remove(&answered) {
             let act = steps.remove(0);
             // The rest answers this act's own tool call (sequences of three steps or more).
