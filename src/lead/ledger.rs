@@ -1,17 +1,21 @@
-//! The message ledger: every message the lead sends a teammate, and how far it got. A message
-//! is *queued* while it waits in the inbox of a teammate that is busy (it reads its inbox when
+//! The message ledger: every message and frame the lead sends a teammate (its answers to
+//! permission and plan requests, shutdown and mode requests, task assignments), and how far it
+//! got. A message is *queued* while it waits in the inbox of a teammate that is busy (it reads its inbox when
 //! its turn ends), *delivered* while it waits for one that is free, *read* once the teammate
 //! took it (Claude Code sets the entry's `read`; teamlead's teammates do too, or remove it),
 //! and *acted on* once the teammate's next turn started after reading it (its `isActive`, an
 //! in-process turn, or anything it sends). A message that stays unread past
-//! [`UNREAD_FLAG_MS`] while its teammate is busy is flagged. The lead shows the receipts beside
-//! the message in the transcript, in the teams dialog, in `ctl events` and `inspect`.
+//! [`UNREAD_FLAG_MS`] while its teammate is busy is flagged. An answer to a request is never
+//! queued: the teammate waits for it mid-turn. The lead shows the receipts beside the message
+//! in the transcript, in the teams dialog, in `ctl events` and `inspect`; a frame's preview
+//! says what it is (`answer: permission granted`).
 
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::InboxEntry;
+use crate::protocol::frames::Frame;
 
 /// The most messages the ledger keeps (the oldest go first).
 const KEPT: usize = 500;
@@ -64,6 +68,8 @@ pub struct Sent {
     pub state: Receipt,
     /// When it reached its state.
     pub since_ms: u64,
+    /// An answer to a request the teammate waits for mid-turn (never queued).
+    answer: bool,
 }
 
 /// A receipt that changed: the message, its new state, and when.
@@ -86,7 +92,11 @@ impl Ledger {
     /// `entry` is being written to `to`'s inbox: its id.
     pub fn sending(&mut self, to: &str, entry: &InboxEntry, now_ms: u64) -> u64 {
         self.next += 1;
-        let preview: String = entry.text.chars().take(80).collect();
+        let frame = entry.parse_frame();
+        let preview: String = match &frame {
+            Some(frame) => frame_preview(frame),
+            None => entry.text.chars().take(80).collect(),
+        };
         self.sent.push_back(Sent {
             id: self.next,
             to: to.to_string(),
@@ -95,6 +105,7 @@ impl Ledger {
             sent_ms: now_ms,
             state: Receipt::Queued,
             since_ms: now_ms,
+            answer: frame.as_ref().is_some_and(is_answer),
         });
         while self.sent.len() > KEPT {
             self.sent.pop_front();
@@ -105,12 +116,12 @@ impl Ledger {
     /// The message is in the inbox (`busy`: its teammate is mid-turn), or could not be
     /// written.
     pub fn written(&mut self, id: u64, ok: bool, busy: bool, now_ms: u64) -> Option<Change> {
-        let state = match (ok, busy) {
+        let sent = self.sent.iter_mut().find(|s| s.id == id)?;
+        let state = match (ok, busy && !sent.answer) {
             (false, _) => Receipt::Failed,
             (true, true) => Receipt::Queued,
             (true, false) => Receipt::Delivered,
         };
-        let sent = self.sent.iter_mut().find(|s| s.id == id)?;
         set(sent, state, now_ms)
     }
 
@@ -152,7 +163,7 @@ impl Ledger {
         };
         self.sent
             .iter_mut()
-            .filter(|s| s.to == to && s.state.unread())
+            .filter(|s| s.to == to && s.state.unread() && !s.answer)
             .filter_map(|s| set(s, state, now_ms))
             .collect()
     }
@@ -186,6 +197,38 @@ impl Ledger {
             .map(|s| s.sent_ms)
             .min()
             .filter(|since| now_ms.saturating_sub(*since) >= UNREAD_FLAG_MS)
+    }
+}
+
+/// Answers to a request the teammate waits for (it reads them mid-turn).
+fn is_answer(frame: &Frame) -> bool {
+    matches!(
+        frame,
+        Frame::PermissionResponse(_)
+            | Frame::SandboxPermissionResponse(_)
+            | Frame::PlanApprovalResponse(_)
+    )
+}
+
+/// A frame in a few words, for the ledger's rows.
+fn frame_preview(frame: &Frame) -> String {
+    match frame {
+        Frame::PermissionResponse(r) if r.approved() => "answer: permission granted".into(),
+        Frame::PermissionResponse(_) => "answer: permission denied".into(),
+        Frame::SandboxPermissionResponse(r) => format!(
+            "answer: network access to {} {}",
+            crate::protocol::display::visible_line(&r.host),
+            if r.allow { "allowed" } else { "denied" }
+        ),
+        Frame::PlanApprovalResponse(r) if r.approved => "answer: plan approved".into(),
+        Frame::PlanApprovalResponse(_) => "answer: plan rejected".into(),
+        Frame::ShutdownRequest(_) => "shutdown request".into(),
+        Frame::ModeSetRequest(r) => format!("mode set to {}", r.mode),
+        Frame::TaskAssignment(t) => format!(
+            "task #{} assigned",
+            crate::protocol::display::visible_line(&t.task_id)
+        ),
+        other => other.kind().replace('_', " "),
     }
 }
 
@@ -246,6 +289,45 @@ mod tests {
         assert_eq!(c[0].state, Receipt::Acted);
         assert!(!ledger.waiting_for("alpha"));
         assert_eq!(ledger.recent("alpha", 3)[0].state, Receipt::Acted);
+    }
+
+    #[test]
+    fn an_answer_is_never_queued_and_says_what_it_is() {
+        use crate::protocol::frames::{PermissionRequest, PermissionResponse, ShutdownRequest};
+        let mut ledger = Ledger::default();
+        let request: PermissionRequest = serde_json::from_value(serde_json::json!({
+            "type": "permission_request", "request_id": "perm-1", "agent_id": "alpha",
+            "tool_name": "Bash", "tool_use_id": "toolu_1", "description": "tests",
+            "input": {"command": "make test"}, "permission_suggestions": []
+        }))
+        .unwrap();
+        let answer = InboxEntry::frame(
+            "team-lead",
+            &Frame::PermissionResponse(PermissionResponse::deny(&request, None)),
+        );
+        let id = ledger.sending("alpha", &answer, 1);
+        // alpha is mid-turn, waiting for this very answer: delivered, not queued.
+        let c = ledger.written(id, true, true, 2).unwrap();
+        assert_eq!(c.state, Receipt::Delivered);
+        assert!(ledger.busy("alpha", true, 3).is_empty());
+        assert_eq!(
+            ledger.recent("alpha", 1)[0].preview,
+            "answer: permission denied"
+        );
+        // A shutdown request waits for the turn to end, as a message does.
+        let shutdown = InboxEntry::frame(
+            "team-lead",
+            &Frame::ShutdownRequest(ShutdownRequest {
+                request_id: "shutdown-1".into(),
+                from: "team-lead".into(),
+                reason: None,
+                timestamp: "2026-01-01T00:00:00.000Z".into(),
+            }),
+        );
+        let id = ledger.sending("alpha", &shutdown, 4);
+        ledger.written(id, true, true, 5);
+        assert_eq!(ledger.find(id).unwrap().state, Receipt::Queued);
+        assert_eq!(ledger.recent("alpha", 1)[0].preview, "shutdown request");
     }
 
     #[test]

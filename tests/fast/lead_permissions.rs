@@ -333,3 +333,56 @@ async fn control_sequences_in_a_frame_and_a_task_are_noted() {
         .await;
     s.quit().await;
 }
+
+/// The lead's answer to a teammate's request is followed in the message ledger like a
+/// message: delivered at once (never queued: the teammate waits for it mid-turn), read once
+/// the teammate marks it read, shown in its view as what it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_is_followed_in_the_ledger() {
+    use teamlead::lead::contract::LeadEvent;
+    use teamlead::lead::ledger::Receipt;
+    let mut s = Session::start("perm-ledger").await;
+    s.add_pane_member("worker", "%3", "default");
+    s.to_lead(&InboxEntry::frame(
+        "worker",
+        &Frame::PermissionRequest(request("perm-l-aaaaaaa", "worker", "make test")),
+    ));
+    let queue = s
+        .wait_permissions("the request in the queue", |p| p.len() == 1)
+        .await;
+    s.send(LeadCommand::AnswerPermission {
+        key: queue[0].key,
+        decision: PermissionDecision::AllowOnce,
+    })
+    .await;
+    let delivered = s
+        .wait_for("the answer's receipt", |e| {
+            matches!(e, LeadEvent::Receipt { to, state: Receipt::Delivered, .. } if to == "worker")
+        })
+        .await;
+    let LeadEvent::Receipt { id, .. } = delivered else {
+        unreachable!()
+    };
+    let views = s
+        .wait_team("the answer in worker's view", |t| {
+            t.iter()
+                .any(|v| v.name == "worker" && v.messages.first().is_some_and(|m| m.id == id))
+        })
+        .await;
+    let worker = views.iter().find(|v| v.name == "worker").unwrap();
+    assert_eq!(worker.messages[0].preview, "answer: permission granted");
+    // The worker takes it as Claude Code does: marks it read.
+    let keys: Vec<String> = teamlead::store::inbox::read(&s.home, &s.team, "worker")
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| e.dedup_key())
+        .collect();
+    teamlead::store::inbox::mark_read(&s.home, &s.team, "worker", &keys).unwrap();
+    s.seen_or_wait(
+        "read",
+        |e| matches!(e, LeadEvent::Receipt { id: i, state: Receipt::Read, .. } if *i == id),
+    )
+    .await;
+    s.quit().await;
+}

@@ -213,33 +213,20 @@ impl Controller {
         }
     }
 
-    /// Appends `entry` to `to`'s inbox in its lane (after every earlier message to `to`), wakes
-    /// it if it runs here, then runs `then` on the loop with how it went.
+    /// Appends `entry` (a message or a frame) to `to`'s inbox in its lane (after every earlier
+    /// entry to `to`), followed in the message ledger (`lead::ledger`); wakes `to` if it runs
+    /// here, then runs `then` on the loop with how it went.
     pub fn deliver(
         &mut self,
         to: &str,
         entry: InboxEntry,
         then: impl FnOnce(&mut Controller, Result<(), StoreError>) + Send + 'static,
     ) {
-        let (team, name) = (self.team.clone(), to.to_string());
-        self.store.submit(
-            Lane::Inbox(to.to_string()),
-            move |home| store::inbox::append(home, &team, &name, &entry).map(|_| ()),
-            {
-                let to = to.to_string();
-                move |c: &mut Controller, appended: Result<(), StoreError>| {
-                    if appended.is_ok() {
-                        c.executor.wake(&to);
-                    }
-                    then(c, appended)
-                }
-            },
-        );
+        self.send_message(to, entry, move |c, sent, _| then(c, sent));
     }
 
-    /// A message for `to` (not a frame): [`Controller::deliver`], followed in the message
-    /// ledger (`lead::ledger`). `then` runs once it is written, with its ledger id (to show
-    /// beside it); its receipt follows.
+    /// [`Controller::deliver`], where `then` also gets the entry's ledger id (to show beside
+    /// the message); its receipt follows.
     pub fn send_message(
         &mut self,
         to: &str,
@@ -247,24 +234,30 @@ impl Controller {
         then: impl FnOnce(&mut Controller, Result<(), StoreError>, u64) + Send + 'static,
     ) {
         let id = self.ledger.sending(to, &entry, now_ms());
-        self.deliver(to, entry, move |c, sent| {
-            let ok = sent.is_ok();
-            then(c, sent, id);
-            c.ledger_written(id, ok);
-        });
+        let (team, name) = (self.team.clone(), to.to_string());
+        self.store.submit(
+            Lane::Inbox(to.to_string()),
+            move |home| store::inbox::append(home, &team, &name, &entry).map(|_| ()),
+            {
+                let to = to.to_string();
+                move |c: &mut Controller, appended: Result<(), StoreError>| {
+                    let ok = appended.is_ok();
+                    if ok {
+                        c.executor.wake(&to);
+                    }
+                    then(c, appended, id);
+                    c.ledger_written(id, ok);
+                }
+            },
+        );
     }
 
     /// [`Controller::deliver`] whose failure is told as `what` ("Could not send … : error").
     pub fn deliver_or_note(&mut self, to: &str, entry: InboxEntry, what: String) {
-        let send = move |c: &mut Controller, appended: Result<(), StoreError>| {
+        self.deliver(to, entry, move |c, appended| {
             if let Err(e) = appended {
                 c.note(format!("{what}: {e}"));
             }
-        };
-        if entry.parse_frame().is_none() {
-            self.send_message(to, entry, move |c, appended, _| send(c, appended));
-        } else {
-            self.deliver(to, entry, send);
-        }
+        });
     }
 }

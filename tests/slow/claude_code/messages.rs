@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use crate::claude_code_common::{Act, Client, Rule, Scene, timing};
+use crate::claude_code_common::{Act, Client, PermissionAnswer, Rule, Scene, timing};
 
 pub fn prompt_and_message_round_trip(client: &Client) {
     let rules = vec![
@@ -94,13 +94,24 @@ pub fn prompt_and_message_round_trip(client: &Client) {
 /// (the client marks its inbox entry read, or removes it) and acted on (its next turn), shown
 /// beside the message on the lead's screen and told in `ctl events --json` in that order.
 pub fn ledger_receipts(client: &Client) {
-    let rules = vec![Rule::on(
-        "CC-LEDGER",
-        Act::SendToLead {
-            summary: "ack".into(),
-            message: "CC-LEDGER-ACK got it".into(),
-        },
-    )];
+    let rules = vec![
+        Rule::on(
+            "CC-LEDGER",
+            Act::SendToLead {
+                summary: "ack".into(),
+                message: "CC-LEDGER-ACK got it".into(),
+            },
+        )
+        // Its tool result names the needle too.
+        .once(),
+        Rule::on(
+            "CC-ASKS",
+            Act::Bash {
+                command: "touch ledger_answer.txt".into(),
+                description: "Make a file".into(),
+            },
+        ),
+    ];
     let scene = Scene::start(client, "cc-ledger", rules, &[]);
     scene.spawn("worker", "CC-IDLE wait for messages");
     scene.submit("@worker CC-LEDGER please acknowledge");
@@ -129,4 +140,40 @@ pub fn ledger_receipts(client: &Client) {
         "[{}] delivered → read → acted: {states:?}",
         client.label
     );
+
+    // A frame the lead answers is followed too: the answer to its permission request is
+    // delivered, read (the client marks it read as it takes it) and acted on (the command
+    // runs); the teams dialog shows it as what it is.
+    let before = scene.say("worker", "CC-ASKS make the file");
+    scene.answer(PermissionAnswer::Yes);
+    scene.wait("the answered command to run", || {
+        scene.work_file("ledger_answer.txt").exists()
+    });
+    scene.wait_turn_end("worker", before);
+    let receipts = |scene: &Scene| -> Vec<(u64, String)> {
+        let out = scene.ctl(&["events", "--json"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|e| e["kind"] == "receipt" && e["to"] == "worker")
+            .filter_map(|e| Some((e["id"].as_u64()?, e["state"].as_str()?.to_string())))
+            .collect()
+    };
+    scene.wait("the answer's receipt to reach acted on", || {
+        let all = receipts(&scene);
+        let answer = all.iter().map(|(id, _)| *id).max();
+        let states: Vec<&str> = all
+            .iter()
+            .filter(|(id, _)| Some(*id) == answer)
+            .map(|(_, s)| s.as_str())
+            .collect();
+        states.first() == Some(&"delivered")
+            && states.contains(&"read")
+            && states.last() == Some(&"acted")
+    });
+    scene.open_detail("worker");
+    scene.wait_screen("the answer in worker's detail", |s| {
+        s.lines()
+            .any(|l| l.contains("answer: permission granted") && l.contains("acted on"))
+    });
 }
