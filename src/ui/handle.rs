@@ -12,7 +12,7 @@
 
 use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
 
-use crate::lead::contract::{LeadCommand, ViewTarget};
+use crate::lead::contract::{LeadCommand, TranscriptItem, ViewTarget};
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::context::{DialogAction, DialogSender};
 use crate::ui::modal::guard::Focused;
@@ -303,6 +303,7 @@ impl AppState {
                     self.submit();
                 }
             }
+            Some(Action::Steer) => self.steer(),
             Some(Action::Newline) => self.composer.newline(),
             Some(Action::ClearLine) => self.composer.clear_line(),
             Some(Action::CycleMode) => match &self.view {
@@ -358,6 +359,51 @@ impl AppState {
             target: self.view.clone(),
             text,
         });
+    }
+}
+
+impl AppState {
+    /// Ctrl+S: the composer's `@name text` (or the text, in a teammate's view) as `/steer`:
+    /// the teammate's turn stops and the message goes in at once. Text for nobody in
+    /// particular stays in the composer, with a note saying how.
+    fn steer(&mut self) {
+        let text = self.composer.text();
+        let Some(line) = steer_line(&self.view, text.trim()) else {
+            if !text.trim().is_empty() {
+                let note = TranscriptItem::System {
+                    text: "To steer a teammate, start the line with @name (or open its view), \
+                           then press ctrl+s."
+                        .to_string(),
+                };
+                self.transcript.push(&note, |_| None);
+            }
+            return;
+        };
+        self.composer.set_text(&line);
+        self.submit();
+    }
+}
+
+/// The `/steer` line for composer `text` in `view`, or `None` when it names no teammate.
+pub(crate) fn steer_line(view: &ViewTarget, text: &str) -> Option<String> {
+    if text.is_empty() {
+        return None;
+    }
+    if text.starts_with("/steer ") {
+        return Some(text.to_string());
+    }
+    if let Some(rest) = text.strip_prefix('@')
+        && let Some((name, words)) = rest.split_once(char::is_whitespace)
+        && !name.is_empty()
+        && !words.trim().is_empty()
+    {
+        return Some(format!("/steer @{name} {}", words.trim()));
+    }
+    match view {
+        ViewTarget::Teammate(name) if !is_slash_command(text) => {
+            Some(format!("/steer @{name} {text}"))
+        }
+        _ => None,
     }
 }
 

@@ -501,6 +501,39 @@ fn composer_submits_to_the_current_view() {
     );
 }
 
+/// Ctrl+S sends `@name text` as `/steer` (the teammate's turn stops and the message goes in
+/// at once); in a teammate's view, the text is for it. Text for nobody stays, with a note.
+#[test]
+fn ctrl_s_steers_the_named_teammate() {
+    let ctrl_s = key_mod(KeyCode::Char('s'), KeyModifiers::CONTROL);
+    let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);
+    type_text(&mut state, "@builder stop and fix the failing test");
+    assert_eq!(
+        press_slowly(&mut state, &[ctrl_s]),
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/steer @builder stop and fix the failing test".to_string()
+        }]
+    );
+    assert!(state.composer.is_empty());
+    // No teammate named: nothing is sent, the text stays, and a note says how.
+    type_text(&mut state, "everyone stop");
+    assert_eq!(press_slowly(&mut state, &[ctrl_s]), vec![]);
+    assert_eq!(state.composer.text(), "everyone stop");
+    assert!(screen_text(&mut state).contains("To steer a teammate, start the line with @name"));
+    state.composer.clear();
+    // In builder's view, the text is for builder.
+    press_slowly(&mut state, &[key_mod(KeyCode::Down, KeyModifiers::SHIFT)]);
+    type_text(&mut state, "use a Pratt parser");
+    assert_eq!(
+        press_slowly(&mut state, &[ctrl_s]),
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/steer @builder use a Pratt parser".to_string()
+        }]
+    );
+}
+
 #[test]
 fn inline_views_cycle_through_in_process_teammates() {
     let mut state = state_with(vec![LeadEvent::Team(mixed_team())]);

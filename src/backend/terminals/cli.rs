@@ -36,6 +36,23 @@ pub fn run(program: &str, args: &[&str], input: Option<&str>) -> Result<String, 
     run_within(program, args, input, CALL_TIMEOUT)
 }
 
+/// Spawns `cmd`, trying again for up to a second while its program is busy (`ETXTBSY`: a
+/// script just written, whose write handle a process forked meanwhile still holds).
+fn spawn_when_not_busy(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    loop {
+        match cmd.spawn() {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            spawned => return spawned,
+        }
+    }
+}
+
 /// [`run`] with its own time limit.
 pub fn run_within(
     program: &str,
@@ -52,7 +69,7 @@ pub fn run_within(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| BackendError::Spawn {
+    let mut child = spawn_when_not_busy(&mut cmd).map_err(|e| BackendError::Spawn {
         program: program.to_string(),
         detail: e.to_string(),
     })?;

@@ -127,6 +127,7 @@ actions! {
     OpenApprovals => "open-approvals",
     NextWaiting => "next-waiting",
     Submit => "submit",
+    Steer => "steer",
     Newline => "newline",
     ClearLine => "clear-line",
     CycleMode => "cycle-mode",

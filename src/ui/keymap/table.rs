@@ -99,6 +99,13 @@ pub const KEYMAP: &[Binding] = &[
     bind(C::Composer, &[ENTER], A::Submit, "send", false),
     bind(
         C::Composer,
+        &[ctrl('s')],
+        A::Steer,
+        "steer `@name text`: stop its turn, send now",
+        false,
+    ),
+    bind(
+        C::Composer,
         &[alt(KeyCode::Enter), shift(KeyCode::Enter), ctrl('j')],
         A::Newline,
         "new line",
