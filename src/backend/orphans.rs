@@ -237,10 +237,8 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
                     .map(|p| p.pid)
                     .collect();
                 reap::stop_trees(&table, &pids, reap::TERM_WAIT);
-                for m in file.members.iter() {
-                    if let Some(path) = &m.worktree_path {
-                        let _ = super::worktree::remove(Path::new(path));
-                    }
+                for (_, path) in store::SessionRecord::team_worktrees(home, team, file) {
+                    let _ = super::worktree::remove(Path::new(&path));
                 }
             })
             .map_err(|e| e.to_string())

@@ -125,15 +125,15 @@ pub fn run(ctx: &Context, args: &CleanArgs) -> Result<()> {
     Ok(())
 }
 
-/// The teammate worktrees a dead team's members record, with what each holds and whether
-/// removing the team removes it (`removed`: it holds nothing) or keeps it.
+/// The teammate worktrees a dead team recorded (its members', its session record's), with
+/// what each holds and whether removing the team removes it (`removed`: it holds nothing) or
+/// keeps it.
 fn team_worktrees(ctx: &Context, team: &str) -> Vec<(WorktreeFate, String)> {
     let Ok(file) = crate::store::read_team(&ctx.home, team) else {
         return Vec::new();
     };
-    file.members
-        .iter()
-        .filter_map(|m| Some((m.name.clone(), m.worktree_path.clone()?)))
+    crate::store::SessionRecord::team_worktrees(&ctx.home, team, &file)
+        .into_iter()
         .filter_map(|(name, path)| {
             let found = worktree::at_path(std::path::Path::new(&path));
             let (branch, survey, lead_branch) = match &found {

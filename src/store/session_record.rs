@@ -76,6 +76,30 @@ impl SessionRecord {
         serde_json::from_slice(&bytes).ok()
     }
 
+    /// The teammate worktrees `team` recorded, as (teammate, path), each path once: its
+    /// members' `worktreePath`s, then the worktrees of its session record not retired yet (a
+    /// teammate removed from `config.json` may have left one).
+    pub fn team_worktrees(
+        home: &Home,
+        team: &str,
+        file: &crate::protocol::TeamFile,
+    ) -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = file
+            .members
+            .iter()
+            .filter_map(|m| Some((m.name.clone(), m.worktree_path.clone()?)))
+            .collect();
+        let recorded = SessionRecord::read(home, team)
+            .map(|r| r.worktrees)
+            .unwrap_or_default();
+        for w in recorded {
+            if !found.iter().any(|(_, path)| *path == w.path) {
+                found.push((w.name, w.path));
+            }
+        }
+        found
+    }
+
     /// Writes the record of `team`.
     pub fn write(&self, home: &Home, team: &str) -> Result<()> {
         let dir = home.teamlead_dir(team)?;

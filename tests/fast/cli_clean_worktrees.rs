@@ -95,3 +95,54 @@ fn clean_lists_a_dead_teams_worktrees_with_what_they_hold() {
     assert!(alpha.join("notes.md").exists(), "the work is kept");
     assert!(!beta.exists());
 }
+
+/// A worktree the session record lists for a teammate no longer in `config.json` (killed,
+/// its member entry gone, its worktree kept) is listed and removed with the dead team too.
+#[test]
+fn clean_also_goes_by_the_session_records_worktrees() {
+    let t = TestHome::empty();
+    let dir = tempfile::tempdir().unwrap();
+    dead_team_with_worktrees(&t, dir.path());
+    let repo = dir.path().join("repo");
+    let gamma = dir.path().join("repo-worktrees").join("dead-gamma");
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "teamlead/dead/gamma",
+            &gamma.to_string_lossy(),
+        ],
+    );
+    let record = serde_json::json!({"worktrees": [{
+        "name": "gamma",
+        "path": gamma.to_string_lossy(),
+        "branch": "teamlead/dead/gamma",
+        "repo": repo.to_string_lossy(),
+    }]});
+    std::fs::write(
+        t.home().join("teams/dead/.teamlead/session.json"),
+        record.to_string(),
+    )
+    .unwrap();
+
+    let dry = stdout(&t, &["clean", "--dry-run"]);
+    assert!(
+        dry.contains(&format!(
+            "  would remove: worktree {} of @gamma, branch teamlead/dead/gamma: nothing uncommitted or unmerged",
+            gamma.display()
+        )),
+        "{dry}"
+    );
+    let done = stdout(&t, &["clean"]);
+    assert!(
+        done.contains(&format!(
+            "  removed: worktree {} of @gamma",
+            gamma.display()
+        )),
+        "{done}"
+    );
+    assert!(!gamma.exists(), "gamma's worktree is gone");
+}

@@ -433,7 +433,15 @@ pub fn clean_orphans_outside_tmux(client: &Client) {
     scene.spawn("one", "CC-IDLE wait");
     scene.spawn("two", "CC-IDLE wait");
     let pids = team_pids(&scene, &["one", "two"]);
-    sigkill(holder_pid(&scene));
+    let holder = holder_pid(&scene);
+    sigkill(holder);
+    // Its lock goes with it once it is dead (a clean a moment sooner finds it running).
+    wait_until(
+        "the lead to die",
+        Duration::from_secs(10),
+        || !alive(holder),
+        || scene.explain(),
+    );
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_teamlead"));
     cmd.arg("--home")
         .arg(scene.ws.home())

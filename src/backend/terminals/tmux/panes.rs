@@ -22,39 +22,24 @@ impl PaneBackend for TmuxBackend {
         let id = match &self.layout {
             TmuxLayout::Inside { lead_pane } => {
                 let window = self.window_of(lead_pane)?;
-                // Only a teammate pane beside the lead is split (a hidden one is elsewhere).
-                let beside_lead = self.panes_of_window(&window);
-                let visible: Vec<&String> =
-                    panes.iter().filter(|p| beside_lead.contains(p)).collect();
-                let id = match visible.last() {
-                    None => self.server.run(&[
-                        "split-window",
-                        "-d",
-                        "-t",
-                        lead_pane,
-                        "-h",
-                        "-l",
-                        "70%",
-                        "-P",
-                        "-F",
-                        "#{pane_id}",
-                        "--",
-                        "cat",
-                    ])?,
-                    Some(last) => {
-                        let dir = if visible.len() % 2 == 1 { "-v" } else { "-h" };
-                        self.server.run(&[
-                            "split-window",
-                            "-d",
-                            "-t",
-                            last,
-                            dir,
-                            "-P",
-                            "-F",
-                            "#{pane_id}",
-                            "--",
-                            "cat",
-                        ])?
+                let id = loop {
+                    // Only a teammate pane beside the lead is split (a hidden one is elsewhere).
+                    let beside_lead = self.panes_of_window(&window);
+                    let visible: Vec<String> = panes
+                        .iter()
+                        .filter(|p| beside_lead.contains(p))
+                        .cloned()
+                        .collect();
+                    match self.split_beside_lead(lead_pane, &visible) {
+                        // The pane split was closing as it was listed (a teammate that just
+                        // shut down): forget it and split another.
+                        Err(BackendError::Command { detail, .. })
+                            if detail.contains("can't find pane") && !visible.is_empty() =>
+                        {
+                            let gone = visible.last();
+                            panes.retain(|p| Some(p) != gone);
+                        }
+                        made => break made?,
                     }
                 };
                 let _ = self
@@ -362,6 +347,49 @@ impl PaneBackend for TmuxBackend {
     fn shutdown(&self) {
         if self.server.socket.is_some() {
             let _ = self.server.kill_server();
+        }
+    }
+}
+
+impl TmuxBackend {
+    /// Splits a new `cat` pane beside the lead: the lead's own pane when no teammate pane is
+    /// beside it, else the last of `visible` (the teammate panes in the lead's window),
+    /// alternating the direction.
+    fn split_beside_lead(
+        &self,
+        lead_pane: &str,
+        visible: &[String],
+    ) -> Result<String, BackendError> {
+        match visible.last() {
+            None => self.server.run(&[
+                "split-window",
+                "-d",
+                "-t",
+                lead_pane,
+                "-h",
+                "-l",
+                "70%",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "--",
+                "cat",
+            ]),
+            Some(last) => {
+                let dir = if visible.len() % 2 == 1 { "-v" } else { "-h" };
+                self.server.run(&[
+                    "split-window",
+                    "-d",
+                    "-t",
+                    last,
+                    dir,
+                    "-P",
+                    "-F",
+                    "#{pane_id}",
+                    "--",
+                    "cat",
+                ])
+            }
         }
     }
 }
