@@ -150,3 +150,30 @@ fn outside_tmux_uses_a_private_tiled_server() {
     backend.server.kill_server().unwrap();
     assert!(!backend.server.is_running());
 }
+
+/// A teammate pane that closes between the listing and the split (a teammate that just shut
+/// down) is forgotten and another split: a tmux hook kills it right after the second
+/// `list-panes` of `create_pane`, the one that picks the pane to split.
+#[test]
+fn a_pane_gone_before_its_split_is_not_split() {
+    let t = TestTmux::start();
+    let (backend, _lead) = backend_inside(&t);
+    let first = backend.create_pane().expect("first pane");
+    let hook = format!(
+        "if-shell -F '#{{@tl_listed}}' 'kill-pane -t {first} ; set-hook -gu after-list-panes' 'set-option -g @tl_listed 1'"
+    );
+    t.run(&["set-hook", "-g", "after-list-panes", &hook])
+        .expect("set the hook");
+    let second = backend
+        .create_pane()
+        .expect("a pane made although the one it would split closed");
+    assert_ne!(second, first);
+    let panes = t
+        .run(&["list-panes", "-a", "-F", "#{pane_id}"])
+        .expect("list panes");
+    assert!(panes.lines().any(|p| p == second), "{panes}");
+    assert!(
+        !panes.lines().any(|p| p == first),
+        "the hook closed {first}: {panes}"
+    );
+}
