@@ -191,7 +191,8 @@ async fn review_shows_committed_and_uncommitted_files_with_hunks() {
     let mut shown = r.clone();
     shown.base = "1a2b3c4".to_string();
     shown.commits[0].id = "5d6e7f8".to_string();
-    let mut state = state_with(vec![LeadEvent::Review(shown)]);
+    let mut state = screen_that_asked(&format!("/review {}", shown.name));
+    state.apply(LeadEvent::Review(shown));
     assert!(
         state.take_commands().contains(&LeadCommand::ReviewFile {
             name: "alpha".into(),
@@ -310,9 +311,48 @@ fn r_opens_a_teammates_review_and_m_the_merge_queue_in_the_teams_dialog() {
     assert_eq!(press(&mut state, &[ch('m')]), vec![submit("/merges")]);
 }
 
+/// A screen whose composer sent `line` (`/review alpha`, `/merges`): the dialog its answer
+/// brings opens there (and only there).
+fn screen_that_asked(line: &str) -> teamlead::ui::AppState {
+    let mut state = state_with(Vec::new());
+    state.send(LeadCommand::Submit {
+        target: teamlead::lead::contract::ViewTarget::Lead,
+        text: line.to_string(),
+    });
+    state.take_commands();
+    state
+}
+
+/// A review opens on the screen that asked for it, not on every screen attached to the lead
+/// (each gets the events); it opens once per ask.
+#[test]
+fn a_review_opens_only_where_it_was_asked() {
+    let summary = ReviewSummary::from_git(
+        "alpha",
+        "teamlead/t/alpha".into(),
+        "1a2b3c4",
+        Vec::new(),
+        Vec::new(),
+        0,
+    );
+    let mut other = state_with(vec![LeadEvent::Review(summary.clone())]);
+    assert!(
+        other.modals.is_empty(),
+        "a review opened where nobody asked"
+    );
+    assert!(other.take_commands().is_empty());
+    let mut asker = screen_that_asked("/review @alpha");
+    asker.apply(LeadEvent::Review(summary.clone()));
+    assert_eq!(asker.modals.len(), 1);
+    asker.modals.clear();
+    asker.apply(LeadEvent::Review(summary));
+    assert!(asker.modals.is_empty(), "one ask, one dialog");
+}
+
 /// A review and one file's diff, opened in a screen's state on that file.
 fn review_screen(r: &ReviewSummary, diff: &FileDiff) -> teamlead::ui::AppState {
-    let mut state = state_with(vec![LeadEvent::Review(r.clone())]);
+    let mut state = screen_that_asked(&format!("/review {}", r.name));
+    state.apply(LeadEvent::Review(r.clone()));
     state.take_commands();
     state.apply(LeadEvent::ReviewFile {
         name: r.name.clone(),
@@ -421,7 +461,14 @@ async fn the_queue_dialog_merges_a_branch_updates_the_others_and_offers_to_retir
     let first = queue_event(&mut s, "the queue", |q| q.opens).await;
     assert!(first.pairs.is_none(), "the pairs come after: {first:?}");
     let full = queue_event(&mut s, "the queue's pairs", |q| q.pairs.is_some()).await;
-    let mut state = state_with(Vec::new());
+    // Another attached screen that did not ask sees no dialog.
+    let mut other = state_with(Vec::new());
+    other.apply(LeadEvent::MergeQueue(first.clone()));
+    assert!(
+        other.modals.is_empty(),
+        "the queue opened where nobody asked"
+    );
+    let mut state = screen_that_asked("/merges");
     state.apply(LeadEvent::MergeQueue(first));
     let text = rows(&screen(&mut state, 80, 24)).join("\n");
     assert!(text.contains("checking…"), "{text}");
@@ -577,7 +624,8 @@ fn a_branchs_pull_request_is_read_from_gh_within_a_time_limit() {
             0,
         )
     };
-    let mut state = state_with(vec![LeadEvent::Review(summary)]);
+    let mut state = screen_that_asked(&format!("/review {}", summary.name));
+    state.apply(LeadEvent::Review(summary));
     let text = rows(&screen(&mut state, 80, 12)).join("\n");
     assert!(text.contains("PR #7 draft · base 1a2b3c4"), "{text}");
 }

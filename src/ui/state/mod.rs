@@ -111,6 +111,9 @@ pub struct AppState {
     pub farewell: Vec<String>,
     /// The teammate whose `/merge` was typed here last (its outcome offers to retire it).
     pub merge_asked: Option<String>,
+    /// What this screen asked to see (`/review NAME`, `/merges`, typed or from a dialog): only
+    /// the screen that asked opens the dialog (every attached screen gets the events).
+    asked: review_events::Asked,
     outbox: Vec<LeadCommand>,
 }
 
@@ -156,12 +159,14 @@ impl AppState {
             dialog_notice: None,
             farewell: Vec::new(),
             merge_asked: None,
+            asked: Default::default(),
             outbox: Vec::new(),
         }
     }
 
     /// Queues a command for the controller.
     pub fn send(&mut self, command: LeadCommand) {
+        self.asked.note(&command);
         self.outbox.push(command);
     }
 
@@ -307,6 +312,9 @@ impl AppState {
             // A command-line client's marker: nothing to show.
             LeadEvent::Barrier { .. } => self.dirty = false,
             LeadEvent::Review(summary) => {
+                if !self.asked.take_review(&summary.name) {
+                    return;
+                }
                 let dialog = crate::ui::modal::review::ReviewDialog::new(summary);
                 self.modals
                     .retain(|m| !matches!(m, Modal::Review(d) if d.name() == dialog.name()));

@@ -1,5 +1,6 @@
-//! What the screen does with the review and merge events: the pull request joins an open
-//! review; the merge queue opens (`/merges`) or updates its dialog; a merge this screen asked
+//! What the screen does with the review and merge events: a review or the merge queue opens
+//! on the screen that asked for it ([`Asked`]), not on every attached one; the pull request
+//! joins an open review; the merge queue updates its dialog; a merge this screen asked
 //! for (from the queue, or `/merge` typed here) is followed by the offer to retire the
 //! worktree; and the worktrees a `/quit` kept or removed are kept for the terminal after the
 //! screen closes ([`AppState::farewell`]).
@@ -26,7 +27,7 @@ impl AppState {
                 }
             }
             LeadEvent::MergeQueue(queue) => {
-                if queue.opens {
+                if queue.opens && self.asked.take_merges() {
                     self.modals.retain(|m| !matches!(m, Modal::Merges(_)));
                     self.dialog_notice = None;
                     self.modals
@@ -89,5 +90,43 @@ impl AppState {
         {
             self.merge_asked = Some(name);
         }
+    }
+}
+
+/// The reviews and the merge queue this screen asked for and has not seen yet.
+#[derive(Debug, Default)]
+pub(crate) struct Asked {
+    reviews: Vec<String>,
+    merges: bool,
+}
+
+impl Asked {
+    /// A command this screen sends: a `/review NAME` or `/merges` among them is remembered.
+    pub(crate) fn note(&mut self, command: &LeadCommand) {
+        let LeadCommand::Submit { text, .. } = command else {
+            return;
+        };
+        match parse_input(text) {
+            Ok(Input::Slash(SlashCommand::Review { name })) => {
+                let name = name.trim_start_matches('@').to_string();
+                if !self.reviews.contains(&name) {
+                    self.reviews.push(name);
+                }
+            }
+            Ok(Input::Slash(SlashCommand::Queue)) => self.merges = true,
+            _ => {}
+        }
+    }
+
+    /// Whether this screen asked for `name`'s review (taken: it opens once).
+    pub(crate) fn take_review(&mut self, name: &str) -> bool {
+        let before = self.reviews.len();
+        self.reviews.retain(|n| n != name);
+        self.reviews.len() != before
+    }
+
+    /// Whether this screen asked for the merge queue (taken).
+    pub(crate) fn take_merges(&mut self) -> bool {
+        std::mem::take(&mut self.merges)
     }
 }
