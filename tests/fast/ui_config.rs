@@ -87,3 +87,38 @@ fn help_and_dialog_hints_follow_the_config() {
         insta::assert_snapshot!(format!("config_help_{w}"), t.backend());
     }
 }
+
+/// The review and merge queue dialogs take their keys from the keymap too, and their hint
+/// lines say the keys in force.
+#[test]
+fn review_keys_follow_the_config() {
+    use teamlead::lead::contract::ViewTarget;
+    use teamlead::lead::review::ReviewSummary;
+    let config = Config::parse(
+        Path::new("/c/config.toml"),
+        "[keys.review]\ncomment = \"x\"\nclose = \"Q\"\n".to_string(),
+    )
+    .expect("parse");
+    let mut state = state_with(Vec::new());
+    state.keymap = teamlead::cli::config::keymap(&config).expect("keymap");
+    state.send(LeadCommand::Submit {
+        target: ViewTarget::Lead,
+        text: "/review alpha".into(),
+    });
+    state.take_commands();
+    state.apply(LeadEvent::Review(ReviewSummary::from_git(
+        "alpha",
+        "teamlead/t/alpha".into(),
+        "1a2b3c4",
+        Vec::new(),
+        Vec::new(),
+        0,
+    )));
+    let text = rows(&screen(&mut state, 120, 16)).join("\n");
+    assert!(text.contains("x comment on line"), "{text}");
+    assert!(text.contains("Q close"), "{text}");
+    press_slowly(&mut state, &[ch('q')]);
+    assert_eq!(state.modals.len(), 1, "q is free in the review now");
+    press_slowly(&mut state, &[ch('Q')]);
+    assert!(state.modals.is_empty(), "Q closes it");
+}

@@ -37,6 +37,12 @@ pub enum Context {
     TeamsList,
     /// The teams dialog, one teammate.
     TeamsDetail,
+    /// The review of a teammate's work (`/review NAME`).
+    Review,
+    /// The merge queue (`/merges`).
+    Merges,
+    /// The merge queue, choosing how to merge the selected branch.
+    MergeChoice,
     /// A yes/no confirmation.
     Confirm,
     /// The help dialog.
@@ -47,7 +53,7 @@ pub enum Context {
 
 impl Context {
     /// Every context, in the order help shows them.
-    pub const ALL: [Context; 13] = [
+    pub const ALL: [Context; 16] = [
         Context::Global,
         Context::Composer,
         Context::Completion,
@@ -58,6 +64,9 @@ impl Context {
         Context::Plan,
         Context::TeamsList,
         Context::TeamsDetail,
+        Context::Review,
+        Context::Merges,
+        Context::MergeChoice,
         Context::Confirm,
         Context::Help,
         Context::Tasks,
@@ -76,6 +85,9 @@ impl Context {
             Context::Plan => "Plan approval",
             Context::TeamsList => "Teams dialog",
             Context::TeamsDetail => "Teammate detail",
+            Context::Review => "Review",
+            Context::Merges => "Merge queue",
+            Context::MergeChoice => "Merge queue, choosing how",
             Context::Confirm => "Confirmation",
             Context::Help => "Help",
             Context::Tasks => "Task list",
@@ -95,6 +107,9 @@ impl Context {
             Context::Plan => "plan",
             Context::TeamsList => "teams",
             Context::TeamsDetail => "teammate",
+            Context::Review => "review",
+            Context::Merges => "merges",
+            Context::MergeChoice => "merge-choice",
             Context::Confirm => "confirm",
             Context::Help => "help",
             Context::Tasks => "tasks",
@@ -172,6 +187,21 @@ actions! {
     Yes => "yes",
     No => "no",
     IncludeBusy => "include-busy",
+    Review => "review",
+    Merges => "merges",
+    Top => "top",
+    Bottom => "bottom",
+    NextHunk => "next-hunk",
+    PrevHunk => "prev-hunk",
+    Comment => "comment",
+    CommentHunk => "comment-hunk",
+    NextFile => "next-file",
+    PrevFile => "prev-file",
+    Merge => "merge",
+    Again => "again",
+    Squash => "squash",
+    MergeCommit => "merge-commit",
+    Rebase => "rebase",
 }
 
 /// One row of the default table.

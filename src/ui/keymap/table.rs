@@ -46,6 +46,8 @@ const RIGHT: KeySpec = key(KeyCode::Right);
 const TAB: KeySpec = key(KeyCode::Tab);
 const PGUP: KeySpec = key(KeyCode::PageUp);
 const PGDN: KeySpec = key(KeyCode::PageDown);
+const HOME: KeySpec = key(KeyCode::Home);
+const END: KeySpec = key(KeyCode::End);
 
 const fn bind(
     context: Context,
@@ -251,6 +253,8 @@ pub const KEYMAP: &[Binding] = &[
     bind(C::TeamsList, &[ch('x')], A::Kill, "kill", true),
     bind(C::TeamsList, &[ch('h')], A::ToggleHidden, "hide/show", true),
     bind(C::TeamsList, &[ch('p')], A::PruneIdle, "prune idle", true),
+    bind(C::TeamsList, &[ch('r')], A::Review, "review", true),
+    bind(C::TeamsList, &[ch('m')], A::Merges, "merge queue", true),
     bind(C::TeamsList, &[ESC], A::Close, "close", true),
     bind(C::TeamsDetail, &[BACKTAB], A::CycleMode, "cycle mode", true),
     bind(C::TeamsDetail, &[ENTER, ch('v')], A::Jump, "jump", true),
@@ -264,8 +268,80 @@ pub const KEYMAP: &[Binding] = &[
         true,
     ),
     bind(C::TeamsDetail, &[ch('e')], A::ExpandPrompt, "prompt", true),
+    bind(C::TeamsDetail, &[ch('r')], A::Review, "review", true),
     bind(C::TeamsDetail, &[LEFT], A::Back, "back", true),
     bind(C::TeamsDetail, &[ESC], A::Close, "close", true),
+    bind(C::Review, &[UP, ch('k')], A::Up, "previous line", false),
+    bind(C::Review, &[DOWN, ch('j')], A::Down, "next line", false),
+    bind(C::Review, &[PGUP, ctrl('u')], A::PageUp, "page up", false),
+    bind(
+        C::Review,
+        &[PGDN, ch(' '), ctrl('d')],
+        A::PageDown,
+        "page down",
+        false,
+    ),
+    bind(C::Review, &[HOME, ch('g')], A::Top, "first line", false),
+    bind(C::Review, &[END, ch('G')], A::Bottom, "last line", false),
+    bind(C::Review, &[ch('[')], A::PrevHunk, "previous hunk", false),
+    bind(C::Review, &[ch(']')], A::NextHunk, "next hunk", false),
+    bind(
+        C::Review,
+        &[ch('c')],
+        A::Comment,
+        "comment on the line",
+        false,
+    ),
+    bind(
+        C::Review,
+        &[ch('C')],
+        A::CommentHunk,
+        "comment on the hunk",
+        false,
+    ),
+    bind(
+        C::Review,
+        &[BACKTAB, ch('p'), LEFT],
+        A::PrevFile,
+        "previous file",
+        false,
+    ),
+    bind(
+        C::Review,
+        &[TAB, ch('n'), RIGHT],
+        A::NextFile,
+        "next file",
+        false,
+    ),
+    bind(C::Review, &[ESC, ch('q')], A::Close, "close", false),
+    bind(C::Merges, &[UP, ch('k')], A::Up, "previous", false),
+    bind(C::Merges, &[DOWN, ch('j')], A::Down, "next", false),
+    bind(C::Merges, &[ch('m'), ENTER], A::Merge, "merge", false),
+    bind(C::Merges, &[ch('r')], A::Review, "review", false),
+    bind(
+        C::Merges,
+        &[ch('g')],
+        A::Again,
+        "read the queue again",
+        false,
+    ),
+    bind(C::Merges, &[ESC, ch('q')], A::Close, "close", false),
+    bind(C::MergeChoice, &[ch('s')], A::Squash, "squash", true),
+    bind(
+        C::MergeChoice,
+        &[ch('m')],
+        A::MergeCommit,
+        "merge commit",
+        true,
+    ),
+    bind(C::MergeChoice, &[ch('r')], A::Rebase, "rebase", true),
+    bind(
+        C::MergeChoice,
+        &[ESC, ch('n'), LEFT],
+        A::Back,
+        "cancel",
+        true,
+    ),
     bind(C::Confirm, &[ch('y')], A::Yes, "yes", true),
     bind(C::Confirm, &[ch('n'), ESC], A::No, "no", true),
     bind(

@@ -89,8 +89,8 @@ impl Modal {
             Modal::Teams(d) => d.handle(key, &context.teams(), sender),
             Modal::Confirm(d) => d.handle(key, context.keymap, sender),
             Modal::Help(d) => d.handle(key, context.keymap),
-            Modal::Review(d) => d.handle(key, sender),
-            Modal::Merges(d) => d.handle(key, context.now_ms, sender),
+            Modal::Review(d) => d.handle(key, context.keymap, sender),
+            Modal::Merges(d) => d.handle(key, context.keymap, context.now_ms, sender),
         }
     }
 
@@ -168,8 +168,8 @@ impl Modal {
             Modal::Teams(d) => d.render(areas.above_footer, buf, &context.teams()),
             Modal::Confirm(d) => d.render(areas.above_footer, buf, context.keymap),
             Modal::Help(d) => d.render(areas.above_footer, buf, context.keymap),
-            Modal::Review(d) => d.render(areas.above_footer, buf, context.notice),
-            Modal::Merges(d) => d.render(areas.above_footer, buf, context.notice),
+            Modal::Review(d) => d.render(areas.above_footer, buf, context.notice, context.keymap),
+            Modal::Merges(d) => d.render(areas.above_footer, buf, context.notice, context.keymap),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! status follows. `r` opens the branch's review. Keys in the first moment after the preview
 //! opens are not answers ([`Guard`]).
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -16,6 +16,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::contract::{LeadCommand, ViewTarget};
 use crate::lead::review::{MergeHow, MergeQueue, QueueEntry};
+use crate::ui::keymap::{Action, Context, Keymap};
 use crate::ui::modal::context::DialogSender;
 use crate::ui::modal::guard::{Focused, Guard};
 use crate::ui::modal::{DialogOutcome, fit_spans, frame, hint_lines};
@@ -84,6 +85,7 @@ impl MergesDialog {
     pub fn handle(
         &mut self,
         key: &KeyEvent,
+        keymap: &Keymap,
         now_ms: u64,
         sender: &mut DialogSender,
     ) -> DialogOutcome {
@@ -91,11 +93,11 @@ impl MergesDialog {
             if guard.in_grace(now_ms) {
                 return DialogOutcome::Keep;
             }
-            let how = match key.code {
-                KeyCode::Char('s') => Some(MergeHow::Squash),
-                KeyCode::Char('m') => Some(MergeHow::Merge),
-                KeyCode::Char('r') => Some(MergeHow::Rebase),
-                KeyCode::Esc | KeyCode::Char('n') | KeyCode::Left => {
+            let how = match keymap.lookup(Context::MergeChoice, key) {
+                Some(Action::Squash) => Some(MergeHow::Squash),
+                Some(Action::MergeCommit) => Some(MergeHow::Merge),
+                Some(Action::Rebase) => Some(MergeHow::Rebase),
+                Some(Action::Back) => {
                     self.preview = None;
                     return DialogOutcome::Keep;
                 }
@@ -117,18 +119,16 @@ impl MergesDialog {
             return DialogOutcome::Keep;
         }
         let rows = self.queue.entries.len();
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => return DialogOutcome::Close,
-            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.selected = (self.selected + 1).min(rows.saturating_sub(1))
-            }
-            KeyCode::Char('m') | KeyCode::Enter => {
+        match keymap.lookup(Context::Merges, key) {
+            Some(Action::Close) => return DialogOutcome::Close,
+            Some(Action::Up) => self.selected = self.selected.saturating_sub(1),
+            Some(Action::Down) => self.selected = (self.selected + 1).min(rows.saturating_sub(1)),
+            Some(Action::Merge) => {
                 if let Some(e) = self.selected_entry() {
                     self.preview = Some((e.name.clone(), Guard::new(now_ms, Focused::OnPurpose)));
                 }
             }
-            KeyCode::Char('r') => {
+            Some(Action::Review) => {
                 if let Some(e) = self.selected_entry() {
                     sender.command(LeadCommand::Submit {
                         target: ViewTarget::Lead,
@@ -136,7 +136,7 @@ impl MergesDialog {
                     });
                 }
             }
-            KeyCode::Char('g') => {
+            Some(Action::Again) => {
                 // Again: the branches may have moved since.
                 sender.command(LeadCommand::Submit {
                     target: ViewTarget::Lead,
@@ -150,7 +150,7 @@ impl MergesDialog {
 
     /// Draws the dialog; `notice` is the lead's last note since the dialog's last key (a
     /// merge's outcome: the transcript is hidden under the dialog).
-    pub fn render(&self, area: Rect, buf: &mut Buffer, notice: Option<&str>) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, notice: Option<&str>, keymap: &Keymap) {
         let q = &self.queue;
         let bold = Style::default().add_modifier(Modifier::BOLD);
         let right = match q.entries.len() {
@@ -194,18 +194,30 @@ impl MergesDialog {
         {
             Some(e) => (
                 if e.mergeable() {
-                    "s squash · m merge commit · r rebase · esc cancel"
+                    keymap.hints(Context::MergeChoice)
                 } else {
-                    "esc back"
+                    format!(
+                        "{} back",
+                        keymap.key_label(Context::MergeChoice, Action::Back)
+                    )
                 },
                 Some(self.preview_lines(e, width)),
             ),
-            None => (
-                "↑/↓ select · m merge · r review · g again · esc close",
-                None,
-            ),
+            None => {
+                let key = |a| keymap.key_label(Context::Merges, a);
+                let hints = format!(
+                    "{}/{} select · {} merge · {} review · {} again · {} close",
+                    key(Action::Up),
+                    key(Action::Down),
+                    key(Action::Merge),
+                    key(Action::Review),
+                    key(Action::Again),
+                    key(Action::Close)
+                );
+                (hints, None)
+            }
         };
-        let hints = hint_lines(hints, inner.width);
+        let hints = hint_lines(&hints, inner.width);
         let mut bottom: Vec<Line<'static>> = Vec::new();
         if let Some(text) = notice.filter(|_| preview.is_none()) {
             let style = Style::default()

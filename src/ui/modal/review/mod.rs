@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -25,6 +25,7 @@ use crate::lead::contract::LeadCommand;
 use crate::lead::review::{
     DiffLine, FileDiff, LineKind, PrState, ReviewComment, ReviewSummary, WorkPlace,
 };
+use crate::ui::keymap::{Action, Context, Keymap};
 use crate::ui::modal::context::DialogSender;
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::{DialogOutcome, fit_spans, frame, hint_lines, pick_title};
@@ -429,48 +430,48 @@ impl ReviewDialog {
         }
     }
 
-    pub fn handle(&mut self, key: &KeyEvent, sender: &mut DialogSender) -> DialogOutcome {
+    pub fn handle(
+        &mut self,
+        key: &KeyEvent,
+        keymap: &Keymap,
+        sender: &mut DialogSender,
+    ) -> DialogOutcome {
         self.status = None;
         if let Some(c) = &mut self.commenting {
-            match key.code {
-                KeyCode::Esc => self.commenting = None,
-                KeyCode::Enter => self.send_comment(sender),
+            match keymap.lookup(Context::Feedback, key) {
+                Some(Action::CancelFeedback) => self.commenting = None,
+                Some(Action::SendFeedback) => self.send_comment(sender),
                 _ => c.input.input(key),
             }
             return DialogOutcome::Keep;
         }
         let page = self.page.get().max(1);
         let files = self.summary.files.len();
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => return DialogOutcome::Close,
-            KeyCode::Down | KeyCode::Char('j') => self.move_cursor(self.cursor + 1),
-            KeyCode::Up | KeyCode::Char('k') => self.move_cursor(self.cursor.saturating_sub(1)),
-            KeyCode::PageDown | KeyCode::Char(' ') => self.page_by(true),
-            KeyCode::Char('d') if ctrl => self.page_by(true),
-            KeyCode::PageUp => self.page_by(false),
-            KeyCode::Char('u') if ctrl => self.page_by(false),
-            KeyCode::Home | KeyCode::Char('g') => self.move_cursor(0),
-            KeyCode::End | KeyCode::Char('G') => {
+        match keymap.lookup(Context::Review, key) {
+            Some(Action::Close) => return DialogOutcome::Close,
+            Some(Action::Down) => self.move_cursor(self.cursor + 1),
+            Some(Action::Up) => self.move_cursor(self.cursor.saturating_sub(1)),
+            Some(Action::PageDown) => self.page_by(true),
+            Some(Action::PageUp) => self.page_by(false),
+            Some(Action::Top) => self.move_cursor(0),
+            Some(Action::Bottom) => {
                 self.move_cursor(self.rows().saturating_sub(1));
                 self.scroll = self.rows().saturating_sub(page);
             }
-            KeyCode::Char(']') => {
+            Some(Action::NextHunk) => {
                 if let Some(row) = self.current().and_then(|s| s.hunk_from(self.cursor, true)) {
                     self.move_cursor(row);
                 }
             }
-            KeyCode::Char('[') => {
+            Some(Action::PrevHunk) => {
                 if let Some(row) = self.current().and_then(|s| s.hunk_from(self.cursor, false)) {
                     self.move_cursor(row);
                 }
             }
-            KeyCode::Char('c') => self.start_comment(false),
-            KeyCode::Char('C') => self.start_comment(true),
-            KeyCode::Tab | KeyCode::Char('n') | KeyCode::Right if files > 0 => {
-                self.select((self.selected + 1) % files, sender)
-            }
-            KeyCode::BackTab | KeyCode::Char('p') | KeyCode::Left if files > 0 => {
+            Some(Action::Comment) => self.start_comment(false),
+            Some(Action::CommentHunk) => self.start_comment(true),
+            Some(Action::NextFile) if files > 0 => self.select((self.selected + 1) % files, sender),
+            Some(Action::PrevFile) if files > 0 => {
                 self.select((self.selected + files - 1) % files, sender)
             }
             _ => {}
@@ -480,7 +481,7 @@ impl ReviewDialog {
 
     /// Draws the dialog; `notice` is the lead's last note since the dialog's last key (a
     /// comment it could not send).
-    pub fn render(&self, area: Rect, buf: &mut Buffer, notice: Option<&str>) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, notice: Option<&str>, keymap: &Keymap) {
         let s = &self.summary;
         let bold = Style::default().add_modifier(Modifier::BOLD);
         let pr = s.pr.as_ref().map(|p| format!("{} · ", p.label()));
@@ -520,7 +521,7 @@ impl ReviewDialog {
             return;
         }
         let width = usize::from(inner.width);
-        let mut bottom = self.bottom_lines(inner.width, notice);
+        let mut bottom = self.bottom_lines(inner.width, notice, keymap);
         let mut top: Vec<Line<'static>> = Vec::new();
         // The file list: a window of rows around the selection.
         let list_rows = s.files.len().min((usize::from(inner.height) / 4).max(3));
@@ -634,7 +635,12 @@ impl ReviewDialog {
     }
 
     /// Below the diff: the comment being written, or what happened last, and the hints.
-    fn bottom_lines(&self, width: u16, notice: Option<&str>) -> Vec<Line<'static>> {
+    fn bottom_lines(
+        &self,
+        width: u16,
+        notice: Option<&str>,
+        keymap: &Keymap,
+    ) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         let say = |text: &str| {
             let style = Style::default()
@@ -661,18 +667,41 @@ impl ReviewDialog {
             )));
             // The input is drawn on this row ([`ReviewDialog::render`]).
             out.push(Line::default());
-            out.extend(hint_lines("enter send · esc cancel", width));
+            let key = |a| keymap.key_label(Context::Feedback, a);
+            let hints = format!(
+                "{} send · {} cancel",
+                key(Action::SendFeedback),
+                key(Action::CancelFeedback)
+            );
+            out.extend(hint_lines(&hints, width));
             return out;
         }
         if let Some(text) = notice.or(self.status.as_deref()) {
             out.extend(say(text));
         }
-        out.extend(hint_lines(
-            "↑/↓ line · pgup/pgdn page · [/] hunk · c comment on line · C on hunk · tab/shift+tab file · esc close",
-            width,
-        ));
+        out.extend(hint_lines(&review_hints(keymap), width));
         out
     }
+}
+
+/// The review's hint line from the keymap in use: `↑/↓ line · pgup/pgdn page · [/] hunk · c
+/// comment on line · C on hunk · tab/shift+tab file · esc close`.
+fn review_hints(keymap: &Keymap) -> String {
+    let key = |a| keymap.key_label(Context::Review, a);
+    format!(
+        "{}/{} line · {}/{} page · {}/{} hunk · {} comment on line · {} on hunk · {}/{} file · {} close",
+        key(Action::Up),
+        key(Action::Down),
+        key(Action::PageUp),
+        key(Action::PageDown),
+        key(Action::PrevHunk),
+        key(Action::NextHunk),
+        key(Action::Comment),
+        key(Action::CommentHunk),
+        key(Action::NextFile),
+        key(Action::PrevFile),
+        key(Action::Close)
+    )
 }
 
 /// The cursor's row: its line numbers reversed.

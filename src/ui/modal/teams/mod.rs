@@ -68,17 +68,16 @@ impl TeamsDialog {
         let index = self.selected_index(team);
         self.select(team, index);
         let selected = team.get(index).map(|t| t.name.clone());
-        if let Some(t) = team.get(index)
-            && review_key(key)
-        {
-            return review(&t.name, sender);
-        }
-        if merges_key(key) {
-            sender.command(LeadCommand::Submit {
-                target: crate::lead::contract::ViewTarget::Lead,
-                text: "/merges".to_string(),
-            });
-            return DialogOutcome::Keep;
+        match (context.keymap.lookup(Context::TeamsList, key), &selected) {
+            (Some(Action::Review), Some(name)) => return review(name, sender),
+            (Some(Action::Merges), _) => {
+                sender.command(LeadCommand::Submit {
+                    target: crate::lead::contract::ViewTarget::Lead,
+                    text: "/merges".to_string(),
+                });
+                return DialogOutcome::Keep;
+            }
+            _ => {}
         }
         match (context.keymap.lookup(Context::TeamsList, key), selected) {
             (Some(Action::Up), _) => {
@@ -138,10 +137,8 @@ impl TeamsDialog {
         sender: &mut DialogSender,
     ) -> DialogOutcome {
         let name = teammate.name.clone();
-        if review_key(key) {
-            return review(&name, sender);
-        }
         match context.keymap.lookup(Context::TeamsDetail, key) {
+            Some(Action::Review) => review(&name, sender),
             Some(Action::CycleMode) => mode_change(
                 confirm::cycle_teammate_mode(context.team, &name, context.now_ms),
                 sender,
@@ -214,17 +211,8 @@ fn mode_change(change: ModeChange, sender: &mut DialogSender) -> DialogOutcome {
     }
 }
 
-/// `r` on a teammate: its review (`/review NAME`: its worktree's changes, or the files it
-/// wrote in the lead's checkout).
-fn review_key(key: &KeyEvent) -> bool {
-    key.code == crossterm::event::KeyCode::Char('r') && key.modifiers.is_empty()
-}
-
-/// `m` in the list: the merge queue (`/merges`).
-fn merges_key(key: &KeyEvent) -> bool {
-    key.code == crossterm::event::KeyCode::Char('m') && key.modifiers.is_empty()
-}
-
+/// A teammate's review (`/review NAME`: its worktree's changes, or the files it wrote in the
+/// lead's checkout).
 fn review(name: &str, sender: &mut DialogSender) -> DialogOutcome {
     sender.command(LeadCommand::Submit {
         target: crate::lead::contract::ViewTarget::Lead,
