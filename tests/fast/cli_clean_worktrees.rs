@@ -12,20 +12,9 @@ use crate::lead_review::{git, repo_in};
 /// alpha (a commit and an uncommitted file) and beta (nothing) have worktrees of `repo`.
 fn dead_team_with_worktrees(t: &TestHome, dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let repo = repo_in(dir);
-    let wt = |name: &str| dir.join("repo-worktrees").join(format!("dead-{name}"));
+    let wt = |name: &str| add_worktree(&repo, dir, name);
     for name in ["alpha", "beta"] {
-        let path = wt(name);
-        git(
-            &repo,
-            &[
-                "worktree",
-                "add",
-                "--quiet",
-                "-b",
-                &format!("teamlead/dead/{name}"),
-                &path.to_string_lossy(),
-            ],
-        );
+        wt(name);
     }
     let alpha = wt("alpha");
     std::fs::write(alpha.join("feature.txt"), "done\n").unwrap();
@@ -50,6 +39,26 @@ fn dead_team_with_worktrees(t: &TestHome, dir: &Path) -> (std::path::PathBuf, st
     std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
     std::fs::write(&lock, "999999").unwrap();
     (wt("alpha"), wt("beta"))
+}
+
+/// `dir/repo-worktrees/dead-<name>`, a worktree of `repo` on branch `teamlead/dead/<name>`
+/// (made the first time).
+fn add_worktree(repo: &Path, dir: &Path, name: &str) -> std::path::PathBuf {
+    let path = dir.join("repo-worktrees").join(format!("dead-{name}"));
+    if !path.exists() {
+        git(
+            repo,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                &format!("teamlead/dead/{name}"),
+                &path.to_string_lossy(),
+            ],
+        );
+    }
+    path
 }
 
 fn stdout(t: &TestHome, args: &[&str]) -> String {
@@ -104,18 +113,7 @@ fn clean_also_goes_by_the_session_records_worktrees() {
     let dir = tempfile::tempdir().unwrap();
     dead_team_with_worktrees(&t, dir.path());
     let repo = dir.path().join("repo");
-    let gamma = dir.path().join("repo-worktrees").join("dead-gamma");
-    git(
-        &repo,
-        &[
-            "worktree",
-            "add",
-            "--quiet",
-            "-b",
-            "teamlead/dead/gamma",
-            &gamma.to_string_lossy(),
-        ],
-    );
+    let gamma = add_worktree(&repo, dir.path(), "gamma");
     let record = serde_json::json!({"worktrees": [{
         "name": "gamma",
         "path": gamma.to_string_lossy(),
