@@ -137,6 +137,18 @@ impl Ledger {
             .any(|s| s.to == to && matches!(s.state, Receipt::Queued | Receipt::Delivered))
     }
 
+    /// Whether `to` may be about to start a turn on something the lead sent it: an entry not
+    /// acted on yet (waiting in its inbox, or taken a moment ago).
+    pub fn may_start_turn(&self, to: &str) -> bool {
+        self.sent.iter().any(|s| {
+            s.to == to
+                && matches!(
+                    s.state,
+                    Receipt::Queued | Receipt::Delivered | Receipt::Read
+                )
+        })
+    }
+
     /// `to`'s inbox as read now: messages marked read, or gone from it, are read.
     pub fn inbox_seen(&mut self, to: &str, inbox: &[InboxEntry], now_ms: u64) -> Vec<Change> {
         let mut changes = Vec::new();
@@ -285,9 +297,14 @@ mod tests {
         assert_eq!((c[0].id, c[0].state), (id, Receipt::Read));
         // A late "written" never goes back.
         assert_eq!(ledger.written(id, true, true, 7_500), None);
+        assert!(
+            ledger.may_start_turn("alpha"),
+            "read, its turn may be starting"
+        );
         let c = ledger.turn_started("alpha", 8_000);
         assert_eq!(c[0].state, Receipt::Acted);
         assert!(!ledger.waiting_for("alpha"));
+        assert!(!ledger.may_start_turn("alpha"));
         assert_eq!(ledger.recent("alpha", 3)[0].state, Receipt::Acted);
     }
 

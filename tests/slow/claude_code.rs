@@ -44,6 +44,7 @@ matrix! {
     crate::claude_code::first_turn::first_prompt_runs_bash => first_turn_that_asks;
     crate::claude_code::steer::interrupt_a_busy_teammate => interrupt_a_busy_teammate;
     crate::claude_code::steer::steer_a_busy_teammate => steer_a_busy_teammate;
+    crate::claude_code::steer::steer_an_idle_teammate => steer_an_idle_teammate;
     crate::claude_code::resume::reaped_outside_tmux => reaped_outside_tmux;
     crate::claude_code::resume::clean_orphans_outside_tmux => clean_orphans_outside_tmux;
     crate::claude_code::shutdown::quit_with_several_teammates => quit_with_several_teammates;

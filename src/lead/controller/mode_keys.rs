@@ -41,28 +41,52 @@ impl Controller {
     /// their turn's token; a `claude` teammate by Esc typed into its pane (Claude Code stops
     /// the turn, and idles with `interrupted`).
     /// `then` runs once the turn stopped (or the teammate had none running).
+    /// `quiet_when_idle`: a claude teammate known idle is not told about (a steer just
+    /// delivers its message).
     pub(super) fn interrupt_teammate(
         &mut self,
         name: &str,
+        quiet_when_idle: bool,
         then: impl FnOnce(&mut Controller) + Send + 'static,
     ) {
         let name = name.to_string();
         self.with_teammate(&name.clone(), move |c, known| {
             if known {
-                c.interrupt_known(&name, then)
+                c.interrupt_known(&name, quiet_when_idle, then)
             } else {
                 c.no_such_teammate(&name)
             }
         });
     }
 
-    fn interrupt_known(&mut self, name: &str, then: impl FnOnce(&mut Controller) + Send + 'static) {
+    /// Whether the lead knows `name` idle with nothing of the lead's waiting to start a turn
+    /// (a message just delivered may start one before the lead hears of it).
+    fn settled_idle(&self, name: &str) -> bool {
+        let idle = self.tracking.get(name).is_some_and(|t| {
+            matches!(t.activity, crate::lead::view_builder::Activity::Idle { .. })
+        });
+        idle && !self.ledger.may_start_turn(name)
+    }
+
+    fn interrupt_known(
+        &mut self,
+        name: &str,
+        quiet_when_idle: bool,
+        then: impl FnOnce(&mut Controller) + Send + 'static,
+    ) {
         if self.executor.interrupt(name) {
             self.note(format!("Interrupted {name}'s turn."));
             return then(self);
         }
         if self.kind == crate::protocol::BackendKind::InProcess {
             // No turn running: nothing to stop.
+            return then(self);
+        }
+        if self.is_claude(name) && self.settled_idle(name) {
+            // Esc in an idle pane stops nothing, and no `Interrupted` would come to confirm it.
+            if !quiet_when_idle {
+                self.note(format!("{name} has no turn running: nothing to interrupt."));
+            }
             return then(self);
         }
         let typer = self
@@ -131,7 +155,7 @@ impl Controller {
     /// is about it).
     pub(super) fn steer(&mut self, to: &str, text: &str) {
         let (name, said) = (to.to_string(), text.to_string());
-        self.interrupt_teammate(to, move |c| {
+        self.interrupt_teammate(to, true, move |c| {
             let (who, echo) = (name.clone(), said.clone());
             c.send_message(
                 &name,

@@ -118,7 +118,7 @@ impl Controller {
                 self.force_shutdowns(Some(&name), force);
             }
             SlashCommand::Kill { name } => self.kill(&name),
-            SlashCommand::Interrupt { name } => self.interrupt_teammate(&name, |_| {}),
+            SlashCommand::Interrupt { name } => self.interrupt_teammate(&name, false, |_| {}),
             SlashCommand::Steer { to, text } => self.steer(&to, &text),
             SlashCommand::Respawn { name } => self.respawn(&name, reported()),
             SlashCommand::Mode { name, mode, force } => {

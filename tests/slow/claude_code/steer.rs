@@ -69,3 +69,29 @@ pub fn steer_a_busy_teammate(client: &Client) {
         scene.explain()
     );
 }
+
+/// `/interrupt` of an idle claude teammate says there is nothing to interrupt, and `/steer`
+/// of it delivers the message at once: no Esc in its pane, no wait for an `Interrupted` that
+/// would never come (it took 3–4 s and a puzzling note before).
+pub fn steer_an_idle_teammate(client: &Client) {
+    let scene = Scene::start(client, "cc-steer3", steering::steering_rules(), &[]);
+    steering::spawn_steered(&scene);
+    scene.wait_screen("busy shown idle", |s| s.contains("● 1 idle"));
+    scene.submit("/interrupt busy");
+    scene.wait_screen("the note", |s| {
+        s.contains("busy has no turn running: nothing to interrupt.")
+    });
+    let before = scene.idles("busy");
+    scene.submit("/steer @busy CC-STEERED while idle");
+    scene.wait("the steer in the model's request", || {
+        scene.model.turns_on(&["CC-STEERED while idle"]) > 0
+    });
+    scene.wait_turn_end("busy", before);
+    let screen = scene.screen();
+    assert!(
+        !screen.contains("Pressed Esc"),
+        "[{}] Esc was pressed in an idle pane\n{}",
+        client.label,
+        scene.explain()
+    );
+}
