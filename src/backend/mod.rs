@@ -18,6 +18,7 @@ pub mod pane_executor;
 pub mod program;
 pub mod reap;
 pub mod terminals;
+pub mod turn_signal;
 pub mod worktree;
 
 pub use crate::protocol::BackendKind;

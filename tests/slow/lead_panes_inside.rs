@@ -348,3 +348,57 @@ fn lead_inside_tmux_runs_teammates_in_panes_and_leaves_nothing_after_a_crash() {
         test_start.elapsed()
     );
 }
+
+/// `/interrupt` of one of teamlead's own teammates in a pane stops its current turn and the
+/// command it runs, and leaves it running: its process is told (`SIGUSR1`, which it takes as
+/// "stop this turn"); before, the lead said it could not interrupt a pane teammate.
+#[test]
+fn interrupt_stops_a_pane_teammates_command_and_keeps_it() {
+    let ws = Workspace::new("panes-int");
+    let lead = TmuxLead::start(&ws, 200, 50);
+    let mut reaper = Reaper::new(&ws);
+    reaper.lead_pid = Some(lead.pid);
+    lead.submit("/spawn runner --mode bypassPermissions wait");
+    lead.wait_screen("`Spawned runner:`", |s| s.contains("Spawned runner:"));
+    // A long command, as the lead would send it (a shell teammate runs a message's code block).
+    let long = |args: &[String]| args.len() == 2 && args[0] == "sleep" && args[1] == "31.7";
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_teamlead"))
+        .arg("--home")
+        .arg(ws.home())
+        .args([
+            "send",
+            "--team",
+            &ws.team,
+            "--to",
+            "runner",
+            "--from",
+            "team-lead",
+        ])
+        .arg("build it:\n```\nsleep 31.7\n```")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("TEAMLEAD_HOME")
+        .output()
+        .expect("teamlead send");
+    assert!(out.status.success(), "{out:?}");
+    wait_until(
+        "the long command to run",
+        WAIT,
+        || !panes_common::processes(|a| long(a)).is_empty(),
+        || lead.screen(),
+    );
+    lead.submit("/interrupt runner");
+    lead.wait_screen("the note", |s| s.contains("Interrupted runner's turn."));
+    wait_until(
+        "the long command to stop",
+        Duration::from_secs(10),
+        || panes_common::processes(|a| long(a)).is_empty(),
+        || lead.screen(),
+    );
+    assert!(
+        teammate_processes(&ws.team)
+            .iter()
+            .any(|(_, line)| line.contains("runner@")),
+        "runner still runs: {:?}",
+        teammate_processes(&ws.team)
+    );
+}

@@ -101,6 +101,20 @@ pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReas
         controls.clone(),
     ));
 
+    // SIGUSR1 stops the current turn only (the lead's `/interrupt` and `/steer`:
+    // `backend::turn_signal`), installed before the first turn.
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut usr1) = signal(SignalKind::user_defined1()) {
+            let turn = controls.clone();
+            tokio::spawn(async move {
+                while usr1.recv().await.is_some() {
+                    turn.interrupt_turn();
+                }
+            });
+        }
+    }
+
     // Signals stop it like a kill.
     let stop_on_signal = controls.clone();
     tokio::spawn(async move {

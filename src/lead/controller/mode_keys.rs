@@ -89,6 +89,9 @@ impl Controller {
             }
             return then(self);
         }
+        if !self.is_claude(name) {
+            return self.signal_own_turn(name, then);
+        }
         let typer = self
             .executor
             .key_typer(name)
@@ -147,6 +150,35 @@ impl Controller {
                     c.refuse();
                     c.note(format!("Could not interrupt {who}: {e}"));
                 }
+            },
+        );
+    }
+
+    /// One of teamlead's own teammates in a process of its own (`teamlead teammate` in a
+    /// pane): its process is told to stop the current turn (`backend::turn_signal`, off the
+    /// loop); `then` runs after.
+    fn signal_own_turn(&mut self, name: &str, then: impl FnOnce(&mut Controller) + Send + 'static) {
+        let agent = format!("{name}@{}", self.team);
+        let who = name.to_string();
+        self.store.submit(
+            Lane::Keys(who.clone()),
+            move |home| {
+                Ok::<usize, String>(crate::backend::turn_signal::interrupt_turn(
+                    &home.root, &agent,
+                ))
+            },
+            move |c, told: Result<usize, String>| {
+                if told.is_ok_and(|n| n > 0) {
+                    c.note(format!("Interrupted {who}'s turn."));
+                } else {
+                    c.refuse();
+                    c.note(format!(
+                        "Cannot interrupt {who} from here: no process of it that takes the \
+                         lead's interrupt was found. Jump to it and stop it there, or \
+                         /shutdown {who}."
+                    ));
+                }
+                then(c);
             },
         );
     }
