@@ -362,24 +362,7 @@ fn interrupt_stops_a_pane_teammates_command_and_keeps_it() {
     lead.wait_screen("`Spawned runner:`", |s| s.contains("Spawned runner:"));
     // A long command, as the lead would send it (a shell teammate runs a message's code block).
     let long = |args: &[String]| args.len() == 2 && args[0] == "sleep" && args[1] == "31.7";
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_teamlead"))
-        .arg("--home")
-        .arg(ws.home())
-        .args([
-            "send",
-            "--team",
-            &ws.team,
-            "--to",
-            "runner",
-            "--from",
-            "team-lead",
-        ])
-        .arg("build it:\n```\nsleep 31.7\n```")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("TEAMLEAD_HOME")
-        .output()
-        .expect("teamlead send");
-    assert!(out.status.success(), "{out:?}");
+    ws.send("team-lead", "runner", "build it:\n```\nsleep 31.7\n```");
     wait_until(
         "the long command to run",
         WAIT,

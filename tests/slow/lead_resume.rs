@@ -11,35 +11,12 @@
 use crate::lead_keys::Keyboard;
 use crate::panes_common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use panes_common::{
     PtyLead, Reaper, TestTmux, WAIT, Workspace, processes_of, server_running, sigkill,
     teammate_processes, wait_until,
 };
-
-/// `teamlead send` as another process would write to the lead while it is away.
-fn send_to_lead(ws: &Workspace, from: &str, text: &str) {
-    let status = Command::new(env!("CARGO_BIN_EXE_teamlead"))
-        .arg("--home")
-        .arg(ws.home())
-        .args([
-            "send",
-            "--team",
-            &ws.team,
-            "--to",
-            "team-lead",
-            "--from",
-            from,
-            text,
-        ])
-        .env_remove("TEAMLEAD_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .status()
-        .expect("run teamlead send");
-    assert!(status.success());
-}
 
 /// The task files, by id.
 fn tasks(ws: &Workspace) -> Vec<serde_json::Value> {
@@ -96,7 +73,7 @@ fn a_lead_restarted_within_the_grace_period_rebinds_its_teammates() {
 
     sigkill(first.pid);
     assert!(!first.wait_exit(), "the lead died of the signal");
-    send_to_lead(&ws, "beta", "written while no lead ran");
+    ws.send("beta", "team-lead", "written while no lead ran");
 
     let restart = Instant::now();
     let second = ws.pty_lead(180, 50).start();

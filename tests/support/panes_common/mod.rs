@@ -109,6 +109,22 @@ impl Workspace {
         self.work.path()
     }
 
+    /// `teamlead send` of `text` from `from` to `to` in this workspace's team, as another process
+    /// writes to an inbox.
+    pub fn send(&self, from: &str, to: &str, text: &str) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_teamlead"))
+            .arg("--home")
+            .arg(self.home())
+            .args([
+                "send", "--team", &self.team, "--to", to, "--from", from, text,
+            ])
+            .env_remove("TEAMLEAD_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .expect("run teamlead send");
+        assert!(out.status.success(), "teamlead send: {out:?}");
+    }
+
     /// The tmux socket directory of this workspace's leads (`TMUX_TMPDIR`).
     pub fn tmux_tmpdir(&self) -> &Path {
         self.sockets.path()
