@@ -360,6 +360,12 @@ fn interrupt_stops_a_pane_teammates_command_and_keeps_it() {
     reaper.lead_pid = Some(lead.pid);
     lead.submit("/spawn runner --mode bypassPermissions wait");
     lead.wait_screen("`Spawned runner:`", |s| s.contains("Spawned runner:"));
+    // Idle, it has nothing to interrupt, and the lead says so.
+    lead.wait_screen("runner idle", |s| s.contains("● 1 idle"));
+    lead.submit("/interrupt runner");
+    lead.wait_screen("the note", |s| {
+        s.contains("runner has no turn running: nothing to interrupt.")
+    });
     // A long command, as the lead would send it (a shell teammate runs a message's code block).
     let long = |args: &[String]| args.len() == 2 && args[0] == "sleep" && args[1] == "31.7";
     ws.send("team-lead", "runner", "build it:\n```\nsleep 31.7\n```");

@@ -82,8 +82,9 @@ impl Controller {
             // No turn running: nothing to stop.
             return then(self);
         }
-        if self.is_claude(name) && self.settled_idle(name) {
-            // Esc in an idle pane stops nothing, and no `Interrupted` would come to confirm it.
+        if self.settled_idle(name) {
+            // Nothing to stop: Esc in an idle claude pane would confirm nothing, and the note
+            // would say a turn was interrupted when there was none.
             if !quiet_when_idle {
                 self.note(format!("{name} has no turn running: nothing to interrupt."));
             }
