@@ -17,6 +17,40 @@ fn line_with<'a>(text: &'a str, needle: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{text}"))
 }
 
+/// `teamlead inspect ARGS --json`, parsed: it succeeds, and its output never holds a raw
+/// escape.
+fn inspect_json(t: &TestHome, args: &[&str]) -> Value {
+    let out = t
+        .cmd()
+        .arg("inspect")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!out.stdout.contains(&0x1b), "no raw escape in --json");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+}
+
+/// The entry of `doc[list]` whose `key` is `value`.
+fn entry(doc: &Value, list: &str, key: &str, value: &str) -> Value {
+    doc[list]
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e[key] == value))
+        .unwrap_or_else(|| panic!("no {list} entry with {key} {value}: {doc:#}"))
+        .clone()
+}
+
+/// The kinds of `doc`'s problems, in order.
+fn problem_kinds(doc: &Value) -> Vec<String> {
+    doc["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn inspect_seed_team_shows_blockers_availability_and_unread() {
     let t = TestHome::fixture("seed-2.1.45");
@@ -65,22 +99,8 @@ fn inspect_seed_team_shows_blockers_availability_and_unread() {
 #[test]
 fn inspect_seed_team_as_json() {
     let t = TestHome::fixture("seed-2.1.45");
-    let out = t
-        .cmd()
-        .args(["inspect", "codebase-research", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let task = |id: &str| {
-        doc["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["id"] == id)
-            .unwrap()
-            .clone()
-    };
+    let doc = inspect_json(&t, &["codebase-research"]);
+    let task = |id: &str| entry(&doc, "tasks", "id", id);
     let t3 = task("3");
     assert_eq!(t3["blocked_by"], serde_json::json!(["1", "2"]));
     assert_eq!(
@@ -92,12 +112,7 @@ fn inspect_seed_team_as_json() {
     assert_eq!(task("5")["internal"], true);
     assert_eq!(doc["available"], serde_json::json!(["4"]));
 
-    let lead_inbox = doc["inboxes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["member"] == "team-lead")
-        .unwrap();
+    let lead_inbox = entry(&doc, "inboxes", "member", "team-lead");
     assert_eq!(lead_inbox["unread"], 3);
     let recent = lead_inbox["recent_unread"].as_array().unwrap();
     let perm = recent
@@ -133,8 +148,7 @@ fn inspect_without_a_team_lists_teams() {
         "{row}"
     );
 
-    let out = t.cmd().args(["inspect", "--json"]).output().unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = inspect_json(&t, &[]);
     assert_eq!(doc["teams"][0]["name"], "codebase-research");
     assert_eq!(doc["teams"][0]["members"], 2);
     assert_eq!(doc["teams"][0]["unread_for_lead"], 3);
@@ -252,13 +266,8 @@ fn inspect_reports_problems_without_touching_them() {
         "inspect must not write, move or quarantine"
     );
 
-    let out = t
-        .cmd()
-        .args(["inspect", "broken", "--json"])
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["problems"].as_array().unwrap().len(), 6, "{doc:#}");
+    let doc = inspect_json(&t, &["broken"]);
+    assert_eq!(problem_kinds(&doc).len(), 6, "{doc:#}");
 }
 
 #[test]
@@ -452,21 +461,12 @@ fn odd_inbox_names_are_reported_and_the_rest_is_shown() {
         "the other inboxes still show: {text}"
     );
 
-    let out = t
-        .cmd()
-        .args(["inspect", "codebase-research", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    assert!(!out.stdout.contains(&0x1b), "no raw escape in --json");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let kinds: Vec<&str> = doc["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["unsafe-name", "unsafe-name"], "{doc:#}");
+    let doc = inspect_json(&t, &["codebase-research"]);
+    assert_eq!(
+        problem_kinds(&doc),
+        ["unsafe-name", "unsafe-name"],
+        "{doc:#}"
+    );
     assert_eq!(before, snapshot(&t.home()), "inspect wrote nothing");
 }
 
@@ -513,20 +513,12 @@ fn control_sequences_in_frames_and_tasks_are_reported() {
     let task_line = line_with(&text, "task #4 carries control sequences");
     assert!(task_line.contains("`owner`"), "{task_line}");
 
-    let out = t
-        .cmd()
-        .args(["inspect", "codebase-research", "--json"])
-        .output()
-        .unwrap();
-    assert!(!out.stdout.contains(&0x1b), "no raw escape in --json");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let kinds: Vec<&str> = doc["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["control-sequences", "control-sequences"], "{doc:#}");
+    let doc = inspect_json(&t, &["codebase-research"]);
+    assert_eq!(
+        problem_kinds(&doc),
+        ["control-sequences", "control-sequences"],
+        "{doc:#}"
+    );
 
     let out = t
         .cmd()
@@ -610,22 +602,8 @@ fn inspect_shows_what_each_teammate_used_and_cost() {
         .unwrap();
     assert!(sent.status.success(), "{sent:?}");
 
-    let out = t
-        .cmd()
-        .args(["inspect", "codebase-research", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let member = |name: &str| {
-        report["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == name)
-            .unwrap()
-            .clone()
-    };
+    let report = inspect_json(&t, &["codebase-research"]);
+    let member = |name: &str| entry(&report, "members", "name", name);
     let claude = member("frontend-engineer");
     assert_eq!(claude["usage"]["output_tokens"], 1_400, "{claude}");
     assert_eq!(claude["usage"]["cost_micros"], 107_649, "{claude}");
