@@ -83,10 +83,7 @@ async fn plan_mode_runs_nothing_until_the_lead_approves() {
 
     team.send_frame(LEAD_NAME, "planner", &plan_answer(&req, true, None));
     planner.handle.wake();
-    wait_for("the task", 10, || {
-        (team.task(&task.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the task", &task.id).await;
     assert_eq!(team.file("planned.txt").as_deref(), Some("planned\n"));
     // The approval switched it to the mode in the answer (acceptEdits still asks for Bash).
     assert_eq!(team.member("planner").mode.as_deref(), Some("acceptEdits"));
@@ -144,10 +141,7 @@ async fn a_rejected_plan_gives_the_task_back_until_the_mode_changes() {
     // From the lead it switches mode, and may take the task again.
     team.send_frame(LEAD_NAME, "planner", &to_default);
     planner.handle.wake();
-    wait_for("the task", 10, || {
-        (team.task(&task.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the task", &task.id).await;
     assert_eq!(
         team.member("planner").mode.as_deref(),
         Some("bypassPermissions")
@@ -191,10 +185,7 @@ async fn mode_set_request_from_the_lead_changes_the_mode() {
     .await;
     let task = team.add_task("write", "echo bypassed > m.txt");
     worker.handle.wake();
-    wait_for("the task", 10, || {
-        (team.task(&task.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the task", &task.id).await;
     assert_eq!(asker.count(), 0);
     // A mode change alone is no turn: the only idle notification is the task's.
     let idle = wait_for("the idle notification", 10, || {
@@ -310,10 +301,7 @@ async fn mailbox_asker_waits_for_the_leads_answer_and_ignores_others() {
 
     team.send_frame(LEAD_NAME, "remote", &approval);
     handle.wake();
-    wait_for("the task", 10, || {
-        (team.task(&task.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the task", &task.id).await;
     assert_eq!(team.file("mailed.txt").as_deref(), Some("mailed\n"));
 }
 

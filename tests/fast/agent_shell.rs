@@ -22,10 +22,8 @@ async fn default_mode_asks_runs_completes_and_reports() {
         asker.shared(),
     );
 
-    wait_for("the task to be completed", 10, || {
-        (team.task(&task.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the task to be completed", &task.id)
+        .await;
     assert_eq!(team.file("marker.txt").as_deref(), Some("hello\n"));
     let task_now = team.task(&task.id);
     assert_eq!(task_now.owner.as_deref(), Some("builder"));
@@ -109,17 +107,11 @@ async fn an_always_answer_is_not_asked_again() {
         team.config("builder", PermissionMode::Default),
         asker.shared(),
     );
-    wait_for("the first task", 10, || {
-        (team.task(&first.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the first task", &first.id).await;
     // The rule is the exact command (it has a redirection): the same command again is not
     // asked, another one writing elsewhere is.
     let second = team.add_task("second", "echo one > one.txt");
-    wait_for("the second task", 10, || {
-        (team.task(&second.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the second task", &second.id).await;
     assert_eq!(team.file("one.txt").as_deref(), Some("one\n"));
     assert_eq!(
         asker.count(),
@@ -127,10 +119,7 @@ async fn an_always_answer_is_not_asked_again() {
         "`echo one > one.txt` was allowed for the session"
     );
     let third = team.add_task("third", "echo two > two.txt");
-    wait_for("the third task", 10, || {
-        (team.task(&third.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the third task", &third.id).await;
     assert_eq!(team.file("two.txt").as_deref(), Some("two\n"));
     assert_eq!(asker.count(), 2, "another redirection is asked again");
 }
@@ -183,10 +172,7 @@ async fn bypass_permissions_runs_without_asking() {
         team.config("builder", PermissionMode::BypassPermissions),
         asker.shared(),
     );
-    wait_for("the task", 10, || {
-        (team.task(&task.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the task", &task.id).await;
     assert_eq!(team.file("b.txt").as_deref(), Some("bypass"));
     assert_eq!(asker.count(), 0);
 }
@@ -200,10 +186,7 @@ async fn accept_edits_still_asks_for_bash() {
         team.config("builder", PermissionMode::AcceptEdits),
         asker.shared(),
     );
-    wait_for("the task", 10, || {
-        (team.task(&task.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the task", &task.id).await;
     assert_eq!(asker.count(), 1);
     assert_eq!(asker.requests()[0].request.tool_name, "Bash");
 }
@@ -333,9 +316,6 @@ async fn waiting_for_approval_shows_in_events_and_is_active() {
     assert_eq!(team.member("builder").is_active, Some(true));
     assert_eq!(team.file("held.txt"), None);
     asker.release();
-    wait_for("the task", 10, || {
-        (team.task(&task.id).status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    team.wait_completed("the task", &task.id).await;
     assert_eq!(team.file("held.txt").as_deref(), Some("held\n"));
 }

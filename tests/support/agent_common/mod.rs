@@ -77,6 +77,14 @@ impl TestTeam {
         self.tasks().get(id).expect("task")
     }
 
+    /// Waits (up to 10 s) until task `id` is completed.
+    pub async fn wait_completed(&self, what: &str, id: &str) {
+        wait_for(what, 10, || {
+            (self.task(id).status == teamlead::protocol::TaskStatus::Completed).then_some(())
+        })
+        .await
+    }
+
     pub fn member(&self, name: &str) -> Member {
         store::read_team(&self.home, &self.team)
             .expect("team")
