@@ -145,26 +145,7 @@ fn teamlead_send_retries_past_a_stale_lock() {
     dead_writer(&lock, None);
     // It died 8 s ago: the lock is stale in 2 s, past `send`'s own deadline.
     age(&lock, Duration::from_secs(8));
-    let out = Command::new(env!("CARGO_BIN_EXE_teamlead"))
-        .arg("--home")
-        .arg(home.path())
-        .args([
-            "send",
-            "--team",
-            TEAM,
-            "--to",
-            "alpha",
-            "hello past the lock",
-        ])
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("TEAMLEAD_HOME")
-        .output()
-        .expect("run teamlead send");
-    assert!(
-        out.status.success(),
-        "send failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::panes_common::teamlead_send(home.path(), TEAM, None, "alpha", "hello past the lock");
     assert!(file_contains(&inbox, "hello past the lock"));
     assert!(!lock.exists(), "the stale lock was taken and released");
 }
@@ -235,28 +216,7 @@ fn tmpfs_wrapper(dir: &Path) -> Result<Vec<String>, String> {
 
 /// `teamlead send` from alpha to the lead, into the home at `home`.
 fn send_to_lead(home: &Path, text: &str) {
-    let out = Command::new(env!("CARGO_BIN_EXE_teamlead"))
-        .arg("--home")
-        .arg(home)
-        .args([
-            "send",
-            "--team",
-            TEAM,
-            "--to",
-            "team-lead",
-            "--from",
-            "alpha",
-            text,
-        ])
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("TEAMLEAD_HOME")
-        .output()
-        .expect("run teamlead send");
-    assert!(
-        out.status.success(),
-        "send failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::panes_common::teamlead_send(home, TEAM, Some("alpha"), "team-lead", text);
 }
 
 /// Fills the file system of `dir` until it refuses a byte more.

@@ -102,27 +102,12 @@ fn answer_a_permission_at_once(session: &PtyLead, home: &Path, team: &str) -> Du
         input: json!({"command": "ls"}),
         permission_suggestions: Vec::new(),
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_teamlead"))
-        .arg("--home")
-        .arg(home)
-        .args([
-            "send",
-            "--team",
-            team,
-            "--to",
-            "team-lead",
-            "--from",
-            "alpha",
-        ])
-        .arg(Frame::PermissionRequest(request).to_text())
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("TEAMLEAD_HOME")
-        .output()
-        .expect("run teamlead send");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    crate::panes_common::teamlead_send(
+        home,
+        team,
+        Some("alpha"),
+        "team-lead",
+        &Frame::PermissionRequest(request).to_text(),
     );
     session.wait_for("the approvals banner", |s| {
         s.contents().contains("1 approval waiting")

@@ -53,28 +53,7 @@ fn eventually(what: &str, session: &PtyLead, check: impl Fn() -> bool) {
 
 /// `teamlead send` from alpha to the lead, as another process.
 fn send_from_alpha(home: &Path, frame: &Frame) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_teamlead"))
-        .arg("--home")
-        .arg(home)
-        .args([
-            "send",
-            "--team",
-            TEAM,
-            "--to",
-            "team-lead",
-            "--from",
-            "alpha",
-        ])
-        .arg(frame.to_text())
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("TEAMLEAD_HOME")
-        .output()
-        .expect("run teamlead send");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::panes_common::teamlead_send(home, TEAM, Some("alpha"), "team-lead", &frame.to_text());
 }
 
 fn message_reached_alpha(home: &Path, text: &str) -> bool {

@@ -88,6 +88,30 @@ pub struct Workspace {
     pub lead_args: Vec<String>,
 }
 
+/// `teamlead --home HOME send --team TEAM --to TO [--from FROM] TEXT`, as another process
+/// writes to an inbox (never through the caller's `CLAUDE_CONFIG_DIR` or `TEAMLEAD_HOME`);
+/// fails the test when it fails.
+pub fn teamlead_send(home: &Path, team: &str, from: Option<&str>, to: &str, text: &str) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_teamlead"));
+    cmd.arg("--home")
+        .arg(home)
+        .args(["send", "--team", team, "--to", to]);
+    if let Some(from) = from {
+        cmd.args(["--from", from]);
+    }
+    let out = cmd
+        .arg(text)
+        .env_remove("TEAMLEAD_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .output()
+        .expect("run teamlead send");
+    assert!(
+        out.status.success(),
+        "teamlead send failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 impl Workspace {
     pub fn new(prefix: &str) -> Workspace {
         Workspace {
@@ -112,17 +136,7 @@ impl Workspace {
     /// `teamlead send` of `text` from `from` to `to` in this workspace's team, as another process
     /// writes to an inbox.
     pub fn send(&self, from: &str, to: &str, text: &str) {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_teamlead"))
-            .arg("--home")
-            .arg(self.home())
-            .args([
-                "send", "--team", &self.team, "--to", to, "--from", from, text,
-            ])
-            .env_remove("TEAMLEAD_HOME")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .output()
-            .expect("run teamlead send");
-        assert!(out.status.success(), "teamlead send: {out:?}");
+        teamlead_send(self.home(), &self.team, Some(from), to, text);
     }
 
     /// The tmux socket directory of this workspace's leads (`TMUX_TMPDIR`).
