@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     Client, ModelServer, Rule, TestTmux, WAIT, Workspace, client_env, client_markers, kill_clients,
-    pane_infos, processes_with_env, wait_until, write_claude_json,
+    processes_with_env, wait_until, write_claude_json,
 };
 
 /// How long the scene's files and the model must stay untouched to count as quiet.
@@ -148,16 +148,7 @@ impl ClaudeLead {
             let config = std::fs::read_to_string(self.team_dir(&team).join("config.json"));
             out.push_str(&format!("\n--- {team}/config.json:\n{config:?}"));
         }
-        for p in pane_infos(&self.tmux) {
-            if p.id != self.pane {
-                out.push_str(&format!(
-                    "\n--- pane {} ({}):\n{}",
-                    p.id,
-                    p.title,
-                    self.tmux.capture(&p.id)
-                ));
-            }
-        }
+        out.push_str(&super::other_panes(&self.tmux, &self.pane));
         out
     }
 

@@ -319,16 +319,7 @@ impl Scene {
             mail.join("\n"),
             self.model.summary()
         );
-        for p in pane_infos(&self.tmux) {
-            if p.id != self.pane {
-                out.push_str(&format!(
-                    "\n--- pane {} ({}):\n{}",
-                    p.id,
-                    p.title,
-                    self.tmux.capture(&p.id)
-                ));
-            }
-        }
+        out.push_str(&other_panes(&self.tmux, &self.pane));
         out
     }
 
@@ -580,6 +571,22 @@ impl Keyboard for Scene {
     fn explain(&self) -> String {
         Scene::explain(self)
     }
+}
+
+/// Every pane of `tmux` but `lead_pane`, with what it shows, for failure messages.
+pub fn other_panes(tmux: &TestTmux, lead_pane: &str) -> String {
+    pane_infos(tmux)
+        .iter()
+        .filter(|p| p.id != lead_pane)
+        .map(|p| {
+            format!(
+                "\n--- pane {} ({}):\n{}",
+                p.id,
+                p.title,
+                tmux.capture(&p.id)
+            )
+        })
+        .collect()
 }
 
 /// Where a finished scene is kept for debugging: `TEAMLEAD_CC_KEEP`, when the scene failed
