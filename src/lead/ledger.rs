@@ -1,14 +1,14 @@
 //! The message ledger: every message and frame the lead sends a teammate (its answers to
-//! permission and plan requests, shutdown and mode requests, task assignments), and how far it
-//! got. A message is *queued* while it waits in the inbox of a teammate that is busy (it reads its inbox when
-//! its turn ends), *delivered* while it waits for one that is free, *read* once the teammate
-//! took it (Claude Code sets the entry's `read`; teamlead's teammates do too, or remove it),
-//! and *acted on* once the teammate's next turn started after reading it (its `isActive`, an
-//! in-process turn, or anything it sends). A message that stays unread past
-//! [`UNREAD_FLAG_MS`] while its teammate is busy is flagged. An answer to a request is never
-//! queued: the teammate waits for it mid-turn. The lead shows the receipts beside the message
-//! in the transcript, in the teams dialog, in `ctl events` and `inspect`; a frame's preview
-//! says what it is (`answer: permission granted`).
+//! permission and plan requests, shutdown and mode requests, task assignments), and how far
+//! it got. An entry is *queued* while it waits in the inbox of a teammate that is busy (it
+//! reads its inbox when its turn ends), *delivered* while it waits for one that is free, *read*
+//! once the teammate took it (Claude Code sets the entry's `read`; teamlead's teammates do
+//! too, or remove it), and *acted on* once the teammate's next turn started after reading it
+//! (its `isActive`, an in-process turn, or anything it sends). An answer to a request is never
+//! queued: the teammate waits for it mid-turn. An entry that stays unread past
+//! [`UNREAD_FLAG_MS`] while its teammate is busy is flagged. The lead shows the receipts beside
+//! the message in the transcript, in the teams dialog, in `ctl events` and `inspect`; a
+//! frame's preview says what it is (`answer: permission granted`).
 
 use std::collections::VecDeque;
 

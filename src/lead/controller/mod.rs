@@ -42,6 +42,7 @@ mod review;
 mod shutdown_timer;
 mod spawn;
 mod state;
+mod steer;
 mod store_worker;
 mod submit;
 mod task_ops;
