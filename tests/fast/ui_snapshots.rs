@@ -408,6 +408,14 @@ fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
         let mut team = mixed_team();
         team[0].unread_since = Some(now - 95_000);
         team[0].messages = vec![
+            // A frame the lead answered is followed too, shown by what it is.
+            MessageReceipt {
+                id: 4,
+                preview: "answer: permission granted".to_string(),
+                state: Receipt::Read,
+                sent_ms: now - 30_000,
+                since_ms: now - 29_000,
+            },
             MessageReceipt {
                 id: 2,
                 preview: "also fuzz the tokenizer".to_string(),
