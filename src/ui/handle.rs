@@ -363,17 +363,19 @@ impl AppState {
 }
 
 impl AppState {
-    /// Ctrl+S: the composer's `@name text` (or the text, in a teammate's view) as `/steer`:
-    /// the teammate's turn stops and the message goes in at once. Text for nobody in
+    /// The steer key: the composer's `@name text` (or the text, in a teammate's view) as
+    /// `/steer`: the teammate's turn stops and the message goes in at once. Text for nobody in
     /// particular stays in the composer, with a note saying how.
     fn steer(&mut self) {
         let text = self.composer.text();
-        let Some(line) = steer_line(&self.view, text.trim()) else {
+        let Some(line) = steer_line(&self.view, &text) else {
             if !text.trim().is_empty() {
+                let key = self.keymap.key_label(Context::Composer, Action::Steer);
                 let note = TranscriptItem::System {
-                    text: "To steer a teammate, start the line with @name (or open its view), \
-                           then press ctrl+s."
-                        .to_string(),
+                    text: format!(
+                        "To steer a teammate, start the line with @name (or open its view), \
+                         then press {key}."
+                    ),
                 };
                 self.transcript.push(&note, |_| None);
             }
@@ -384,25 +386,19 @@ impl AppState {
     }
 }
 
-/// The `/steer` line for composer `text` in `view`, or `None` when it names no teammate.
-pub(crate) fn steer_line(view: &ViewTarget, text: &str) -> Option<String> {
-    if text.is_empty() {
-        return None;
-    }
-    if text.starts_with("/steer ") {
-        return Some(text.to_string());
-    }
-    if let Some(rest) = text.strip_prefix('@')
-        && let Some((name, words)) = rest.split_once(char::is_whitespace)
-        && !name.is_empty()
-        && !words.trim().is_empty()
-    {
-        return Some(format!("/steer @{name} {}", words.trim()));
-    }
-    match view {
-        ViewTarget::Teammate(name) if !is_slash_command(text) => {
-            Some(format!("/steer @{name} {text}"))
+/// The `/steer` line for composer `text` in `view` (read as the composer's Enter reads it),
+/// or `None` when it names no teammate.
+fn steer_line(view: &ViewTarget, text: &str) -> Option<String> {
+    use crate::lead::commands::{Input, SlashCommand, parse_input};
+    match parse_input(text) {
+        Ok(Input::Slash(SlashCommand::Steer { .. })) => Some(text.trim().to_string()),
+        Ok(Input::Mention { to, text }) if !text.trim().is_empty() => {
+            Some(format!("/steer @{to} {}", text.trim()))
         }
+        Ok(Input::Plain(text)) => match view {
+            ViewTarget::Teammate(name) => Some(format!("/steer @{name} {}", text.trim())),
+            ViewTarget::Lead => None,
+        },
         _ => None,
     }
 }
