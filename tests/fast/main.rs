@@ -13,6 +13,8 @@ mod cli_common;
 mod lead_common;
 #[path = "../support/llm_common/mod.rs"]
 mod llm_common;
+#[path = "../support/programs/mod.rs"]
+mod programs;
 #[path = "../support/store_common/mod.rs"]
 mod store_common;
 #[path = "../support/ui_common/mod.rs"]
@@ -23,6 +25,7 @@ mod agent_control;
 mod agent_scale;
 mod agent_shell;
 mod assets;
+mod ci_programs;
 mod cli_clean_worktrees;
 mod cli_config;
 mod cli_inspect;

@@ -228,12 +228,8 @@ async fn spawn_reuses_or_replaces_leftovers_that_hold_no_work() {
 
 /// Symbolic links to `programs` (found on this PATH) in `bin`: a PATH with nothing else.
 fn path_with_only(bin: &Path, programs: &[&str]) -> String {
-    let path = std::env::var("PATH").unwrap_or_default();
     for program in programs {
-        let found: PathBuf = std::env::split_paths(&path)
-            .map(|d| d.join(program))
-            .find(|p| p.is_file())
-            .unwrap_or_else(|| panic!("{program} is needed on PATH for this test"));
+        let found: PathBuf = crate::programs::required(program);
         std::os::unix::fs::symlink(found, bin.join(program)).unwrap();
     }
     bin.to_string_lossy().into_owned()

@@ -28,6 +28,8 @@ mod model_server;
 mod monitor_common;
 #[path = "../support/panes_common/mod.rs"]
 mod panes_common;
+#[path = "../support/programs/mod.rs"]
+mod programs;
 #[path = "../support/pty_harness/mod.rs"]
 mod pty_harness;
 #[path = "../support/server_common/mod.rs"]

@@ -22,13 +22,9 @@ use teamlead::store::{Home, team};
 
 const WAIT: Duration = Duration::from_secs(10);
 
-/// The `screen` on PATH (these tests need it: `apt-get install screen`).
+/// The `screen` on PATH (.ci/run installs it from .ci/programs).
 fn screen() -> String {
-    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join("screen"))
-        .find(|p| p.is_file());
-    found
-        .expect("these tests need GNU screen on PATH")
+    crate::programs::required("screen")
         .to_string_lossy()
         .into_owned()
 }
