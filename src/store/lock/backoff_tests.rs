@@ -58,3 +58,50 @@ fn a_long_waiter_polls_often() {
         }
     }
 }
+
+/// A lock directory's identity, as a waiter sees it.
+fn lock(ino: u64, mtime: i64) -> super::Identity {
+    super::Identity {
+        dev: 1,
+        ino,
+        mtime: (mtime, 0),
+    }
+}
+
+/// The lock in the way, just taken (its mtime is now).
+fn in_the_way(id: super::Identity) -> Option<(bool, super::Identity, std::time::SystemTime)> {
+    Some((false, id, std::time::SystemTime::now()))
+}
+
+#[test]
+fn a_lock_that_changes_hands_keeps_a_waiter_waiting() {
+    use super::{PastDeadline, past_deadline};
+    let first = lock(10, 100);
+    // The first deadline: wait on until the lock in the way would be stale.
+    assert!(matches!(
+        past_deadline(None, in_the_way(first), false, Duration::from_secs(10)),
+        PastDeadline::WaitOn { .. }
+    ));
+    // At the pushed-back deadline another writer holds it: others made progress, wait on
+    // (this used to fail the append: 32 writers on a loaded machine lost messages).
+    let second = lock(11, 120);
+    assert!(matches!(
+        past_deadline(Some(Some(first)), in_the_way(second), false, Duration::from_secs(21)),
+        PastDeadline::WaitOn { .. }
+    ));
+    // The same lock still there: kept by its holder, give up.
+    assert_eq!(
+        past_deadline(Some(Some(second)), in_the_way(second), false, Duration::from_secs(32)),
+        PastDeadline::GiveUp
+    );
+    // Refreshed by a holder that is alive: give up at once.
+    assert_eq!(
+        past_deadline(Some(Some(first)), in_the_way(second), true, Duration::from_secs(15)),
+        PastDeadline::GiveUp
+    );
+    // Never forever: past GIVE_UP_AFTER even a lock that changes hands ends the wait.
+    assert_eq!(
+        past_deadline(Some(Some(first)), in_the_way(second), false, super::GIVE_UP_AFTER),
+        PastDeadline::GiveUp
+    );
+}

@@ -7,6 +7,10 @@
 //! with [`StoreError::LockNotADirectory`] and leaves it where it is. Lock directories are made
 //! with mode 0700.
 //!
+//! Waiting ends in a timeout only when the lock is *kept* (its holder alive and refreshing
+//! it), never because other writers keep winning it: a lock that changes hands is progress,
+//! and the waiter waits on (up to five minutes in all).
+//!
 //! teamlead-only on top (Claude Code ignores it): every acquisition has a flock-held marker
 //! beside the lock ([`holder`]) whose record names the lock directory from the instant it
 //! exists ([`create`]), so another teamlead writer sees at once that a teamlead holder died
@@ -54,6 +58,9 @@ const MAX_BACKOFF: Duration = Duration::from_millis(100);
 const TEAMLEAD_MAX_BACKOFF: Duration = Duration::from_millis(10);
 /// How long past the moment a lock in the way would turn stale a waiter keeps trying.
 const STALE_GRACE: Duration = Duration::from_secs(1);
+/// A waiter that has seen the lock change hands, but never got it, gives up after this long
+/// in all (see [`past_deadline`]).
+const GIVE_UP_AFTER: Duration = Duration::from_secs(300);
 /// After waiting this long, poll quickly (every 1–10 ms) instead of backing off further.
 const PATIENT_FOR: Duration = Duration::from_secs(1);
 const AGED_POLL_MIN: Duration = Duration::from_millis(1);
@@ -358,11 +365,61 @@ fn next_wait(waited: Duration, backoff: &mut Duration, teamlead: bool) -> Durati
     }
 }
 
+/// What a waiter does when its deadline has come (or the lock in its way was refreshed).
+#[derive(Debug, PartialEq, Eq)]
+enum PastDeadline {
+    /// Wait on until the lock now in the way would be stale (plus [`STALE_GRACE`]).
+    WaitOn { until_stale: Duration },
+    /// Fail with [`StoreError::LockTimeout`].
+    GiveUp,
+}
+
+/// The decision past the deadline. `extended` is the lock that was in the way when the
+/// deadline was last pushed back (`Some(None)`: none was seen), `busy` the lock in the way now
+/// (`None`: it changed hands just now), `waited` how long this waiter has waited in all.
+///
+/// A waiter gives up only when its lock is *kept*: the same holder refreshed it (alive and
+/// holding), or the same lock outlived the wait until it would be stale. While the lock
+/// changes hands (other writers make progress: a storm of appends on a loaded machine), it
+/// waits on, up to [`GIVE_UP_AFTER`] in all: failing a send because others were faster lost
+/// messages under load (32 writers on 2 loaded cores).
+fn past_deadline(
+    extended: Option<Option<Identity>>,
+    busy: Option<(bool, Identity, SystemTime)>,
+    refreshed: bool,
+    waited: Duration,
+) -> PastDeadline {
+    if refreshed || waited >= GIVE_UP_AFTER {
+        return PastDeadline::GiveUp;
+    }
+    let until_stale = match busy {
+        Some((_, _, mtime)) => match (mtime + STALE_AFTER + STALE_GRACE)
+            .duration_since(SystemTime::now())
+        {
+            Ok(more) => more.min(STALE_AFTER + STALE_GRACE),
+            // Already stale by its mtime: the next look takes it over.
+            Err(_) => STALE_GRACE,
+        },
+        // The lock changed hands just now: one more round.
+        None => STALE_GRACE,
+    };
+    let changed_hands = match (extended, busy) {
+        (None, _) => true,
+        (Some(Some(was)), Some((_, now, _))) => was != now,
+        (Some(_), _) => true,
+    };
+    if changed_hands {
+        PastDeadline::WaitOn { until_stale }
+    } else {
+        PastDeadline::GiveUp
+    }
+}
+
 /// Takes `<target>.lock/`, retrying until `timeout` has passed (see [`next_wait`]). When
-/// the deadline comes while a lock is in the way, it waits on (once) until that lock would
-/// be stale by the 10 s rule, plus a second, unless that lock is refreshed meanwhile: a
-/// holder that died is then taken over, so only a holder that keeps its lock alive makes
-/// this fail. The target itself need not exist. A lock path that is not a directory fails
+/// the deadline comes while a lock is in the way, it waits on until that lock would be stale
+/// by the 10 s rule, plus a second, unless that lock is refreshed meanwhile: a holder that
+/// died is then taken over, so only a holder that keeps its lock alive makes this fail. A lock
+/// that changed hands meanwhile pushes the deadline back again ([`past_deadline`]). The target itself need not exist. A lock path that is not a directory fails
 /// at once.
 pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
     let dir = lock_dir_of(target);
@@ -423,19 +480,12 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
             if id.dev == was.dev && id.ino == was.ino
                 && id.mtime.0 - was.mtime.0 >= REFRESH_EVERY.as_secs() as i64 - 1);
         if now >= deadline || refreshed {
-            let until_stale = match busy {
-                Some((_, _, mtime)) => (mtime + STALE_AFTER + STALE_GRACE)
-                    .duration_since(SystemTime::now())
-                    .ok(),
-                // The lock changed hands just now: one more round.
-                None => Some(STALE_GRACE),
-            };
-            match until_stale {
-                Some(more) if extended.is_none() && !refreshed => {
+            match past_deadline(extended, busy, refreshed, now.duration_since(started)) {
+                PastDeadline::WaitOn { until_stale } => {
                     extended = Some(busy.map(|(_, id, _)| id));
-                    deadline = now + more.min(STALE_AFTER + STALE_GRACE);
+                    deadline = now + until_stale;
                 }
-                _ => {
+                PastDeadline::GiveUp => {
                     return Err(StoreError::LockTimeout {
                         path: target.to_path_buf(),
                     });
