@@ -16,6 +16,8 @@ use super::terminals::tmux::teammate_panes::shell_words;
 
 /// How long a stopped tree gets between SIGTERM and SIGKILL.
 pub const TERM_WAIT: Duration = Duration::from_secs(2);
+/// How long [`stop_trees`] waits, after SIGKILL, for the processes to be gone.
+const KILL_WAIT: Duration = Duration::from_secs(5);
 
 /// Does a process belong to a home?
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,7 +230,16 @@ fn stop_targets(targets: &[Target], wait: Duration, tick: &mut dyn FnMut(&[Targe
     for t in targets {
         t.signal(libc::SIGKILL);
     }
-    tick(targets);
+    // SIGKILL is not instant on a loaded machine: wait (bounded) until they are gone, so that
+    // what the caller reports as stopped is stopped when it returns.
+    let end = Instant::now() + KILL_WAIT;
+    loop {
+        tick(targets);
+        if !targets.iter().any(Target::alive) || Instant::now() >= end {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Stops every process below `pid` (not `pid` itself), as [`stop_trees`] does, calling `tick`

@@ -301,11 +301,13 @@ fn lead_outside_zellij_spawns_asks_hides_jumps_kills_resumes_and_quits() {
     let second = ws.pty_lead(160, 45).start();
     reaper.lead_pid = Some(second.pid);
     let session = session_of(&second);
+    // Both notes are long: the transcript may wrap them anywhere between words.
     second.wait_screen("the resume note", |s| {
-        s.contains("Resumed the team")
-            && s.contains(&format!("re-bound a ({pane_a}), b ({pane_b})"))
+        let text = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        text.contains("Resumed the team")
+            && text.contains(&format!("re-bound a ({pane_a}), b ({pane_b})"))
     });
-    // Said in Zellij's words (it once said "tmux server"), maybe wrapped.
+    // Said in Zellij's words (it once said "tmux server").
     second.wait_screen("the take-over note", |s| {
         let words: Vec<&str> = s.split_whitespace().collect();
         words
