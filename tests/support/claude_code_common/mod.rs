@@ -204,6 +204,11 @@ impl Scene {
                 "TEAMLEAD_RUNTIME_DIR={}",
                 user_home.path().join("run").display()
             )),
+            // The lead's log, whose last lines a failure shows (`Scene::explain`).
+            sh_quote(&format!(
+                "TEAMLEAD_LOG_DIR={}",
+                user_home.path().join("logs").display()
+            )),
             sh_quote(env!("CARGO_BIN_EXE_teamlead")),
             "--home".into(),
             sh_quote(&ws.home().to_string_lossy()),
@@ -320,6 +325,25 @@ impl Scene {
             self.model.summary()
         );
         out.push_str(&other_panes(&self.tmux, &self.pane));
+        out.push_str(&self.lead_log_tail(60));
+        out
+    }
+
+    /// The last `lines` lines of the lead's log files (a failure's explanation: mode drives,
+    /// refusals, errors).
+    fn lead_log_tail(&self, lines: usize) -> String {
+        let dir = self.user_home.path().join("logs");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        let mut out = String::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let all: Vec<&str> = text.lines().collect();
+            let tail = &all[all.len().saturating_sub(lines)..];
+            out.push_str(&format!("\n--- lead log {}:\n{}", file.display(), tail.join("\n")));
+        }
         out
     }
 
