@@ -93,3 +93,9 @@ fn ci_run_installs_from_the_list() {
         ".ci/run reads .ci/programs to know what to install"
     );
 }
+
+#[test]
+fn a_listed_program_is_found_on_path() {
+    let sh = programs::required("sh");
+    assert!(sh.is_file(), "sh is found where it is: {}", sh.display());
+}
