@@ -145,6 +145,21 @@ pub fn client_prompt(lines: &[String]) -> Option<ClientPrompt> {
     })
 }
 
+/// The transcript note for `name` waiting on `prompt`.
+pub fn prompt_note(name: &str, prompt: &ClientPrompt) -> String {
+    let choices = if prompt.choices.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", prompt.choices.join(" / "))
+    };
+    format!(
+        "{name} waits on Claude Code's own prompt in its pane, not on its work: \"{}\"{choices}. \
+         teamlead does not answer it for you: jump to its pane (ctrl+n, or Enter on {name} in \
+         the teams dialog) and choose there.",
+        prompt.title
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::state::Controller;
 use super::store_worker::Lane;
-use crate::lead::client_prompt::{ClientPrompt, PROMPT_LINES, client_prompt};
+use crate::lead::client_prompt::{ClientPrompt, PROMPT_LINES, client_prompt, prompt_note};
 use crate::lead::view_builder::{Activity, Tracking};
 
 /// How often the panes are read while a teammate is a candidate.
@@ -30,21 +30,6 @@ pub struct PromptChecks {
 /// Has this teammate shown no sign of a turn yet (no activity, no message, no usage)?
 pub(super) fn not_turned(t: &Tracking) -> bool {
     t.activity == Activity::Unknown && t.recent.is_empty() && t.usage.is_none_or(|u| u.turns == 0)
-}
-
-/// The transcript note for `name` waiting on `prompt`.
-pub fn prompt_note(name: &str, prompt: &ClientPrompt) -> String {
-    let choices = if prompt.choices.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", prompt.choices.join(" / "))
-    };
-    format!(
-        "{name} waits on Claude Code's own prompt in its pane, not on its work: \"{}\"{choices}. \
-         teamlead does not answer it for you: jump to its pane (ctrl+n, or Enter on {name} in \
-         the teams dialog) and choose there.",
-        prompt.title
-    )
 }
 
 impl Controller {

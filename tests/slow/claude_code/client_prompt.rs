@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::claude_code_common::{Client, Scene, WAIT};
 
 /// The lead's first-turn deadline in these scenes (`TEAMLEAD_FIRST_TURN_MS`).
-const FIRST_TURN_MS: u64 = 3_000;
+const FIRST_TURN_MS: u64 = 12_000;
 
 /// Until `until`, fails as soon as the lead's screen shows `text`.
 fn never_shows(scene: &Scene, text: &str, until: Instant) {
