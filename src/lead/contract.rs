@@ -15,6 +15,13 @@ pub enum TeammateStatus {
     Working,
     /// Waiting for the lead to answer a permission or plan request.
     WaitingForApproval,
+    /// A `claude` teammate whose pane waits on its client's own prompt (the bypass-permissions
+    /// warning, the folder-trust dialog, …), which only a person at that pane can answer
+    /// (`lead::client_prompt`): `title` is the prompt's first line, `choices` its choices.
+    OnClientPrompt {
+        title: String,
+        choices: Vec<String>,
+    },
     /// Idle since this epoch-ms time.
     Idle {
         since_ms: u64,

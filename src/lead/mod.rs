@@ -3,6 +3,7 @@
 //! takes [`contract::LeadCommand`]s and emits [`contract::LeadEvent`]s.
 
 pub mod bridge;
+pub mod client_prompt;
 pub mod commands;
 pub mod contract;
 pub mod controller;

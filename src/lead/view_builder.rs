@@ -68,6 +68,9 @@ pub struct Tracking {
     /// When a `claude` teammate was started, until it is seen starting its first turn (or
     /// was reported as not starting it).
     pub awaiting_first_turn: Option<tokio::time::Instant>,
+    /// The prompt of its own client a `claude` teammate's pane waits on, as last read
+    /// (`controller::client_prompts`).
+    pub client_prompt: Option<crate::lead::client_prompt::ClientPrompt>,
 }
 
 impl Tracking {
@@ -110,6 +113,12 @@ pub fn status_of(member: &Member, tracking: Option<&Tracking>, waiting: bool) ->
     if let Some(t) = tracking.filter(|t| t.shutdown_request.is_some()) {
         return TeammateStatus::ShuttingDown {
             since_ms: t.shutdown_since_ms.unwrap_or(0),
+        };
+    }
+    if let Some(prompt) = tracking.and_then(|t| t.client_prompt.as_ref()) {
+        return TeammateStatus::OnClientPrompt {
+            title: prompt.title.clone(),
+            choices: prompt.choices.clone(),
         };
     }
     if waiting {

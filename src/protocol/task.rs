@@ -47,6 +47,22 @@ pub struct Task {
 }
 
 impl Task {
+    /// `task #3 "build the parser"` (the subject clipped): how a task is named in what
+    /// teammates report and the lead says.
+    pub fn label(&self) -> String {
+        format!(
+            "task #{} \"{}\"",
+            self.id,
+            crate::protocol::inbox::clip(&self.subject, 60)
+        )
+    }
+
+    /// `task #3 "build the parser" done.`: a completion, in the same words for every kind of
+    /// teammate (teamlead's own report it so; the lead says it for a `claude` teammate).
+    pub fn done_line(&self) -> String {
+        format!("{} done.", self.label())
+    }
+
     /// A new pending task.
     pub fn new(
         id: impl Into<String>,

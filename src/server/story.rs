@@ -121,6 +121,10 @@ pub fn status_word(status: &TeammateStatus) -> (&'static str, Option<String>) {
     match status {
         TeammateStatus::Working => ("working", None),
         TeammateStatus::WaitingForApproval => ("waiting", None),
+        TeammateStatus::OnClientPrompt { title, .. } => (
+            "waiting",
+            Some(format!("on its client's prompt in its pane: {title}")),
+        ),
         TeammateStatus::Idle { .. } => ("idle", None),
         TeammateStatus::ShuttingDown { .. } => ("shutting-down", None),
         TeammateStatus::Gone => ("gone", None),

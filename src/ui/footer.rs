@@ -34,7 +34,9 @@ pub fn team_counts(state: &AppState) -> TeamCounts {
     for t in &state.team {
         match t.status {
             TeammateStatus::Working => c.working += 1,
-            TeammateStatus::WaitingForApproval => c.waiting += 1,
+            TeammateStatus::WaitingForApproval | TeammateStatus::OnClientPrompt { .. } => {
+                c.waiting += 1
+            }
             TeammateStatus::Idle { .. } => c.idle += 1,
             TeammateStatus::ShuttingDown { .. } => c.stopping += 1,
             TeammateStatus::Gone => c.gone += 1,

@@ -63,12 +63,14 @@ pub fn mode_style(mode: PermissionMode) -> Style {
     }
 }
 
-/// `working`, `waiting for approval`, `idle for 12s`, `shutting down (42s)`, `gone`, or how it
+/// `working`, `waiting for approval`, `waiting in its pane: <its client's prompt>`, `idle for
+/// 12s`, `shutting down (42s)`, `gone`, or how it
 /// stopped (`exited (127: claude not found)`, `crashed (…)`, `closed`).
 pub fn status_text(status: &TeammateStatus, now_ms: u64) -> String {
     match status {
         TeammateStatus::Working => "working".to_string(),
         TeammateStatus::WaitingForApproval => "waiting for approval".to_string(),
+        TeammateStatus::OnClientPrompt { title, .. } => format!("waiting in its pane: {title}"),
         TeammateStatus::Idle { since_ms } => {
             format!(
                 "idle for {}",
@@ -95,7 +97,9 @@ pub fn rate_limit_text(until_ms: Option<u64>, now_ms: u64) -> Option<String> {
 pub fn status_style(status: &TeammateStatus) -> Style {
     match status {
         TeammateStatus::Working => Style::default().fg(Color::Green),
-        TeammateStatus::WaitingForApproval => Style::default().fg(Color::Yellow),
+        TeammateStatus::WaitingForApproval | TeammateStatus::OnClientPrompt { .. } => {
+            Style::default().fg(Color::Yellow)
+        }
         TeammateStatus::Idle { .. } => dim(),
         TeammateStatus::ShuttingDown { .. } => Style::default().fg(Color::Red),
         TeammateStatus::Gone => dim().add_modifier(Modifier::CROSSED_OUT),

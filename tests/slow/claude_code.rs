@@ -5,6 +5,7 @@
 //! names end in the client's label, so a failure says which version broke.
 
 mod claude_lead;
+mod client_prompt;
 mod drift;
 mod first_turn;
 mod messages;
@@ -53,4 +54,7 @@ matrix! {
     crate::claude_code::resume::reaped_after_the_grace_period => reaped_after_lead_sigkill;
     crate::claude_code::resume::clean_orphans_at_once => clean_orphans_after_lead_sigkill;
     crate::claude_code::review::files_written_without_a_worktree => review_lists_files_written_without_a_worktree;
+    crate::claude_code::client_prompt::stuck_on_the_bypass_warning => stuck_on_the_bypass_warning;
+    crate::claude_code::client_prompt::root_refuses_bypass_once => root_refuses_bypass_once;
+    crate::claude_code::tasks::completion_said_at_once => task_completion_said_at_once;
 }

@@ -142,7 +142,7 @@ async fn succeeded(tm: &mut Teammate, job: &Job, command: &str, outcome: &ExecOu
                 return fail(tm, job, summary, outcome_text(&head, command, outcome)).await;
             }
             let summary = format!("task {} done: {status}", task.id);
-            let head = format!("{} done.", task_label(task));
+            let head = task.done_line();
             let text = outcome_text(&head, command, outcome);
             send_report(tm, LEAD_NAME, &text, &summary).await;
             JobEnd::Done {

@@ -12,7 +12,7 @@ pub const TAIL_CHARS: usize = 2000;
 
 /// `task #3 "subject"`.
 pub fn task_label(task: &Task) -> String {
-    format!("task #{} \"{}\"", task.id, clip(&task.subject, 60))
+    task.label()
 }
 
 /// A command, short, for summaries: its first line, clipped.

@@ -41,10 +41,69 @@ pub fn first_turn_within() -> std::time::Duration {
 }
 
 impl Controller {
+    /// Tasks that a `claude` teammate owns and that became completed since `before` (the
+    /// previous copy of the task list) are said at once, as teamlead's own teammates say them
+    /// (`task #1 "…" done.`, under the teammate's name): the client writes the task file,
+    /// and its idle notification (and so the wave's digest) comes only when its turn ends.
+    pub(super) fn say_claude_completions(&mut self, before: &[Task]) {
+        let done: Vec<(String, String)> = self
+            .tasks
+            .iter()
+            .filter(|t| t.status == crate::protocol::TaskStatus::Completed && !t.is_internal())
+            .filter(|t| {
+                before
+                    .iter()
+                    .any(|b| b.id == t.id && b.status != crate::protocol::TaskStatus::Completed)
+            })
+            .filter_map(|t| {
+                let owner = t.owner.as_deref()?;
+                let member = self
+                    .team_file
+                    .teammates()
+                    .find(|m| m.name == owner || m.agent_id == owner)?;
+                Some((member.name.clone(), t.id.clone()))
+            })
+            .collect();
+        // A task reset and completed again is said again.
+        let completed: Vec<&str> = self
+            .tasks
+            .iter()
+            .filter(|t| t.status == crate::protocol::TaskStatus::Completed)
+            .map(|t| t.id.as_str())
+            .collect();
+        self.said_done.retain(|id| completed.contains(&id.as_str()));
+        for (name, id) in done {
+            if self.is_claude(&name) {
+                self.say_claude_done(&name, &id);
+            }
+        }
+    }
+
+    /// Says once that `name` completed task `id`.
+    pub(super) fn say_claude_done(&mut self, name: &str, id: &str) {
+        if !self.said_done.insert(id.to_string()) {
+            return;
+        }
+        let line = match self.tasks.iter().find(|t| t.id == id) {
+            Some(task) => task.done_line(),
+            None => format!("task #{id} done."),
+        };
+        let entry = InboxEntry::new(name, &line).with_summary(Some(&format!("task {id} done")));
+        let item = crate::lead::contract::TranscriptItem::Frame {
+            from: name.to_string(),
+            color: self.color_of(name),
+            line,
+        };
+        self.offer_turn(&entry, item);
+    }
+
     /// Reports, once, every `claude` teammate that was started more than
     /// [`first_turn_within`] ago and has shown no sign of a first turn (no entry sent, no
-    /// `isActive`, no turn in its transcript), with its pane's last lines.
-    pub(super) fn check_first_turns(&mut self) {
+    /// `isActive`, no turn in its transcript), with its pane's last lines. One report per
+    /// cause: a teammate that stopped (or is in `not_running`, a liveness report on its way)
+    /// was told as such, and one waiting on its client's own prompt is told as that
+    /// (`controller::client_prompts`; its deadline starts again once the prompt is answered).
+    pub(super) fn check_first_turns(&mut self, not_running: &[String]) {
         let now = tokio::time::Instant::now();
         let within = first_turn_within();
         let late: Vec<String> = self
@@ -52,11 +111,14 @@ impl Controller {
             .iter_mut()
             .filter_map(|(name, t)| {
                 let since = t.awaiting_first_turn?;
-                let turned = t.activity != super::super::view_builder::Activity::Unknown
-                    || !t.recent.is_empty()
-                    || t.usage.is_some_and(|u| u.turns > 0);
-                if turned {
+                if !super::client_prompts::not_turned(t)
+                    || t.stopped.is_some()
+                    || not_running.contains(name)
+                {
                     t.awaiting_first_turn = None;
+                    return None;
+                }
+                if t.client_prompt.is_some() {
                     return None;
                 }
                 (now.duration_since(since) >= within).then(|| {

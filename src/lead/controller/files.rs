@@ -207,7 +207,8 @@ impl Controller {
                     }
                 }
                 self.wave.observe(&listing.tasks, now_ms());
-                self.tasks = listing.tasks;
+                let before = std::mem::replace(&mut self.tasks, listing.tasks);
+                self.say_claude_completions(&before);
             }
             Err(e) => self.note_once(format!("Cannot read the task list: {e}")),
         }

@@ -124,6 +124,9 @@ impl Controller {
                     self.offer_turn(&entry, turn_item(&entry, Some(&frame), color));
                 } else if let Some(id) = &notification.completed_task_id {
                     self.wave.completed(id, now_ms());
+                    if self.is_claude(&from) {
+                        self.say_claude_done(&from, id);
+                    }
                 }
             }
             LeadIncoming::Permission { request, .. } => {

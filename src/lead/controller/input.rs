@@ -49,6 +49,9 @@ pub(crate) enum Input {
     ShutdownOverdue,
     /// The wave of completed tasks has been quiet long enough to be told.
     WaveDue,
+    /// Time to read the panes of `claude` teammates that have not started their first turn
+    /// (`controller::client_prompts`).
+    PromptCheck,
 }
 
 /// Where the inputs come from, besides the controller's own workers.
@@ -74,6 +77,7 @@ impl Controller {
             .wave
             .due_ms()
             .map(|due| Instant::now() + Duration::from_millis(due.saturating_sub(now_ms())));
+        let prompt_due = self.prompt_check_due();
         tokio::select! {
             command = src.commands.recv(), if src.commands_open => match command {
                 Some(command) => Input::Command(command),
@@ -113,6 +117,7 @@ impl Controller {
             _ = sleep_until_opt(deadline) => Input::QuitDeadline,
             _ = sleep_until_opt(shutdown_due) => Input::ShutdownOverdue,
             _ = sleep_until_opt(wave_due) => Input::WaveDue,
+            _ = sleep_until_opt(prompt_due) => Input::PromptCheck,
         }
     }
 
@@ -141,6 +146,7 @@ impl Controller {
             Input::QuitDeadline => self.finish_quit(),
             Input::ShutdownOverdue => self.on_shutdown_overdue(),
             Input::WaveDue => self.tell_wave(),
+            Input::PromptCheck => self.check_client_prompts(),
         }
         self.check_quit_progress();
     }

@@ -95,7 +95,12 @@ impl Controller {
         if self.phase != Phase::Running {
             return;
         }
-        self.check_first_turns();
+        let not_running: Vec<String> = reports
+            .iter()
+            .filter(|r| !r.liveness.is_running())
+            .map(|r| r.name.clone())
+            .collect();
+        self.check_first_turns(&not_running);
         let fresh: Vec<LivenessReport> = reports
             .into_iter()
             .filter(|r| !r.liveness.is_running())
@@ -143,7 +148,10 @@ impl Controller {
                 continue;
             }
             let status = report.liveness.to_string();
-            self.tracking.entry(name.clone()).or_default().stopped = Some(status.clone());
+            let tracking = self.tracking.entry(name.clone()).or_default();
+            tracking.stopped = Some(status.clone());
+            tracking.awaiting_first_turn = None;
+            tracking.client_prompt = None;
             self.permissions.remove_worker(&name);
             self.plans.remove_worker(&name);
             // Told once its tasks are free (in the task lane, off the loop).

@@ -20,6 +20,7 @@
 mod barriers;
 mod budget;
 mod claude_facts;
+mod client_prompts;
 mod drain;
 mod executor;
 mod files;

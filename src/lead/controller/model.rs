@@ -405,6 +405,10 @@ impl Controller {
                     TeammateStatus::WaitingForApproval => {
                         "waiting for the human's approval".to_string()
                     }
+                    TeammateStatus::OnClientPrompt { title, .. } => format!(
+                        "waiting on its client's own prompt in its pane ({title}): only the \
+                         person can answer it there"
+                    ),
                     TeammateStatus::Idle { .. } => "idle".to_string(),
                     TeammateStatus::ShuttingDown { .. } => "shutting down".to_string(),
                     TeammateStatus::Gone => "gone".to_string(),

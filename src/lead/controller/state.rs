@@ -142,6 +142,11 @@ pub(crate) struct Controller {
     pub ledger: crate::lead::ledger::Ledger,
     /// Budgets and who is paused by them.
     pub budgets: super::budget::Budgets,
+    /// Reads of `claude` teammates' panes for their client's own prompts
+    /// (`controller::client_prompts`).
+    pub prompt_checks: super::client_prompts::PromptChecks,
+    /// Tasks whose completion by a `claude` teammate was said (`claude_facts`).
+    pub said_done: HashSet<String>,
 }
 
 impl Controller {
@@ -217,6 +222,8 @@ impl Controller {
             held_assignments: Vec::new(),
             ledger: Default::default(),
             budgets: super::budget::Budgets::new(opts.budget_teammate, opts.budget_team),
+            prompt_checks: Default::default(),
+            said_done: HashSet::new(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),
@@ -463,7 +470,7 @@ impl Controller {
         self.reload_tasks();
         self.poll_inbox();
         self.read_claude_transcripts();
-        self.check_first_turns();
+        self.check_first_turns(&[]);
         self.release_held_assignments();
         let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
         for name in names {

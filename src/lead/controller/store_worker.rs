@@ -55,6 +55,8 @@ pub(crate) enum Lane {
     Keys(String),
     /// Reads of `claude` teammates' session transcripts.
     Transcripts,
+    /// Reads of `claude` teammates' panes for their client's own prompts.
+    Panes,
     /// Git reads and merges of teammates' work (`/review`, `/merge`, `/queue`).
     Git,
     /// `gh` questions (a reviewed branch's pull request): slow, so never ahead of git's.
@@ -70,7 +72,10 @@ pub(crate) enum Lane {
 impl Lane {
     /// Whether the lane's jobs hold a barrier: every lane but the background re-reads.
     fn counted(&self) -> bool {
-        !matches!(self, Lane::TeamReads | Lane::TaskReads | Lane::Transcripts)
+        !matches!(
+            self,
+            Lane::TeamReads | Lane::TaskReads | Lane::Transcripts | Lane::Panes
+        )
     }
 }
 

@@ -481,6 +481,9 @@ impl Controller {
             let status = match status {
                 TeammateStatus::Working => "working".to_string(),
                 TeammateStatus::WaitingForApproval => "waiting for approval".to_string(),
+                TeammateStatus::OnClientPrompt { title, .. } => {
+                    format!("waiting in its pane: {title}")
+                }
                 TeammateStatus::Idle { .. } => "idle".to_string(),
                 TeammateStatus::ShuttingDown { .. } => "shutting down".to_string(),
                 TeammateStatus::Gone => "gone".to_string(),

@@ -1,24 +1,32 @@
 //! Who is waiting on the person, and Ctrl+N (the keymap's `next-waiting`) to go to them.
 //!
 //! A teammate is *waiting on you* when
+//! 0. its pane waits on its client's own prompt (`TeammateStatus::OnClientPrompt`: only a
+//!    person at its pane can answer it), or
 //! 1. a permission request or a plan of theirs is in your queue, or
 //! 2. they sent you a message (a teammate turn in the lead's transcript; protocol notices such
 //!    as idle notifications do not count) and since then you have neither opened their view
 //!    or pane nor sent them anything (`@name …`, `/msg`, `/broadcast`, or text in their
 //!    inline view).
 //!
-//! The order is: queued requests, oldest first, then unanswered messages, oldest first (a
+//! The order is: teammates on their client's prompt, queued requests, oldest first, then
+//! unanswered messages, oldest first (a
 //! teammate appears once, at its first place). Ctrl+N opens the one after the teammate it
 //! opened last (wrapping), as its inline view (in-process) or by jumping to its pane; opening
 //! a teammate answers its messages. With nobody waiting, a note says so.
 
-use crate::lead::contract::{TranscriptItem, ViewTarget};
+use crate::lead::contract::{TeammateStatus, TranscriptItem, ViewTarget};
 use crate::ui::state::AppState;
 
 impl AppState {
     /// The teammates waiting on the person, in Ctrl+N's order.
     pub fn waiting_teammates(&self) -> Vec<String> {
-        let mut names: Vec<String> = Vec::new();
+        let mut names: Vec<String> = self
+            .team
+            .iter()
+            .filter(|t| matches!(t.status, TeammateStatus::OnClientPrompt { .. }))
+            .map(|t| t.name.clone())
+            .collect();
         let requests = self
             .permissions
             .iter()

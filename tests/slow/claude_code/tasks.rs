@@ -82,3 +82,52 @@ pub fn assigned_tasks_are_claimed_and_completed(client: &Client) {
     );
     scene.wait_screen("the lead showing both tasks done", |s| s.contains("2/2"));
 }
+
+/// A task a claude teammate completes is said in the transcript at once, in the words an own
+/// teammate uses (`task #1 "…" done.`), while the teammate is still in its turn (a command
+/// that runs 8 s after the `TaskUpdate`), not only in the wave digest after its turn.
+pub fn completion_said_at_once(client: &Client) {
+    let scene = Scene::start(client, "cc-taskdone", Vec::new(), &[]);
+    let label = client.label;
+    // Bash runs unasked, so the turn goes on without the lead's answer.
+    std::fs::write(
+        scene.ws.home().join("settings.json"),
+        r#"{"permissions":{"allow":["Bash"]}}"#,
+    )
+    .expect("write settings.json");
+    scene.model.add(Rule::seq(
+        "CC-TASK-LONG",
+        vec![
+            update("1", "in_progress"),
+            update("1", "completed"),
+            Act::Bash {
+                command: "timeout 8 tail -f /dev/null; true".into(),
+                description: "keep working".into(),
+            },
+            Act::Text("task 1 done".into()),
+        ],
+    ));
+    scene.spawn("builder", "--mode acceptEdits CC-IDLE wait for tasks");
+    scene.submit("/task add CC-TASK-LONG build the thing");
+    scene.wait_screen("task #1 added", |s| s.contains("#1"));
+    let idles = scene.idles("builder");
+    scene.submit("/task assign 1 builder");
+    scene.wait("task #1 to be completed", || {
+        status(&scene, "1") == "completed"
+    });
+    let completed = std::time::Instant::now();
+    scene.wait_screen("the completion said under builder's name", |s| {
+        s.lines().any(|l| {
+            l.contains("●builder") && l.contains("task #1 \"CC-TASK-LONG build the thing\" done.")
+        })
+    });
+    let took = completed.elapsed();
+    assert_eq!(
+        scene.idles("builder"),
+        idles,
+        "[{label}] the completion was said only after builder's turn ended (after {} ms)\n{}",
+        took.as_millis(),
+        scene.explain()
+    );
+    crate::claude_code_common::timing(client, "task completion to its line", took);
+}

@@ -151,7 +151,18 @@ pub fn kill_clients(markers: &[String]) {
 impl Scene {
     /// A scene whose lead runs `teamlead --agent claude` plus `lead_args`.
     pub fn start(client: &Client, prefix: &str, rules: Vec<Rule>, lead_args: &[&str]) -> Scene {
-        Scene::start_where(client, prefix, rules, lead_args, None)
+        Scene::start_where(client, prefix, rules, lead_args, None, &[])
+    }
+
+    /// [`Scene::start`] with `env` added to the environment of every process of the scene's
+    /// tmux server (the lead and its teammates).
+    pub fn start_with_env(
+        client: &Client,
+        prefix: &str,
+        rules: Vec<Rule>,
+        env: &[(&str, &str)],
+    ) -> Scene {
+        Scene::start_where(client, prefix, rules, &[], None, env)
     }
 
     /// A scene whose lead does not know it runs inside tmux (`TMUX` unset): its teammates go
@@ -164,7 +175,7 @@ impl Scene {
         rules: Vec<Rule>,
         grace_ms: Option<u64>,
     ) -> Scene {
-        Scene::start_where(client, prefix, rules, &[], Some(grace_ms))
+        Scene::start_where(client, prefix, rules, &[], Some(grace_ms), &[])
     }
 
     fn start_where(
@@ -173,6 +184,7 @@ impl Scene {
         rules: Vec<Rule>,
         lead_args: &[&str],
         outside: Option<Option<u64>>,
+        env: &[(&str, &str)],
     ) -> Scene {
         let ws = Workspace::new(prefix);
         let user_home = tempfile::tempdir().expect("temp HOME");
@@ -235,7 +247,8 @@ impl Scene {
             cmd.env_remove(var);
         }
         cmd.envs(client_env(ws.home(), user_home.path(), &model.base_url()))
-            .env("TEAMLEAD_CLAUDE_BIN", &launcher);
+            .env("TEAMLEAD_CLAUDE_BIN", &launcher)
+            .envs(env.iter().copied());
         let out = cmd.output().expect("run tmux");
         assert!(
             out.status.success(),
