@@ -388,11 +388,11 @@ mod tests {
     #[test]
     fn fifo_across_feeds_and_single_answer() {
         let mut q = PermissionQueue::new();
-        let a = q
+        let (a, _) = q
             .push_inbox("w1", None, request("p1", "w1", Some("t1")))
             .unwrap();
         let (tx, _rx) = oneshot::channel();
-        let b = q.push_bridge(
+        let (b, _) = q.push_bridge(
             7,
             Asking {
                 worker: "w2".into(),
@@ -480,5 +480,33 @@ mod tests {
         );
         assert_eq!(r.error.as_deref(), Some("use cargo check"));
         assert_eq!(r.tool_use_id.as_deref(), Some("toolu_9"));
+    }
+
+    #[test]
+    fn a_huge_input_is_shown_in_part_and_the_answer_binds_the_whole() {
+        let mut q = PermissionQueue::new();
+        let mut req = request("p1", "w1", Some("toolu_1"));
+        req.input = json!({"command": format!("echo {}", "x".repeat(3 * 1024 * 1024))});
+        let digest = req.input_digest();
+        let (key, whole) = q.push_inbox("w1", None, req.clone()).unwrap();
+        let whole = whole.expect("the whole input to keep");
+        assert_eq!(whole.text, serde_json::to_string(&req.input).unwrap());
+        let view = &q.views()[0];
+        assert!(shown::json_len(&view.input) < 2 * shown::INPUT_MAX);
+        assert_eq!(
+            view.in_part.as_ref().unwrap().bytes,
+            whole.text.len() as u64
+        );
+        let queued = q.take(key).unwrap();
+        match queued.answer(&PermissionDecision::AllowOnce) {
+            Answer::Inbox {
+                frame: Frame::PermissionResponse(r),
+                ..
+            } => {
+                assert!(r.matches(&req), "bound to the whole request");
+                assert_eq!(r.approved_request.unwrap().input_digest, digest);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
     }
 }

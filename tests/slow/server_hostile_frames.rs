@@ -180,7 +180,7 @@ fn huge_requests_and_plans_leave_the_screens_working() {
     let peak = proc_kb(pid, "VmHWM:");
     eprintln!("server RSS: {rss_before} kB before, {rss} kB after, peak {peak} kB");
     assert!(
-        rss < 200 * 1024,
+        rss < 150 * 1024,
         "the server holds {rss} kB after the hostile frames"
     );
     ws.ctl_ok(&["/quit"]);
