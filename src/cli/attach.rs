@@ -157,6 +157,16 @@ async fn screen(conn: Connection, setup: crate::ui::UiSetup, notes: Vec<String>)
         }
         Ending::Exited => {}
         Ending::Left => {}
+        Ending::Broken(why) => {
+            return Err(super::Failure::new(
+                1,
+                format!(
+                    "this screen lost its connection to the lead of team `{team}`: {}. `teamlead attach {team}` connects again; `teamlead ctl {team} status` shows the team",
+                    visible_line(&why)
+                ),
+            )
+            .into());
+        }
         Ending::Lost => {
             return Err(super::Failure::new(
                 1,

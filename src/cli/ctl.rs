@@ -338,7 +338,13 @@ fn always_rule(p: &PendingPermission) -> Option<crate::protocol::PermissionUpdat
         .iter()
         .find(|s| s.is_offerable())
         .cloned()
-        .or_else(|| fallback_update(&p.tool_name, &p.input))
+        .or_else(|| {
+            // The head of an input shown in part could give another rule than the whole.
+            p.in_part
+                .is_none()
+                .then(|| fallback_update(&p.tool_name, &p.input))
+                .flatten()
+        })
 }
 
 async fn approve(conn: Connection, id: u64, always: bool, json: bool) -> Result<()> {
@@ -416,6 +422,7 @@ fn permission_json(p: &PendingPermission) -> Value {
         "tool": p.tool_name,
         "description": p.description,
         "input": p.input,
+        "in_part": p.in_part,
     })
 }
 
@@ -426,7 +433,7 @@ async fn pending(conn: Connection, json: bool) -> Result<()> {
             .seen
             .plans
             .iter()
-            .map(|p| json!({"request_id": p.request_id, "from": p.from, "plan": p.plan}))
+            .map(|p| json!({"request_id": p.request_id, "from": p.from, "plan": p.plan, "in_part": p.in_part}))
             .collect();
         let perms: Vec<Value> = a.seen.permissions.iter().map(permission_json).collect();
         return print_json(&json!({"permissions": perms, "plans": plans}));
@@ -445,6 +452,9 @@ async fn pending(conn: Connection, json: bool) -> Result<()> {
             visible_line(&p.description),
             visible_line(&input)
         ))?;
+        if let Some(part) = &p.in_part {
+            out.line(format!("    ({})", visible_line(&part.note())))?;
+        }
     }
     for p in &a.seen.plans {
         out.line(format!(
@@ -452,6 +462,9 @@ async fn pending(conn: Connection, json: bool) -> Result<()> {
             visible_line(&p.request_id),
             visible_line(&p.from)
         ))?;
+        if let Some(part) = &p.in_part {
+            out.line(format!("    ({})", visible_line(&part.note())))?;
+        }
     }
     Ok(())
 }

@@ -187,6 +187,7 @@ mod tests {
             input: serde_json::Value::Null,
             suggestions: vec![],
             source: PermissionSource::Bridge,
+            in_part: None,
         }
     }
 

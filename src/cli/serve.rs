@@ -20,6 +20,7 @@ use crate::server::{hub, listener, paths};
 
 /// `teamlead serve`.
 pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
+    return_large_blocks_to_the_system();
     let config = super::config::load()?;
     let opts = super::session::lead_options(ctx, &args.lead, &config)?;
     let idle_exit = match &args.idle_exit {
@@ -131,5 +132,18 @@ fn let_go_of_the_terminal() {
         unsafe {
             libc::dup2(null.as_raw_fd(), fd);
         }
+    }
+}
+
+/// A server lives long and may read a teammate's inbox entry of many megabytes once: glibc
+/// would otherwise raise its mmap threshold to the size of the largest block freed (up to
+/// 32 MiB) and keep every later block below it in its heaps after it is freed, so the RSS would
+/// stay at the peak of one hostile frame. A fixed threshold (256 KiB) gives large blocks back
+/// when they are freed; the server's memory is then what it keeps (`lead::shown`).
+fn return_large_blocks_to_the_system() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; called before the runtime starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
     }
 }

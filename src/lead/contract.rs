@@ -163,6 +163,10 @@ pub struct PendingPermission {
     /// Rules the teammate suggested (from `permission_suggestions`).
     pub suggestions: Vec<PermissionUpdate>,
     pub source: PermissionSource,
+    /// Set when `input` is only the head of a larger input (`lead::shown`): its full size and
+    /// the file that holds it whole. An answer still binds to the whole input (its digest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_part: Option<crate::lead::shown::InPart>,
 }
 
 /// The human's answer to one permission request.
@@ -183,6 +187,9 @@ pub struct PendingPlan {
     pub from: String,
     pub color: Option<String>,
     pub plan: String,
+    /// Set when `plan` is only the head of a larger plan (`lead::shown`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_part: Option<crate::lead::shown::InPart>,
 }
 
 /// The human's answer to a plan.

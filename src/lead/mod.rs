@@ -16,6 +16,7 @@ pub mod permission_queue;
 pub mod plan_queue;
 pub mod poller;
 pub mod review;
+pub mod shown;
 pub mod turns;
 pub mod view_builder;
 pub mod wave;

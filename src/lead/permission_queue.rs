@@ -10,7 +10,9 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use super::contract::{PendingPermission, PermissionDecision, PermissionSource};
+use super::shown;
 use crate::agent::asker::Asking;
+use crate::protocol::PermissionUpdate;
 use crate::protocol::frames::{
     Frame, PermissionRequest, PermissionResponse, SandboxPermissionRequest,
     SandboxPermissionResponse,
@@ -40,6 +42,42 @@ pub enum Requester {
 pub struct QueuedPermission {
     pub pending: PendingPermission,
     pub requester: Requester,
+    /// What an answer binds to, from the whole input.
+    pub whole: WholeInput,
+}
+
+/// What an answer needs of a request's whole input, taken when it is queued: an input shown in
+/// part is not kept in memory (its head is shown, its file holds it), yet an approval is bound
+/// to the exact request by the digest of all of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WholeInput {
+    /// `protocol::frames::input_digest` of the whole input.
+    pub digest: String,
+    /// The "always" rule offered when the request suggests none (from the whole input).
+    pub fallback: Option<PermissionUpdate>,
+}
+
+impl WholeInput {
+    pub fn of(request: &PermissionRequest) -> WholeInput {
+        WholeInput {
+            digest: request.input_digest(),
+            fallback: crate::protocol::permission::fallback_update(
+                &request.tool_name,
+                &request.input,
+            ),
+        }
+    }
+}
+
+/// A request's input too large to show whole, taken out of the queue's memory: the caller
+/// keeps it in a file (`store::kept_texts`) and tells the queue where ([`PermissionQueue::kept_at`]).
+#[derive(Debug)]
+pub struct WholeText {
+    pub key: u64,
+    /// The digest of the whole input (names its file).
+    pub digest: String,
+    /// The input's compact JSON.
+    pub text: String,
 }
 
 /// An answer, ready to deliver.
@@ -58,14 +96,15 @@ impl QueuedPermission {
     /// The answer to deliver for `decision`.
     pub fn answer(self, decision: &PermissionDecision) -> Answer {
         let worker = self.pending.worker;
+        let whole = self.whole;
         match self.requester {
             Requester::Bridge { request, reply, .. } => Answer::Bridge {
-                response: permission_response(&request, decision),
+                response: permission_response(&request, &whole, decision),
                 reply,
             },
             Requester::Inbox { request } => Answer::Inbox {
                 to: worker,
-                frame: Frame::PermissionResponse(permission_response(&request, decision)),
+                frame: Frame::PermissionResponse(permission_response(&request, &whole, decision)),
             },
             Requester::Sandbox { request } => Answer::Inbox {
                 to: worker,
@@ -84,21 +123,23 @@ impl QueuedPermission {
 /// `AllowAlways` with no updates takes the rule the permission dialog offers when a request has
 /// no usable suggestion (`protocol::permission::fallback_update`: a `prefix:*` rule per simple
 /// Bash command, the tool alone otherwise); when no valid rule can be built it approves once.
+/// `whole` is what the request's whole input binds the answer to (its input may be gone).
 pub fn permission_response(
     request: &PermissionRequest,
+    whole: &WholeInput,
     decision: &PermissionDecision,
 ) -> PermissionResponse {
     match decision {
-        PermissionDecision::AllowOnce => PermissionResponse::approve(request, Vec::new()),
+        PermissionDecision::AllowOnce => {
+            PermissionResponse::approve_bound(request, &whole.digest, Vec::new())
+        }
         PermissionDecision::AllowAlways(updates) => {
             let updates = if updates.is_empty() {
-                crate::protocol::permission::fallback_update(&request.tool_name, &request.input)
-                    .into_iter()
-                    .collect()
+                whole.fallback.clone().into_iter().collect()
             } else {
                 updates.clone()
             };
-            PermissionResponse::approve(request, updates)
+            PermissionResponse::approve_bound(request, &whole.digest, updates)
         }
         PermissionDecision::Deny { feedback } => {
             PermissionResponse::deny(request, feedback.as_deref())
@@ -118,12 +159,29 @@ impl PermissionQueue {
         PermissionQueue::default()
     }
 
-    fn push(&mut self, mut pending: PendingPermission, requester: Requester) -> u64 {
+    fn push(
+        &mut self,
+        mut pending: PendingPermission,
+        requester: Requester,
+        whole: WholeInput,
+    ) -> u64 {
         self.next_key += 1;
         pending.key = self.next_key;
-        self.items
-            .push_back(QueuedPermission { pending, requester });
+        self.items.push_back(QueuedPermission {
+            pending,
+            requester,
+            whole,
+        });
         self.next_key
+    }
+
+    /// Says where the whole input of request `key` is kept (`None`: it could not be).
+    pub fn kept_at(&mut self, key: u64, path: Option<String>) {
+        if let Some(q) = self.items.iter_mut().find(|q| q.pending.key == key)
+            && let Some(part) = &mut q.pending.in_part
+        {
+            part.full_at = path;
+        }
     }
 
     fn has_request(&self, worker: &str, request_id: &str) -> bool {
@@ -138,21 +196,25 @@ impl PermissionQueue {
         ask_id: u64,
         asking: Asking,
         reply: oneshot::Sender<PermissionResponse>,
-    ) -> u64 {
-        let pending = pending_for(
-            &asking.worker,
-            asking.color.clone(),
-            &asking.request,
-            PermissionSource::Bridge,
-        );
-        self.push(
+    ) -> (u64, Option<WholeText>) {
+        let Asking {
+            worker,
+            color,
+            mut request,
+        } = asking;
+        let (pending, whole, text) =
+            pending_for(&worker, color, &mut request, PermissionSource::Bridge);
+        let digest = whole.digest.clone();
+        let key = self.push(
             pending,
             Requester::Bridge {
                 ask_id,
-                request: asking.request,
+                request,
                 reply,
             },
-        )
+            whole,
+        );
+        (key, text.map(|text| WholeText { key, digest, text }))
     }
 
     /// Queues a `permission_request` frame from `from`'s envelope. `None` when it was dropped:
@@ -161,13 +223,16 @@ impl PermissionQueue {
         &mut self,
         from: &str,
         color: Option<String>,
-        request: PermissionRequest,
-    ) -> Option<u64> {
+        mut request: PermissionRequest,
+    ) -> Option<(u64, Option<WholeText>)> {
         if request.agent_id != from || self.has_request(from, &request.request_id) {
             return None;
         }
-        let pending = pending_for(from, color, &request, PermissionSource::Inbox);
-        Some(self.push(pending, Requester::Inbox { request }))
+        let (pending, whole, text) =
+            pending_for(from, color, &mut request, PermissionSource::Inbox);
+        let digest = whole.digest.clone();
+        let key = self.push(pending, Requester::Inbox { request }, whole);
+        Some((key, text.map(|text| WholeText { key, digest, text })))
     }
 
     /// Queues a `sandbox_permission_request` from `from`. `None` when its `workerName` is not
@@ -192,8 +257,13 @@ impl PermissionQueue {
             input: json!({ "host": host }),
             suggestions: Vec::new(),
             source: PermissionSource::Inbox,
+            in_part: None,
         };
-        Some(self.push(pending, Requester::Sandbox { request }))
+        let whole = WholeInput {
+            digest: String::new(),
+            fallback: None,
+        };
+        Some(self.push(pending, Requester::Sandbox { request }, whole))
     }
 
     /// Removes and returns the request with this key; `None` when it was answered (or never
@@ -251,23 +321,49 @@ impl PermissionQueue {
     }
 }
 
+/// What the dialog shows of `request` (bounded: `lead::shown`), what an answer binds to, and
+/// the whole input's text when it is shown only in part (it is then taken out of `request`,
+/// whose input is left `null`: nothing keeps it in memory).
 fn pending_for(
     worker: &str,
     color: Option<String>,
-    request: &PermissionRequest,
+    request: &mut PermissionRequest,
     source: PermissionSource,
-) -> PendingPermission {
-    PendingPermission {
+) -> (PendingPermission, WholeInput, Option<String>) {
+    let whole = WholeInput::of(request);
+    let size = shown::json_len(&request.input);
+    let (input, in_part, text) = if size > shown::INPUT_MAX {
+        let head = shown::value_head(&request.input, shown::INPUT_MAX);
+        let text = serde_json::to_string(&request.input).unwrap_or_default();
+        request.input = serde_json::Value::Null;
+        let part = shown::InPart {
+            bytes: size as u64,
+            full_at: None,
+        };
+        (head, Some(part), Some(text))
+    } else {
+        (request.input.clone(), None, None)
+    };
+    // A rule too large to read is not offered (cutting it would change what it allows).
+    let suggestions = request
+        .suggestions()
+        .into_iter()
+        .filter(|s| shown::json_len(s) <= shown::SUGGESTION_MAX)
+        .take(16)
+        .collect();
+    let pending = PendingPermission {
         key: 0,
         request_id: request.request_id.clone(),
         worker: worker.to_string(),
         color,
         tool_name: request.tool_name.clone(),
-        description: request.description.clone(),
-        input: request.input.clone(),
-        suggestions: request.suggestions(),
+        description: shown::text_head(&request.description, shown::DESCRIPTION_MAX),
+        input,
+        suggestions,
         source,
-    }
+        in_part,
+    };
+    (pending, whole, text)
 }
 
 #[cfg(test)]
@@ -292,11 +388,11 @@ mod tests {
     #[test]
     fn fifo_across_feeds_and_single_answer() {
         let mut q = PermissionQueue::new();
-        let a = q
+        let (a, _) = q
             .push_inbox("w1", None, request("p1", "w1", Some("t1")))
             .unwrap();
         let (tx, _rx) = oneshot::channel();
-        let b = q.push_bridge(
+        let (b, _) = q.push_bridge(
             7,
             Asking {
                 worker: "w2".into(),
@@ -362,7 +458,8 @@ mod tests {
     #[test]
     fn answers_are_bound_and_always_allow_adds_a_session_rule() {
         let req = request("p1", "w1", Some("toolu_9"));
-        let r = permission_response(&req, &PermissionDecision::AllowAlways(vec![]));
+        let whole = WholeInput::of(&req);
+        let r = permission_response(&req, &whole, &PermissionDecision::AllowAlways(vec![]));
         let bound = r.approved_request.clone().unwrap();
         assert_eq!(bound.input_digest, req.input_digest());
         let updates = r.response.unwrap().permission_updates.unwrap();
@@ -376,11 +473,40 @@ mod tests {
         );
         let r = permission_response(
             &req,
+            &whole,
             &PermissionDecision::Deny {
                 feedback: Some("use cargo check".into()),
             },
         );
         assert_eq!(r.error.as_deref(), Some("use cargo check"));
         assert_eq!(r.tool_use_id.as_deref(), Some("toolu_9"));
+    }
+
+    #[test]
+    fn a_huge_input_is_shown_in_part_and_the_answer_binds_the_whole() {
+        let mut q = PermissionQueue::new();
+        let mut req = request("p1", "w1", Some("toolu_1"));
+        req.input = json!({"command": format!("echo {}", "x".repeat(3 * 1024 * 1024))});
+        let digest = req.input_digest();
+        let (key, whole) = q.push_inbox("w1", None, req.clone()).unwrap();
+        let whole = whole.expect("the whole input to keep");
+        assert_eq!(whole.text, serde_json::to_string(&req.input).unwrap());
+        let view = &q.views()[0];
+        assert!(shown::json_len(&view.input) < 2 * shown::INPUT_MAX);
+        assert_eq!(
+            view.in_part.as_ref().unwrap().bytes,
+            whole.text.len() as u64
+        );
+        let queued = q.take(key).unwrap();
+        match queued.answer(&PermissionDecision::AllowOnce) {
+            Answer::Inbox {
+                frame: Frame::PermissionResponse(r),
+                ..
+            } => {
+                assert!(r.matches(&req), "bound to the whole request");
+                assert_eq!(r.approved_request.unwrap().input_digest, digest);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
     }
 }

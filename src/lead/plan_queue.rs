@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use super::contract::{PendingPlan, PlanDecision};
+use super::shown;
 use crate::protocol::PermissionMode;
 use crate::protocol::frames::{PlanApprovalRequest, PlanApprovalResponse, plan_digest};
 use crate::protocol::time::now_iso;
@@ -11,7 +12,16 @@ use crate::protocol::time::now_iso;
 /// The FIFO of plans waiting for approval.
 #[derive(Debug, Default)]
 pub struct PlanQueue {
-    items: VecDeque<(PendingPlan, PlanApprovalRequest)>,
+    items: VecDeque<QueuedPlan>,
+}
+
+/// One plan waiting: what the dialog shows, the request to answer, and the digest of the whole
+/// plan (a plan shown in part is not kept in memory: its file holds it).
+#[derive(Debug)]
+pub struct QueuedPlan {
+    pub pending: PendingPlan,
+    pub request: PlanApprovalRequest,
+    pub digest: String,
 }
 
 impl PlanQueue {
@@ -20,52 +30,85 @@ impl PlanQueue {
     }
 
     /// Queues a plan from `from`; `false` when the same request is queued already.
+    /// Queues a plan from `from`. `None` when the same request is queued already; else
+    /// whether it was shown in part: then its whole text and digest, for the caller to keep in a
+    /// file ([`PlanQueue::kept_at`]).
     pub fn push(
         &mut self,
         from: &str,
         color: Option<String>,
-        request: PlanApprovalRequest,
-    ) -> bool {
+        mut request: PlanApprovalRequest,
+    ) -> Option<Option<(String, String)>> {
         if self
             .items
             .iter()
-            .any(|(p, _)| p.request_id == request.request_id)
+            .any(|q| q.request.request_id == request.request_id)
         {
-            return false;
+            return None;
         }
+        let digest = plan_digest(&request.plan_content);
+        let whole = request.plan_content.len();
+        let (plan, in_part, text) = if whole > shown::PLAN_MAX {
+            let head = shown::text_head(&request.plan_content, shown::PLAN_MAX);
+            let text = std::mem::take(&mut request.plan_content);
+            let part = shown::InPart {
+                bytes: whole as u64,
+                full_at: None,
+            };
+            (head, Some(part), Some((text, digest.clone())))
+        } else {
+            (request.plan_content.clone(), None, None)
+        };
         let pending = PendingPlan {
             request_id: request.request_id.clone(),
             from: from.to_string(),
             color,
-            plan: request.plan_content.clone(),
+            plan,
+            in_part,
         };
-        self.items.push_back((pending, request));
-        true
+        self.items.push_back(QueuedPlan {
+            pending,
+            request,
+            digest,
+        });
+        Some(text)
+    }
+
+    /// Says where the whole text of plan `request_id` is kept (`None`: it could not be).
+    pub fn kept_at(&mut self, request_id: &str, path: Option<String>) {
+        if let Some(q) = self
+            .items
+            .iter_mut()
+            .find(|q| q.request.request_id == request_id)
+            && let Some(part) = &mut q.pending.in_part
+        {
+            part.full_at = path;
+        }
     }
 
     /// Removes and returns the plan with this request id (at most once).
-    pub fn take(&mut self, request_id: &str) -> Option<(PendingPlan, PlanApprovalRequest)> {
+    pub fn take(&mut self, request_id: &str) -> Option<QueuedPlan> {
         let at = self
             .items
             .iter()
-            .position(|(p, _)| p.request_id == request_id)?;
+            .position(|q| q.request.request_id == request_id)?;
         self.items.remove(at)
     }
 
     /// Removes every plan of a teammate that left.
     pub fn remove_worker(&mut self, worker: &str) -> usize {
         let before = self.items.len();
-        self.items.retain(|(p, _)| p.from != worker);
+        self.items.retain(|q| q.pending.from != worker);
         before - self.items.len()
     }
 
     pub fn views(&self) -> Vec<PendingPlan> {
-        self.items.iter().map(|(p, _)| p.clone()).collect()
+        self.items.iter().map(|q| q.pending.clone()).collect()
     }
 
     /// Is a plan of this worker waiting?
     pub fn has_worker(&self, worker: &str) -> bool {
-        self.items.iter().any(|(p, _)| p.from == worker)
+        self.items.iter().any(|q| q.pending.from == worker)
     }
 
     pub fn len(&self) -> usize {
@@ -78,9 +121,10 @@ impl PlanQueue {
 }
 
 /// The `plan_approval_response` for a decision. An approval carries the mode to continue in
-/// (`plan` maps to `default`) and the digest of the approved plan.
+/// (`plan` maps to `default`) and `digest`, the digest of the whole plan.
 pub fn plan_response(
     request: &PlanApprovalRequest,
+    digest: &str,
     decision: &PlanDecision,
 ) -> PlanApprovalResponse {
     match decision {
@@ -90,7 +134,7 @@ pub fn plan_response(
             feedback: None,
             timestamp: now_iso(),
             permission_mode: Some(PermissionMode::for_teammate(*mode)),
-            plan_digest: Some(plan_digest(&request.plan_content)),
+            plan_digest: Some(digest.to_string()),
         },
         PlanDecision::Reject { feedback } => PlanApprovalResponse {
             request_id: request.request_id.clone(),
@@ -98,7 +142,7 @@ pub fn plan_response(
             feedback: Some(feedback.clone()).filter(|f| !f.trim().is_empty()),
             timestamp: now_iso(),
             permission_mode: None,
-            plan_digest: Some(plan_digest(&request.plan_content)),
+            plan_digest: Some(digest.to_string()),
         },
     }
 }
@@ -117,12 +161,13 @@ mod tests {
             request_id: "plan_approval-1@planner@t".into(),
         };
         let mut plans = PlanQueue::new();
-        assert!(plans.push("planner", None, req.clone()));
-        assert!(!plans.push("planner", None, req.clone()));
-        let (_, req) = plans.take("plan_approval-1@planner@t").unwrap();
+        assert_eq!(plans.push("planner", None, req.clone()), Some(None));
+        assert!(plans.push("planner", None, req.clone()).is_none());
+        let q = plans.take("plan_approval-1@planner@t").unwrap();
         assert!(plans.take("plan_approval-1@planner@t").is_none());
         let r = plan_response(
-            &req,
+            &q.request,
+            &q.digest,
             &PlanDecision::Approve {
                 mode: PermissionMode::Plan,
             },

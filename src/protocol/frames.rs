@@ -228,6 +228,16 @@ pub struct PermissionResponse {
 impl PermissionResponse {
     /// An approval, bound to the request when it carried a `tool_use_id`.
     pub fn approve(req: &PermissionRequest, updates: Vec<PermissionUpdate>) -> PermissionResponse {
+        PermissionResponse::approve_bound(req, &req.input_digest(), updates)
+    }
+
+    /// An approval bound by `input_digest`, the digest of the request's whole input (taken
+    /// when it was queued: a large input is not kept).
+    pub fn approve_bound(
+        req: &PermissionRequest,
+        input_digest: &str,
+        updates: Vec<PermissionUpdate>,
+    ) -> PermissionResponse {
         PermissionResponse {
             request_id: req.request_id.clone(),
             subtype: ResponseSubtype::Success,
@@ -235,7 +245,7 @@ impl PermissionResponse {
             approved_request: req.tool_use_id.as_ref().map(|id| ApprovedRequest {
                 tool_use_id: id.clone(),
                 tool_name: req.tool_name.clone(),
-                input_digest: req.input_digest(),
+                input_digest: input_digest.to_string(),
             }),
             response: Some(ResponseBody {
                 updated_input: None,

@@ -63,7 +63,7 @@ pub async fn connect(socket: &Path, team: &str) -> Result<Connection, ServerErro
 }
 
 /// How a screen's connection ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ending {
     /// The screen left with `/detach`; the team runs on.
     Detached,
@@ -74,6 +74,50 @@ pub enum Ending {
     /// The server closed the connection without a word (it died, or was killed): the team's
     /// lead went away under the screen.
     Lost,
+    /// The connection failed while the server still runs (a line refused, an unreadable
+    /// message, a read error, or the server closed this connection only): what happened.
+    Broken(String),
+}
+
+/// Does the process `pid` still run (a zombie does not)?
+fn runs(pid: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only asks whether the process exists.
+    let exists = unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, after) = stat.rsplit_once(')')?;
+            after
+                .split_whitespace()
+                .next()
+                .map(|state| state == "Z" || state == "X")
+        })
+        .unwrap_or(false);
+    exists && !zombie
+}
+
+/// How a connection that ended with `failure` (`None`: closed by the server) ended, for a screen
+/// that did not say it closes: lost when its server is gone, broken (and why) when it still runs
+/// a moment later (a server that dies closes its sockets just before it is gone).
+async fn ended(pid: u32, failure: Option<ServerError>) -> Ending {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(1000);
+    let mut running = runs(pid);
+    while running && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        running = runs(pid);
+    }
+    match (failure, running) {
+        (None, false) => Ending::Lost,
+        (None, true) => Ending::Broken(format!(
+            "the lead server (pid {pid}) closed this screen's connection but still runs"
+        )),
+        (Some(e), true) => Ending::Broken(format!("{e}; the lead server (pid {pid}) still runs")),
+        (Some(e), false) => Ending::Broken(format!("{e}; the lead server (pid {pid}) has ended")),
+    }
 }
 
 impl Connection {
@@ -106,6 +150,7 @@ impl Connection {
         let Connection {
             mut reader,
             mut writer,
+            pid,
             ..
         } = self;
         // Whether this screen said it closes: the server then drops the connection, which is
@@ -152,12 +197,19 @@ impl Connection {
                         break;
                     }
                     Ok(Some(_)) => {}
-                    Ok(None) | Err(_) => {
-                        if ending == Ending::Left
-                            && !closing.load(std::sync::atomic::Ordering::SeqCst)
-                        {
-                            ending = Ending::Lost;
-                        }
+                    Ok(None) | Err(_)
+                        if ending != Ending::Left
+                            || closing.load(std::sync::atomic::Ordering::SeqCst) =>
+                    {
+                        break;
+                    }
+                    Ok(None) => {
+                        ending = ended(pid, None).await;
+                        break;
+                    }
+                    Err(e) => {
+                        tracing::warn!("screen: the lead server's connection failed: {e}");
+                        ending = ended(pid, Some(e)).await;
                         break;
                     }
                 }

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use super::hub::{CLIENT_QUEUE, HubInput};
 use super::wire::{self, ClientMsg, LineReader, ServerMsg};
 use super::{ServerError, paths};
+use crate::lead::contract::{LeadEvent, TranscriptItem};
 
 /// The bound socket; the file is removed when this is dropped.
 pub struct Bound {
@@ -97,6 +98,10 @@ pub async fn accept_loop(listener: &UnixListener, hub: mpsc::Sender<HubInput>, h
 async fn connection(id: u64, stream: UnixStream, hub: mpsc::Sender<HubInput>, hello: ServerMsg) {
     let (read, mut write) = stream.into_split();
     let (tx, mut rx) = mpsc::channel::<ServerMsg>(CLIENT_QUEUE);
+    let team = match &hello {
+        ServerMsg::Hello { team, .. } => crate::protocol::display::visible_line(team).into_owned(),
+        _ => String::new(),
+    };
     if hub.send(HubInput::Connected { id, tx }).await.is_err() {
         return;
     }
@@ -106,9 +111,9 @@ async fn connection(id: u64, stream: UnixStream, hub: mpsc::Sender<HubInput>, he
         }
         while let Some(msg) = rx.recv().await {
             // Everything already queued goes out in one write.
-            let mut batch = wire::encode(&msg);
+            let mut batch = line_of(id, &team, &msg);
             while let Ok(more) = rx.try_recv() {
-                batch.extend(wire::encode(&more));
+                batch.extend(line_of(id, &team, &more));
             }
             use tokio::io::AsyncWriteExt;
             if write.write_all(&batch).await.is_err() {
@@ -134,4 +139,21 @@ async fn connection(id: u64, stream: UnixStream, hub: mpsc::Sender<HubInput>, he
         }
         let _ = hub.send(HubInput::Gone { id }).await;
     });
+}
+
+/// The line of `msg`; one longer than a client reads (`wire::MAX_LINE`: the controller bounds
+/// every event far below it, so this is a last guard) is left out and the screen told, rather
+/// than making the client drop the connection.
+fn line_of(id: u64, team: &str, msg: &ServerMsg) -> Vec<u8> {
+    wire::fits(msg).unwrap_or_else(|| {
+        let size = crate::lead::shown::json_len(msg);
+        tracing::warn!("lead server: client {id}: left out a message of {size} bytes");
+        let text = format!(
+            "teamlead left out an update of {} that is larger than a screen reads; `teamlead ctl {team} status` shows the team.",
+            crate::lead::shown::size_label(size as u64)
+        );
+        wire::encode(&ServerMsg::Event(LeadEvent::Transcript(
+            TranscriptItem::System { text },
+        )))
+    })
 }

@@ -37,6 +37,9 @@ pub enum ServerError {
     },
     #[error("the lead server sent something unreadable: {0}")]
     Protocol(String),
+    /// A line longer than the wire's limit (never read whole).
+    #[error("the lead server sent a line longer than the {} MiB a client reads (refused after {read} bytes)", limit / (1024 * 1024))]
+    LineTooLong { read: usize, limit: usize },
 }
 
 impl ServerError {

@@ -13,6 +13,11 @@ use crate::protocol::PermissionMode;
 pub const TRANSCRIPT_KEPT: usize = 5000;
 /// How many items of each teammate's inline view.
 pub const INLINE_KEPT: usize = 1000;
+/// And at most this many bytes (as JSON) of the main transcript, and of each inline view: a
+/// teammate's long messages cannot make the replay hold more than this (each string of an item
+/// is already cut at 64 KiB, `lead::shown`).
+pub const TRANSCRIPT_BYTES: usize = 16 * 1024 * 1024;
+pub const INLINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The state a late client needs.
 #[derive(Debug, Default)]
@@ -25,17 +30,34 @@ pub struct Replay {
     plans: Vec<PendingPlan>,
     busy: bool,
     usage: Option<UsageView>,
-    transcript: VecDeque<TranscriptItem>,
-    inline: BTreeMap<String, VecDeque<TranscriptItem>>,
+    transcript: Kept,
+    inline: BTreeMap<String, Kept>,
     /// The last receipt of each message in the transcript kept (by ledger id).
     receipts: BTreeMap<u64, LeadEvent>,
 }
 
-fn push_bounded(items: &mut VecDeque<TranscriptItem>, item: TranscriptItem, limit: usize) {
-    if items.len() == limit {
-        items.pop_front();
+/// Transcript items kept, bounded in number and in bytes.
+#[derive(Debug, Default)]
+struct Kept {
+    items: VecDeque<(usize, TranscriptItem)>,
+    bytes: usize,
+}
+
+impl Kept {
+    fn iter(&self) -> impl Iterator<Item = &TranscriptItem> {
+        self.items.iter().map(|(_, i)| i)
     }
-    items.push_back(item);
+}
+
+fn push_bounded(kept: &mut Kept, item: TranscriptItem, limit: usize, bytes: usize) {
+    let size = crate::lead::shown::json_len(&item);
+    kept.bytes += size;
+    kept.items.push_back((size, item));
+    while kept.items.len() > limit || (kept.bytes > bytes && kept.items.len() > 1) {
+        if let Some((gone, _)) = kept.items.pop_front() {
+            kept.bytes -= gone;
+        }
+    }
 }
 
 impl Replay {
@@ -44,7 +66,12 @@ impl Replay {
         match event {
             LeadEvent::Started { .. } => self.started = Some(event.clone()),
             LeadEvent::Transcript(item) => {
-                push_bounded(&mut self.transcript, item.clone(), TRANSCRIPT_KEPT);
+                push_bounded(
+                    &mut self.transcript,
+                    item.clone(),
+                    TRANSCRIPT_KEPT,
+                    TRANSCRIPT_BYTES,
+                );
                 // Receipts of messages no longer kept go with them.
                 let kept: std::collections::BTreeSet<u64> = self
                     .transcript
@@ -63,6 +90,7 @@ impl Replay {
                 self.inline.entry(name.clone()).or_default(),
                 item.clone(),
                 INLINE_KEPT,
+                INLINE_BYTES,
             ),
             LeadEvent::LeadMode(mode) => self.lead_mode = Some(*mode),
             LeadEvent::Team(team) => self.team = Some(team.clone()),

@@ -1,7 +1,8 @@
 //! The story of a team, as `teamlead ctl T events` prints it: one [`StoryEvent`] per thing
 //! that happened (a message, a permission request and its answer, a plan, a teammate started,
 //! idle, exited or crashed, a task changed, usage), derived from the controller's events by
-//! comparing each snapshot with the one before. The hub keeps the latest [`STORY_KEPT`].
+//! comparing each snapshot with the one before. The hub keeps the latest [`STORY_KEPT`], at
+//! most [`STORY_BYTES`] of them.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -14,6 +15,9 @@ use crate::lead::contract::{
 
 /// How many story events the server keeps for `events` without `--follow`.
 pub const STORY_KEPT: usize = 20_000;
+/// And at most this many bytes of them (as JSON): a teammate's long messages cannot make the
+/// story hold more than this.
+pub const STORY_BYTES: usize = 32 * 1024 * 1024;
 
 /// One thing that happened, numbered in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -146,7 +150,9 @@ pub const STATUS_WORDS: [&str; 6] = [
 #[derive(Debug, Default)]
 pub struct Story {
     seq: u64,
-    kept: VecDeque<StoryEvent>,
+    kept: VecDeque<(usize, StoryEvent)>,
+    /// The bytes of `kept` (as JSON).
+    kept_bytes: usize,
     team: BTreeMap<String, (&'static str, Option<String>)>,
     tasks: BTreeMap<String, (String, Option<String>)>,
     permissions: BTreeMap<u64, PendingPermission>,
@@ -168,7 +174,7 @@ impl Story {
 
     /// The events kept, oldest first.
     pub fn history(&self) -> impl Iterator<Item = &StoryEvent> {
-        self.kept.iter()
+        self.kept.iter().map(|(_, e)| e)
     }
 
     /// Takes one controller event into account; returns the story events it makes.
@@ -183,10 +189,16 @@ impl Story {
                     at_ms: now_ms,
                     kind,
                 };
-                if self.kept.len() == STORY_KEPT {
-                    self.kept.pop_front();
+                let size = crate::lead::shown::json_len(&e);
+                self.kept_bytes += size;
+                self.kept.push_back((size, e.clone()));
+                while self.kept.len() > STORY_KEPT
+                    || (self.kept_bytes > STORY_BYTES && self.kept.len() > 1)
+                {
+                    if let Some((gone, _)) = self.kept.pop_front() {
+                        self.kept_bytes -= gone;
+                    }
                 }
-                self.kept.push_back(e.clone());
                 e
             })
             .collect()
@@ -444,6 +456,7 @@ mod tests {
             input: Value::Null,
             suggestions: vec![],
             source: PermissionSource::Bridge,
+            in_part: None,
         }
     }
 

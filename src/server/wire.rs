@@ -3,15 +3,23 @@
 //! for. Commands and events are the controller's own types, unchanged.
 
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::ServerError;
 use super::story::StoryEvent;
 use crate::lead::contract::{LeadCommand, LeadEvent};
 
-/// The longest line either side accepts (a transcript item with a long message fits).
+/// The longest line either side accepts. What the controller sends is bounded far below it
+/// (`lead::shown`: a request's head, every string of an event cut at 64 KiB); the server never
+/// writes a longer line ([`fits`]), and a reader refuses one without holding it.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// The line of `msg`, or `None` when it would be longer than [`MAX_LINE`].
+pub fn fits<T: Serialize>(msg: &T) -> Option<Vec<u8>> {
+    // Counted first: a line too long is never built.
+    (crate::lead::shown::json_len(msg) < MAX_LINE).then(|| encode(msg))
+}
 
 /// What a client asks for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,34 +67,65 @@ pub async fn write<T: Serialize>(w: &mut OwnedWriteHalf, msg: &T) -> Result<(), 
         .map_err(|e| ServerError::io("writing to the lead server's socket", e))
 }
 
-/// Reads the lines of one side.
+/// Reads the lines of one side, never holding more than [`MAX_LINE`] bytes of one: a longer
+/// line is refused ([`ServerError::LineTooLong`]) as soon as it passes the limit.
 pub struct LineReader {
-    lines: Lines<BufReader<OwnedReadHalf>>,
+    reader: BufReader<OwnedReadHalf>,
+    line: Vec<u8>,
 }
 
 impl LineReader {
     pub fn new(r: OwnedReadHalf) -> LineReader {
         LineReader {
-            lines: BufReader::new(r).lines(),
+            reader: BufReader::new(r),
+            line: Vec::new(),
         }
     }
 
     /// The next message; `None` at the end of the stream.
     pub async fn next<T: for<'de> Deserialize<'de>>(&mut self) -> Result<Option<T>, ServerError> {
-        let line = self
-            .lines
-            .next_line()
-            .await
-            .map_err(|e| ServerError::io("reading the lead server's socket", e))?;
-        match line {
-            None => Ok(None),
-            Some(line) if line.len() > MAX_LINE => Err(ServerError::Protocol(format!(
-                "a line of {} bytes",
-                line.len()
-            ))),
-            Some(line) => serde_json::from_str(&line)
-                .map(Some)
-                .map_err(|e| ServerError::Protocol(e.to_string())),
+        if !self.next_line().await? {
+            return Ok(None);
+        }
+        serde_json::from_slice(&self.line)
+            .map(Some)
+            .map_err(|e| ServerError::Protocol(e.to_string()))
+    }
+
+    /// Reads the next line into `self.line` (without its newline); false at the end.
+    async fn next_line(&mut self) -> Result<bool, ServerError> {
+        self.line.clear();
+        loop {
+            let chunk = self
+                .reader
+                .fill_buf()
+                .await
+                .map_err(|e| ServerError::io("reading the lead server's socket", e))?;
+            if chunk.is_empty() {
+                if self.line.is_empty() {
+                    return Ok(false);
+                }
+                return Err(ServerError::Protocol(
+                    "the connection ended in the middle of a line".to_string(),
+                ));
+            }
+            let (take, ends) = match chunk.iter().position(|b| *b == b'\n') {
+                Some(at) => (at, true),
+                None => (chunk.len(), false),
+            };
+            if self.line.len() + take > MAX_LINE {
+                let read = self.line.len() + take;
+                self.line = Vec::new();
+                return Err(ServerError::LineTooLong {
+                    read,
+                    limit: MAX_LINE,
+                });
+            }
+            self.line.extend_from_slice(&chunk[..take]);
+            self.reader.consume(take + usize::from(ends));
+            if ends {
+                return Ok(true);
+            }
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod error;
 pub mod home;
 pub mod inbox;
 pub mod json_check;
+pub mod kept_texts;
 pub mod leftovers;
 pub mod liveness;
 pub mod lock;

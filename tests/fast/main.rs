@@ -64,6 +64,7 @@ mod ui_approvals;
 mod ui_client_prompt;
 mod ui_config;
 mod ui_habits;
+mod ui_in_part;
 mod ui_keys;
 mod ui_snapshots;
 mod ui_stopped;

@@ -65,6 +65,7 @@ mod review_pty;
 mod screen_backend;
 mod server_attach;
 mod server_headless;
+mod server_hostile_frames;
 mod server_notify;
 mod teammate_pane;
 mod tmux_backend;

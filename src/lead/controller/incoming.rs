@@ -133,7 +133,10 @@ impl Controller {
                 let claimed = request.agent_id.clone();
                 let (tool, input) = (request.tool_name.clone(), request.input.clone());
                 match self.permissions.push_inbox(&from, color, request) {
-                    Some(key) => self.answer_by_set_mode(&from, key, &tool, &input),
+                    Some((key, whole)) => {
+                        self.keep_whole_request(whole);
+                        self.answer_by_set_mode(&from, key, &tool, &input)
+                    }
                     None if claimed != from => self.note(format!(
                         "Dropped a permission request from {from} that claims to come from {claimed}."
                     )),
@@ -160,7 +163,10 @@ impl Controller {
                         request.from
                     ));
                 } else {
-                    self.plans.push(&from, color, request);
+                    let request_id = request.request_id.clone();
+                    if let Some(Some((text, digest))) = self.plans.push(&from, color, request) {
+                        self.keep_whole_plan(request_id, text, &digest);
+                    }
                 }
             }
             LeadIncoming::ShutdownApproved { approved, .. } => {
@@ -348,12 +354,58 @@ impl Controller {
                     .clone()
                     .or_else(|| self.color_of(&asking.worker));
                 let asking = crate::agent::asker::Asking { color, ..*asking };
-                self.permissions.push_bridge(ask_id, asking, reply);
+                let (_, whole) = self.permissions.push_bridge(ask_id, asking, reply);
+                self.keep_whole_request(whole);
             }
             BridgeMessage::Withdrawn { ask_id } => {
                 self.permissions.withdraw(ask_id);
             }
         }
+    }
+
+    /// A request's input too large to show whole is kept in a file for the person to read
+    /// (`store::kept_texts`, in the background); the dialog says where once it is written.
+    fn keep_whole_request(&mut self, whole: Option<crate::lead::permission_queue::WholeText>) {
+        let Some(whole) = whole else {
+            return;
+        };
+        let digest = whole.digest.clone();
+        let team = self.team.clone();
+        let key = whole.key;
+        self.store.submit(
+            Lane::Kept,
+            move |home| {
+                let at = store::kept_texts::path(home, &team, "permission", &digest, "json")?;
+                store::kept_texts::keep(home, &team, &at, whole.text.as_bytes())?;
+                Ok::<_, store::StoreError>(at)
+            },
+            move |c, kept| match kept {
+                Ok(at) => c.permissions.kept_at(key, Some(at.display().to_string())),
+                Err(e) => c.note(format!(
+                    "Could not keep the whole of permission request #{key} for reading: {e}"
+                )),
+            },
+        );
+    }
+
+    /// The same for a plan too large to show whole.
+    fn keep_whole_plan(&mut self, request_id: String, text: String, digest: &str) {
+        let team = self.team.clone();
+        let digest = digest.to_string();
+        self.store.submit(
+            Lane::Kept,
+            move |home| {
+                let at = store::kept_texts::path(home, &team, "plan", &digest, "md")?;
+                store::kept_texts::keep(home, &team, &at, text.as_bytes())?;
+                Ok::<_, store::StoreError>(at)
+            },
+            move |c, kept| match kept {
+                Ok(at) => c.plans.kept_at(&request_id, Some(at.display().to_string())),
+                Err(e) => c.note(format!(
+                    "Could not keep the whole of {request_id}'s plan for reading: {e}"
+                )),
+            },
+        );
     }
 
     /// The human's answer to one permission request; a key that is not queued (answered
@@ -429,10 +481,11 @@ impl Controller {
 
     /// The human's answer to a plan; an unknown request id does nothing.
     pub fn answer_plan(&mut self, request_id: &str, decision: PlanDecision) {
-        let Some((plan, request)) = self.plans.take(request_id) else {
+        let Some(queued) = self.plans.take(request_id) else {
             return;
         };
-        let response = plan_response(&request, &decision);
+        let response = plan_response(&queued.request, &queued.digest, &decision);
+        let plan = queued.pending;
         let entry = InboxEntry::frame(LEAD_NAME, &Frame::PlanApprovalResponse(response.clone()));
         let to = plan.from.clone();
         self.deliver(&to, entry, move |c, sent| match sent {

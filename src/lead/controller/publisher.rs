@@ -1,6 +1,6 @@
 //! What the controller tells the UI: events queued during a step and sent after it, the
 //! snapshots (team, tasks, permissions, plans) sent only when they changed since the last
-//! ones, and problems told once. When the UI stops listening, the events are dropped and the
+//! ones, and problems told once. Every event's strings are bounded (`lead::shown`). When the UI stops listening, the events are dropped and the
 //! controller hears it once (to start a graceful quit).
 
 use std::collections::HashSet;
@@ -43,10 +43,11 @@ impl Publisher {
         }
     }
 
-    /// Queues an event for the UI.
+    /// Queues an event for the UI, its strings bounded (`lead::shown::bound_event`: a teammate's
+    /// huge message, name or task subject cannot make an event longer than a screen reads).
     pub fn emit(&mut self, event: LeadEvent) {
         if !self.ui_gone {
-            self.outbox.push(event);
+            self.outbox.push(crate::lead::shown::bound_event(event));
         }
     }
 

@@ -67,6 +67,8 @@ pub(crate) enum Lane {
     Runtime(String),
     /// Lock-free reads before a decision: never behind a write, each on its own.
     Reads,
+    /// Requests and plans too large to show, kept whole in files (`store::kept_texts`).
+    Kept,
 }
 
 impl Lane {

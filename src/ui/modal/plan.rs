@@ -211,10 +211,22 @@ impl PlanDialog {
             (self.scroll, self.mode, self.feedback.as_ref())
         };
         let inner_width = area.width.saturating_sub(2).max(1);
-        let text: Vec<Line<'static>> = sanitize(&head.plan)
-            .lines()
-            .flat_map(|l| wrap_line(&Line::from(l.to_string()), 0, inner_width))
-            .collect();
+        let mut text: Vec<Line<'static>> = Vec::new();
+        if let Some(part) = &head.in_part {
+            text.extend(wrap_line(
+                &Line::from(Span::styled(
+                    sanitize(&format!("⚠ This plan is {}", part.note())),
+                    Style::default().fg(Color::Yellow),
+                )),
+                0,
+                inner_width,
+            ));
+        }
+        text.extend(
+            sanitize(&head.plan)
+                .lines()
+                .flat_map(|l| wrap_line(&Line::from(l.to_string()), 0, inner_width)),
+        );
         let hints = hint_lines(
             &if feedback.is_some() {
                 keymap.hints(Context::Feedback)

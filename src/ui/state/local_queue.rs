@@ -97,6 +97,7 @@ mod tests {
             from: "w".to_string(),
             color: None,
             plan: String::new(),
+            in_part: None,
         }
     }
 

@@ -115,7 +115,8 @@ pub fn always_choices(request: &PendingPermission) -> Vec<Choice> {
         .filter(|s| s.is_offerable())
         .cloned()
         .collect();
-    if offered.is_empty() {
+    // A rule built from an input shown only in part could differ from the whole one's.
+    if offered.is_empty() && request.in_part.is_none() {
         offered.extend(fallback_update(&request.tool_name, &request.input));
     }
     offered

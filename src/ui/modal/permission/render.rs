@@ -1,5 +1,6 @@
 //! How the permission dialog draws: the title with the teammate's badge, the tool and "1 of
-//! N"; the description and the tool's input (cut with "… N more lines" when the screen is
+//! N"; the description, a note when the input is shown only in part (its size and the file
+//! that holds it whole), and the tool's input (cut with "… N more lines" when the screen is
 //! short); the options in one row when they fit (no option marked until the person moves the
 //! selection), or the "always" rule waiting for its confirmation, or the feedback line; the
 //! hints of the keymap context in use.
@@ -71,6 +72,16 @@ impl PermissionDialog {
         if !head.description.trim().is_empty() {
             top.extend(wrap_line(
                 &Line::from(Span::styled(sanitize(&head.description), dim())),
+                0,
+                inner_width,
+            ));
+        }
+        if let Some(part) = &head.in_part {
+            top.extend(wrap_line(
+                &Line::from(Span::styled(
+                    sanitize(&format!("⚠ This request is {}", part.note())),
+                    Style::default().fg(Color::Yellow),
+                )),
                 0,
                 inner_width,
             ));
