@@ -36,6 +36,7 @@ mod layers;
 mod lead_model;
 mod lead_permissions;
 mod lead_review;
+mod lead_retire;
 mod lead_review_checkout;
 mod lead_spawn;
 mod lead_tasks;
