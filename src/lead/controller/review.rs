@@ -498,17 +498,25 @@ impl Controller {
                 };
                 match result {
                     Ok((path, branch, None)) => {
-                        if let Some(name) = &stopped {
-                            c.remove_teammate(name, "was stopped to retire its worktree");
-                        }
                         c.worktrees.retain(|(_, w)| w.path != path);
                         c.review.merged.remove(&path);
                         c.note(format!(
                             "Removed the worktree {} and its branch {branch}.",
                             path.display()
                         ));
-                        if c.review.queue_shown {
-                            c.queue(false);
+                        // The queue follows once the team no longer lists the teammate.
+                        let requeue = |c: &mut Controller| {
+                            if c.review.queue_shown {
+                                c.queue(false);
+                            }
+                        };
+                        match &stopped {
+                            Some(name) => c.remove_teammate_then(
+                                name,
+                                "was stopped to retire its worktree",
+                                requeue,
+                            ),
+                            None => requeue(c),
                         }
                     }
                     Ok((path, _, Some(why))) => {
