@@ -88,19 +88,39 @@ impl AppState {
         Some((esc, typed))
     }
 
-    /// Whether `modal` (just taken off the top of the stack) steps back when text is typed
-    /// into it: an approval dialog always (its request waits behind the banner), a
-    /// confirmation only at the composer (one opened from another dialog keeps the keyboard:
-    /// the composer is not on screen there).
+    /// Whether `modal` (just taken off the top of the stack) steps back when text it has no
+    /// use for is typed or pasted into it: approval dialogs and confirmations do.
     fn steps_back(&self, modal: &Modal) -> bool {
-        modal.is_approval() || (matches!(modal, Modal::Confirm(_)) && self.modals.is_empty())
+        modal.is_approval() || matches!(modal, Modal::Confirm(_))
     }
 
-    /// A guarded dialog (taken off the stack) steps back: its request, or the confirmation
-    /// itself, waits behind the banner again.
+    /// A guarded dialog (taken off the stack) steps back because text was typed into it. An
+    /// approval's request waits behind the banner again. A confirmation's text is for the
+    /// composer: the dialogs it was opened from close too (an approval under it waits), and
+    /// it waits behind the banner if it arrived by itself, else it closes with nothing done,
+    /// and the transcript says so.
     fn step_back(&mut self, modal: Modal) {
         match modal {
-            Modal::Confirm(question) => self.park_question(question),
+            Modal::Confirm(question) => {
+                if self.modals.iter().any(Modal::is_approval) {
+                    self.approvals_waiting = true;
+                }
+                self.modals.clear();
+                self.dialog_notice = None;
+                if question.arrived {
+                    self.park_question(question);
+                } else {
+                    let note = TranscriptItem::System {
+                        text: format!(
+                            "Not done: {} (what you typed went to the composer).",
+                            question.title
+                        ),
+                    };
+                    // Where the person looks: the view they are in.
+                    self.current_transcript().push(&note, |_| None);
+                }
+                self.sync_dialogs();
+            }
             _ => {
                 self.approvals_waiting = true;
                 self.sync_dialogs();

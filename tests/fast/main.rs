@@ -62,6 +62,7 @@ mod store_team;
 mod store_team_guard;
 mod ui_app_loop;
 mod ui_approvals;
+mod ui_confirm;
 mod ui_config;
 mod ui_habits;
 mod ui_keys;

@@ -34,6 +34,10 @@ pub struct ConfirmDialog {
     pub command: LeadCommand,
     /// What [`Action::IncludeBusy`] sends instead, when the dialog offers it.
     pub include_busy: Option<LeadCommand>,
+    /// It arrived by itself (the offer to retire a merged worktree), not by a key: text typed
+    /// into it sends it back behind the banner, where it waits; a box opened by a key closes
+    /// instead, with nothing done.
+    pub arrived: bool,
     pub guard: Guard,
 }
 
@@ -50,6 +54,7 @@ impl ConfirmDialog {
             question,
             command,
             include_busy: None,
+            arrived: false,
             guard: Guard::new(now_ms, Focused::OnPurpose),
         }
     }

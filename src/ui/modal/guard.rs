@@ -19,9 +19,10 @@
 //!   feedback line is open) was meant for the composer, in the grace period and after it: the
 //!   dialog steps back to waiting (the banner) and the text goes to the composer
 //!   ([`super::DialogOutcome::Decline`]), so `/quit` typed at a dialog is a command, never
-//!   swallowed and never glued to an answer key. A confirmation opened from another dialog (the
-//!   teams list's kill, prune, cycle all) keeps the keyboard instead: the composer is not on
-//!   screen there, and the key is ignored.
+//!   swallowed and never glued to an answer key. A confirmation the person opened with a key
+//!   (kill, prune, cycle all, leaving plan mode) closes instead, with nothing done and a note
+//!   saying so, and the dialogs it was opened from close with it: its `y` can never be the
+//!   `y` of a word typed a moment later.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 

@@ -71,14 +71,16 @@ impl AppState {
         );
         // It arrived by itself: it waits behind the banner until the person opens it or stops
         // typing, like a request (never under the fingers of someone typing).
-        self.park_question(ConfirmDialog::new(
+        let mut offer = ConfirmDialog::new(
             format!("retire @{}'s worktree", m.name),
             question,
             LeadCommand::RetireWorktree {
                 name: m.name.clone(),
             },
             self.now_ms,
-        ));
+        );
+        offer.arrived = true;
+        self.park_question(offer);
     }
 
     /// The composer sent `text`: a `/merge` of a branch (not a dry run, not retiring it
