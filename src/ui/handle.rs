@@ -200,7 +200,7 @@ impl AppState {
                 }
                 DialogOutcome::Push(top) => {
                     self.modals.push(modal);
-                    self.modals.push(top);
+                    self.modals.push(*top);
                 }
                 DialogOutcome::Decline => {
                     if self.steps_back(&modal) {

@@ -38,8 +38,10 @@ async fn retiring_keeps_the_teammate_when_its_worktree_is_kept() {
     let mut s = lead_in(&repo, "rt").await;
     s.submit("/spawn alice --worktree \"work\"").await;
     s.wait_note("Spawned alice").await;
-    s.wait_team("alice running", |t| t.iter().any(|m| m.name == "alice" && runs(m)))
-        .await;
+    s.wait_team("alice running", |t| {
+        t.iter().any(|m| m.name == "alice" && runs(m))
+    })
+    .await;
     let a = worktree(dir.path(), "alice");
     std::fs::write(a.join("feature.txt"), "done\n").unwrap();
     git(&a, &["add", "."]);
@@ -68,7 +70,9 @@ async fn retiring_keeps_the_teammate_when_its_worktree_is_kept() {
     );
     assert!(a.join("notes.md").exists(), "the work is kept");
     assert!(in_team_file(&s, "alice"), "alice stays in the team");
-    let team = s.wait_team("the team", |t| t.iter().any(|m| m.name == "alice")).await;
+    let team = s
+        .wait_team("the team", |t| t.iter().any(|m| m.name == "alice"))
+        .await;
     let alice = team.iter().find(|m| m.name == "alice").unwrap();
     assert!(runs(alice), "alice still runs: {:?}", alice.status);
 
@@ -82,9 +86,7 @@ async fn retiring_keeps_the_teammate_when_its_worktree_is_kept() {
     s.wait_note("was stopped to retire its worktree").await;
     assert!(!a.exists(), "the worktree is removed");
     assert!(!git(&repo, &["branch"]).contains("teamlead/rt/alice"));
-    crate::lead_common::eventually("alice out of the team file", || {
-        !in_team_file(&s, "alice")
-    })
-    .await;
+    crate::lead_common::eventually("alice out of the team file", || !in_team_file(&s, "alice"))
+        .await;
     s.quit().await;
 }

@@ -189,7 +189,11 @@ fn a_key_at_a_dialog_that_just_appeared_is_dropped_with_a_note_not_typed() {
     // Every key of the dialog is dropped alike (Enter, a, n), each saying so.
     let mut state = state_with(vec![alpha_team()]);
     state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
-    for (k, label) in [(key(KeyCode::Enter), "enter"), (ch('a'), "a"), (ch('n'), "n")] {
+    for (k, label) in [
+        (key(KeyCode::Enter), "enter"),
+        (ch('a'), "a"),
+        (ch('n'), "n"),
+    ] {
         assert_eq!(press(&mut state, &[k]), vec![]);
         let screen = text(&mut state, 80);
         assert!(

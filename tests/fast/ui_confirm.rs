@@ -46,15 +46,14 @@ fn open_teams(state: &mut AppState) {
 /// nothing` holds a `y`, an `a`, an `n`) answers nothing and reaches nothing behind it: the
 /// box and the dialog it came from close, nothing is done and the transcript says so, and the
 /// text is in the composer.
-fn guarded(
-    open: impl Fn() -> AppState,
-    answer: KeyEvent,
-    expected: LeadCommand,
-    title: &str,
-) {
+fn guarded(open: impl Fn() -> AppState, answer: KeyEvent, expected: LeadCommand, title: &str) {
     let mut state = open();
     assert!(confirm_open(&state), "{}", text(&mut state, 80));
-    assert_eq!(press(&mut state, &[answer]), vec![], "no answer in the grace period");
+    assert_eq!(
+        press(&mut state, &[answer]),
+        vec![],
+        "no answer in the grace period"
+    );
     assert!(confirm_open(&state));
     let label = match answer.code {
         KeyCode::Char(c) => c.to_string(),
@@ -172,7 +171,10 @@ fn a_command_typed_after_a_merge_retires_nothing_and_stays_in_the_composer() {
     wait_ms(&mut state, 300);
     type_text(&mut state, "/merge carol");
     state.apply(merged("bob"));
-    assert!(!confirm_open(&state), "the offer waits while the person types");
+    assert!(
+        !confirm_open(&state),
+        "the offer waits while the person types"
+    );
     type_text(&mut state, " --squash --dry-run");
     assert_eq!(state.composer.text(), "/merge carol --squash --dry-run");
     assert_eq!(

@@ -287,6 +287,8 @@ fn a_command_typed_after_a_merge_retires_nothing_and_the_offer_waits() {
             > std::time::Duration::from_millis(teamlead::ui::modal::guard::GRACE_MS + 100)
     });
     lead.press(Key::Char('y'));
-    lead.wait_screen("the worktree removed", |s| s.contains("Removed the worktree"));
+    lead.wait_screen("the worktree removed", |s| {
+        s.contains("Removed the worktree")
+    });
     assert!(!bob.exists(), "the worktree is removed");
 }

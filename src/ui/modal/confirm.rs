@@ -1,10 +1,10 @@
 //! A yes/no confirmation for a destructive or risky action. The action is a typed
 //! [`LeadCommand`] that is sent only on `y`, and it has every protection of the approval
-//! dialogs ([`crate::ui::modal::guard`]): keys in its grace period are dropped with a note,
-//! text it has no use for goes back to the composer (the box steps back and waits behind the
-//! banner, [`crate::ui::state::AppState::park_question`]), and one that arrives by itself (the
-//! offer to retire a merged worktree) waits there too until the person opens it or stops
-//! typing. It is drawn at the bottom, right above the composer, where the person looks.
+//! dialogs ([`crate::ui::modal::guard`]): keys in its grace period are dropped with a note;
+//! text it has no use for goes back to the composer, and the box closes with nothing done (one
+//! that arrived by itself, the offer to retire a merged worktree, steps back behind the banner
+//! instead, [`crate::ui::state::AppState::park_question`]); and one that arrives by itself
+//! waits there until the person opens it or stops typing. It is drawn at the bottom, right above the composer, where the person looks.
 //! Killing a teammate and moving a teammate that requires plan mode out of it (its own
 //! Shift+Tab, or "cycle all") ask here first, and so does pruning, which names whom it shuts
 //! down and removes, and keeps idle teammates with unfinished tasks unless a second key
@@ -129,7 +129,8 @@ impl ConfirmDialog {
                 remove: list(&exited),
             })
         };
-        let mut dialog = ConfirmDialog::new("prune the team".to_string(), question, command, now_ms);
+        let mut dialog =
+            ConfirmDialog::new("prune the team".to_string(), question, command, now_ms);
         dialog.include_busy = include_busy;
         Some(dialog)
     }

@@ -45,7 +45,7 @@ pub enum DialogOutcome {
     Keep,
     Close,
     /// Keep it and open another on top (a confirmation).
-    Push(Modal),
+    Push(Box<Modal>),
     /// The key is text the dialog has no use for: it was meant for the composer. An approval
     /// dialog steps back to waiting (the banner) and the key goes to the composer.
     Decline,

@@ -2,6 +2,8 @@
 //! `.ci/run` installs from (`.ci/programs`): a test that needs a program nobody listed fails
 //! at once, on every machine, instead of only on a fresh one where it was never installed.
 
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 
 /// The list `.ci/run` installs from, as (program, install) pairs.
@@ -31,6 +33,8 @@ pub fn required(program: &str) -> PathBuf {
         .map(|dir| dir.join(program))
         .find(|path| path.is_file())
         .unwrap_or_else(|| {
-            panic!("this test needs `{program}` on PATH ({install}): run .ci/run, which installs it")
+            panic!(
+                "this test needs `{program}` on PATH ({install}): run .ci/run, which installs it"
+            )
         })
 }
