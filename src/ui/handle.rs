@@ -1,10 +1,10 @@
 //! Input handling: terminal events to state changes and commands. Global keys first (Ctrl+C,
 //! Ctrl+T, Ctrl+P), then the top dialog, then the focused part of the main screen (composer or
 //! footer badge). Every binding is looked up in [`crate::ui::keymap`]. A dialog in its grace
-//! period does not take the key (see [`crate::ui::modal::guard`]): a dialog that took the
-//! keyboard by itself steps back and the key goes to the composer; otherwise the key is
-//! dropped, unless it is text the dialog has no use for: that goes to the composer, in its
-//! grace period too, and so does pasted text it has no input for. Esc and a key typed right
+//! period does not take the key (see [`crate::ui::modal::guard`]): the key is dropped and the
+//! dialog says so, unless it is text the dialog has no use for: that goes to the composer (the
+//! dialog steps back behind the banner), in its grace period too, and so does pasted text it
+//! has no input for. Esc and a key typed right
 //! after it, which a terminal sends as one Alt+key, are the two keys again. Every key reaches
 //! the composer or an open dialog. A dialog reads a
 //! [`crate::ui::modal::context::DialogContext`] of this state and sends [`DialogAction`]s,
@@ -15,7 +15,6 @@ use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
 use crate::lead::contract::{LeadCommand, TranscriptItem, ViewTarget};
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::context::{DialogAction, DialogSender};
-use crate::ui::modal::guard::Focused;
 use crate::ui::modal::help::HelpDialog;
 use crate::ui::modal::teams::TeamsDialog;
 use crate::ui::modal::{DialogOutcome, Modal};
@@ -46,28 +45,27 @@ impl AppState {
     }
 
     /// Pasted text goes to the top dialog's text input (the feedback line: only Enter sends
-    /// it, so its grace period does not matter), else to the composer: an approval dialog
-    /// without one has no use for text and steps back to waiting (as for typed text); other
-    /// dialogs take no text.
+    /// it, so its grace period does not matter), else to the composer: a guarded dialog at the
+    /// composer without one has no use for text and steps back to waiting (as for typed
+    /// text); other dialogs take no text.
     pub fn paste(&mut self, text: &str) {
         self.dirty = true;
         self.last_input_ms = Some(self.now_ms);
-        self.step_back_if_unseen();
-        match self.modals.last_mut() {
-            Some(modal) if modal.has_input() => return modal.paste(text),
-            Some(modal) if modal.is_approval() => {
-                self.modals.pop();
-                self.approvals_waiting = true;
-                self.sync_dialogs();
+        if let Some(modal) = self.modals.pop() {
+            if modal.has_input() {
+                let mut modal = modal;
+                modal.paste(text);
+                return self.modals.push(modal);
             }
-            Some(_) => return,
-            None => {}
+            if !self.steps_back(&modal) {
+                return self.modals.push(modal);
+            }
+            self.step_back(modal);
         }
         self.focus = Focus::Composer;
         self.composer.insert_str(text);
         self.refresh_completion();
     }
-
     /// A terminal sends Esc and a key typed right after it as one sequence, which reads as
     /// Alt+key: `Esc` then `/quit` arrived as Alt+/ and `quit`, the `/` lost. An Alt+character
     /// that is no letter or digit, that no row of the keymap and no editing key of the
@@ -90,29 +88,52 @@ impl AppState {
         Some((esc, typed))
     }
 
-    /// A key a dialog did not take because it is text the dialog has no use for: the request
-    /// waits behind the banner again and the text is typed where it belongs.
-    fn decline_to_composer(&mut self, key: KeyEvent) {
-        self.approvals_waiting = true;
-        self.focus = Focus::Composer;
-        self.sync_dialogs();
-        self.handle_composer(key)
+    /// Whether `modal` (just taken off the top of the stack) steps back when text it has no
+    /// use for is typed or pasted into it: approval dialogs and confirmations do.
+    fn steps_back(&self, modal: &Modal) -> bool {
+        modal.is_approval() || matches!(modal, Modal::Confirm(_))
     }
 
-    /// When the top dialog took the keyboard by itself and is still in its grace period, the
-    /// person could not have seen it: it steps back to waiting (the banner) so that what they
-    /// type goes where they were typing. Returns whether it did.
-    fn step_back_if_unseen(&mut self) -> bool {
-        let unseen = self.modals.last().is_some_and(|m| {
-            m.is_approval()
-                && m.guard()
-                    .is_some_and(|g| g.focused == Focused::ByPause && g.in_grace(self.now_ms))
-        });
-        if unseen {
-            self.modals.pop();
-            self.approvals_waiting = true;
+    /// A guarded dialog (taken off the stack) steps back because text was typed into it. An
+    /// approval's request waits behind the banner again. A confirmation's text is for the
+    /// composer: the dialogs it was opened from close too (an approval under it waits), and
+    /// it waits behind the banner if it arrived by itself, else it closes with nothing done,
+    /// and the transcript says so.
+    fn step_back(&mut self, modal: Modal) {
+        match modal {
+            Modal::Confirm(question) => {
+                if self.modals.iter().any(Modal::is_approval) {
+                    self.approvals_waiting = true;
+                }
+                self.modals.clear();
+                self.dialog_notice = None;
+                if question.arrived {
+                    self.park_question(question);
+                } else {
+                    let note = TranscriptItem::System {
+                        text: format!(
+                            "Not done: {} (what you typed went to the composer).",
+                            question.title
+                        ),
+                    };
+                    // Where the person looks: the view they are in.
+                    self.current_transcript().push(&note, |_| None);
+                }
+                self.sync_dialogs();
+            }
+            _ => {
+                self.approvals_waiting = true;
+                self.sync_dialogs();
+            }
         }
-        unseen
+    }
+
+    /// A key a dialog did not take because it is text the dialog has no use for: the dialog
+    /// waits behind the banner again and the text is typed where it belongs.
+    fn decline_to_composer(&mut self, modal: Modal, key: KeyEvent) {
+        self.step_back(modal);
+        self.focus = Focus::Composer;
+        self.handle_composer(key)
     }
 
     /// Handles one key press.
@@ -136,15 +157,19 @@ impl AppState {
         if let QuitState::Armed { .. } = self.quit {
             self.quit = QuitState::Running;
         }
-        self.step_back_if_unseen();
         if let Some(mut modal) = self.modals.pop() {
             let in_grace = modal.guard().is_some_and(|g| g.in_grace(self.now_ms));
             if in_grace {
                 // Not an answer: the dialog is newer than the key's intent. Text it has no
-                // use for was meant for the composer, as after the grace period (the next
-                // request showing as a command is typed right after an answer).
-                if modal.is_approval() && modal.declines(&key, &self.dialog_context()) {
-                    return self.decline_to_composer(key);
+                // use for was meant for the composer, as after the grace period (a command
+                // typed as the dialog shows up); any other key is dropped, and the dialog says
+                // so, so it never becomes message text either.
+                if self.steps_back(&modal) && modal.declines(&key, &self.dialog_context()) {
+                    return self.decline_to_composer(modal, key);
+                }
+                let what = modal.what_it_asks();
+                if let Some(guard) = modal.guard_mut() {
+                    guard.ignore(&key, what);
                 }
                 self.modals.push(modal);
                 return;
@@ -175,11 +200,11 @@ impl AppState {
                 }
                 DialogOutcome::Push(top) => {
                     self.modals.push(modal);
-                    self.modals.push(top);
+                    self.modals.push(*top);
                 }
                 DialogOutcome::Decline => {
-                    if modal.is_approval() {
-                        return self.decline_to_composer(key);
+                    if self.steps_back(&modal) {
+                        return self.decline_to_composer(modal, key);
                     }
                     self.modals.push(modal);
                 }

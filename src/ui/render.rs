@@ -53,7 +53,7 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
         ..area
     };
     // The banner takes the row above the composer; dialogs draw above it, so it stays seen.
-    if state.approvals_waiting && state.approvals_pending() > 0 && above_composer.height > 2 {
+    if banner_shown(state) && above_composer.height > 2 {
         above_composer.height -= 1;
         let row = Rect {
             y: above_composer.y + above_composer.height,
@@ -122,25 +122,36 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState) {
     if composer_focused && let Some(popup) = state.composer.completion() {
         popup.render(above_composer, buf);
     }
-    let areas = Areas {
-        above_composer,
-        above_footer,
-    };
     let context = state.dialog_context();
-    for modal in &state.modals {
+    for (i, modal) in state.modals.iter().enumerate() {
+        let areas = Areas {
+            above_composer,
+            above_footer,
+            over_dialog: i > 0,
+        };
         modal.render(areas, buf, &context);
     }
     crate::ui::colors::adapt(buf, state.colors);
 }
 
+/// Whether the banner shows: a request waits without the keyboard, or a confirmation does.
+pub fn banner_shown(state: &AppState) -> bool {
+    (state.approvals_waiting && state.approvals_pending() > 0) || !state.questions.is_empty()
+}
+
 /// The text of the approvals banner, longest first: `⚠ 1 approval waiting · @alpha asks for
-/// Bash — ctrl+p to answer`, then shorter forms.
+/// Bash — ctrl+p to answer`, then shorter forms; a waiting confirmation is named after the
+/// requests (`⚠ waiting: retire @bob's worktree? — ctrl+p to answer`).
 pub fn banner_variants(state: &AppState) -> Vec<String> {
-    let n = state.approvals_pending();
-    let what = format!("{n} approval{} waiting", if n == 1 { "" } else { "s" });
     let key = state
         .keymap
         .key_label(Context::Global, Action::OpenApprovals);
+    let n = if state.approvals_waiting {
+        state.approvals_pending()
+    } else {
+        0
+    };
+    let what = format!("{n} approval{} waiting", if n == 1 { "" } else { "s" });
     let who = if let Some(p) = state.permissions.head() {
         format!("@{} asks for {}", p.worker, p.tool_name)
     } else if let Some(p) = state.plans.head() {
@@ -149,11 +160,30 @@ pub fn banner_variants(state: &AppState) -> Vec<String> {
         String::new()
     };
     let who = crate::ui::transcript::wrap::sanitize(&who);
-    vec![
-        format!(" ⚠ {what} · {who} — {key} to answer "),
-        format!(" ⚠ {what} — {key} to answer "),
-        format!(" ⚠ {what} — {key} "),
-    ]
+    let q = state.questions.len();
+    let question = state
+        .questions
+        .first()
+        .map(|c| crate::ui::transcript::wrap::sanitize(&c.title))
+        .unwrap_or_default();
+    let questions = format!("{q} question{} waiting", if q == 1 { "" } else { "s" });
+    match (n, q) {
+        (_, 0) => vec![
+            format!(" ⚠ {what} · {who} — {key} to answer "),
+            format!(" ⚠ {what} — {key} to answer "),
+            format!(" ⚠ {what} — {key} "),
+        ],
+        (0, _) => vec![
+            format!(" ⚠ waiting: {question}? — {key} to answer "),
+            format!(" ⚠ {questions} — {key} to answer "),
+            format!(" ⚠ {questions} — {key} "),
+        ],
+        _ => vec![
+            format!(" ⚠ {what} · {who} · then: {question}? — {key} to answer "),
+            format!(" ⚠ {what}, {questions} — {key} to answer "),
+            format!(" ⚠ {n} + {q} waiting — {key} "),
+        ],
+    }
 }
 
 /// The approvals banner: a request waits for the person to look at it.

@@ -528,6 +528,15 @@ async fn the_queue_dialog_merges_a_branch_updates_the_others_and_offers_to_retir
         worktree: "/home/me/repo-worktrees/rv-alpha".into(),
         ..merged.clone()
     }));
+    // It arrived by itself: it waits behind the banner (the queue dialog keeps the keys)
+    // until the person opens it (Ctrl+P) or stops typing with the composer in view.
+    let text = rows(&screen(&mut state, 80, 24)).join("\n");
+    assert!(
+        text.contains("waiting: retire @alpha's worktree? — ctrl+p to answer"),
+        "{text}"
+    );
+    assert!(!text.contains("Retire its"), "{text}");
+    press(&mut state, &[crate::ui_common::ctrl('p')]);
     let text = rows(&screen(&mut state, 80, 24)).join("\n");
     assert!(text.contains("Retire its"), "{text}");
     insta::assert_snapshot!("merges_retire_80", text);

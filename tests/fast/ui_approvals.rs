@@ -156,31 +156,79 @@ fn a_waiting_request_takes_the_keyboard_after_a_typing_pause_with_an_empty_compo
     assert!(!text(&mut state, 80).contains("approval waiting"));
 }
 
+/// Issue 27, item 3: in the demo, a `y` pressed at a permission dialog that had just taken the
+/// keyboard went to the composer, and the `/quit` typed next became the message `y/quit`. A
+/// key of the dialog pressed in its grace period is no answer and no text: it is dropped, and
+/// the dialog says so where its hints were; text it has no use for still goes to the composer.
 #[test]
-fn keys_in_the_grace_of_a_dialog_that_came_by_itself_go_to_the_composer() {
+fn a_key_at_a_dialog_that_just_appeared_is_dropped_with_a_note_not_typed() {
     // Nobody typed: the request takes the keyboard at once, with a grace period.
     let mut state = state_with(vec![alpha_team()]);
     state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
     assert!(dialog_open(&state));
     wait_ms(&mut state, GRACE_MS - 1);
-    // The person starts typing without having seen it: the dialog steps back.
-    type_text(&mut state, "any");
-    assert!(!dialog_open(&state));
-    assert!(state.approvals_waiting);
-    assert_eq!(state.composer.text(), "any");
-    press(&mut state, &[key(KeyCode::Enter)]);
-    assert_eq!(
-        state.take_commands(),
-        vec![],
-        "the Enter went to the composer"
+    assert_eq!(press(&mut state, &[ch('y')]), vec![], "no answer");
+    assert!(dialog_open(&state), "the dialog stays");
+    assert!(state.composer.is_empty(), "the y is no message text");
+    let screen = text(&mut state, 80);
+    assert!(
+        screen.contains("y ignored: this request just appeared — press again"),
+        "{screen}"
     );
-    // Pasting counts as typing too.
+    // The command typed next is a command, not `y/quit`.
+    type_text(&mut state, "/quit");
+    assert!(!dialog_open(&state), "the dialog stepped back");
+    assert!(state.approvals_waiting);
+    assert_eq!(
+        press(&mut state, &[key(KeyCode::Enter)]),
+        vec![LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/quit".to_string()
+        }]
+    );
+    // Every key of the dialog is dropped alike (Enter, a, n), each saying so.
+    let mut state = state_with(vec![alpha_team()]);
+    state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+    for (k, label) in [
+        (key(KeyCode::Enter), "enter"),
+        (ch('a'), "a"),
+        (ch('n'), "n"),
+    ] {
+        assert_eq!(press(&mut state, &[k]), vec![]);
+        let screen = text(&mut state, 80);
+        assert!(
+            screen.contains(&format!("{label} ignored: this request")),
+            "{screen}"
+        );
+    }
+    assert!(state.composer.is_empty());
+    // Pressed again once the dialog has been seen, `y` answers; the note is gone.
+    assert_eq!(answers(&press_slowly(&mut state, &[ch('y')])), 1);
+    assert!(!text(&mut state, 80).contains("ignored"));
+    // A paste is text, never an answer: it goes to the composer.
     let mut state = state_with(vec![alpha_team()]);
     state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
     state.paste("y\n");
     assert!(!dialog_open(&state));
     assert_eq!(state.composer.text(), "y\n");
     assert_eq!(state.take_commands(), vec![]);
+}
+
+/// Text being typed as a request arrives stays the person's: the request waits behind the
+/// banner, and even opened on purpose right then (Ctrl+P), text it has no use for goes back
+/// to the composer after what was typed.
+#[test]
+fn text_typed_when_a_dialog_appears_goes_back_to_the_composer() {
+    let mut state = typing("@alpha hel");
+    state.apply(LeadEvent::Permissions(vec![rm_request(1)]));
+    assert!(!dialog_open(&state));
+    press(&mut state, &[ctrl('p')]);
+    assert!(dialog_open(&state));
+    type_text(&mut state, "lo there");
+    assert!(!dialog_open(&state), "the dialog stepped back");
+    assert_eq!(state.composer.text(), "@alpha hello there");
+    assert_eq!(state.take_commands(), vec![]);
+    assert_eq!(state.permissions.len(), 1);
 }
 
 #[test]
@@ -328,12 +376,13 @@ fn plan_dialog_has_the_same_protections() {
     press(&mut state, &[key(KeyCode::Enter)]);
     wait_ms(&mut state, TYPING_PAUSE_MS);
     assert!(dialog_open(&state));
-    // n in the grace of a dialog that came by itself goes to the composer.
+    // n in the grace of a dialog that came by itself is dropped, and said so.
     press(&mut state, &[ch('n')]);
-    assert!(!dialog_open(&state));
-    assert_eq!(state.composer.text(), "n");
+    assert!(dialog_open(&state));
+    assert!(state.composer.is_empty());
+    assert!(text(&mut state, 80).contains("n ignored: this request just appeared"));
     // Ctrl+P: Enter, y and n in the grace are dropped; Enter never approves.
-    press(&mut state, &[key(KeyCode::Backspace), ctrl('p')]);
+    press(&mut state, &[ctrl('p')]);
     let keys = [key(KeyCode::Enter), ch('y'), ch('n')];
     assert_eq!(press(&mut state, &keys), vec![]);
     assert_eq!(press_slowly(&mut state, &[key(KeyCode::Enter)]), vec![]);

@@ -4,13 +4,16 @@
 //! on a lead server (the list reaches the screen before it exits); and `ctl TEAM review NAME
 //! --json` and `ctl TEAM merges --json` give the review (files with counts, base, commits, the
 //! branch's pull request from a stand-in `gh` on the server's `PATH`) and the merge queue as
-//! structured data.
+//! structured data. And the offer to retire a merged worktree (issue 33, item 1): a command
+//! typed right after `/merge bob --squash` (one that holds a `y`) retires nothing and stays
+//! in the composer; the offer waits behind the banner, and answered on purpose it retires.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use crate::cleanup_common::{git, repo_in};
+use crate::lead_keys::{Key, Keyboard, composer_rows};
 use crate::pty_harness::PtyLead;
 use crate::server_common::{Server, Ws, wait_until};
 
@@ -228,4 +231,64 @@ fn ctl_review_and_merges_as_json_with_the_branchs_pull_request() {
     );
     assert_eq!(queue["pairs"], serde_json::json!([]));
     ws.reap();
+}
+
+#[test]
+fn a_command_typed_after_a_merge_retires_nothing_and_the_offer_waits() {
+    let root = tempfile::tempdir().unwrap();
+    let repo = repo_in(root.path());
+    let home = root.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let lead = PtyLead::builder(&repo)
+        .home(&home)
+        .args(["--team", "ry", "--backend", "in-process"])
+        .size(120, 36)
+        .start();
+    lead.submit("/spawn bob --worktree \"work\"");
+    lead.wait_screen("bob spawned", |s| s.contains("Spawned bob"));
+    let bob = worktree_of(&repo, "ry", "bob");
+    std::fs::write(bob.join("feature.txt"), "done\n").unwrap();
+    git(&bob, &["add", "feature.txt"]);
+    git(&bob, &["commit", "--quiet", "-m", "feature"]);
+
+    lead.submit("/merge bob --squash");
+    lead.wait_screen("the merge", |s| s.contains("Merged (squash-merge)"));
+    // What the person types next, a moment after the merge (the report's command).
+    let typed = "/merge carol --squash --dry-run";
+    let started = std::time::Instant::now();
+    lead.type_text(typed);
+    lead.poll_screen("the command in the composer", |s| {
+        composer_rows(s).is_some_and(|rows| rows.concat() == typed)
+    });
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "typed within 2 s"
+    );
+    lead.wait_quiet();
+    let screen = lead.screen();
+    assert!(
+        screen.contains("waiting: retire @bob's worktree? — ctrl+p to answer"),
+        "{screen}"
+    );
+    assert!(!screen.contains("Removed the worktree"), "{screen}");
+    assert!(bob.exists(), "bob's worktree is still there");
+    lead.press(Key::Enter);
+    lead.wait_screen("the dry run's answer", |s| s.contains("carol"));
+    assert!(bob.exists(), "bob's worktree is still there");
+    assert!(git(&repo, &["branch"]).contains("teamlead/ry/bob"));
+
+    // On purpose: the box shows (typing stopped, or Ctrl+P), and `y` after its grace period
+    // (the box has been on screen that long, so its grace has surely ended) retires.
+    lead.press(Key::CtrlP);
+    lead.wait_screen("the retire box", |s| s.contains("Retire its worktree"));
+    let shown = std::time::Instant::now();
+    lead.poll_screen("the box to have been seen for its grace period", |_| {
+        shown.elapsed()
+            > std::time::Duration::from_millis(teamlead::ui::modal::guard::GRACE_MS + 100)
+    });
+    lead.press(Key::Char('y'));
+    lead.wait_screen("the worktree removed", |s| {
+        s.contains("Removed the worktree")
+    });
+    assert!(!bob.exists(), "the worktree is removed");
 }

@@ -232,6 +232,16 @@ impl Controller {
     /// The writes run in the background (tasks, then the member: each in its lane); the note
     /// comes once the tasks are freed.
     pub fn remove_teammate(&mut self, name: &str, what_happened: &str) {
+        self.remove_teammate_then(name, what_happened, |_| {});
+    }
+
+    /// [`Controller::remove_teammate`], then `then` once the team file without it is read.
+    pub fn remove_teammate_then(
+        &mut self,
+        name: &str,
+        what_happened: &str,
+        then: impl FnOnce(&mut Controller) + Send + 'static,
+    ) {
         let (who, what) = (name.to_string(), what_happened.to_string());
         self.unassign_tasks_then(name, move |c, unassigned| {
             // Then the member goes; the note comes with the team file as written.
@@ -249,6 +259,7 @@ impl Controller {
                     }
                     c.apply_team(read);
                     c.note(gone_note(&who, &what, &unassigned));
+                    then(c);
                 },
             );
         });

@@ -383,7 +383,7 @@ impl Controller {
         let running = self.still_runs(&target.name);
         let who = target.name.clone();
         self.git_job(
-            move |_| merge_job(&target, how, dry_run, retire && !running, running && retire),
+            move |_| merge_job(&target, how, dry_run, retire && !running, running),
             move |c, result| {
                 let done = match result {
                     Ok(done) => done,
@@ -416,29 +416,59 @@ impl Controller {
         );
     }
 
-    /// Removes `name`'s worktree and branch after its work was merged (the screen's offer): a
-    /// teammate that still runs is killed first; the worktree is kept when anything was added
-    /// since the merge (or, never merged, when it holds work).
+    /// Removes `name`'s worktree and branch after its work was merged (the screen's offer).
+    /// What would keep the worktree is asked first (anything added since the merge or, never
+    /// merged, any work): then nothing is stopped or removed. Otherwise a teammate that still
+    /// runs is stopped, and leaves the team only once its worktree is really gone: a
+    /// teammate is never removed for a worktree that stays.
     pub fn retire_worktree(&mut self, name: &str) {
         self.with_review_target(name, |c, target| {
-            if c.still_runs(&target.name) {
-                // Its worktree goes once its process has.
-                c.kill_runtime(&target.name.clone(), "retiring", move |c, name| {
-                    c.remove_teammate(name, "was stopped to retire its worktree");
-                    c.retire_now(target);
-                });
-            } else {
-                c.retire_now(target);
-            }
+            let tip = c.merged_tip(&target);
+            let check = target.clone();
+            c.git_job(
+                move |_| keeps(&check, tip.as_deref()),
+                move |c, kept: Result<Option<String>, String>| match kept {
+                    Ok(Some(why)) => {
+                        c.refuse();
+                        let runs = if c.still_runs(&target.name) {
+                            format!(" @{} keeps running; nothing was stopped.", target.name)
+                        } else {
+                            String::new()
+                        };
+                        c.note(format!(
+                            "Kept the worktree {} and its branch: it holds {why}.{runs}",
+                            target.worktree.display()
+                        ));
+                    }
+                    Err(e) => {
+                        c.refuse();
+                        c.note(format!("Could not retire the worktree: {e}"));
+                    }
+                    Ok(None) if c.still_runs(&target.name) => {
+                        // Its worktree goes once its process has.
+                        c.kill_runtime(&target.name.clone(), "retiring", move |c, name| {
+                            let name = name.to_string();
+                            c.retire_now(target, Some(name));
+                        });
+                    }
+                    Ok(None) => c.retire_now(target, None),
+                },
+            );
         });
     }
 
-    fn retire_now(&mut self, target: Target) {
-        let tip = self
-            .review
+    /// The tip `target`'s branch was merged at this session, if it was.
+    fn merged_tip(&self, target: &Target) -> Option<String> {
+        self.review
             .merged
             .get(&target.worktree)
-            .map(|(_, t)| t.clone());
+            .map(|(_, t)| t.clone())
+    }
+
+    /// Removes the worktree and branch unless something keeps them; `stopped`: the teammate
+    /// that was stopped for it, which leaves the team only when the worktree is gone.
+    fn retire_now(&mut self, target: Target, stopped: Option<String>) {
+        let tip = self.merged_tip(&target);
         self.git_job(
             move |_| {
                 let branch = target.branch()?;
@@ -459,28 +489,51 @@ impl Controller {
                 };
                 Ok((target.worktree, branch, kept))
             },
-            |c, result: Result<(PathBuf, String, Option<String>), String>| match result {
-                Ok((path, branch, None)) => {
-                    c.worktrees.retain(|(_, w)| w.path != path);
-                    c.review.merged.remove(&path);
-                    c.note(format!(
-                        "Removed the worktree {} and its branch {branch}.",
-                        path.display()
-                    ));
-                    if c.review.queue_shown {
-                        c.queue(false);
+            move |c, result: Result<(PathBuf, String, Option<String>), String>| {
+                let stayed = |who: &Option<String>| match who {
+                    Some(name) => format!(
+                        " @{name} was stopped for it and stays in the team: /respawn {name} starts it again."
+                    ),
+                    None => String::new(),
+                };
+                match result {
+                    Ok((path, branch, None)) => {
+                        c.worktrees.retain(|(_, w)| w.path != path);
+                        c.review.merged.remove(&path);
+                        c.note(format!(
+                            "Removed the worktree {} and its branch {branch}.",
+                            path.display()
+                        ));
+                        // The queue follows once the team no longer lists the teammate.
+                        let requeue = |c: &mut Controller| {
+                            if c.review.queue_shown {
+                                c.queue(false);
+                            }
+                        };
+                        match &stopped {
+                            Some(name) => c.remove_teammate_then(
+                                name,
+                                "was stopped to retire its worktree",
+                                requeue,
+                            ),
+                            None => requeue(c),
+                        }
                     }
-                }
-                Ok((path, _, Some(why))) => {
-                    c.refuse();
-                    c.note(format!(
-                        "Kept the worktree {}: it holds {why}.",
-                        path.display()
-                    ));
-                }
-                Err(e) => {
-                    c.refuse();
-                    c.note(format!("Could not retire the worktree: {e}"));
+                    Ok((path, _, Some(why))) => {
+                        c.refuse();
+                        c.note(format!(
+                            "Kept the worktree {}: it holds {why}.{}",
+                            path.display(),
+                            stayed(&stopped)
+                        ));
+                    }
+                    Err(e) => {
+                        c.refuse();
+                        c.note(format!(
+                            "Could not retire the worktree: {e}{}",
+                            stayed(&stopped)
+                        ));
+                    }
                 }
             },
         );
@@ -702,6 +755,36 @@ fn inside(top: &Path, path: &Path) -> Option<String> {
     rel(&real_top, &real)
 }
 
+/// What would keep `target`'s worktree if it were retired now (on the blocking pool), without
+/// touching it: with `merged_tip`, an uncommitted file or a commit after the merge (what
+/// [`git::retire_merged`] checks); without, any work ([`worktree::retire`]'s rule).
+fn keeps(target: &Target, merged_tip: Option<&str>) -> Result<Option<String>, String> {
+    let branch = target.branch()?;
+    match merged_tip {
+        Some(tip) => {
+            if target.worktree.exists() {
+                let left = git::uncommitted(&target.worktree, true).map_err(|e| e.to_string())?;
+                if !left.is_empty() {
+                    return Ok(Some(format!("{} uncommitted file(s)", left.len())));
+                }
+            }
+            if git::rev(&target.repo, &branch).as_deref() != Some(tip) {
+                return Ok(Some("commits made after the merge".to_string()));
+            }
+            Ok(None)
+        }
+        None => {
+            let w = Worktree {
+                path: target.worktree.clone(),
+                branch,
+                repo: target.repo.clone(),
+            };
+            let survey = worktree::survey(&w).map_err(|e| e.to_string())?;
+            Ok((!survey.work.is_empty()).then(|| survey.work.to_string()))
+        }
+    }
+}
+
 /// What a merge did.
 struct MergeDone {
     text: String,
@@ -727,7 +810,7 @@ fn merge_job(
     how: MergeHow,
     dry_run: bool,
     retire: bool,
-    retire_later: bool,
+    running: bool,
 ) -> Result<MergeDone, String> {
     let name = &target.name;
     let branch = target.branch()?;
@@ -827,18 +910,16 @@ fn merge_job(
             Err(e) => text.push_str(&format!(" Kept its worktree: {e}")),
         }
     } else {
-        if retire_later {
+        // What really happens to it: it stays, and `/quit` removes it if nothing changes
+        // there (`retire_merged_worktrees`); the screen that asked offers to retire it now.
+        if running {
             text.push_str(&format!(
-                " {name} still runs in its worktree: it is removed at /quit if nothing changes there."
+                " {name} still runs in its worktree, which stays for now: /quit removes it if nothing changes there."
             ));
         } else {
             text.push_str(&format!(
-                " Its worktree stays: /merge {name} --{} --retire after it stops removes it, or /quit does.",
-                match how {
-                    MergeHow::Squash => "squash",
-                    MergeHow::Merge => "merge",
-                    MergeHow::Rebase => "rebase",
-                }
+                " Its worktree {} stays for now: /quit removes it if nothing changes there.",
+                target.worktree.display()
             ));
         }
         kept = Some((target.worktree.clone(), branch, tip));

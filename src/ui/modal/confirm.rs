@@ -1,16 +1,21 @@
 //! A yes/no confirmation for a destructive or risky action. The action is a typed
-//! [`LeadCommand`] that is sent only on `y`, and like every dialog it ignores keys during its
-//! grace period ([`crate::ui::modal::guard`]). Killing a teammate and moving a teammate that
-//! requires plan mode out of it (its own Shift+Tab, or "cycle all") ask here first, and so
-//! does pruning, which names whom it shuts down and removes, and keeps idle teammates with
-//! unfinished tasks unless a second key ([`Action::IncludeBusy`]) includes them.
+//! [`LeadCommand`] that is sent only on `y`, and it has every protection of the approval
+//! dialogs ([`crate::ui::modal::guard`]): keys in its grace period are dropped with a note;
+//! text it has no use for goes back to the composer, and the box closes with nothing done (one
+//! that arrived by itself, the offer to retire a merged worktree, steps back behind the banner
+//! instead, [`crate::ui::state::AppState::park_question`]); and one that arrives by itself
+//! waits there until the person opens it or stops typing. It is drawn at the bottom, right above the composer, where the person looks.
+//! Killing a teammate and moving a teammate that requires plan mode out of it (its own
+//! Shift+Tab, or "cycle all") ask here first, and so does pruning, which names whom it shuts
+//! down and removes, and keeps idle teammates with unfinished tasks unless a second key
+//! ([`Action::IncludeBusy`]) includes them.
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget, Wrap};
+use ratatui::widgets::{Paragraph, Widget};
 
 use crate::lead::contract::{LeadCommand, TeammateStatus, TeammateView};
 use crate::protocol::PermissionMode;
@@ -18,25 +23,38 @@ use crate::protocol::display::visible_line;
 use crate::ui::keymap::{Action, Context, Keymap};
 use crate::ui::modal::context::DialogSender;
 use crate::ui::modal::guard::{Focused, Guard};
-use crate::ui::modal::{DialogOutcome, centered_box, frame, hint_lines};
-use crate::ui::transcript::wrap::str_width;
+use crate::ui::modal::{DialogOutcome, bottom_box, frame, hints_or_note};
+use crate::ui::transcript::wrap::wrap_line;
 
 /// The question and what `y` sends.
 pub struct ConfirmDialog {
+    /// What it asks in a few words, for the banner while it waits (`retire @bob's worktree`).
+    pub title: String,
     pub question: String,
     pub command: LeadCommand,
     /// What [`Action::IncludeBusy`] sends instead, when the dialog offers it.
     pub include_busy: Option<LeadCommand>,
+    /// It arrived by itself (the offer to retire a merged worktree), not by a key: text typed
+    /// into it sends it back behind the banner, where it waits; a box opened by a key closes
+    /// instead, with nothing done.
+    pub arrived: bool,
     pub guard: Guard,
 }
 
 impl ConfirmDialog {
     /// A confirmation opened by a key at `now_ms`.
-    pub fn new(question: String, command: LeadCommand, now_ms: u64) -> ConfirmDialog {
+    pub fn new(
+        title: String,
+        question: String,
+        command: LeadCommand,
+        now_ms: u64,
+    ) -> ConfirmDialog {
         ConfirmDialog {
+            title,
             question,
             command,
             include_busy: None,
+            arrived: false,
             guard: Guard::new(now_ms, Focused::OnPurpose),
         }
     }
@@ -111,7 +129,8 @@ impl ConfirmDialog {
                 remove: list(&exited),
             })
         };
-        let mut dialog = ConfirmDialog::new(question, command, now_ms);
+        let mut dialog =
+            ConfirmDialog::new("prune the team".to_string(), question, command, now_ms);
         dialog.include_busy = include_busy;
         Some(dialog)
     }
@@ -119,6 +138,7 @@ impl ConfirmDialog {
     /// "Kill @name?" with its consequence.
     pub fn kill(name: &str, now_ms: u64) -> ConfirmDialog {
         ConfirmDialog::new(
+            format!("kill @{name}"),
             format!(
                 "Kill @{name}? It stops at once without finishing its turn; its unfinished tasks go back to pending."
             ),
@@ -132,6 +152,7 @@ impl ConfirmDialog {
     /// Shift+Tab on a teammate that requires plan mode and is in it.
     pub fn leave_plan_mode(name: &str, to: PermissionMode, now_ms: u64) -> ConfirmDialog {
         ConfirmDialog::new(
+            format!("move @{name} out of plan mode"),
             format!(
                 "@{name} requires plan mode: it must have its plan approved before it changes anything. Move it to {to} anyway, without a plan?"
             ),
@@ -159,6 +180,7 @@ impl ConfirmDialog {
             "require"
         };
         ConfirmDialog::new(
+            "move every teammate out of plan mode".to_string(),
             format!(
                 "{list} {verb} plan mode: plans must be approved before changes. Move every teammate to {to} anyway, without a plan?"
             ),
@@ -186,37 +208,40 @@ impl ConfirmDialog {
                 }
                 None => DialogOutcome::Keep,
             },
+            None if crate::ui::modal::is_text(key) => DialogOutcome::Decline,
             _ => DialogOutcome::Keep,
         }
     }
 
+    /// Whether `key` is text this box has no use for (a character that is none of its keys):
+    /// it was meant for the composer.
+    pub fn declines(&self, key: &KeyEvent, keymap: &Keymap) -> bool {
+        keymap.lookup(Context::Confirm, key).is_none() && crate::ui::modal::is_text(key)
+    }
+
+    /// Draws the box at the bottom of `area` (the screen above the composer), full width:
+    /// right above where the person types.
     pub fn render(&self, area: Rect, buf: &mut Buffer, keymap: &Keymap) {
+        let text_width = area.width.saturating_sub(2).max(1);
         // The question may hold line breaks (each part of it on its own line).
-        let parts: Vec<&str> = self.question.split('\n').collect();
-        let widest = parts.iter().map(|p| str_width(p)).max().unwrap_or(0);
-        let width = (widest as u16 + 4).clamp(30, 60);
-        let text_width = width
-            .saturating_sub(2)
-            .min(area.width.saturating_sub(2))
-            .max(1);
-        let rows = parts
-            .iter()
-            .map(|p| str_width(p).div_ceil(usize::from(text_width)).max(1))
-            .sum::<usize>() as u16
-            + 1;
-        let hints = hint_lines(&keymap.hints(Context::Confirm), text_width);
-        let outer = centered_box(area, width, rows + 3 + hints.len() as u16);
+        let mut lines: Vec<Line<'static>> = self
+            .question
+            .split('\n')
+            .flat_map(|p| wrap_line(&Line::from(p.to_string()), 0, text_width))
+            .collect();
+        lines.push(Line::default());
+        lines.extend(hints_or_note(
+            &self.guard,
+            &keymap.hints(Context::Confirm),
+            text_width,
+        ));
+        let outer = bottom_box(area, lines.len() as u16 + 2);
         let title = vec![Span::styled(
             " Confirm ",
             Style::default().add_modifier(Modifier::BOLD),
         )];
         let inner = frame(outer, buf, Style::default().fg(Color::Red), title, None);
-        let mut lines: Vec<Line> = parts.iter().map(|p| Line::from(p.to_string())).collect();
-        lines.push(Line::default());
-        lines.extend(hints);
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .render(inner, buf);
+        Paragraph::new(lines).render(inner, buf);
     }
 }
 

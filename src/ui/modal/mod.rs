@@ -45,7 +45,7 @@ pub enum DialogOutcome {
     Keep,
     Close,
     /// Keep it and open another on top (a confirmation).
-    Push(Modal),
+    Push(Box<Modal>),
     /// The key is text the dialog has no use for: it was meant for the composer. An approval
     /// dialog steps back to waiting (the banner) and the key goes to the composer.
     Decline,
@@ -61,11 +61,12 @@ pub fn is_text(key: &KeyEvent) -> bool {
 }
 
 /// Where dialogs may draw: the screen above the composer (`above_composer`) and the screen
-/// above the footer (`above_footer`).
+/// above the footer (`above_footer`); `over_dialog` when another dialog is under this one.
 #[derive(Debug, Clone, Copy)]
 pub struct Areas {
     pub above_composer: Rect,
     pub above_footer: Rect,
+    pub over_dialog: bool,
 }
 
 impl Modal {
@@ -118,17 +119,23 @@ impl Modal {
         matches!(self, Modal::Permission(_) | Modal::Plan(_))
     }
 
-    /// Whether `key` is text this approval dialog has no use for (it was meant for the
-    /// composer); never for other dialogs.
+    /// Whether `key` is text this approval or confirmation dialog has no use for (it was
+    /// meant for the composer); never for other dialogs.
     pub fn declines(&self, key: &KeyEvent, context: &DialogContext<'_>) -> bool {
         match self {
             Modal::Permission(d) => context.permission().is_some_and(|c| d.declines(key, c)),
             Modal::Plan(d) => context.plan().is_some_and(|c| d.declines(key, c)),
-            Modal::Teams(_)
-            | Modal::Confirm(_)
-            | Modal::Help(_)
-            | Modal::Review(_)
-            | Modal::Merges(_) => false,
+            Modal::Confirm(d) => d.declines(key, context.keymap),
+            Modal::Teams(_) | Modal::Help(_) | Modal::Review(_) | Modal::Merges(_) => false,
+        }
+    }
+
+    /// What a guarded dialog shows, for the note about a key it ignored: `request` (an
+    /// approval) or `question` (a confirmation).
+    pub fn what_it_asks(&self) -> &'static str {
+        match self {
+            Modal::Confirm(_) => "question",
+            _ => "request",
         }
     }
 
@@ -166,7 +173,16 @@ impl Modal {
                 }
             }
             Modal::Teams(d) => d.render(areas.above_footer, buf, &context.teams()),
-            Modal::Confirm(d) => d.render(areas.above_footer, buf, context.keymap),
+            // Right above the composer, where the person types; over another dialog (which
+            // covers the composer), at that dialog's bottom, over its hints.
+            Modal::Confirm(d) => {
+                let area = if areas.over_dialog {
+                    areas.above_footer
+                } else {
+                    areas.above_composer
+                };
+                d.render(area, buf, context.keymap)
+            }
             Modal::Help(d) => d.render(areas.above_footer, buf, context.keymap),
             Modal::Review(d) => d.render(areas.above_footer, buf, context.notice, context.keymap),
             Modal::Merges(d) => d.render(areas.above_footer, buf, context.notice, context.keymap),
@@ -181,18 +197,6 @@ pub fn bottom_box(area: Rect, height: u16) -> Rect {
         y: area.y + area.height - height,
         height,
         ..area
-    }
-}
-
-/// A box of at most `width`×`height` centered in `area`.
-pub fn centered_box(area: Rect, width: u16, height: u16) -> Rect {
-    let width = width.min(area.width);
-    let height = height.min(area.height);
-    Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
     }
 }
 
@@ -260,6 +264,25 @@ pub fn hint_lines(text: &str, width: u16) -> Vec<Line<'static>> {
     rows.into_iter()
         .map(|r| Line::from(Span::styled(truncate(&r, width), dim())))
         .collect()
+}
+
+/// The hint rows of a guarded dialog, or in their place the note about the key its grace
+/// period just dropped (`y ignored: this request just appeared — press again`), so the person
+/// sees at once that the key did nothing.
+pub fn hints_or_note(guard: &guard::Guard, hints: &str, width: u16) -> Vec<Line<'static>> {
+    match &guard.ignored {
+        Some(note) => crate::ui::transcript::wrap::wrap_line(
+            &Line::from(Span::styled(
+                note.clone(),
+                Style::default()
+                    .fg(ratatui::style::Color::Yellow)
+                    .add_modifier(ratatui::style::Modifier::BOLD),
+            )),
+            0,
+            width.max(1),
+        ),
+        None => hint_lines(hints, width),
+    }
 }
 
 /// The first title that fits in `width` columns with a right title of `right` columns

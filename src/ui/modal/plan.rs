@@ -19,7 +19,7 @@ use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::context::{ApprovalContext, DialogAction, DialogSender};
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::guard::Guard;
-use crate::ui::modal::{DialogOutcome, bottom_box, frame, hint_lines, pick_title};
+use crate::ui::modal::{DialogOutcome, bottom_box, frame, hints_or_note, pick_title};
 use crate::ui::palette::{dim, teammate_color};
 use crate::ui::transcript::wrap::{sanitize, str_width, wrap_line};
 
@@ -227,7 +227,8 @@ impl PlanDialog {
                 .lines()
                 .flat_map(|l| wrap_line(&Line::from(l.to_string()), 0, inner_width)),
         );
-        let hints = hint_lines(
+        let hints = hints_or_note(
+            &self.guard,
             &if feedback.is_some() {
                 keymap.hints(Context::Feedback)
             } else {

@@ -1,12 +1,13 @@
-//! When approval dialogs get the keyboard (the policy is in [`crate::ui::modal::guard`]): a
-//! request that arrives waits, with a banner, until the person opens it (Ctrl+P) or stops
-//! typing; dialogs follow their queue's head (a new head restarts the grace period); a dialog
-//! whose queue is empty closes. Also Shift+Tab on a teammate from its view (the check before
+//! When approval dialogs and waiting confirmations get the keyboard (the policy is in
+//! [`crate::ui::modal::guard`]): a request that arrives, or a confirmation that arrives by
+//! itself or stepped back ([`AppState::park_question`]), waits, with a banner, until the person
+//! opens it (Ctrl+P) or stops typing; dialogs follow their queue's head (a new head restarts
+//! the grace period); a dialog whose queue is empty closes. Also Shift+Tab on a teammate from its view (the check before
 //! a mode change that would take a teammate that requires plan mode out of it is
 //! [`crate::ui::modal::confirm::cycle_teammate_mode`]).
 
 use crate::ui::modal::Modal;
-use crate::ui::modal::confirm::{ModeChange, cycle_teammate_mode};
+use crate::ui::modal::confirm::{ConfirmDialog, ModeChange, cycle_teammate_mode};
 use crate::ui::modal::guard::{Focused, Guard, typing_paused};
 use crate::ui::modal::permission::PermissionDialog;
 use crate::ui::modal::plan::PlanDialog;
@@ -104,14 +105,14 @@ impl AppState {
         }
     }
 
-    /// Gives a waiting request the keyboard if typing has stopped: no dialog open, the
-    /// composer empty, and the last key or paste at least `TYPING_PAUSE_MS` ago.
+    /// Gives a waiting request (else the oldest waiting confirmation) the keyboard if typing
+    /// has stopped: no dialog open, the composer empty, and the last key or paste at least
+    /// `TYPING_PAUSE_MS` ago.
     pub fn focus_waiting_approvals(&mut self) {
-        if !self.approvals_waiting {
-            return;
-        }
         if self.approvals_pending() == 0 {
             self.approvals_waiting = false;
+        }
+        if !self.approvals_waiting && self.questions.is_empty() {
             return;
         }
         if !self.modals.is_empty()
@@ -120,17 +121,43 @@ impl AppState {
         {
             return;
         }
-        if let Some(modal) = self.approval_dialog(Focused::ByPause) {
+        if self.approvals_waiting
+            && let Some(modal) = self.approval_dialog(Focused::ByPause)
+        {
             self.modals.push(modal);
             self.approvals_waiting = false;
             self.dirty = true;
             self.sync_dialogs();
+            return;
         }
+        self.open_question(Focused::ByPause);
+    }
+
+    /// A confirmation that waits behind the banner: it arrived by itself, or text was typed
+    /// into it. It gets the keyboard like a waiting request (Ctrl+P, or a pause in typing).
+    pub fn park_question(&mut self, mut question: ConfirmDialog) {
+        question.guard.ignored = None;
+        self.questions.push(question);
+        self.dirty = true;
+        self.focus_waiting_approvals();
+    }
+
+    /// Brings up the oldest waiting confirmation, its grace period starting now.
+    fn open_question(&mut self, focused: Focused) -> bool {
+        if self.questions.is_empty() {
+            return false;
+        }
+        let mut question = self.questions.remove(0);
+        question.guard = Guard::new(self.now_ms, focused);
+        self.modals.push(Modal::Confirm(question));
+        self.dirty = true;
+        true
     }
 
     /// Ctrl+P: opens the approvals dialog (permissions first, then plans) if anything waits, or
-    /// brings it to the top of the stack. Either way it got the keyboard on purpose, and its
-    /// grace period starts now.
+    /// brings it to the top of the stack; with no request queued, the oldest waiting
+    /// confirmation. Either way it got the keyboard on purpose, and its grace period starts
+    /// now.
     pub fn open_approvals(&mut self) {
         let permissions = !self.permissions.is_empty();
         let is_it = |m: &Modal| match m {
@@ -154,7 +181,10 @@ impl AppState {
             }
             None => match self.approval_dialog(Focused::OnPurpose) {
                 Some(modal) => modal,
-                None => return,
+                None => {
+                    self.open_question(Focused::OnPurpose);
+                    return;
+                }
             },
         };
         self.modals.push(modal);

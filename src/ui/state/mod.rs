@@ -80,6 +80,10 @@ pub struct AppState {
     /// A request arrived that has not had the keyboard yet: the banner says so until it takes
     /// focus (see [`crate::ui::modal::guard`] for when).
     pub approvals_waiting: bool,
+    /// Confirmations waiting behind the banner, oldest first: one that arrived by itself (the
+    /// offer to retire a merged worktree) or stepped back because text was typed into it. They
+    /// get the keyboard as waiting requests do, after them.
+    pub questions: Vec<crate::ui::modal::confirm::ConfirmDialog>,
     pub quit: QuitState,
     /// Set when the UI should leave its loop.
     pub exit: bool,
@@ -145,6 +149,7 @@ impl AppState {
             now_ms: 0,
             last_input_ms: None,
             approvals_waiting: false,
+            questions: Vec::new(),
             quit: QuitState::Running,
             exit: false,
             hand_over: None,

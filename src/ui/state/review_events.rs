@@ -2,7 +2,7 @@
 //! on the screen that asked for it ([`Asked`]), not on every attached one; the pull request
 //! joins an open review; the merge queue updates its dialog; a merge this screen asked
 //! for (from the queue, or `/merge` typed here) is followed by the offer to retire the
-//! worktree; and the worktrees a `/quit` kept or removed are kept for the terminal after the
+//! worktree, which waits behind the banner like a request; and the worktrees a `/quit` kept or removed are kept for the terminal after the
 //! screen closes ([`AppState::farewell`]).
 
 use super::AppState;
@@ -66,16 +66,21 @@ impl AppState {
             String::new()
         };
         let question = format!(
-            "Merged @{}'s branch {}. Retire its worktree: remove {} and the branch?{stop}\nAnything added there since the merge keeps them.",
+            "Merged @{}'s branch {}. Retire its worktree: remove {} and the branch?{stop}\nAnything added there since the merge keeps them, and then nothing is stopped.",
             m.name, m.branch, m.worktree
         );
-        self.modals.push(Modal::Confirm(ConfirmDialog::new(
+        // It arrived by itself: it waits behind the banner until the person opens it or stops
+        // typing, like a request (never under the fingers of someone typing).
+        let mut offer = ConfirmDialog::new(
+            format!("retire @{}'s worktree", m.name),
             question,
             LeadCommand::RetireWorktree {
                 name: m.name.clone(),
             },
             self.now_ms,
-        )));
+        );
+        offer.arrived = true;
+        self.park_question(offer);
     }
 
     /// The composer sent `text`: a `/merge` of a branch (not a dry run, not retiring it

@@ -16,7 +16,7 @@ use crate::lead::contract::PendingPermission;
 use crate::protocol::display::visible_line;
 use crate::ui::keymap::Context;
 use crate::ui::modal::context::ApprovalContext;
-use crate::ui::modal::{bottom_box, frame, hint_lines, pick_title};
+use crate::ui::modal::{bottom_box, frame, hints_or_note, pick_title};
 use crate::ui::palette::{dim, teammate_color};
 use crate::ui::transcript::wrap::{sanitize, str_width, wrap_line};
 
@@ -46,7 +46,8 @@ impl PermissionDialog {
             }
             _ => option_lines(&opts, selected, inner_width, feedback.is_some()),
         };
-        let hints = hint_lines(
+        let hints = hints_or_note(
+            &self.guard,
             &if feedback.is_some() {
                 keymap.hints(Context::Feedback)
             } else if confirming.is_some() {

@@ -101,9 +101,9 @@ impl TeamsDialog {
                 sender.command(LeadCommand::Shutdown { name });
                 DialogOutcome::Keep
             }
-            (Some(Action::Kill), Some(name)) => {
-                DialogOutcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, context.now_ms)))
-            }
+            (Some(Action::Kill), Some(name)) => DialogOutcome::Push(Box::new(Modal::Confirm(
+                ConfirmDialog::kill(&name, context.now_ms),
+            ))),
             (Some(Action::ToggleHidden), Some(name)) => {
                 sender.command(LeadCommand::ToggleHidden { name });
                 DialogOutcome::Keep
@@ -113,7 +113,7 @@ impl TeamsDialog {
                     .keymap
                     .key_label(Context::Confirm, Action::IncludeBusy);
                 match ConfirmDialog::prune(team, &include, context.now_ms) {
-                    Some(confirm) => DialogOutcome::Push(Modal::Confirm(confirm)),
+                    Some(confirm) => DialogOutcome::Push(Box::new(Modal::Confirm(confirm))),
                     // Nothing to prune: the lead says so.
                     None => {
                         sender.command(LeadCommand::Prune {
@@ -156,9 +156,9 @@ impl TeamsDialog {
                 sender.command(LeadCommand::Shutdown { name });
                 DialogOutcome::Keep
             }
-            Some(Action::Kill) => {
-                DialogOutcome::Push(Modal::Confirm(ConfirmDialog::kill(&name, context.now_ms)))
-            }
+            Some(Action::Kill) => DialogOutcome::Push(Box::new(Modal::Confirm(
+                ConfirmDialog::kill(&name, context.now_ms),
+            ))),
             Some(Action::ToggleHidden) => {
                 sender.command(LeadCommand::ToggleHidden { name });
                 DialogOutcome::Keep
@@ -207,7 +207,7 @@ fn mode_change(change: ModeChange, sender: &mut DialogSender) -> DialogOutcome {
             sender.command(command);
             DialogOutcome::Keep
         }
-        ModeChange::AskFirst(confirm) => DialogOutcome::Push(Modal::Confirm(confirm)),
+        ModeChange::AskFirst(confirm) => DialogOutcome::Push(Box::new(Modal::Confirm(confirm))),
     }
 }
 
