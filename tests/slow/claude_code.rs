@@ -7,6 +7,7 @@
 mod claude_lead;
 mod drift;
 mod first_turn;
+mod frames;
 mod messages;
 mod modes;
 mod permissions;
@@ -53,4 +54,6 @@ matrix! {
     crate::claude_code::resume::reaped_after_the_grace_period => reaped_after_lead_sigkill;
     crate::claude_code::resume::clean_orphans_at_once => clean_orphans_after_lead_sigkill;
     crate::claude_code::review::files_written_without_a_worktree => review_lists_files_written_without_a_worktree;
+    crate::claude_code::frames::frames_at_once => frames_at_once_never_lost_silently;
+    crate::claude_code::frames::frames_with_latency => frames_with_latency_never_lost_silently;
 }
