@@ -63,7 +63,7 @@ fn teammate_status(scene: &Scene, name: &str) -> Option<String> {
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|e| e["kind"] == "teammate" && e["name"] == name)
         .filter_map(|e| e["status"].as_str().map(str::to_string))
-        .last()
+        .next_back()
 }
 
 fn requested(scene: &Scene, name: &str, i: usize) -> bool {
