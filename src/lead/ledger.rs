@@ -37,6 +37,9 @@ pub enum Receipt {
     Acted,
     /// It could not be written.
     Failed,
+    /// The teammate acted on it, but what its turn sent back (a permission or plan request,
+    /// a message) never reached the lead: its client said so (`controller::claude_facts`).
+    ReplyLost,
 }
 
 impl Receipt {
@@ -47,6 +50,7 @@ impl Receipt {
             Receipt::Read => "read",
             Receipt::Acted => "acted on",
             Receipt::Failed => "not sent",
+            Receipt::ReplyLost => "not done: its reply was lost",
         }
     }
 
@@ -189,6 +193,20 @@ impl Ledger {
             .collect()
     }
 
+    /// What `to` sent back on its newest message (read or acted on) never reached the lead:
+    /// that message is not done.
+    pub fn reply_lost(&mut self, to: &str, now_ms: u64) -> Option<Change> {
+        let sent = self
+            .sent
+            .iter_mut()
+            .rev()
+            .find(|s| s.to == to && !s.answer)?;
+        if !matches!(sent.state, Receipt::Read | Receipt::Acted) {
+            return None;
+        }
+        set(sent, Receipt::ReplyLost, now_ms)
+    }
+
     /// `to`'s newest `n` messages, newest first.
     pub fn recent(&self, to: &str, n: usize) -> Vec<Sent> {
         self.sent
@@ -250,7 +268,7 @@ fn set(sent: &mut Sent, state: Receipt, now_ms: u64) -> Option<Change> {
         Receipt::Queued | Receipt::Delivered => 0,
         Receipt::Read => 1,
         Receipt::Acted => 2,
-        Receipt::Failed => 3,
+        Receipt::Failed | Receipt::ReplyLost => 3,
     };
     if sent.state == state || rank(state) < rank(sent.state) {
         return None;
@@ -306,6 +324,12 @@ mod tests {
         assert!(!ledger.waiting_for("alpha"));
         assert!(!ledger.may_start_turn("alpha"));
         assert_eq!(ledger.recent("alpha", 3)[0].state, Receipt::Acted);
+        // What its turn sent back was lost: the message is not done, and stays so.
+        let c = ledger.reply_lost("alpha", 9_000).unwrap();
+        assert_eq!((c.id, c.state), (id, Receipt::ReplyLost));
+        assert_eq!(c.state.as_str(), "not done: its reply was lost");
+        assert!(ledger.turn_started("alpha", 9_500).is_empty());
+        assert_eq!(ledger.reply_lost("alpha", 9_600), None, "told once");
     }
 
     #[test]

@@ -62,6 +62,9 @@ pub struct Tracking {
     /// Until when (epoch ms) a `claude` teammate's rate or usage limit holds, as its transcript
     /// says (`controller::claude_facts`).
     pub rate_limited_until: Option<u64>,
+    /// How many frames for the lead its transcript said were not delivered, as told so far
+    /// (`controller::claude_facts`).
+    pub undelivered_told: u64,
     /// The text of the last plain message it sent the lead (a final answer repeating it is
     /// not shown twice).
     pub last_message: Option<String>,

@@ -7,7 +7,8 @@
 //! Edit, MultiEdit and NotebookEdit calls wrote (a call whose result is not an error), and — on
 //! clients that record the request's shape (2.1.332) — which tools its model was offered — and
 //! until when it is rate- or usage-limited (`store::claude_limit`; a real answer after the
-//! limit lifts it). Each read starts
+//! limit lifts it), and the frames for the lead its client said it could not deliver
+//! ([`Undelivered`], `store::claude_undelivered`). Each read starts
 //! where the last one ended and takes complete lines only; a line that does not parse is
 //! skipped. The file is opened without following links and never blocks.
 
@@ -17,6 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::claude_undelivered::undelivered;
+pub use super::claude_undelivered::{Undelivered, UndeliveredKind};
 use super::home::Home;
 use crate::protocol::frames::ReportedUsage;
 
@@ -40,7 +43,16 @@ pub struct TranscriptFacts {
     /// Until when (epoch milliseconds) its rate or usage limit holds, as the client last
     /// recorded it (`None`: no limit, or an answer came after it).
     pub limited_until_ms: Option<u64>,
+    /// The latest frames for the lead the client said it could not deliver (the last
+    /// [`UNDELIVERED_KEPT`], oldest first; each numbered from 1 over the transcript's life).
+    pub undelivered: Vec<Undelivered>,
 }
+
+/// How many undelivered frames the facts keep.
+pub const UNDELIVERED_KEPT: usize = 20;
+
+/// The most tool calls kept while waiting for their results.
+const CALLS_KEPT: usize = 1000;
 
 /// The tools that write a file, and the input field naming it.
 const WRITING_TOOLS: [(&str, &str); 4] = [
@@ -80,6 +92,10 @@ pub struct TranscriptMeter {
     tool_ids: HashSet<String>,
     /// Writing calls whose result has not been seen: id → path.
     pending_writes: HashMap<String, String>,
+    /// Calls whose result has not been seen: id → (tool, input).
+    pending_calls: HashMap<String, (String, Value)>,
+    /// How many undelivered frames were seen.
+    undelivered_seen: u64,
     turns: u64,
     facts: TranscriptFacts,
 }
@@ -187,6 +203,10 @@ impl TranscriptMeter {
                 {
                     self.tool_ids.insert(id.to_string());
                     let name = block["name"].as_str().unwrap_or("");
+                    if self.pending_calls.len() < CALLS_KEPT {
+                        self.pending_calls
+                            .insert(id.to_string(), (name.to_string(), block["input"].clone()));
+                    }
                     if let Some((_, field)) = WRITING_TOOLS.iter().find(|(t, _)| *t == name)
                         && let Some(path) = block["input"][field].as_str()
                     {
@@ -210,11 +230,24 @@ impl TranscriptMeter {
         seen.output = seen.output.max(n("output_tokens"));
     }
 
-    /// Tool results: a writing call that did not fail wrote its file.
+    /// Tool results: a writing call that did not fail wrote its file; a call whose result
+    /// says its frame for the lead could not be delivered is recorded.
     fn results(&mut self, content: &Value) {
         for block in content.as_array().into_iter().flatten() {
             if block["type"] != "tool_result" {
                 continue;
+            }
+            if let Some((tool, input)) = block["tool_use_id"]
+                .as_str()
+                .and_then(|id| self.pending_calls.remove(id))
+                && let Some(mut lost) = undelivered(&tool, &input, block)
+            {
+                self.undelivered_seen += 1;
+                lost.seq = self.undelivered_seen;
+                self.facts.undelivered.push(lost);
+                if self.facts.undelivered.len() > UNDELIVERED_KEPT {
+                    self.facts.undelivered.remove(0);
+                }
             }
             let Some(path) = block["tool_use_id"]
                 .as_str()
@@ -415,6 +448,65 @@ mod tests {
             "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_2\",\"model\":\"claude-opus-5-5\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":2}}}\n",
         );
         assert_eq!(meter.read(&home).unwrap().limited_until_ms, None);
+    }
+
+    /// A tool call whose result says its frame for the lead was not delivered is told once,
+    /// numbered, with the call's tool and input; a delivered one is not.
+    #[test]
+    fn frames_the_client_could_not_deliver_are_recorded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path());
+        let path = transcript(&home);
+        let call = |id: &str, name: &str, input: &str| {
+            format!(
+                "{{\"type\":\"assistant\",\"message\":{{\"id\":\"m_{id}\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"{name}\",\"input\":{input}}}]}}}}\n"
+            )
+        };
+        let result = |id: &str, content: &str| {
+            format!(
+                "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"{id}\",\"content\":{content},\"is_error\":true}}]}}}}\n"
+            )
+        };
+        let mut text = String::new();
+        text += &call("t1", "Bash", r#"{"command":"make migrate"}"#);
+        text += &result(
+            "t1",
+            r#""The permission request could not be delivered to the team lead (mailbox write failed). Retry the tool call, or ask the lead directly.""#,
+        );
+        text += &call("t2", "Bash", r#"{"command":"ls"}"#);
+        text += &result("t2", r#""(Bash completed with no output)""#);
+        append(&path, &text);
+        let mut meter = TranscriptMeter::new(SESSION);
+        let lost = meter.read(&home).unwrap().undelivered;
+        assert_eq!(lost.len(), 1, "{lost:?}");
+        assert_eq!(
+            (
+                lost[0].seq,
+                lost[0].kind,
+                lost[0].tool.as_str(),
+                lost[0].input.as_str()
+            ),
+            (
+                1,
+                UndeliveredKind::PermissionRequest,
+                "Bash",
+                "make migrate"
+            )
+        );
+        append(
+            &path,
+            &(call(
+                "t3",
+                "SendMessage",
+                r#"{"to":"team-lead","message":"done"}"#,
+            ) + &result(
+                "t3",
+                r#"[{"type":"text","text":"{\"success\":false,\"message\":\"Failed to write to team-lead's inbox — nothing was sent.\"}"}]"#,
+            )),
+        );
+        let lost = meter.read(&home).unwrap().undelivered;
+        assert_eq!(lost.len(), 2);
+        assert_eq!((lost[1].seq, lost[1].kind), (2, UndeliveredKind::Message));
     }
 
     #[test]

@@ -118,8 +118,19 @@ pub fn append(home: &Home, team: &str, to: &str, entry: &InboxEntry) -> Result<A
 /// escapes — and never re-serialized), so entries the store does not understand survive and
 /// an append stays cheap as the inbox grows. An inbox that fails the check is refused with a
 /// `Parse` error and left untouched.
+///
+/// The lock is held only to check that the inbox is unchanged and rename the prepared file
+/// over it (written and fsynced before, the directory fsynced after): a Claude Code teammate
+/// that sees the new entry takes this lock at once to mark it read, and its turn-start
+/// `isActive` write waits for that (docs/PROTOCOL.md §4). After a few changed inboxes in a
+/// row, the whole read-modify-write is done under the lock.
 pub fn append_many(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) -> Result<Appended> {
     let path = ensure_inbox(home, team, to)?;
+    for _ in 0..3 {
+        if append_prepared(&path, entries)? {
+            return Ok(Appended::default());
+        }
+    }
     let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
     let (existing, count) = match read_parsed(&path, |bytes| {
         array_of_objects(bytes).map(|n| (bytes.to_vec(), n))
@@ -130,6 +141,46 @@ pub fn append_many(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) ->
     };
     write_atomic(&path, &appended_text(&existing, count, entries))?;
     Ok(Appended::default())
+}
+
+/// One attempt of an append with the lock held only for the swap: `false` when the inbox
+/// changed between the read and the swap (nothing was written).
+fn append_prepared(path: &Path, entries: &[InboxEntry]) -> Result<bool> {
+    let before = read_regular(path, MAX_FILE_BYTES)?.unwrap_or_default();
+    let count = if before.iter().all(u8::is_ascii_whitespace) {
+        0
+    } else {
+        // A torn or bad file: the locked path reads it again and decides.
+        match array_of_objects(&before) {
+            Ok(n) => n,
+            Err(_) => return Ok(false),
+        }
+    };
+    let existing = if before.iter().all(u8::is_ascii_whitespace) {
+        &[][..]
+    } else {
+        &before[..]
+    };
+    let temp = prepare_temp(path, &appended_text(existing, count, entries))?;
+    let swapped = (|| -> Result<bool> {
+        let _lock = lock::acquire(path, DEFAULT_LOCK_TIMEOUT)?;
+        if read_regular(path, MAX_FILE_BYTES)?.unwrap_or_default() != before {
+            return Ok(false);
+        }
+        super::atomic::check_regular_file(path)?;
+        std::fs::rename(&temp, path).map_err(|e| StoreError::io(path, e))?;
+        Ok(true)
+    })();
+    if !matches!(swapped, Ok(true)) {
+        let _ = std::fs::remove_file(&temp);
+    }
+    if !swapped? {
+        return Ok(false);
+    }
+    if let Some(dir) = path.parent() {
+        super::atomic::sync_dir(dir)?;
+    }
+    Ok(true)
 }
 
 /// `existing` (a valid JSON array text of `count` elements, or empty) with `entries` appended

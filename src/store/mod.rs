@@ -7,6 +7,7 @@ pub mod atomic;
 pub mod audit;
 pub mod claude_limit;
 pub mod claude_transcript;
+pub mod claude_undelivered;
 pub mod delivery;
 pub mod error;
 pub mod home;

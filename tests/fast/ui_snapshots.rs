@@ -490,6 +490,53 @@ fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
     }
 }
 
+/// A frame a claude teammate's client could not write to the lead's inbox (issue 27): the
+/// lead says what it was, whose, and how to have it tried again, and the message that asked
+/// for it turns from `acted on` to `not done`, in red.
+#[test]
+fn a_frame_that_never_reached_the_lead() {
+    use teamlead::lead::ledger::Receipt;
+    let now = crate::ui_common::clock();
+    for w in WIDTHS {
+        let mut state = state_with(vec![
+            LeadEvent::Team(mixed_team()),
+            LeadEvent::Transcript(TranscriptItem::ToTeammate {
+                to: "builder".to_string(),
+                text: "run the migration".to_string(),
+                receipt: Some(7),
+            }),
+            LeadEvent::Receipt {
+                id: 7,
+                to: "builder".to_string(),
+                state: Receipt::Acted,
+                at_ms: now - 2_000,
+            },
+            LeadEvent::Transcript(TranscriptItem::System {
+                text: "builder's permission request for Bash (make migrate) never reached the \
+                       lead: its client could not write it to the lead's inbox (\"The permission \
+                       request could not be delivered to the team lead (mailbox write failed). \
+                       Retry the tool call, or ask the lead directly.\"), so the call did not \
+                       run. To have builder try again: /steer builder your permission request \
+                       for Bash (make migrate) never reached me; make that call again"
+                    .to_string(),
+            }),
+            LeadEvent::Receipt {
+                id: 7,
+                to: "builder".to_string(),
+                state: Receipt::ReplyLost,
+                at_ms: now - 1_000,
+            },
+        ]);
+        let t = screen(&mut state, w, if w < 80 { 26 } else { 16 });
+        let text = rows(&t).join("\n");
+        assert!(
+            text.contains("its reply was lost") && !text.contains("acted on"),
+            "{text}"
+        );
+        insta::assert_snapshot!(format!("frame_never_reached_the_lead_{w}"), t.backend());
+    }
+}
+
 /// A teammate paused by its budget: the list says so, the detail says why and how to raise it.
 #[test]
 fn teams_dialog_shows_a_teammate_paused_by_its_budget() {

@@ -8,6 +8,7 @@ mod claude_lead;
 mod client_prompt;
 mod drift;
 mod first_turn;
+mod frames;
 mod messages;
 mod modes;
 mod permissions;
@@ -57,4 +58,6 @@ matrix! {
     crate::claude_code::client_prompt::stuck_on_the_bypass_warning => stuck_on_the_bypass_warning;
     crate::claude_code::client_prompt::root_refuses_bypass_once => root_refuses_bypass_once;
     crate::claude_code::tasks::completion_said_at_once => task_completion_said_at_once;
+    crate::claude_code::frames::frames_at_once => frames_at_once_never_lost_silently;
+    crate::claude_code::frames::frames_with_latency => frames_with_latency_never_lost_silently;
 }

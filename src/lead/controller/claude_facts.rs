@@ -10,8 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use super::state::Controller;
 use super::store_worker::Lane;
+use crate::lead::contract::LeadEvent;
+use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, LEAD_NAME, Task};
-use crate::store::claude_transcript::TranscriptMeter;
+use crate::store::claude_transcript::{TranscriptMeter, Undelivered, UndeliveredKind};
 
 /// The text of an assignment for a teammate that cannot use the task list.
 pub fn plain_assignment(task: &Task) -> String {
@@ -163,6 +165,47 @@ impl Controller {
         }
     }
 
+    /// `who`'s client said a frame for the lead could not be delivered: say so at once, as
+    /// what it is, with the way to have it try again, and mark the message its turn was
+    /// answering as not done.
+    fn frame_not_delivered(&mut self, who: &str, lost: &Undelivered) {
+        let input = &lost.input;
+        let (what, outcome, again) = match lost.kind {
+            UndeliveredKind::PermissionRequest => (
+                format!("permission request for {} ({input})", lost.tool),
+                "the call did not run",
+                format!(
+                    "your permission request for {} ({input}) never reached me; make that call again",
+                    lost.tool
+                ),
+            ),
+            UndeliveredKind::Message => (
+                format!("message to the lead ({input})"),
+                "the lead never got it",
+                "your last message to me never reached me; send it again".to_string(),
+            ),
+            UndeliveredKind::PlanApproval => (
+                "plan approval request".to_string(),
+                "the plan was not submitted",
+                "your plan never reached me; call ExitPlanMode again".to_string(),
+            ),
+        };
+        let text = format!(
+            "{who}'s {what} never reached the lead: its client could not write it to the              lead's inbox (\"{}\"), so {outcome}. To have {who} try again: /steer {who} {again}",
+            lost.said
+        );
+        tracing::warn!("{text}");
+        self.note(text);
+        if let Some(change) = self.ledger.reply_lost(who, now_ms()) {
+            self.emit(LeadEvent::Receipt {
+                id: change.id,
+                to: change.to,
+                state: change.state,
+                at_ms: change.at_ms,
+            });
+        }
+    }
+
     /// Reads more of every `claude` teammate's transcript, in the background.
     pub(super) fn read_claude_transcripts(&mut self) {
         let names: Vec<String> = self
@@ -207,6 +250,8 @@ impl Controller {
                 t.model_seen = facts.model.clone();
                 let lifted = t.rate_limited_until.is_some() && facts.limited_until_ms.is_none();
                 t.rate_limited_until = facts.limited_until_ms;
+                let told = t.undelivered_told;
+                t.undelivered_told = facts.undelivered.last().map_or(told, |u| u.seq.max(told));
                 if facts.has_task_tools() == Some(false) && !t.no_task_tools {
                     t.no_task_tools = true;
                     let model = facts.model.as_deref().unwrap_or("its model");
@@ -219,6 +264,9 @@ impl Controller {
                 }
                 if lifted {
                     c.release_held_assignments();
+                }
+                for lost in facts.undelivered.iter().filter(|u| u.seq > told) {
+                    c.frame_not_delivered(&who, lost);
                 }
                 c.publish();
             },

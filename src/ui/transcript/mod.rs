@@ -149,7 +149,7 @@ impl Transcript {
             return;
         };
         let style = match state {
-            Receipt::Failed => Style::default().fg(ratatui::style::Color::Red),
+            Receipt::Failed | Receipt::ReplyLost => Style::default().fg(ratatui::style::Color::Red),
             _ => dim(),
         };
         let mut line = base.clone();

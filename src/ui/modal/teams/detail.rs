@@ -136,7 +136,9 @@ pub fn render(
         let label = if i == 0 { "sent" } else { "" };
         let age = crate::ui::palette::short_duration(context.now_ms.saturating_sub(m.since_ms));
         let style = match m.state {
-            crate::lead::ledger::Receipt::Failed => Style::default().fg(Color::Red),
+            crate::lead::ledger::Receipt::Failed | crate::lead::ledger::Receipt::ReplyLost => {
+                Style::default().fg(Color::Red)
+            }
             _ => dim(),
         };
         lines.extend(row(
