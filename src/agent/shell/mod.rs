@@ -1,6 +1,7 @@
 //! The `shell` engine: a teammate without a model. A turn reads the new messages (each shown in
-//! its inline transcript as a `<teammate-message>`), takes the fenced code block of a message
-//! from `team-lead` as a command to run, and takes one task: one it owns and may resume, or an
+//! its inline transcript as a `<teammate-message>`), takes the first fenced code block of a
+//! message from `team-lead` as a command to run when that block is one (`protocol::fence`: a
+//! block marked as a quote, like a review comment's, is only read), and takes one task: one it owns and may resume, or an
 //! available one it claims (`check_busy`). In plan mode it first gets the plan approved. Each
 //! command goes through the permission gate, runs with `sh -c` in its working directory, and is
 //! reported to the lead (or to whoever sent the command) with its exit status and the tail of
@@ -17,9 +18,9 @@ mod report;
 
 use crate::agent::events::{LogKind, TeammateEventKind};
 use crate::agent::runtime::teammate::{Teammate, TurnOutcome, TurnReport};
+use crate::protocol::fence::{Fenced, first_block};
 use crate::protocol::frames::IdleReason;
 use crate::protocol::render::teammate_message;
-use crate::protocol::task::first_code_block;
 use crate::protocol::{InboxEntry, LEAD_NAME, Task, TaskStatus};
 use crate::store::ClaimError;
 use crate::store::tasks::{available, unfinished_blockers};
@@ -51,13 +52,27 @@ impl Job {
     }
 }
 
-/// The command in a message: the first fenced code block of a plain message from the lead.
-/// Messages from other teammates are only read (their reports quote output in fences).
-fn message_command(entry: &InboxEntry) -> Option<String> {
+/// What a message asks the engine to run: the first fenced code block of a plain message from
+/// the lead, when that block is a command (`protocol::fence`: no info string, or a shell's
+/// name). Messages from other teammates are only read (their reports quote output in fences),
+/// and a block the lead marks as a quote (a review comment quotes the diff in ```` ```text ````)
+/// is text to read, never a script: nothing of that message runs.
+enum MessageAsks {
+    Nothing,
+    Run(String),
+    /// The first block is a quote (its info string).
+    Quote(String),
+}
+
+fn message_command(entry: &InboxEntry) -> MessageAsks {
     if entry.from != LEAD_NAME || entry.parse_frame().is_some() {
-        return None;
+        return MessageAsks::Nothing;
     }
-    first_code_block(&entry.text)
+    match first_block(&entry.text) {
+        Some(block) if !block.is_command() => MessageAsks::Quote(block.info),
+        Some(Fenced { code, .. }) if !code.trim().is_empty() => MessageAsks::Run(code),
+        _ => MessageAsks::Nothing,
+    }
 }
 
 /// One turn of the shell engine; `NoTurn` when there is neither a message nor a task.
@@ -74,13 +89,21 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
             text: entry.text.clone(),
             rendered: teammate_message(entry),
         });
-        if let Some(command) = message_command(entry) {
-            jobs.push(Job {
+        match message_command(entry) {
+            MessageAsks::Run(command) => jobs.push(Job {
                 source: JobSource::Message {
                     reply_to: entry.from.clone(),
                 },
                 command: Some(command),
-            });
+            }),
+            MessageAsks::Quote(info) => tm.events.log(
+                LogKind::Note,
+                format!(
+                    "read only: the fenced block of {}'s message is marked `{info}`, a quote, not a command",
+                    entry.from
+                ),
+            ),
+            MessageAsks::Nothing => {}
         }
     }
     if let Some(task) = pick_task(tm).await {
