@@ -426,7 +426,7 @@ fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
             MessageReceipt {
                 id: 1,
                 preview: "use the new grammar".to_string(),
-                state: Receipt::Acted,
+                state: Receipt::TurnStarted,
                 sent_ms: now - 300_000,
                 since_ms: now - 240_000,
             },
@@ -463,7 +463,7 @@ fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
         state.apply(LeadEvent::Receipt {
             id: 1,
             to: "builder".to_string(),
-            state: Receipt::Acted,
+            state: Receipt::TurnStarted,
             at_ms: now - 240_000,
         });
         state.apply(LeadEvent::Receipt {
@@ -474,8 +474,9 @@ fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
         });
         let t = screen(&mut state, w, 12);
         let text = rows(&t).join("\n");
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            text.contains("acted") && !text.contains("delivered"),
+            words.contains("turn started") && !text.contains("delivered"),
             "{text}"
         );
         insta::assert_snapshot!(format!("receipts_transcript_{w}"), t.backend());

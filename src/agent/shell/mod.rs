@@ -7,8 +7,8 @@
 //! reported to the lead (or to whoever sent the command) with its exit status and the tail of
 //! its output. A task whose command succeeded is marked completed; one that failed or was
 //! refused stays `in_progress` and owned by the teammate, so the lead sees it (and the teammate
-//! claims nothing else until the lead resets or reassigns it); an interrupted one is resumed
-//! after the next message. Tasks without a command are left for others.
+//! claims nothing else until the lead resets or reassigns it); an interrupted one is not
+//! resumed until it is assigned again (a message, a steer included, does not resume it). Tasks without a command are left for others.
 
 pub mod exec;
 pub mod guard;
@@ -21,7 +21,7 @@ use crate::agent::runtime::teammate::{Teammate, TurnOutcome, TurnReport};
 use crate::protocol::fence::{Fenced, first_block};
 use crate::protocol::frames::IdleReason;
 use crate::protocol::render::teammate_message;
-use crate::protocol::{InboxEntry, LEAD_NAME, Task, TaskStatus};
+use crate::protocol::{Frame, InboxEntry, LEAD_NAME, Task, TaskStatus};
 use crate::store::ClaimError;
 use crate::store::tasks::{available, unfinished_blockers};
 use job::{JobEnd, run_job, send_report};
@@ -77,8 +77,12 @@ fn message_command(entry: &InboxEntry) -> MessageAsks {
 
 /// One turn of the shell engine; `NoTurn` when there is neither a message nor a task.
 pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOutcome {
-    if !content.is_empty() {
-        tm.interrupted.clear();
+    // An interrupted task is taken up again only when it is assigned again (a message, a
+    // steer included, is no order to resume what the lead stopped).
+    for entry in &content {
+        if let Some(Frame::TaskAssignment(a)) = entry.parse_frame() {
+            tm.interrupted.remove(&a.task_id);
+        }
     }
     let mut jobs = Vec::new();
     for entry in &content {
@@ -265,14 +269,15 @@ async fn pick_task(tm: &mut Teammate) -> Option<Task> {
     None
 }
 
-/// Interrupted tasks stay owned and resume after the next message.
+/// An interrupted task is not resumed by itself: only a new assignment of it takes it up again
+/// (a teamlead lead also takes it back at once: `lead::controller::task_ops`).
 fn park_interrupted(tm: &mut Teammate, jobs: &[Job]) {
     for task in jobs.iter().filter_map(Job::task) {
         tm.interrupted.insert(task.id.clone());
         tm.events.log(
             LogKind::Note,
             format!(
-                "interrupted: {} stays mine and resumes after the next message",
+                "interrupted: I stopped {} and take it up again only when it is assigned to me again",
                 task_label(task)
             ),
         );
