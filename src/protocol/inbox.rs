@@ -186,6 +186,12 @@ pub fn frame_one_liner(frame: &Frame, from: &str) -> String {
                         .as_deref()
                         .map(|r| format!(": {}", clip(r, 60)))
                         .unwrap_or_default();
+                    // Its answer repeats the failure (a teamlead teammate's report): one is enough.
+                    let answer = if why.is_empty() {
+                        answer
+                    } else {
+                        String::new()
+                    };
                     format!("{from}'s turn failed{why}{done_after}{answer}")
                 }
                 Some(IdleReason::Interrupted) => {

@@ -39,6 +39,7 @@ mod lead_review;
 mod lead_review_checkout;
 mod lead_review_shell;
 mod lead_spawn;
+mod lead_task_hold;
 mod lead_tasks;
 mod lead_team;
 mod llm_cli;
