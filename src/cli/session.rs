@@ -135,6 +135,7 @@ pub fn lead_options(ctx: &Context, args: &LeadArgs, config: &Config) -> Result<L
         opts.shutdown_timeout = timeout;
     }
     opts.shutdown_force = config.shutdown_force.unwrap_or(false);
+    opts.retry_failed_tasks = config.retry_failed_tasks.unwrap_or(false);
     opts.budget_teammate = config.budget_teammate;
     opts.budget_team = config.budget_team;
     if let Some(team) = &args.team {

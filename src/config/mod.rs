@@ -85,6 +85,7 @@ struct FileTop {
     permission_hook: Option<String>,
     shutdown_timeout: Option<f64>,
     shutdown_force: Option<bool>,
+    retry_failed_tasks: Option<bool>,
     budget_teammate: Option<f64>,
     budget_team: Option<f64>,
     server_idle_exit: Option<String>,
@@ -126,6 +127,10 @@ pub struct Config {
     pub shutdown_timeout: Option<std::time::Duration>,
     /// Escalate a shutdown that outlasts the timeout to a kill (`shutdown-force`).
     pub shutdown_force: Option<bool>,
+    /// A task a teammate reported failed or not run goes back to pending with no owner, for
+    /// another teammate to try (`retry-failed-tasks`); otherwise the lead holds it until a
+    /// person assigns it.
+    pub retry_failed_tasks: Option<bool>,
     /// What each teammate, and the whole team, may cost before it is paused
     /// (`budget-teammate`, `budget-team`: dollars; here micro-dollars).
     pub budget_teammate: Option<u64>,
@@ -295,6 +300,7 @@ impl Config {
             permission_hook: top.permission_hook,
             shutdown_timeout,
             shutdown_force: top.shutdown_force,
+            retry_failed_tasks: top.retry_failed_tasks,
             budget_teammate,
             budget_team,
             server_idle_exit,

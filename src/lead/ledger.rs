@@ -1,11 +1,15 @@
 //! The message ledger: every message and frame the lead sends a teammate (its answers to
 //! permission and plan requests, shutdown and mode requests, task assignments), and how far
-//! it got. An entry is *queued* while it waits in the inbox of a teammate that is busy (it
-//! reads its inbox when its turn ends), *delivered* while it waits for one that is free, *read*
-//! once the teammate took it (Claude Code sets the entry's `read`; teamlead's teammates do
-//! too, or remove it), and *acted on* once the teammate's next turn started after reading it
-//! (its `isActive`, an in-process turn, or anything it sends). An answer to a request is never
-//! queued: the teammate waits for it mid-turn. An entry that stays unread past
+//! it got. An entry is *queued* when it was written to the inbox of a teammate that is busy
+//! (it reads its inbox when its turn ends), *delivered* once it waits for a teammate that is
+//! free (written then, or the turn ended), *read* once the teammate took it (Claude Code sets
+//! the entry's `read`; teamlead's teammates do too, or remove it), and *turn started* once the
+//! teammate began a turn after reading it (its `isActive`, an in-process turn, or anything it
+//! sends): a fact, not a judgement of what it did with it (a `shell` teammate reads a message
+//! that holds no command and does nothing else). Receipts only move forward, each state once:
+//! queued → delivered → read → turn started (a delivered message whose teammate gets busy
+//! again stays delivered; the busy teammate is remembered apart for the unread flag). An
+//! answer to a request is never queued: the teammate waits for it mid-turn. An entry that stays unread past
 //! [`UNREAD_FLAG_MS`] while its teammate is busy is flagged. The lead shows the receipts beside
 //! the message in the transcript, in the teams dialog, in `ctl events` and `inspect`; a
 //! frame's preview says what it is (`answer: permission granted`).
@@ -33,11 +37,12 @@ pub enum Receipt {
     Delivered,
     /// The teammate took it.
     Read,
-    /// The teammate's next turn started after it read it.
-    Acted,
+    /// The teammate began a turn after it read it (what it did there is not known).
+    #[serde(rename = "turn_started", alias = "acted")]
+    TurnStarted,
     /// It could not be written.
     Failed,
-    /// The teammate acted on it, but what its turn sent back (a permission or plan request,
+    /// Its turn started on it, but what that turn sent back (a permission or plan request,
     /// a message) never reached the lead: its client said so (`controller::claude_facts`).
     ReplyLost,
 }
@@ -48,7 +53,7 @@ impl Receipt {
             Receipt::Queued => "queued",
             Receipt::Delivered => "delivered",
             Receipt::Read => "read",
-            Receipt::Acted => "acted on",
+            Receipt::TurnStarted => "turn started",
             Receipt::Failed => "not sent",
             Receipt::ReplyLost => "not done: its reply was lost",
         }
@@ -74,6 +79,8 @@ pub struct Sent {
     pub since_ms: u64,
     /// An answer to a request the teammate waits for mid-turn (never queued).
     answer: bool,
+    /// Whether its first receipt (queued, delivered or not sent) was told.
+    written: bool,
 }
 
 /// A receipt that changed: the message, its new state, and when.
@@ -90,6 +97,8 @@ pub struct Change {
 pub struct Ledger {
     next: u64,
     sent: VecDeque<Sent>,
+    /// The teammates mid-turn now (for the unread flag; receipts never go back for it).
+    busy: std::collections::HashSet<String>,
 }
 
 impl Ledger {
@@ -110,6 +119,7 @@ impl Ledger {
             state: Receipt::Queued,
             since_ms: now_ms,
             answer: frame.as_ref().is_some_and(is_answer),
+            written: false,
         });
         while self.sent.len() > KEPT {
             self.sent.pop_front();
@@ -118,7 +128,7 @@ impl Ledger {
     }
 
     /// The message is in the inbox (`busy`: its teammate is mid-turn), or could not be
-    /// written.
+    /// written: its first receipt, told once (a late one after a read tells nothing).
     pub fn written(&mut self, id: u64, ok: bool, busy: bool, now_ms: u64) -> Option<Change> {
         let sent = self.sent.iter_mut().find(|s| s.id == id)?;
         let state = match (ok, busy && !sent.answer) {
@@ -126,6 +136,17 @@ impl Ledger {
             (true, true) => Receipt::Queued,
             (true, false) => Receipt::Delivered,
         };
+        let first = !std::mem::replace(&mut sent.written, true);
+        if first && sent.state == state {
+            // Made `queued` by `sending`: the first receipt says so once.
+            sent.since_ms = now_ms;
+            return Some(Change {
+                id: sent.id,
+                to: sent.to.clone(),
+                state,
+                at_ms: now_ms,
+            });
+        }
         set(sent, state, now_ms)
     }
 
@@ -170,30 +191,32 @@ impl Ledger {
         changes
     }
 
-    /// `to` is busy (`true`) or free: waiting messages are queued or delivered.
+    /// `to` is busy (`true`) or free: when free, its queued messages are delivered (waiting for
+    /// a free teammate); a delivered one never goes back to queued.
     pub fn busy(&mut self, to: &str, busy: bool, now_ms: u64) -> Vec<Change> {
-        let state = if busy {
-            Receipt::Queued
-        } else {
-            Receipt::Delivered
-        };
+        if busy {
+            self.busy.insert(to.to_string());
+            return Vec::new();
+        }
+        self.busy.remove(to);
         self.sent
             .iter_mut()
-            .filter(|s| s.to == to && s.state.unread() && !s.answer)
-            .filter_map(|s| set(s, state, now_ms))
+            .filter(|s| s.to == to && s.state == Receipt::Queued && s.written)
+            .filter_map(|s| set(s, Receipt::Delivered, now_ms))
             .collect()
     }
 
-    /// `to` started a turn (or sent something) at `now_ms`: what it had read is acted on.
+    /// `to` started a turn (or sent something) at `now_ms`: what it had read is marked
+    /// *turn started*.
     pub fn turn_started(&mut self, to: &str, now_ms: u64) -> Vec<Change> {
         self.sent
             .iter_mut()
             .filter(|s| s.to == to && s.state == Receipt::Read && s.since_ms <= now_ms)
-            .filter_map(|s| set(s, Receipt::Acted, now_ms))
+            .filter_map(|s| set(s, Receipt::TurnStarted, now_ms))
             .collect()
     }
 
-    /// What `to` sent back on its newest message (read or acted on) never reached the lead:
+    /// What `to` sent back on its newest message (read, or its turn started) never reached the lead:
     /// that message is not done.
     pub fn reply_lost(&mut self, to: &str, now_ms: u64) -> Option<Change> {
         let sent = self
@@ -201,7 +224,7 @@ impl Ledger {
             .iter_mut()
             .rev()
             .find(|s| s.to == to && !s.answer)?;
-        if !matches!(sent.state, Receipt::Read | Receipt::Acted) {
+        if !matches!(sent.state, Receipt::Read | Receipt::TurnStarted) {
             return None;
         }
         set(sent, Receipt::ReplyLost, now_ms)
@@ -221,9 +244,11 @@ impl Ledger {
     /// Since when `to` has left a message unread while busy, when that is longer than
     /// [`UNREAD_FLAG_MS`].
     pub fn unread_since(&self, to: &str, now_ms: u64) -> Option<u64> {
+        let busy = self.busy.contains(to);
         self.sent
             .iter()
-            .filter(|s| s.to == to && s.state == Receipt::Queued)
+            .filter(|s| s.to == to && s.state.unread() && !s.answer)
+            .filter(|_| busy)
             .map(|s| s.sent_ms)
             .min()
             .filter(|since| now_ms.saturating_sub(*since) >= UNREAD_FLAG_MS)
@@ -263,12 +288,14 @@ fn frame_preview(frame: &Frame) -> String {
 }
 
 fn set(sent: &mut Sent, state: Receipt, now_ms: u64) -> Option<Change> {
-    // Receipts only move forward (a late `written` never undoes a read).
+    // Receipts only move forward, each state once (a late `written` never undoes a read; a
+    // delivered message never goes back to queued).
     let rank = |r: Receipt| match r {
-        Receipt::Queued | Receipt::Delivered => 0,
-        Receipt::Read => 1,
-        Receipt::Acted => 2,
-        Receipt::Failed | Receipt::ReplyLost => 3,
+        Receipt::Queued => 0,
+        Receipt::Delivered => 1,
+        Receipt::Read => 2,
+        Receipt::TurnStarted => 3,
+        Receipt::Failed | Receipt::ReplyLost => 4,
     };
     if sent.state == state || rank(state) < rank(sent.state) {
         return None;
@@ -288,18 +315,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_message_goes_queued_delivered_read_acted() {
+    fn a_message_goes_queued_delivered_read_turn_started() {
         let mut ledger = Ledger::default();
         let entry = InboxEntry::new("team-lead", "rebase on main");
         let id = ledger.sending("alpha", &entry, 1_000);
+        assert!(ledger.busy("alpha", true, 1_005).is_empty());
         let c = ledger
             .written(id, true, true, 1_010)
-            .unwrap_or_else(|| Change {
-                id,
-                to: "alpha".into(),
-                state: Receipt::Queued,
-                at_ms: 1_010,
-            });
+            .expect("its first receipt");
         assert_eq!(c.state, Receipt::Queued);
         assert!(ledger.waiting_for("alpha"));
         assert_eq!(ledger.unread_since("alpha", 2_000), None);
@@ -320,16 +343,65 @@ mod tests {
             "read, its turn may be starting"
         );
         let c = ledger.turn_started("alpha", 8_000);
-        assert_eq!(c[0].state, Receipt::Acted);
+        assert_eq!(c[0].state, Receipt::TurnStarted);
+        assert_eq!(Receipt::TurnStarted.as_str(), "turn started");
         assert!(!ledger.waiting_for("alpha"));
         assert!(!ledger.may_start_turn("alpha"));
-        assert_eq!(ledger.recent("alpha", 3)[0].state, Receipt::Acted);
+        assert_eq!(ledger.recent("alpha", 3)[0].state, Receipt::TurnStarted);
         // What its turn sent back was lost: the message is not done, and stays so.
         let c = ledger.reply_lost("alpha", 9_000).unwrap();
         assert_eq!((c.id, c.state), (id, Receipt::ReplyLost));
         assert_eq!(c.state.as_str(), "not done: its reply was lost");
         assert!(ledger.turn_started("alpha", 9_500).is_empty());
         assert_eq!(ledger.reply_lost("alpha", 9_600), None, "told once");
+    }
+
+    #[test]
+    fn receipts_never_go_back_and_each_state_is_told_once() {
+        let mut ledger = Ledger::default();
+        let entry = InboxEntry::new("team-lead", "look at this");
+        let id = ledger.sending("alpha", &entry, 1);
+        let mut told = Vec::new();
+        // Written while alpha is free, then alpha gets busy, free, busy again, unread.
+        told.extend(ledger.written(id, true, false, 2));
+        for (t, busy) in [(3, true), (4, false), (5, true), (6, false), (7, true)] {
+            told.extend(ledger.busy("alpha", busy, t));
+        }
+        // A second report of the write tells nothing.
+        told.extend(ledger.written(id, true, true, 8));
+        let mut read = entry.clone();
+        read.read = Some(true);
+        told.extend(ledger.inbox_seen("alpha", &[read.clone()], 9));
+        told.extend(ledger.inbox_seen("alpha", &[read], 10));
+        told.extend(ledger.turn_started("alpha", 11));
+        told.extend(ledger.turn_started("alpha", 12));
+        told.extend(ledger.busy("alpha", false, 13));
+        let states: Vec<Receipt> = told.iter().map(|c| c.state).collect();
+        assert_eq!(
+            states,
+            vec![Receipt::Delivered, Receipt::Read, Receipt::TurnStarted]
+        );
+        // Busy with the message unread for a minute: flagged, though it stays delivered.
+        let late = ledger.sending("alpha", &InboxEntry::new("team-lead", "two"), 100);
+        ledger.written(late, true, false, 100);
+        ledger.busy("alpha", true, 200);
+        assert_eq!(
+            ledger.unread_since("alpha", 100 + UNREAD_FLAG_MS),
+            Some(100)
+        );
+        assert_eq!(ledger.find(late).unwrap().state, Receipt::Delivered);
+        // Queued first, then delivered when its turn ends: two receipts, in order.
+        let q = ledger.sending("beta", &InboxEntry::new("team-lead", "three"), 300);
+        let first = ledger.written(q, true, true, 301).map(|c| c.state);
+        let then: Vec<Receipt> = ledger
+            .busy("beta", false, 302)
+            .iter()
+            .map(|c| c.state)
+            .collect();
+        assert_eq!(
+            (first, then),
+            (Some(Receipt::Queued), vec![Receipt::Delivered])
+        );
     }
 
     #[test]

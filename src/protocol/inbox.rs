@@ -155,10 +155,19 @@ pub fn sentence(text: &str) -> String {
 pub fn frame_one_liner(frame: &Frame, from: &str) -> String {
     match frame {
         Frame::IdleNotification(n) => {
+            // What became of the task: `completedStatus` says (`resolved`, `failed`,
+            // `blocked`); without it, a failed turn did not finish its task.
+            let ended = match (n.completed_status.as_deref(), n.idle_reason) {
+                (Some("resolved"), _) => "done",
+                (Some("failed"), _) | (None, Some(IdleReason::Failed)) => "failed",
+                (Some("blocked"), _) => "blocked",
+                (None, Some(IdleReason::Interrupted)) => "not finished",
+                _ => "done",
+            };
             let done = n
                 .completed_task_id
                 .as_deref()
-                .map(|id| format!("task #{id} done"));
+                .map(|id| format!("task #{id} {ended}"));
             let answer = n
                 .result
                 .as_deref()
@@ -177,6 +186,12 @@ pub fn frame_one_liner(frame: &Frame, from: &str) -> String {
                         .as_deref()
                         .map(|r| format!(": {}", clip(r, 60)))
                         .unwrap_or_default();
+                    // Its answer repeats the failure (a teamlead teammate's report): one is enough.
+                    let answer = if why.is_empty() {
+                        answer
+                    } else {
+                        String::new()
+                    };
                     format!("{from}'s turn failed{why}{done_after}{answer}")
                 }
                 Some(IdleReason::Interrupted) => {
@@ -296,7 +311,7 @@ mod tests {
         );
         assert_eq!(
             frame_one_liner(&failed, "alpha"),
-            "alpha's turn failed: compiler exploded (task #3 done)"
+            "alpha's turn failed: compiler exploded (task #3 failed)"
         );
         let interrupted = idle(Some(IdleReason::Interrupted), None, None);
         assert_eq!(

@@ -6,6 +6,7 @@ pub mod backend_kind;
 pub mod backend_request;
 pub mod color;
 pub mod display;
+pub mod fence;
 pub mod frames;
 pub mod inbox;
 pub mod json;

@@ -93,7 +93,7 @@ impl Task {
     }
 
     /// The command a `shell` teammate runs for this task: `metadata.command`, else the first
-    /// fenced code block of the description.
+    /// fenced code block of the description when it is a command (`protocol::fence`).
     pub fn command(&self) -> Option<String> {
         if let Some(c) = self
             .metadata
@@ -103,27 +103,12 @@ impl Task {
         {
             return Some(c.to_string());
         }
-        first_code_block(&self.description)
+        crate::protocol::fence::command_block(&self.description)
     }
 
     /// The numeric id, for sorting (non-numeric ids sort last).
     pub fn numeric_id(&self) -> u64 {
         self.id.parse().unwrap_or(u64::MAX)
-    }
-}
-
-/// The body of the first ```…``` block of a markdown text.
-pub fn first_code_block(text: &str) -> Option<String> {
-    let start = text.find("```")?;
-    let after = &text[start + 3..];
-    let body_start = after.find('\n')? + 1;
-    let body = &after[body_start..];
-    let end = body.find("```")?;
-    let code = body[..end].trim_end().to_string();
-    if code.trim().is_empty() {
-        None
-    } else {
-        Some(code)
     }
 }
 

@@ -425,11 +425,11 @@ async fn a_comment_on_a_hunk_reaches_the_teammates_inbox_with_file_line_and_exce
     assert_eq!(inbox[0], comment.message());
     assert_eq!(
         inbox[0],
-        "Review comment on shared.txt, lines 1-5:\n\n```\n@@ -1,5 +1,5 @@\n    1    1   one\n    2      - two\n         2 + two alpha\n    3    3   three\n    4    4   four\n    5    5   five\n```\n\nkeep line two as it was"
+        "Review comment from the lead on shared.txt, lines 1-5. It is a comment for you to read, not a command to run: the lines quoted below are the hunk commented on, from your diff.\n\n```text\n@@ -1,5 +1,5 @@\n    1    1   one\n    2      - two\n         2 + two alpha\n    3    3   three\n    4    4   four\n    5    5   five\n```\n\nkeep line two as it was"
     );
     assert_eq!(
         inbox[1],
-        "Review comment on shared.txt, line 2:\n\n```\n    1    1   one\n    2      - two\n>        2 + two alpha\n    3    3   three\n    4    4   four\n    5    5   five\n```\n\nwhy alpha?"
+        "Review comment from the lead on shared.txt, line 2. It is a comment for you to read, not a command to run: the lines quoted below are context from your diff, the line commented on marked `>`.\n\n```text\n    1    1   one\n    2      - two\n>        2 + two alpha\n    3    3   three\n    4    4   four\n    5    5   five\n```\n\nwhy alpha?"
     );
     s.quit().await;
 }

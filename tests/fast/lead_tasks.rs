@@ -79,7 +79,7 @@ async fn add_done_reset_unassign_and_edit_a_task() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_task_reported_failed_goes_back_to_pending_and_its_teammate_is_free() {
+async fn a_task_reported_failed_is_held_by_the_lead_and_its_teammate_is_free() {
     let mut s = Session::start("task-failed").await;
     s.add_pane_member("alpha", "%1", "default");
     let tasks = TaskList::new(&s.home, &s.team).unwrap();
@@ -105,19 +105,24 @@ async fn a_task_reported_failed_goes_back_to_pending_and_its_teammate_is_free() 
         usage: None,
     };
     s.to_lead(&InboxEntry::frame("alpha", &Frame::IdleNotification(idle)));
-    let note = s.wait_note("is pending again, with no owner").await;
+    let note = s.wait_note("is held by the lead").await;
     assert_eq!(
         note,
         format!(
-            "Task #{0} \"flaky\" is pending again, with no owner: alpha reported task {0} not run: denied by the lead. /task assign {0} NAME to have it tried again.",
+            "Task #{0} \"flaky\" is held by the lead: alpha reported task {0} not run: denied by the lead. No teammate takes it until you assign it: /task assign {0} NAME.",
             failing.id
         )
     );
     let task = tasks.get(&failing.id).unwrap();
     assert_eq!(
         (task.owner.as_deref(), task.status),
-        (None, TaskStatus::Pending)
+        (Some("team-lead"), TaskStatus::Pending)
     );
+    // Held, it is available to nobody.
+    assert!(matches!(
+        tasks.claim(&failing.id, "beta", true),
+        Err(ClaimError::AlreadyClaimed { .. })
+    ));
     let kept = task.metadata.as_ref().and_then(|m| m.get(FAILURE_NOTE_KEY));
     assert_eq!(
         kept.and_then(|v| v.as_str()),

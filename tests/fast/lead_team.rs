@@ -428,7 +428,7 @@ async fn slash_clean_removes_a_dead_writers_temp_file_and_keeps_the_team() {
 }
 
 /// The message ledger as the lead follows it: a message to a teammate is delivered (its
-/// inbox written), read once the teammate marks it read, acted on once the teammate sends
+/// inbox written), read once the teammate marks it read, turn started once the teammate sends
 /// something after; each step is a `Receipt` event for the message the transcript shows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_is_followed_delivered_read_and_acted_on() {
@@ -482,14 +482,15 @@ async fn a_message_is_followed_delivered_read_and_acted_on() {
     s.seen_or_wait("read", receipt(Receipt::Read)).await;
     // It answers: it got to it.
     s.to_lead(&InboxEntry::new("alpha", "rebased, tests pass"));
-    s.seen_or_wait("acted on", receipt(Receipt::Acted)).await;
+    s.seen_or_wait("turn started", receipt(Receipt::TurnStarted))
+        .await;
     let views = s
         .wait_team("alpha's receipts in its view", |t| {
             t.iter().any(|v| {
                 v.name == "alpha"
                     && v.messages
                         .first()
-                        .is_some_and(|m| m.state == Receipt::Acted)
+                        .is_some_and(|m| m.state == Receipt::TurnStarted)
             })
         })
         .await;

@@ -426,7 +426,7 @@ fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
             MessageReceipt {
                 id: 1,
                 preview: "use the new grammar".to_string(),
-                state: Receipt::Acted,
+                state: Receipt::TurnStarted,
                 sent_ms: now - 300_000,
                 since_ms: now - 240_000,
             },
@@ -463,7 +463,7 @@ fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
         state.apply(LeadEvent::Receipt {
             id: 1,
             to: "builder".to_string(),
-            state: Receipt::Acted,
+            state: Receipt::TurnStarted,
             at_ms: now - 240_000,
         });
         state.apply(LeadEvent::Receipt {
@@ -474,8 +474,9 @@ fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
         });
         let t = screen(&mut state, w, 12);
         let text = rows(&t).join("\n");
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            text.contains("acted") && !text.contains("delivered"),
+            words.contains("turn started") && !text.contains("delivered"),
             "{text}"
         );
         insta::assert_snapshot!(format!("receipts_transcript_{w}"), t.backend());
@@ -492,7 +493,7 @@ fn receipts_of_messages_in_the_transcript_and_the_teams_dialog() {
 
 /// A frame a claude teammate's client could not write to the lead's inbox (issue 27): the
 /// lead says what it was, whose, and how to have it tried again, and the message that asked
-/// for it turns from `acted on` to `not done`, in red.
+/// for it turns from `turn started` to `not done`, in red.
 #[test]
 fn a_frame_that_never_reached_the_lead() {
     use teamlead::lead::ledger::Receipt;
@@ -508,7 +509,7 @@ fn a_frame_that_never_reached_the_lead() {
             LeadEvent::Receipt {
                 id: 7,
                 to: "builder".to_string(),
-                state: Receipt::Acted,
+                state: Receipt::TurnStarted,
                 at_ms: now - 2_000,
             },
             LeadEvent::Transcript(TranscriptItem::System {
@@ -530,7 +531,7 @@ fn a_frame_that_never_reached_the_lead() {
         let t = screen(&mut state, w, if w < 80 { 26 } else { 16 });
         let text = rows(&t).join("\n");
         assert!(
-            text.contains("its reply was lost") && !text.contains("acted on"),
+            text.contains("its reply was lost") && !text.contains("turn started"),
             "{text}"
         );
         insta::assert_snapshot!(format!("frame_never_reached_the_lead_{w}"), t.backend());

@@ -72,7 +72,7 @@ pub(crate) struct Teammate {
     pub mailroom: Mailroom,
     /// Tasks it owns whose command failed or was refused: not resumed by itself.
     pub failed: HashSet<String>,
-    /// Tasks it owns whose turn was interrupted: resumed after the next message.
+    /// Tasks it owns whose turn was interrupted: taken up again only when assigned again.
     pub interrupted: HashSet<String>,
     /// Tasks whose plan the lead rejected: not claimed again until its mode changes.
     pub declined: HashSet<String>,

@@ -44,7 +44,7 @@ pub(super) async fn run_job(
         let label = task.map(task_label).unwrap_or_default();
         let text = format!(
             "{label} has no command for me to run (a shell teammate runs `metadata.command` or the first fenced code block of the description). {}",
-            kept_note(&tm.config.name)
+            kept_note(&tm.config.name, owner_now(tm, task).as_deref())
         );
         let summary = format!("{label} not run: no command");
         return fail(tm, job, summary, text).await;
@@ -137,7 +137,7 @@ async fn succeeded(tm: &mut Teammate, job: &Job, command: &str, outcome: &ExecOu
                 let head = format!(
                     "{} ran, but I could not mark it completed: {e}. {}",
                     task_label(task),
-                    kept_note(&tm.config.name)
+                    kept_note(&tm.config.name, owner_now(tm, Some(task)).as_deref())
                 );
                 return fail(tm, job, summary, outcome_text(&head, command, outcome)).await;
             }
@@ -173,7 +173,7 @@ async fn failed(tm: &mut Teammate, job: &Job, command: &str, outcome: &ExecOutco
             format!(
                 "{} failed. {}",
                 task_label(task),
-                kept_note(&tm.config.name)
+                kept_note(&tm.config.name, owner_now(tm, Some(task)).as_deref())
             ),
         ),
         JobSource::Message { .. } => (
@@ -195,7 +195,7 @@ async fn refused(tm: &mut Teammate, job: &Job, command: &str, reason: &str) -> J
                 "{} not run: {}\n\n$ {command}\n\n{}",
                 task_label(task),
                 sentence(reason),
-                kept_note(&tm.config.name)
+                kept_note(&tm.config.name, owner_now(tm, Some(task)).as_deref())
             ),
         ),
         JobSource::Message { .. } => (
@@ -223,6 +223,20 @@ async fn fail(tm: &mut Teammate, job: &Job, summary: String, text: String) -> Jo
         summary,
         text,
         task: job.task().map(|t| t.id.clone()),
+    }
+}
+
+/// The owner of `task` as the task list shows it now (its own name when it cannot be read:
+/// the teammate claimed it and nothing says otherwise).
+fn owner_now(tm: &Teammate, task: Option<&crate::protocol::Task>) -> Option<String> {
+    let id = task.map(|t| t.id.as_str())?;
+    match tm.mailroom.list_tasks() {
+        Ok(listing) => listing
+            .tasks
+            .into_iter()
+            .find(|t| t.id == id)
+            .and_then(|t| t.owner),
+        Err(_) => Some(tm.config.name.clone()),
     }
 }
 

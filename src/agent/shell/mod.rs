@@ -1,13 +1,14 @@
 //! The `shell` engine: a teammate without a model. A turn reads the new messages (each shown in
-//! its inline transcript as a `<teammate-message>`), takes the fenced code block of a message
-//! from `team-lead` as a command to run, and takes one task: one it owns and may resume, or an
+//! its inline transcript as a `<teammate-message>`), takes the first fenced code block of a
+//! message from `team-lead` as a command to run when that block is one (`protocol::fence`: a
+//! block marked as a quote, like a review comment's, is only read), and takes one task: one it owns and may resume, or an
 //! available one it claims (`check_busy`). In plan mode it first gets the plan approved. Each
 //! command goes through the permission gate, runs with `sh -c` in its working directory, and is
 //! reported to the lead (or to whoever sent the command) with its exit status and the tail of
 //! its output. A task whose command succeeded is marked completed; one that failed or was
 //! refused stays `in_progress` and owned by the teammate, so the lead sees it (and the teammate
-//! claims nothing else until the lead resets or reassigns it); an interrupted one is resumed
-//! after the next message. Tasks without a command are left for others.
+//! claims nothing else until the lead resets or reassigns it); an interrupted one is not
+//! resumed until it is assigned again (a message, a steer included, does not resume it). Tasks without a command are left for others.
 
 pub mod exec;
 pub mod guard;
@@ -17,10 +18,10 @@ mod report;
 
 use crate::agent::events::{LogKind, TeammateEventKind};
 use crate::agent::runtime::teammate::{Teammate, TurnOutcome, TurnReport};
+use crate::protocol::fence::{Fenced, first_block};
 use crate::protocol::frames::IdleReason;
 use crate::protocol::render::teammate_message;
-use crate::protocol::task::first_code_block;
-use crate::protocol::{InboxEntry, LEAD_NAME, Task, TaskStatus};
+use crate::protocol::{Frame, InboxEntry, LEAD_NAME, Task, TaskStatus};
 use crate::store::ClaimError;
 use crate::store::tasks::{available, unfinished_blockers};
 use job::{JobEnd, run_job, send_report};
@@ -51,19 +52,37 @@ impl Job {
     }
 }
 
-/// The command in a message: the first fenced code block of a plain message from the lead.
-/// Messages from other teammates are only read (their reports quote output in fences).
-fn message_command(entry: &InboxEntry) -> Option<String> {
+/// What a message asks the engine to run: the first fenced code block of a plain message from
+/// the lead, when that block is a command (`protocol::fence`: no info string, or a shell's
+/// name). Messages from other teammates are only read (their reports quote output in fences),
+/// and a block the lead marks as a quote (a review comment quotes the diff in ```` ```text ````)
+/// is text to read, never a script: nothing of that message runs.
+enum MessageAsks {
+    Nothing,
+    Run(String),
+    /// The first block is a quote (its info string).
+    Quote(String),
+}
+
+fn message_command(entry: &InboxEntry) -> MessageAsks {
     if entry.from != LEAD_NAME || entry.parse_frame().is_some() {
-        return None;
+        return MessageAsks::Nothing;
     }
-    first_code_block(&entry.text)
+    match first_block(&entry.text) {
+        Some(block) if !block.is_command() => MessageAsks::Quote(block.info),
+        Some(Fenced { code, .. }) if !code.trim().is_empty() => MessageAsks::Run(code),
+        _ => MessageAsks::Nothing,
+    }
 }
 
 /// One turn of the shell engine; `NoTurn` when there is neither a message nor a task.
 pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOutcome {
-    if !content.is_empty() {
-        tm.interrupted.clear();
+    // An interrupted task is taken up again only when it is assigned again (a message, a
+    // steer included, is no order to resume what the lead stopped).
+    for entry in &content {
+        if let Some(Frame::TaskAssignment(a)) = entry.parse_frame() {
+            tm.interrupted.remove(&a.task_id);
+        }
     }
     let mut jobs = Vec::new();
     for entry in &content {
@@ -74,13 +93,21 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
             text: entry.text.clone(),
             rendered: teammate_message(entry),
         });
-        if let Some(command) = message_command(entry) {
-            jobs.push(Job {
+        match message_command(entry) {
+            MessageAsks::Run(command) => jobs.push(Job {
                 source: JobSource::Message {
                     reply_to: entry.from.clone(),
                 },
                 command: Some(command),
-            });
+            }),
+            MessageAsks::Quote(info) => tm.events.log(
+                LogKind::Note,
+                format!(
+                    "read only: the fenced block of {}'s message is marked `{info}`, a quote, not a command",
+                    entry.from
+                ),
+            ),
+            MessageAsks::Nothing => {}
         }
     }
     if let Some(task) = pick_task(tm).await {
@@ -242,14 +269,15 @@ async fn pick_task(tm: &mut Teammate) -> Option<Task> {
     None
 }
 
-/// Interrupted tasks stay owned and resume after the next message.
+/// An interrupted task is not resumed by itself: only a new assignment of it takes it up again
+/// (a teamlead lead also takes it back at once: `lead::controller::task_ops`).
 fn park_interrupted(tm: &mut Teammate, jobs: &[Job]) {
     for task in jobs.iter().filter_map(Job::task) {
         tm.interrupted.insert(task.id.clone());
         tm.events.log(
             LogKind::Note,
             format!(
-                "interrupted: {} stays mine and resumes after the next message",
+                "interrupted: I stopped {} and take it up again only when it is assigned to me again",
                 task_label(task)
             ),
         );

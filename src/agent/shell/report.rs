@@ -35,9 +35,17 @@ pub fn outcome_text(head: &str, command: &str, outcome: &ExecOutcome) -> String 
     text
 }
 
-/// What it says about a task it keeps after a failure.
-pub fn kept_note(name: &str) -> String {
-    format!(
-        "{name} does not try it again by itself: a teamlead lead sets it back to pending with no owner (another lead may leave it in_progress and owned by {name}); assign it again to have it tried again."
-    )
+/// What it says about a task after a failure, true when it is said: `owner` is the task's
+/// owner as the task list shows it now. Still its own: it keeps it but does not run it again by
+/// itself. Another's (the lead reassigned it, or holds it): it leaves it.
+pub fn kept_note(name: &str, owner: Option<&str>) -> String {
+    match owner {
+        Some(o) if o == name => format!(
+            "{name} does not run it again by itself: the task stays {name}'s, in progress, until the lead takes it back or assigns it again."
+        ),
+        Some(o) => {
+            format!("The task is no longer {name}'s (its owner is now {o}): {name} leaves it.")
+        }
+        None => format!("The task is no longer {name}'s (it has no owner now): {name} leaves it."),
+    }
 }

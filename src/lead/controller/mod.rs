@@ -17,6 +17,7 @@
 //!
 //! It reports everything as [`LeadEvent`]s and never renders.
 
+mod assign;
 mod barriers;
 mod budget;
 mod claude_facts;
@@ -109,6 +110,9 @@ pub struct LeadOptions {
     pub shutdown_timeout: Duration,
     /// Every shutdown that outlasts the timeout becomes a kill (`shutdown-force`).
     pub shutdown_force: bool,
+    /// A task reported failed goes back to pending with no owner for others to try
+    /// (`retry-failed-tasks`); otherwise the lead holds it until a person assigns it.
+    pub retry_failed_tasks: bool,
     /// What each teammate, and the whole team, may cost (micro-dollars; `budget-teammate`,
     /// `budget-team`).
     pub budget_teammate: Option<u64>,
@@ -138,6 +142,7 @@ impl LeadOptions {
             prices: crate::protocol::pricing::PriceTable::built_in(),
             shutdown_timeout: SHUTDOWN_TIMEOUT,
             shutdown_force: false,
+            retry_failed_tasks: false,
             budget_teammate: None,
             budget_team: None,
         }
@@ -172,6 +177,12 @@ impl LeadOptions {
     /// The same options with another quit timeout.
     pub fn with_quit_timeout(mut self, timeout: Duration) -> LeadOptions {
         self.quit_timeout = timeout;
+        self
+    }
+
+    /// Whether a task reported failed goes back to pending for others (`retry-failed-tasks`).
+    pub fn with_retry_failed_tasks(mut self, retry: bool) -> LeadOptions {
+        self.retry_failed_tasks = retry;
         self
     }
 

@@ -58,6 +58,12 @@ pub enum Outcome {
         subject: String,
         owner: String,
     },
+    /// `/task assign ID NAME` of a task `owner` already has: nothing was sent.
+    TaskAlreadyOwned {
+        id: String,
+        subject: String,
+        owner: String,
+    },
     ShutdownAsked {
         name: String,
     },
@@ -79,6 +85,7 @@ impl Outcome {
             }
             Outcome::TaskAdded { id, .. } => format!("{self}\nThe task id is {id}."),
             Outcome::TaskAssigned { .. }
+            | Outcome::TaskAlreadyOwned { .. }
             | Outcome::ShutdownAsked { .. }
             | Outcome::TaskChanged { .. } => self.to_string(),
         }
@@ -129,6 +136,11 @@ impl fmt::Display for Outcome {
             Outcome::TaskAssigned { id, subject, owner } => {
                 write!(f, "Assigned task #{id} \"{subject}\" to {owner}.")
             }
+            Outcome::TaskAlreadyOwned { id, subject, owner } => write!(
+                f,
+                "Task #{id} \"{subject}\" is already {owner}'s: nothing was sent (another \
+                 assignment would only make it start the task over)."
+            ),
             Outcome::ShutdownAsked { name } => write!(f, "Asked {name} to shut down."),
             Outcome::TaskChanged { id, subject, now } => {
                 write!(f, "Task #{id} \"{subject}\" is {now}.")

@@ -1,7 +1,7 @@
 //! The controller's side of the message ledger (`lead::ledger`): a message written is queued
 //! or delivered by whether its teammate is busy; a teammate's inbox that changes while it has
 //! messages waiting is read (off the loop) to see what it took; its next turn (or anything it
-//! sends) after that marks them acted on. Every change is a [`LeadEvent::Receipt`], and the
+//! sends) after that marks them *turn started*. Every change is a [`LeadEvent::Receipt`], and the
 //! teammates' views carry their newest receipts and the unread flag.
 
 use super::state::Controller;
@@ -29,14 +29,9 @@ impl Controller {
             return;
         };
         let busy = self.is_busy(&sent.to);
-        self.ledger.written(id, ok, busy, now);
-        if let Some(sent) = self.ledger.find(id) {
-            self.emit(LeadEvent::Receipt {
-                id,
-                to: sent.to,
-                state: sent.state,
-                at_ms: sent.since_ms,
-            });
+        // Told only when it changed (once per state: `lead::ledger`).
+        if let Some(change) = self.ledger.written(id, ok, busy, now) {
+            self.tell_receipts(vec![change]);
         }
     }
 
@@ -76,14 +71,15 @@ impl Controller {
         );
     }
 
-    /// `name` started a turn or sent something: what it read is acted on.
+    /// `name` started a turn or sent something: what it read is marked *turn started*.
     pub(super) fn teammate_acted(&mut self, name: &str) {
         let changes = self.ledger.turn_started(name, now_ms());
         self.tell_receipts(changes);
     }
 
     /// Before the views are published: waiting messages follow their teammates' business,
-    /// a teammate at work has acted on what it read, and each view gets its receipts.
+    /// a teammate at work has started a turn after what it read, and each view gets its
+    /// receipts.
     pub(super) fn publish_receipts(&mut self, team: &mut [TeammateView]) {
         let now = now_ms();
         for view in team.iter_mut() {

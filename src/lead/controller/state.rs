@@ -120,6 +120,8 @@ pub(crate) struct Controller {
     /// `/shutdown`'s patience, and whether it then kills.
     pub shutdown_timeout: Duration,
     pub shutdown_force: bool,
+    /// `retry-failed-tasks`: see [`LeadOptions`](super::LeadOptions).
+    pub retry_failed_tasks: bool,
     pub demo: Option<DemoPlan>,
     /// What the UI is told (events, snapshots when they changed, problems once).
     publisher: super::publisher::Publisher,
@@ -237,6 +239,7 @@ impl Controller {
             prices: opts.prices.clone(),
             shutdown_timeout: opts.shutdown_timeout,
             shutdown_force: opts.shutdown_force,
+            retry_failed_tasks: opts.retry_failed_tasks,
             demo: opts.demo.take(),
             publisher: super::publisher::Publisher::new(events),
             liveness: Some(liveness),

@@ -4,7 +4,10 @@
 //! into its pane, confirmed by the pane's `Interrupted` (Claude Code writes no idle
 //! notification for an interrupted turn, so the lead shows it idle itself). A pane teammate
 //! the lead knows idle, with nothing of the lead's left to start a turn on, is left alone. A
-//! steer delivers its message once the turn stopped, so the next turn is about it.
+//! steer delivers its message once the turn stopped, so the next turn is about it. What the
+//! interrupted teammate had in progress is held by the lead (`task_ops::hold_interrupted`)
+//! before anything else is sent: it does not resume it, nobody claims it, and the note says
+//! how to give it out again.
 
 use super::state::Controller;
 use super::store_worker::Lane;
@@ -49,7 +52,7 @@ impl Controller {
     ) {
         if self.executor.interrupt(name) {
             self.note(format!("Interrupted {name}'s turn."));
-            return then(self);
+            return self.hold_interrupted(name, then);
         }
         if self.kind == crate::protocol::BackendKind::InProcess {
             // No turn running: nothing to stop.
@@ -112,13 +115,13 @@ impl Controller {
                         "Interrupted {who}'s turn (Esc in its pane); it takes your next message."
                     ));
                     c.publish();
-                    then(c);
+                    c.hold_interrupted(&who, then);
                 }
                 Ok(false) => {
                     c.note(format!(
                         "Pressed Esc in {who}'s pane; it did not show that its turn stopped."
                     ));
-                    then(c);
+                    c.hold_interrupted(&who, then);
                 }
                 Err(e) => {
                     c.refuse();
@@ -144,6 +147,7 @@ impl Controller {
             move |c, told: Result<usize, String>| {
                 if told.is_ok_and(|n| n > 0) {
                     c.note(format!("Interrupted {who}'s turn."));
+                    return c.hold_interrupted(&who, then);
                 } else {
                     c.refuse();
                     c.note(format!(

@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{DiffLine, FileDiff, LineKind};
+use crate::protocol::display::visible_line;
+use crate::protocol::fence::quoting_fence;
 
 /// Lines quoted on each side of a commented line (within its hunk).
 pub const AROUND: usize = 3;
@@ -74,13 +76,22 @@ impl ReviewComment {
         })
     }
 
-    /// The message the teammate gets.
+    /// The message the teammate gets: what it is (a comment to read, the quoted lines context,
+    /// not a command), the quoted lines in a fence marked `text` that no quoted line can
+    /// close (`protocol::fence`: a `shell` teammate never runs it), then the comment.
     pub fn message(&self) -> String {
+        let quoted = self.excerpt.join("\n");
+        let fence = quoting_fence(&quoted);
+        let what = if self.excerpt.iter().any(|l| l.starts_with('>')) {
+            "the lines quoted below are context from your diff, the line commented on marked `>`"
+        } else {
+            "the lines quoted below are the hunk commented on, from your diff"
+        };
         format!(
-            "Review comment on {}, {}:\n\n```\n{}\n```\n\n{}",
-            self.path,
+            "Review comment from the lead on {}, {}. It is a comment for you to read, not a \
+             command to run: {what}.\n\n{fence}text\n{quoted}\n{fence}\n\n{}",
+            visible_line(&self.path),
             self.place,
-            self.excerpt.join("\n"),
             self.text
         )
     }
@@ -132,11 +143,18 @@ mod tests {
             ]
         );
         let m = c.message();
-        assert!(
-            m.starts_with("Review comment on x.txt, line 4:\n\n```\n"),
-            "{m}"
+        assert_eq!(
+            m,
+            "Review comment from the lead on x.txt, line 4. It is a comment for you to read, not a \
+             command to run: the lines quoted below are context from your diff, the line commented \
+             on marked `>`.\n\n```text\n    2    2   b\n    3    3   c\n    4      - d\n\
+             >        4 + D\n         5 + E\n    5    6   e\n    6    7   f\n```\n\nuse a constant"
         );
-        assert!(m.ends_with("```\n\nuse a constant"), "{m}");
+        assert_eq!(
+            crate::protocol::fence::command_block(&m),
+            None,
+            "a shell teammate runs nothing of it"
+        );
         let removed = ReviewComment::on_line(&d, 0, 3, "why?").unwrap();
         assert_eq!(removed.place, "line 4 of the old file");
     }

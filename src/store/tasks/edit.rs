@@ -1,11 +1,12 @@
 //! Edits of one task a person asks for (`/task done|reset|unassign|edit`, `teamlead task …`),
-//! and the lead's reset of a task whose teammate reported it failed or refused. Each is one
+//! the lead's hold of a task it takes back (a failure, an interrupt), and its reset of a task
+//! whose teammate reported it failed when the user lets others retry it. Each is one
 //! read-modify-write under the task's lock ([`TaskList::update`]).
 
 use serde_json::Value;
 
 use super::TaskList;
-use crate::protocol::{Task, TaskStatus};
+use crate::protocol::{LEAD_NAME, Task, TaskStatus};
 use crate::store::error::Result;
 
 /// The key of `metadata` where the lead notes why a task went back to pending.
@@ -18,7 +19,32 @@ pub struct TaskEdit {
     pub description: Option<String>,
 }
 
+/// What `/task assign` did.
+#[derive(Debug, Clone)]
+pub enum Assigned {
+    /// The task was already the new owner's: nothing changed.
+    Already(Task),
+    /// The task is the new owner's; `before` owned it until now.
+    Now { task: Task, before: Option<String> },
+}
+
 impl TaskList {
+    /// Sets `owner` as the owner of task `id` (its status unchanged; a note of the lead's hold
+    /// is cleared). A task already `owner`'s is left as it is.
+    pub fn assign(&self, id: &str, owner: &str) -> Result<Assigned> {
+        self.update(id, |t| {
+            if t.owner.as_deref() == Some(owner) {
+                return Ok(Assigned::Already(t.clone()));
+            }
+            let before = t.owner.replace(owner.to_string());
+            clear_note(t);
+            Ok(Assigned::Now {
+                task: t.clone(),
+                before,
+            })
+        })
+    }
+
     /// Back to `pending` with no owner (a completed task is opened again); the lead's note of
     /// an earlier failure is cleared.
     pub fn reset(&self, id: &str) -> Result<Task> {
@@ -52,6 +78,42 @@ impl TaskList {
             }
             Ok(t.clone())
         })
+    }
+
+    /// The lead takes task `id` back from `owner` (a failure it reported, an interrupt): when
+    /// `owner` still owns it unfinished, it becomes `pending` and owned by the lead
+    /// (`team-lead`), with `note` in its metadata. Owned by the lead, it is available to
+    /// nobody (PROTOCOL.md 5: a claim of a task with another owner fails), Claude Code's
+    /// teammates included, until a person assigns it (`/task assign`) or resets it. `None`
+    /// when the task had moved on (another owner, completed).
+    pub fn hold(&self, id: &str, owner: &str, note: &str) -> Result<Option<Task>> {
+        self.update(id, |t| {
+            if t.owner.as_deref() != Some(owner) || t.status == TaskStatus::Completed {
+                return Ok(None);
+            }
+            t.owner = Some(LEAD_NAME.to_string());
+            t.status = TaskStatus::Pending;
+            t.metadata.get_or_insert_with(Default::default).insert(
+                FAILURE_NOTE_KEY.to_string(),
+                Value::String(note.to_string()),
+            );
+            Ok(Some(t.clone()))
+        })
+    }
+
+    /// [`TaskList::hold`] for every task `owner` has in progress.
+    pub fn hold_in_progress(&self, owner: &str, note: &str) -> Result<Vec<Task>> {
+        let mut held = Vec::new();
+        for task in self.list()?.tasks {
+            if task.owner.as_deref() == Some(owner)
+                && task.status == TaskStatus::InProgress
+                && !task.is_internal()
+                && let Some(t) = self.hold(&task.id, owner, note)?
+            {
+                held.push(t);
+            }
+        }
+        Ok(held)
     }
 
     /// The lead's answer to a teammate that reported `id` failed (or not run): when `owner`

@@ -11,7 +11,7 @@ mod edit;
 mod ids;
 
 pub use claim::{ClaimError, available, is_available, unfinished_blockers};
-pub use edit::{FAILURE_NOTE_KEY, TaskEdit};
+pub use edit::{Assigned, FAILURE_NOTE_KEY, TaskEdit};
 pub use ids::parse_highwatermark;
 
 use std::path::{Path, PathBuf};

@@ -91,7 +91,7 @@ pub fn prompt_and_message_round_trip(client: &Client) {
 }
 
 /// The message ledger with a real client: a message to an idle teammate is delivered, read
-/// (the client marks its inbox entry read, or removes it) and acted on (its next turn), shown
+/// (the client marks its inbox entry read, or removes it) and turn started (its next turn), shown
 /// beside the message on the lead's screen and told in `ctl events --json` in that order.
 pub fn ledger_receipts(client: &Client) {
     let rules = vec![
@@ -115,9 +115,9 @@ pub fn ledger_receipts(client: &Client) {
     let scene = Scene::start(client, "cc-ledger", rules, &[]);
     scene.spawn("worker", "CC-IDLE wait for messages");
     scene.submit("@worker CC-LEDGER please acknowledge");
-    scene.wait_screen("the message acted on, beside it", |s| {
+    scene.wait_screen("the message's turn started, beside it", |s| {
         s.lines()
-            .any(|l| l.contains("CC-LEDGER please acknowledge") && l.contains("acted on"))
+            .any(|l| l.contains("CC-LEDGER please acknowledge") && l.contains("turn started"))
     });
     scene.wait_screen("the answer", |s| s.contains("CC-LEDGER-ACK"));
     let out = scene.ctl(&["events", "--json"]);
@@ -136,13 +136,13 @@ pub fn ledger_receipts(client: &Client) {
         client.label
     );
     assert!(
-        at("read").is_some() && at("read") < at("acted"),
-        "[{}] delivered → read → acted: {states:?}",
+        at("read").is_some() && at("read") < at("turn_started"),
+        "[{}] delivered → read → turn started: {states:?}",
         client.label
     );
 
     // A frame the lead answers is followed too: the answer to its permission request is
-    // delivered, read (the client marks it read as it takes it) and acted on (the command
+    // delivered, read (the client marks it read as it takes it) and turn started (the command
     // runs); the teams dialog shows it as what it is.
     let before = scene.say("worker", "CC-ASKS make the file");
     scene.answer(PermissionAnswer::Yes);
@@ -159,7 +159,7 @@ pub fn ledger_receipts(client: &Client) {
             .filter_map(|e| Some((e["id"].as_u64()?, e["state"].as_str()?.to_string())))
             .collect()
     };
-    scene.wait("the answer's receipt to reach acted on", || {
+    scene.wait("the answer's receipt to reach turn started", || {
         let all = receipts(&scene);
         let answer = all.iter().map(|(id, _)| *id).max();
         let states: Vec<&str> = all
@@ -169,11 +169,11 @@ pub fn ledger_receipts(client: &Client) {
             .collect();
         states.first() == Some(&"delivered")
             && states.contains(&"read")
-            && states.last() == Some(&"acted")
+            && states.last() == Some(&"turn_started")
     });
     scene.open_detail("worker");
     scene.wait_screen("the answer in worker's detail", |s| {
         s.lines()
-            .any(|l| l.contains("answer: permission granted") && l.contains("acted on"))
+            .any(|l| l.contains("answer: permission granted") && l.contains("turn started"))
     });
 }
