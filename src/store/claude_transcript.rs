@@ -1,35 +1,45 @@
 //! A `claude` teammate's session transcript, read incrementally: Claude Code writes one JSON
 //! line per event to `<config dir>/projects/<cwd, sanitized>/<session id>.jsonl` (teamlead
-//! chooses the session id at spawn, `--session-id`). From it the lead learns what a claude
-//! teammate does not send in its frames: the model it runs, what it used (assistant entries
-//! carry `message.usage`; one API message can appear on several lines, so usage is kept per
-//! message id and summed once), its tool calls, the turns it started, the files its Write,
-//! Edit, MultiEdit and NotebookEdit calls wrote (a call whose result is not an error), and — on
-//! clients that record the request's shape (2.1.332) — which tools its model was offered — and
-//! until when it is rate- or usage-limited (`store::claude_limit`; a real answer after the
-//! limit lifts it). Each read starts
-//! where the last one ended and takes complete lines only; a line that does not parse is
-//! skipped. The file is opened without following links and never blocks.
+//! chooses the session id at spawn, `--session-id`), and its subagents' to
+//! `<session id>/subagents/agent-*.jsonl` beside it. From them the lead (and `inspect`, with the
+//! same reader) learns what a claude teammate does not send in its frames: the model it runs,
+//! what it used — every API message priced on its own by its own model and tier
+//! (`protocol::pricing::Ledger`: assistant entries carry `message.usage`, with the 5-minute and
+//! 1-hour cache writes apart in `usage.cache_creation` and the tier in `usage.speed`; one API
+//! message can appear on several lines, so usage is kept per message id and counted once, the
+//! largest count of each kind), its subagents' messages included — its tool calls, the turns it
+//! started, the files its Write, Edit, MultiEdit and NotebookEdit calls wrote (a call whose
+//! result is not an error), and — on clients that record the request's shape (2.1.332) — which
+//! tools its model was offered — and until when it is rate- or usage-limited
+//! (`store::claude_limit`; a real answer after the limit lifts it). Each read starts where the
+//! last one ended, takes every complete line up to the end of each file (in bounded chunks) and
+//! keeps a torn last line for the next read; a line that does not parse is skipped. Files are
+//! opened without following links and never block.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::home::Home;
 use crate::protocol::frames::ReportedUsage;
+use crate::protocol::pricing::{Ledger, PriceTable, Tokens};
 
-/// The most bytes one read takes (the rest waits for the next read).
-const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
+/// The most bytes one chunk of a read takes (a read takes chunks up to the end of the file).
+const CHUNK_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The longest line kept while waiting for its end (longer ones are dropped whole).
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// What the transcript says so far.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TranscriptFacts {
+    /// Its tokens by kind (subagents' included), tool uses and turns.
     pub usage: ReportedUsage,
+    /// Its usage by model, each message priced by its own model and tier.
+    pub ledger: Ledger,
     /// The model of its last answer.
     pub model: Option<String>,
     /// The tools its model was last offered (`None`: the client does not record them).
@@ -59,24 +69,34 @@ impl TranscriptFacts {
     }
 }
 
-/// One API message's usage (the largest count of each kind seen on its lines).
-#[derive(Debug, Default, Clone, Copy)]
-struct MessageUsage {
-    input: u64,
-    cache_write: u64,
-    cache_read: u64,
-    output: u64,
+/// One API message as counted: its model, whether fast mode served it, its tokens (the
+/// largest count of each kind seen on its lines) and what it cost.
+#[derive(Debug, Clone)]
+struct Counted {
+    model: String,
+    fast: bool,
+    tokens: Tokens,
+    micros: Option<f64>,
 }
 
-/// Reads one teammate's transcript, a little more each time.
+/// Where the reading of one file stands.
+#[derive(Debug, Default)]
+struct Tail {
+    path: PathBuf,
+    offset: u64,
+    partial: Vec<u8>,
+}
+
+/// Reads one teammate's transcript and its subagents', a little more each time.
 #[derive(Debug, Default)]
 pub struct TranscriptMeter {
     session_id: String,
-    path: Option<PathBuf>,
-    offset: u64,
-    partial: Vec<u8>,
+    prices: Arc<PriceTable>,
+    main: Option<Tail>,
+    /// The subagents' transcripts, by path.
+    subagents: Vec<Tail>,
     /// Usage per API message id.
-    per_message: HashMap<String, MessageUsage>,
+    per_message: HashMap<String, Counted>,
     tool_ids: HashSet<String>,
     /// Writing calls whose result has not been seen: id → path.
     pending_writes: HashMap<String, String>,
@@ -84,55 +104,133 @@ pub struct TranscriptMeter {
     facts: TranscriptFacts,
 }
 
+/// Which transcript a line comes from: the teammate's own, or one of its subagents'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Main,
+    Subagent,
+}
+
 impl TranscriptMeter {
-    pub fn new(session_id: &str) -> TranscriptMeter {
+    /// A meter of session `session_id`, pricing by `prices`.
+    pub fn new(session_id: &str, prices: Arc<PriceTable>) -> TranscriptMeter {
         TranscriptMeter {
             session_id: session_id.to_string(),
+            prices,
             ..TranscriptMeter::default()
         }
     }
 
-    /// Reads what was added since the last read; the facts so far (`None` while there is no
-    /// transcript yet).
+    /// Reads what was added since the last read, to the end of every file; the facts so far
+    /// (`None` while there is no transcript yet).
     pub fn read(&mut self, home: &Home) -> Option<TranscriptFacts> {
-        if self.path.is_none() {
-            self.path = find(&home.root.join("projects"), &self.session_id);
+        if self.main.is_none() {
+            let path = find(&home.root.join("projects"), &self.session_id)?;
+            self.main = Some(Tail {
+                path,
+                ..Tail::default()
+            });
         }
-        let path = self.path.clone()?;
-        let mut file = super::safe_file::open_regular(&path).ok()??;
-        let len = file.metadata().ok()?.len();
-        if len < self.offset {
-            // Rewritten from the start: read it again.
-            *self = TranscriptMeter {
-                path: Some(path.clone()),
-                ..TranscriptMeter::new(&self.session_id)
-            };
+        let main_path = self.main.as_ref()?.path.clone();
+        let mut main = self.main.take()?;
+        let read = self.read_tail(&mut main, Source::Main);
+        self.main = Some(main);
+        match read {
+            TailRead::Missing => return None,
+            TailRead::Shrunk => {
+                // Rewritten from the start: read everything again.
+                *self = TranscriptMeter::new(&self.session_id, self.prices.clone());
+                return self.read(home);
+            }
+            TailRead::Read => {}
         }
-        if len > self.offset {
-            file.seek(SeekFrom::Start(self.offset)).ok()?;
-            let mut bytes = Vec::new();
-            file.take(MAX_READ_BYTES).read_to_end(&mut bytes).ok()?;
-            self.offset += bytes.len() as u64;
-            self.take(&bytes);
+        let dir = main_path.with_extension("").join("subagents");
+        for path in subagent_files(&dir) {
+            if !self.subagents.iter().any(|t| t.path == path) {
+                self.subagents.push(Tail {
+                    path,
+                    ..Tail::default()
+                });
+            }
         }
+        let mut subagents = std::mem::take(&mut self.subagents);
+        for tail in &mut subagents {
+            if self.read_tail(tail, Source::Subagent) == TailRead::Shrunk {
+                self.subagents = subagents;
+                *self = TranscriptMeter::new(&self.session_id, self.prices.clone());
+                return self.read(home);
+            }
+        }
+        self.subagents = subagents;
+        self.sum_up();
         Some(self.facts.clone())
     }
 
+    /// Reads `tail`'s file from where it stands to its end, chunk by chunk.
+    fn read_tail(&mut self, tail: &mut Tail, source: Source) -> TailRead {
+        let Ok(Some(mut file)) = super::safe_file::open_regular(&tail.path) else {
+            return TailRead::Missing;
+        };
+        let Ok(len) = file.metadata().map(|m| m.len()) else {
+            return TailRead::Missing;
+        };
+        if len < tail.offset {
+            return TailRead::Shrunk;
+        }
+        if len > tail.offset && file.seek(SeekFrom::Start(tail.offset)).is_err() {
+            return TailRead::Missing;
+        }
+        while tail.offset < len {
+            let mut bytes = Vec::new();
+            let chunk = CHUNK_BYTES.min(len - tail.offset);
+            match (&mut file).take(chunk).read_to_end(&mut bytes) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => tail.offset += n as u64,
+            }
+            self.take(tail, &bytes, source);
+        }
+        TailRead::Read
+    }
+
     /// Takes complete lines out of `bytes` (after what was left of the last read).
-    fn take(&mut self, bytes: &[u8]) {
+    fn take(&mut self, tail: &mut Tail, bytes: &[u8], source: Source) {
         let mut rest = bytes;
         while let Some(end) = rest.iter().position(|b| *b == b'\n') {
-            let mut line = std::mem::take(&mut self.partial);
+            let mut line = std::mem::take(&mut tail.partial);
             line.extend_from_slice(&rest[..end]);
             rest = &rest[end + 1..];
             if let Ok(entry) = serde_json::from_slice::<Value>(&line) {
-                self.entry(&entry);
+                match source {
+                    Source::Main => self.entry(&entry),
+                    Source::Subagent => self.subagent_entry(&entry),
+                }
             }
         }
-        if self.partial.len() + rest.len() <= MAX_LINE_BYTES {
-            self.partial.extend_from_slice(rest);
+        if tail.partial.len() + rest.len() <= MAX_LINE_BYTES {
+            tail.partial.extend_from_slice(rest);
         } else {
-            self.partial.clear();
+            tail.partial.clear();
+        }
+    }
+
+    /// The totals, from what was counted.
+    fn sum_up(&mut self) {
+        let t = self.facts.ledger.tokens();
+        self.facts.usage = ReportedUsage {
+            input_tokens: t.prompt(),
+            output_tokens: t.output,
+            tool_uses: self.tool_ids.len() as u64,
+            turns: self.turns,
+            cache_read_tokens: t.cache_read,
+            cache_write_tokens: t.cache_write_5m + t.cache_write_1h,
+            cache_write_1h_tokens: t.cache_write_1h,
+        };
+    }
+
+    /// A line of a subagent's transcript: only what its model used counts.
+    fn subagent_entry(&mut self, entry: &Value) {
+        if entry["type"] == "assistant" && entry["isApiErrorMessage"] != true {
+            self.count(&entry["message"]);
         }
     }
 
@@ -164,16 +262,6 @@ impl TranscriptMeter {
             }
             _ => {}
         }
-        let sum = |f: fn(&MessageUsage) -> u64| self.per_message.values().map(f).sum::<u64>();
-        let (cache_write, cache_read) = (sum(|m| m.cache_write), sum(|m| m.cache_read));
-        self.facts.usage = ReportedUsage {
-            input_tokens: sum(|m| m.input) + cache_write + cache_read,
-            output_tokens: sum(|m| m.output),
-            tool_uses: self.tool_ids.len() as u64,
-            turns: self.turns,
-            cache_read_tokens: cache_read,
-            cache_write_tokens: cache_write,
-        };
     }
 
     fn assistant(&mut self, message: &Value) {
@@ -195,19 +283,59 @@ impl TranscriptMeter {
                 }
             }
         }
+        self.count(message);
+    }
+
+    /// Counts an API message's usage once, by its own model and tier: a later line of the same
+    /// message with larger counts replaces what its earlier lines counted.
+    fn count(&mut self, message: &Value) {
         let (Some(id), usage) = (message["id"].as_str(), &message["usage"]) else {
             return;
         };
         if !usage.is_object() {
             return;
         }
-        let n = |k: &str| usage[k].as_u64().unwrap_or(0);
-        // Later lines of one message carry the same or a larger count: keep the largest.
-        let seen = self.per_message.entry(id.to_string()).or_default();
-        seen.input = seen.input.max(n("input_tokens"));
-        seen.cache_write = seen.cache_write.max(n("cache_creation_input_tokens"));
-        seen.cache_read = seen.cache_read.max(n("cache_read_input_tokens"));
-        seen.output = seen.output.max(n("output_tokens"));
+        let model = message["model"]
+            .as_str()
+            .filter(|m| !m.starts_with('<'))
+            .or(self.facts.model.as_deref())
+            .unwrap_or("unknown")
+            .to_string();
+        let fast = usage["speed"] == "fast";
+        let seen = message_tokens(usage);
+        let tokens = match self.per_message.get(id) {
+            Some(before) => {
+                let b = before.tokens;
+                let now = Tokens {
+                    input: b.input.max(seen.input),
+                    output: b.output.max(seen.output),
+                    cache_write_5m: b.cache_write_5m.max(seen.cache_write_5m),
+                    cache_write_1h: b.cache_write_1h.max(seen.cache_write_1h),
+                    cache_read: b.cache_read.max(seen.cache_read),
+                };
+                if now == b && before.model == model && before.fast == fast {
+                    return;
+                }
+                now
+            }
+            None => seen,
+        };
+        if let Some(before) = self.per_message.remove(id) {
+            self.facts
+                .ledger
+                .remove(&before.model, &before.tokens, before.micros);
+        }
+        let micros = self.prices.message_micros(&model, fast, &tokens);
+        self.facts.ledger.add(&model, &tokens, micros);
+        self.per_message.insert(
+            id.to_string(),
+            Counted {
+                model,
+                fast,
+                tokens,
+                micros,
+            },
+        );
     }
 
     /// Tool results: a writing call that did not fail wrote its file.
@@ -229,6 +357,51 @@ impl TranscriptMeter {
     }
 }
 
+/// How reading one file went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TailRead {
+    Read,
+    /// Not there, or not a regular file.
+    Missing,
+    /// Shorter than what was read of it: rewritten.
+    Shrunk,
+}
+
+/// One message's `usage` by kind: the cache writes split into 5-minute and 1-hour ones by
+/// `cache_creation` (writes it does not account for are 5-minute ones, the API's default).
+fn message_tokens(usage: &Value) -> Tokens {
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    let writes = n(&usage["cache_creation_input_tokens"]);
+    let split = &usage["cache_creation"];
+    let one_hour = n(&split["ephemeral_1h_input_tokens"]).min(writes);
+    Tokens {
+        input: n(&usage["input_tokens"]),
+        output: n(&usage["output_tokens"]),
+        cache_write_5m: writes - one_hour,
+        cache_write_1h: one_hour,
+        cache_read: n(&usage["cache_read_input_tokens"]),
+    }
+}
+
+/// The subagents' transcripts in `dir` (`agent-*.jsonl`, regular files), in name order.
+fn subagent_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|d| {
+            let name = d.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("agent-") && name.ends_with(".jsonl")
+        })
+        .filter(|d| d.file_type().is_ok_and(|t| t.is_file()))
+        .map(|d| d.path())
+        .collect();
+    files.sort();
+    files
+}
+
 /// `<projects>/*/<session id>.jsonl`, when there is one.
 fn find(projects: &Path, session_id: &str) -> Option<PathBuf> {
     let name = format!("{session_id}.jsonl");
@@ -246,6 +419,10 @@ mod tests {
     use std::io::Write;
 
     const SESSION: &str = "0c2f4a51-9d0e-4f5b-8a7c-3e1d2b6f9a80";
+
+    fn meter() -> TranscriptMeter {
+        TranscriptMeter::new(SESSION, Arc::new(PriceTable::built_in()))
+    }
 
     fn transcript(home: &Home) -> PathBuf {
         let dir = home.root.join("projects").join("-w");
@@ -266,7 +443,7 @@ mod tests {
     fn usage_is_counted_once_per_message_and_read_incrementally() {
         let tmp = tempfile::tempdir().unwrap();
         let home = Home::new(tmp.path());
-        let mut meter = TranscriptMeter::new(SESSION);
+        let mut meter = meter();
         assert_eq!(meter.read(&home), None, "no transcript yet");
         let path = transcript(&home);
         append(
@@ -305,7 +482,7 @@ mod tests {
     /// block, the counts growing): tokens counted once per message, by kind, and priced.
     #[test]
     fn repeated_message_ids_are_counted_once_and_priced_to_the_cent() {
-        use crate::protocol::pricing::{PriceTable, dollars};
+        use crate::protocol::pricing::dollars;
         let tmp = tempfile::tempdir().unwrap();
         let home = Home::new(tmp.path());
         let path = transcript(&home);
@@ -322,7 +499,7 @@ mod tests {
         text += &line("msg_b", 5, 1_500, 20_000, 2);
         text += &line("msg_b", 5, 1_500, 20_000, 988);
         append(&path, &text);
-        let facts = TranscriptMeter::new(SESSION).read(&home).unwrap();
+        let facts = meter().read(&home).unwrap();
         let u = facts.usage;
         assert_eq!(
             (u.cache_write_tokens, u.cache_read_tokens),
@@ -332,8 +509,7 @@ mod tests {
         assert_eq!(u.output_tokens, 1_400);
         // Sonnet: 8 × $3 + 1,400 × $15 + 21,500 × $3.75 + 20,000 × $0.30 per million
         // = $0.000024 + $0.021 + $0.080625 + $0.006 = $0.107649.
-        let cost = PriceTable::built_in().cost_micros(facts.model.as_deref(), &u.tokens());
-        assert_eq!(cost, Some(107_649));
+        assert_eq!(facts.ledger.cost_micros(), Some(107_649));
         assert_eq!(dollars(107_649), "$0.11");
     }
 
@@ -377,7 +553,7 @@ mod tests {
         );
         text += &result("t6", false);
         append(&path, &text);
-        let mut meter = TranscriptMeter::new(SESSION);
+        let mut meter = meter();
         // t4's result is not in yet; the failed edit of b.rs wrote nothing.
         assert_eq!(
             meter.read(&home).unwrap().written,
@@ -395,7 +571,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let home = Home::new(tmp.path());
         let path = transcript(&home);
-        let mut meter = TranscriptMeter::new(SESSION);
+        let mut meter = meter();
         append(
             &path,
             r#"{"type":"assistant","message":{"id":"msg_1","model":"claude-opus-5-5","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}
@@ -423,10 +599,10 @@ mod tests {
         let home = Home::new(tmp.path());
         let path = transcript(&home);
         std::os::unix::fs::symlink("/etc/passwd", &path).unwrap();
-        assert_eq!(TranscriptMeter::new(SESSION).read(&home), None);
+        assert_eq!(meter().read(&home), None);
         std::fs::remove_file(&path).unwrap();
         let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert_eq!(TranscriptMeter::new(SESSION).read(&home), None);
+        assert_eq!(meter().read(&home), None);
     }
 }

@@ -187,10 +187,11 @@ impl Controller {
         else {
             return;
         };
+        let prices = self.prices.clone();
         let tracking = self.tracking.entry(name.to_string()).or_default();
         let meter = tracking
             .transcript
-            .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session))))
+            .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session, prices))))
             .clone();
         let who = name.to_string();
         self.store.submit(

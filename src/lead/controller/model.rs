@@ -537,7 +537,8 @@ impl Controller {
                 &crate::protocol::pricing::Tokens {
                     input: used.input_tokens,
                     output: used.output_tokens,
-                    cache_write: used.cache_creation_input_tokens,
+                    cache_write_5m: used.cache_creation_input_tokens,
+                    cache_write_1h: 0,
                     cache_read: used.cache_read_input_tokens,
                 },
             );
