@@ -513,6 +513,108 @@ mod tests {
         assert_eq!(dollars(107_649), "$0.11");
     }
 
+    /// One assistant line: `usage` is the JSON of `message.usage`.
+    fn answer(id: &str, model: &str, usage: &str) -> String {
+        format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"id\":\"{id}\",\"model\":\"{model}\",\"content\":[],\"usage\":{usage}}}}}\n"
+        )
+    }
+
+    /// A session that switches from Opus 5.5 to Sonnet 5.5 and back (the last answer in fast
+    /// mode), writes to the 1-hour cache, and runs two subagents: one on Haiku 5.5 with a
+    /// request over its 100K tier, one on a model without a price. Every message is priced by
+    /// its own model and tier; the figures are worked out by hand below.
+    #[test]
+    fn each_message_is_priced_by_its_own_model_and_tier_subagents_included() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path());
+        let path = transcript(&home);
+        let mut text = String::new();
+        // Opus 5.5, on two lines (the output grows): 1,000 in, 10,000 written for 5 min and
+        // 20,000 for 1 h, 2,000 out = 1000×4 + 10000×5 + 20000×8 + 2000×20 = 254,000 µ$.
+        let opus = |out: u64| {
+            format!(
+                r#"{{"input_tokens":1000,"cache_creation_input_tokens":30000,"cache_creation":{{"ephemeral_5m_input_tokens":10000,"ephemeral_1h_input_tokens":20000}},"output_tokens":{out}}}"#
+            )
+        };
+        text += &answer("msg_1", "claude-opus-5-5", &opus(500));
+        text += &answer("msg_1", "claude-opus-5-5", &opus(2_000));
+        // Sonnet 5.5 after /model: 500 in, 2,000 written (no split: 5-minute), 30,000 read,
+        // 1,000 out = 500×2 + 2000×2.5 + 30000×0.20 + 1000×10 = 22,000 µ$.
+        text += &answer(
+            "msg_2",
+            "claude-sonnet-5-5",
+            r#"{"input_tokens":500,"cache_creation_input_tokens":2000,"cache_read_input_tokens":30000,"output_tokens":1000}"#,
+        );
+        // Opus 5.5 in fast mode (×2): 100 in, 32,000 read, 400 out
+        // = (100×4 + 32000×0.20) × 2 + 400×20 × 2 = 13,600 + 16,000 = 29,600 µ$.
+        text += &answer(
+            "msg_3",
+            "claude-opus-5-5",
+            r#"{"input_tokens":100,"cache_read_input_tokens":32000,"output_tokens":400,"speed":"fast"}"#,
+        );
+        append(&path, &text);
+        let subagents = path.with_extension("").join("subagents");
+        std::fs::create_dir_all(&subagents).unwrap();
+        // Haiku 5.5: 5,000 in and 1,000 out under 100K = 5000×0.10 + 1000×0.50 = 1,000 µ$;
+        // then 2,000 in, 120,000 read, 3,000 out: a 122,000-token prompt, every token at 5×
+        // = (2000×0.10 + 120000×0.01) × 5 + 3000×0.50 × 5 = 7,000 + 7,500 = 14,500 µ$.
+        append(
+            &subagents.join("agent-a1.jsonl"),
+            &[
+                "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"look around\"}}\n"
+                    .to_string(),
+                answer(
+                    "msg_s1",
+                    "claude-haiku-5-5",
+                    r#"{"input_tokens":5000,"output_tokens":1000}"#,
+                ),
+                answer(
+                    "msg_s2",
+                    "claude-haiku-5-5",
+                    r#"{"input_tokens":2000,"cache_read_input_tokens":120000,"output_tokens":3000}"#,
+                ),
+            ]
+            .concat(),
+        );
+        // A model without a price: counted, not priced.
+        append(
+            &subagents.join("agent-b2.jsonl"),
+            &answer(
+                "msg_s3",
+                "fable-5-2",
+                r#"{"input_tokens":10000,"output_tokens":1000}"#,
+            ),
+        );
+        let mut meter = meter();
+        let facts = meter.read(&home).unwrap();
+        // 254,000 + 22,000 + 29,600 + 1,000 + 14,500 = 321,100 µ$.
+        assert_eq!(facts.ledger.cost_micros(), Some(321_100));
+        assert_eq!(crate::protocol::pricing::dollars(321_100), "$0.32");
+        assert_eq!(facts.ledger.unpriced(), vec!["fable-5-2".to_string()]);
+        let u = facts.usage;
+        assert_eq!(u.output_tokens, 2_000 + 1_000 + 400 + 1_000 + 3_000 + 1_000);
+        assert_eq!(u.cache_read_tokens, 30_000 + 32_000 + 120_000);
+        assert_eq!(u.cache_write_tokens, 32_000);
+        assert_eq!(u.cache_write_1h_tokens, 20_000);
+        assert_eq!(u.input_tokens, 18_600 + 182_000 + 32_000);
+        assert_eq!(u.turns, 0, "a subagent's prompt is not the teammate's turn");
+        assert_eq!(facts.model.as_deref(), Some("claude-opus-5-5"));
+        let opus = &facts.ledger.models[0];
+        assert_eq!((opus.model.as_str(), opus.messages), ("claude-opus-5-5", 2));
+        // A later subagent line is read by the next read.
+        append(
+            &subagents.join("agent-a1.jsonl"),
+            &answer(
+                "msg_s4",
+                "claude-haiku-5-5",
+                r#"{"input_tokens":1000,"output_tokens":0}"#,
+            ),
+        );
+        let facts = meter.read(&home).unwrap();
+        assert_eq!(facts.ledger.cost_micros(), Some(321_200));
+    }
+
     #[test]
     fn files_written_by_calls_that_did_not_fail() {
         let tmp = tempfile::tempdir().unwrap();

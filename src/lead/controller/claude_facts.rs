@@ -206,6 +206,7 @@ impl Controller {
                     t.usage = Some(facts.usage);
                 }
                 t.model_seen = facts.model.clone();
+                t.ledger = Some(facts.ledger.clone());
                 let lifted = t.rate_limited_until.is_some() && facts.limited_until_ms.is_none();
                 t.rate_limited_until = facts.limited_until_ms;
                 if facts.has_task_tools() == Some(false) && !t.no_task_tools {

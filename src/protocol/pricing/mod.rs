@@ -126,6 +126,28 @@ pub fn dollars(micros: u64) -> String {
     format!("${}.{:02}", cents / 100, cents % 100)
 }
 
+/// What a total leaves out: `2 teammates not priced (model fable-5-2)`; `unpriced` holds
+/// each unpriced teammate's unpriced models. `None` when nothing is left out.
+pub fn unpriced_note(unpriced: &[&[String]]) -> Option<String> {
+    let who: Vec<&&[String]> = unpriced.iter().filter(|m| !m.is_empty()).collect();
+    if who.is_empty() {
+        return None;
+    }
+    let mut models: Vec<&str> = who
+        .iter()
+        .flat_map(|m| m.iter().map(String::as_str))
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    let n = who.len();
+    Some(format!(
+        "{n} {} not priced ({} {})",
+        if n == 1 { "teammate" } else { "teammates" },
+        if models.len() == 1 { "model" } else { "models" },
+        models.join(", ")
+    ))
+}
+
 /// A rate per million tokens as the price list writes it: `$4`, `$0.20`, `$0.125`.
 pub fn rate(dollars: f64) -> String {
     let cents = (dollars * 100.0).round();
