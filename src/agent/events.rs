@@ -172,6 +172,8 @@ impl Usage {
                 turns: self.turns,
                 cache_read_tokens: self.cache_read_input_tokens,
                 cache_write_tokens: self.cache_creation_input_tokens,
+                // Its breakpoints are 5-minute ones (`wire::anthropic`).
+                cache_write_1h_tokens: 0,
             },
         )
     }

@@ -22,6 +22,22 @@ pub fn load() -> Result<Config> {
     Ok(config)
 }
 
+/// The prices in force: the built-in table under the config file's `[prices]` (a config file
+/// that cannot be read is said on stderr, and the built-in table used).
+pub fn prices_in_force() -> std::sync::Arc<crate::protocol::pricing::PriceTable> {
+    let table = crate::protocol::pricing::PriceTable::built_in();
+    match Config::load() {
+        Ok(config) => std::sync::Arc::new(table.with_overrides(&config.prices)),
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "teamlead: {e}; the built-in prices are used"
+            );
+            std::sync::Arc::new(table)
+        }
+    }
+}
+
 /// The keymap with the file's `[keys]`.
 pub fn keymap(config: &Config) -> Result<Keymap> {
     let overrides: Vec<KeyOverride> = config

@@ -492,6 +492,7 @@ async fn status(conn: Connection, json: bool) -> Result<()> {
                     "backend": t.backend_label(), "model": t.model,
                     "current_task": t.current_task.as_ref().map(|(id, subject)| json!({"id": id, "subject": subject})),
                     "usage": t.usage.as_ref().map(usage_json),
+                    "limited_until": t.rate_limited_until.map(crate::protocol::time::iso_from_ms),
                 })
             })
             .collect();
@@ -505,6 +506,7 @@ async fn status(conn: Connection, json: bool) -> Result<()> {
             "team": team, "backend": backend, "lead_mode": mode, "server_pid": a.conn.pid,
             "teammates": teammates, "tasks": tasks,
             "cost_usd": total_cost(s.team.iter().filter_map(|t| t.usage.as_ref())),
+            "cost_leaves_out": cost_leaves_out(&s.team),
             "pending": {"permissions": s.permissions.len(), "plans": s.plans.len()},
         }));
     }
@@ -634,13 +636,41 @@ async fn wait(conn: Connection, w: &WaitArgs) -> Result<()> {
     }
 }
 
-/// A model's usage for `status --json`: tokens, and the cost in dollars when priced.
+/// A model's usage for `status --json`: tokens (by kind), and the cost in dollars of what is
+/// priced, with the models that are not.
 fn usage_json(u: &crate::lead::contract::UsageView) -> Value {
     json!({
         "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+        "cache_read_tokens": u.cache_read_tokens,
+        "cache_write_5m_tokens": u.cache_write_5m_tokens,
+        "cache_write_1h_tokens": u.cache_write_1h_tokens,
         "tool_uses": u.tool_uses, "turns": u.turns,
         "cost_usd": u.cost_micros.map(|c| c as f64 / 1e6),
+        "unpriced_models": u.unpriced_models,
     })
+}
+
+/// What `cost_usd` leaves out: the teammates with usage of a model without a price, and a
+/// sentence saying so (`null` when nothing is left out).
+fn cost_leaves_out(team: &[crate::lead::contract::TeammateView]) -> Value {
+    let unpriced: Vec<(&str, &[String])> = team
+        .iter()
+        .filter_map(|t| {
+            Some((
+                t.name.as_str(),
+                t.usage.as_ref()?.unpriced_models.as_slice(),
+            ))
+        })
+        .filter(|(_, m)| !m.is_empty())
+        .collect();
+    let models: Vec<&[String]> = unpriced.iter().map(|(_, m)| *m).collect();
+    match crate::protocol::pricing::unpriced_note(&models) {
+        None => Value::Null,
+        Some(note) => json!({
+            "note": note,
+            "teammates": unpriced.iter().map(|(n, m)| json!({"name": n, "models": m})).collect::<Vec<_>>(),
+        }),
+    }
 }
 
 /// What the priced usages cost together, in dollars (`null` when none is priced).

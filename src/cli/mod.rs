@@ -15,6 +15,7 @@ pub mod logging;
 pub mod monitor;
 mod notify;
 mod output;
+pub mod prices;
 mod refuse;
 mod send;
 mod serve;
@@ -107,6 +108,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Completions(args)) => return completions::run(args),
         Some(Command::Man(args)) => return completions::man(args),
         Some(Command::Config(args)) => return config::run(args),
+        Some(Command::Prices(args)) => return prices::run(args),
         _ => {}
     }
     // The demo keeps out of ~/.claude: without --home or TEAMLEAD_HOME it runs in a temporary
@@ -147,6 +149,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Completions(args)) => completions::run(&args),
         Some(Command::Man(args)) => completions::man(&args),
         Some(Command::Config(args)) => config::run(&args),
+        Some(Command::Prices(args)) => prices::run(&args),
         Some(Command::Serve(args)) => serve::run(&ctx, &args),
         Some(Command::Attach(args)) => attach::run_attach(&ctx, &args),
         Some(Command::Ctl(args)) => ctl::run(&ctx, &args),

@@ -85,7 +85,12 @@ pub fn run(ctx: &Context, args: &TaskArgs) -> Result<()> {
             for p in &found.problems {
                 warn(home, p);
             }
-            let report = report_from(home, &a.team.team, &found);
+            let report = report_from(
+                home,
+                &a.team.team,
+                &found,
+                &std::sync::Arc::new(crate::protocol::pricing::PriceTable::built_in()),
+            );
             if a.json {
                 let doc = serde_json::to_string_pretty(&serde_json::json!({
                     "team": report.name,

@@ -257,13 +257,8 @@ impl Config {
             None => None,
         };
         for (prefix, price) in &top.prices {
-            let all = [
-                Some(price.input),
-                Some(price.output),
-                price.cache_write,
-                price.cache_read,
-            ];
-            if all
+            if price
+                .figures()
                 .into_iter()
                 .flatten()
                 .any(|v| !(v.is_finite() && v >= 0.0))

@@ -123,7 +123,7 @@ fn prices_and_the_shutdown_timeout_are_read_and_checked() {
     let price = table.price("my-model-7").unwrap();
     assert_eq!(
         (price.input, price.output, price.cache_read),
-        (2.0, 8.0, Some(0.2))
+        (2.0, 8.0, 0.2)
     );
     assert!(parse("shutdown-timeout = 0\n").is_err());
     assert!(parse("[prices.\"x\"]\ninput = -1.0\noutput = 1.0\n").is_err());
@@ -132,6 +132,14 @@ fn prices_and_the_shutdown_timeout_are_read_and_checked() {
         "output is needed"
     );
     assert!(parse("[prices.\"x\"]\ninput = 1.0\noutput = 1.0\ncache = 1\n").is_err());
+    assert!(parse("[prices.\"x\"]\ninput = 1.0\noutput = 1.0\ncache-write-1h = -2\n").is_err());
+    let config = parse(
+        "[prices.\"x\"]\ninput = 1.0\noutput = 1.0\ncache-write-5m = 3\ncache-write-1h = 4\n",
+    )
+    .unwrap();
+    let table = crate::protocol::pricing::PriceTable::built_in().with_overrides(&config.prices);
+    let row = table.price("x").unwrap();
+    assert_eq!((row.cache_write_5m, row.cache_write_1h), (3.0, 4.0));
 }
 
 #[test]

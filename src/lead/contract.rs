@@ -120,17 +120,27 @@ impl TeammateView {
 }
 
 /// What a model used: a teammate's, or the lead model's.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageView {
     /// Input tokens, cache reads and writes included.
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub tool_uses: u64,
     pub turns: u64,
-    /// What they cost in micro-dollars (`protocol::pricing`); `None` when the model has no
-    /// price (or is not known).
+    /// What its priced usage cost in micro-dollars (`protocol::pricing`, each message by its
+    /// own model and tier when they are known); `None` when nothing it used has a price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micros: Option<u64>,
+    /// Of the input tokens: cache reads, 5-minute and 1-hour cache writes.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_5m_tokens: u64,
+    #[serde(default)]
+    pub cache_write_1h_tokens: u64,
+    /// The models it used that have no price: their tokens are not in `cost_micros`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unpriced_models: Vec<String>,
 }
 
 impl UsageView {

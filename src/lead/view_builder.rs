@@ -57,6 +57,9 @@ pub struct Tracking {
         Option<std::sync::Arc<std::sync::Mutex<crate::store::claude_transcript::TranscriptMeter>>>,
     /// The model its transcript says it runs (when the team file names none).
     pub model_seen: Option<String>,
+    /// A `claude` teammate's usage by model, each message priced by its own model and tier
+    /// (its transcript's).
+    pub ledger: Option<crate::protocol::pricing::Ledger>,
     /// Its model was not offered the task tools (told once; assignments go as plain text).
     pub no_task_tools: bool,
     /// Until when (epoch ms) a `claude` teammate's rate or usage limit holds, as its transcript

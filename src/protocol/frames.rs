@@ -101,7 +101,7 @@ pub struct IdleNotification {
 /// A teammate's model usage over its life, as it reports it (the `teamleadUsage` extension of
 /// `idle_notification`). Input tokens include cache reads and writes; `cacheReadTokens` and
 /// `cacheWriteTokens` (absent from older teamlead teammates: then 0) say how many of them were,
-/// so the cost can be priced.
+/// so the cost can be priced; `cacheWrite1hTokens` how many of the writes were 1-hour ones.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReportedUsage {
@@ -117,6 +117,13 @@ pub struct ReportedUsage {
     pub cache_read_tokens: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_write_tokens: u64,
+    /// How many of the cache writes were to the 1-hour cache (priced at its own rate).
+    #[serde(
+        default,
+        rename = "cacheWrite1hTokens",
+        skip_serializing_if = "is_zero"
+    )]
+    pub cache_write_1h_tokens: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -130,7 +137,10 @@ impl ReportedUsage {
         crate::protocol::pricing::Tokens {
             input: self.input_tokens.saturating_sub(cached),
             output: self.output_tokens,
-            cache_write: self.cache_write_tokens,
+            cache_write_5m: self
+                .cache_write_tokens
+                .saturating_sub(self.cache_write_1h_tokens),
+            cache_write_1h: self.cache_write_1h_tokens,
             cache_read: self.cache_read_tokens,
         }
     }

@@ -98,7 +98,7 @@ impl Replay {
             LeadEvent::Plans(queue) => self.plans = queue.clone(),
             LeadEvent::Tasks(tasks) => self.tasks = Some(tasks.clone()),
             LeadEvent::Busy(busy) => self.busy = *busy,
-            LeadEvent::LeadUsage(usage) => self.usage = Some(*usage),
+            LeadEvent::LeadUsage(usage) => self.usage = Some(usage.clone()),
             LeadEvent::HandOverTerminal { .. }
             | LeadEvent::Exited
             | LeadEvent::Barrier { .. }
@@ -120,7 +120,7 @@ impl Replay {
         out.extend(self.lead_mode.map(LeadEvent::LeadMode));
         out.extend(self.team.clone().map(LeadEvent::Team));
         out.extend(self.tasks.clone().map(LeadEvent::Tasks));
-        out.extend(self.usage.map(LeadEvent::LeadUsage));
+        out.extend(self.usage.clone().map(LeadEvent::LeadUsage));
         if self.busy {
             out.push(LeadEvent::Busy(true));
         }

@@ -5,8 +5,10 @@
 //! delivery log, or still in its inbox).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::protocol::frames::{Frame, ReportedUsage};
+use crate::protocol::pricing::{Ledger, PriceTable};
 use crate::protocol::{InboxEntry, LEAD_NAME};
 
 use super::Home;
@@ -15,21 +17,37 @@ use super::delivery::DeliveryTail;
 use super::session_record::SessionRecord;
 
 /// One teammate's usage and the model it ran (when known).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MemberUsage {
     pub usage: ReportedUsage,
     /// The model its transcript names (claude teammates).
     pub model: Option<String>,
+    /// Its usage by model, each message priced by `prices` (claude teammates; `None` for a
+    /// teammate known by its reported totals only).
+    pub ledger: Option<Ledger>,
+    /// Until when (epoch milliseconds) its transcript says it is rate- or usage-limited.
+    pub limited_until_ms: Option<u64>,
 }
 
-/// Usage per teammate name (teammates with nothing known are absent).
-pub fn team_usage(home: &Home, team: &str) -> HashMap<String, MemberUsage> {
+/// Usage per teammate name (teammates with nothing known are absent), whole transcripts read
+/// and priced by `prices`.
+pub fn team_usage(
+    home: &Home,
+    team: &str,
+    prices: &Arc<PriceTable>,
+) -> HashMap<String, MemberUsage> {
     let mut out: HashMap<String, MemberUsage> = HashMap::new();
     for entry in lead_entries(home, team) {
         if let Some(Frame::IdleNotification(idle)) = entry.parse_frame()
             && let Some(usage) = idle.usage
         {
-            out.insert(entry.from.clone(), MemberUsage { usage, model: None });
+            out.insert(
+                entry.from.clone(),
+                MemberUsage {
+                    usage,
+                    ..MemberUsage::default()
+                },
+            );
         }
     }
     if let Some(record) = SessionRecord::read(home, team) {
@@ -37,12 +55,14 @@ pub fn team_usage(home: &Home, team: &str) -> HashMap<String, MemberUsage> {
             let Some(session) = teammate.session_id.as_deref().filter(|_| teammate.claude) else {
                 continue;
             };
-            if let Some(facts) = TranscriptMeter::new(session).read(home) {
+            if let Some(facts) = TranscriptMeter::new(session, prices.clone()).read(home) {
                 out.insert(
                     name.clone(),
                     MemberUsage {
                         usage: facts.usage,
                         model: facts.model,
+                        ledger: Some(facts.ledger),
+                        limited_until_ms: facts.limited_until_ms,
                     },
                 );
             }
@@ -106,7 +126,7 @@ mod tests {
         log.record(&[idle("alpha", 100), idle("alpha", 250)])
             .unwrap();
         crate::store::inbox::append(&home, "t", LEAD_NAME, &idle("beta", 40)).unwrap();
-        let usage = team_usage(&home, "t");
+        let usage = team_usage(&home, "t", &Arc::new(PriceTable::built_in()));
         assert_eq!(usage["alpha"].usage.input_tokens, 250);
         assert_eq!(usage["beta"].usage.input_tokens, 40);
         assert_eq!(usage.len(), 2);

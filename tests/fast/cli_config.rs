@@ -123,3 +123,42 @@ fn a_bad_config_is_one_error_with_file_line_and_key() {
         assert!(!t.home().join("teams").exists(), "nothing was started");
     }
 }
+
+/// `teamlead prices MODEL`: the row a name takes and why, the config file's rows first, and a
+/// model without a price is a clear error.
+#[test]
+fn prices_say_which_row_a_model_takes() {
+    let t = crate::cli_common::TestHome::empty();
+    let run = |args: &[&str]| t.cmd().arg("prices").args(args).output().unwrap();
+    let out = run(&["claude-opus-4-20250514"]);
+    assert!(out.status.success(), "{out:?}");
+    insta::assert_snapshot!(
+        "prices_dated_id",
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    );
+    let out = run(&["fable-5-2"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("fable-5-2 has no price"), "{err}");
+    std::fs::write(
+        t.config(),
+        "[prices.\"fable-5-2\"]\ninput = 1.0\noutput = 2.0\n",
+    )
+    .unwrap();
+    let out = run(&["fable-5-2"]);
+    assert!(out.status.success(), "{out:?}");
+    insta::assert_snapshot!(
+        "prices_config_row",
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    );
+    let all = String::from_utf8_lossy(&run(&[]).stdout).into_owned();
+    assert!(all.starts_with("Prices in force"), "{all}");
+    assert!(
+        all.contains("fable-5-2 (config file)") || all.contains("(config file): fable-5-2"),
+        "{all}"
+    );
+    assert!(
+        all.contains("Claude Haiku 5.5 (built in): claude-haiku-5-5"),
+        "{all}"
+    );
+}

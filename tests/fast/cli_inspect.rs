@@ -671,3 +671,153 @@ fn inspect_counts_the_leads_messages_read_and_unread() {
     let row = line_with(&text, "frontend-engineer: ");
     assert!(row.contains("from the lead: 1 read, 1 unread"), "{row}");
 }
+
+/// Claims `frontend-engineer` of the seed team as a claude teammate of session `session`, and
+/// returns the directory its transcript goes in.
+fn claude_session(t: &TestHome, session: &str) -> std::path::PathBuf {
+    let home = t.home();
+    let dir = home.join("teams/codebase-research/.teamlead");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("session.json"),
+        format!(
+            r#"{{"teammates":{{"frontend-engineer":{{"claude":true,"sessionId":"{session}"}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let projects = home.join("projects/-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    projects
+}
+
+fn answer(id: &str, model: &str, usage: &str) -> String {
+    format!(
+        "{{\"type\":\"assistant\",\"message\":{{\"id\":\"{id}\",\"model\":\"{model}\",\"content\":[],\"usage\":{usage}}}}}\n"
+    )
+}
+
+/// A claude teammate that switched models, wrote to the 1-hour cache and ran subagents (one on
+/// a model without a price): `inspect` prices each message by its own model and tier, says
+/// what the team's total leaves out, and applies the config file's `[prices]`.
+#[test]
+fn inspect_prices_each_message_subagents_included_and_applies_the_config_prices() {
+    let t = TestHome::fixture("seed-2.1.45");
+    let session = "7a1d9c2e-4b6f-4e1a-8c3d-2f5e6a7b8c90";
+    let projects = claude_session(&t, session);
+    let text = [
+        // Opus 5.5: 1000×4 + 10000×5 (5 min) + 20000×8 (1 h) + 2000×20 = 254,000 µ$.
+        answer(
+            "msg_1",
+            "claude-opus-5-5",
+            r#"{"input_tokens":1000,"cache_creation_input_tokens":30000,"cache_creation":{"ephemeral_5m_input_tokens":10000,"ephemeral_1h_input_tokens":20000},"output_tokens":2000}"#,
+        ),
+        // Sonnet 5.5: 500×2 + 2000×2.5 + 30000×0.20 + 1000×10 = 22,000 µ$.
+        answer(
+            "msg_2",
+            "claude-sonnet-5-5",
+            r#"{"input_tokens":500,"cache_creation_input_tokens":2000,"cache_read_input_tokens":30000,"output_tokens":1000}"#,
+        ),
+    ]
+    .concat();
+    std::fs::write(projects.join(format!("{session}.jsonl")), text).unwrap();
+    let subagents = projects.join(session).join("subagents");
+    std::fs::create_dir_all(&subagents).unwrap();
+    // Haiku 5.5 over its 100K tier: (2000×0.10 + 120000×0.01) × 5 + 3000×0.50 × 5 = 14,500 µ$.
+    std::fs::write(
+        subagents.join("agent-a1.jsonl"),
+        answer(
+            "msg_s1",
+            "claude-haiku-5-5",
+            r#"{"input_tokens":2000,"cache_read_input_tokens":120000,"output_tokens":3000}"#,
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        subagents.join("agent-b2.jsonl"),
+        answer(
+            "msg_s2",
+            "fable-5-2",
+            r#"{"input_tokens":10000,"output_tokens":1000}"#,
+        ),
+    )
+    .unwrap();
+
+    // 254,000 + 22,000 + 14,500 = 290,500 µ$; fable-5-2 left out, and said so.
+    let report = inspect_json(&t, &["codebase-research"]);
+    let claude = entry(&report, "members", "name", "frontend-engineer");
+    let usage = &claude["usage"];
+    assert_eq!(usage["cost_micros"], 290_500, "{claude}");
+    assert_eq!(usage["cache_write_1h_tokens"], 20_000, "{claude}");
+    assert_eq!(usage["cache_write_5m_tokens"], 12_000, "{claude}");
+    assert_eq!(usage["unpriced_models"], serde_json::json!(["fable-5-2"]));
+    let models: Vec<&str> = usage["by_model"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        models,
+        [
+            "claude-opus-5-5",
+            "claude-sonnet-5-5",
+            "claude-haiku-5-5",
+            "fable-5-2"
+        ]
+    );
+    assert_eq!(
+        report["unpriced"],
+        serde_json::json!([{"name": "frontend-engineer", "models": ["fable-5-2"]}])
+    );
+    let out = t
+        .cmd()
+        .args(["inspect", "codebase-research"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    let head = line_with(&text, "usage (team");
+    assert!(
+        head.contains("usage (team $0.29 + 1 teammate not priced (model fable-5-2))"),
+        "{text}"
+    );
+    assert!(
+        line_with(&text, "claude-haiku-5-5:").contains("$0.01"),
+        "{text}"
+    );
+
+    // The config file prices fable-5-2: 10000×1 + 1000×2 = 12,000 µ$ more, nothing left out.
+    std::fs::write(
+        t.config(),
+        "[prices.\"fable-5-2\"]\ninput = 1.0\noutput = 2.0\n",
+    )
+    .unwrap();
+    let report = inspect_json(&t, &["codebase-research"]);
+    let claude = entry(&report, "members", "name", "frontend-engineer");
+    assert_eq!(claude["usage"]["cost_micros"], 302_500, "{claude}");
+    assert_eq!(report["unpriced"], serde_json::json!([]));
+}
+
+/// A transcript of over 20 MB: `inspect` counts every message in it (it once read the first
+/// 8 MiB only).
+#[test]
+fn inspect_counts_every_message_of_a_20_mb_transcript() {
+    let t = TestHome::fixture("seed-2.1.45");
+    let session = "0b9e8d7c-6a5f-4e3d-9c2b-1a0f9e8d7c6b";
+    let projects = claude_session(&t, session);
+    let filler = "x".repeat(1_000);
+    let messages = 21_000u64;
+    let mut text = String::with_capacity(22 * 1024 * 1024);
+    for i in 0..messages {
+        text += &format!(
+            "{{\"type\":\"assistant\",\"message\":{{\"id\":\"msg_{i}\",\"model\":\"claude-sonnet-5-5\",\"content\":[{{\"type\":\"text\",\"text\":\"{filler}\"}}],\"usage\":{{\"input_tokens\":10,\"output_tokens\":1}}}}}}\n"
+        );
+    }
+    assert!(text.len() > 20 * 1024 * 1024, "{}", text.len());
+    std::fs::write(projects.join(format!("{session}.jsonl")), text).unwrap();
+    let report = inspect_json(&t, &["codebase-research"]);
+    let claude = entry(&report, "members", "name", "frontend-engineer");
+    assert_eq!(claude["usage"]["output_tokens"], messages, "{claude}");
+    assert_eq!(claude["usage"]["input_tokens"], messages * 10, "{claude}");
+    // 21,000 × (10×2 + 1×10) = 630,000 µ$.
+    assert_eq!(claude["usage"]["cost_micros"], 630_000, "{claude}");
+}

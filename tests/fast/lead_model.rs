@@ -515,7 +515,7 @@ async fn llm_teammates_of_the_lead_report_their_usage() {
                 .any(|m| m.name == "thinker" && m.usage.as_ref().is_some_and(|u| u.turns >= 1))
         })
         .await;
-    let usage = team[0].usage.expect("usage");
+    let usage = team[0].usage.clone().expect("usage");
     assert!(usage.total_tokens() > 0, "{usage:?}");
     let requests = server.requests();
     assert_eq!(requests.len(), 1, "one model turn for the prompt");

@@ -364,6 +364,7 @@ async fn a_pane_teammates_usage_comes_with_its_idle_notification() {
             turns: 2,
             cache_read_tokens: 10_000,
             cache_write_tokens: 1_000,
+            cache_write_1h_tokens: 0,
         }),
     };
     let text = Frame::IdleNotification(idle).to_text();
@@ -394,7 +395,7 @@ async fn a_pane_teammates_usage_comes_with_its_idle_notification() {
             t.iter().any(|v| v.name == "coder" && v.usage.is_some())
         })
         .await;
-    let usage = team[0].usage.expect("usage");
+    let usage = team[0].usage.clone().expect("usage");
     assert_eq!((usage.input_tokens, usage.output_tokens), (12_000, 800));
     assert_eq!((usage.tool_uses, usage.turns), (3, 2));
     // 1,000 × 3 + 800 × 15 + 1,000 × 3.75 + 10,000 × 0.30 micro-dollars = $0.02175.

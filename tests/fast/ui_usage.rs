@@ -24,7 +24,7 @@ fn usage(input: u64, output: u64, tool_uses: u64, turns: u64) -> UsageView {
         output_tokens: output,
         tool_uses,
         turns,
-        cost_micros: None,
+        ..UsageView::default()
     }
 }
 
@@ -203,11 +203,18 @@ fn transcripts_keep_only_their_newest_entries() {
     );
 }
 
-/// builder priced ($1.23), tester's model without a price.
+/// builder priced ($1.23, with cache reads and 5-minute and 1-hour writes), tester's model
+/// (fable-5-2) without a price.
 fn priced_teams_state() -> teamlead::ui::AppState {
     let mut team = team_with_usage();
     if let Some(u) = team[0].usage.as_mut() {
         u.cost_micros = Some(1_234_567);
+        u.cache_read_tokens = 8_000;
+        u.cache_write_5m_tokens = 1_500;
+        u.cache_write_1h_tokens = 2_000;
+    }
+    if let Some(u) = team[1].usage.as_mut() {
+        u.unpriced_models = vec!["fable-5-2".to_string()];
     }
     let mut state = state_with(vec![
         LeadEvent::Team(team),
@@ -238,8 +245,12 @@ fn cost_shows_in_the_teams_list_the_detail_and_the_footer() {
                 "{}",
                 row("builder")
             );
-            // No price, no cost.
-            assert!(row("tester").contains("950 tok"), "{}", row("tester"));
+            // No price, no cost: said so.
+            assert!(
+                row("tester").contains("950 tok · not priced"),
+                "{}",
+                row("tester")
+            );
             assert!(!row("tester").contains('$'), "{}", row("tester"));
         }
         insta::assert_snapshot!(format!("teams_list_cost_{w}"), t.backend());
@@ -249,12 +260,23 @@ fn cost_shows_in_the_teams_list_the_detail_and_the_footer() {
         let text = rows(&t).join("\n");
         if w == 80 {
             assert!(text.contains("14 tool uses · 3 turns · $1.23"), "{text}");
+            assert!(
+                text.contains("8.0k read · 1.5k written 5 min · 2.0k written 1 h"),
+                "{text}"
+            );
         }
         insta::assert_snapshot!(format!("teams_detail_cost_{w}"), t.backend());
     }
-    // The footer: every priced teammate's and the lead model's cost, $1.23 + $0.02.
+    // The footer: every priced teammate's and the lead model's cost, $1.23 + $0.02, and what
+    // it leaves out.
     let mut state = priced_teams_state();
     state.modals.clear();
     let text = rows(&footer_line(&state, 80)).join("\n");
-    assert!(text.contains("17.5k tok · $1.25"), "{text}");
+    assert!(text.contains("17.5k tok · ≥$1.25"), "{text}");
+    // The tester's detail says its model is not priced.
+    let mut state = priced_teams_state();
+    state.handle_key(key(KeyCode::Down));
+    state.handle_key(key(KeyCode::Enter));
+    let text = rows(&screen(&mut state, 100, 24)).join("\n");
+    assert!(text.contains("model fable-5-2 not priced"), "{text}");
 }

@@ -239,6 +239,9 @@ pub enum Command {
     /// Print the manual page (roff), of teamlead or of one of its commands
     #[command(after_help = MAN_EXAMPLES)]
     Man(ManArgs),
+    /// The model prices in force (built in, then the config file's [prices]), or which row a model takes
+    #[command(after_help = PRICES_EXAMPLES)]
+    Prices(PricesArgs),
     /// Run a team's lead without a terminal (the lead server), in the foreground
     #[command(after_help = server::SERVE_EXAMPLES)]
     Serve(ServeArgs),
@@ -369,6 +372,27 @@ Examples:
   teamlead inspect codebase-research --json | jq '.tasks[] | select(.available)'
 
 inspect never writes, moves or locks anything.";
+
+const PRICES_EXAMPLES: &str = "\
+Examples:
+  teamlead prices                          every row: rates, tiers, source and date
+  teamlead prices claude-opus-4-20250514   the row this model takes, and why
+
+Rates are US dollars per million tokens. Override or add one in the config file:
+  [prices.\"claude-opus-5-5\"]
+  input = 4.0
+  output = 20.0
+  cache-write = 5.0      # 5-minute writes (default 1.25 x input)
+  cache-write-1h = 8.0   # 1-hour writes (default 2 x input)
+  cache-read = 0.2       # default 0.1 x input";
+
+/// `teamlead prices`.
+#[derive(Debug, Clone, Args)]
+pub struct PricesArgs {
+    /// A model name: print the row it takes [default: print the whole table]
+    #[arg(value_name = "MODEL")]
+    pub model: Option<String>,
+}
 
 /// `teamlead inspect`.
 #[derive(Debug, Clone, Args)]

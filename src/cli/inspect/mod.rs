@@ -26,7 +26,8 @@ pub fn run(ctx: &Context, args: &InspectArgs) -> Result<()> {
             }
         }
         Some(team) => {
-            let report = report::team_report(&ctx.home, team)?;
+            let prices = super::config::prices_in_force();
+            let report = report::team_report(&ctx.home, team, &prices)?;
             if args.json {
                 out.line(escape_json_output(&serde_json::to_string_pretty(&report)?))?;
             } else {

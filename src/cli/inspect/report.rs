@@ -3,7 +3,11 @@
 //! counts and previews) and every problem found on the way; one bad file never hides the rest.
 //! Strings are kept as the files hold them: the printers escape them. The same structs are printed as text or as JSON.
 
+use std::sync::Arc;
+
 use serde::Serialize;
+
+use crate::protocol::pricing::PriceTable;
 
 use crate::protocol::{InboxEntry, LEAD_NAME, Task};
 use crate::store::audit::{self, Problem, TeamAudit};
@@ -64,11 +68,21 @@ pub struct TeamReport {
     /// Ids of the tasks a teammate could claim now.
     pub available: Vec<String>,
     pub inboxes: Vec<InboxRow>,
-    /// The team's cost so far (the teammates whose model has a price).
+    /// The team's cost so far: what its priced usage cost (a teammate's unpriced models, and
+    /// teammates with no price at all, are left out: `unpriced` names them).
     pub cost_micros: u64,
+    /// The teammates whose usage, or part of it, has no price, with the models.
+    pub unpriced: Vec<UnpricedRow>,
     pub problems: Vec<ProblemRow>,
     /// What was moved to `<home>/quarantine/<team>/` (an unreadable inbox, bad entries).
     pub quarantined: Vec<QuarantineRow>,
+}
+
+/// A teammate whose usage (or part of it) the team's cost leaves out.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnpricedRow {
+    pub name: String,
+    pub models: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -94,20 +108,45 @@ pub struct MemberRow {
     pub plan_mode_required: bool,
     pub cwd: String,
     /// What it used (its transcript for a `claude` teammate, its last idle report otherwise),
-    /// and what that cost by the built-in price table; `None` when nothing is known.
+    /// and what that cost by the price table in force; `None` when nothing is known.
     pub usage: Option<UsageRow>,
+    /// Until when its transcript says it is rate- or usage-limited (ISO 8601), when it is.
+    pub limited_until: Option<String>,
 }
 
 /// A teammate's tokens and their cost.
 #[derive(Debug, Clone, Serialize)]
 pub struct UsageRow {
+    /// Input tokens, cache reads and writes included.
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
+    /// Every cache write (5-minute and 1-hour).
     pub cache_write_tokens: u64,
-    /// The model priced (the transcript's, else the team file's).
+    pub cache_write_5m_tokens: u64,
+    pub cache_write_1h_tokens: u64,
+    /// The model of its last answer (the transcript's, else the team file's).
     pub model: Option<String>,
-    /// In millionths of a dollar; `None` when the model has no price.
+    /// In millionths of a dollar, what its priced usage cost; `None` when nothing it used has
+    /// a price.
+    pub cost_micros: Option<u64>,
+    /// The models it used that have no price (their tokens are not in `cost_micros`).
+    pub unpriced_models: Vec<String>,
+    /// Its usage by model, each message priced by its own model and tier (claude teammates;
+    /// empty for a teammate known by its reported totals).
+    pub by_model: Vec<ModelRow>,
+}
+
+/// One model's share of a teammate's usage.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelRow {
+    pub model: String,
+    pub messages: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_5m_tokens: u64,
+    pub cache_write_1h_tokens: u64,
     pub cost_micros: Option<u64>,
 }
 
@@ -238,7 +277,11 @@ fn team_row(home: &Home, name: &str, audit: &TeamAudit) -> TeamRow {
 
 /// One team. Fails only when the name is unusable or the team does not exist at all; every
 /// file that cannot be read is a problem of the report, never a failure.
-pub fn team_report(home: &Home, team: &str) -> Result<TeamReport, StoreError> {
+pub fn team_report(
+    home: &Home,
+    team: &str,
+    prices: &Arc<PriceTable>,
+) -> Result<TeamReport, StoreError> {
     let audit = audit::audit_team(home, team)?;
     if !audit.exists {
         let kept = crate::store::quarantine::list(home, team);
@@ -252,19 +295,23 @@ pub fn team_report(home: &Home, team: &str) -> Result<TeamReport, StoreError> {
             home.tasks_dir(team)?.display()
         )));
     }
-    Ok(report_from(home, team, &audit))
+    Ok(report_from(home, team, &audit, prices))
 }
 
-/// The report of an audited team.
-pub fn report_from(home: &Home, team: &str, audit: &TeamAudit) -> TeamReport {
+/// The report of an audited team, its usage priced by `prices`.
+pub fn report_from(
+    home: &Home,
+    team: &str,
+    audit: &TeamAudit,
+    prices: &Arc<PriceTable>,
+) -> TeamReport {
     let file = audit.team_file.as_ref();
-    let used = crate::store::team_usage::team_usage(home, team);
-    let prices = crate::protocol::pricing::PriceTable::built_in();
+    let used = crate::store::team_usage::team_usage(home, team, prices);
     let members: Vec<MemberRow> = file
         .map(|f| {
             f.members
                 .iter()
-                .map(|m| member_row(m, used.get(&m.name), &prices))
+                .map(|m| member_row(m, used.get(&m.name), prices))
                 .collect()
         })
         .unwrap_or_default();
@@ -272,6 +319,16 @@ pub fn report_from(home: &Home, team: &str, audit: &TeamAudit) -> TeamReport {
         .iter()
         .filter_map(|m| m.usage.as_ref()?.cost_micros)
         .sum();
+    let unpriced = members
+        .iter()
+        .filter_map(|m| {
+            let u = m.usage.as_ref()?;
+            (!u.unpriced_models.is_empty()).then(|| UnpricedRow {
+                name: m.name.clone(),
+                models: u.unpriced_models.clone(),
+            })
+        })
+        .collect();
     let all = &audit.tasks;
     let tasks = all.iter().map(|t| task_row(t, all)).collect();
     let available_ids = available(all).into_iter().map(|t| t.id.clone()).collect();
@@ -299,6 +356,7 @@ pub fn report_from(home: &Home, team: &str, audit: &TeamAudit) -> TeamReport {
         available: available_ids,
         inboxes,
         cost_micros,
+        unpriced,
         problems: audit.problems.iter().map(ProblemRow::from_audit).collect(),
         quarantined: crate::store::quarantine::list(home, team)
             .into_iter()
@@ -314,21 +372,47 @@ pub fn report_from(home: &Home, team: &str, audit: &TeamAudit) -> TeamReport {
 fn member_row(
     m: &crate::protocol::Member,
     used: Option<&crate::store::team_usage::MemberUsage>,
-    prices: &crate::protocol::pricing::PriceTable,
+    prices: &PriceTable,
 ) -> MemberRow {
     let usage = used.map(|u| {
         let model = u.model.clone().or_else(|| m.model.clone());
+        let tokens = u.usage.tokens();
+        // Per message when the transcript is known; else the reported totals at the model's
+        // standard rate.
+        let (cost_micros, unpriced_models, by_model) = match &u.ledger {
+            Some(ledger) => (
+                ledger.cost_micros(),
+                ledger.unpriced(),
+                ledger.models.iter().map(model_row).collect(),
+            ),
+            None => {
+                let cost = prices.cost_micros(model.as_deref(), &tokens);
+                let unpriced = match (&cost, &model) {
+                    (None, Some(m)) if tokens.total() > 0 => vec![m.clone()],
+                    (None, None) if tokens.total() > 0 => vec!["unknown".to_string()],
+                    _ => Vec::new(),
+                };
+                (cost, unpriced, Vec::new())
+            }
+        };
         UsageRow {
             input_tokens: u.usage.input_tokens,
             output_tokens: u.usage.output_tokens,
             cache_read_tokens: u.usage.cache_read_tokens,
             cache_write_tokens: u.usage.cache_write_tokens,
-            cost_micros: prices.cost_micros(model.as_deref(), &u.usage.tokens()),
+            cache_write_5m_tokens: tokens.cache_write_5m,
+            cache_write_1h_tokens: tokens.cache_write_1h,
+            cost_micros,
+            unpriced_models,
+            by_model,
             model,
         }
     });
     MemberRow {
         usage,
+        limited_until: used
+            .and_then(|u| u.limited_until_ms)
+            .map(crate::protocol::time::iso_from_ms),
         name: m.name.clone(),
         agent_id: m.agent_id.clone(),
         agent_type: m.agent_type.clone(),
@@ -341,6 +425,19 @@ fn member_row(
         model: m.model.clone(),
         plan_mode_required: m.plan_mode_required == Some(true),
         cwd: m.cwd.clone(),
+    }
+}
+
+fn model_row(m: &crate::protocol::pricing::ModelUsage) -> ModelRow {
+    ModelRow {
+        model: m.model.clone(),
+        messages: m.messages,
+        input_tokens: m.tokens.input,
+        output_tokens: m.tokens.output,
+        cache_read_tokens: m.tokens.cache_read,
+        cache_write_5m_tokens: m.tokens.cache_write_5m,
+        cache_write_1h_tokens: m.tokens.cache_write_1h,
+        cost_micros: m.micros.map(|c| c.round() as u64),
     }
 }
 

@@ -187,52 +187,94 @@ fn members_text(r: &TeamReport, style: Style, out: &mut String) {
     }
 }
 
-/// What each teammate used and cost, and the team's total (only when something is known).
+/// What each teammate used and cost (by model when it used several), its limit, and the
+/// team's total with what it leaves out (only when something is known).
 fn usage_text(r: &TeamReport, style: Style, out: &mut String) {
-    let rows: Vec<(&str, &super::report::UsageRow)> = r
+    let rows: Vec<(&super::report::MemberRow, &super::report::UsageRow)> = r
         .members
         .iter()
-        .filter_map(|m| Some((m.name.as_str(), m.usage.as_ref()?)))
+        .filter_map(|m| Some((m, m.usage.as_ref()?)))
         .collect();
     if rows.is_empty() {
         return;
     }
     out.push('\n');
+    let models: Vec<&[String]> = r.unpriced.iter().map(|u| u.models.as_slice()).collect();
+    let left_out = crate::protocol::pricing::unpriced_note(&models)
+        .map(|note| format!(" + {note}"))
+        .unwrap_or_default();
     out.push_str(&style.bold(&format!(
-        "usage (team {})",
+        "usage (team {}{left_out})",
         crate::protocol::pricing::dollars(r.cost_micros)
     )));
     out.push('\n');
     let width = rows
         .iter()
-        .map(|(n, _)| v(n).chars().count())
+        .map(|(m, _)| v(&m.name).chars().count())
         .max()
         .unwrap_or(4);
     let tokens = crate::ui::usage::short_count;
-    for (name, u) in rows {
-        let cached = if u.cache_read_tokens + u.cache_write_tokens > 0 {
-            format!(
-                " ({} cache read, {} cache write)",
-                tokens(u.cache_read_tokens),
-                tokens(u.cache_write_tokens)
-            )
-        } else {
+    for (m, u) in rows {
+        let cached = [
+            (u.cache_read_tokens, "cache read"),
+            (u.cache_write_5m_tokens, "cache write 5 min"),
+            (u.cache_write_1h_tokens, "cache write 1 h"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{} {what}", tokens(n)))
+        .collect::<Vec<_>>();
+        let cached = if cached.is_empty() {
             String::new()
+        } else {
+            format!(" ({})", cached.join(", "))
         };
-        let cost = u
-            .cost_micros
-            .map_or_else(|| "no price".to_string(), crate::protocol::pricing::dollars);
+        let cost = match (u.cost_micros, u.unpriced_models.is_empty()) {
+            (Some(c), true) => crate::protocol::pricing::dollars(c),
+            (Some(c), false) => format!(
+                "{} + {} not priced",
+                crate::protocol::pricing::dollars(c),
+                v(&u.unpriced_models.join(", "))
+            ),
+            (None, _) => "no price".to_string(),
+        };
         let model = u
             .model
             .as_deref()
             .map(|m| format!("  {}", v(m)))
             .unwrap_or_default();
+        let limited = m
+            .limited_until
+            .as_deref()
+            .map(|t| format!("  limited until {}", v(t)))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  {}  {} in{cached} · {} out · {cost}{model}\n",
-            pad(&v(name), width),
+            "  {}  {} in{cached} · {} out · {cost}{model}{limited}\n",
+            pad(&v(&m.name), width),
             tokens(u.input_tokens),
             tokens(u.output_tokens),
         ));
+        if u.by_model.len() > 1 {
+            for b in &u.by_model {
+                let cost = b
+                    .cost_micros
+                    .map_or_else(|| "no price".to_string(), crate::protocol::pricing::dollars);
+                out.push_str(&format!(
+                    "  {}    {}: {} message{} · {} in · {} out · {cost}\n",
+                    pad("", width),
+                    v(&b.model),
+                    b.messages,
+                    if b.messages == 1 { "" } else { "s" },
+                    tokens(
+                        b.input_tokens
+                            + b.cache_read_tokens
+                            + b.cache_write_5m_tokens
+                            + b.cache_write_1h_tokens
+                    ),
+                    tokens(b.output_tokens),
+                ));
+            }
+        }
     }
 }
 

@@ -131,7 +131,7 @@ impl Controller {
             .map(|t| {
                 (
                     t.name.clone(),
-                    t.usage.and_then(|u| u.cost_micros).unwrap_or(0),
+                    t.usage.as_ref().and_then(|u| u.cost_micros).unwrap_or(0),
                 )
             })
             .collect();

@@ -230,10 +230,11 @@ impl Controller {
         else {
             return;
         };
+        let prices = self.prices.clone();
         let tracking = self.tracking.entry(name.to_string()).or_default();
         let meter = tracking
             .transcript
-            .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session))))
+            .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session, prices))))
             .clone();
         let who = name.to_string();
         self.store.submit(
@@ -248,6 +249,7 @@ impl Controller {
                     t.usage = Some(facts.usage);
                 }
                 t.model_seen = facts.model.clone();
+                t.ledger = Some(facts.ledger.clone());
                 let lifted = t.rate_limited_until.is_some() && facts.limited_until_ms.is_none();
                 t.rate_limited_until = facts.limited_until_ms;
                 let told = t.undelivered_told;

@@ -519,14 +519,11 @@ impl Controller {
                 .get(&view.name)
                 .and_then(|t| t.model_seen.as_deref())
                 .or(view.model.as_deref());
-            let prices = &self.prices;
-            view.usage = reported.map(|u| UsageView {
-                input_tokens: u.input_tokens,
-                output_tokens: u.output_tokens,
-                tool_uses: u.tool_uses,
-                turns: u.turns,
-                cost_micros: prices.cost_micros(model, &u.tokens()),
-            });
+            let ledger = self
+                .tracking
+                .get(&view.name)
+                .and_then(|t| t.ledger.as_ref());
+            view.usage = reported.map(|u| usage_of(&u, model, ledger, &self.prices));
         }
         let prices = &self.prices;
         let changed = self.lead_model.as_mut().and_then(|model| {
@@ -537,17 +534,56 @@ impl Controller {
                 &crate::protocol::pricing::Tokens {
                     input: used.input_tokens,
                     output: used.output_tokens,
-                    cache_write: used.cache_creation_input_tokens,
+                    cache_write_5m: used.cache_creation_input_tokens,
+                    cache_write_1h: 0,
                     cache_read: used.cache_read_input_tokens,
                 },
             );
-            (model.published != Some(now)).then(|| {
-                model.published = Some(now);
+            if now.cost_micros.is_none() {
+                now.unpriced_models = model.model_name().map(str::to_string).into_iter().collect();
+            }
+            (model.published.as_ref() != Some(&now)).then(|| {
+                model.published = Some(now.clone());
                 now
             })
         });
         if let Some(now) = changed {
             self.emit(LeadEvent::LeadUsage(now));
         }
+    }
+}
+
+/// What a teammate used, as the UI shows it: priced message by message when its transcript's
+/// ledger is known, else its reported totals at its model's standard rate. A model without a
+/// price is named, so totals can say what they leave out.
+fn usage_of(
+    u: &crate::protocol::frames::ReportedUsage,
+    model: Option<&str>,
+    ledger: Option<&crate::protocol::pricing::Ledger>,
+    prices: &crate::protocol::pricing::PriceTable,
+) -> UsageView {
+    let tokens = u.tokens();
+    let (cost_micros, unpriced_models) = match ledger {
+        Some(ledger) => (ledger.cost_micros(), ledger.unpriced()),
+        None => {
+            let cost = prices.cost_micros(model, &tokens);
+            let unpriced = if cost.is_none() && tokens.total() > 0 {
+                vec![model.unwrap_or("unknown").to_string()]
+            } else {
+                Vec::new()
+            };
+            (cost, unpriced)
+        }
+    };
+    UsageView {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        tool_uses: u.tool_uses,
+        turns: u.turns,
+        cost_micros,
+        cache_read_tokens: tokens.cache_read,
+        cache_write_5m_tokens: tokens.cache_write_5m,
+        cache_write_1h_tokens: tokens.cache_write_1h,
+        unpriced_models,
     }
 }

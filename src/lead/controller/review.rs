@@ -171,11 +171,14 @@ impl Controller {
                 ));
                 return None;
             };
+            let prices = self.prices.clone();
             let tracking = self.tracking.entry(name.to_string()).or_default();
             Written::Claude(
                 tracking
                     .transcript
-                    .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session))))
+                    .get_or_insert_with(|| {
+                        Arc::new(Mutex::new(TranscriptMeter::new(&session, prices.clone())))
+                    })
                     .clone(),
             )
         } else {

@@ -116,7 +116,7 @@ pub(crate) struct Controller {
     pub phase: Phase,
     pub quit_timeout: Duration,
     /// What model tokens cost.
-    pub prices: crate::protocol::pricing::PriceTable,
+    pub prices: std::sync::Arc<crate::protocol::pricing::PriceTable>,
     /// `/shutdown`'s patience, and whether it then kills.
     pub shutdown_timeout: Duration,
     pub shutdown_force: bool,
@@ -236,7 +236,7 @@ impl Controller {
             spawned: 0,
             phase: Phase::Running,
             quit_timeout: opts.quit_timeout,
-            prices: opts.prices.clone(),
+            prices: std::sync::Arc::new(opts.prices.clone()),
             shutdown_timeout: opts.shutdown_timeout,
             shutdown_force: opts.shutdown_force,
             retry_failed_tasks: opts.retry_failed_tasks,

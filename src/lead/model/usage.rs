@@ -15,6 +15,10 @@ pub fn usage_view(usage: &Usage) -> Option<UsageView> {
         tool_uses: usage.tool_uses,
         turns: usage.turns,
         cost_micros: None,
+        cache_read_tokens: usage.cache_read_input_tokens,
+        cache_write_5m_tokens: usage.cache_creation_input_tokens,
+        cache_write_1h_tokens: 0,
+        unpriced_models: Vec::new(),
     };
     (view.total_tokens() > 0 || view.tool_uses > 0).then_some(view)
 }

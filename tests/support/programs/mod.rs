@@ -2,7 +2,6 @@
 //! `.ci/run` installs from (`.ci/programs`): a test that needs a program nobody listed fails
 //! at once, on every machine, instead of only on a fresh one where it was never installed.
 
-
 use std::path::{Path, PathBuf};
 
 /// The list `.ci/run` installs from, as (program, install) pairs.

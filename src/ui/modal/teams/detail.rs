@@ -76,6 +76,16 @@ pub fn render(
             text(crate::ui::usage::detail_line(usage)),
             width,
         ));
+        if let Some(cache) = crate::ui::usage::cache_line(usage) {
+            lines.extend(row("cache", text(cache), width));
+        }
+        if let Some(unpriced) = crate::ui::usage::unpriced_line(usage) {
+            lines.extend(row(
+                "",
+                vec![Span::styled(unpriced, Style::default().fg(Color::Yellow))],
+                width,
+            ));
+        }
     }
     let pane = if t.pane_id.is_empty() || t.pane_id == t.backend_label() {
         t.backend_label().to_string()
