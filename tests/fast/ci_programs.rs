@@ -11,7 +11,10 @@ use crate::programs;
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read a source folder") {
         let path = entry.expect("a folder entry").path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         if path.is_dir() {
             if !matches!(name, "node_modules" | "fixtures" | "snapshots" | "interop") {
                 sources(&path, out);
@@ -42,7 +45,11 @@ fn programs_started() -> BTreeSet<(String, String)> {
     let mut started = BTreeSet::new();
     for file in files {
         let text = std::fs::read_to_string(&file).expect("read a source file");
-        let shown = file.strip_prefix(root).unwrap_or(&file).display().to_string();
+        let shown = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
         for call in ["Command::new(\"", "programs::required(\""] {
             for program in literals_after(&text, call) {
                 if !program.is_empty() && !program.contains('/') {

@@ -37,6 +37,8 @@ mod lead_model;
 mod lead_permissions;
 mod lead_review;
 mod lead_review_checkout;
+mod lead_review_merged;
+mod lead_review_queue;
 mod lead_spawn;
 mod lead_tasks;
 mod lead_team;

@@ -31,6 +31,8 @@ pub fn required(program: &str) -> PathBuf {
         .map(|dir| dir.join(program))
         .find(|path| path.is_file())
         .unwrap_or_else(|| {
-            panic!("this test needs `{program}` on PATH ({install}): run .ci/run, which installs it")
+            panic!(
+                "this test needs `{program}` on PATH ({install}): run .ci/run, which installs it"
+            )
         })
 }

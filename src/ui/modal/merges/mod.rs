@@ -270,7 +270,7 @@ impl MergesDialog {
                 format!("conflicts ({})", plural(e.conflicts.len(), "file")),
                 Style::default().fg(Color::Red),
             )
-        } else if e.ahead == 0 {
+        } else if e.nothing_left() {
             ("nothing to merge".to_string(), dim())
         } else {
             ("clean".to_string(), Style::default().fg(Color::Green))
@@ -316,7 +316,15 @@ impl MergesDialog {
             return out;
         }
         if e.conflicts.is_empty() {
-            if e.ahead == 0 {
+            if e.already_in && e.ahead > 0 {
+                say(
+                    format!(
+                        "Nothing left to merge: its changes are in {} already (merged before).",
+                        q.lead_branch
+                    ),
+                    dim(),
+                );
+            } else if e.ahead == 0 {
                 say(
                     format!("Nothing to merge: every commit is in {}.", q.lead_branch),
                     dim(),
@@ -381,10 +389,10 @@ impl MergesDialog {
                 ),
                 Style::default().fg(Color::Red),
             )
-        } else if e.ahead == 0 {
+        } else if e.nothing_left() {
             (
                 format!(
-                    "Nothing to merge: every commit of @{} is in {}.",
+                    "Nothing to merge: the changes of @{} are in {} already.",
                     e.name, q.lead_branch
                 ),
                 dim(),
