@@ -142,7 +142,11 @@ async fn carry_out(
 ) -> Result<(Vec<TranscriptItem>, bool)> {
     let token = rand::random::<u64>();
     for c in commands {
-        a.conn.send(&ClientMsg::Command(c)).await?;
+        let tracked = LeadCommand::Tracked {
+            token,
+            command: Box::new(c),
+        };
+        a.conn.send(&ClientMsg::Command(tracked)).await?;
     }
     a.conn
         .send(&ClientMsg::Command(LeadCommand::Barrier { token }))

@@ -313,6 +313,12 @@ pub enum LeadCommand {
     /// The screen went away (a hang-up, SIGTERM, SIGINT): a lead that lives in the UI's own
     /// process quits; a lead server forgets this screen and keeps running.
     ScreenClosed,
+    /// `command`, sent by the caller of the barrier `token` (`teamlead ctl`): that barrier says
+    /// whether it was refused, and no other command's refusal (a screen's) is charged to it.
+    Tracked {
+        token: u64,
+        command: Box<LeadCommand>,
+    },
     /// Answered by [`LeadEvent::Barrier`] with the same token once every command sent before
     /// it has been carried out (how `teamlead ctl` knows a command's outcome is complete).
     Barrier {
@@ -334,6 +340,16 @@ pub enum LeadCommand {
     RetireWorktree {
         name: String,
     },
+}
+
+impl LeadCommand {
+    /// The command itself, unwrapped from [`LeadCommand::Tracked`].
+    pub fn inner(&self) -> &LeadCommand {
+        match self {
+            LeadCommand::Tracked { command, .. } => command.inner(),
+            other => other,
+        }
+    }
 }
 
 /// What the controller tells the UI.

@@ -357,7 +357,7 @@ impl Hub {
     }
 
     fn on_command(&mut self, id: u64, command: LeadCommand) {
-        match &command {
+        match command.inner() {
             LeadCommand::ScreenClosed => {
                 tracing::info!("lead server: client {id}'s screen closed");
                 self.screen_left(id);

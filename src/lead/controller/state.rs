@@ -310,7 +310,8 @@ impl Controller {
     /// The command being carried out (or the continuation running) was refused or failed:
     /// its barrier says so.
     pub fn refuse(&mut self) {
-        self.barriers.refuse(self.store.generation());
+        self.barriers
+            .refuse(self.store.generation(), self.store.origin());
     }
 
     /// A barrier: answered once every command before it, and every continuation they
