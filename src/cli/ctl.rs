@@ -483,6 +483,13 @@ async fn status(conn: Connection, json: bool) -> Result<()> {
                     "backend": t.backend_label(), "model": t.model,
                     "current_task": t.current_task.as_ref().map(|(id, subject)| json!({"id": id, "subject": subject})),
                     "usage": t.usage.as_ref().map(usage_json),
+                    "budget_usd": t.budget_micros.map(|b| b as f64 / 1e6),
+                    "cost_usd": match (&t.usage, t.costs_nothing) {
+                        (Some(u), _) => json!(u.cost_micros.map(|c| c as f64 / 1e6)),
+                        (None, true) => json!(0.0),
+                        (None, false) => Value::Null,
+                    },
+                    "costs_nothing": t.costs_nothing,
                 })
             })
             .collect();

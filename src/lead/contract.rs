@@ -76,6 +76,12 @@ pub struct TeammateView {
     /// Why it is paused by a budget (`over its budget ($5.02 of $5.00)`), if it is.
     #[serde(default)]
     pub over_budget: Option<String>,
+    /// Its budget in force (its own, else every teammate's), micro-dollars; `None`: none.
+    #[serde(default)]
+    pub budget_micros: Option<u64>,
+    /// It runs no model (a shell teammate): it costs nothing.
+    #[serde(default)]
+    pub costs_nothing: bool,
 }
 
 /// One message the lead sent, and how far it got (`lead::ledger`).

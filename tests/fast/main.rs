@@ -33,6 +33,7 @@ mod cli_man;
 mod cli_task;
 mod iterm2_backend;
 mod layers;
+mod lead_budget;
 mod lead_model;
 mod lead_permissions;
 mod lead_review;

@@ -136,7 +136,8 @@ fn slash_needs(slash: &SlashCommand) -> Needs {
         | SlashCommand::TaskEdit { .. }
         | SlashCommand::Clean
         | SlashCommand::Help
-        | SlashCommand::Budget { .. } => Needs::Nothing,
+        | SlashCommand::Budget { .. }
+        | SlashCommand::Budgets => Needs::Nothing,
     }
 }
 

@@ -153,6 +153,7 @@ impl Controller {
             SlashCommand::Queue => self.merge_queue(),
             SlashCommand::Help => self.note(help_text()),
             SlashCommand::Budget { name, micros } => self.set_budget(name.as_deref(), micros),
+            SlashCommand::Budgets => self.show_budgets(),
             SlashCommand::Clean => self.clean_orphans(),
             SlashCommand::Quit => self.begin_quit("asked by the user"),
             // Without a server in between, leaving the screen is leaving the team.
