@@ -299,7 +299,7 @@ fn review_json(events: &[LeadEvent], name: &str) -> Option<Value> {
         .collect();
     Some(json!({
         "name": summary.name,
-        "place": match summary.place { WorkPlace::Worktree => "worktree", WorkPlace::Checkout => "checkout" },
+        "place": match summary.place { WorkPlace::Worktree => "worktree", WorkPlace::Checkout => "checkout", WorkPlace::Shared => "checkout-shared" },
         "branch": summary.branch,
         "base": summary.base,
         "files": files,

@@ -81,6 +81,8 @@ enum Written {
     Own { team: String, name: String },
     /// A `claude` teammate's session transcript.
     Claude(Arc<Mutex<TranscriptMeter>>),
+    /// Nothing: a shell teammate's commands may write any file and no record says which.
+    Unknown,
 }
 
 impl Written {
@@ -88,6 +90,7 @@ impl Written {
     fn paths(&self, home: &Home, cwd: &Path) -> Vec<PathBuf> {
         let paths = match self {
             Written::Own { team, name } => crate::store::written_files::read(home, team, name),
+            Written::Unknown => Vec::new(),
             Written::Claude(meter) => meter
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -178,6 +181,8 @@ impl Controller {
                     .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session))))
                     .clone(),
             )
+        } else if self.shell_engine {
+            Written::Unknown
         } else {
             Written::Own {
                 team: self.team.clone(),
@@ -670,14 +675,20 @@ fn checkout_summary(checkout: &Checkout, home: &Home) -> Result<ReviewSummary, S
             "{name} works in the lead's checkout, whose repository has no commit yet: there is nothing to compare with."
         )
     })?;
-    let paths: Vec<String> = checkout
-        .written
-        .paths(home, &checkout.cwd)
-        .iter()
-        .filter_map(|p| inside(&top, p))
-        .collect();
-    let files = git::changed_paths(&top, &head, &paths)
-        .map_err(|e| format!("Reading the files {name} wrote: {e}"))?;
+    let shared = matches!(checkout.written, Written::Unknown);
+    let files = if shared {
+        git::changed_files(&top, &head)
+            .map_err(|e| format!("Reading the changes in the lead's checkout: {e}"))?
+    } else {
+        let paths: Vec<String> = checkout
+            .written
+            .paths(home, &checkout.cwd)
+            .iter()
+            .filter_map(|p| inside(&top, p))
+            .collect();
+        git::changed_paths(&top, &head, &paths)
+            .map_err(|e| format!("Reading the files {name} wrote: {e}"))?
+    };
     let uncommitted = files.iter().filter(|f| f.status != '=').count();
     let mut summary = ReviewSummary::from_git(
         name,
@@ -687,7 +698,11 @@ fn checkout_summary(checkout: &Checkout, home: &Home) -> Result<ReviewSummary, S
         Vec::new(),
         uncommitted,
     );
-    summary.place = WorkPlace::Checkout;
+    summary.place = if shared {
+        WorkPlace::Shared
+    } else {
+        WorkPlace::Checkout
+    };
     Ok(summary)
 }
 

@@ -142,6 +142,9 @@ pub(crate) struct Controller {
     pub ledger: crate::lead::ledger::Ledger,
     /// Budgets and who is paused by them.
     pub budgets: super::budget::Budgets,
+    /// teamlead's own teammates run the shell engine (no model): their commands may write any
+    /// file, and nothing records which.
+    pub shell_engine: bool,
 }
 
 impl Controller {
@@ -217,6 +220,7 @@ impl Controller {
             held_assignments: Vec::new(),
             ledger: Default::default(),
             budgets: super::budget::Budgets::new(opts.budget_teammate, opts.budget_team),
+            shell_engine: opts.teammate_llm.is_none(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),

@@ -499,7 +499,9 @@ impl ReviewDialog {
         };
         let place = match s.place {
             WorkPlace::Worktree => format!("{} ", s.branch),
-            WorkPlace::Checkout => format!("in the lead's checkout ({}) ", s.branch),
+            WorkPlace::Checkout | WorkPlace::Shared => {
+                format!("in the lead's checkout ({}) ", s.branch)
+            }
         };
         let title = pick_title(
             vec![
@@ -555,6 +557,7 @@ impl ReviewDialog {
             let empty = match s.place {
                 WorkPlace::Worktree => "No change since the base.",
                 WorkPlace::Checkout => "No file written by its tool calls yet.",
+                WorkPlace::Shared => "No uncommitted change in the lead's checkout.",
             };
             top.push(Line::from(Span::styled(empty, dim())));
         }
@@ -578,6 +581,10 @@ impl ReviewDialog {
             }
             WorkPlace::Checkout => format!(
                 "Files its tool calls wrote, as they differ from {} {} now (others' changes to them included)",
+                s.branch, s.base
+            ),
+            WorkPlace::Shared => format!(
+                "Its shell commands leave no record of what they write: every uncommitted change in the checkout against {} {}, whoever made it",
                 s.branch, s.base
             ),
         };
