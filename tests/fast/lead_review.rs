@@ -380,7 +380,7 @@ async fn a_comment_on_a_hunk_reaches_the_teammates_inbox_with_file_line_and_exce
     type_text(&mut state, "keep line two as it was");
     let text = rows(&screen(&mut state, 80, 24)).join("\n");
     assert!(
-        text.contains("Comment to @alpha on shared.txt this hunk:"),
+        text.contains("Comment to @alpha on the hunk at line 1 of shared.txt:"),
         "{text}"
     );
     insta::assert_snapshot!("review_comment_80", text);
@@ -391,7 +391,7 @@ async fn a_comment_on_a_hunk_reaches_the_teammates_inbox_with_file_line_and_exce
     assert_eq!(name, "alpha");
     let text = rows(&screen(&mut state, 80, 24)).join("\n");
     assert!(
-        text.contains("Comment on shared.txt this hunk sent to @alpha."),
+        text.contains("Comment on the hunk at line 1 of shared.txt sent to @alpha."),
         "{text}"
     );
 

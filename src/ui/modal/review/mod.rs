@@ -390,7 +390,16 @@ impl ReviewDialog {
                     _ => "this line".to_string(),
                 }
             }
-            None => "this hunk".to_string(),
+            None => {
+                let first = shown.diff.hunks[hunk]
+                    .lines
+                    .iter()
+                    .find_map(|l| l.new.or(l.old));
+                match first {
+                    Some(n) => format!("the hunk at line {n}"),
+                    None => "the hunk".to_string(),
+                }
+            }
         };
         self.commenting = Some(Commenting {
             path: shown.diff.path.clone(),
@@ -420,8 +429,8 @@ impl ReviewDialog {
         };
         if let Some(comment) = comment {
             self.status = Some(format!(
-                "Comment on {} {} sent to @{}.",
-                c.path, c.place, self.summary.name
+                "Comment on {} of {} sent to @{}.",
+                c.place, c.path, self.summary.name
             ));
             sender.command(LeadCommand::ReviewComment {
                 name: self.summary.name.clone(),
@@ -665,8 +674,8 @@ impl ReviewDialog {
             out.push(Line::from(Span::styled(
                 truncate(
                     &format!(
-                        "Comment to @{} on {} {}:",
-                        self.summary.name, c.path, c.place
+                        "Comment to @{} on {} of {}:",
+                        self.summary.name, c.place, c.path
                     ),
                     usize::from(width),
                 ),
