@@ -219,6 +219,8 @@ impl MergesDialog {
         };
         let hints = hint_lines(&hints, inner.width);
         let mut bottom: Vec<Line<'static>> = Vec::new();
+        // The queue's own account is what the dialog shows: not repeated below it.
+        let notice = notice.filter(|t| !t.starts_with("Merge queue ("));
         if let Some(text) = notice.filter(|_| preview.is_none()) {
             let style = Style::default()
                 .fg(Color::Yellow)
@@ -228,7 +230,14 @@ impl MergesDialog {
                 0,
                 inner.width,
             );
-            wrapped.truncate(3);
+            if wrapped.len() > 3 {
+                // Never a sentence cut off: two lines, then where the rest is.
+                wrapped.truncate(2);
+                wrapped.push(Line::from(Span::styled(
+                    "… the rest is in the transcript (esc closes the dialog).",
+                    dim(),
+                )));
+            }
             bottom.extend(wrapped);
         }
         bottom.extend(preview.into_iter().flatten());
