@@ -158,7 +158,10 @@ async fn carry_out(
                 return Ok((said, refused));
             }
             Some(ServerMsg::Event(LeadEvent::Transcript(item))) => {
-                if !matches!(item, TranscriptItem::User { .. }) {
+                if !matches!(
+                    item,
+                    TranscriptItem::User { .. } | TranscriptItem::Ctl { .. }
+                ) {
                     said.push(item);
                 }
             }
@@ -177,6 +180,7 @@ async fn carry_out(
 fn item_text(item: &TranscriptItem) -> String {
     match item {
         TranscriptItem::User { text } => format!("> {text}"),
+        TranscriptItem::Ctl { text } => format!("ctl> {text}"),
         TranscriptItem::ToTeammate { to, text, .. } => format!("→ {to}: {text}"),
         TranscriptItem::Lead { text } => format!("lead: {text}"),
         TranscriptItem::Teammate { from, text, .. } => format!("{from}: {text}"),

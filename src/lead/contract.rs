@@ -209,6 +209,8 @@ pub struct TaskView {
 pub enum TranscriptItem {
     /// What the user typed.
     User { text: String },
+    /// A command `teamlead ctl` sent (a script's, not typed on any screen).
+    Ctl { text: String },
     /// What the user sent to a teammate (`@name text`, `/msg`, `/broadcast`).
     ToTeammate {
         to: String,

@@ -424,6 +424,29 @@ fn a_ctl_calls_status_is_that_of_its_own_command_only() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The screen shows ctl's command as ctl's, not as if typed there.
+    let echoed = rt.block_on(async {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let msg = tokio::time::timeout_at(deadline, screen.recv())
+                .await
+                .expect("the echo within 20 s")
+                .unwrap();
+            match msg {
+                Some(ServerMsg::Event(LeadEvent::Transcript(
+                    item @ (TranscriptItem::User { .. } | TranscriptItem::Ctl { .. }),
+                ))) => break item,
+                Some(_) => {}
+                None => panic!("the server went away"),
+            }
+        }
+    });
+    assert_eq!(
+        echoed,
+        TranscriptItem::Ctl {
+            text: "/task list".into()
+        }
+    );
     // Its own refusal is still its own.
     assert_eq!(ws.ctl(&["/kill nobody"]).status.code(), Some(1));
     assert_eq!(ws.ctl(&["/task list"]).status.code(), Some(0));
