@@ -54,6 +54,8 @@ fn team() -> Vec<TeammateView> {
             messages: Vec::new(),
             unread_since: None,
             over_budget: None,
+            budget_micros: None,
+            costs_nothing: false,
         })
         .collect()
 }

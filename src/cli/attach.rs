@@ -156,6 +156,9 @@ async fn screen(conn: Connection, setup: crate::ui::UiSetup, notes: Vec<String>)
             ));
         }
         Ending::Exited => {}
+        Ending::EndedBy { who, how } => {
+            let _ = Out::new().line(ended_by_line(&team, &who, &how));
+        }
         Ending::Left => {}
         Ending::Broken(why) => {
             return Err(super::Failure::new(
@@ -178,6 +181,18 @@ async fn screen(conn: Connection, setup: crate::ui::UiSetup, notes: Vec<String>)
         }
     }
     Ok(())
+}
+
+/// What a screen says on the terminal when another client ended its team.
+pub fn ended_by_line(team: &str, who: &str, how: &str) -> String {
+    let how = visible_line(how);
+    if how.starts_with("/quit --keep") || how.starts_with("/detach") {
+        format!(
+            "The lead of team `{team}` left, asked by {who} ({how}): the team is kept, and `teamlead --team {team}` resumes it."
+        )
+    } else {
+        format!("Team `{team}` was ended by {who} ({how}).")
+    }
 }
 
 /// Runs the program a jump hands the terminal to (`tmux attach`, `zellij attach`) on this

@@ -142,7 +142,11 @@ async fn carry_out(
 ) -> Result<(Vec<TranscriptItem>, bool)> {
     let token = rand::random::<u64>();
     for c in commands {
-        a.conn.send(&ClientMsg::Command(c)).await?;
+        let tracked = LeadCommand::Tracked {
+            token,
+            command: Box::new(c),
+        };
+        a.conn.send(&ClientMsg::Command(tracked)).await?;
     }
     a.conn
         .send(&ClientMsg::Command(LeadCommand::Barrier { token }))
@@ -154,7 +158,10 @@ async fn carry_out(
                 return Ok((said, refused));
             }
             Some(ServerMsg::Event(LeadEvent::Transcript(item))) => {
-                if !matches!(item, TranscriptItem::User { .. }) {
+                if !matches!(
+                    item,
+                    TranscriptItem::User { .. } | TranscriptItem::Ctl { .. }
+                ) {
                     said.push(item);
                 }
             }
@@ -173,6 +180,7 @@ async fn carry_out(
 fn item_text(item: &TranscriptItem) -> String {
     match item {
         TranscriptItem::User { text } => format!("> {text}"),
+        TranscriptItem::Ctl { text } => format!("ctl> {text}"),
         TranscriptItem::ToTeammate { to, text, .. } => format!("→ {to}: {text}"),
         TranscriptItem::Lead { text } => format!("lead: {text}"),
         TranscriptItem::Teammate { from, text, .. } => format!("{from}: {text}"),
@@ -295,7 +303,7 @@ fn review_json(events: &[LeadEvent], name: &str) -> Option<Value> {
         .collect();
     Some(json!({
         "name": summary.name,
-        "place": match summary.place { WorkPlace::Worktree => "worktree", WorkPlace::Checkout => "checkout" },
+        "place": match summary.place { WorkPlace::Worktree => "worktree", WorkPlace::Checkout => "checkout", WorkPlace::Shared => "checkout-shared" },
         "branch": summary.branch,
         "base": summary.base,
         "files": files,
@@ -493,6 +501,13 @@ async fn status(conn: Connection, json: bool) -> Result<()> {
                     "current_task": t.current_task.as_ref().map(|(id, subject)| json!({"id": id, "subject": subject})),
                     "usage": t.usage.as_ref().map(usage_json),
                     "limited_until": t.rate_limited_until.map(crate::protocol::time::iso_from_ms),
+                    "budget_usd": t.budget_micros.map(|b| b as f64 / 1e6),
+                    "cost_usd": match (&t.usage, t.costs_nothing) {
+                        (Some(u), _) => json!(u.cost_micros.map(|c| c as f64 / 1e6)),
+                        (None, true) => json!(0.0),
+                        (None, false) => Value::Null,
+                    },
+                    "costs_nothing": t.costs_nothing,
                 })
             })
             .collect();

@@ -83,6 +83,12 @@ pub struct TeammateView {
     /// Why it is paused by a budget (`over its budget ($5.02 of $5.00)`), if it is.
     #[serde(default)]
     pub over_budget: Option<String>,
+    /// Its budget in force (its own, else every teammate's), micro-dollars; `None`: none.
+    #[serde(default)]
+    pub budget_micros: Option<u64>,
+    /// It runs no model (a shell teammate): it costs nothing.
+    #[serde(default)]
+    pub costs_nothing: bool,
 }
 
 /// One message the lead sent, and how far it got (`lead::ledger`).
@@ -227,6 +233,8 @@ pub struct TaskView {
 pub enum TranscriptItem {
     /// What the user typed.
     User { text: String },
+    /// A command `teamlead ctl` sent (a script's, not typed on any screen).
+    Ctl { text: String },
     /// What the user sent to a teammate (`@name text`, `/msg`, `/broadcast`).
     ToTeammate {
         to: String,
@@ -337,6 +345,12 @@ pub enum LeadCommand {
     /// The screen went away (a hang-up, SIGTERM, SIGINT): a lead that lives in the UI's own
     /// process quits; a lead server forgets this screen and keeps running.
     ScreenClosed,
+    /// `command`, sent by the caller of the barrier `token` (`teamlead ctl`): that barrier says
+    /// whether it was refused, and no other command's refusal (a screen's) is charged to it.
+    Tracked {
+        token: u64,
+        command: Box<LeadCommand>,
+    },
     /// Answered by [`LeadEvent::Barrier`] with the same token once every command sent before
     /// it has been carried out (how `teamlead ctl` knows a command's outcome is complete).
     Barrier {
@@ -358,6 +372,16 @@ pub enum LeadCommand {
     RetireWorktree {
         name: String,
     },
+}
+
+impl LeadCommand {
+    /// The command itself, unwrapped from [`LeadCommand::Tracked`].
+    pub fn inner(&self) -> &LeadCommand {
+        match self {
+            LeadCommand::Tracked { command, .. } => command.inner(),
+            other => other,
+        }
+    }
 }
 
 /// What the controller tells the UI.

@@ -57,6 +57,9 @@ pub enum WorkPlace {
     /// The lead's checkout (it has no worktree): the files its tool calls wrote, each with
     /// its change against the lead's `HEAD` (which may hold others' changes too).
     Checkout,
+    /// The lead's checkout, for a teammate whose commands can write any file and leave no
+    /// record of which (the shell engine): every uncommitted change there, whoever made it.
+    Shared,
 }
 
 /// The pull request of a teammate's branch, as `gh pr view` tells it.
@@ -174,6 +177,15 @@ impl ReviewSummary {
             ),
             WorkPlace::Checkout => format!(
                 "Review of @{} (no worktree: the files its tool calls wrote in the lead's checkout, against {} {}): {} file(s) +{} -{}",
+                self.name,
+                self.branch,
+                self.base,
+                self.files.len(),
+                self.added(),
+                self.removed(),
+            ),
+            WorkPlace::Shared => format!(
+                "Review of @{} (no worktree, and its shell commands leave no record of the files they write: which changes are its own cannot be known. Every uncommitted change in the lead's checkout, against {} {}): {} file(s) +{} -{}",
                 self.name,
                 self.branch,
                 self.base,

@@ -210,6 +210,8 @@ pub fn teammate_view(
         messages: Vec::new(),
         unread_since: None,
         over_budget: None,
+        budget_micros: None,
+        costs_nothing: false,
     }
 }
 

@@ -69,6 +69,9 @@ pub enum Ending {
     Detached,
     /// The lead finished (`/quit`, or the team was deleted).
     Exited,
+    /// The lead finished because another client asked: who (`another screen`, `` `teamlead
+    /// ctl TEAM` ``) and with what command.
+    EndedBy { who: String, how: String },
     /// The screen left by itself (its terminal closed).
     Left,
     /// The server closed the connection without a word (it died, or was killed): the team's
@@ -173,6 +176,7 @@ impl Connection {
         let mut notes = notes;
         let task = tokio::spawn(async move {
             let mut ending = Ending::Left;
+            let mut ended_by = None;
             loop {
                 match reader.next::<ServerMsg>().await {
                     Ok(Some(ServerMsg::Event(event))) => {
@@ -181,7 +185,10 @@ impl Connection {
                             break;
                         }
                         if exited {
-                            ending = Ending::Exited;
+                            ending = match ended_by.take() {
+                                Some((who, how)) => Ending::EndedBy { who, how },
+                                None => Ending::Exited,
+                            };
                         }
                     }
                     Ok(Some(ServerMsg::SnapshotEnd)) => {
@@ -192,6 +199,7 @@ impl Connection {
                             }
                         }
                     }
+                    Ok(Some(ServerMsg::EndedBy { who, how })) => ended_by = Some((who, how)),
                     Ok(Some(ServerMsg::Detached)) => {
                         ending = Ending::Detached;
                         break;

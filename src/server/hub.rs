@@ -57,6 +57,8 @@ struct Client {
     tx: mpsc::Sender<ServerMsg>,
     attached: bool,
     follows_story: bool,
+    /// It attached with transcripts: a screen (`ctl` attaches without).
+    screen: bool,
 }
 
 /// The hub's state.
@@ -315,6 +317,7 @@ impl Hub {
                         tx,
                         attached: false,
                         follows_story: false,
+                        screen: false,
                     },
                 );
             }
@@ -340,6 +343,7 @@ impl Hub {
                 self.send_to(id, ServerMsg::SnapshotEnd);
                 if let Some(c) = self.clients.get_mut(&id) {
                     c.attached = true;
+                    c.screen = transcripts;
                 }
             }
             ClientMsg::Story { follow } => {
@@ -356,8 +360,38 @@ impl Hub {
         }
     }
 
+    /// Client `id` sent a command that ends the team: every other screen is told who, so it
+    /// does not close without a word (`ServerMsg::EndedBy`). The lead may still refuse it
+    /// (`/team delete` with teammates running): the screens are told only what was asked.
+    fn ending(&mut self, id: u64, command: &LeadCommand) {
+        let how = match command {
+            LeadCommand::Submit { text, .. } => text.trim().to_string(),
+            LeadCommand::Detach => "/quit --keep".to_string(),
+            _ => "/quit".to_string(),
+        };
+        let who = match self.clients.get(&id) {
+            Some(c) if c.screen => "another screen".to_string(),
+            _ => format!("`teamlead ctl {}`", self.team),
+        };
+        let others: Vec<u64> = self
+            .clients
+            .iter()
+            .filter(|(other, c)| **other != id && c.screen)
+            .map(|(other, _)| *other)
+            .collect();
+        for other in others {
+            self.send_to(
+                other,
+                ServerMsg::EndedBy {
+                    who: who.clone(),
+                    how: how.clone(),
+                },
+            );
+        }
+    }
+
     fn on_command(&mut self, id: u64, command: LeadCommand) {
-        match &command {
+        match command.inner() {
             LeadCommand::ScreenClosed => {
                 tracing::info!("lead server: client {id}'s screen closed");
                 self.screen_left(id);
@@ -374,6 +408,15 @@ impl Hub {
                 return;
             }
             LeadCommand::Jump { .. } => self.jumper = Some(id),
+            LeadCommand::Quit | LeadCommand::Detach => self.ending(id, command.inner()),
+            LeadCommand::Submit { text, .. }
+                if matches!(
+                    parse_input(text),
+                    Ok(Input::Slash(SlashCommand::Quit | SlashCommand::Detach))
+                ) =>
+            {
+                self.ending(id, command.inner())
+            }
             LeadCommand::AnswerPermission { key, decision } => {
                 self.story.note_decision(*key, decision)
             }

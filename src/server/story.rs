@@ -351,7 +351,9 @@ fn teammate(name: &str, status: &str, detail: &Option<String>) -> StoryKind {
 
 fn transcript_kind(item: &TranscriptItem) -> StoryKind {
     match item {
-        TranscriptItem::User { text } => StoryKind::Input { text: text.clone() },
+        TranscriptItem::User { text } | TranscriptItem::Ctl { text } => {
+            StoryKind::Input { text: text.clone() }
+        }
         TranscriptItem::ToTeammate { to, text, .. } => StoryKind::Message {
             from: crate::protocol::LEAD_NAME.to_string(),
             to: to.clone(),

@@ -51,6 +51,12 @@ pub enum ServerMsg {
     StoryEnd,
     /// This client left with `/detach`; the server and the team keep running.
     Detached,
+    /// Another client ended the team (`/quit`, `/quit --keep`): who, said to
+    /// every other screen before the lead's `Exited`, so it does not close without a word.
+    EndedBy {
+        who: String,
+        how: String,
+    },
 }
 
 /// One message as its line (with the newline).

@@ -123,3 +123,24 @@ fn completions_stay() {
         "{script}"
     );
 }
+
+/// `ctl --help` lists the commands that are not clap subcommands (review, merges, merge, and
+/// composer commands), not only in the examples.
+#[test]
+fn ctl_help_lists_review_merges_and_merge() {
+    let out = TestHome::empty()
+        .cmd()
+        .args(["ctl", "--help"])
+        .output()
+        .expect("run teamlead ctl --help");
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let listed = help
+        .split("Examples:")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    insta::assert_snapshot!("ctl_help_commands", listed);
+    for word in ["  review NAME", "  merges", "  merge NAME"] {
+        assert!(listed.contains(word), "{word}: {help}");
+    }
+}

@@ -380,7 +380,7 @@ async fn a_comment_on_a_hunk_reaches_the_teammates_inbox_with_file_line_and_exce
     type_text(&mut state, "keep line two as it was");
     let text = rows(&screen(&mut state, 80, 24)).join("\n");
     assert!(
-        text.contains("Comment to @alpha on shared.txt this hunk:"),
+        text.contains("Comment to @alpha on the hunk at line 1 of shared.txt:"),
         "{text}"
     );
     insta::assert_snapshot!("review_comment_80", text);
@@ -391,7 +391,7 @@ async fn a_comment_on_a_hunk_reaches_the_teammates_inbox_with_file_line_and_exce
     assert_eq!(name, "alpha");
     let text = rows(&screen(&mut state, 80, 24)).join("\n");
     assert!(
-        text.contains("Comment on shared.txt this hunk sent to @alpha."),
+        text.contains("Comment on the hunk at line 1 of shared.txt sent to @alpha."),
         "{text}"
     );
 
@@ -637,4 +637,49 @@ fn a_branchs_pull_request_is_read_from_gh_within_a_time_limit() {
     state.apply(LeadEvent::Review(summary));
     let text = rows(&screen(&mut state, 80, 12)).join("\n");
     assert!(text.contains("PR #7 draft · base 1a2b3c4"), "{text}");
+}
+
+/// The merge queue dialog's footer never ends mid-sentence: the queue's own note (what the
+/// dialog shows already) is not repeated there, and a long note that does not fit says the
+/// rest is in the transcript.
+#[test]
+fn the_merge_queue_footer_is_never_cut_mid_sentence() {
+    use teamlead::lead::review::{QueueEntry, QueuePair};
+    let entry = |name: &str| QueueEntry {
+        name: name.into(),
+        branch: format!("teamlead/t/{name}"),
+        ahead: 1,
+        behind: 0,
+        conflicts: Vec::new(),
+        uncommitted: 0,
+        already_in: false,
+        error: None,
+    };
+    let queue = MergeQueue {
+        lead_branch: "main".into(),
+        entries: vec![entry("bob"), entry("carol"), entry("erin")],
+        pairs: Some(vec![QueuePair {
+            a: "bob".into(),
+            b: "carol".into(),
+            files: vec!["shared.txt".into()],
+        }]),
+        opens: true,
+    };
+    let mut state = screen_that_asked("/merges");
+    state.apply(LeadEvent::MergeQueue(queue.clone()));
+    state.apply(LeadEvent::Transcript(TranscriptItem::System {
+        text: queue.text(),
+    }));
+    let text = rows(&screen(&mut state, 60, 20)).join("\n");
+    assert!(
+        !text.contains("conflict in\n") && !text.contains("Merge queue (against"),
+        "{text}"
+    );
+    let long = "Not merging erin: the lead's checkout has uncommitted changes (a.txt, b.txt, c.txt, d.txt, e.txt, f.txt, g.txt, h.txt, i.txt, j.txt, k.txt, l.txt): commit or stash them first. Nothing was changed.";
+    state.apply(LeadEvent::Transcript(TranscriptItem::System {
+        text: long.into(),
+    }));
+    let text = rows(&screen(&mut state, 60, 20)).join("\n");
+    assert!(text.contains("the rest is in the transcript"), "{text}");
+    insta::assert_snapshot!("merges_long_notice_60", text);
 }

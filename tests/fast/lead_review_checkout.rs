@@ -122,3 +122,34 @@ async fn a_teammate_without_a_worktree_lists_the_files_its_tool_calls_wrote() {
     assert_eq!(readme.status, '=');
     s.quit().await;
 }
+
+/// A shell teammate without a worktree: its commands may write any file and nothing records
+/// which, so its review says so plainly and shows every uncommitted change in the lead's
+/// checkout (it was always empty: "No file written by its tool calls yet.").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_teammate_without_a_worktree_shows_the_checkouts_changes_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo_in(dir.path());
+    let mut s = crate::lead_review::lead_in(&repo, "shco").await;
+    s.submit("/spawn sh \"wait\"").await;
+    s.wait_note("Spawned sh").await;
+    // What its command wrote (`echo made > made.txt`, and an append to README).
+    std::fs::write(repo.join("made.txt"), "made\n").unwrap();
+    std::fs::write(repo.join("README"), "hello\nmore\n").unwrap();
+    let r = review_of(&mut s, "sh").await;
+    assert_eq!(r.place, WorkPlace::Shared);
+    let files: Vec<(String, char)> = r.files.iter().map(|f| (f.path.clone(), f.status)).collect();
+    assert_eq!(
+        files,
+        vec![("README".to_string(), 'M'), ("made.txt".to_string(), '?')]
+    );
+    let note = s.wait_note("Review of @sh").await;
+    assert!(note.contains("cannot be known"), "{note}");
+    assert!(
+        note.contains("Every uncommitted change in the lead's checkout"),
+        "{note}"
+    );
+    let d = diff_of(&mut s, "sh", "made.txt").await;
+    assert_eq!(d.hunks[0].lines[0].text, "made");
+    s.quit().await;
+}

@@ -13,7 +13,17 @@ use teamlead::lead::review::ReviewComment;
 
 /// Waits until `name` has finished a turn on the lead's newest message (its receipt is past
 /// `read` and it is idle again), or until it asks for a permission; returns the requests.
-async fn turn_on_newest_message(s: &mut Session, name: &str) -> Vec<String> {
+/// Now, in epoch milliseconds: a message sent after this is the one waited for.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The teammate's turn on the message sent at or after `since_ms` (an older message's turn
+/// does not count: its receipt is already past `read`), or a request.
+async fn turn_on_newest_message(s: &mut Session, name: &str, since_ms: u64) -> Vec<String> {
     let event = s
         .wait_for(
             "the teammate's turn on the comment, or a request",
@@ -23,10 +33,11 @@ async fn turn_on_newest_message(s: &mut Session, name: &str) -> Vec<String> {
                     t.name == name
                         && matches!(t.status, TeammateStatus::Idle { .. })
                         && t.messages.first().is_some_and(|m| {
-                            !matches!(
-                                m.state,
-                                Receipt::Queued | Receipt::Delivered | Receipt::Read
-                            )
+                            m.sent_ms >= since_ms
+                                && !matches!(
+                                    m.state,
+                                    Receipt::Queued | Receipt::Delivered | Receipt::Read
+                                )
                         })
                 }),
                 _ => false,
@@ -79,6 +90,7 @@ async fn a_review_comment_on_a_shell_script_is_read_by_a_shell_teammate_and_noth
     let on_line = ReviewComment::on_line(&diff, 0, line, "use $((115 + 115))").unwrap();
     let on_hunk = ReviewComment::on_hunk(&diff, 0, "split this").unwrap();
     for comment in [on_line, on_hunk] {
+        let since = now_ms();
         s.send(LeadCommand::ReviewComment {
             name: "alpha".into(),
             comment: Box::new(comment.clone()),
@@ -89,7 +101,7 @@ async fn a_review_comment_on_a_shell_script_is_read_by_a_shell_teammate_and_noth
                 if to == "alpha" && text.contains(&comment.text))
         })
         .await;
-        let requests = turn_on_newest_message(&mut s, "alpha").await;
+        let requests = turn_on_newest_message(&mut s, "alpha", since).await;
         assert_eq!(requests, Vec::<String>::new(), "a comment asked to run");
     }
     // The teammate says why it ran nothing.
@@ -120,9 +132,10 @@ async fn a_review_comment_on_a_shell_script_is_read_by_a_shell_teammate_and_noth
     assert!(inbox[0].contains("\n\n````text\n"), "{}", inbox[0]);
 
     // A command the lead sends in a plain fence still runs (after its permission).
+    let since = now_ms();
     s.submit("@alpha please run:\n```\necho ran > lead.txt\n```")
         .await;
-    let requests = turn_on_newest_message(&mut s, "alpha").await;
+    let requests = turn_on_newest_message(&mut s, "alpha", since).await;
     assert_eq!(requests.len(), 1, "the lead's command asks first");
     s.quit().await;
 }

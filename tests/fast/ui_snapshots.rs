@@ -555,3 +555,23 @@ fn teams_dialog_shows_a_teammate_paused_by_its_budget() {
         insta::assert_snapshot!(format!("teams_detail_over_budget_{w}"), detail.backend());
     }
 }
+
+/// A command `teamlead ctl` sent shows as ctl's, not as if typed on this screen.
+#[test]
+fn a_ctl_command_shows_as_ctls_in_the_transcript() {
+    let mut state = state_with(vec![
+        LeadEvent::Transcript(TranscriptItem::User {
+            text: "/task list".to_string(),
+        }),
+        LeadEvent::Transcript(TranscriptItem::Ctl {
+            text: "/merge alpha --squash".to_string(),
+        }),
+        LeadEvent::Transcript(TranscriptItem::System {
+            text: "Nothing left to merge: teamlead/t/alpha has no commit that main lacks."
+                .to_string(),
+        }),
+    ]);
+    let text = crate::ui_common::rows(&crate::ui_common::screen(&mut state, 60, 10)).join("\n");
+    assert!(text.contains("ctl> /merge alpha --squash"), "{text}");
+    insta::assert_snapshot!("ctl_command_in_transcript", text);
+}

@@ -78,7 +78,7 @@ fn the_quit_summary_stays_on_the_terminal_after_the_screen_closes() {
     );
     assert!(
         text.contains(&format!(
-            "  removed  @beta  {}  branch teamlead/rq/beta: nothing uncommitted or unmerged",
+            "  removed  @beta   {}   branch teamlead/rq/beta: nothing uncommitted or unmerged",
             worktree_of(&repo, "rq", "beta").display()
         )),
         "{text}"

@@ -237,3 +237,29 @@ fn the_first_screen_after_a_hang_up_says_the_team_kept_running() {
     });
     ws.reap();
 }
+
+/// A screen whose team another client ends (`ctl … /quit`) does not close without a word: it
+/// says who ended the team and with what, and returns to the shell with status 0.
+#[test]
+fn a_screen_says_who_ended_its_team() {
+    let ws = Ws::new("ended-elsewhere");
+    let mut server = ws.serve(&[]);
+    let mut screen = screen_of(&ws).args(["attach", &ws.team]).start();
+    screen.wait_for("the screen", |s| {
+        s.contents().contains("shift+tab to cycle")
+    });
+    ws.ctl_ok(&["/quit"]);
+    assert!(screen.wait_exit(), "the screen exits 0");
+    screen.wait_for("the line saying who ended the team", |s| {
+        s.contents().contains("was ended by")
+    });
+    let text = screen.contents();
+    let line = text
+        .lines()
+        .find(|l| l.contains("was ended by"))
+        .unwrap_or_default()
+        .trim();
+    insta::assert_snapshot!("ended_by_ctl", line);
+    assert!(server.wait_exit().success());
+    ws.reap();
+}

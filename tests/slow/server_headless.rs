@@ -374,3 +374,89 @@ fn a_server_nobody_uses_ends_its_team_at_the_config_files_idle_limit() {
         "{log}"
     );
 }
+
+/// A command someone typed on a screen that the lead refused is that screen's: the next `ctl`
+/// call, whose own command is fine, exits 0 (refusals were counted per store generation and
+/// charged to the next ctl caller).
+#[test]
+fn a_ctl_calls_status_is_that_of_its_own_command_only() {
+    use teamlead::lead::contract::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
+    use teamlead::server::wire::{ClientMsg, ServerMsg};
+    let ws = Ws::new("ownstatus");
+    let mut server = ws.serve(&[]);
+    let socket = ws.sockets()[0].clone();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // A screen (a client with no barrier after its command) types a refused command.
+    let mut screen = rt.block_on(async {
+        let mut c = teamlead::server::client::connect(&socket, "ownstatus")
+            .await
+            .expect("connect");
+        c.send(&ClientMsg::Attach { transcripts: false })
+            .await
+            .unwrap();
+        c.send(&ClientMsg::Command(LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/kill nobody".into(),
+        }))
+        .await
+        .unwrap();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let msg = tokio::time::timeout_at(deadline, c.recv())
+                .await
+                .expect("the refusal within 20 s")
+                .unwrap();
+            if let Some(ServerMsg::Event(LeadEvent::Transcript(TranscriptItem::System { text }))) =
+                &msg
+                && text.contains("nobody")
+            {
+                break c;
+            }
+        }
+    });
+    let out = ws.ctl(&["/task list"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The screen shows ctl's command as ctl's, not as if typed there.
+    let echoed = rt.block_on(async {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let msg = tokio::time::timeout_at(deadline, screen.recv())
+                .await
+                .expect("the echo within 20 s")
+                .unwrap();
+            match msg {
+                Some(ServerMsg::Event(LeadEvent::Transcript(
+                    item @ (TranscriptItem::User { .. } | TranscriptItem::Ctl { .. }),
+                ))) => break item,
+                Some(_) => {}
+                None => panic!("the server went away"),
+            }
+        }
+    });
+    assert_eq!(
+        echoed,
+        TranscriptItem::Ctl {
+            text: "/task list".into()
+        }
+    );
+    // Its own refusal is still its own.
+    assert_eq!(ws.ctl(&["/kill nobody"]).status.code(), Some(1));
+    assert_eq!(ws.ctl(&["/task list"]).status.code(), Some(0));
+    rt.block_on(async {
+        drop(
+            screen
+                .send(&ClientMsg::Command(LeadCommand::ScreenClosed))
+                .await,
+        )
+    });
+    ws.ctl_ok(&["/quit"]);
+    assert!(server.wait_exit().success());
+}

@@ -24,6 +24,16 @@ Examples:
 /detach (or closing the terminal) leaves the team running; /quit ends it.";
 
 pub const CTL_EXAMPLES: &str = "\
+More commands (a word starting with / or @ is a composer command):
+  review NAME                                   one teammate's work: files with counts, base,
+                                                commits, pull request (--json)
+  merges                                        every branch against the lead's: ahead/behind,
+                                                conflicts, conflicting pairs (--json)
+  merge NAME --squash|--merge|--rebase [--dry-run] [--retire]
+                                                merge a teammate's branch into the lead's
+  '/COMMAND …'                                  any composer command (/spawn, /task, /msg,
+                                                /budget, /quit, …), quoted as one argument
+
 Examples:
   teamlead ctl T '/spawn alpha \"run the tests\"'      any composer command, quoted as one argument
   teamlead ctl T --json '/task add build --command \"cargo build\"'

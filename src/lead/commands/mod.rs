@@ -57,7 +57,7 @@ pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
         ),
         (
             "/budget",
-            "/budget [NAME|team] DOLLARS — set a teammate's (or the team's) budget: a warning at 80 %, paused at 100 %",
+            "/budget [[NAME|team] DOLLARS] — alone: the budgets and what each teammate spent; with DOLLARS: set a teammate's (or the team's) budget: a warning at 80 %, paused at 100 %",
         ),
         (
             "/respawn",
@@ -154,6 +154,8 @@ pub enum SlashCommand {
     Interrupt {
         name: String,
     },
+    /// Show the budgets in force and what each teammate has spent (`/budget` alone).
+    Budgets,
     /// Set a teammate's budget (`Some(name)`) or the team's (`None`), in millionths of a
     /// dollar.
     Budget {
@@ -287,6 +289,7 @@ fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
     match word_lower.as_str() {
         "spawn" => parse_spawn(args),
         "task" | "tasks" => parse_task(args),
+        "budget" if args.trim().is_empty() => Ok(SlashCommand::Budgets),
         "budget" => {
             let (first, rest) = split_word(args);
             let (name, amount) = if rest.trim().is_empty() {

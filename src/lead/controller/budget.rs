@@ -1,4 +1,5 @@
-//! Budgets (config `budget-teammate`, `budget-team`; `/budget [NAME|team] DOLLARS`): what a
+//! Budgets (config `budget-teammate`, `budget-team`; `/budget [NAME|team] DOLLARS`, and
+//! `/budget` alone to read them back with what each teammate spent): what a
 //! teammate, or the whole team, may cost. At 80 % the lead warns once; at 100 % the teammate
 //! (or, for the team's budget, every teammate) is paused: no message from the lead is
 //! delivered to it and no task is assigned to it, until the person raises the budget. The
@@ -42,7 +43,7 @@ impl Budgets {
     }
 
     /// The budget of `name`.
-    fn of(&self, name: &str) -> Option<u64> {
+    pub fn of(&self, name: &str) -> Option<u64> {
         self.own.get(name).copied().or(self.teammate)
     }
 
@@ -95,13 +96,22 @@ impl Budgets {
 }
 
 impl Controller {
-    /// `/budget [NAME|team] DOLLARS`.
+    /// `/budget [NAME|team] DOLLARS`: a teammate not in the team is refused, as every command
+    /// naming one is.
     pub fn set_budget(&mut self, name: Option<&str>, micros: u64) {
         match name {
             Some(name) => {
-                self.budgets.own.insert(name.to_string(), micros);
-                self.budgets.warned.remove(name);
-                self.note(format!("{name}'s budget is now {}.", dollars(micros)));
+                let who = name.to_string();
+                self.with_teammate(name, move |c, known| {
+                    if !known {
+                        return c.no_such_teammate(&who);
+                    }
+                    c.budgets.own.insert(who.clone(), micros);
+                    c.budgets.warned.remove(&who);
+                    c.note(format!("{who}'s budget is now {}.", dollars(micros)));
+                    c.publish();
+                });
+                return;
             }
             None => {
                 self.budgets.team = Some(micros);
@@ -112,6 +122,36 @@ impl Controller {
         self.publish();
     }
 
+    /// `/budget` alone: the budgets in force and what each teammate has spent.
+    pub fn show_budgets(&mut self) {
+        let mut team = crate::lead::view_builder::team_views(
+            &self.team_file,
+            &self.tasks,
+            &self.tracking,
+            &|_| false,
+        );
+        self.publish_usage(&mut team);
+        self.apply_budgets(&mut team);
+        let spent: Vec<Spent> = team
+            .iter()
+            .map(|t| Spent {
+                name: t.name.clone(),
+                budget: self.budgets.of(&t.name),
+                cost: match &t.usage {
+                    None if t.costs_nothing => Cost::Nothing,
+                    None => Cost::NotYet,
+                    Some(u) => match u.cost_micros {
+                        Some(c) => Cost::Priced(c),
+                        None => Cost::Unpriced,
+                    },
+                },
+                paused: self.budgets.paused.get(&t.name).cloned(),
+            })
+            .collect();
+        let text = budget_report(self.budgets.team, self.budgets.teammate, &spent);
+        self.note(text);
+    }
+
     /// Why `name` is paused (over a budget), if it is.
     pub fn over_budget(&self, name: &str) -> Option<String> {
         self.budgets.paused.get(name).cloned()
@@ -120,6 +160,11 @@ impl Controller {
     /// After the costs were filled in: warnings, and who is paused now (said when it
     /// changes).
     pub(super) fn apply_budgets(&mut self, team: &mut [TeammateView]) {
+        for view in team.iter_mut() {
+            view.budget_micros = self.budgets.of(&view.name);
+            view.costs_nothing =
+                view.usage.is_none() && view.model.is_none() && !self.is_claude(&view.name);
+        }
         if self.budgets.team.is_none()
             && self.budgets.teammate.is_none()
             && self.budgets.own.is_empty()
@@ -161,6 +206,68 @@ impl Controller {
             view.over_budget = self.budgets.paused.get(&view.name).cloned();
         }
     }
+}
+
+/// What one teammate has cost so far, as `/budget` tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Cost {
+    /// Priced from its tokens (micro-dollars).
+    Priced(u64),
+    /// It uses a model with no price known: tokens only.
+    Unpriced,
+    /// It runs no model (a shell teammate): it costs nothing.
+    Nothing,
+    /// A `claude` teammate whose usage was not read yet.
+    NotYet,
+}
+
+/// One teammate's line of `/budget`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Spent {
+    pub name: String,
+    pub budget: Option<u64>,
+    pub cost: Cost,
+    pub paused: Option<String>,
+}
+
+/// What `/budget` says: the team's budget and spend, then one line per teammate.
+pub(crate) fn budget_report(team: Option<u64>, every: Option<u64>, spent: &[Spent]) -> String {
+    let total: u64 = spent
+        .iter()
+        .filter_map(|s| match s.cost {
+            Cost::Priced(c) => Some(c),
+            _ => None,
+        })
+        .sum();
+    let mut out = String::from("Budgets:");
+    out.push_str(&match team {
+        Some(b) => format!("\n  team: {} of {} spent", dollars(total), dollars(b)),
+        None => format!("\n  team: no budget ({} spent)", dollars(total)),
+    });
+    if let Some(b) = every {
+        out.push_str(&format!("\n  every teammate: {}", dollars(b)));
+    }
+    if spent.is_empty() {
+        out.push_str("\n  No teammate yet.");
+    }
+    for s in spent {
+        let cost = match s.cost {
+            Cost::Priced(c) => format!("{} spent", dollars(c)),
+            Cost::Unpriced => "cost unknown (no price for its model)".to_string(),
+            Cost::Nothing => "costs nothing (no model)".to_string(),
+            Cost::NotYet => "nothing spent yet".to_string(),
+        };
+        let budget = match s.budget {
+            Some(b) => format!("budget {}", dollars(b)),
+            None => "no budget".to_string(),
+        };
+        out.push_str(&format!("\n  @{}: {cost}, {budget}", s.name));
+        if let Some(why) = &s.paused {
+            out.push_str(&format!(" (paused: {why})"));
+        }
+    }
+    out.push_str("\n/budget NAME DOLLARS or /budget team DOLLARS sets one.");
+    out
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ impl CommandOrder {
 
 /// What `command` waits for.
 pub(crate) fn needs(command: &LeadCommand) -> Needs {
-    match command {
+    match command.inner() {
         LeadCommand::Submit { target, text } => {
             if let ViewTarget::Teammate(name) = target
                 && !text.trim_start().starts_with('/')
@@ -99,7 +99,8 @@ pub(crate) fn needs(command: &LeadCommand) -> Needs {
         | LeadCommand::InterruptTeammate { .. }
         | LeadCommand::InterruptLead
         | LeadCommand::ScreenClosed
-        | LeadCommand::Barrier { .. } => Needs::Nothing,
+        | LeadCommand::Barrier { .. }
+        | LeadCommand::Tracked { .. } => Needs::Nothing,
     }
 }
 
@@ -135,7 +136,8 @@ fn slash_needs(slash: &SlashCommand) -> Needs {
         | SlashCommand::TaskEdit { .. }
         | SlashCommand::Clean
         | SlashCommand::Help
-        | SlashCommand::Budget { .. } => Needs::Nothing,
+        | SlashCommand::Budget { .. }
+        | SlashCommand::Budgets => Needs::Nothing,
     }
 }
 
@@ -146,7 +148,7 @@ fn bare(name: &str) -> String {
 /// Commands that never wait, even behind a held one: they answer or stop something.
 fn never_held(command: &LeadCommand) -> bool {
     matches!(
-        command,
+        command.inner(),
         LeadCommand::AnswerPermission { .. }
             | LeadCommand::AnswerPlan { .. }
             | LeadCommand::InterruptTeammate { .. }

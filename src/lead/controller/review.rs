@@ -81,6 +81,8 @@ enum Written {
     Own { team: String, name: String },
     /// A `claude` teammate's session transcript.
     Claude(Arc<Mutex<TranscriptMeter>>),
+    /// Nothing: a shell teammate's commands may write any file and no record says which.
+    Unknown,
 }
 
 impl Written {
@@ -88,6 +90,7 @@ impl Written {
     fn paths(&self, home: &Home, cwd: &Path) -> Vec<PathBuf> {
         let paths = match self {
             Written::Own { team, name } => crate::store::written_files::read(home, team, name),
+            Written::Unknown => Vec::new(),
             Written::Claude(meter) => meter
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -181,6 +184,8 @@ impl Controller {
                     })
                     .clone(),
             )
+        } else if self.shell_engine {
+            Written::Unknown
         } else {
             Written::Own {
                 team: self.team.clone(),
@@ -478,6 +483,15 @@ impl Controller {
                 let kept = match tip {
                     Some(tip) => git::retire_merged(&target.repo, &target.worktree, &branch, &tip)
                         .map_err(|e| e.to_string())?,
+                    // Its changes are in the lead's branch (squashed or replayed before, maybe
+                    // by an earlier session or by hand): merged, whatever its commits say.
+                    None if git::merge_check(&target.repo, "HEAD", &branch)
+                        .is_ok_and(|c| c.nothing_left()) =>
+                    {
+                        let tip = git::rev(&target.repo, &branch).unwrap_or_default();
+                        git::retire_merged(&target.repo, &target.worktree, &branch, &tip)
+                            .map_err(|e| e.to_string())?
+                    }
                     None => {
                         let w = Worktree {
                             path: target.worktree.clone(),
@@ -717,14 +731,20 @@ fn checkout_summary(checkout: &Checkout, home: &Home) -> Result<ReviewSummary, S
             "{name} works in the lead's checkout, whose repository has no commit yet: there is nothing to compare with."
         )
     })?;
-    let paths: Vec<String> = checkout
-        .written
-        .paths(home, &checkout.cwd)
-        .iter()
-        .filter_map(|p| inside(&top, p))
-        .collect();
-    let files = git::changed_paths(&top, &head, &paths)
-        .map_err(|e| format!("Reading the files {name} wrote: {e}"))?;
+    let shared = matches!(checkout.written, Written::Unknown);
+    let files = if shared {
+        git::changed_files(&top, &head)
+            .map_err(|e| format!("Reading the changes in the lead's checkout: {e}"))?
+    } else {
+        let paths: Vec<String> = checkout
+            .written
+            .paths(home, &checkout.cwd)
+            .iter()
+            .filter_map(|p| inside(&top, p))
+            .collect();
+        git::changed_paths(&top, &head, &paths)
+            .map_err(|e| format!("Reading the files {name} wrote: {e}"))?
+    };
     let uncommitted = files.iter().filter(|f| f.status != '=').count();
     let mut summary = ReviewSummary::from_git(
         name,
@@ -734,7 +754,11 @@ fn checkout_summary(checkout: &Checkout, home: &Home) -> Result<ReviewSummary, S
         Vec::new(),
         uncommitted,
     );
-    summary.place = WorkPlace::Checkout;
+    summary.place = if shared {
+        WorkPlace::Shared
+    } else {
+        WorkPlace::Checkout
+    };
     Ok(summary)
 }
 
@@ -763,7 +787,16 @@ fn inside(top: &Path, path: &Path) -> Option<String> {
 /// [`git::retire_merged`] checks); without, any work ([`worktree::retire`]'s rule).
 fn keeps(target: &Target, merged_tip: Option<&str>) -> Result<Option<String>, String> {
     let branch = target.branch()?;
-    match merged_tip {
+    // Its changes are in the lead's branch already (squashed or replayed before, maybe by an
+    // earlier session or by hand): merged at its tip, whatever its commits say.
+    let merged_before = merged_tip.is_none()
+        && git::merge_check(&target.repo, "HEAD", &branch).is_ok_and(|c| c.nothing_left());
+    let tip = match merged_tip {
+        Some(tip) => Some(tip.to_string()),
+        None if merged_before => git::rev(&target.repo, &branch),
+        None => None,
+    };
+    match tip.as_deref() {
         Some(tip) => {
             if target.worktree.exists() {
                 let left = git::uncommitted(&target.worktree, true).map_err(|e| e.to_string())?;
@@ -843,15 +876,29 @@ fn merge_job(
             check.conflicts.join(", ")
         ));
     }
-    if check.ahead == 0 {
-        return Ok(MergeDone {
-            text: format!(
-                "Nothing to merge: {branch} has no commit that {lead_branch} lacks.{left_out}"
-            ),
-            kept: None,
-            retired: None,
-            merged: None,
-        });
+    let how_flag = match how {
+        MergeHow::Squash => "squash",
+        MergeHow::Merge => "merge",
+        MergeHow::Rebase => "rebase",
+    };
+    if check.nothing_left() {
+        let why = if check.ahead == 0 {
+            format!("{branch} has no commit that {lead_branch} lacks")
+        } else {
+            format!(
+                "the changes of the {} commit(s) of {branch} are already in {lead_branch} (merged before, as a squash or a rebase)",
+                check.ahead
+            )
+        };
+        return Ok(nothing_left(
+            target,
+            &branch,
+            format!("Nothing left to merge: {why}.{left_out}"),
+            dry_run,
+            retire,
+            running,
+            how_flag,
+        ));
     }
     let what = format!(
         "{} commit(s) of {name} ({branch}, {} behind {lead_branch})",
@@ -883,12 +930,28 @@ fn merge_job(
         MergeHow::Merge => How::Merge,
         MergeHow::Rebase => How::Rebase,
     };
-    git::merge(repo, &branch, git_how, &message).map_err(|e| {
-        format!(
-            "Could not {} {name}: {e}. Nothing was changed.",
-            how_word(how)
-        )
-    })?;
+    match git::merge(repo, &branch, git_how, &message) {
+        Ok(()) => {}
+        Err(git::MergeFailure::NothingToCommit) => {
+            return Ok(nothing_left(
+                target,
+                &branch,
+                format!(
+                    "Nothing left to merge: the changes of {branch} are already in {lead_branch}.{left_out}"
+                ),
+                false,
+                retire,
+                running,
+                how_flag,
+            ));
+        }
+        Err(e) => {
+            return Err(format!(
+                "Could not {} {name}: {e}. Nothing was changed.",
+                how_word(how)
+            ));
+        }
+    }
     let head = git::rev(repo, "HEAD").unwrap_or_default();
     let mut text = format!(
         "Merged ({}) {what} into {lead_branch}: now at {}.{left_out}",
@@ -921,7 +984,7 @@ fn merge_job(
             ));
         } else {
             text.push_str(&format!(
-                " Its worktree {} stays for now: /quit removes it if nothing changes there.",
+                " Its worktree {} stays for now: /quit removes it if nothing changes there, and /merge {name} --{how_flag} --retire removes it now.",
                 target.worktree.display()
             ));
         }
@@ -933,6 +996,60 @@ fn merge_job(
         retired,
         merged: Some((branch_merged, target.worktree.clone())),
     })
+}
+
+/// `/merge` of a branch with nothing left to merge (its changes are in the lead's branch):
+/// `text` says so; with `retire` its worktree and branch go (kept when it holds uncommitted
+/// files), with `retire_later` they go at `/quit`. Nothing is merged, so no screen offers to
+/// retire it.
+fn nothing_left(
+    target: &Target,
+    branch: &str,
+    mut text: String,
+    dry_run: bool,
+    retire: bool,
+    retire_later: bool,
+    how_flag: &str,
+) -> MergeDone {
+    let name = &target.name;
+    let tip = git::rev(&target.repo, branch).unwrap_or_default();
+    let mut done = MergeDone {
+        text: String::new(),
+        kept: None,
+        retired: None,
+        merged: None,
+    };
+    if dry_run {
+    } else if retire {
+        match git::retire_merged(&target.repo, &target.worktree, branch, &tip) {
+            Ok(None) => {
+                text.push_str(&format!(
+                    " Removed its worktree {} and branch {branch}.",
+                    target.worktree.display()
+                ));
+                done.retired = Some(target.worktree.clone());
+            }
+            Ok(Some(why)) => text.push_str(&format!(
+                " Kept its worktree {}: it holds {why}.",
+                target.worktree.display()
+            )),
+            Err(e) => text.push_str(&format!(
+                " Kept its worktree {}: it could not be removed ({e}).",
+                target.worktree.display()
+            )),
+        }
+    } else if retire_later {
+        text.push_str(&format!(
+            " {name} still runs in its worktree: it is removed at /quit if nothing changes there."
+        ));
+        done.kept = Some((target.worktree.clone(), branch.to_string(), tip));
+    } else if target.worktree.exists() {
+        text.push_str(&format!(
+            " /merge {name} --{how_flag} --retire removes its worktree and branch once it has stopped."
+        ));
+    }
+    done.text = text;
+    done
 }
 
 /// Each branch against the lead's `HEAD` (on the blocking pool).
@@ -950,6 +1067,7 @@ fn queue_entries(repo: &Path, targets: &[Target]) -> MergeQueue {
                 behind: 0,
                 conflicts: Vec::new(),
                 uncommitted,
+                already_in: false,
                 error: None,
             };
             match t.branch() {
@@ -959,6 +1077,7 @@ fn queue_entries(repo: &Path, targets: &[Target]) -> MergeQueue {
                         Ok(c) => {
                             entry.ahead = c.ahead;
                             entry.behind = c.behind;
+                            entry.already_in = c.already_in && c.ahead > 0;
                             entry.conflicts = c.conflicts;
                         }
                         Err(e) => entry.error = Some(e.to_string()),
@@ -977,20 +1096,39 @@ fn queue_entries(repo: &Path, targets: &[Target]) -> MergeQueue {
     }
 }
 
-/// Each pair of branches that conflict with each other (on the blocking pool).
+/// Each pair of branches that conflict with each other (on the blocking pool): in the files
+/// both branches changed themselves since they left the lead's branch. A file only one of
+/// them changed is not their conflict (one branch started later and carries the lead's own
+/// change to it: that conflict is with the lead's branch, shown on the other's row).
 fn queue_pairs(repo: &Path, queue: &MergeQueue) -> MergeQueue {
-    let rows: Vec<&QueueEntry> = queue.entries.iter().filter(|e| e.error.is_none()).collect();
+    let rows: Vec<(&QueueEntry, std::collections::HashSet<String>)> = queue
+        .entries
+        .iter()
+        // One with nothing left to merge conflicts with nobody: its changes are in already.
+        .filter(|e| e.error.is_none() && !e.nothing_left())
+        .map(|e| {
+            let own = git::own_changes(repo, "HEAD", &e.branch).unwrap_or_default();
+            (e, own)
+        })
+        .collect();
     let mut pairs = Vec::new();
-    for (i, a) in rows.iter().enumerate() {
-        for b in rows.iter().skip(i + 1) {
-            if let Ok(files) = git::conflicts(repo, &a.branch, &b.branch)
-                && !files.is_empty()
-            {
-                pairs.push(QueuePair {
-                    a: a.name.clone(),
-                    b: b.name.clone(),
-                    files,
-                });
+    for (i, (a, own_a)) in rows.iter().enumerate() {
+        for (b, own_b) in rows.iter().skip(i + 1) {
+            if own_a.is_disjoint(own_b) {
+                continue;
+            }
+            if let Ok(files) = git::conflicts(repo, &a.branch, &b.branch) {
+                let files: Vec<String> = files
+                    .into_iter()
+                    .filter(|f| own_a.contains(f) && own_b.contains(f))
+                    .collect();
+                if !files.is_empty() {
+                    pairs.push(QueuePair {
+                        a: a.name.clone(),
+                        b: b.name.clone(),
+                        files,
+                    });
+                }
             }
         }
     }

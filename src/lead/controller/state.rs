@@ -149,6 +149,9 @@ pub(crate) struct Controller {
     pub prompt_checks: super::client_prompts::PromptChecks,
     /// Tasks whose completion by a `claude` teammate was said (`claude_facts`).
     pub said_done: HashSet<String>,
+    /// teamlead's own teammates run the shell engine (no model): their commands may write any
+    /// file, and nothing records which.
+    pub shell_engine: bool,
 }
 
 impl Controller {
@@ -226,6 +229,7 @@ impl Controller {
             budgets: super::budget::Budgets::new(opts.budget_teammate, opts.budget_team),
             prompt_checks: Default::default(),
             said_done: HashSet::new(),
+            shell_engine: opts.teammate_llm.is_none(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),
@@ -320,7 +324,8 @@ impl Controller {
     /// The command being carried out (or the continuation running) was refused or failed:
     /// its barrier says so.
     pub fn refuse(&mut self) {
-        self.barriers.refuse(self.store.generation());
+        self.barriers
+            .refuse(self.store.generation(), self.store.origin());
     }
 
     /// A barrier: answered once every command before it, and every continuation they

@@ -116,6 +116,9 @@ pub(crate) struct StoreWorker<S> {
     context: u64,
     /// Counted jobs per generation whose continuation has not run yet.
     open: BTreeMap<u64, usize>,
+    /// Whose command the work running now is (a `ctl` call's barrier token): a job submitted
+    /// now carries it to its continuation, so a refusal there is charged to that caller only.
+    origin: Option<u64>,
 }
 
 impl<S: Host> StoreWorker<S> {
@@ -131,6 +134,7 @@ impl<S: Host> StoreWorker<S> {
             current: 0,
             context: 0,
             open: BTreeMap::new(),
+            origin: None,
         }
     }
 
@@ -146,6 +150,16 @@ impl<S: Host> StoreWorker<S> {
     /// The generation a job submitted now (or a refusal reported now) belongs to.
     pub fn generation(&self) -> u64 {
         self.context
+    }
+
+    /// Whose command the work running now is (see the field).
+    pub fn origin(&self) -> Option<u64> {
+        self.origin
+    }
+
+    /// Runs what follows as `origin`'s command; returns the origin before, to restore.
+    pub fn set_origin(&mut self, origin: Option<u64>) -> Option<u64> {
+        std::mem::replace(&mut self.origin, origin)
     }
 
     /// Whether every counted job of generation `generation` or an earlier one has had its
@@ -187,10 +201,15 @@ impl<S: Host> StoreWorker<S> {
         F: Future<Output = T> + Send + 'static,
     {
         let generation = lane.counted().then_some(self.context);
+        let origin = self.origin;
         let job: Job<S> = Box::new(move |home| {
             Box::pin(async move {
                 let result = work(home).await;
-                Box::new(move |s: &mut S| then(s, result)) as Then<S>
+                Box::new(move |s: &mut S| {
+                    let before = s.worker().set_origin(origin);
+                    then(s, result);
+                    s.worker().set_origin(before);
+                }) as Then<S>
             })
         });
         self.in_flight += 1;

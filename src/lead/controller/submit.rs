@@ -32,9 +32,7 @@ impl Controller {
             Ok(Input::Empty) => {}
             Ok(Input::Mention { to, text }) => self.message_teammate(&to, &text, true),
             Ok(Input::Plain(text)) => {
-                self.emit(LeadEvent::Transcript(TranscriptItem::User {
-                    text: text.clone(),
-                }));
+                self.echo(text.clone());
                 if !self.ask_lead_model(text) {
                     self.note(NO_LEAD_MODEL);
                 }
@@ -44,15 +42,26 @@ impl Controller {
             }
             Ok(Input::Slash(SlashCommand::Broadcast { text })) => self.broadcast(&text),
             Ok(Input::Slash(command)) => {
-                self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
+                self.echo(text);
                 self.run_slash(command);
             }
             Err(e) => {
-                self.emit(LeadEvent::Transcript(TranscriptItem::User { text }));
+                self.echo(text);
                 self.refuse();
                 self.note(e.to_string());
             }
         }
+    }
+
+    /// The command as the transcript shows it: typed on a screen, or sent by `ctl` (said as
+    /// such, so no screen shows it as if typed there).
+    fn echo(&mut self, text: String) {
+        let item = if self.store.origin().is_some() {
+            TranscriptItem::Ctl { text }
+        } else {
+            TranscriptItem::User { text }
+        };
+        self.emit(LeadEvent::Transcript(item));
     }
 
     fn run_slash(&mut self, command: SlashCommand) {
@@ -151,6 +160,7 @@ impl Controller {
             SlashCommand::Queue => self.merge_queue(),
             SlashCommand::Help => self.note(help_text()),
             SlashCommand::Budget { name, micros } => self.set_budget(name.as_deref(), micros),
+            SlashCommand::Budgets => self.show_budgets(),
             SlashCommand::Clean => self.clean_orphans(),
             SlashCommand::Quit => self.begin_quit("asked by the user"),
             // Without a server in between, leaving the screen is leaving the team.

@@ -76,6 +76,11 @@ impl Controller {
             LeadCommand::ReviewComment { name, comment } => self.review_comment(&name, &comment),
             LeadCommand::RetireWorktree { name } => self.retire_worktree(&name),
             LeadCommand::Barrier { token } => self.barrier(token),
+            LeadCommand::Tracked { token, command } => {
+                let before = self.store.set_origin(Some(token));
+                self.on_command(*command);
+                self.store.set_origin(before);
+            }
         }
     }
 

@@ -83,12 +83,28 @@ impl WorktreeReport {
             return Vec::new();
         }
         let mut out = vec![format!("Teammate worktrees of team `{}`:", self.team)];
+        // Columns: every name and path padded to the widest, so the rows line up.
+        let width = |t: &str| t.chars().count();
+        let name_w = self
+            .worktrees
+            .iter()
+            .map(|w| width(&w.name))
+            .max()
+            .unwrap_or(0);
+        let path_w = self
+            .worktrees
+            .iter()
+            .map(|w| width(&w.path))
+            .max()
+            .unwrap_or(0);
         for w in &self.worktrees {
             out.push(format!(
-                "  {:<8} @{}  {}  {}",
+                "  {:<8} @{}{}  {}{}  {}",
                 if w.removed { "removed" } else { "kept" },
                 w.name,
+                " ".repeat(name_w - width(&w.name)),
                 w.path,
+                " ".repeat(path_w - width(&w.path)),
                 w.holds(&self.lead_branch)
             ));
         }
@@ -144,7 +160,7 @@ mod tests {
         );
         assert_eq!(
             lines[2],
-            "  removed  @beta  /r-worktrees/t-beta  branch teamlead/t/beta: nothing uncommitted or unmerged"
+            "  removed  @beta   /r-worktrees/t-beta   branch teamlead/t/beta: nothing uncommitted or unmerged"
         );
         assert!(lines[3].contains("git -C <path> status"));
     }

@@ -22,6 +22,10 @@ pub struct QueueEntry {
     pub conflicts: Vec<String>,
     /// Files with uncommitted changes in its worktree (not part of a merge).
     pub uncommitted: usize,
+    /// Its commits are ahead by name, but every change of them is in the lead's branch
+    /// already (merged before as a squash or a rebase): nothing is left to merge.
+    #[serde(default)]
+    pub already_in: bool,
     /// Why it could not be looked at (no branch checked out, git failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -33,7 +37,9 @@ impl QueueEntry {
         if let Some(e) = &self.error {
             return e.clone();
         }
-        let with_lead = if self.conflicts.is_empty() {
+        let with_lead = if self.conflicts.is_empty() && self.already_in {
+            "already merged (nothing left to merge)".to_string()
+        } else if self.conflicts.is_empty() {
             "clean".to_string()
         } else {
             format!("conflicts in {}", self.conflicts.join(", "))
@@ -43,7 +49,12 @@ impl QueueEntry {
 
     /// Whether a merge of it would go in (something to merge, no conflict with the lead).
     pub fn mergeable(&self) -> bool {
-        self.error.is_none() && self.conflicts.is_empty() && self.ahead > 0
+        self.error.is_none() && self.conflicts.is_empty() && self.ahead > 0 && !self.already_in
+    }
+
+    /// Nothing of it is left to merge (no commit ahead, or its changes are in already).
+    pub fn nothing_left(&self) -> bool {
+        self.conflicts.is_empty() && (self.ahead == 0 || self.already_in)
     }
 }
 
@@ -144,6 +155,7 @@ mod tests {
             behind: 0,
             conflicts: conflicts.iter().map(|s| s.to_string()).collect(),
             uncommitted: 0,
+            already_in: false,
             error: None,
         }
     }

@@ -276,6 +276,12 @@ fn item_lines(
         TranscriptItem::User { text } => {
             prefixed(vec![Span::styled("> ", prompt)], text, Style::default(), 2)
         }
+        TranscriptItem::Ctl { text } => prefixed(
+            vec![Span::styled("ctl> ", prompt.add_modifier(Modifier::DIM))],
+            text,
+            Style::default().add_modifier(Modifier::DIM),
+            5,
+        ),
         TranscriptItem::ToTeammate { to, text, .. } => {
             let color = color_of(to);
             prefixed(

@@ -55,6 +55,8 @@ pub fn teammate(name: &str, color: &str, status: TeammateStatus, backend: &str) 
         messages: Vec::new(),
         unread_since: None,
         over_budget: None,
+        budget_micros: None,
+        costs_nothing: false,
     }
 }
 

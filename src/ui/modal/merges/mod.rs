@@ -219,6 +219,8 @@ impl MergesDialog {
         };
         let hints = hint_lines(&hints, inner.width);
         let mut bottom: Vec<Line<'static>> = Vec::new();
+        // The queue's own account is what the dialog shows: not repeated below it.
+        let notice = notice.filter(|t| !t.starts_with("Merge queue ("));
         if let Some(text) = notice.filter(|_| preview.is_none()) {
             let style = Style::default()
                 .fg(Color::Yellow)
@@ -228,7 +230,14 @@ impl MergesDialog {
                 0,
                 inner.width,
             );
-            wrapped.truncate(3);
+            if wrapped.len() > 3 {
+                // Never a sentence cut off: two lines, then where the rest is.
+                wrapped.truncate(2);
+                wrapped.push(Line::from(Span::styled(
+                    "… the rest is in the transcript (esc closes the dialog).",
+                    dim(),
+                )));
+            }
             bottom.extend(wrapped);
         }
         bottom.extend(preview.into_iter().flatten());
@@ -270,7 +279,7 @@ impl MergesDialog {
                 format!("conflicts ({})", plural(e.conflicts.len(), "file")),
                 Style::default().fg(Color::Red),
             )
-        } else if e.ahead == 0 {
+        } else if e.nothing_left() {
             ("nothing to merge".to_string(), dim())
         } else {
             ("clean".to_string(), Style::default().fg(Color::Green))
@@ -316,7 +325,15 @@ impl MergesDialog {
             return out;
         }
         if e.conflicts.is_empty() {
-            if e.ahead == 0 {
+            if e.already_in && e.ahead > 0 {
+                say(
+                    format!(
+                        "Nothing left to merge: its changes are in {} already (merged before).",
+                        q.lead_branch
+                    ),
+                    dim(),
+                );
+            } else if e.ahead == 0 {
                 say(
                     format!("Nothing to merge: every commit is in {}.", q.lead_branch),
                     dim(),
@@ -381,10 +398,10 @@ impl MergesDialog {
                 ),
                 Style::default().fg(Color::Red),
             )
-        } else if e.ahead == 0 {
+        } else if e.nothing_left() {
             (
                 format!(
-                    "Nothing to merge: every commit of @{} is in {}.",
+                    "Nothing to merge: the changes of @{} are in {} already.",
                     e.name, q.lead_branch
                 ),
                 dim(),

@@ -390,7 +390,16 @@ impl ReviewDialog {
                     _ => "this line".to_string(),
                 }
             }
-            None => "this hunk".to_string(),
+            None => {
+                let first = shown.diff.hunks[hunk]
+                    .lines
+                    .iter()
+                    .find_map(|l| l.new.or(l.old));
+                match first {
+                    Some(n) => format!("the hunk at line {n}"),
+                    None => "the hunk".to_string(),
+                }
+            }
         };
         self.commenting = Some(Commenting {
             path: shown.diff.path.clone(),
@@ -420,8 +429,8 @@ impl ReviewDialog {
         };
         if let Some(comment) = comment {
             self.status = Some(format!(
-                "Comment on {} {} sent to @{}.",
-                c.path, c.place, self.summary.name
+                "Comment on {} of {} sent to @{}.",
+                c.place, c.path, self.summary.name
             ));
             sender.command(LeadCommand::ReviewComment {
                 name: self.summary.name.clone(),
@@ -499,7 +508,9 @@ impl ReviewDialog {
         };
         let place = match s.place {
             WorkPlace::Worktree => format!("{} ", s.branch),
-            WorkPlace::Checkout => format!("in the lead's checkout ({}) ", s.branch),
+            WorkPlace::Checkout | WorkPlace::Shared => {
+                format!("in the lead's checkout ({}) ", s.branch)
+            }
         };
         let title = pick_title(
             vec![
@@ -555,6 +566,7 @@ impl ReviewDialog {
             let empty = match s.place {
                 WorkPlace::Worktree => "No change since the base.",
                 WorkPlace::Checkout => "No file written by its tool calls yet.",
+                WorkPlace::Shared => "No uncommitted change in the lead's checkout.",
             };
             top.push(Line::from(Span::styled(empty, dim())));
         }
@@ -578,6 +590,10 @@ impl ReviewDialog {
             }
             WorkPlace::Checkout => format!(
                 "Files its tool calls wrote, as they differ from {} {} now (others' changes to them included)",
+                s.branch, s.base
+            ),
+            WorkPlace::Shared => format!(
+                "Its shell commands leave no record of what they write: every uncommitted change in the checkout against {} {}, whoever made it",
                 s.branch, s.base
             ),
         };
@@ -658,8 +674,8 @@ impl ReviewDialog {
             out.push(Line::from(Span::styled(
                 truncate(
                     &format!(
-                        "Comment to @{} on {} {}:",
-                        self.summary.name, c.path, c.place
+                        "Comment to @{} on {} of {}:",
+                        self.summary.name, c.place, c.path
                     ),
                     usize::from(width),
                 ),
