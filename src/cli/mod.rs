@@ -22,6 +22,7 @@ pub mod session;
 mod style;
 mod task;
 mod teammate;
+mod web;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -148,6 +149,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Man(args)) => completions::man(&args),
         Some(Command::Config(args)) => config::run(&args),
         Some(Command::Serve(args)) => serve::run(&ctx, &args),
+        Some(Command::Web(args)) => web::run(&ctx, &args),
         Some(Command::Attach(args)) => attach::run_attach(&ctx, &args),
         Some(Command::Ctl(args)) => ctl::run(&ctx, &args),
     }

@@ -99,7 +99,8 @@ pub(crate) fn needs(command: &LeadCommand) -> Needs {
         | LeadCommand::InterruptTeammate { .. }
         | LeadCommand::InterruptLead
         | LeadCommand::ScreenClosed
-        | LeadCommand::Barrier { .. } => Needs::Nothing,
+        | LeadCommand::Barrier { .. }
+        | LeadCommand::Note { .. } => Needs::Nothing,
     }
 }
 
@@ -153,6 +154,7 @@ fn never_held(command: &LeadCommand) -> bool {
             | LeadCommand::InterruptLead
             | LeadCommand::CycleLeadMode
             | LeadCommand::ScreenClosed
+            | LeadCommand::Note { .. }
     )
 }
 

@@ -76,6 +76,10 @@ impl Controller {
             LeadCommand::ReviewComment { name, comment } => self.review_comment(&name, &comment),
             LeadCommand::RetireWorktree { name } => self.retire_worktree(&name),
             LeadCommand::Barrier { token } => self.barrier(token),
+            LeadCommand::Note { text } => {
+                let text = crate::protocol::display::visible_text(&text).into_owned();
+                self.note(text)
+            }
         }
     }
 
