@@ -20,5 +20,5 @@ pub mod protocol;
 pub mod server;
 pub mod store;
 pub mod ui;
-pub mod web;
 pub mod watch;
+pub mod web;

@@ -57,7 +57,10 @@ fn plain(text: &str) -> Vec<InputLine> {
 
 fn marked(text: &str, mark: &str, kind: LineKind) -> Vec<InputLine> {
     let clean = visible_text(text);
-    let mut lines: Vec<InputLine> = clean.lines().map(|l| (kind, format!("{mark}{l}"))).collect();
+    let mut lines: Vec<InputLine> = clean
+        .lines()
+        .map(|l| (kind, format!("{mark}{l}")))
+        .collect();
     if lines.is_empty() {
         lines.push((kind, mark.to_string()));
     }
@@ -93,11 +96,7 @@ fn tool_lines(tool: &str, input: &Value) -> Option<Vec<InputLine>> {
         }
         "Write" => {
             let mut lines = vec![path_line(str_field(input, "file_path")?)];
-            lines.extend(marked(
-                str_field(input, "content")?,
-                "+ ",
-                LineKind::Added,
-            ));
+            lines.extend(marked(str_field(input, "content")?, "+ ", LineKind::Added));
             Some(lines)
         }
         "Read" => Some(vec![path_line(str_field(input, "file_path")?)]),

@@ -133,12 +133,7 @@ impl Connection {
     /// Turns the connection into two channels: the server's messages in, the client's out
     /// (a web view talks to the hub this way from its own process). The reader ends at the
     /// connection's end; the writer when the sender is dropped.
-    pub fn into_channels(
-        self,
-    ) -> (
-        mpsc::Receiver<ServerMsg>,
-        mpsc::UnboundedSender<ClientMsg>,
-    ) {
+    pub fn into_channels(self) -> (mpsc::Receiver<ServerMsg>, mpsc::UnboundedSender<ClientMsg>) {
         let Connection {
             mut reader,
             mut writer,

@@ -6,6 +6,9 @@
 //! for its transcript (`… answered from the web (10.0.0.7)`) and a barrier, and the page is
 //! told once the lead has carried it out.
 
+// A refusal is the HTTP response itself, built once per request and returned at once.
+#![allow(clippy::result_large_err)]
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -221,7 +224,10 @@ pub async fn plan(
                     .find(|m| m.to_string() == str_of(&body, "mode"))
                     .copied();
                 let Some(mode) = mode else {
-                    return error(StatusCode::BAD_REQUEST, "approve names one of the modes offered");
+                    return error(
+                        StatusCode::BAD_REQUEST,
+                        "approve names one of the modes offered",
+                    );
                 };
                 (PlanDecision::Approve { mode }, format!("approved ({mode})"))
             }
@@ -316,7 +322,11 @@ async fn composer_action(
         Ok(line) => line,
         Err(r) => return r,
     };
-    let what = if command == "msg" { "message to" } else { "steer of" };
+    let what = if command == "msg" {
+        "message to"
+    } else {
+        "steer of"
+    };
     let note = format!(
         "{what} @{} sent from the web {}.",
         visible_line(&to),

@@ -29,8 +29,7 @@ pub fn token() -> String {
 /// Compares two secrets in time that does not depend on where they differ.
 fn same(a: &str, b: &str) -> bool {
     a.len() == b.len()
-        && a
-            .bytes()
+        && a.bytes()
             .zip(b.bytes())
             .fold(0u8, |acc, (x, y)| acc | (x ^ y))
             == 0
@@ -97,7 +96,10 @@ impl Auth {
     pub fn login(&self, from: IpAddr, offered: &str) -> Result<Granted, LoginRefused> {
         let mut inner = self.inner();
         let now = Instant::now();
-        if inner.window.is_none_or(|at| now.duration_since(at) > LOGIN_WINDOW) {
+        if inner
+            .window
+            .is_none_or(|at| now.duration_since(at) > LOGIN_WINDOW)
+        {
             inner.window = Some(now);
             inner.attempts.clear();
             inner.all = 0;
@@ -113,7 +115,9 @@ impl Auth {
             return Err(LoginRefused::Wrong);
         }
         inner.login = None;
-        inner.sessions.retain(|_, s| s.since.elapsed() < SESSION_LIFE);
+        inner
+            .sessions
+            .retain(|_, s| s.since.elapsed() < SESSION_LIFE);
         let granted = Granted {
             session: token(),
             csrf: token(),

@@ -56,7 +56,11 @@ impl Allow {
             steer: false,
             interrupt: false,
         };
-        for word in text.split([',', ' ']).map(str::trim).filter(|w| !w.is_empty()) {
+        for word in text
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+        {
             match word {
                 "read" => {}
                 "answer" => allow.answer = true,

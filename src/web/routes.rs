@@ -3,6 +3,9 @@
 //! every write). Every response carries a strict Content-Security-Policy (scripts and styles
 //! from this origin only, nothing inline, no frames) and keeps out of caches and referrers.
 
+// A refusal is the HTTP response itself, built once per request and returned at once.
+#![allow(clippy::result_large_err)]
+
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -67,7 +70,10 @@ async fn secure_headers(mut response: Response) -> Response {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
@@ -129,7 +135,10 @@ async fn login(
             )
         }
         Err(LoginRefused::Wrong) => {
-            tracing::info!("web view: a login with a wrong or used link from {}", peer.ip());
+            tracing::info!(
+                "web view: a login with a wrong or used link from {}",
+                peer.ip()
+            );
             error(
                 StatusCode::FORBIDDEN,
                 "this login link is wrong or was used already: teamlead prints a new one when the web view starts",

@@ -58,7 +58,9 @@ pub struct Shared(Arc<Mutex<WebState>>);
 impl Shared {
     pub fn new() -> Shared {
         let (live, _) = broadcast::channel(1024);
-        let epoch: String = (0..4).map(|_| format!("{:04x}", rand::random::<u16>())).collect();
+        let epoch: String = (0..4)
+            .map(|_| format!("{:04x}", rand::random::<u16>()))
+            .collect();
         Shared(Arc::new(Mutex::new(WebState {
             epoch,
             team_name: String::new(),

@@ -47,8 +47,6 @@ impl Upstream {
     }
 
     fn attach(&self) {
-        let _ = self
-            .commands
-            .send(ClientMsg::Attach { transcripts: true });
+        let _ = self.commands.send(ClientMsg::Attach { transcripts: true });
     }
 }

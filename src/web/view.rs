@@ -96,7 +96,11 @@ pub fn tasks(tasks: &[TaskView]) -> Value {
 pub fn transcript_item(item: &TranscriptItem) -> Value {
     match item {
         TranscriptItem::User { text: t } => json!({"kind": "user", "text": text(t)}),
-        TranscriptItem::ToTeammate { to, text: t, receipt } => {
+        TranscriptItem::ToTeammate {
+            to,
+            text: t,
+            receipt,
+        } => {
             json!({"kind": "to", "to": line(to), "text": text(t), "receipt": receipt})
         }
         TranscriptItem::Lead { text: t } => json!({"kind": "lead", "text": text(t)}),
@@ -112,7 +116,11 @@ pub fn transcript_item(item: &TranscriptItem) -> Value {
             "summary": summary.as_deref().map(line),
             "text": text(t),
         }),
-        TranscriptItem::Frame { from, color, line: l } => json!({
+        TranscriptItem::Frame {
+            from,
+            color,
+            line: l,
+        } => json!({
             "kind": "frame",
             "from": line(from),
             "color": color.as_deref().map(line),
@@ -227,7 +235,8 @@ mod tests {
         let v = permission(&request("echo \u{1b}]0;x\u{7} <b>"));
         assert_eq!(v["lines"][0]["text"], "echo \\e]0;x\\x07 <b>");
         assert_eq!(v["warnings"][0], CONTROLS_WARNING);
-        let labels: Vec<&str> = v["choices"]
+        let plain = permission(&request("cargo test"));
+        let labels: Vec<&str> = plain["choices"]
             .as_array()
             .unwrap()
             .iter()

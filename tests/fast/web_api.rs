@@ -156,7 +156,11 @@ impl Lead {
 }
 
 /// Waits until the page's state satisfies `cond`.
-fn state_until(s: &Session, what: &str, cond: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+fn state_until(
+    s: &Session,
+    what: &str,
+    cond: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let st = s.state();
@@ -186,9 +190,21 @@ fn web_without_a_session_is_401_and_a_write_without_its_header_is_403() {
         assert_eq!(r.status, 401, "{path}: {r:?}");
     }
     let body = json!({"key": 1, "digest": "x", "choice": "once"}).to_string();
-    let r = request(&host, "POST", "/api/answer", &[("Content-Type", "application/json")], &body);
+    let r = request(
+        &host,
+        "POST",
+        "/api/answer",
+        &[("Content-Type", "application/json")],
+        &body,
+    );
     assert_eq!(r.status, 401, "{r:?}");
-    let r = request(&host, "GET", "/api/state", &[("Cookie", "teamlead_session=guessed")], "");
+    let r = request(
+        &host,
+        "GET",
+        "/api/state",
+        &[("Cookie", "teamlead_session=guessed")],
+        "",
+    );
     assert_eq!(r.status, 401, "a made-up session: {r:?}");
 
     let s = Session::login(&lead.login);
@@ -197,7 +213,10 @@ fn web_without_a_session_is_401_and_a_write_without_its_header_is_403() {
     // With the cookie (as a forged cross-site form would be, were SameSite not there) but
     // without the page's header, with a wrong one, or from another origin: refused.
     for headers in [
-        vec![("Cookie", s.cookie.as_str()), ("Content-Type", "application/json")],
+        vec![
+            ("Cookie", s.cookie.as_str()),
+            ("Content-Type", "application/json"),
+        ],
         vec![
             ("Cookie", s.cookie.as_str()),
             ("x-teamlead-csrf", "0000"),
@@ -321,7 +340,10 @@ fn web_a_page_that_comes_back_gets_what_it_missed_or_a_snapshot() {
     assert_eq!(back[0].1["type"], "transcript", "{back:?}");
     assert_eq!(back[0].1["item"]["text"], "missed");
     let (epoch, n) = seen.split_once('-').unwrap();
-    assert_eq!(back[0].0, format!("{epoch}-{}", n.parse::<u64>().unwrap() + 1));
+    assert_eq!(
+        back[0].0,
+        format!("{epoch}-{}", n.parse::<u64>().unwrap() + 1)
+    );
     // Another server's number (a restart), or none: a snapshot.
     for last in [Some("0000000000000000-3"), None] {
         let fresh = events(&s, last, 1, Duration::from_secs(5));
@@ -366,21 +388,32 @@ fn web_every_hostile_string_is_served_escaped_to_a_page_that_never_parses_markup
     strings(&r.json(), &mut all);
     for text in &all {
         assert!(
-            !text.chars().any(|c| teamlead::protocol::display::is_unsafe(c) && c != '\n'),
+            !text
+                .chars()
+                .any(|c| teamlead::protocol::display::is_unsafe(c) && c != '\n'),
             "a raw control character in {text:?}"
         );
     }
     let joined = all.join("\n");
-    assert!(joined.contains("\\e]0;pwned-title\\x07"), "shown as escapes");
+    assert!(
+        joined.contains("\\e]0;pwned-title\\x07"),
+        "shown as escapes"
+    );
     assert!(joined.contains("a\\u{202e}txt.exe"));
-    assert!(joined.contains("<img src=x onerror=\"window.pwned=1\">"), "markup stays text");
+    assert!(
+        joined.contains("<img src=x onerror=\"window.pwned=1\">"),
+        "markup stays text"
+    );
     let waiting_with_controls = r.json()["requests"]["permissions"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|p| !p["warnings"].as_array().unwrap().is_empty())
         .count();
-    assert!(waiting_with_controls >= 6, "the terminal's warning: {waiting_with_controls}");
+    assert!(
+        waiting_with_controls >= 6,
+        "the terminal's warning: {waiting_with_controls}"
+    );
 
     // The page, its script and every API answer carry the policy; the script never parses
     // markup, so a string can only ever be text.
@@ -391,12 +424,23 @@ fn web_every_hostile_string_is_served_escaped_to_a_page_that_never_parses_markup
             Some(teamlead::web::routes::CSP),
             "{path}"
         );
-        assert_eq!(r.header("x-content-type-options"), Some("nosniff"), "{path}");
+        assert_eq!(
+            r.header("x-content-type-options"),
+            Some("nosniff"),
+            "{path}"
+        );
     }
     assert!(teamlead::web::routes::CSP.contains("script-src 'self'"));
     assert!(!teamlead::web::routes::CSP.contains("unsafe"));
     let script = s.get("/app.js").body;
-    for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"] {
+    for sink in [
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "new Function",
+    ] {
         assert!(!script.contains(sink), "app.js uses {sink}");
     }
     let page = s.get("/").body;

@@ -86,22 +86,42 @@ fn a_lock_that_changes_hands_keeps_a_waiter_waiting() {
     // (this used to fail the append: 32 writers on a loaded machine lost messages).
     let second = lock(11, 120);
     assert!(matches!(
-        past_deadline(Some(Some(first)), in_the_way(second), false, Duration::from_secs(21)),
+        past_deadline(
+            Some(Some(first)),
+            in_the_way(second),
+            false,
+            Duration::from_secs(21)
+        ),
         PastDeadline::WaitOn { .. }
     ));
     // The same lock still there: kept by its holder, give up.
     assert_eq!(
-        past_deadline(Some(Some(second)), in_the_way(second), false, Duration::from_secs(32)),
+        past_deadline(
+            Some(Some(second)),
+            in_the_way(second),
+            false,
+            Duration::from_secs(32)
+        ),
         PastDeadline::GiveUp
     );
     // Refreshed by a holder that is alive: give up at once.
     assert_eq!(
-        past_deadline(Some(Some(first)), in_the_way(second), true, Duration::from_secs(15)),
+        past_deadline(
+            Some(Some(first)),
+            in_the_way(second),
+            true,
+            Duration::from_secs(15)
+        ),
         PastDeadline::GiveUp
     );
     // Never forever: past GIVE_UP_AFTER even a lock that changes hands ends the wait.
     assert_eq!(
-        past_deadline(Some(Some(first)), in_the_way(second), false, super::GIVE_UP_AFTER),
+        past_deadline(
+            Some(Some(first)),
+            in_the_way(second),
+            false,
+            super::GIVE_UP_AFTER
+        ),
         PastDeadline::GiveUp
     );
 }

@@ -393,13 +393,13 @@ fn past_deadline(
         return PastDeadline::GiveUp;
     }
     let until_stale = match busy {
-        Some((_, _, mtime)) => match (mtime + STALE_AFTER + STALE_GRACE)
-            .duration_since(SystemTime::now())
-        {
-            Ok(more) => more.min(STALE_AFTER + STALE_GRACE),
-            // Already stale by its mtime: the next look takes it over.
-            Err(_) => STALE_GRACE,
-        },
+        Some((_, _, mtime)) => {
+            match (mtime + STALE_AFTER + STALE_GRACE).duration_since(SystemTime::now()) {
+                Ok(more) => more.min(STALE_AFTER + STALE_GRACE),
+                // Already stale by its mtime: the next look takes it over.
+                Err(_) => STALE_GRACE,
+            }
+        }
         // The lock changed hands just now: one more round.
         None => STALE_GRACE,
     };

@@ -355,7 +355,11 @@ impl Scene {
             let text = std::fs::read_to_string(&file).unwrap_or_default();
             let all: Vec<&str> = text.lines().collect();
             let tail = &all[all.len().saturating_sub(lines)..];
-            out.push_str(&format!("\n--- lead log {}:\n{}", file.display(), tail.join("\n")));
+            out.push_str(&format!(
+                "\n--- lead log {}:\n{}",
+                file.display(),
+                tail.join("\n")
+            ));
         }
         out
     }

@@ -27,8 +27,7 @@ impl Reply {
     }
 
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
 }
 
@@ -48,7 +47,13 @@ pub fn login_link(printed: &str) -> Option<String> {
 }
 
 /// Sends one request (`Connection: close`) and reads the whole response.
-pub fn request(host: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+pub fn request(
+    host: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
     let mut stream = TcpStream::connect(host).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
@@ -101,7 +106,10 @@ impl Session {
         let r = request(&host, "GET", &path, &[], "");
         assert_eq!(r.status, 200, "login: {r:?}");
         let set = r.header("set-cookie").expect("a cookie").to_string();
-        assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict"), "{set}");
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+            "{set}"
+        );
         let cookie = set.split(';').next().unwrap().to_string();
         let s = request(&host, "GET", "/api/session", &[("Cookie", &cookie)], "");
         assert_eq!(s.status, 200, "{s:?}");
@@ -178,9 +186,14 @@ fn sse_events(raw: &str) -> Vec<(String, serde_json::Value)> {
     let mut out = Vec::new();
     let mut id = String::new();
     for line in raw.lines() {
-        if let Some(v) = line.strip_prefix("id: ").or_else(|| line.strip_prefix("id:")) {
+        if let Some(v) = line
+            .strip_prefix("id: ")
+            .or_else(|| line.strip_prefix("id:"))
+        {
             id = v.trim().to_string();
-        } else if let Some(v) = line.strip_prefix("data: ").or_else(|| line.strip_prefix("data:"))
+        } else if let Some(v) = line
+            .strip_prefix("data: ")
+            .or_else(|| line.strip_prefix("data:"))
             && let Ok(json) = serde_json::from_str(v.trim())
         {
             out.push((id.clone(), json));
@@ -193,7 +206,8 @@ fn sse_events(raw: &str) -> Vec<(String, serde_json::Value)> {
 /// control sequences, bidi overrides, invisible characters and markup.
 pub fn hostile_strings() -> Vec<String> {
     let corpus = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/shell-corpus/hostile.txt"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/shell-corpus/hostile.txt"),
     )
     .expect("the shell corpus");
     let mut out: Vec<String> = corpus

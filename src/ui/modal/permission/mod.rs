@@ -13,8 +13,8 @@ pub mod render;
 
 use crossterm::event::KeyEvent;
 
-use crate::lead::contract::{PendingPermission, PermissionDecision};
 use crate::lead::approval_text::always_updates;
+use crate::lead::contract::{PendingPermission, PermissionDecision};
 use crate::protocol::PermissionUpdate;
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::DialogOutcome;
