@@ -34,7 +34,7 @@ pub fn require_terminal() -> Result<()> {
 }
 
 /// The sanitized team name `teamlead` would lead here (`team`, else the directory's name).
-fn team_here(ctx: &Context, team: Option<&String>) -> Result<String> {
+pub(super) fn team_here(ctx: &Context, team: Option<&String>) -> Result<String> {
     let cwd = std::env::current_dir().wrap_err("cannot read the current directory")?;
     let mut opts = LeadOptions::new(ctx.home.clone(), cwd);
     if let Some(team) = team {
@@ -104,7 +104,7 @@ pub fn run_attach(ctx: &Context, args: &AttachArgs) -> Result<()> {
 }
 
 /// The one team of the home whose server answers.
-async fn the_one_running(ctx: &Context) -> Result<Connection> {
+pub(super) async fn the_one_running(ctx: &Context) -> Result<Connection> {
     let dir = paths::runtime_dir()?;
     let mut running = Vec::new();
     for team in ctx.home.list_teams().unwrap_or_default() {

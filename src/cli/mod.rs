@@ -23,6 +23,7 @@ pub mod session;
 mod style;
 mod task;
 mod teammate;
+mod web;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -151,6 +152,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Config(args)) => config::run(&args),
         Some(Command::Prices(args)) => prices::run(&args),
         Some(Command::Serve(args)) => serve::run(&ctx, &args),
+        Some(Command::Web(args)) => web::run(&ctx, &args),
         Some(Command::Attach(args)) => attach::run_attach(&ctx, &args),
         Some(Command::Ctl(args)) => ctl::run(&ctx, &args),
     }

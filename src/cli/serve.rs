@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use super::Context;
 use super::args::ServeArgs;
 use super::output::Out;
+use super::web;
 use crate::lead::contract::LeadCommand;
 use crate::lead::controller::{Lead, QUIT_TIMEOUT};
 use crate::protocol::display::visible_line;
@@ -28,10 +29,16 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
             .map_err(|why| eyre!("--idle-exit {text:?}: {why}"))?,
         None => config.server_idle_exit,
     };
+    let web = match &args.web {
+        Some(addr) => Some(web::web_options(addr, &args.web_allow)?),
+        None => None,
+    };
     let args = &ServeArgs {
         lead: super::session::with_defaults(&args.lead, &config),
         background: args.background,
         idle_exit: None,
+        web: None,
+        web_allow: String::new(),
     };
     let team = opts.team_name()?;
     let socket = paths::socket_path(&ctx.home, &team)?;
@@ -76,6 +83,17 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
                 idle_exit,
             },
         ));
+        if let Some(options) = web {
+            let upstream = crate::web::upstream::Upstream::from_hub(hub_tx.clone())
+                .await
+                .ok_or_else(|| eyre!("the lead server ended before its web view started"))?;
+            let running = crate::web::start(upstream, options.clone())
+                .await
+                .wrap_err_with(|| format!("cannot listen on {}", options.addr))?;
+            if !args.background {
+                web::announce(&running, &options.allow, &team)?;
+            }
+        }
         let accept = tokio::spawn(async move {
             listener::accept_loop(&bound.listener, hub_tx, hello).await;
             // The socket goes before the process: nobody connects to a server that ended.

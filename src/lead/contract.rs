@@ -367,6 +367,11 @@ pub enum LeadCommand {
         name: String,
         comment: Box<crate::lead::review::ReviewComment>,
     },
+    /// A line for the lead's transcript from a client that acts for the person (the web view's
+    /// audit line: `answered from the web (10.0.0.7)`), shown as teamlead's own note.
+    Note {
+        text: String,
+    },
     /// Remove a merged teammate's worktree and branch (the screen's offer after a merge): a
     /// teammate that still runs is stopped first; kept when anything was added since.
     RetireWorktree {

@@ -2,6 +2,7 @@
 //! in-memory leader permission bridge, plan approvals, shutdown and cleanup. It never renders: it
 //! takes [`contract::LeadCommand`]s and emits [`contract::LeadEvent`]s.
 
+pub mod approval_text;
 pub mod bridge;
 pub mod client_prompt;
 pub mod commands;

@@ -133,6 +133,43 @@ impl Connection {
         self.reader.next().await
     }
 
+    /// Turns the connection into two channels: the server's messages in, the client's out
+    /// (a web view talks to the hub this way from its own process). The reader ends at the
+    /// connection's end; the writer when the sender is dropped.
+    pub fn into_channels(self) -> (mpsc::Receiver<ServerMsg>, mpsc::UnboundedSender<ClientMsg>) {
+        let Connection {
+            mut reader,
+            mut writer,
+            ..
+        } = self;
+        let (in_tx, in_rx) = mpsc::channel::<ServerMsg>(super::hub::CLIENT_QUEUE);
+        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<ClientMsg>();
+        tokio::spawn(async move {
+            while let Some(msg) = out_rx.recv().await {
+                if wire::write(&mut writer, &msg).await.is_err() {
+                    break;
+                }
+            }
+        });
+        tokio::spawn(async move {
+            loop {
+                match reader.next::<ServerMsg>().await {
+                    Ok(Some(msg)) => {
+                        if in_tx.send(msg).await.is_err() {
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!("web: the lead server's connection failed: {e}");
+                        break;
+                    }
+                }
+            }
+        });
+        (in_rx, out_tx)
+    }
+
     /// Attaches as a screen and turns the connection into the UI's two channels; the task
     /// returned ends with how the connection ended. `notes` are shown as teamlead's own notes
     /// right after the server's snapshot (what this screen wants the user to know).

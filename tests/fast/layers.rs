@@ -120,8 +120,9 @@ fn dialogs_never_see_the_ui_state() {
 
 /// The layers of docs/DESIGN.md, lowest first: a module may use its own layer and those
 /// before it, never one after it.
-const LAYERS: [&str; 10] = [
-    "protocol", "store", "config", "watch", "backend", "agent", "lead", "server", "ui", "cli",
+const LAYERS: [&str; 11] = [
+    "protocol", "store", "config", "watch", "backend", "agent", "lead", "server", "web", "ui",
+    "cli",
 ];
 
 /// Every layer a file's code names: `crate::<layer>` paths (in `use` trees too, grouped or

@@ -19,6 +19,8 @@ mod programs;
 mod store_common;
 #[path = "../support/ui_common/mod.rs"]
 mod ui_common;
+#[path = "../support/web_common/mod.rs"]
+mod web_common;
 
 // One module per former test binary.
 mod agent_control;
@@ -77,6 +79,7 @@ mod ui_snapshots;
 mod ui_stopped;
 mod ui_usage;
 mod watch_events;
+mod web_api;
 
 /// A child process of a store test (`store_common::child_command`) runs this test only.
 #[test]

@@ -38,6 +38,8 @@ mod server_common;
 mod tmux_common;
 #[path = "../support/ui_common/mod.rs"]
 mod ui_common;
+#[path = "../support/web_common/mod.rs"]
+mod web_common;
 #[path = "../support/zellij_common/mod.rs"]
 mod zellij_common;
 
@@ -73,6 +75,7 @@ mod ui_approvals_pty;
 mod ui_colors_pty;
 mod ui_pty;
 mod ui_typing;
+mod web_browser;
 mod wezterm_backend;
 mod zellij_backend;
 mod zellij_inside;

@@ -10,7 +10,7 @@ use crate::protocol::BackendRequest;
 
 mod task;
 
-pub use server::{AttachArgs, CtlAction, CtlArgs, ServeArgs, WaitArgs};
+pub use server::{AttachArgs, CtlAction, CtlArgs, ServeArgs, WaitArgs, WebArgs};
 use task::TASK_EXAMPLES;
 pub use task::{
     TaskAddArgs, TaskArgs, TaskClaimArgs, TaskCommand, TaskEditArgs, TaskIdArgs, TaskListArgs,
@@ -251,6 +251,10 @@ pub enum Command {
     /// Control a running team from a script: commands, approvals, status, events, waits
     #[command(after_help = server::CTL_EXAMPLES)]
     Ctl(CtlArgs),
+    /// Show a running team in a browser or on a phone: the team, its transcript, and the
+    /// requests waiting, answered from there
+    #[command(after_help = server::WEB_EXAMPLES)]
+    Web(WebArgs),
 }
 
 /// `teamlead guard --home H --agent-id NAME@TEAM -- PROGRAM ARGS…`.

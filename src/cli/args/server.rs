@@ -13,7 +13,19 @@ Examples:
 The server listens on a socket private to the user ($TEAMLEAD_RUNTIME_DIR, else
 $XDG_RUNTIME_DIR/teamlead, else <tmp>/teamlead-<uid>; directory 0700, socket 0600, the peer's
 uid is checked) and logs to the log file. SIGINT or SIGTERM quit the team as /quit does.
-`teamlead attach TEAM` shows it; `teamlead ctl TEAM …` controls it.";
+`teamlead attach TEAM` shows it; `teamlead ctl TEAM …` controls it; `--web` (or `teamlead web
+TEAM` beside it) shows it in a browser.";
+
+pub const WEB_EXAMPLES: &str = "\
+Examples:
+  teamlead web                              the one running team, on 127.0.0.1 at a free port
+  teamlead web parser-work --addr 127.0.0.1:8765
+  teamlead web parser-work --allow read,answer,message,steer,interrupt
+  teamlead serve --team ci-run --web        the server itself answers HTTP
+
+It prints a one-time login link: opening it gives that browser a session (a cookie). On a phone,
+reach it through an SSH tunnel (ssh -L 8765:127.0.0.1:8765 host) or a private network
+(tailscale serve 8765); --addr beyond 127.0.0.1 is plain HTTP to anyone who can reach it.";
 
 pub const ATTACH_EXAMPLES: &str = "\
 Examples:
@@ -64,6 +76,25 @@ pub struct ServeArgs {
     /// long: 8h, 30m, "1h 30m", or off [default: the config file's server-idle-exit, else off]
     #[arg(long, value_name = "DURATION")]
     pub idle_exit: Option<String>,
+    /// Also answer HTTP: the web view, on this address [default: 127.0.0.1 at a free port]
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::web::DEFAULT_ADDR)]
+    pub web: Option<String>,
+    /// What the web view may do: read,answer,message[,steer][,interrupt]
+    #[arg(long, value_name = "LIST", default_value = "read,answer,message")]
+    pub web_allow: String,
+}
+
+/// `teamlead web`.
+#[derive(Debug, Clone, Args)]
+pub struct WebArgs {
+    /// The team [default: the one team with a running server in this home]
+    pub team: Option<String>,
+    /// Where to listen (beyond 127.0.0.1 only when said)
+    #[arg(long, value_name = "ADDR", default_value = crate::web::DEFAULT_ADDR)]
+    pub addr: String,
+    /// What the page may do: read,answer,message[,steer][,interrupt]
+    #[arg(long, value_name = "LIST", default_value = "read,answer,message")]
+    pub allow: String,
 }
 
 /// `teamlead attach`.

@@ -100,7 +100,8 @@ pub(crate) fn needs(command: &LeadCommand) -> Needs {
         | LeadCommand::InterruptLead
         | LeadCommand::ScreenClosed
         | LeadCommand::Barrier { .. }
-        | LeadCommand::Tracked { .. } => Needs::Nothing,
+        | LeadCommand::Tracked { .. }
+        | LeadCommand::Note { .. } => Needs::Nothing,
     }
 }
 
@@ -155,6 +156,7 @@ fn never_held(command: &LeadCommand) -> bool {
             | LeadCommand::InterruptLead
             | LeadCommand::CycleLeadMode
             | LeadCommand::ScreenClosed
+            | LeadCommand::Note { .. }
     )
 }
 

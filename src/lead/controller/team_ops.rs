@@ -81,6 +81,10 @@ impl Controller {
                 self.on_command(*command);
                 self.store.set_origin(before);
             }
+            LeadCommand::Note { text } => {
+                let text = crate::protocol::display::visible_text(&text).into_owned();
+                self.note(text)
+            }
         }
     }
 

@@ -13,15 +13,14 @@ pub mod render;
 
 use crossterm::event::KeyEvent;
 
+use crate::lead::approval_text::always_updates;
 use crate::lead::contract::{PendingPermission, PermissionDecision};
 use crate::protocol::PermissionUpdate;
-use crate::protocol::permission::{Destination, PermissionRule, RuleBehavior, fallback_update};
 use crate::ui::keymap::{Action, Context};
 use crate::ui::modal::DialogOutcome;
 use crate::ui::modal::context::{ApprovalContext, DialogAction, DialogSender};
 use crate::ui::modal::feedback::FeedbackInput;
 use crate::ui::modal::guard::Guard;
-use crate::ui::transcript::wrap::sanitize;
 
 /// What an option does.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,89 +36,12 @@ pub enum Choice {
     No,
 }
 
-fn where_it_applies(destination: &Destination) -> &'static str {
-    match destination {
-        Destination::Session => "this session",
-        Destination::LocalSettings => "in its local settings",
-        Destination::ProjectSettings => "in its project settings",
-        Destination::UserSettings => "in its user settings",
-        Destination::CliArg => "for this run",
-    }
-}
+pub use crate::lead::approval_text::{describe, meaning};
 
-fn rules_text(rules: &[PermissionRule]) -> String {
-    rules
-        .iter()
-        .map(|r| sanitize(&r.label()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// What an offered update does, for a human: `allow Bash(cargo test:*) for @alpha this
-/// session`.
-pub fn describe(update: &PermissionUpdate, worker: &str) -> String {
-    match update {
-        PermissionUpdate::AddRules {
-            rules,
-            behavior: RuleBehavior::Allow,
-            destination,
-        } => format!(
-            "allow {} for @{worker} {}",
-            rules_text(rules),
-            where_it_applies(destination)
-        ),
-        PermissionUpdate::SetMode { mode, destination } => {
-            format!(
-                "switch @{worker} to {mode} {}",
-                where_it_applies(destination)
-            )
-        }
-        PermissionUpdate::AddDirectories {
-            directories,
-            destination,
-        } => format!(
-            "allow @{worker} into {} {}",
-            directories
-                .iter()
-                .map(|d| sanitize(d))
-                .collect::<Vec<_>>()
-                .join(", "),
-            where_it_applies(destination)
-        ),
-        other => sanitize(&other.label()),
-    }
-}
-
-/// What an update's rules allow, in words, for the "always" confirmation: `every command that
-/// starts with cargo test; exactly: echo a > out1` (sanitized); empty for modes and
-/// directories, whose text says it all.
-pub fn meaning(update: &PermissionUpdate) -> String {
-    match update {
-        PermissionUpdate::AddRules { rules, .. } => rules
-            .iter()
-            .map(|r| sanitize(&r.meaning()))
-            .collect::<Vec<_>>()
-            .join("; "),
-        _ => String::new(),
-    }
-}
-
-/// The "always" choices of a request: each well-formed suggestion that only widens what is
-/// allowed and whose rules allow only what they show (a teammate's `Bash(env:*)` is dropped,
-/// see [`PermissionUpdate::is_offerable`]); without one, the rule built from the tool and its
-/// input; without that, none.
+/// The "always" choices of a request (`lead::approval_text::always_updates`), each with what
+/// it does in words.
 pub fn always_choices(request: &PendingPermission) -> Vec<Choice> {
-    let mut offered: Vec<PermissionUpdate> = request
-        .suggestions
-        .iter()
-        .filter(|s| s.is_offerable())
-        .cloned()
-        .collect();
-    // A rule built from an input shown only in part could differ from the whole one's.
-    if offered.is_empty() && request.in_part.is_none() {
-        offered.extend(fallback_update(&request.tool_name, &request.input));
-    }
-    offered
+    always_updates(request)
         .into_iter()
         .map(|u| Choice::Always {
             what: describe(&u, &request.worker),

@@ -12,6 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::{Choice, PermissionDialog, View, body, options};
+use crate::lead::approval_text;
 use crate::lead::contract::PendingPermission;
 use crate::protocol::display::visible_line;
 use crate::ui::keymap::Context;
@@ -61,7 +62,7 @@ impl PermissionDialog {
         if body::carries_controls(head) {
             top.extend(wrap_line(
                 &Line::from(Span::styled(
-                    "⚠ This request carried control sequences: every one is shown as an escape (\\e[8m), never applied.",
+                    approval_text::CONTROLS_WARNING,
                     Style::default()
                         .fg(Color::Yellow)
                         .add_modifier(Modifier::BOLD),
@@ -80,7 +81,7 @@ impl PermissionDialog {
         if let Some(part) = &head.in_part {
             top.extend(wrap_line(
                 &Line::from(Span::styled(
-                    sanitize(&format!("⚠ This request is {}", part.note())),
+                    approval_text::in_part_warning(part),
                     Style::default().fg(Color::Yellow),
                 )),
                 0,
