@@ -249,7 +249,7 @@ fn the_spawn_refusal_names_every_pane_terminal() {
 }
 
 #[test]
-fn a_failed_or_denied_task_goes_back_to_pending_and_wait_tasks_done_holds_once_redone() {
+fn a_failed_or_denied_task_is_held_by_the_lead_and_wait_tasks_done_holds_once_redone() {
     let ws = Ws::new("redo");
     let hook = ws.root.path().join("policy.sh");
     std::fs::write(
@@ -260,7 +260,7 @@ fn a_failed_or_denied_task_goes_back_to_pending_and_wait_tasks_done_holds_once_r
     let hook_arg = format!("sh {}", hook.display());
     let mut server = ws.serve(&["--permission-hook", &hook_arg]);
     ws.ctl_ok(&["/spawn alpha \"take the tasks\""]);
-    // Fails (no marker yet), then is set back to pending with no owner.
+    // Fails (no marker yet), then is held by the lead until someone assigns it.
     ws.ctl_ok(&["/task add flaky --command \"test -f marker\""]);
     let status = || -> serde_json::Value {
         serde_json::from_str(&ws.ctl_ok(&["status", "--json"])).expect("json")
@@ -271,10 +271,10 @@ fn a_failed_or_denied_task_goes_back_to_pending_and_wait_tasks_done_holds_once_r
         })
     };
     wait_until(
-        "the failed task to be pending again",
+        "the failed task to be held by the lead",
         || {
             noted(
-                "Task #1 \"flaky\" is pending again, with no owner: alpha reported task 1 failed: exit 1.",
+                "Task #1 \"flaky\" is held by the lead: alpha reported task 1 failed: exit 1.",
             )
         },
         || format!("{:#?}", story(&ws)),
@@ -282,11 +282,9 @@ fn a_failed_or_denied_task_goes_back_to_pending_and_wait_tasks_done_holds_once_r
     // A denied command: the same.
     ws.ctl_ok(&["/task add risky --command \"touch not-allowed\""]);
     wait_until(
-        "the denied task to be pending again",
+        "the denied task to be held by the lead",
         || {
-            noted(
-                "Task #2 \"risky\" is pending again, with no owner: alpha reported task 2 not run",
-            )
+            noted("Task #2 \"risky\" is held by the lead: alpha reported task 2 not run")
         },
         || format!("{:#?}", story(&ws)),
     );
@@ -296,8 +294,9 @@ fn a_failed_or_denied_task_goes_back_to_pending_and_wait_tasks_done_holds_once_r
             .as_array()
             .and_then(|t| t.iter().find(|t| t["id"] == id))
             .expect("the task");
+        // Pending and owned by the lead: no teammate (nor a claude one) claims it.
         assert_eq!(task["status"], "pending", "{now}");
-        assert!(task["owner"].is_null(), "{now}");
+        assert_eq!(task["owner"], "team-lead", "{now}");
     }
     // alpha is not stuck agent_busy: it takes new work.
     ws.ctl_ok(&["/task add fine --command \"test -d .\""]);
