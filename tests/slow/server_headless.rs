@@ -272,20 +272,14 @@ fn a_failed_or_denied_task_is_held_by_the_lead_and_wait_tasks_done_holds_once_re
     };
     wait_until(
         "the failed task to be held by the lead",
-        || {
-            noted(
-                "Task #1 \"flaky\" is held by the lead: alpha reported task 1 failed: exit 1.",
-            )
-        },
+        || noted("Task #1 \"flaky\" is held by the lead: alpha reported task 1 failed: exit 1."),
         || format!("{:#?}", story(&ws)),
     );
     // A denied command: the same.
     ws.ctl_ok(&["/task add risky --command \"touch not-allowed\""]);
     wait_until(
         "the denied task to be held by the lead",
-        || {
-            noted("Task #2 \"risky\" is held by the lead: alpha reported task 2 not run")
-        },
+        || noted("Task #2 \"risky\" is held by the lead: alpha reported task 2 not run"),
         || format!("{:#?}", story(&ws)),
     );
     let now = status();

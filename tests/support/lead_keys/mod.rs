@@ -300,36 +300,50 @@ pub trait Keyboard {
     /// selection moves (`y`, `a` and `n` answer whatever is selected); the plan dialog's mode
     /// moves and is moved back, one press at a time.
     fn wait_out_grace(&self) {
-        let screen = self.screen();
-        match Dialog::on(&screen) {
-            Some(Dialog::Permission) => {
-                let before = selected(&screen);
-                self.press_until(Key::Right, "the permission dialog to take keys", |s| {
-                    Dialog::on(s) == Some(Dialog::Permission) && selected(s) != before
-                });
-                self.wait_quiet();
-            }
-            Some(Dialog::Plan) => {
-                let Some(mode) = plan_mode(&screen) else {
-                    panic!("the plan dialog shows no mode\n{}", self.explain());
-                };
-                self.press_until(Key::Right, "the plan dialog to take keys", |s| {
-                    plan_mode(s).is_some_and(|m| m != mode)
-                });
-                self.wait_quiet();
-                // Back to the mode it offered (a key after the grace period is never dropped).
-                loop {
-                    let now = plan_mode(&self.screen());
-                    if now.as_deref() == Some(mode.as_str()) {
-                        break;
-                    }
-                    self.press(Key::Left);
-                    self.poll_screen("the plan dialog's mode to move back", |s| {
-                        plan_mode(s) != now
+        // Ctrl+P may bring another dialog to the top (permissions before plans) after the
+        // screen was read: a dialog that changes under the presses starts the wait again.
+        loop {
+            let screen = self.screen();
+            let kind = Dialog::on(&screen);
+            match kind {
+                Some(Dialog::Permission) => {
+                    let before = selected(&screen);
+                    self.press_until(Key::Right, "the permission dialog to take keys", |s| {
+                        Dialog::on(s) != kind || selected(s) != before
                     });
+                    self.wait_quiet();
+                    if Dialog::on(&self.screen()) != kind {
+                        continue;
+                    }
+                    return;
                 }
+                Some(Dialog::Plan) => {
+                    let Some(mode) = plan_mode(&screen) else {
+                        panic!("the plan dialog shows no mode\n{}", self.explain());
+                    };
+                    self.press_until(Key::Right, "the plan dialog to take keys", |s| {
+                        Dialog::on(s) != kind || plan_mode(s).is_some_and(|m| m != mode)
+                    });
+                    self.wait_quiet();
+                    if Dialog::on(&self.screen()) != kind {
+                        continue;
+                    }
+                    // Back to the mode it offered (a key after the grace period is never
+                    // dropped).
+                    loop {
+                        let now = plan_mode(&self.screen());
+                        if now.as_deref() == Some(mode.as_str()) {
+                            break;
+                        }
+                        self.press(Key::Left);
+                        self.poll_screen("the plan dialog's mode to move back", |s| {
+                            plan_mode(s) != now
+                        });
+                    }
+                    return;
+                }
+                None => panic!("no approval dialog on screen\n{}", self.explain()),
             }
-            None => panic!("no approval dialog on screen\n{}", self.explain()),
         }
     }
 
@@ -341,9 +355,8 @@ pub trait Keyboard {
         self.press(Key::CtrlP);
         self.poll_screen("the approvals dialog", |s| Dialog::on(s).is_some());
         self.press(Key::CtrlP);
-        let dialog = Dialog::on(&self.screen()).expect("a dialog on screen");
         self.wait_out_grace();
-        dialog
+        Dialog::on(&self.screen()).expect("a dialog on screen")
     }
 
     /// Approves the request at the head of the approvals queue with `y`: opens the dialog on
