@@ -292,6 +292,16 @@ impl Keymap {
             .join(" · ")
     }
 
+    /// [`Keymap::hints`] without the hints of `left_out` (actions that do nothing for what is
+    /// selected, e.g. hide/show for an in-process teammate, which has no pane).
+    pub fn hints_without(&self, context: Context, left_out: &[Action]) -> String {
+        self.in_context(context)
+            .filter(|r| r.hint && !r.keys.is_empty() && !left_out.contains(&r.action))
+            .map(|r| format!("{} {}", r.keys[0].label(), r.what))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
     /// The hint line of a context with every key of each hint: `a/enter confirm · esc/← back`.
     pub fn hints_with_every_key(&self, context: Context) -> String {
         self.in_context(context)

@@ -155,3 +155,17 @@ fn bad_overrides_name_the_entry() {
         ])
         .unwrap();
 }
+
+#[test]
+fn hints_can_leave_out_what_does_nothing_for_the_selection() {
+    let map = Keymap::default();
+    let all = map.hints(Context::TeamsDetail);
+    assert!(all.contains("h hide/show"), "{all}");
+    let without = map.hints_without(Context::TeamsDetail, &[Action::ToggleHidden]);
+    assert!(!without.contains("hide/show"), "{without}");
+    assert_eq!(
+        without,
+        all.replace(" · h hide/show", ""),
+        "only that hint goes"
+    );
+}

@@ -161,7 +161,12 @@ pub fn render(
         ));
     }
 
-    let hints = hint_lines(&context.keymap.hints(Context::TeamsDetail), width);
+    let hints = hint_lines(
+        &context
+            .keymap
+            .hints_without(Context::TeamsDetail, &super::pointless_for(t)),
+        width,
+    );
     let notice = super::notice_lines(context, width);
     let height =
         (lines.len() + 2 + notice.len() + hints.len()).min(usize::from(area.height)) as u16;

@@ -62,8 +62,12 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, context: &TeamsCont
     let team = context.team;
     let now_ms = context.now_ms;
     let rows = team.len().max(1);
+    let left_out = team
+        .get(selected)
+        .map(super::pointless_for)
+        .unwrap_or_default();
     let hints = hint_lines(
-        &context.keymap.hints(Context::TeamsList),
+        &context.keymap.hints_without(Context::TeamsList, &left_out),
         area.width.saturating_sub(2),
     );
     let notice = super::notice_lines(context, area.width.saturating_sub(2));

@@ -184,6 +184,16 @@ impl TeamsDialog {
     }
 }
 
+/// The actions whose hints are left out for `t`: hide/show for an in-process teammate (it has
+/// no pane to hide; the key says so when pressed).
+pub(super) fn pointless_for(t: &TeammateView) -> Vec<Action> {
+    if t.backend == Some(crate::protocol::BackendKind::InProcess) {
+        vec![Action::ToggleHidden]
+    } else {
+        Vec::new()
+    }
+}
+
 /// The row above the hints: blank, or the lead's notice about the dialog's last action,
 /// wrapped to `width` (at most three rows).
 pub(crate) fn notice_lines(context: &TeamsContext<'_>, width: u16) -> Vec<Line<'static>> {
