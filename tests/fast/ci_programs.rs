@@ -1,4 +1,4 @@
-//! Every program the tests start by name is in `.ci/programs`, the one list `.ci/run`
+//! Every program the tests start by name is in `.ci/run`'s `PROGRAMS`, the one list it
 //! installs from: a new backend's tests cannot forget their install step (GNU screen's did, and
 //! `.ci/run` failed on every fresh machine).
 
@@ -76,7 +76,7 @@ fn every_program_a_test_starts_is_installed_by_ci() {
         .collect();
     assert!(
         missing.is_empty(),
-        "not in .ci/programs, so .ci/run would not install them on a fresh machine: {}",
+        "not in .ci/run's PROGRAMS, so .ci/run would not install them on a fresh machine: {}",
         missing.join(", ")
     );
 }
@@ -86,7 +86,7 @@ fn every_listed_program_says_how_it_is_installed() {
     for (program, install) in programs::listed() {
         assert!(
             install.starts_with("apt:") || install.starts_with("cargo:"),
-            ".ci/programs: `{program}` has no install (apt:<package> or cargo:<crate>): {install}"
+            ".ci/run PROGRAMS: `{program}` has no install (apt:<package> or cargo:<crate>): {install}"
         );
     }
 }
@@ -96,9 +96,15 @@ fn ci_run_installs_from_the_list() {
     let run = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/run"))
         .expect("read .ci/run");
     assert!(
-        run.contains("< .ci/programs"),
-        ".ci/run reads .ci/programs to know what to install"
+        run.contains("done <<< \"$PROGRAMS\""),
+        ".ci/run installs from its PROGRAMS list"
     );
+    for program in ["tmux", "screen", "kitty", "Xvfb", "man", "git", "zellij"] {
+        assert!(
+            programs::listed().iter().any(|(p, _)| p == program),
+            "{program} is in .ci/run's list"
+        );
+    }
 }
 
 #[test]

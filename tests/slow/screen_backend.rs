@@ -22,7 +22,7 @@ use teamlead::store::{Home, team};
 
 const WAIT: Duration = Duration::from_secs(10);
 
-/// The `screen` on PATH (.ci/run installs it from .ci/programs).
+/// The `screen` on PATH (.ci/run installs it from its list).
 fn screen() -> String {
     crate::programs::required("screen")
         .to_string_lossy()
