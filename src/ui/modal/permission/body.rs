@@ -38,35 +38,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
-
+    // What the lines say is tested in `lead::approval_text`; here, that they keep it and are
+    // styled by their kind.
     #[test]
-    fn bash_shows_the_command() {
-        let lines = input_lines(
-            "Bash",
-            &json!({"command": "cargo test", "description": "x"}),
-        );
-        assert_eq!(text(&lines), vec!["cargo test"]);
-    }
-
-    #[test]
-    fn edit_is_a_diff_and_write_is_additions() {
-        let edit = json!({"file_path": "src/a.rs", "old_string": "a\nb", "new_string": "c"});
-        assert_eq!(
-            text(&input_lines("Edit", &edit)),
-            vec!["src/a.rs", "- a", "- b", "+ c"]
-        );
-        let write = json!({"file_path": "b.txt", "content": "hi"});
-        assert_eq!(text(&input_lines("Write", &write)), vec!["b.txt", "+ hi"]);
-    }
-
-    #[test]
-    fn unknown_tools_and_odd_inputs_are_pretty_json() {
-        let lines = input_lines("Grep", &json!({"pattern": "x"}));
-        assert_eq!(text(&lines), vec!["{", "  \"pattern\": \"x\"", "}"]);
-        let odd = input_lines("Bash", &json!({"cmd": 1}));
-        assert_eq!(text(&odd)[0], "{");
+    fn the_shared_lines_are_kept_and_styled() {
+        let edit = json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "c"});
+        let lines = input_lines("Edit", &edit);
+        let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        assert_eq!(text, vec!["src/a.rs", "- a", "+ c"]);
+        assert_ne!(lines[1].spans[0].style, lines[2].spans[0].style);
     }
 }
