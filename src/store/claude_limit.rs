@@ -16,7 +16,7 @@ pub fn limit_reset_ms(entry: &Value) -> Option<u64> {
     if entry["type"] != "assistant" || entry["isApiErrorMessage"] != true {
         return None;
     }
-    let text = entry_text(&entry["message"]["content"]);
+    let text = content_text(&entry["message"]["content"]);
     let at = entry["timestamp"]
         .as_str()
         .and_then(|t| DateTime::parse_from_rfc3339(t).ok())?
@@ -24,8 +24,9 @@ pub fn limit_reset_ms(entry: &Value) -> Option<u64> {
     reset_at(&text, at).map(|t| t.timestamp_millis().max(0) as u64)
 }
 
-/// The text blocks of a message's content (or its text, when it is a string).
-fn entry_text(content: &Value) -> String {
+/// The text blocks of a message's content (or its text, when it is a string): a transcript
+/// entry's message or a tool result's content (`store::claude_undelivered` reads those too).
+pub(super) fn content_text(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(blocks) => blocks

@@ -52,7 +52,7 @@ const NOT_SENT: [&str; 6] = [
 
 /// The frame `tool`'s call with `input` could not deliver, when its result `block` says so.
 pub fn undelivered(tool: &str, input: &Value, block: &Value) -> Option<Undelivered> {
-    let said = result_text(&block["content"]);
+    let said = super::claude_limit::content_text(&block["content"]);
     let lower = said.to_lowercase();
     if !NOT_SENT.iter().any(|w| lower.contains(w)) {
         return None;
@@ -88,19 +88,6 @@ fn to_the_lead(input: &Value) -> bool {
     match to {
         Some(to) => to == crate::protocol::LEAD_NAME,
         None => input["type"] == "shutdown_response",
-    }
-}
-
-/// A tool result's text: a string, or its text blocks joined.
-fn result_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
     }
 }
 
