@@ -42,6 +42,7 @@ fn programs_started() -> BTreeSet<(String, String)> {
     let mut files = Vec::new();
     sources(&root.join("tests"), &mut files);
     sources(&root.join("src"), &mut files);
+    sources(&root.join("crates"), &mut files);
     let mut started = BTreeSet::new();
     for file in files {
         let text = std::fs::read_to_string(&file).expect("read a source file");

@@ -15,8 +15,9 @@ mod lead_common;
 mod llm_common;
 #[path = "../support/programs/mod.rs"]
 mod programs;
-#[path = "../support/store_common/mod.rs"]
-mod store_common;
+#[path = "../support/store_killers.rs"]
+mod store_killers;
+use teamlead_test_support::store as store_common;
 #[path = "../support/ui_common/mod.rs"]
 mod ui_common;
 #[path = "../support/web_common/mod.rs"]
@@ -54,19 +55,9 @@ mod llm_tools;
 mod llm_turns;
 mod llm_wire;
 mod shell_rules;
-mod store_bad_input;
 mod store_concurrency;
 mod store_dead_writers;
-mod store_drain;
-mod store_fixtures;
-mod store_hostile;
-mod store_ids_modes;
 mod store_interop;
-mod store_liveness;
-mod store_lock_release;
-mod store_tasks;
-mod store_team;
-mod store_team_guard;
 mod ui_app_loop;
 mod ui_approvals;
 mod ui_client_prompt;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use teamlead::store::lock::{self, lock_dir_of};
 
-use store_common::killers::identity;
+use crate::store_killers::identity;
 use store_common::{ChildGuard, ChildJob, TempHome, child_command, wait_until};
 
 /// The goal for the wait after a teamlead holder died: asserted for 90 % of kills.
@@ -232,11 +232,11 @@ mod sends {
     use teamlead::protocol::{InboxEntry, TeamFile};
     use teamlead::store::{create_team, inbox, lock};
 
-    use super::store_common::killers::{
-        Exits, Live, Outcome, TEAM, TO, kill_holder, kill_random, leftovers, node_loop, send_loop,
-    };
     use super::store_common::{TempHome, inbox_texts, wait_until};
     use super::{assert_fast, distribution};
+    use crate::store_killers::{
+        Exits, Live, Outcome, TEAM, TO, kill_holder, kill_random, leftovers, node_loop, send_loop,
+    };
 
     const SENDERS: usize = 16;
     const HOLDER_KILLS: usize = 150;
