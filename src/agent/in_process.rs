@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 
 use super::asker::PermissionAsker;
+use super::engines::EngineKind;
 use super::error::blocking;
 use super::events::TeammateEvent;
 use super::runtime::{TeammateConfig, TeammateHandle, spawn_in_process};
@@ -36,6 +37,8 @@ pub struct InProcessExecutor {
     events: mpsc::UnboundedSender<TeammateEvent>,
     /// Applied to every teammate it starts (the poll interval, mostly).
     template: Option<ConfigAdjuster>,
+    /// The engine of every teammate it starts (`shell` unless told otherwise).
+    engine: EngineKind,
     handles: Mutex<HashMap<String, TeammateHandle>>,
 }
 
@@ -53,6 +56,7 @@ impl InProcessExecutor {
             asker,
             events,
             template: None,
+            engine: EngineKind::Shell,
             handles: Mutex::new(HashMap::new()),
         }
     }
@@ -63,6 +67,12 @@ impl InProcessExecutor {
         adjust: impl Fn(&mut TeammateConfig) + Send + Sync + 'static,
     ) -> InProcessExecutor {
         self.template = Some(Box::new(adjust));
+        self
+    }
+
+    /// Starts every teammate with this engine.
+    pub fn with_engine(mut self, engine: EngineKind) -> InProcessExecutor {
+        self.engine = engine;
         self
     }
 
@@ -116,8 +126,14 @@ impl InProcessExecutor {
             adjust(&mut config);
         }
         // An `llm` teammate uses the model the lead asked for (a `shell` one has none).
-        config.engine.set_model(request.model.as_deref());
-        let handle = spawn_in_process(config, self.asker.clone(), self.events.clone());
+        let mut engine = self.engine.clone();
+        engine.set_model(request.model.as_deref());
+        let handle = spawn_in_process(
+            config,
+            engine.engine(),
+            self.asker.clone(),
+            self.events.clone(),
+        );
         self.handles().insert(request.name.clone(), handle);
         Ok(Spawned {
             pane_id: IN_PROCESS.to_string(),

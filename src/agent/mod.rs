@@ -5,6 +5,7 @@
 //! [`TeammateExecutor`](crate::backend::executor::TeammateExecutor).
 
 pub mod asker;
+pub mod engines;
 pub mod error;
 pub mod events;
 pub mod gate;
@@ -12,14 +13,17 @@ pub mod in_process;
 pub mod llm;
 pub mod mailbox_asker;
 pub mod metrics;
+#[cfg(test)]
+mod poll_tests;
 pub mod process;
 pub mod runtime;
 pub mod shell;
 
 pub use asker::{AskError, Asking, PermissionAsker};
+pub use engines::EngineKind;
 pub use error::AgentError;
 pub use events::{LogKind, StopReason, TeammateEvent, TeammateEventKind, Usage, UsageMeter};
 pub use mailbox_asker::MailboxAsker;
 pub use runtime::{
-    Controls, EngineKind, TeammateConfig, TeammateHandle, run_teammate, spawn_in_process,
+    Controls, Engine, TeammateConfig, TeammateHandle, run_teammate, spawn_in_process,
 };

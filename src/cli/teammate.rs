@@ -7,21 +7,23 @@ use color_eyre::eyre::{Result, bail, eyre};
 
 use super::Context;
 use super::args::{EngineChoice, TeammateArgs};
+use crate::agent::EngineKind;
 use crate::agent::events::StopReason;
 use crate::agent::llm::LlmConfig;
-use crate::agent::runtime::{EngineKind, TeammateConfig};
+use crate::agent::runtime::TeammateConfig;
 use crate::protocol::names::check_path_component;
 use crate::protocol::{AgentId, Color};
 
 /// Runs one teammate until it shuts down.
 pub fn run(ctx: &Context, args: &TeammateArgs) -> Result<()> {
-    let config = config_from(ctx, args)?;
+    let (config, engine) = config_from(ctx, args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()?;
     let reason = runtime.block_on(crate::agent::process::run(
         config,
+        engine,
         Box::new(std::io::stdout()),
     ));
     // A blocking read still in flight must not keep a stopped teammate alive.
@@ -32,8 +34,8 @@ pub fn run(ctx: &Context, args: &TeammateArgs) -> Result<()> {
     }
 }
 
-/// The runtime's configuration from the command line and the pane's environment.
-pub fn config_from(ctx: &Context, args: &TeammateArgs) -> Result<TeammateConfig> {
+/// The runtime's configuration and engine from the command line and the pane's environment.
+pub fn config_from(ctx: &Context, args: &TeammateArgs) -> Result<(TeammateConfig, EngineKind)> {
     let id = AgentId::parse(&args.agent_id)
         .ok_or_else(|| eyre!("--agent-id must be NAME@TEAM, got `{}`", args.agent_id))?;
     if id.name != args.agent_name || id.team != args.team_name {
@@ -61,15 +63,16 @@ pub fn config_from(ctx: &Context, args: &TeammateArgs) -> Result<TeammateConfig>
         .and_then(Color::parse)
         .map(|c| c.as_str().to_string());
     config.mode = args.start_mode();
+    let mut engine = EngineKind::Shell;
     if let EngineChoice::Llm = args.engine {
         // One line, never a key: the flag over the environment over the config file.
         let llm = LlmConfig::from_environment(args.model.as_deref()).map_err(|e| eyre!("{e}"))?;
-        config.engine = EngineKind::llm(llm);
+        engine = EngineKind::llm(llm);
     }
     config.plan_mode_required = args.plan_mode_required;
     let env = crate::backend::detect::CapturedEnv::from_process();
     (config.pane_id, config.backend_type) = own_pane(&env);
-    Ok(config)
+    Ok((config, engine))
 }
 
 /// The pane this teammate runs in and its backend, from the variables its terminal sets: the

@@ -254,6 +254,7 @@ async fn mailbox_asker_waits_for_the_leads_answer_and_ignores_others() {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let handle = spawn_with_controls(
         team.config("remote", PermissionMode::Default),
+        teamlead::agent::EngineKind::Shell.engine(),
         Arc::new(asker),
         tx,
         controls,

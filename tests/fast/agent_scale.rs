@@ -7,7 +7,7 @@ use crate::agent_common;
 use std::time::{Duration, Instant};
 
 use agent_common::{Policy, RecordingAsker, TestTeam, wait_for};
-use teamlead::agent::{TeammateEventKind, metrics, spawn_in_process};
+use teamlead::agent::{EngineKind, TeammateEventKind, metrics, spawn_in_process};
 use teamlead::protocol::PermissionMode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -23,7 +23,12 @@ async fn a_hundred_idle_teammates_cost_little() {
     for i in 0..COUNT {
         let mut config = team.config(&format!("idle-{i}"), PermissionMode::Default);
         config.poll_interval = Duration::from_secs(1);
-        handles.push(spawn_in_process(config, asker.shared(), tx.clone()));
+        handles.push(spawn_in_process(
+            config,
+            EngineKind::Shell.engine(),
+            asker.shared(),
+            tx.clone(),
+        ));
     }
     // Every teammate has started and looked at its (empty) inbox and task list once.
     let mut started = 0;

@@ -128,31 +128,45 @@ const LAYERS: [&str; 11] = [
 /// Every layer a file's code names: `crate::<layer>` paths (in `use` trees too, grouped or
 /// not) and `super::…` chains that climb out of the file's own layer.
 fn layers_named(file: &str, text: &str) -> Vec<(String, usize)> {
+    paths_named(file, text)
+        .into_iter()
+        .filter_map(|(path, line)| Some((path.first()?.clone(), line)))
+        .collect()
+}
+
+/// Every module path of this crate a file's code names, from the crate root (`crate::a::b`,
+/// and `super::…` and `self::…` chains resolved against the file's own module), with its line.
+fn paths_named(file: &str, text: &str) -> Vec<(Vec<String>, usize)> {
     use syn::visit::Visit;
 
-    struct Names<'a> {
-        module: Vec<&'a str>,
-        found: Vec<(String, usize)>,
+    struct Names {
+        module: Vec<String>,
+        found: Vec<(Vec<String>, usize)>,
     }
 
-    impl Names<'_> {
-        /// The top module a path starting with `segments` names, if it leaves the crate root.
+    impl Names {
+        /// The path from the crate root that `segments` name, if they start at `crate`,
+        /// `super` or `self`.
         fn resolve(&mut self, segments: &[String], line: usize) {
             let Some(first) = segments.first() else {
                 return;
             };
             if first == "crate" {
-                if let Some(top) = segments.get(1) {
-                    self.found.push((top.clone(), line));
-                }
+                self.found.push((segments[1..].to_vec(), line));
+                return;
+            }
+            if first == "self" {
+                let mut path = self.module.clone();
+                path.extend_from_slice(&segments[1..]);
+                self.found.push((path, line));
                 return;
             }
             let supers = segments.iter().take_while(|s| *s == "super").count();
-            if supers > 0 && supers >= self.module.len() {
-                // Climbed to the crate root: the next segment is a top module.
-                if let Some(top) = segments.get(supers) {
-                    self.found.push((top.clone(), line));
-                }
+            if supers > 0 {
+                let kept = self.module.len().saturating_sub(supers);
+                let mut path = self.module[..kept].to_vec();
+                path.extend_from_slice(&segments[supers..]);
+                self.found.push((path, line));
             }
         }
 
@@ -188,7 +202,7 @@ fn layers_named(file: &str, text: &str) -> Vec<(String, usize)> {
         }
     }
 
-    impl<'ast> Visit<'ast> for Names<'_> {
+    impl<'ast> Visit<'ast> for Names {
         fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
             self.use_tree(&mut Vec::new(), &u.tree);
         }
@@ -205,16 +219,26 @@ fn layers_named(file: &str, text: &str) -> Vec<(String, usize)> {
     }
 
     let syntax = syn::parse_file(text).unwrap_or_else(|e| panic!("src/{file}: {e}"));
-    let mut module: Vec<&str> = file.trim_end_matches(".rs").split('/').collect();
-    if module.last() == Some(&"mod") {
-        module.pop();
-    }
-    let mut names = Names {
-        module,
+    let names = Names {
+        module: module_of(file),
         found: Vec::new(),
     };
+    let mut names = names;
     names.visit_file(&syntax);
     names.found
+}
+
+/// The module path of a source file (`agent/llm/mod.rs` → `agent::llm`).
+fn module_of(file: &str) -> Vec<String> {
+    let mut module: Vec<String> = file
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(str::to_string)
+        .collect();
+    if module.last().is_some_and(|m| m == "mod") {
+        module.pop();
+    }
+    module
 }
 
 /// Each use of a later layer by an earlier one, as `src/file:line: <layer> uses <layer>`.
@@ -308,4 +332,141 @@ fn lib_and_design_list_the_same_layer_order() {
         .filter(|name| LAYERS.contains(name))
         .collect();
     assert_eq!(rows, LAYERS, "the layer table of docs/DESIGN.md");
+}
+
+/// The import cycles among the folders of `root` (and, inside each folder, among its
+/// subfolders and files): for every folder, its children are the units, and a file's use of
+/// something in a sibling unit is an edge between the two. A cycle that goes through a folder
+/// is reported as `in <folder>: a → b → a (file:line, …)`; files of one folder that name each
+/// other are not folders and are left alone.
+fn folder_cycles(files: &[(String, String)], root: &str) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|(f, _)| module_of(f)).collect();
+    let folders: BTreeSet<Vec<String>> = files
+        .iter()
+        .filter(|(f, _)| f.ends_with("/mod.rs"))
+        .map(|(f, _)| module_of(f))
+        .collect();
+    // parent → (unit → units it uses, with where).
+    type Edges = BTreeMap<String, BTreeMap<String, String>>;
+    let mut graph: BTreeMap<Vec<String>, Edges> = BTreeMap::new();
+    for (file, text) in files {
+        let own = module_of(file);
+        if own.first().map(String::as_str) != Some(root) {
+            continue;
+        }
+        for (mut path, line) in paths_named(file, text) {
+            while !path.is_empty() && !modules.contains(&path) {
+                path.pop();
+            }
+            let common = own.iter().zip(&path).take_while(|(a, b)| a == b).count();
+            if common == own.len() || common == path.len() {
+                continue; // itself, an ancestor or a descendant
+            }
+            graph
+                .entry(own[..common].to_vec())
+                .or_default()
+                .entry(own[common].clone())
+                .or_default()
+                .entry(path[common].clone())
+                .or_insert_with(|| format!("src/{file}:{line}"));
+        }
+    }
+    let mut cycles = Vec::new();
+    for (parent, edges) in &graph {
+        let is_folder = |unit: &String| {
+            let mut p = parent.clone();
+            p.push(unit.clone());
+            folders.contains(&p)
+        };
+        // A unit is on a cycle with `next` when `next` reaches it back.
+        let reaches = |from: &String, to: &String| {
+            let mut seen = BTreeSet::new();
+            let mut stack = vec![from.clone()];
+            while let Some(u) = stack.pop() {
+                if &u == to {
+                    return true;
+                }
+                if seen.insert(u.clone()) {
+                    stack.extend(edges.get(&u).into_iter().flat_map(|e| e.keys().cloned()));
+                }
+            }
+            false
+        };
+        for (unit, uses) in edges {
+            for (next, at) in uses {
+                if (is_folder(unit) || is_folder(next)) && reaches(next, unit) {
+                    cycles.push(format!(
+                        "in {}: {unit} uses {next} ({at}) and {next} reaches {unit} back",
+                        parent.join("::")
+                    ));
+                }
+            }
+        }
+    }
+    cycles
+}
+
+#[test]
+fn no_import_cycle_between_the_folders_of_the_agent() {
+    let cycles = folder_cycles(&sources(), "agent");
+    assert!(
+        cycles.is_empty(),
+        "import cycles between folders of src/agent/ (the runtime knows engines only through \
+         its Engine trait; the loop's types live beside the loop):\n{}",
+        cycles.join("\n")
+    );
+}
+
+#[test]
+fn the_runtime_names_no_engine() {
+    let mut offenders = Vec::new();
+    for (file, text) in sources() {
+        if !file.starts_with("agent/runtime/") {
+            continue;
+        }
+        for (path, line) in paths_named(&file, &text) {
+            let named: Vec<&str> = path.iter().map(String::as_str).collect();
+            if let ["agent", "llm" | "shell" | "engines", ..] = named.as_slice() {
+                offenders.push(format!("src/{file}:{line}: {}", path.join("::")));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "the runtime names an engine's own types:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_cycle_check_sees_a_cycle_through_a_folder() {
+    let files = [
+        ("agent/mod.rs", "pub mod runtime; pub mod llm;"),
+        ("agent/runtime/mod.rs", "pub mod teammate;"),
+        ("agent/runtime/teammate.rs", "use crate::agent::llm::State;"),
+        ("agent/llm/mod.rs", "pub mod turn;"),
+        (
+            "agent/llm/turn.rs",
+            "use super::super::runtime::teammate::T;",
+        ),
+        // Two files of one folder that name each other: not a folder cycle.
+        ("agent/shell/mod.rs", "use self::job::J;"),
+        ("agent/shell/job.rs", "use super::Job;"),
+        ("agent/shell/plan.rs", "use super::job::J;"),
+        ("agent/shell/job2.rs", "use super::plan::P;"),
+    ];
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(f, t)| (f.to_string(), t.to_string()))
+        .collect();
+    let found = folder_cycles(&files, "agent");
+    assert_eq!(
+        found,
+        vec![
+            "in agent: llm uses runtime (src/agent/llm/turn.rs:1) and runtime reaches llm back",
+            "in agent: runtime uses llm (src/agent/runtime/teammate.rs:1) and llm reaches runtime back",
+        ],
+        "{found:#?}"
+    );
 }

@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use agent_common::{Policy, RecordingAsker, Running, TestTeam, idles, spawn, wait_for};
+use agent_common::{Policy, RecordingAsker, Running, TestTeam, WithEngine, idles, spawn, wait_for};
 use llm_common::{Reply, ScriptServer, anthropic, openai};
+use teamlead::agent::EngineKind;
+use teamlead::agent::TeammateEventKind;
 use teamlead::agent::llm::{ApiKey, LlmConfig, Provider};
-use teamlead::agent::runtime::EngineKind;
-use teamlead::agent::{TeammateConfig, TeammateEventKind};
 use teamlead::protocol::frames::{Frame, IdleReason, PlanApprovalResponse, plan_digest};
 use teamlead::protocol::time::now_iso;
 use teamlead::protocol::{InboxEntry, LEAD_NAME, PermissionMode, TaskStatus};
@@ -30,15 +30,8 @@ fn anthropic_config(server: &ScriptServer) -> LlmConfig {
     c
 }
 
-fn llm_teammate(
-    team: &TestTeam,
-    name: &str,
-    mode: PermissionMode,
-    llm: LlmConfig,
-) -> TeammateConfig {
-    let mut config = team.config(name, mode);
-    config.engine = EngineKind::llm(llm);
-    config
+fn llm_teammate(team: &TestTeam, name: &str, mode: PermissionMode, llm: LlmConfig) -> WithEngine {
+    WithEngine(team.config(name, mode), EngineKind::llm(llm))
 }
 
 /// The text of every event, for looking for a key.
@@ -84,7 +77,7 @@ async fn a_teammate_claims_a_task_runs_bash_after_approval_reports_and_completes
         PermissionMode::Default,
         anthropic_config(&server),
     );
-    let usage = config.usage.clone();
+    let usage = config.0.usage.clone();
     let mut running = spawn(config, asker.shared());
 
     // It asks for Bash with the model's own call, and waits: nothing more goes to the model.
@@ -313,7 +306,7 @@ async fn a_401_fails_the_turn_and_the_key_shows_nowhere() {
         PermissionMode::Default,
         anthropic_config(&server),
     );
-    let usage = config.usage.clone();
+    let usage = config.0.usage.clone();
     team.send(
         "builder",
         InboxEntry::new(LEAD_NAME, "Please check the build."),

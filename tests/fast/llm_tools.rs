@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use agent_common::{Policy, RecordingAsker, TestTeam, idles, spawn, wait_for};
+use agent_common::{Policy, RecordingAsker, TestTeam, WithEngine, idles, spawn, wait_for};
 use llm_common::{Reply, ScriptServer, anthropic};
+use teamlead::agent::EngineKind;
 use teamlead::agent::llm::{LlmConfig, Provider};
-use teamlead::agent::runtime::EngineKind;
 use teamlead::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
 
 #[tokio::test]
@@ -62,11 +62,10 @@ async fn several_calls_in_one_answer_run_in_order_through_the_gate() {
     .await;
     let mut llm = LlmConfig::new(Provider::Anthropic, &server.base_url(), "claude-haiku-4-5");
     llm.retry.base_delay = Duration::from_millis(10);
-    let mut config = team.config("worker", PermissionMode::Default);
-    config.engine = EngineKind::llm(llm);
+    let config = team.config("worker", PermissionMode::Default);
     let asker = RecordingAsker::new(Policy::Approve);
     team.send("worker", InboxEntry::new(LEAD_NAME, "Polish a.txt."));
-    let _running = spawn(config, asker.shared());
+    let _running = spawn(WithEngine(config, EngineKind::llm(llm)), asker.shared());
 
     let idle = wait_for("the idle notification", 10, || {
         idles(&team).first().cloned()
@@ -160,10 +159,12 @@ async fn the_teammates_own_key_is_scrubbed_from_what_tools_return_and_what_it_sa
     let mut llm = LlmConfig::new(Provider::Anthropic, &server.base_url(), "claude-haiku-4-5")
         .with_api_key(teamlead::agent::llm::ApiKey::new(KEY));
     llm.retry.base_delay = Duration::from_millis(10);
-    let mut config = team.config("worker", PermissionMode::BypassPermissions);
-    config.engine = EngineKind::llm(llm);
+    let config = team.config("worker", PermissionMode::BypassPermissions);
     team.send("worker", InboxEntry::new(LEAD_NAME, "What is in .env?"));
-    let mut running = spawn(config, RecordingAsker::new(Policy::Approve).shared());
+    let mut running = spawn(
+        WithEngine(config, EngineKind::llm(llm)),
+        RecordingAsker::new(Policy::Approve).shared(),
+    );
 
     let idle = wait_for("the idle notification", 10, || {
         idles(&team).first().cloned()

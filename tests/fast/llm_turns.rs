@@ -2,7 +2,7 @@
 //! at once and the model hears of it next turn; a conversation over its budget is compacted
 //! through a dedicated summary request, and the next turn starts from the summary; two
 //! teammates on one key wait out a 429 together. And the one agent loop itself, driven by an
-//! engine of the test's own: what it shows and what the model is sent next hold no key, and a
+//! loop host of the test's own: what it shows and what the model is sent next hold no key, and a
 //! call after the one that ended the turn is answered "Not run".
 
 use crate::agent_common;
@@ -10,15 +10,16 @@ use crate::llm_common;
 
 use std::time::Duration;
 
-use agent_common::{Policy, RecordingAsker, TestTeam, idles, spawn, wait_for};
+use agent_common::{Policy, RecordingAsker, TestTeam, WithEngine, idles, spawn, wait_for};
 use llm_common::{Reply, ScriptServer, anthropic};
 use serde_json::json;
+use teamlead::agent::EngineKind;
+use teamlead::agent::llm::agent_loop::{
+    Call, Control, Cut, LoopHost, NOT_RUN, Notice, ToolOutput, TurnEnd, run_turn,
+};
 use teamlead::agent::llm::conversation::ToolSpec;
-use teamlead::agent::llm::engine::{Cut, Engine, NOT_RUN, Notice, TurnEnd, run_turn};
 use teamlead::agent::llm::session::Session;
-use teamlead::agent::llm::tools::{Call, Control, ToolOutput};
 use teamlead::agent::llm::{ApiKey, LlmConfig, Provider};
-use teamlead::agent::runtime::EngineKind;
 use teamlead::agent::{TeammateEventKind, UsageMeter};
 use teamlead::protocol::frames::IdleReason;
 use teamlead::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
@@ -32,10 +33,11 @@ fn anthropic_config(server: &ScriptServer) -> LlmConfig {
     c
 }
 
-fn llm_teammate(team: &TestTeam, name: &str, llm: LlmConfig) -> teamlead::agent::TeammateConfig {
-    let mut config = team.config(name, PermissionMode::Default);
-    config.engine = EngineKind::llm(llm);
-    config
+fn llm_teammate(team: &TestTeam, name: &str, llm: LlmConfig) -> WithEngine {
+    WithEngine(
+        team.config(name, PermissionMode::Default),
+        EngineKind::llm(llm),
+    )
 }
 
 #[tokio::test]
@@ -105,7 +107,7 @@ async fn a_long_conversation_is_compacted_through_a_summary_request() {
     llm.context.max_tokens = 1_000;
     llm.context.keep_exchanges = 1;
     let config = llm_teammate(&team, "builder", llm);
-    let usage = config.usage.clone();
+    let usage = config.0.usage.clone();
     team.send("builder", InboxEntry::new(LEAD_NAME, "Look at the parser."));
     let running = spawn(config, RecordingAsker::new(Policy::Approve).shared());
     wait_for("the first idle", 10, || {
@@ -154,7 +156,7 @@ async fn a_long_conversation_is_compacted_through_a_summary_request() {
 
 const LOOP_KEY: &str = "sk-ant-api03-one-loop-SECRET-77";
 
-/// An engine of the test's own: it records what the loop shows, and its one tool answers with
+/// A loop host of the test's own: it records what the loop shows, and its one tool answers with
 /// the key in its text and ends the turn as an interruption would.
 struct Recorder {
     usage: UsageMeter,
@@ -163,7 +165,7 @@ struct Recorder {
     ran: Vec<String>,
 }
 
-impl Engine for Recorder {
+impl LoopHost for Recorder {
     fn speaker(&self) -> &str {
         "tester"
     }
@@ -224,23 +226,23 @@ async fn the_one_loop_scrubs_what_leaves_it_and_answers_calls_after_the_end_not_
     let config = LlmConfig::new(Provider::Anthropic, &server.base_url(), "claude-sonnet-4-5")
         .with_api_key(ApiKey::new(LOOP_KEY));
     let mut session = Session::new(&config).expect("session");
-    let mut engine = Recorder {
+    let mut host = Recorder {
         usage: UsageMeter::new(),
         shown: Vec::new(),
         notices: Vec::new(),
         ran: Vec::new(),
     };
     let cancel = CancellationToken::new();
-    let first = run_turn(&mut engine, &mut session, "Look it up.".into(), &cancel).await;
+    let first = run_turn(&mut host, &mut session, "Look it up.".into(), &cancel).await;
     assert_eq!(first.end, TurnEnd::Interrupted);
     assert!(!first.last_text.contains(LOOP_KEY), "{}", first.last_text);
-    assert_eq!(engine.ran, ["toolu_1"], "the second call is not run");
+    assert_eq!(host.ran, ["toolu_1"], "the second call is not run");
     assert_eq!(
-        engine.shown,
+        host.shown,
         ["The proxy echoed <redacted> back.", "Looking it up twice."],
         "shown a paragraph at a time, without the key"
     );
-    let second = run_turn(&mut engine, &mut session, "Again.".into(), &cancel).await;
+    let second = run_turn(&mut host, &mut session, "Again.".into(), &cancel).await;
     assert_eq!(second.end, TurnEnd::Done);
     assert_eq!(second.last_text, "Fine.");
 
@@ -260,9 +262,9 @@ async fn the_one_loop_scrubs_what_leaves_it_and_answers_calls_after_the_end_not_
     assert_eq!(NOT_RUN, "Not run: the turn ended first.");
     assert!(sent.contains(NOT_RUN), "{sent}");
     assert!(sent.contains("[The user interrupted this turn.]"), "{sent}");
-    let used = engine.usage.snapshot();
+    let used = host.usage.snapshot();
     assert_eq!((used.requests, used.tool_uses), (2, 1));
-    assert!(engine.notices.is_empty(), "{:?}", engine.notices);
+    assert!(host.notices.is_empty(), "{:?}", host.notices);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,15 +5,15 @@
 //! retrying ([`client`], pausing as [`retry`] says, and as the team's rate-limit [`governor`]
 //! says); answers are read from SSE ([`sse`], [`wire`]); the model's tools go through the
 //! permission gate ([`tools`]); long conversations are compacted ([`compact`]). The one agent
-//! loop is [`engine`]: a model [`session`] and an [`engine::Engine`], which a teammate
+//! loop is [`agent_loop`]: a model [`session`] and an [`agent_loop::Engine`], which a teammate
 //! ([`turn`], what the runtime calls for each turn of an `llm` teammate, with its state between
 //! turns in [`teammate`]) and the lead model (`lead::model`) each implement.
 
+pub mod agent_loop;
 pub mod client;
 pub mod compact;
 pub mod config;
 pub mod conversation;
-pub mod engine;
 pub mod error;
 pub mod governor;
 pub mod narrate;
@@ -24,7 +24,7 @@ pub mod session;
 pub mod sse;
 pub(crate) mod teammate;
 pub mod tools;
-pub(crate) mod turn;
+pub mod turn;
 pub mod wire;
 
 pub use client::LlmClient;
@@ -33,3 +33,4 @@ pub use config::{
 };
 pub use error::LlmError;
 pub use secret::ApiKey;
+pub use turn::LlmEngine;

@@ -1,11 +1,11 @@
 //! How an `llm` teammate's tool calls show in its inline transcript: each call as one line
 //! (`Bash(cargo test)`, `SendMessage → team-lead: …`) and each result's first line (errors as
 //! warnings). The model's text and the notices are shown by the agent loop's one printer
-//! ([`engine::Printer`](super::engine::Printer)).
+//! ([`agent_loop::Printer`](super::agent_loop::Printer)).
 
 use serde_json::Value;
 
-use super::tools::{Call, ToolOutput};
+use super::agent_loop::{Call, ToolOutput};
 use crate::agent::events::{EventSink, LogKind};
 use crate::protocol::inbox::{clip, first_line, input_preview};
 

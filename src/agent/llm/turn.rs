@@ -1,7 +1,7 @@
-//! One turn of an `llm` teammate: the teammate's side of the one agent loop
-//! ([`engine::run_turn`](super::engine::run_turn)). A turn starts when messages arrived or
+//! The `llm` engine of a teammate ([`LlmEngine`]) and one of its turns: the teammate's side of the one agent loop
+//! ([`agent_loop::run_turn`](super::agent_loop::run_turn)). A turn starts when messages arrived or
 //! there is a task to give the model (see [`pick_task`]); the messages become one
-//! `<teammate-message>` user turn, followed by the task notice. [`TeammateEngine`] plugs the
+//! `<teammate-message>` user turn, followed by the task notice. [`TeammateHost`] plugs the
 //! teammate into the loop: its system prompt (rebuilt at each step, as its mode can change),
 //! its tools (each call through the permission gate), and its transcript (text a line at a time,
 //! each call and its result as a line, notices as notes and warnings). The last answer text
@@ -10,30 +10,60 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::agent_loop::{Call, Cut, LoopHost, Notice, ToolOutput, TurnEnd, run_turn};
+use super::config::LlmConfig;
 use super::conversation::ToolSpec;
-use super::engine::{Cut, Engine, Notice, TurnEnd, run_turn};
 use super::error::LlmError;
 use super::narrate::{call_line, show_result};
 use super::prompt::{PromptContext, system_prompt, task_notice};
 use super::teammate::{LlmState, current_task, pick_task};
-use super::tools::{self, Call, ToolOutput, TurnState};
+use super::tools::{self, TurnState};
 use crate::agent::events::{LogKind, TeammateEventKind, UsageMeter};
-use crate::agent::runtime::EngineKind;
-use crate::agent::runtime::teammate::{Teammate, TurnOutcome, TurnReport};
+use crate::agent::runtime::engine::{Engine, TurnFuture, TurnOutcome, TurnReport};
+use crate::agent::runtime::teammate::Teammate;
 use crate::protocol::frames::IdleReason;
 use crate::protocol::inbox::{clip, first_line};
 use crate::protocol::render::{synthetic_turn, teammate_message};
 use crate::protocol::{InboxEntry, LEAD_NAME};
 
-/// One turn of an `llm` teammate; `NoTurn` when there is neither a message nor a task.
-pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOutcome {
-    let EngineKind::Llm(config) = &tm.config.engine else {
-        return TurnOutcome::NoTurn;
-    };
-    if tm.llm.is_none() {
-        let config = config.clone();
-        match LlmState::new(&config, tm) {
-            Ok(state) => tm.llm = Some(Box::new(state)),
+/// The `llm` engine of one teammate: its configuration, and its state once its first turn
+/// made it.
+#[derive(Debug)]
+pub struct LlmEngine {
+    config: LlmConfig,
+    state: Option<LlmState>,
+}
+
+impl LlmEngine {
+    pub fn new(config: LlmConfig) -> LlmEngine {
+        LlmEngine {
+            config,
+            state: None,
+        }
+    }
+}
+
+impl Engine for LlmEngine {
+    fn name(&self) -> &'static str {
+        "llm"
+    }
+
+    fn describe(&self) -> Option<String> {
+        Some(format!("model {}", self.config.describe()))
+    }
+
+    fn turn<'a>(&'a mut self, tm: &'a mut Teammate, content: Vec<InboxEntry>) -> TurnFuture<'a> {
+        Box::pin(turn(self, tm, content))
+    }
+}
+
+/// One turn of an `llm` teammate; `NoTurn` when there is neither a message nor a task. Its
+/// model session is made at the first turn (a configuration that cannot make one fails the
+/// turn, with a message to the lead).
+async fn turn(engine: &mut LlmEngine, tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOutcome {
+    if engine.state.is_none() {
+        match LlmState::new(&engine.config, tm) {
+            Ok(state) => engine.state = Some(state),
             Err(e) => {
                 if content.is_empty() {
                     return TurnOutcome::NoTurn;
@@ -44,15 +74,18 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
             }
         }
     }
-    let Some(mut state) = tm.llm.take() else {
+    let Some(state) = engine.state.as_mut() else {
         return TurnOutcome::NoTurn;
     };
-    let outcome = run(tm, &mut state, content).await;
-    tm.llm = Some(state);
-    outcome
+    run(tm, state, &engine.config, content).await
 }
 
-async fn run(tm: &mut Teammate, llm: &mut LlmState, content: Vec<InboxEntry>) -> TurnOutcome {
+async fn run(
+    tm: &mut Teammate,
+    llm: &mut LlmState,
+    config: &LlmConfig,
+    content: Vec<InboxEntry>,
+) -> TurnOutcome {
     for entry in &content {
         tm.events.send(TeammateEventKind::Received {
             from: entry.from.clone(),
@@ -70,7 +103,7 @@ async fn run(tm: &mut Teammate, llm: &mut LlmState, content: Vec<InboxEntry>) ->
     if !content.is_empty() {
         parts.push(synthetic_turn(&content));
     }
-    let mut state = TurnState::default();
+    let mut state = TurnState::new(config);
     if let Some((task, claimed)) = &offer {
         llm.offered.insert(task.id.clone());
         if *claimed {
@@ -86,12 +119,12 @@ async fn run(tm: &mut Teammate, llm: &mut LlmState, content: Vec<InboxEntry>) ->
     }
     let cancel = tm.begin_turn(state.task.clone()).await;
     let members = members(tm);
-    let mut engine = TeammateEngine {
+    let mut host = TeammateHost {
         tm,
         state: &mut state,
         members,
     };
-    let result = run_turn(&mut engine, &mut llm.session, parts.join("\n\n"), &cancel).await;
+    let result = run_turn(&mut host, &mut llm.session, parts.join("\n\n"), &cancel).await;
     let last_text = result.last_text;
     let mut report = TurnReport::available();
     if !last_text.trim().is_empty() {
@@ -145,14 +178,14 @@ fn members(tm: &Teammate) -> Vec<String> {
 }
 
 /// A teammate plugged into the one agent loop for one turn.
-struct TeammateEngine<'t> {
+struct TeammateHost<'t> {
     tm: &'t mut Teammate,
     state: &'t mut TurnState,
     /// The other members, for the system prompt.
     members: Vec<String>,
 }
 
-impl Engine for TeammateEngine<'_> {
+impl LoopHost for TeammateHost<'_> {
     fn speaker(&self) -> &str {
         &self.tm.config.name
     }

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use crate::agent::engines::EngineKind;
 use crate::agent::events::{EventSink, StopReason, TeammateEvent};
 use crate::agent::mailbox_asker::MailboxAsker;
 use crate::agent::runtime::{Controls, TeammateConfig, run_teammate};
@@ -50,8 +51,13 @@ pub fn lead_gone(home: &Home, team: &str) -> bool {
     has_file && !store::liveness::is_lead_alive(home, team)
 }
 
-/// Runs the teammate until it stops; its pane display goes to `out`.
-pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReason {
+/// Runs the teammate, its turns done by an engine of `engine`, until it stops; its pane
+/// display goes to `out`.
+pub async fn run(
+    config: TeammateConfig,
+    engine: EngineKind,
+    out: Box<dyn Write + Send>,
+) -> StopReason {
     let controls = Controls::new();
     let asker = MailboxAsker::new(
         &config.home,
@@ -138,7 +144,13 @@ pub async fn run(config: TeammateConfig, out: Box<dyn Write + Send>) -> StopReas
     let mut screen = display::PaneDisplay::new(&config, out);
     screen.draw();
     let sink = EventSink::new(&config.name, tx);
-    let runner = tokio::spawn(run_teammate(config, Arc::new(asker), sink, controls));
+    let runner = tokio::spawn(run_teammate(
+        config,
+        engine.engine(),
+        Arc::new(asker),
+        sink,
+        controls,
+    ));
     // A pane that is resized (another pane split beside it) may lose what was drawn in it:
     // Zellij keeps the bottom rows of a pane that shrinks. Draw it again.
     let mut resized =

@@ -10,42 +10,8 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::events::UsageMeter;
-use crate::agent::llm::LlmConfig;
 use crate::protocol::PermissionMode;
 use crate::store::Home;
-
-/// Which engine does a teammate's turns.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum EngineKind {
-    /// Runs task commands (`metadata.command` or the first fenced code block) and fenced code
-    /// blocks the lead sends; no model.
-    #[default]
-    Shell,
-    /// A language model with tools (Anthropic or OpenAI-compatible).
-    Llm(Box<LlmConfig>),
-}
-
-impl EngineKind {
-    /// The `llm` engine with this configuration.
-    pub fn llm(config: LlmConfig) -> EngineKind {
-        EngineKind::Llm(Box::new(config))
-    }
-
-    /// `shell` or `llm`, as `--engine` spells it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            EngineKind::Shell => "shell",
-            EngineKind::Llm(_) => "llm",
-        }
-    }
-
-    /// Uses `model` for an `llm` engine (the spawn request's model); nothing for `shell`.
-    pub fn set_model(&mut self, model: Option<&str>) {
-        if let (EngineKind::Llm(config), Some(model)) = (self, model) {
-            **config = (**config).clone().with_model(model);
-        }
-    }
-}
 
 /// Everything a teammate needs to run.
 #[derive(Debug, Clone)]
@@ -61,7 +27,6 @@ pub struct TeammateConfig {
     /// Its starting permission mode (`plan` when `plan_mode_required`).
     pub mode: PermissionMode,
     pub plan_mode_required: bool,
-    pub engine: EngineKind,
     /// Sent in `shutdown_approved`: `in-process`, or the pane id of a pane teammate.
     pub pane_id: String,
     /// Sent in `shutdown_approved`: `in-process`, `tmux`, `iterm2`.
@@ -73,7 +38,8 @@ pub struct TeammateConfig {
 }
 
 impl TeammateConfig {
-    /// An in-process `shell` teammate in `default` mode, polling every second.
+    /// An in-process teammate in `default` mode, polling every second (its engine is given
+    /// beside it: [`run_teammate`](super::run_teammate)).
     pub fn new(home: &Home, team: &str, name: &str, cwd: impl Into<PathBuf>) -> TeammateConfig {
         TeammateConfig {
             home: home.clone(),
@@ -83,7 +49,6 @@ impl TeammateConfig {
             cwd: cwd.into(),
             mode: PermissionMode::Default,
             plan_mode_required: false,
-            engine: EngineKind::Shell,
             pane_id: "in-process".to_string(),
             backend_type: "in-process".to_string(),
             poll_interval: Duration::from_secs(1),

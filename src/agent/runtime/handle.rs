@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{Controls, TeammateConfig};
+use super::engine::Engine;
 use crate::agent::asker::PermissionAsker;
 use crate::agent::events::{EventSink, StopReason, TeammateEvent, Usage, UsageMeter};
 
@@ -31,16 +32,18 @@ struct Inner {
 /// requests (the lead's bridge); `events` receives its transcript lines and status changes.
 pub fn spawn_in_process(
     config: TeammateConfig,
+    engine: Box<dyn Engine>,
     asker: Arc<dyn PermissionAsker>,
     events: mpsc::UnboundedSender<TeammateEvent>,
 ) -> TeammateHandle {
-    spawn_with_controls(config, asker, events, Controls::new())
+    spawn_with_controls(config, engine, asker, events, Controls::new())
 }
 
 /// [`spawn_in_process`] with controls made beforehand (to share the wake notifier with a
 /// [`MailboxAsker`](crate::agent::mailbox_asker::MailboxAsker) or a file watcher).
 pub fn spawn_with_controls(
     config: TeammateConfig,
+    engine: Box<dyn Engine>,
     asker: Arc<dyn PermissionAsker>,
     events: mpsc::UnboundedSender<TeammateEvent>,
     controls: Controls,
@@ -57,7 +60,7 @@ pub fn spawn_with_controls(
     tokio::spawn(async move {
         // Marks the handle done even if the loop panics.
         let _done = task_inner.done.clone().drop_guard();
-        let reason = super::run_teammate(config, asker, sink, controls).await;
+        let reason = super::run_teammate(config, engine, asker, sink, controls).await;
         if let Ok(mut slot) = task_inner.stop_reason.lock() {
             *slot = Some(reason);
         }

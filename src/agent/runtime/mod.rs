@@ -4,26 +4,28 @@
 //! a [`MailboxAsker`](crate::agent::mailbox_asker::MailboxAsker).
 
 pub mod config;
+pub mod engine;
 pub mod handle;
 pub mod incoming;
 pub mod mailroom;
 pub(crate) mod plan_approval;
-#[cfg(test)]
-mod poll_tests;
-pub(crate) mod teammate;
+pub mod teammate;
 
 use std::sync::Arc;
 
-pub use config::{Controls, EngineKind, TeammateConfig};
+pub use config::{Controls, TeammateConfig};
+pub use engine::{Engine, TurnOutcome, TurnReport};
 pub use handle::{TeammateHandle, spawn_in_process, spawn_with_controls};
 
 use crate::agent::asker::PermissionAsker;
 use crate::agent::events::{EventSink, StopReason, TeammateEventKind};
 
-/// Runs a teammate until it shuts down (after a `shutdown_request` from the lead) or its
-/// `controls.stop` token is cancelled. Ends with a `Stopped` event.
+/// Runs a teammate, its turns done by `engine`, until it shuts down (after a
+/// `shutdown_request` from the lead) or its `controls.stop` token is cancelled. Ends with a
+/// `Stopped` event.
 pub async fn run_teammate(
     config: TeammateConfig,
+    mut engine: Box<dyn Engine>,
     asker: Arc<dyn PermissionAsker>,
     events: EventSink,
     controls: Controls,
@@ -39,7 +41,7 @@ pub async fn run_teammate(
         None => events,
     };
     let mut teammate = teammate::Teammate::new(config, asker, events.clone(), controls);
-    let reason = teammate.run().await;
+    let reason = teammate.run(engine.as_mut()).await;
     events.send(TeammateEventKind::Stopped(reason.clone()));
     reason
 }

@@ -3,20 +3,21 @@
 //! otherwise sleep until woken, until the inbox or the task directory changes (checked with
 //! two `stat`s every poll interval), or until the slow full look every few polls. The same loop
 //! runs in a teammate process; only the asker (mailbox) and the watcher of the events differ.
-//! The engine (`shell` or `llm`) does the turns; the loop counts them in the usage meter.
+//! The [`Engine`] it is given (`shell`, `llm`, …) does the turns; the loop counts them in the
+//! usage meter and never knows which engine it is.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::config::{Controls, EngineKind, TeammateConfig};
+use super::config::{Controls, TeammateConfig};
+use super::engine::{Engine, TurnOutcome, TurnReport};
 use super::incoming::{TeammateIncoming, classify};
 use super::mailroom::{Mailroom, Signature};
 use crate::agent::asker::PermissionAsker;
 use crate::agent::events::{EventSink, LogKind, StopReason, TeammateEventKind};
 use crate::agent::gate::PermissionGate;
-use crate::agent::{llm, shell};
 use crate::protocol::frames::{
     Frame, IdleNotification, IdleReason, ShutdownApproved, ShutdownRequest,
 };
@@ -28,56 +29,16 @@ use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode};
 /// `stat`s saw no change (files edited in place keep the directory's mtime).
 const FULL_LOOK_EVERY: u64 = 5;
 
-/// How a turn ended, for the idle notification.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct TurnReport {
-    pub reason: IdleReason,
-    pub summary: Option<String>,
-    /// (task id, `resolved` | `failed`).
-    pub completed: Option<(String, &'static str)>,
-    pub failure: Option<String>,
-    /// The last report text (≤ 4000 characters in the notification).
-    pub result: Option<String>,
-    /// The lead asked for a shutdown while the turn waited.
-    pub shutdown: Option<ShutdownRequest>,
-}
-
-impl TurnReport {
-    pub fn available() -> TurnReport {
-        TurnReport {
-            reason: IdleReason::Available,
-            summary: None,
-            completed: None,
-            failure: None,
-            result: None,
-            shutdown: None,
-        }
-    }
-}
-
-/// What a call to the engine did.
-pub(crate) enum TurnOutcome {
-    /// Nothing to do: no turn was started.
-    NoTurn,
-    Ended(Box<TurnReport>),
-}
-
 /// A running teammate's state.
-pub(crate) struct Teammate {
+pub struct Teammate {
     pub config: TeammateConfig,
     pub gate: PermissionGate,
     pub asker: Arc<dyn PermissionAsker>,
     pub events: EventSink,
     pub controls: Controls,
     pub mailroom: Mailroom,
-    /// Tasks it owns whose command failed or was refused: not resumed by itself.
-    pub failed: HashSet<String>,
-    /// Tasks it owns whose turn was interrupted: taken up again only when assigned again.
-    pub interrupted: HashSet<String>,
     /// Tasks whose plan the lead rejected: not claimed again until its mode changes.
     pub declined: HashSet<String>,
-    /// The `llm` engine's state (its model session and conversation), made at its first turn.
-    pub llm: Option<Box<llm::teammate::LlmState>>,
     signature: Signature,
     polls: u64,
 }
@@ -103,10 +64,7 @@ impl Teammate {
             events,
             controls,
             mailroom,
-            failed: HashSet::new(),
-            interrupted: HashSet::new(),
             declined: HashSet::new(),
-            llm: None,
             signature: Signature::default(),
             // Spread the full looks of many teammates started together.
             polls: rand::random_range(0..FULL_LOOK_EVERY),
@@ -117,21 +75,21 @@ impl Teammate {
         &self.config.name
     }
 
-    /// The loop; returns why it ended.
-    pub async fn run(&mut self) -> StopReason {
+    /// The loop, with `engine` doing the turns; returns why it ended.
+    pub async fn run(&mut self, engine: &mut dyn Engine) -> StopReason {
         if let Ok(team) = crate::store::read_team(&self.config.home, &self.config.team)
             && let Some(paths) = &team.team_allowed_paths
         {
             self.gate.add_team_allowed_paths(paths);
         }
-        let engine = match &self.config.engine {
-            EngineKind::Shell => String::new(),
-            EngineKind::Llm(llm) => format!(", model {}", llm.describe()),
-        };
+        let described = engine
+            .describe()
+            .map(|d| format!(", {d}"))
+            .unwrap_or_default();
         self.events.log(
             LogKind::Note,
             format!(
-                "{} started in {} ({} mode{engine})",
+                "{} started in {} ({} mode{described})",
                 self.config.agent_id(),
                 self.config.cwd.display(),
                 self.gate.mode()
@@ -153,10 +111,7 @@ impl Teammate {
                     TeammateIncoming::Content => content.push(entry),
                 }
             }
-            let outcome = match self.config.engine {
-                EngineKind::Shell => shell::turn(self, content).await,
-                EngineKind::Llm(_) => llm::turn::turn(self, content).await,
-            };
+            let outcome = engine.turn(self, content).await;
             match outcome {
                 TurnOutcome::NoTurn => self.idle_wait().await,
                 TurnOutcome::Ended(report) => {

@@ -209,13 +209,10 @@ async fn refused(tm: &mut Teammate, job: &Job, command: &str, reason: &str) -> J
     fail(tm, job, summary, text).await
 }
 
-/// Sends a failure report, parks the task, and says so.
+/// Sends a failure report and says so (the engine parks the task: `JobEnd::Failed`).
 async fn fail(tm: &mut Teammate, job: &Job, summary: String, text: String) -> JobEnd {
     let to = match &job.source {
-        JobSource::Task(task) => {
-            tm.failed.insert(task.id.clone());
-            LEAD_NAME.to_string()
-        }
+        JobSource::Task(_) => LEAD_NAME.to_string(),
         JobSource::Message { reply_to } => reply_to.clone(),
     };
     send_report(tm, &to, &text, &summary).await;

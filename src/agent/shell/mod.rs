@@ -16,8 +16,11 @@ mod job;
 mod plan;
 mod report;
 
+use std::collections::HashSet;
+
 use crate::agent::events::{LogKind, TeammateEventKind};
-use crate::agent::runtime::teammate::{Teammate, TurnOutcome, TurnReport};
+use crate::agent::runtime::engine::{Engine, TurnFuture, TurnOutcome, TurnReport};
+use crate::agent::runtime::teammate::Teammate;
 use crate::protocol::fence::{Fenced, first_block};
 use crate::protocol::frames::IdleReason;
 use crate::protocol::render::teammate_message;
@@ -75,13 +78,32 @@ fn message_command(entry: &InboxEntry) -> MessageAsks {
     }
 }
 
+/// The `shell` engine, with what it remembers between turns.
+#[derive(Debug, Default)]
+pub struct ShellEngine {
+    /// Tasks it owns whose command failed or was refused: not resumed by itself.
+    failed: HashSet<String>,
+    /// Tasks it owns whose turn was interrupted: taken up again only when assigned again.
+    interrupted: HashSet<String>,
+}
+
+impl Engine for ShellEngine {
+    fn name(&self) -> &'static str {
+        "shell"
+    }
+
+    fn turn<'a>(&'a mut self, tm: &'a mut Teammate, content: Vec<InboxEntry>) -> TurnFuture<'a> {
+        Box::pin(turn(self, tm, content))
+    }
+}
+
 /// One turn of the shell engine; `NoTurn` when there is neither a message nor a task.
-pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOutcome {
+async fn turn(shell: &mut ShellEngine, tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOutcome {
     // An interrupted task is taken up again only when it is assigned again (a message, a
     // steer included, is no order to resume what the lead stopped).
     for entry in &content {
         if let Some(Frame::TaskAssignment(a)) = entry.parse_frame() {
-            tm.interrupted.remove(&a.task_id);
+            shell.interrupted.remove(&a.task_id);
         }
     }
     let mut jobs = Vec::new();
@@ -110,7 +132,7 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
             MessageAsks::Nothing => {}
         }
     }
-    if let Some(task) = pick_task(tm).await {
+    if let Some(task) = pick_task(shell, tm).await {
         let command = task.command();
         jobs.push(Job {
             source: JobSource::Task(Box::new(task)),
@@ -140,7 +162,7 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
                 return TurnOutcome::Ended(Box::new(plan_rejected(tm, &jobs, &feedback).await));
             }
             PlanOutcome::Interrupted => {
-                park_interrupted(tm, &jobs);
+                park_interrupted(shell, tm, &jobs);
                 report.reason = IdleReason::Interrupted;
                 report.summary = Some("interrupted while waiting for plan approval".into());
                 return TurnOutcome::Ended(Box::new(report));
@@ -178,6 +200,10 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
                 text,
                 task,
             } => {
+                // A task that failed or was refused here is parked: not resumed by itself.
+                if let Some(id) = &task {
+                    shell.failed.insert(id.clone());
+                }
                 report.reason = IdleReason::Failed;
                 report.failure = Some(summary.clone());
                 report.summary = Some(summary);
@@ -187,7 +213,7 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
                 }
             }
             JobEnd::Interrupted => {
-                park_interrupted(tm, std::slice::from_ref(job));
+                park_interrupted(shell, tm, std::slice::from_ref(job));
                 report.reason = IdleReason::Interrupted;
                 report.summary = Some("interrupted".to_string());
                 report.failure = None;
@@ -201,7 +227,7 @@ pub(crate) async fn turn(tm: &mut Teammate, content: Vec<InboxEntry>) -> TurnOut
 /// A task to work on: one it owns that it may resume (claimed again if only assigned), else
 /// the first available task with a command (claimed with `check_busy`). None while it still
 /// owns an unfinished task it may not resume (failed, refused, interrupted).
-async fn pick_task(tm: &mut Teammate) -> Option<Task> {
+async fn pick_task(shell: &mut ShellEngine, tm: &mut Teammate) -> Option<Task> {
     let all = match tm.mailroom.list_tasks() {
         Ok(listing) => listing.tasks,
         Err(e) => {
@@ -222,18 +248,20 @@ async fn pick_task(tm: &mut Teammate) -> Option<Task> {
     // Forget parked tasks that are no longer mine and unfinished (the lead reset them). One
     // that failed here is not claimed again by itself (it would fail again): the lead can
     // assign it back, or another teammate take it.
-    let released: Vec<String> = tm
+    let released: Vec<String> = shell
         .failed
         .iter()
         .filter(|id| !mine.iter().any(|t| &&t.id == id))
         .cloned()
         .collect();
     tm.declined.extend(released);
-    tm.failed.retain(|id| mine.iter().any(|t| &t.id == id));
-    tm.interrupted.retain(|id| mine.iter().any(|t| &t.id == id));
+    shell.failed.retain(|id| mine.iter().any(|t| &t.id == id));
+    shell
+        .interrupted
+        .retain(|id| mine.iter().any(|t| &t.id == id));
     for task in &mine {
-        if tm.failed.contains(&task.id)
-            || tm.interrupted.contains(&task.id)
+        if shell.failed.contains(&task.id)
+            || shell.interrupted.contains(&task.id)
             || !unfinished_blockers(task, &all).is_empty()
         {
             continue;
@@ -271,9 +299,9 @@ async fn pick_task(tm: &mut Teammate) -> Option<Task> {
 
 /// An interrupted task is not resumed by itself: only a new assignment of it takes it up again
 /// (a teamlead lead also takes it back at once: `lead::controller::task_ops`).
-fn park_interrupted(tm: &mut Teammate, jobs: &[Job]) {
+fn park_interrupted(shell: &mut ShellEngine, tm: &mut Teammate, jobs: &[Job]) {
     for task in jobs.iter().filter_map(Job::task) {
-        tm.interrupted.insert(task.id.clone());
+        shell.interrupted.insert(task.id.clone());
         tm.events.log(
             LogKind::Note,
             format!(

@@ -43,9 +43,7 @@ pub(super) fn open_executor(
     }
     let mut executor = InProcessExecutor::new(home, team, bridge.asker(), teammate_tx);
     if let Some(llm) = opts.teammate_llm.clone() {
-        executor = executor.with_config(move |c| {
-            c.engine = crate::agent::runtime::EngineKind::llm(llm.clone());
-        });
+        executor = executor.with_engine(crate::agent::EngineKind::llm(llm));
     }
     Arc::new(executor)
 }

@@ -15,7 +15,7 @@ use super::outcome::Done;
 use super::state::{Controller, Phase};
 use crate::agent::events::UsageMeter;
 use crate::agent::llm::LlmConfig;
-use crate::agent::llm::tools::{Call, ToolOutput};
+use crate::agent::llm::agent_loop::{Call, ToolOutput};
 use crate::lead::contract::{LeadEvent, TeammateStatus, TeammateView, TranscriptItem, UsageView};
 use crate::lead::model::{
     LeadPromptContext, LeadTool, ModelEvent, Session, TeammateLine, TurnEnd, call_line,

@@ -8,8 +8,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::agent::llm::agent_loop::Call;
 use crate::agent::llm::conversation::ToolSpec;
-use crate::agent::llm::tools::Call;
 use crate::agent::llm::tools::schema::{
     self, Caller, SendMessageInput, TaskCreateInput, read_input, task_id,
 };

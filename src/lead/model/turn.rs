@@ -1,8 +1,8 @@
 //! One turn of the lead model: the lead's side of the one agent loop
-//! ([`agent::llm::engine::run_turn`](crate::agent::llm::engine::run_turn)), run as a tokio task
+//! ([`agent::llm::agent_loop::run_turn`](crate::agent::llm::agent_loop::run_turn)), run as a tokio task
 //! beside the controller so the controller keeps serving the UI, the inboxes and the permission
 //! queue while the model thinks. The task owns the model [`Session`] for the turn and hands it
-//! back when the turn ends. [`LeadEngine`] plugs the lead into the loop: the answer goes to the
+//! back when the turn ends. [`LeadHost`] plugs the lead into the loop: the answer goes to the
 //! controller a paragraph at a time ([`ModelEvent::Text`]), notices as
 //! [`ModelEvent::Notice`], and each tool call is run by the controller ([`ModelEvent::Tool`];
 //! it runs it through the slash commands' code and replies). The loop scrubs the keys out of
@@ -13,12 +13,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::events::UsageMeter;
+use crate::agent::llm::agent_loop::{Call, Cut, LoopHost, Notice, ToolOutput, run_turn};
 use crate::agent::llm::conversation::ToolSpec;
-use crate::agent::llm::engine::{Cut, Engine, Notice, run_turn};
-use crate::agent::llm::tools::{Call, ToolOutput};
 use crate::protocol::LEAD_NAME;
 
-pub use crate::agent::llm::engine::TurnEnd;
+pub use crate::agent::llm::agent_loop::TurnEnd;
 pub use crate::agent::llm::session::Session;
 
 /// What a running turn tells the controller.
@@ -51,13 +50,13 @@ pub fn spawn_turn(
     tokio::spawn(async move {
         let mut session = session;
         usage.update(|u| u.turns += 1);
-        let mut engine = LeadEngine {
+        let mut host = LeadHost {
             system,
             tools,
             usage: usage.clone(),
             events: events.clone(),
         };
-        let result = run_turn(&mut engine, &mut session, text, &cancel).await;
+        let result = run_turn(&mut host, &mut session, text, &cancel).await;
         if matches!(result.end, TurnEnd::Failed(_)) {
             usage.update(|u| u.failed_turns += 1);
         }
@@ -69,14 +68,14 @@ pub fn spawn_turn(
 }
 
 /// The lead plugged into the one agent loop for one turn.
-struct LeadEngine {
+struct LeadHost {
     system: String,
     tools: Vec<ToolSpec>,
     usage: UsageMeter,
     events: mpsc::UnboundedSender<ModelEvent>,
 }
 
-impl Engine for LeadEngine {
+impl LoopHost for LeadHost {
     fn speaker(&self) -> &str {
         LEAD_NAME
     }

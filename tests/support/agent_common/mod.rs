@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 use tokio::sync::{Semaphore, mpsc};
 
 use teamlead::agent::{
-    AskError, Asking, PermissionAsker, TeammateConfig, TeammateEvent, TeammateEventKind,
-    TeammateHandle, spawn_in_process,
+    AskError, Asking, EngineKind, PermissionAsker, TeammateConfig, TeammateEvent,
+    TeammateEventKind, TeammateHandle, spawn_in_process,
 };
 use teamlead::protocol::frames::{Frame, PermissionResponse};
 use teamlead::protocol::permission::PermissionUpdate;
@@ -267,11 +267,21 @@ impl Drop for Running {
     }
 }
 
+/// A teammate's configuration with the engine it runs (a bare configuration runs `shell`).
+pub struct WithEngine(pub TeammateConfig, pub EngineKind);
+
+impl From<TeammateConfig> for WithEngine {
+    fn from(config: TeammateConfig) -> WithEngine {
+        WithEngine(config, EngineKind::Shell)
+    }
+}
+
 /// Spawns an in-process teammate with `asker`.
-pub fn spawn(config: TeammateConfig, asker: Arc<dyn PermissionAsker>) -> Running {
+pub fn spawn(teammate: impl Into<WithEngine>, asker: Arc<dyn PermissionAsker>) -> Running {
+    let WithEngine(config, engine) = teammate.into();
     let (tx, rx) = mpsc::unbounded_channel();
     Running {
-        handle: spawn_in_process(config, asker, tx),
+        handle: spawn_in_process(config, engine.engine(), asker, tx),
         rx,
         events: Vec::new(),
     }

@@ -9,9 +9,10 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Permit, ToolOutput, TurnState, parse, permit, spec};
+use super::{Permit, TurnState, parse, permit, spec};
 use crate::agent::gate::ToolUse;
 use crate::agent::gate::rules::normalize;
+use crate::agent::llm::agent_loop::{Call, ToolOutput};
 use crate::agent::llm::conversation::ToolSpec;
 use crate::agent::runtime::teammate::Teammate;
 

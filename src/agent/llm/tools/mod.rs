@@ -21,86 +21,31 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::events::{LogKind, TeammateEventKind};
 use crate::agent::gate::ask::{AskContext, Authorization, authorize_call};
 use crate::agent::gate::{ToolCall, ToolUse};
+use crate::agent::llm::LlmConfig;
+use crate::agent::llm::agent_loop::{Call, ToolOutput};
 use crate::agent::llm::conversation::ToolSpec;
 use crate::agent::runtime::teammate::Teammate;
-use crate::protocol::frames::ShutdownRequest;
-
-/// The most characters of one tool result sent to the model.
-pub const RESULT_CHARS: usize = 30_000;
-
-/// One call the model made.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Call {
-    pub id: String,
-    pub name: String,
-    pub input: Value,
-}
-
-impl Call {
-    /// The tool calls of an assistant message, in order.
-    pub fn all_of(message: &crate::agent::llm::conversation::Message) -> Vec<Call> {
-        message
-            .tool_uses()
-            .into_iter()
-            .map(|(id, name, input)| Call {
-                id: id.to_string(),
-                name: name.to_string(),
-                input: input.clone(),
-            })
-            .collect()
-    }
-}
-
-/// What the turn must do after a call, besides sending its result.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Control {
-    /// The turn was interrupted while the call waited or ran.
-    Interrupted,
-    /// The lead asked for a shutdown while the call waited.
-    Shutdown(Box<ShutdownRequest>),
-}
-
-/// The outcome of one call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutput {
-    pub content: String,
-    pub is_error: bool,
-    pub control: Option<Control>,
-}
-
-impl ToolOutput {
-    pub fn ok(content: impl Into<String>) -> ToolOutput {
-        ToolOutput {
-            content: content.into(),
-            is_error: false,
-            control: None,
-        }
-    }
-
-    pub fn error(content: impl Into<String>) -> ToolOutput {
-        ToolOutput {
-            content: content.into(),
-            is_error: true,
-            control: None,
-        }
-    }
-
-    pub fn interrupted() -> ToolOutput {
-        ToolOutput {
-            content: "Interrupted by the user: not done.".to_string(),
-            is_error: true,
-            control: Some(Control::Interrupted),
-        }
-    }
-}
 
 /// What a turn tracks across its calls.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TurnState {
+    /// The teammate's model configuration (its keys are scrubbed out of every result).
+    pub config: LlmConfig,
     /// The task the turn works on (id, subject), for the `Working` status.
     pub task: Option<(String, String)>,
     /// A task of this teammate it marked completed in this turn.
     pub completed: Option<String>,
+}
+
+impl TurnState {
+    /// The state of a new turn of a teammate with this configuration.
+    pub fn new(config: &LlmConfig) -> TurnState {
+        TurnState {
+            config: config.clone(),
+            task: None,
+            completed: None,
+        }
+    }
 }
 
 /// Every tool, in the order the model is shown them.
@@ -223,31 +168,14 @@ pub(crate) async fn run(
                 .join(", ")
         )),
     };
-    output.content = scrub_secrets(tm, &output.content);
+    output.content = scrub_secrets(state, &output.content);
     output
 }
 
 /// `text` without the teammate's own API key or token (a file or a command's output may hold
 /// it: the model, the transcript and the messages never get it).
-pub(crate) fn scrub_secrets(tm: &Teammate, text: &str) -> String {
-    match &tm.config.engine {
-        crate::agent::runtime::EngineKind::Llm(config) => config.scrub(text),
-        crate::agent::runtime::EngineKind::Shell => text.to_string(),
-    }
-}
-
-/// A result cut to [`RESULT_CHARS`]: its start and its end, with a note of what was left out.
-pub fn clip_result(text: &str) -> String {
-    let count = text.chars().count();
-    if count <= RESULT_CHARS {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(RESULT_CHARS / 3).collect();
-    let tail: String = text.chars().skip(count - RESULT_CHARS * 2 / 3).collect();
-    format!(
-        "{head}\n… [{} characters left out] …\n{tail}",
-        count - head.chars().count() - tail.chars().count()
-    )
+pub(crate) fn scrub_secrets(state: &TurnState, text: &str) -> String {
+    state.config.scrub(text)
 }
 
 /// A team tool's permission (never asks; plan mode lets only the read-only ones through).
@@ -302,14 +230,5 @@ mod tests {
             assert!(s.input_schema.get("properties").is_some(), "{}", s.name);
             assert!(!s.description.is_empty());
         }
-    }
-
-    #[test]
-    fn long_results_keep_both_ends() {
-        let text = format!("START{}END", "x".repeat(RESULT_CHARS * 2));
-        let clipped = clip_result(&text);
-        assert!(clipped.starts_with("START") && clipped.ends_with("END"));
-        assert!(clipped.chars().count() < RESULT_CHARS + 100);
-        assert!(clipped.contains("characters left out"));
     }
 }

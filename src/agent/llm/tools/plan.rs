@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Control, ToolOutput, TurnState, parse, permit_team, spec};
+use super::{TurnState, parse, permit_team, spec};
+use crate::agent::llm::agent_loop::{Call, Control, ToolOutput};
 use crate::agent::llm::conversation::ToolSpec;
 use crate::agent::runtime::plan_approval::{PlanDecision, seek_plan_approval};
 use crate::agent::runtime::teammate::Teammate;

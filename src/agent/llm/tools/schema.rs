@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::Call;
+use crate::agent::llm::agent_loop::Call;
 use crate::agent::llm::conversation::ToolSpec;
 use crate::protocol::inbox::clip;
 

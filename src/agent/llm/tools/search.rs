@@ -11,8 +11,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::files::resolve;
-use super::{Call, Permit, ToolOutput, TurnState, parse, permit, spec};
+use super::{Permit, TurnState, parse, permit, spec};
 use crate::agent::gate::ToolUse;
+use crate::agent::llm::agent_loop::{Call, ToolOutput};
 use crate::agent::llm::conversation::ToolSpec;
 use crate::agent::runtime::teammate::Teammate;
 

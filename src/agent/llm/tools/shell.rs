@@ -11,9 +11,10 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Permit, ToolOutput, TurnState, parse, permit, scrub_secrets, spec};
+use super::{Permit, TurnState, parse, permit, scrub_secrets, spec};
 use crate::agent::events::LogKind;
 use crate::agent::gate::ToolUse;
+use crate::agent::llm::agent_loop::{Call, ToolOutput};
 use crate::agent::llm::conversation::ToolSpec;
 use crate::agent::runtime::teammate::Teammate;
 use crate::agent::shell::exec::{self, ExecStatus};
@@ -146,7 +147,7 @@ pub(super) async fn bash(
     let events = tm.events.clone();
     let mut shown = 0usize;
     let mut collected = Collected::default();
-    let scrubbed = |line: &str| scrub_secrets(tm, line);
+    let scrubbed = |line: &str| scrub_secrets(state, line);
     let run = format!("{UNSET_KEYS}{command}");
     let outcome = exec::run(&run, &tm.config.cwd, &run_token, |line| {
         let line = scrubbed(line);

@@ -12,7 +12,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::schema::{self, Caller, SendMessageInput};
-use super::{Call, ToolOutput, TurnState, parse, permit_team, spec};
+use super::{TurnState, parse, permit_team, spec};
+use crate::agent::llm::agent_loop::{Call, ToolOutput};
 use crate::agent::llm::conversation::ToolSpec;
 use crate::agent::runtime::teammate::Teammate;
 use crate::protocol::LEAD_NAME;

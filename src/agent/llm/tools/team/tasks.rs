@@ -7,8 +7,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{others, task_id};
 use crate::agent::error::blocking;
+use crate::agent::llm::agent_loop::{Call, ToolOutput};
 use crate::agent::llm::tools::schema::TaskCreateInput;
-use crate::agent::llm::tools::{Call, ToolOutput, TurnState, parse, permit_team};
+use crate::agent::llm::tools::{TurnState, parse, permit_team};
 use crate::agent::runtime::teammate::Teammate;
 use crate::protocol::frames::{Frame, TaskAssignment};
 use crate::protocol::time::now_iso;

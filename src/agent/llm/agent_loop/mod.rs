@@ -1,16 +1,20 @@
-//! The one agent loop of the `llm` engine, used by teammates and by the lead model alike: a
+//! The one agent loop of the `llm` engine, used by teammates and by the lead model alike (each
+//! is a [`LoopHost`]: the one whose loop it is; "engine" means only what does a teammate's
+//! turns, `agent::runtime::Engine`): a
 //! turn is a user message, then, until the model ends its turn: compact the conversation when
 //! it is over its budget, stream the answer (shown as it comes, through the one [`Printer`]),
 //! run the tool calls in order, and send their results back. What differs between a teammate
-//! and the lead model is behind the [`Engine`] trait: its system prompt, its tools and how one
+//! and the lead model is behind the [`LoopHost`] trait: its system prompt, its tools and how one
 //! call runs, where its text and notices go, and how finely the text is cut. The loop owns what
 //! must not drift: every text that leaves a session has the configured keys scrubbed out
 //! (the model's text, notices, tool results), results are clipped, calls left after a call
 //! that ended the turn get the one [`NOT_RUN`] result, an interrupted turn is noted in the
 //! conversation, and requests, retries, tool uses and compactions are counted.
 
+mod calls;
 mod printer;
 
+pub use calls::{Call, Control, RESULT_CHARS, ToolOutput, clip_result};
 pub use printer::{Cut, Notice, Printer};
 
 use std::future::Future;
@@ -21,7 +25,6 @@ use super::compact::{compact, estimate_tokens};
 use super::conversation::{Block, Message, ModelRequest, Role, StopReason, StreamUpdate, ToolSpec};
 use super::error::LlmError;
 use super::session::Session;
-use super::tools::{Call, Control, ToolOutput, clip_result};
 use crate::agent::events::UsageMeter;
 use crate::protocol::frames::ShutdownRequest;
 
@@ -32,8 +35,8 @@ pub const NOT_RUN: &str = "Not run: the turn ended first.";
 /// The user line that tells the model its last turn was interrupted.
 pub const INTERRUPTED_NOTE: &str = "[The user interrupted this turn.]";
 
-/// What differs between the users of the loop (a teammate, the lead model).
-pub trait Engine: Send {
+/// What differs between the hosts of the loop (a teammate, the lead model).
+pub trait LoopHost: Send {
     /// Whose conversation it is (the compaction's summary request names it).
     fn speaker(&self) -> &str;
 
@@ -90,15 +93,15 @@ pub struct TurnResult {
 
 /// Runs one turn: `prompt` becomes the user message, then model calls and tool calls until
 /// the model ends its turn, the step limit, an interruption, a shutdown or a failure.
-pub async fn run_turn<E: Engine>(
-    engine: &mut E,
+pub async fn run_turn<E: LoopHost>(
+    host: &mut E,
     session: &mut Session,
     prompt: String,
     cancel: &CancellationToken,
 ) -> TurnResult {
     session.history.push(Message::user(prompt));
     let mut last_text = String::new();
-    let end = steps(engine, session, &mut last_text, cancel).await;
+    let end = steps(host, session, &mut last_text, cancel).await;
     if end == TurnEnd::Interrupted {
         session.history.push(Message::user(INTERRUPTED_NOTE));
     }
@@ -106,20 +109,20 @@ pub async fn run_turn<E: Engine>(
 }
 
 /// Model calls and tool calls until the model ends its turn.
-async fn steps<E: Engine>(
-    engine: &mut E,
+async fn steps<E: LoopHost>(
+    host: &mut E,
     session: &mut Session,
     last_text: &mut String,
     cancel: &CancellationToken,
 ) -> TurnEnd {
-    let tools = engine.tools();
+    let tools = host.tools();
     let max_steps = session.config().max_steps.max(1);
     for _ in 0..max_steps {
         if cancel.is_cancelled() {
             return TurnEnd::Interrupted;
         }
-        let system = engine.system_prompt();
-        keep_in_budget(engine, session, &system, &tools, cancel).await;
+        let system = host.system_prompt();
+        keep_in_budget(host, session, &system, &tools, cancel).await;
         let request = ModelRequest {
             system,
             messages: session.history.clone(),
@@ -127,7 +130,7 @@ async fn steps<E: Engine>(
         };
         let client = session.client.clone();
         let answer = {
-            let mut printer = Printer::new(&mut *engine, client.config());
+            let mut printer = Printer::new(&mut *host, client.config());
             let answer = {
                 let mut out = |u: StreamUpdate| printer.update(u);
                 client.send(&request, cancel, &mut out).await
@@ -140,7 +143,7 @@ async fn steps<E: Engine>(
             Err(LlmError::Cancelled) => return TurnEnd::Interrupted,
             Err(e) => return TurnEnd::Failed(e),
         };
-        session.reported_context = response.usage.record(engine.usage());
+        session.reported_context = response.usage.record(host.usage());
         let message = Message::assistant(response.content);
         let text = message.text();
         if !text.trim().is_empty() {
@@ -152,7 +155,7 @@ async fn steps<E: Engine>(
         }
         if calls.is_empty() {
             if response.stop == StopReason::MaxTokens {
-                engine.show_notice(Notice::CutAtMaxTokens);
+                host.show_notice(Notice::CutAtMaxTokens);
             }
             return TurnEnd::Done;
         }
@@ -167,8 +170,8 @@ async fn steps<E: Engine>(
                 });
                 continue;
             }
-            engine.usage().update(|u| u.tool_uses += 1);
-            let output = engine.run_tool(call, cancel).await;
+            host.usage().update(|u| u.tool_uses += 1);
+            let output = host.run_tool(call, cancel).await;
             control = output.control;
             results.push(Block::ToolResult {
                 tool_use_id: call.id.clone(),
@@ -190,8 +193,8 @@ async fn steps<E: Engine>(
 }
 
 /// Compacts the conversation when it is over the context budget.
-async fn keep_in_budget<E: Engine>(
-    engine: &mut E,
+async fn keep_in_budget<E: LoopHost>(
+    host: &mut E,
     session: &mut Session,
     system: &str,
     tools: &[ToolSpec],
@@ -201,7 +204,7 @@ async fn keep_in_budget<E: Engine>(
     let estimate = |m: &[Message]| estimate_tokens(system, tools, m);
     let current = estimate(&session.history).max(session.reported_context);
     let client = session.client.clone();
-    let speaker = engine.speaker().to_string();
+    let speaker = host.speaker().to_string();
     let summarize = |request: ModelRequest| async move {
         let mut quiet = |_: StreamUpdate| {};
         match client.send(&request, cancel, &mut quiet).await {
@@ -221,7 +224,7 @@ async fn keep_in_budget<E: Engine>(
     .await;
     if let Some(done) = done {
         session.reported_context = 0;
-        engine.usage().update(|u| u.compactions += 1);
-        engine.show_notice(Notice::Compacted(done));
+        host.usage().update(|u| u.compactions += 1);
+        host.show_notice(Notice::Compacted(done));
     }
 }

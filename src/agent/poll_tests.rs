@@ -9,8 +9,9 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::mailroom::Mailroom;
-use super::{Controls, TeammateConfig, run_teammate};
+use super::engines::EngineKind;
+use super::runtime::mailroom::Mailroom;
+use super::runtime::{Controls, TeammateConfig, run_teammate};
 use crate::agent::events::{EventSink, TeammateEvent, TeammateEventKind};
 use crate::agent::mailbox_asker::MailboxAsker;
 use crate::protocol::{InboxEntry, LEAD_NAME, Member, TeamFile};
@@ -65,6 +66,7 @@ async fn an_idle_teammate_sees_an_unannounced_message_within_its_poll_interval()
     let asker = Arc::new(MailboxAsker::new(&home, "t", "builder", None));
     let teammate = tokio::spawn(run_teammate(
         config,
+        EngineKind::Shell.engine(),
         asker,
         EventSink::new("builder", tx),
         controls.clone(),
@@ -123,7 +125,7 @@ async fn a_wait_for_an_answer_picks_it_up_within_one_poll_and_leaves_the_rest_un
     let waiting = tokio::spawn({
         let (mailroom, wake) = (mailroom.clone(), wake.clone());
         async move {
-            super::incoming::wait_for(&mailroom, &wake, POLL, |e| {
+            crate::agent::runtime::incoming::wait_for(&mailroom, &wake, POLL, |e| {
                 e.text.starts_with("answer:").then(|| e.text.clone())
             })
             .await

@@ -1,11 +1,11 @@
 //! The one printer of a streaming answer: text is held until a whole piece is there (a line
-//! for a teammate's transcript, a paragraph for the lead's), then shown through the engine with
+//! for a teammate's transcript, a paragraph for the lead's), then shown through the loop host with
 //! the keys scrubbed out; a tool call or a retry first shows what is pending; retries and
 //! rate-limit pauses become [`Notice`]s (and retries are counted).
 
 use std::time::Duration;
 
-use super::Engine;
+use super::LoopHost;
 use crate::agent::llm::compact::Compaction;
 use crate::agent::llm::config::LlmConfig;
 use crate::agent::llm::conversation::StreamUpdate;
@@ -84,19 +84,19 @@ impl Notice {
     }
 }
 
-/// Turns stream updates into pieces of text and notices for an engine.
-pub struct Printer<'a, E: Engine> {
-    engine: &'a mut E,
+/// Turns stream updates into pieces of text and notices for a loop host.
+pub struct Printer<'a, E: LoopHost> {
+    host: &'a mut E,
     config: &'a LlmConfig,
     cut: Cut,
     pending: String,
 }
 
-impl<'a, E: Engine> Printer<'a, E> {
-    pub fn new(engine: &'a mut E, config: &'a LlmConfig) -> Printer<'a, E> {
-        let cut = engine.cut();
+impl<'a, E: LoopHost> Printer<'a, E> {
+    pub fn new(host: &'a mut E, config: &'a LlmConfig) -> Printer<'a, E> {
+        let cut = host.cut();
         Printer {
-            engine,
+            host,
             config,
             cut,
             pending: String::new(),
@@ -121,8 +121,8 @@ impl<'a, E: Engine> Printer<'a, E> {
                 error,
             } => {
                 self.flush();
-                self.engine.usage().update(|u| u.retries += 1);
-                self.engine.show_notice(Notice::Retrying {
+                self.host.usage().update(|u| u.retries += 1);
+                self.host.show_notice(Notice::Retrying {
                     attempt,
                     delay,
                     error: self.config.scrub(&error),
@@ -130,7 +130,7 @@ impl<'a, E: Engine> Printer<'a, E> {
             }
             StreamUpdate::RateLimited { wait } => {
                 self.flush();
-                self.engine.show_notice(Notice::RateLimited { wait });
+                self.host.show_notice(Notice::RateLimited { wait });
             }
         }
     }
@@ -145,7 +145,7 @@ impl<'a, E: Engine> Printer<'a, E> {
         let text = self.config.scrub(text.trim_end());
         let text = text.trim_start_matches('\n');
         if !text.trim().is_empty() {
-            self.engine.show_text(text.to_string());
+            self.host.show_text(text.to_string());
         }
     }
 }
