@@ -249,7 +249,7 @@ pub enum Command {
     #[command(after_help = server::ATTACH_EXAMPLES)]
     Attach(AttachArgs),
     /// Control a running team from a script: commands, approvals, status, events, waits
-    #[command(after_help = server::CTL_EXAMPLES)]
+    #[command(after_help = server::ctl_after_help())]
     Ctl(CtlArgs),
     /// Show a running team in a browser or on a phone: the team, its transcript, and the
     /// requests waiting, answered from there

@@ -35,7 +35,7 @@ Examples:
 
 /detach (or closing the terminal) leaves the team running; /quit ends it.";
 
-pub const CTL_EXAMPLES: &str = "\
+const CTL_MORE: &str = "\
 More commands (a word starting with / or @ is a composer command):
   review NAME                                   one teammate's work: files with counts, base,
                                                 commits, pull request (--json)
@@ -43,9 +43,9 @@ More commands (a word starting with / or @ is a composer command):
                                                 conflicts, conflicting pairs (--json)
   merge NAME --squash|--merge|--rebase [--dry-run] [--retire]
                                                 merge a teammate's branch into the lead's
-  '/COMMAND …'                                  any composer command (/spawn, /task, /msg,
-                                                /budget, /quit, …), quoted as one argument
+  '/COMMAND …'                                  any composer command, quoted as one argument:";
 
+const CTL_EXAMPLES: &str = "\
 Examples:
   teamlead ctl T '/spawn alpha \"run the tests\"'      any composer command, quoted as one argument
   teamlead ctl T --json '/task add build --command \"cargo build\"'
@@ -63,6 +63,15 @@ Examples:
 Exit status: 0 done (or the condition holds); 1 the lead refused the command, or the wait
 timed out; 2 bad usage; 3 no server runs for the team, or it went away. Errors are one
 `error:` line on stderr.";
+
+/// `teamlead ctl --help`'s text after the options: its own commands, every composer command
+/// (from the one command table, `lead::commands::table`), examples and exit statuses.
+pub fn ctl_after_help() -> String {
+    format!(
+        "{CTL_MORE}\n{}\n\n{CTL_EXAMPLES}",
+        crate::lead::commands::table::ctl_lines()
+    )
+}
 
 /// `teamlead serve`.
 #[derive(Debug, Clone, Default, Args)]

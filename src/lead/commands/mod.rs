@@ -1,104 +1,14 @@
 //! The composer's language: slash commands (`/spawn`, `/task …`, `/msg`, …), `@name text`
-//! mentions and plain text, parsed into a typed [`Input`] with clear errors, plus the command
-//! list with one-line help that the UI's completion and `/help` use.
+//! mentions and plain text, parsed into a typed [`Input`] with clear errors. Every command is
+//! one entry of [`table::COMMANDS`] (its spellings, arguments, help and reader), from which the
+//! parser, `/help`, the UI's completion and `teamlead ctl --help` are made.
 
 use crate::protocol::PermissionMode;
 
 mod lexer;
+pub mod table;
 
 use lexer::{all_tokens, next_token, rest_text, split_word};
-
-/// Every slash command with its one-line help, in the order `/help` shows them.
-pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
-    &[
-        (
-            "/spawn",
-            "/spawn NAME [--plan] [--mode M] [--agent claude] [--worktree] PROMPT — start a teammate with this prompt",
-        ),
-        (
-            "/task add",
-            "/task add SUBJECT [--description D] [--blocked-by 1,2] [--command CMD] — add a task",
-        ),
-        ("/task list", "/task list — show the task list"),
-        (
-            "/task assign",
-            "/task assign ID NAME — give a task to a teammate",
-        ),
-        ("/task done", "/task done ID — mark a task completed"),
-        (
-            "/task reset",
-            "/task reset ID — set a task back to pending, with no owner (to have it tried again)",
-        ),
-        (
-            "/task unassign",
-            "/task unassign ID — take a task from its owner (in progress goes back to pending)",
-        ),
-        (
-            "/task edit",
-            "/task edit ID [--subject S] [--description D] — change a task's subject or description",
-        ),
-        ("/msg", "/msg @NAME TEXT — send a message to a teammate"),
-        (
-            "/broadcast",
-            "/broadcast TEXT — send a message to every teammate",
-        ),
-        (
-            "/shutdown",
-            "/shutdown NAME|all [--force] — ask a teammate (or all) to shut down (--force: kill it after shutdown-timeout, 30 s)",
-        ),
-        ("/kill", "/kill NAME — stop a teammate at once"),
-        (
-            "/steer",
-            "/steer @NAME TEXT — interrupt a teammate's turn and give it this message at once",
-        ),
-        (
-            "/interrupt",
-            "/interrupt NAME — stop a teammate's current turn (it stays, and takes your next message)",
-        ),
-        (
-            "/budget",
-            "/budget [[NAME|team] DOLLARS] — alone: the budgets and what each teammate spent; with DOLLARS: set a teammate's (or the team's) budget: a warning at 80 %, paused at 100 %",
-        ),
-        (
-            "/respawn",
-            "/respawn NAME — start a stopped teammate again (same name, prompt, mode, agent, worktree)",
-        ),
-        (
-            "/mode",
-            "/mode NAME MODE [--force] — set a teammate's permission mode (--force moves a plan-mode-required teammate out of plan)",
-        ),
-        ("/team", "/team — show the team"),
-        (
-            "/team delete",
-            "/team delete — delete the team (after its teammates are gone)",
-        ),
-        (
-            "/clean",
-            "/clean — remove what dead sessions left behind (teams, panes, tmux servers, temp files, locks)",
-        ),
-        (
-            "/review",
-            "/review NAME — what a teammate changed in its worktree: files, diffs, commits",
-        ),
-        (
-            "/merge",
-            "/merge NAME --squash|--merge|--rebase [--dry-run] [--retire] — bring a teammate's branch into yours (refused when it conflicts)",
-        ),
-        (
-            "/merges",
-            "/merges — every teammate's branch: ahead/behind, clean or conflicting, with yours and each other",
-        ),
-        ("/help", "/help — list the commands"),
-        (
-            "/quit",
-            "/quit [--keep] — shut the team down and exit (--keep: exit and keep the team for the next lead)",
-        ),
-        (
-            "/detach",
-            "/detach — leave this screen; the team keeps running (`teamlead attach` comes back)",
-        ),
-    ]
-}
 
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,12 +155,7 @@ pub enum CommandError {
 }
 
 fn usage(command: &str) -> CommandError {
-    let line = slash_commands()
-        .iter()
-        .find(|(c, _)| *c == command)
-        .map(|(_, help)| help.split(" — ").next().unwrap_or(help))
-        .unwrap_or("/help");
-    CommandError::Usage(line)
+    CommandError::Usage(table::usage_of(command))
 }
 
 /// Parses composer text.
@@ -284,133 +189,149 @@ fn strip_at(name: &str) -> String {
 }
 
 fn parse_slash(rest: &str) -> Result<SlashCommand, CommandError> {
-    let (word, args) = split_word(rest);
-    let word_lower = word.to_ascii_lowercase();
-    match word_lower.as_str() {
-        "spawn" => parse_spawn(args),
-        "task" | "tasks" => parse_task(args),
-        "budget" if args.trim().is_empty() => Ok(SlashCommand::Budgets),
-        "budget" => {
-            let (first, rest) = split_word(args);
-            let (name, amount) = if rest.trim().is_empty() {
-                (None, first)
-            } else {
-                let who = strip_at(first);
-                ((who != "team").then_some(who), rest.trim())
-            };
-            let dollars = amount
-                .trim_start_matches('$')
-                .parse::<f64>()
-                .ok()
-                .filter(|d| d.is_finite() && *d > 0.0);
-            match dollars {
-                Some(dollars) if !amount.is_empty() => Ok(SlashCommand::Budget {
-                    name,
-                    micros: (dollars * 1_000_000.0).round() as u64,
-                }),
-                _ => Err(usage("/budget")),
-            }
-        }
-        "steer" => {
-            let (to, text) = split_word(args);
-            let to = strip_at(to);
-            let text = rest_text(text, 0)?;
-            if to.is_empty() || text.is_empty() {
-                return Err(usage("/steer"));
-            }
-            Ok(SlashCommand::Steer { to, text })
-        }
-        "msg" | "message" => {
-            let (to, text) = split_word(args);
-            let to = strip_at(to);
-            let text = rest_text(text, 0)?;
-            if to.is_empty() || text.is_empty() {
-                return Err(usage("/msg"));
-            }
-            Ok(SlashCommand::Msg { to, text })
-        }
-        "broadcast" => {
-            let text = rest_text(args, 0)?;
-            if text.is_empty() {
-                return Err(usage("/broadcast"));
-            }
-            Ok(SlashCommand::Broadcast { text })
-        }
-        "shutdown" => {
-            let mut words = all_tokens(args)?;
-            let force = words.iter().any(|w| w == "--force");
-            words.retain(|w| w != "--force");
-            if let Some(flag) = words.iter().find(|w| w.starts_with("--")) {
-                return Err(CommandError::Invalid(format!(
-                    "unknown option `{flag}` for /shutdown (use --force)"
-                )));
-            }
-            match words.as_slice() {
-                [t] if t == "all" => Ok(SlashCommand::Shutdown {
-                    target: ShutdownTarget::All,
-                    force,
-                }),
-                [name] => Ok(SlashCommand::Shutdown {
-                    target: ShutdownTarget::One(strip_at(name)),
-                    force,
-                }),
-                _ => Err(usage("/shutdown")),
-            }
-        }
-        "interrupt" => match all_tokens(args)?.as_slice() {
-            [name] => Ok(SlashCommand::Interrupt {
-                name: strip_at(name),
-            }),
-            _ => Err(usage("/interrupt")),
-        },
-        "kill" => match all_tokens(args)?.as_slice() {
-            [name] => Ok(SlashCommand::Kill {
-                name: strip_at(name),
-            }),
-            _ => Err(usage("/kill")),
-        },
-        "respawn" => match all_tokens(args)?.as_slice() {
-            [name] => Ok(SlashCommand::Respawn {
-                name: strip_at(name),
-            }),
-            _ => Err(usage("/respawn")),
-        },
-        "mode" => match all_tokens(args)?.as_slice() {
-            [name, mode] => Ok(SlashCommand::Mode {
-                name: strip_at(name),
-                mode: parse_mode(mode)?,
-                force: false,
-            }),
-            [name, mode, force] if force == "--force" => Ok(SlashCommand::Mode {
-                name: strip_at(name),
-                mode: parse_mode(mode)?,
-                force: true,
-            }),
-            _ => Err(usage("/mode")),
-        },
-        "team" => match all_tokens(args)?.as_slice() {
-            [] => Ok(SlashCommand::Team),
-            [d] if d == "delete" => Ok(SlashCommand::TeamDelete),
-            _ => Err(CommandError::Usage("/team  or  /team delete")),
-        },
-        "clean" => Ok(SlashCommand::Clean),
-        "review" => match all_tokens(args)?.as_slice() {
-            [name] => Ok(SlashCommand::Review {
-                name: strip_at(name),
-            }),
-            _ => Err(usage("/review")),
-        },
-        "merge" => parse_merge(args),
-        "merges" | "queue" => Ok(SlashCommand::Queue),
-        "help" | "?" => Ok(SlashCommand::Help),
-        "quit" | "exit" => match all_tokens(args)?.as_slice() {
-            [] => Ok(SlashCommand::Quit),
-            [keep] if keep == "--keep" => Ok(SlashCommand::Detach),
-            _ => Err(usage("/quit")),
-        },
-        "detach" => Ok(SlashCommand::DetachScreen),
-        "" => Err(CommandError::Unknown("/".to_string())),
-        _ => Err(CommandError::Unknown(format!("/{word}"))),
+    let (word, _) = split_word(rest);
+    if word.is_empty() {
+        return Err(CommandError::Unknown("/".to_string()));
+    }
+    let Some((command, args)) = table::find(rest) else {
+        return Err(CommandError::Unknown(format!("/{word}")));
+    };
+    match command.read {
+        table::Reader::Bare(ref bare) if args.trim().is_empty() => Ok(bare.clone()),
+        table::Reader::Bare(_) if table::is_family(command) => Err(CommandError::Unknown(format!(
+            "/{}",
+            table::first_words(rest)
+        ))),
+        table::Reader::Bare(_) => Err(usage(command.name)),
+        table::Reader::Args(read) => read(args),
+    }
+}
+
+fn parse_budget(args: &str) -> Result<SlashCommand, CommandError> {
+    if args.trim().is_empty() {
+        return Ok(SlashCommand::Budgets);
+    }
+    let (first, rest) = split_word(args);
+    let (name, amount) = if rest.trim().is_empty() {
+        (None, first)
+    } else {
+        let who = strip_at(first);
+        ((who != "team").then_some(who), rest.trim())
+    };
+    let dollars = amount
+        .trim_start_matches('$')
+        .parse::<f64>()
+        .ok()
+        .filter(|d| d.is_finite() && *d > 0.0);
+    match dollars {
+        Some(dollars) if !amount.is_empty() => Ok(SlashCommand::Budget {
+            name,
+            micros: (dollars * 1_000_000.0).round() as u64,
+        }),
+        _ => Err(usage("/budget")),
+    }
+}
+
+/// `NAME TEXT` of `/steer` and `/msg`.
+fn name_and_text(args: &str, command: &str) -> Result<(String, String), CommandError> {
+    let (to, text) = split_word(args);
+    let to = strip_at(to);
+    let text = rest_text(text, 0)?;
+    if to.is_empty() || text.is_empty() {
+        return Err(usage(command));
+    }
+    Ok((to, text))
+}
+
+fn parse_steer(args: &str) -> Result<SlashCommand, CommandError> {
+    let (to, text) = name_and_text(args, "/steer")?;
+    Ok(SlashCommand::Steer { to, text })
+}
+
+fn parse_msg(args: &str) -> Result<SlashCommand, CommandError> {
+    let (to, text) = name_and_text(args, "/msg")?;
+    Ok(SlashCommand::Msg { to, text })
+}
+
+fn parse_broadcast(args: &str) -> Result<SlashCommand, CommandError> {
+    let text = rest_text(args, 0)?;
+    if text.is_empty() {
+        return Err(usage("/broadcast"));
+    }
+    Ok(SlashCommand::Broadcast { text })
+}
+
+fn parse_shutdown(args: &str) -> Result<SlashCommand, CommandError> {
+    let mut words = all_tokens(args)?;
+    let force = words.iter().any(|w| w == "--force");
+    words.retain(|w| w != "--force");
+    if let Some(flag) = words.iter().find(|w| w.starts_with("--")) {
+        return Err(CommandError::Invalid(format!(
+            "unknown option `{flag}` for /shutdown (use --force)"
+        )));
+    }
+    match words.as_slice() {
+        [t] if t == "all" => Ok(SlashCommand::Shutdown {
+            target: ShutdownTarget::All,
+            force,
+        }),
+        [name] => Ok(SlashCommand::Shutdown {
+            target: ShutdownTarget::One(strip_at(name)),
+            force,
+        }),
+        _ => Err(usage("/shutdown")),
+    }
+}
+
+/// The one teammate name of `/kill`, `/interrupt`, `/respawn`, `/review`.
+fn one_name(args: &str, command: &str) -> Result<String, CommandError> {
+    match all_tokens(args)?.as_slice() {
+        [name] => Ok(strip_at(name)),
+        _ => Err(usage(command)),
+    }
+}
+
+fn parse_interrupt(args: &str) -> Result<SlashCommand, CommandError> {
+    let name = one_name(args, "/interrupt")?;
+    Ok(SlashCommand::Interrupt { name })
+}
+
+fn parse_kill(args: &str) -> Result<SlashCommand, CommandError> {
+    let name = one_name(args, "/kill")?;
+    Ok(SlashCommand::Kill { name })
+}
+
+fn parse_respawn(args: &str) -> Result<SlashCommand, CommandError> {
+    let name = one_name(args, "/respawn")?;
+    Ok(SlashCommand::Respawn { name })
+}
+
+fn parse_review(args: &str) -> Result<SlashCommand, CommandError> {
+    let name = one_name(args, "/review")?;
+    Ok(SlashCommand::Review { name })
+}
+
+fn parse_mode_command(args: &str) -> Result<SlashCommand, CommandError> {
+    match all_tokens(args)?.as_slice() {
+        [name, mode] => Ok(SlashCommand::Mode {
+            name: strip_at(name),
+            mode: parse_mode(mode)?,
+            force: false,
+        }),
+        [name, mode, force] if force == "--force" => Ok(SlashCommand::Mode {
+            name: strip_at(name),
+            mode: parse_mode(mode)?,
+            force: true,
+        }),
+        _ => Err(usage("/mode")),
+    }
+}
+
+fn parse_quit(args: &str) -> Result<SlashCommand, CommandError> {
+    match all_tokens(args)?.as_slice() {
+        [] => Ok(SlashCommand::Quit),
+        [keep] if keep == "--keep" => Ok(SlashCommand::Detach),
+        _ => Err(usage("/quit")),
     }
 }
 
@@ -527,37 +448,39 @@ fn parse_merge(args: &str) -> Result<SlashCommand, CommandError> {
     }
 }
 
-fn parse_task(args: &str) -> Result<SlashCommand, CommandError> {
-    let (sub, rest) = split_word(args);
-    match sub.to_ascii_lowercase().as_str() {
-        "add" => parse_task_add(rest),
-        "list" | "ls" | "" => Ok(SlashCommand::TaskList),
-        "assign" => match all_tokens(rest)?.as_slice() {
-            [id, name] => Ok(SlashCommand::TaskAssign {
-                id: task_id(id, "/task assign")?,
-                name: strip_at(name),
-            }),
-            _ => Err(usage("/task assign")),
-        },
-        word @ ("done" | "reset" | "unassign") => {
-            let (command, change) = match word {
-                "done" => ("/task done", TaskChange::Done),
-                "reset" => ("/task reset", TaskChange::Reset),
-                _ => ("/task unassign", TaskChange::Unassign),
-            };
-            match all_tokens(rest)?.as_slice() {
-                [id] if !id.starts_with("--") => Ok(SlashCommand::TaskSet {
-                    id: task_id(id, command)?,
-                    change,
-                }),
-                [_, flag, ..] | [flag] if flag.starts_with("--") => Err(CommandError::Invalid(
-                    format!("unknown option `{flag}` for {command} (it takes a task ID only)"),
-                )),
-                _ => Err(usage(command)),
-            }
-        }
-        "edit" => parse_task_edit(rest),
-        other => Err(CommandError::Unknown(format!("/task {other}"))),
+fn parse_task_assign(args: &str) -> Result<SlashCommand, CommandError> {
+    match all_tokens(args)?.as_slice() {
+        [id, name] => Ok(SlashCommand::TaskAssign {
+            id: task_id(id, "/task assign")?,
+            name: strip_at(name),
+        }),
+        _ => Err(usage("/task assign")),
+    }
+}
+
+fn parse_task_done(args: &str) -> Result<SlashCommand, CommandError> {
+    task_set(args, "/task done", TaskChange::Done)
+}
+
+fn parse_task_reset(args: &str) -> Result<SlashCommand, CommandError> {
+    task_set(args, "/task reset", TaskChange::Reset)
+}
+
+fn parse_task_unassign(args: &str) -> Result<SlashCommand, CommandError> {
+    task_set(args, "/task unassign", TaskChange::Unassign)
+}
+
+/// `/task done|reset|unassign ID`.
+fn task_set(args: &str, command: &str, change: TaskChange) -> Result<SlashCommand, CommandError> {
+    match all_tokens(args)?.as_slice() {
+        [id] if !id.starts_with("--") => Ok(SlashCommand::TaskSet {
+            id: task_id(id, command)?,
+            change,
+        }),
+        [_, flag, ..] | [flag] if flag.starts_with("--") => Err(CommandError::Invalid(format!(
+            "unknown option `{flag}` for {command} (it takes a task ID only)"
+        ))),
+        _ => Err(usage(command)),
     }
 }
 
@@ -699,6 +622,19 @@ pub fn help_text() -> String {
     }
     out.push_str("\n  @NAME TEXT — message a teammate");
     out
+}
+
+/// Every slash command with its one-line help (`/task add SUBJECT … — add a task`), in the
+/// order `/help` shows them: the completion's list, made from [`table::COMMANDS`].
+pub fn slash_commands() -> &'static [(&'static str, &'static str)] {
+    static LINES: std::sync::LazyLock<Vec<(&'static str, &'static str)>> =
+        std::sync::LazyLock::new(|| {
+            table::COMMANDS
+                .iter()
+                .map(|c| (c.name, &*Box::leak(c.help_line().into_boxed_str())))
+                .collect()
+        });
+    &LINES
 }
 
 #[cfg(test)]

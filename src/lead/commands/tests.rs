@@ -234,3 +234,45 @@ fn mentions_and_plain_text() {
     assert_eq!(parse_input("   ").unwrap(), Input::Empty);
     assert!(help_text().contains("/spawn NAME"));
 }
+
+#[test]
+fn the_table_is_the_one_source_of_the_parser_help_and_completion() {
+    use super::table::{COMMANDS, Reader, ctl_lines, find};
+    let help = help_text();
+    let completion: Vec<&str> = slash_commands().iter().map(|(name, _)| *name).collect();
+    let ctl = ctl_lines();
+    for command in COMMANDS {
+        assert!(
+            help.contains(&command.help_line()),
+            "{} in /help",
+            command.name
+        );
+        assert!(
+            completion.contains(&command.name),
+            "{} completes",
+            command.name
+        );
+        assert!(
+            ctl.contains(command.usage),
+            "{} in ctl --help",
+            command.name
+        );
+        for spelling in std::iter::once(command.name).chain(command.aliases.iter().copied()) {
+            let (found, _) = find(&spelling[1..]).expect(spelling);
+            assert_eq!(found.name, command.name, "{spelling} finds its own entry");
+            if let Reader::Bare(bare) = &command.read {
+                assert_eq!(parse_input(spelling), Ok(Input::Slash(bare.clone())));
+            }
+        }
+    }
+    // A word after a command that takes none is refused, never ignored.
+    assert_eq!(
+        parse_input("/clean --all").unwrap_err().to_string(),
+        "usage: /clean"
+    );
+    assert_eq!(
+        parse_input("/team frob"),
+        Err(CommandError::Unknown("/team frob".into()))
+    );
+    assert_eq!(parse_input("/TASK Add x").map(|_| ()), Ok(()));
+}
