@@ -428,6 +428,17 @@ async fn slash_clean_removes_a_dead_writers_temp_file_and_keeps_the_team() {
     s.quit().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_version_says_which_teamlead_leads() {
+    let mut s = Session::start("version").await;
+    s.submit("/version").await;
+    let note = s
+        .wait_note(&format!("teamlead {}", env!("CARGO_PKG_VERSION")))
+        .await;
+    assert_eq!(note, format!("teamlead {}", env!("CARGO_PKG_VERSION")));
+    s.quit().await;
+}
+
 /// The message ledger as the lead follows it: a message to a teammate is delivered (its
 /// inbox written), read once the teammate marks it read, turn started once the teammate sends
 /// something after; each step is a `Receipt` event for the message the transcript shows.

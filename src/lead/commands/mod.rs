@@ -105,6 +105,8 @@ pub enum SlashCommand {
     /// `/merges`: the merge queue.
     Queue,
     Help,
+    /// `/version`: which teamlead leads the team.
+    Version,
     Quit,
     /// `/quit --keep`: the lead leaves with the team kept.
     Detach,

@@ -212,6 +212,13 @@ pub static COMMANDS: &[Command] = &[
         read: Bare(SlashCommand::Help),
     },
     Command {
+        name: "/version",
+        aliases: &[],
+        usage: "/version",
+        help: "the version of teamlead that leads this team",
+        read: Bare(SlashCommand::Version),
+    },
+    Command {
         name: "/quit",
         aliases: &["/exit"],
         usage: "/quit [--keep]",

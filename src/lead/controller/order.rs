@@ -137,6 +137,7 @@ fn slash_needs(slash: &SlashCommand) -> Needs {
         | SlashCommand::TaskEdit { .. }
         | SlashCommand::Clean
         | SlashCommand::Help
+        | SlashCommand::Version
         | SlashCommand::Budget { .. }
         | SlashCommand::Budgets => Needs::Nothing,
     }

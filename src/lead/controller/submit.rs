@@ -159,6 +159,7 @@ impl Controller {
             } => self.merge(&name, how, dry_run, retire),
             SlashCommand::Queue => self.merge_queue(),
             SlashCommand::Help => self.note(help_text()),
+            SlashCommand::Version => self.note(format!("teamlead {}", env!("CARGO_PKG_VERSION"))),
             SlashCommand::Budget { name, micros } => self.set_budget(name.as_deref(), micros),
             SlashCommand::Budgets => self.show_budgets(),
             SlashCommand::Clean => self.clean_orphans(),
