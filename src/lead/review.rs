@@ -17,16 +17,9 @@ pub use comment::ReviewComment;
 pub use left::{WorktreeFate, WorktreeReport};
 pub use queue::{MergeQueue, Merged, QueueEntry, QueuePair};
 
-/// How `/merge` brings a teammate's branch into the lead's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum MergeHow {
-    /// One new commit with all of its changes.
-    Squash,
-    /// A merge commit.
-    Merge,
-    /// Its commits replayed one by one on top of the lead's branch.
-    Rebase,
-}
+/// How `/merge` brings a teammate's branch into the lead's (named in one place:
+/// `backend::git::MergeHow`).
+pub use crate::backend::git::MergeHow;
 
 /// One changed file of a review.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

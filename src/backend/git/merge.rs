@@ -147,15 +147,44 @@ pub fn own_changes(
         .collect())
 }
 
-/// How a branch is brought into the lead's branch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum How {
+/// How a teammate's branch is brought into the lead's branch: the one place that names the
+/// styles (`/merge`'s options, the words of the lead's sentences, the git steps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum MergeHow {
     /// One new commit with all of its changes.
     Squash,
     /// A merge commit (`--no-ff`).
     Merge,
     /// Its commits replayed one by one on top (linear history).
     Rebase,
+}
+
+impl MergeHow {
+    /// Every style, in the order `/merge`'s usage names them.
+    pub const ALL: [MergeHow; 3] = [MergeHow::Squash, MergeHow::Merge, MergeHow::Rebase];
+
+    /// Its `/merge` option: `--squash`, `--merge`, `--rebase`.
+    pub fn option(self) -> &'static str {
+        match self {
+            MergeHow::Squash => "--squash",
+            MergeHow::Merge => "--merge",
+            MergeHow::Rebase => "--rebase",
+        }
+    }
+
+    /// The style an option names.
+    pub fn from_option(option: &str) -> Option<MergeHow> {
+        MergeHow::ALL.into_iter().find(|h| h.option() == option)
+    }
+
+    /// What doing it is called in a sentence: `squash-merge`, `merge`, `rebase`.
+    pub fn verb(self) -> &'static str {
+        match self {
+            MergeHow::Squash => "squash-merge",
+            MergeHow::Merge => "merge",
+            MergeHow::Rebase => "rebase",
+        }
+    }
 }
 
 /// Why [`merge`] did not merge (the lead's checkout is as it was in every case).
@@ -225,11 +254,11 @@ fn step(
 /// Brings `branch` into the branch checked out in `repo` (the caller checked that it applies
 /// cleanly and that `repo` has no uncommitted change). Whatever fails is undone, leaving
 /// `repo` as it was; a merge that would change nothing is [`MergeFailure::NothingToCommit`].
-pub fn merge(repo: &Path, branch: &str, how: How, message: &str) -> Result<(), MergeFailure> {
+pub fn merge(repo: &Path, branch: &str, how: MergeHow, message: &str) -> Result<(), MergeFailure> {
     let head = rev(repo, "HEAD");
     let head_tree = tree_of(repo, "HEAD");
     match how {
-        How::Squash => {
+        MergeHow::Squash => {
             step(
                 repo,
                 "bring its changes in",
@@ -248,7 +277,7 @@ pub fn merge(repo: &Path, branch: &str, how: How, message: &str) -> Result<(), M
                 &["reset", "--quiet", "--merge"],
             )?;
         }
-        How::Merge => {
+        MergeHow::Merge => {
             step(
                 repo,
                 "make the merge commit",
@@ -264,7 +293,7 @@ pub fn merge(repo: &Path, branch: &str, how: How, message: &str) -> Result<(), M
                 &["merge", "--abort"],
             )?;
         }
-        How::Rebase => {
+        MergeHow::Rebase => {
             let range = format!("HEAD..{branch}");
             let picks = git_ok(repo, &["rev-list", "--reverse", "--no-merges", &range])?;
             let picks: Vec<&str> = picks.lines().filter(|l| !l.is_empty()).collect();

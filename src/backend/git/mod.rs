@@ -8,10 +8,12 @@
 //! parses them (`lead::review`).
 
 pub mod gh;
+mod land;
 mod merge;
 
+pub use land::{LandRefusal, LandRequest, Landing, MergeReport, Retired, land};
 pub use merge::{
-    How, MergeCheck, MergeFailure, conflicts, merge, merge_check, own_changes, retire_merged,
+    MergeCheck, MergeFailure, MergeHow, conflicts, merge, merge_check, own_changes, retire_merged,
 };
 
 use std::path::Path;

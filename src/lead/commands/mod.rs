@@ -424,10 +424,11 @@ fn parse_merge(args: &str) -> Result<SlashCommand, CommandError> {
             )),
             None => Ok(()),
         };
+        if let Some(style) = MergeHow::from_option(&tok) {
+            set(&mut how, style)?;
+            continue;
+        }
         match tok.as_str() {
-            "--squash" => set(&mut how, MergeHow::Squash)?,
-            "--merge" => set(&mut how, MergeHow::Merge)?,
-            "--rebase" => set(&mut how, MergeHow::Rebase)?,
             "--dry-run" => dry_run = true,
             "--retire" => retire = true,
             flag if flag.starts_with("--") => {

@@ -30,6 +30,7 @@ mod input;
 #[cfg(test)]
 mod limit_tests;
 mod liveness;
+mod merge_words;
 mod mode_keys;
 mod mode_sync;
 mod model;

@@ -15,9 +15,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::merge_words::{self, MergeDone};
 use super::state::Controller;
 use super::store_worker::Lane;
-use crate::backend::git::{self, How};
+use crate::backend::git;
 use crate::backend::worktree::{self, Retired, Survey, Worktree};
 use crate::lead::contract::{LeadEvent, TeammateStatus};
 use crate::lead::review::{
@@ -821,26 +822,8 @@ fn keeps(target: &Target, merged_tip: Option<&str>) -> Result<Option<String>, St
     }
 }
 
-/// What a merge did.
-struct MergeDone {
-    text: String,
-    /// Merged but kept (the teammate still runs in it): path, branch and the tip merged.
-    kept: Option<(PathBuf, String, String)>,
-    /// The worktree removed after the merge.
-    retired: Option<PathBuf>,
-    /// Merged for real (not a dry run, not nothing to merge): the branch and the worktree.
-    merged: Option<(String, PathBuf)>,
-}
-
-fn how_word(how: MergeHow) -> &'static str {
-    match how {
-        MergeHow::Squash => "squash-merge",
-        MergeHow::Merge => "merge",
-        MergeHow::Rebase => "rebase",
-    }
-}
-
-/// `/merge` (on the blocking pool): `Err` is a refusal, with nothing changed.
+/// `/merge` (on the blocking pool): the git work (`backend::git::land`), then what the lead
+/// says of it (`merge_words`). `Err` is a refusal, with nothing changed.
 fn merge_job(
     target: &Target,
     how: MergeHow,
@@ -848,208 +831,26 @@ fn merge_job(
     retire: bool,
     running: bool,
 ) -> Result<MergeDone, String> {
-    let name = &target.name;
     let branch = target.branch()?;
-    let repo = &target.repo;
-    let lead_branch = git::current_branch(repo);
-    let dirty = git::uncommitted(repo, false).map_err(|e| e.to_string())?;
-    if !dirty.is_empty() {
-        return Err(format!(
-            "Not merging {name}: the lead's checkout has uncommitted changes ({}): commit or stash them first. Nothing was changed.",
-            dirty.join(", ")
-        ));
-    }
-    let check = git::merge_check(repo, "HEAD", &branch).map_err(|e| e.to_string())?;
-    let left_out = git::uncommitted(&target.worktree, true)
-        .map(|u| u.len())
-        .unwrap_or(0);
-    let left_out = if left_out > 0 {
-        format!(
-            " {left_out} uncommitted file(s) in its worktree are not part of it (ask {name} to commit them)."
-        )
-    } else {
-        String::new()
+    let request = git::LandRequest {
+        repo: &target.repo,
+        worktree: &target.worktree,
+        branch: &branch,
+        who: &target.name,
+        how,
+        dry_run,
+        retire,
     };
-    if !check.conflicts.is_empty() {
-        return Err(format!(
-            "Not merging {name}: {branch} conflicts with {lead_branch} in {}. Nothing was changed.",
-            check.conflicts.join(", ")
-        ));
-    }
-    let how_flag = match how {
-        MergeHow::Squash => "squash",
-        MergeHow::Merge => "merge",
-        MergeHow::Rebase => "rebase",
+    let report =
+        git::land(&request).map_err(|e| merge_words::refusal(&target.name, &branch, how, &e))?;
+    let subject = merge_words::Subject {
+        name: &target.name,
+        worktree: &target.worktree,
+        how,
+        dry_run,
+        running,
     };
-    if check.nothing_left() {
-        let why = if check.ahead == 0 {
-            format!("{branch} has no commit that {lead_branch} lacks")
-        } else {
-            format!(
-                "the changes of the {} commit(s) of {branch} are already in {lead_branch} (merged before, as a squash or a rebase)",
-                check.ahead
-            )
-        };
-        return Ok(nothing_left(
-            target,
-            &branch,
-            format!("Nothing left to merge: {why}.{left_out}"),
-            dry_run,
-            retire,
-            running,
-            how_flag,
-        ));
-    }
-    let what = format!(
-        "{} commit(s) of {name} ({branch}, {} behind {lead_branch})",
-        check.ahead, check.behind
-    );
-    if dry_run {
-        return Ok(MergeDone {
-            text: format!(
-                "Would {} {what} into {lead_branch}: it applies cleanly.{left_out}",
-                how_word(how)
-            ),
-            kept: None,
-            retired: None,
-            merged: None,
-        });
-    }
-    let subjects = git::commits(repo, "HEAD", &branch)
-        .map(|cs| {
-            cs.iter()
-                .map(|c| format!("- {}", c.subject))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default();
-    let message = format!("Work of @{name} ({branch})\n\n{subjects}\n");
-    let tip = git::rev(repo, &branch).unwrap_or_default();
-    let git_how = match how {
-        MergeHow::Squash => How::Squash,
-        MergeHow::Merge => How::Merge,
-        MergeHow::Rebase => How::Rebase,
-    };
-    match git::merge(repo, &branch, git_how, &message) {
-        Ok(()) => {}
-        Err(git::MergeFailure::NothingToCommit) => {
-            return Ok(nothing_left(
-                target,
-                &branch,
-                format!(
-                    "Nothing left to merge: the changes of {branch} are already in {lead_branch}.{left_out}"
-                ),
-                false,
-                retire,
-                running,
-                how_flag,
-            ));
-        }
-        Err(e) => {
-            return Err(format!(
-                "Could not {} {name}: {e}. Nothing was changed.",
-                how_word(how)
-            ));
-        }
-    }
-    let head = git::rev(repo, "HEAD").unwrap_or_default();
-    let mut text = format!(
-        "Merged ({}) {what} into {lead_branch}: now at {}.{left_out}",
-        how_word(how),
-        head.chars().take(7).collect::<String>()
-    );
-    let (mut kept, mut retired) = (None, None);
-    let branch_merged = branch.clone();
-    if retire {
-        match git::retire_merged(repo, &target.worktree, &branch, &tip) {
-            Ok(None) => {
-                text.push_str(&format!(
-                    " Removed its worktree {} and branch {branch}.",
-                    target.worktree.display()
-                ));
-                retired = Some(target.worktree.clone());
-            }
-            Ok(Some(why)) => text.push_str(&format!(
-                " Kept its worktree {}: it holds {why}.",
-                target.worktree.display()
-            )),
-            Err(e) => text.push_str(&format!(" Kept its worktree: {e}")),
-        }
-    } else {
-        // What really happens to it: it stays, and `/quit` removes it if nothing changes
-        // there (`retire_merged_worktrees`); the screen that asked offers to retire it now.
-        if running {
-            text.push_str(&format!(
-                " {name} still runs in its worktree, which stays for now: /quit removes it if nothing changes there."
-            ));
-        } else {
-            text.push_str(&format!(
-                " Its worktree {} stays for now: /quit removes it if nothing changes there, and /merge {name} --{how_flag} --retire removes it now.",
-                target.worktree.display()
-            ));
-        }
-        kept = Some((target.worktree.clone(), branch, tip));
-    }
-    Ok(MergeDone {
-        text,
-        kept,
-        retired,
-        merged: Some((branch_merged, target.worktree.clone())),
-    })
-}
-
-/// `/merge` of a branch with nothing left to merge (its changes are in the lead's branch):
-/// `text` says so; with `retire` its worktree and branch go (kept when it holds uncommitted
-/// files), with `retire_later` they go at `/quit`. Nothing is merged, so no screen offers to
-/// retire it.
-fn nothing_left(
-    target: &Target,
-    branch: &str,
-    mut text: String,
-    dry_run: bool,
-    retire: bool,
-    retire_later: bool,
-    how_flag: &str,
-) -> MergeDone {
-    let name = &target.name;
-    let tip = git::rev(&target.repo, branch).unwrap_or_default();
-    let mut done = MergeDone {
-        text: String::new(),
-        kept: None,
-        retired: None,
-        merged: None,
-    };
-    if dry_run {
-    } else if retire {
-        match git::retire_merged(&target.repo, &target.worktree, branch, &tip) {
-            Ok(None) => {
-                text.push_str(&format!(
-                    " Removed its worktree {} and branch {branch}.",
-                    target.worktree.display()
-                ));
-                done.retired = Some(target.worktree.clone());
-            }
-            Ok(Some(why)) => text.push_str(&format!(
-                " Kept its worktree {}: it holds {why}.",
-                target.worktree.display()
-            )),
-            Err(e) => text.push_str(&format!(
-                " Kept its worktree {}: it could not be removed ({e}).",
-                target.worktree.display()
-            )),
-        }
-    } else if retire_later {
-        text.push_str(&format!(
-            " {name} still runs in its worktree: it is removed at /quit if nothing changes there."
-        ));
-        done.kept = Some((target.worktree.clone(), branch.to_string(), tip));
-    } else if target.worktree.exists() {
-        text.push_str(&format!(
-            " /merge {name} --{how_flag} --retire removes its worktree and branch once it has stopped."
-        ));
-    }
-    done.text = text;
-    done
+    Ok(merge_words::done(&subject, report))
 }
 
 /// Each branch against the lead's `HEAD` (on the blocking pool).

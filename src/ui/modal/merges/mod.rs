@@ -104,11 +104,7 @@ impl MergesDialog {
                 _ => None,
             };
             if let Some(how) = how {
-                let flag = match how {
-                    MergeHow::Squash => "--squash",
-                    MergeHow::Merge => "--merge",
-                    MergeHow::Rebase => "--rebase",
-                };
+                let flag = how.option();
                 sender.command(LeadCommand::Submit {
                     target: ViewTarget::Lead,
                     text: format!("/merge {name} {flag}"),
