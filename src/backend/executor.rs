@@ -174,7 +174,8 @@ pub enum ExecutorError {
 
 /// Types a key into one teammate's pane; blocking (a terminal CLI call), so it runs off the
 /// lead's loop. The error says why it could not.
-pub type KeyTyper = std::sync::Arc<dyn Fn(super::PaneKey) -> Result<(), String> + Send + Sync>;
+pub type KeyTyper =
+    std::sync::Arc<dyn Fn(super::PaneKey) -> Result<(), super::BackendError> + Send + Sync>;
 
 /// Reads the last lines of one teammate's pane; blocking (a terminal CLI call).
 pub type PaneReader = std::sync::Arc<dyn Fn(usize) -> Vec<String> + Send + Sync>;

@@ -552,9 +552,7 @@ impl TeammateExecutor for PaneExecutor {
     fn key_typer(&self, name: &str) -> Option<super::executor::KeyTyper> {
         let pane = self.pane_of(name).ok()?;
         let backend = self.backend.clone();
-        Some(std::sync::Arc::new(move |key| {
-            backend.send_key(&pane, key).map_err(|e| e.to_string())
-        }))
+        Some(std::sync::Arc::new(move |key| backend.send_key(&pane, key)))
     }
 
     fn quit(&self) -> BoxFuture<'_, ()> {

@@ -82,10 +82,25 @@ struct FileTask {
     owner: Option<String>,
 }
 
+/// What is wrong with a demo file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DemoError {
+    #[error("{0}")]
+    Toml(String),
+    #[error("task `{task}`: `{id}` is not an earlier task")]
+    NotEarlier { task: String, id: String },
+    #[error("task `{task}`: no teammate `{owner}`")]
+    NoOwner { task: String, owner: String },
+    /// The file built into the binary (checked by a test: it does not happen).
+    #[error("assets/demo-tasks.toml: {0}")]
+    BuiltIn(Box<DemoError>),
+}
+
 /// Reads a demo file: teammates, and tasks whose `blocked_by` ids name earlier tasks and
 /// whose owners are teammates of the file.
-pub fn parse_demo(text: &str) -> Result<(Vec<DemoTeammate>, Vec<DemoTask>), String> {
-    let file: DemoFile = toml::from_str(text).map_err(|e| e.message().to_string())?;
+pub fn parse_demo(text: &str) -> Result<(Vec<DemoTeammate>, Vec<DemoTask>), DemoError> {
+    let file: DemoFile =
+        toml::from_str(text).map_err(|e| DemoError::Toml(e.message().to_string()))?;
     let teammates: Vec<DemoTeammate> = file
         .teammate
         .into_iter()
@@ -105,13 +120,19 @@ pub fn parse_demo(text: &str) -> Result<(Vec<DemoTeammate>, Vec<DemoTask>), Stri
                 file.task[..i]
                     .iter()
                     .position(|earlier| &earlier.id == id)
-                    .ok_or_else(|| format!("task `{}`: `{id}` is not an earlier task", t.id))
+                    .ok_or_else(|| DemoError::NotEarlier {
+                        task: t.id.clone(),
+                        id: id.clone(),
+                    })
             })
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(owner) = &t.owner
             && !teammates.iter().any(|m| &m.name == owner)
         {
-            return Err(format!("task `{}`: no teammate `{owner}`", t.id));
+            return Err(DemoError::NoOwner {
+                task: t.id.clone(),
+                owner: owner.clone(),
+            });
         }
         tasks.push(DemoTask {
             subject: t.subject.clone(),
@@ -124,20 +145,20 @@ pub fn parse_demo(text: &str) -> Result<(Vec<DemoTeammate>, Vec<DemoTask>), Stri
     Ok((teammates, tasks))
 }
 
-fn embedded() -> Result<(Vec<DemoTeammate>, Vec<DemoTask>), String> {
+fn embedded() -> Result<(Vec<DemoTeammate>, Vec<DemoTask>), DemoError> {
     // Checked by `the_embedded_graph_reads` below: it does not fail in a built binary.
-    parse_demo(DEMO_TASKS).map_err(|e| format!("assets/demo-tasks.toml: {e}"))
+    parse_demo(DEMO_TASKS).map_err(|e| DemoError::BuiltIn(Box::new(e)))
 }
 
 /// The six tasks: one that lays out the files, three that work on them in parallel, a checksum
 /// of the results, and a report; two for each teammate.
-pub fn demo_tasks() -> Result<Vec<DemoTask>, String> {
+pub fn demo_tasks() -> Result<Vec<DemoTask>, DemoError> {
     Ok(embedded()?.1)
 }
 
 /// The three teammates: two in `default` mode (each Bash command is asked for), one that must
 /// get its plan approved first.
-pub fn demo_teammates() -> Result<Vec<DemoTeammate>, String> {
+pub fn demo_teammates() -> Result<Vec<DemoTeammate>, DemoError> {
     Ok(embedded()?.0)
 }
 
@@ -263,10 +284,16 @@ mod tests {
         assert!(
             parse_demo(bad)
                 .unwrap_err()
+                .to_string()
                 .contains("`y` is not an earlier task")
         );
         let bad = bad.replace("blocked_by = [\"y\"]", "owner = \"b\"");
-        assert!(parse_demo(&bad).unwrap_err().contains("no teammate `b`"));
+        assert!(
+            parse_demo(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("no teammate `b`")
+        );
     }
 
     #[test]

@@ -88,10 +88,10 @@ pub struct Drive {
 }
 
 /// Presses the mode key (`press`) until `read` (the mode the client reports) says `target`.
-pub fn drive(
+pub fn drive<E: std::fmt::Display>(
     target: &str,
     mut read: impl FnMut() -> Option<String>,
-    mut press: impl FnMut() -> Result<(), String>,
+    mut press: impl FnMut() -> Result<(), E>,
     step_timeout: Duration,
 ) -> Drive {
     let started = Instant::now();
@@ -134,7 +134,7 @@ pub fn drive(
             return done(DriveEnd::NotInCycle, Some(current), presses);
         }
         if let Err(e) = press() {
-            return done(DriveEnd::Failed(e), Some(current), presses);
+            return done(DriveEnd::Failed(e.to_string()), Some(current), presses);
         }
         presses += 1;
         let deadline = Instant::now() + step_timeout;
@@ -209,7 +209,7 @@ mod tests {
             }
             Some(self.cycle[self.at.get()].to_string())
         }
-        fn press(&self) -> Result<(), String> {
+        fn press(&self) -> Result<(), std::convert::Infallible> {
             if !self.deaf {
                 self.reads.set(0);
                 self.pending
@@ -316,7 +316,12 @@ mod tests {
     #[test]
     fn already_there_presses_nothing() {
         let c = FakeClient::new(&NEW, "plan", 0);
-        let d = drive("plan", || c.read(), || panic!("pressed"), STEP_TIMEOUT);
+        let d = drive(
+            "plan",
+            || c.read(),
+            || -> Result<(), std::convert::Infallible> { panic!("pressed") },
+            STEP_TIMEOUT,
+        );
         assert_eq!((d.end, d.presses), (DriveEnd::Reached, 0));
     }
 
@@ -362,7 +367,12 @@ mod tests {
             let next = if r.len() > 1 { r.remove(0) } else { r[0] };
             Some(next.to_string())
         };
-        let d = drive("default", read, || Ok(()), Duration::from_millis(900));
+        let d = drive(
+            "default",
+            read,
+            || Ok::<(), std::convert::Infallible>(()),
+            Duration::from_millis(900),
+        );
         assert_ne!(d.end, DriveEnd::Reached, "{d:?}");
         assert_eq!(d.now.as_deref(), Some("plan"));
     }

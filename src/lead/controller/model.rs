@@ -109,7 +109,7 @@ struct SendTally {
 }
 
 impl SendTally {
-    fn one(&mut self, name: String, appended: Result<(), String>) {
+    fn one(&mut self, name: String, appended: Result<(), crate::store::StoreError>) {
         match appended {
             Ok(()) => self.sent.push(name),
             Err(e) => self
@@ -497,7 +497,7 @@ impl Controller {
                     c.note(format!("Could not send the message to {to}: {e}"));
                 }
                 if let Ok(mut t) = tally.lock() {
-                    t.one(to, appended.map_err(|e| e.to_string()));
+                    t.one(to, appended);
                 }
             });
         }

@@ -201,7 +201,7 @@ impl Controller {
             for (name, w) in known {
                 // One an earlier session listed may be gone already (merged and retired).
                 let there = w.path.exists();
-                let survey = worktree::survey(&w).map_err(|e| e.to_string());
+                let survey = worktree::survey(&w);
                 let r = worktree::retire(&w);
                 if there {
                     fates.push(super::review::fate(&name, &w, survey, &r));
@@ -211,7 +211,7 @@ impl Controller {
             for (name, path) in others {
                 let found = worktree::at_path(&path);
                 let survey = match &found {
-                    Ok(Some(w)) => Some(worktree::survey(w).map_err(|e| e.to_string())),
+                    Ok(Some(w)) => Some(worktree::survey(w)),
                     _ => None,
                 };
                 let r = match &found {

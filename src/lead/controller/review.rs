@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use super::merge_words::{self, MergeDone};
 use super::state::Controller;
 use super::store_worker::Lane;
+use crate::backend::BackendError;
 use crate::backend::git;
 use crate::backend::worktree::{self, Retired, Survey, Worktree};
 use crate::lead::contract::{LeadEvent, TeammateStatus};
@@ -40,6 +41,42 @@ pub struct ReviewState {
     pub queue_shown: bool,
 }
 
+/// What went wrong in review and merge work; its text is what the lead says.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ReviewError {
+    #[error("{name}'s worktree has no branch checked out: {source}")]
+    NoBranch { name: String, source: BackendError },
+    #[error("{branch} shares no history with the lead's HEAD")]
+    NoHistory { branch: String },
+    /// Reading something of the repository failed: what it was, and why.
+    #[error("{what}: {source}")]
+    Reading { what: String, source: BackendError },
+    #[error(
+        "{name} works in the lead's checkout, which is not a git repository: there is nothing to review (spawn with --worktree in a repository)."
+    )]
+    NoRepository { name: String },
+    #[error(
+        "{name} works in the lead's checkout, whose repository has no commit yet: there is nothing to compare with."
+    )]
+    NoCommit { name: String },
+    #[error(transparent)]
+    Git(#[from] BackendError),
+    /// `/merge` refused; nothing was changed.
+    #[error("{}", merge_words::refusal(name, branch, *how, refusal))]
+    MergeRefused {
+        name: String,
+        branch: String,
+        how: MergeHow,
+        refusal: git::LandRefusal,
+    },
+}
+
+/// `what` failed to be read.
+fn reading(what: impl Into<String>) -> impl FnOnce(BackendError) -> ReviewError {
+    let what = what.into();
+    move |source| ReviewError::Reading { what, source }
+}
+
 /// A teammate's worktree as review and merge need it.
 #[derive(Debug, Clone)]
 struct Target {
@@ -54,24 +91,28 @@ struct Target {
 }
 
 impl Target {
-    fn branch(&self) -> Result<String, String> {
+    fn branch(&self) -> Result<String, ReviewError> {
         if let Some(b) = &self.branch {
             return Ok(b.clone());
         }
         git::git_ok(&self.worktree, &["symbolic-ref", "--short", "HEAD"])
             .map(|b| b.trim().to_string())
-            .map_err(|e| format!("{}'s worktree has no branch checked out: {e}", self.name))
+            .map_err(|source| ReviewError::NoBranch {
+                name: self.name.clone(),
+                source,
+            })
     }
 
     /// The recorded base, else where its branch left the lead's `HEAD`.
-    fn base(&self, branch: &str) -> Result<String, String> {
+    fn base(&self, branch: &str) -> Result<String, ReviewError> {
         if let Some(b) = &self.base
             && git::rev(&self.repo, b).is_some()
         {
             return Ok(b.clone());
         }
-        git::merge_base(&self.repo, "HEAD", branch)
-            .ok_or_else(|| format!("{branch} shares no history with the lead's HEAD"))
+        git::merge_base(&self.repo, "HEAD", branch).ok_or_else(|| ReviewError::NoHistory {
+            branch: branch.to_string(),
+        })
     }
 }
 
@@ -281,7 +322,7 @@ impl Controller {
                 }
                 Err(e) => {
                     c.refuse();
-                    c.note(e);
+                    c.note(e.to_string());
                 }
             },
         );
@@ -343,17 +384,17 @@ impl Controller {
                         (target.worktree.clone(), target.base(&branch)?)
                     }
                     Subject::Checkout(checkout) => {
-                        let top = git::toplevel(&checkout.repo).map_err(|e| e.to_string())?;
+                        let top = git::toplevel(&checkout.repo)?;
                         (top, "HEAD".to_string())
                     }
                 };
                 git::file_diff(&dir, &base, &path)
                     .map(|text| parse_diff(&path, &text))
-                    .map_err(|e| format!("The diff of {path}: {e}"))
+                    .map_err(reading(format!("The diff of {path}")))
             },
             move |c, result| match result {
                 Ok(diff) => c.emit(LeadEvent::ReviewFile { name, diff }),
-                Err(e) => c.note(e),
+                Err(e) => c.note(e.to_string()),
             },
         );
     }
@@ -398,7 +439,7 @@ impl Controller {
                     Ok(done) => done,
                     Err(e) => {
                         c.refuse();
-                        return c.note(e);
+                        return c.note(e.to_string());
                     }
                 };
                 if let Some(path) = &done.retired {
@@ -436,7 +477,7 @@ impl Controller {
             let check = target.clone();
             c.git_job(
                 move |_| keeps(&check, tip.as_deref()),
-                move |c, kept: Result<Option<String>, String>| match kept {
+                move |c, kept: Result<Option<String>, ReviewError>| match kept {
                     Ok(Some(why)) => {
                         c.refuse();
                         let runs = if c.still_runs(&target.name) {
@@ -482,16 +523,14 @@ impl Controller {
             move |_| {
                 let branch = target.branch()?;
                 let kept = match tip {
-                    Some(tip) => git::retire_merged(&target.repo, &target.worktree, &branch, &tip)
-                        .map_err(|e| e.to_string())?,
+                    Some(tip) => git::retire_merged(&target.repo, &target.worktree, &branch, &tip)?,
                     // Its changes are in the lead's branch (squashed or replayed before, maybe
                     // by an earlier session or by hand): merged, whatever its commits say.
                     None if git::merge_check(&target.repo, "HEAD", &branch)
                         .is_ok_and(|c| c.nothing_left()) =>
                     {
                         let tip = git::rev(&target.repo, &branch).unwrap_or_default();
-                        git::retire_merged(&target.repo, &target.worktree, &branch, &tip)
-                            .map_err(|e| e.to_string())?
+                        git::retire_merged(&target.repo, &target.worktree, &branch, &tip)?
                     }
                     None => {
                         let w = Worktree {
@@ -499,7 +538,7 @@ impl Controller {
                             branch: branch.clone(),
                             repo: target.repo.clone(),
                         };
-                        match worktree::retire(&w).map_err(|e| e.to_string())? {
+                        match worktree::retire(&w)? {
                             Retired::Removed => None,
                             Retired::Kept(work) => Some(work.to_string()),
                         }
@@ -507,7 +546,7 @@ impl Controller {
                 };
                 Ok((target.worktree, branch, kept))
             },
-            move |c, result: Result<(PathBuf, String, Option<String>), String>| {
+            move |c, result: Result<(PathBuf, String, Option<String>), ReviewError>| {
                 let stayed = |who: &Option<String>| match who {
                     Some(name) => format!(
                         " @{name} was stopped for it and stays in the team: /respawn {name} starts it again."
@@ -669,12 +708,12 @@ impl Controller {
 pub(super) fn fate(
     name: &str,
     worktree: &Worktree,
-    survey: Result<Survey, String>,
+    survey: Result<Survey, BackendError>,
     retired: &Result<Retired, crate::backend::BackendError>,
 ) -> WorktreeFate {
     let (survey, error) = match survey {
         Ok(s) => (s, None),
-        Err(e) => (Survey::default(), Some(e)),
+        Err(e) => (Survey::default(), Some(e.to_string())),
     };
     let error = match retired {
         Err(e) => Some(e.to_string()),
@@ -698,13 +737,13 @@ pub(super) fn fate(
 }
 
 /// What `/review` shows (on the blocking pool).
-fn summary(target: &Target) -> Result<ReviewSummary, String> {
+fn summary(target: &Target) -> Result<ReviewSummary, ReviewError> {
     let branch = target.branch()?;
     let base = target.base(&branch)?;
     let files = git::changed_files(&target.worktree, &base)
-        .map_err(|e| format!("Reading {}'s changes: {e}", target.name))?;
+        .map_err(reading(format!("Reading {}'s changes", target.name)))?;
     let commits = git::commits(&target.worktree, &base, "HEAD")
-        .map_err(|e| format!("Reading {}'s commits: {e}", target.name))?;
+        .map_err(reading(format!("Reading {}'s commits", target.name)))?;
     let uncommitted = git::uncommitted(&target.worktree, true)
         .map(|u| u.len())
         .unwrap_or(0);
@@ -720,22 +759,16 @@ fn summary(target: &Target) -> Result<ReviewSummary, String> {
 
 /// What `/review` shows of a teammate without a worktree (on the blocking pool): the files
 /// inside the lead's repository its tool calls wrote, each with its change against `HEAD`.
-fn checkout_summary(checkout: &Checkout, home: &Home) -> Result<ReviewSummary, String> {
+fn checkout_summary(checkout: &Checkout, home: &Home) -> Result<ReviewSummary, ReviewError> {
     let name = &checkout.name;
-    let top = git::toplevel(&checkout.repo).map_err(|_| {
-        format!(
-            "{name} works in the lead's checkout, which is not a git repository: there is nothing to review (spawn with --worktree in a repository)."
-        )
-    })?;
-    let head = git::rev(&top, "HEAD").ok_or_else(|| {
-        format!(
-            "{name} works in the lead's checkout, whose repository has no commit yet: there is nothing to compare with."
-        )
-    })?;
+    let top = git::toplevel(&checkout.repo)
+        .map_err(|_| ReviewError::NoRepository { name: name.clone() })?;
+    let head =
+        git::rev(&top, "HEAD").ok_or_else(|| ReviewError::NoCommit { name: name.clone() })?;
     let shared = matches!(checkout.written, Written::Unknown);
     let files = if shared {
         git::changed_files(&top, &head)
-            .map_err(|e| format!("Reading the changes in the lead's checkout: {e}"))?
+            .map_err(reading("Reading the changes in the lead's checkout"))?
     } else {
         let paths: Vec<String> = checkout
             .written
@@ -744,7 +777,7 @@ fn checkout_summary(checkout: &Checkout, home: &Home) -> Result<ReviewSummary, S
             .filter_map(|p| inside(&top, p))
             .collect();
         git::changed_paths(&top, &head, &paths)
-            .map_err(|e| format!("Reading the files {name} wrote: {e}"))?
+            .map_err(reading(format!("Reading the files {name} wrote")))?
     };
     let uncommitted = files.iter().filter(|f| f.status != '=').count();
     let mut summary = ReviewSummary::from_git(
@@ -786,7 +819,7 @@ fn inside(top: &Path, path: &Path) -> Option<String> {
 /// What would keep `target`'s worktree if it were retired now (on the blocking pool), without
 /// touching it: with `merged_tip`, an uncommitted file or a commit after the merge (what
 /// [`git::retire_merged`] checks); without, any work ([`worktree::retire`]'s rule).
-fn keeps(target: &Target, merged_tip: Option<&str>) -> Result<Option<String>, String> {
+fn keeps(target: &Target, merged_tip: Option<&str>) -> Result<Option<String>, ReviewError> {
     let branch = target.branch()?;
     // Its changes are in the lead's branch already (squashed or replayed before, maybe by an
     // earlier session or by hand): merged at its tip, whatever its commits say.
@@ -800,7 +833,7 @@ fn keeps(target: &Target, merged_tip: Option<&str>) -> Result<Option<String>, St
     match tip.as_deref() {
         Some(tip) => {
             if target.worktree.exists() {
-                let left = git::uncommitted(&target.worktree, true).map_err(|e| e.to_string())?;
+                let left = git::uncommitted(&target.worktree, true)?;
                 if !left.is_empty() {
                     return Ok(Some(format!("{} uncommitted file(s)", left.len())));
                 }
@@ -816,7 +849,7 @@ fn keeps(target: &Target, merged_tip: Option<&str>) -> Result<Option<String>, St
                 branch,
                 repo: target.repo.clone(),
             };
-            let survey = worktree::survey(&w).map_err(|e| e.to_string())?;
+            let survey = worktree::survey(&w)?;
             Ok((!survey.work.is_empty()).then(|| survey.work.to_string()))
         }
     }
@@ -830,7 +863,7 @@ fn merge_job(
     dry_run: bool,
     retire: bool,
     running: bool,
-) -> Result<MergeDone, String> {
+) -> Result<MergeDone, ReviewError> {
     let branch = target.branch()?;
     let request = git::LandRequest {
         repo: &target.repo,
@@ -841,8 +874,12 @@ fn merge_job(
         dry_run,
         retire,
     };
-    let report =
-        git::land(&request).map_err(|e| merge_words::refusal(&target.name, &branch, how, &e))?;
+    let report = git::land(&request).map_err(|refusal| ReviewError::MergeRefused {
+        name: target.name.clone(),
+        branch: branch.clone(),
+        how,
+        refusal,
+    })?;
     let subject = merge_words::Subject {
         name: &target.name,
         worktree: &target.worktree,

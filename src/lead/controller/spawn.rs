@@ -504,12 +504,17 @@ async fn start(
 }
 
 /// A worktree for `name` (git runs on the blocking pool).
-async fn prepare_worktree(ask: WorktreeAsk, team: &str, name: &str) -> Result<Prepared, String> {
+async fn prepare_worktree(
+    ask: WorktreeAsk,
+    team: &str,
+    name: &str,
+) -> Result<Prepared, crate::backend::BackendError> {
     let (team, name) = (team.to_string(), name.to_string());
     tokio::task::spawn_blocking(move || worktree::prepare(&ask.repo, &team, &name, &ask.in_use))
         .await
-        .map_err(|e| format!("preparing the worktree failed: {e}"))?
-        .map_err(|e| e.to_string())
+        .map_err(|e| {
+            crate::backend::BackendError::Unavailable(format!("preparing the worktree failed: {e}"))
+        })?
 }
 
 /// The teammate did not start: its worktree goes again (only when it holds no work; then its

@@ -104,7 +104,7 @@ impl Controller {
                     std::thread::sleep(std::time::Duration::from_millis(50));
                 }
             },
-            move |c, typed: Result<bool, String>| match typed {
+            move |c, typed: Result<bool, crate::backend::BackendError>| match typed {
                 Ok(true) => {
                     if let Some(t) = c.tracking.get_mut(&who) {
                         t.activity = crate::lead::view_builder::Activity::Idle {
@@ -140,11 +140,11 @@ impl Controller {
         self.store.submit(
             Lane::Keys(who.clone()),
             move |home| {
-                Ok::<usize, String>(crate::backend::turn_signal::interrupt_turn(
+                Ok::<usize, std::convert::Infallible>(crate::backend::turn_signal::interrupt_turn(
                     &home.root, &agent,
                 ))
             },
-            move |c, told: Result<usize, String>| {
+            move |c, told: Result<usize, std::convert::Infallible>| {
                 if told.is_ok_and(|n| n > 0) {
                     c.note(format!("Interrupted {who}'s turn."));
                     return c.hold_interrupted(&who, then);

@@ -121,29 +121,52 @@ struct NameInput {
     name: String,
 }
 
+/// Why a call of the lead model's tools cannot run: the sentence the model is told (and the
+/// lead's note shows).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadCall(pub String);
+
+impl From<String> for BadCall {
+    fn from(text: String) -> BadCall {
+        BadCall(text)
+    }
+}
+
+impl From<&str> for BadCall {
+    fn from(text: &str) -> BadCall {
+        BadCall(text.to_string())
+    }
+}
+
 /// A member name as the model may write it (`@builder`, ` builder `).
-fn member_name(text: &str) -> Result<String, String> {
+fn member_name(text: &str) -> Result<String, BadCall> {
     let name = text.trim().trim_start_matches('@').trim().to_string();
     if name.is_empty() {
-        return Err("the name is empty".to_string());
+        return Err(BadCall::from("the name is empty"));
     }
     Ok(name)
 }
 
-fn input<T: for<'de> Deserialize<'de>>(call: &Call) -> Result<T, String> {
-    read_input(call)
+fn input<T: for<'de> Deserialize<'de>>(call: &Call) -> Result<T, BadCall> {
+    read_input(call).map_err(BadCall)
 }
 
 /// Reads one call; the error is what the model is told.
-pub fn parse_call(call: &Call) -> Result<LeadTool, String> {
+pub fn parse_call(call: &Call) -> Result<LeadTool, BadCall> {
     match call.name.as_str() {
         "SpawnTeammate" => {
             let i: SpawnInput = input(call)?;
             if i.prompt.trim().is_empty() {
-                return Err("the prompt is empty: say what the teammate should do".to_string());
+                return Err(BadCall::from(
+                    "the prompt is empty: say what the teammate should do",
+                ));
             }
             let mode = match i.mode.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
-                Some(m) => Some(m.parse::<PermissionMode>().map_err(|e| e.to_string())?),
+                Some(m) => Some(
+                    m.parse::<PermissionMode>()
+                        .map_err(|e| BadCall(e.to_string()))?,
+                ),
                 None => None,
             };
             Ok(LeadTool::SpawnTeammate {
@@ -173,11 +196,13 @@ pub fn parse_call(call: &Call) -> Result<LeadTool, String> {
         "SendMessage" => {
             let i: SendMessageInput = input(call)?;
             if i.message.trim().is_empty() {
-                return Err("The message is empty.".to_string());
+                return Err(BadCall::from("The message is empty."));
             }
             let to = i.recipient();
             if to.is_empty() {
-                return Err("Say who the message is for: a teammate's name or *.".to_string());
+                return Err(BadCall::from(
+                    "Say who the message is for: a teammate's name or *.",
+                ));
             }
             Ok(LeadTool::SendMessage {
                 to,
@@ -191,14 +216,14 @@ pub fn parse_call(call: &Call) -> Result<LeadTool, String> {
                 name: member_name(&i.name)?,
             })
         }
-        other => Err(format!(
+        other => Err(BadCall(format!(
             "there is no tool named `{other}`; use one of: {}",
             lead_tool_specs()
                 .iter()
                 .map(|s| s.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )),
+        ))),
     }
 }
 
@@ -326,6 +351,7 @@ mod tests {
         assert!(
             parse_call(&call("AnswerPermission", json!({})))
                 .unwrap_err()
+                .0
                 .contains("no tool named")
         );
         assert!(parse_call(&call("TaskAssign", Value::String("{".into()))).is_err());
