@@ -1,0 +1,1 @@
+//! Connections to test hosts: one master per host, stale masters replaced, deadlines kept.

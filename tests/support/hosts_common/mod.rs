@@ -1,0 +1,506 @@
+//! Test hosts: each one a network namespace the test makes itself (a veth pair, a /30 of
+//! 10.23.0.0/16 that no other interface uses), running Debian's `sshd` on its own address,
+//! with a host key made by the test and a login user of its own (`useradd`, a temporary HOME,
+//! PATH given by sshd: a directory of links the test chooses, so "no tmux there" is real).
+//! The lead side ([`TestLead`]) has its own ssh config, known_hosts and key, passed to the
+//! binary through `TEAMLEAD_SSH_CONFIG`, and its own runtime directory: the real `~/.ssh` is
+//! never read. Everything is torn down on drop: the lead's ssh masters, the user's processes,
+//! sshd, the namespace and its veth pair, the user. Needs root; [`skip_unless_root`] says so.
+
+#![allow(dead_code)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::cli_common::TestHome;
+use crate::programs;
+
+/// True (and a message on stderr) when these tests cannot run here: they need root for
+/// namespaces, veth pairs, sshd and users.
+pub fn skip_unless_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return false;
+    }
+    eprintln!("skipped: test hosts need root (network namespaces, sshd, useradd)");
+    true
+}
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs a program to its end, failing the test with its stderr when it fails.
+fn sh(program: &Path, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{} {args:?}: {e}", program.display()));
+    assert!(
+        out.status.success(),
+        "{} {args:?}: {}",
+        program.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn ip(args: &[&str]) -> String {
+    sh(&programs::required("ip"), args)
+}
+
+/// A lock held across processes while a subnet is chosen and taken (two test binaries may
+/// make hosts at once).
+struct NetLock(std::fs::File);
+
+impl NetLock {
+    fn take() -> NetLock {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(std::env::temp_dir().join("teamlead-test-hosts.lock"))
+            .unwrap();
+        // SAFETY: flock on a descriptor owned here; released when the file closes.
+        assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+        NetLock(file)
+    }
+}
+
+/// What a test host has.
+#[derive(Debug, Clone)]
+pub struct HostSetup {
+    /// tmux on the login user's PATH.
+    pub tmux: bool,
+}
+
+impl Default for HostSetup {
+    fn default() -> HostSetup {
+        HostSetup { tmux: true }
+    }
+}
+
+/// The programs linked into a host's PATH directory (those this machine has).
+const HOST_PROGRAMS: &[&str] = &[
+    "sh", "bash", "env", "uname", "cat", "head", "tail", "mkdir", "chmod", "mv", "rm", "ls",
+    "cp", "ln", "sleep", "true", "false", "id", "ps", "kill", "grep", "sed", "tr", "wc", "date",
+    "dirname", "basename", "readlink", "touch", "stat", "git", "node",
+];
+
+/// One test host.
+pub struct TestHost {
+    /// The network namespace.
+    pub ns: String,
+    /// The veth end in the lead's namespace.
+    veth: String,
+    /// The host's address (`10.23.X.2`).
+    pub address: String,
+    /// Its login user.
+    pub user: String,
+    pub uid: u32,
+    /// The login user's HOME.
+    home: tempfile::TempDir,
+    /// sshd's files: config, host key, authorized_keys, the PATH directory, its log.
+    dir: tempfile::TempDir,
+    sshd: Option<Child>,
+    /// The host key's public line (`ssh-ed25519 AAAA…`).
+    pub host_key: String,
+}
+
+impl TestHost {
+    /// A host with `setup`, its sshd answering on port 22 of its address.
+    pub fn start(setup: HostSetup) -> TestHost {
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let pid = std::process::id();
+        let tag = format!("{:x}{n}", pid % 0xfffff);
+        let ns = format!("tlh-{tag}");
+        let veth = format!("tlh{tag}a");
+        let peer = format!("tlh{tag}b");
+        let user = format!("tlh{tag}");
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        // The user first, so a failure below still leaves a host to drop.
+        sh(
+            &programs::required("useradd"),
+            &[
+                "--no-create-home",
+                "--home-dir",
+                &home.path().display().to_string(),
+                "--shell",
+                "/bin/sh",
+                "--password",
+                "*",
+                "--no-user-group",
+                "--gid",
+                "nogroup",
+                &user,
+            ],
+        );
+        let uid = uid_of(&user);
+        std::os::unix::fs::chown(home.path(), Some(uid), None).unwrap();
+        let mut host = TestHost {
+            ns: ns.clone(),
+            veth: veth.clone(),
+            address: String::new(),
+            user: user.clone(),
+            uid,
+            home,
+            dir,
+            sshd: None,
+            host_key: String::new(),
+        };
+        let lock = NetLock::take();
+        let x = free_subnet(pid as usize + n);
+        host.address = format!("10.23.{x}.2");
+        ip(&["netns", "add", &ns]);
+        ip(&[
+            "link", "add", &veth, "type", "veth", "peer", "name", &peer, "netns", &ns,
+        ]);
+        ip(&["addr", "add", &format!("10.23.{x}.1/30"), "dev", &veth]);
+        ip(&["link", "set", &veth, "up"]);
+        let in_ns = |args: &[&str]| {
+            let mut all = vec!["netns", "exec", ns.as_str(), "ip"];
+            all.extend_from_slice(args);
+            ip(&all)
+        };
+        in_ns(&["addr", "add", &format!("10.23.{x}.2/30"), "dev", &peer]);
+        in_ns(&["link", "set", &peer, "up"]);
+        in_ns(&["link", "set", "lo", "up"]);
+        drop(lock);
+        host.start_sshd(&setup);
+        host
+    }
+
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// `user@address`.
+    pub fn destination(&self) -> String {
+        format!("{}@{}", self.user, self.address)
+    }
+
+    fn start_sshd(&mut self, setup: &HostSetup) {
+        let dir = self.dir.path().to_path_buf();
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let mut programs_there: Vec<&str> = HOST_PROGRAMS.to_vec();
+        if setup.tmux {
+            programs_there.push("tmux");
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        for program in programs_there {
+            if let Some(found) = std::env::split_paths(&path)
+                .map(|d| d.join(program))
+                .find(|p| p.is_file())
+            {
+                std::os::unix::fs::symlink(found, bin.join(program)).unwrap();
+            }
+        }
+        // Readable by the login user: its PATH and the authorized keys.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let key = dir.join("host_key");
+        sh(
+            &programs::required("ssh-keygen"),
+            &[
+                "-q", "-t", "ed25519", "-N", "", "-C", "test-host", "-f",
+                &key.display().to_string(),
+            ],
+        );
+        let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+        self.host_key = public.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+        std::fs::write(dir.join("authorized_keys"), "").unwrap();
+        let config = format!(
+            "ListenAddress {addr}:22\nHostKey {key}\nPidFile none\nAuthorizedKeysFile {keys}\n\
+             StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PubkeyAuthentication yes\nPermitRootLogin no\nAllowUsers {user}\nSetEnv PATH={bin}\n\
+             PrintMotd no\nPrintLastLog no\nMaxStartups 100\nLogLevel VERBOSE\n",
+            addr = self.address,
+            key = key.display(),
+            keys = dir.join("authorized_keys").display(),
+            user = self.user,
+            bin = bin.display(),
+        );
+        std::fs::write(dir.join("sshd_config"), config).unwrap();
+        // sshd's privilege separation directory (Debian makes it at boot only).
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
+        let sshd = Command::new(programs::required("ip"))
+            .args(["netns", "exec", &self.ns])
+            .arg(programs::required("sshd"))
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        self.sshd = Some(sshd);
+        self.wait_listening();
+    }
+
+    /// Waits until sshd accepts connections (from the lead's namespace).
+    fn wait_listening(&mut self) {
+        let addr: std::net::SocketAddr = format!("{}:22", self.address).parse().unwrap();
+        let end = Instant::now() + Duration::from_secs(10);
+        loop {
+            if std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return;
+            }
+            if let Some(status) = self.sshd.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                panic!("sshd ended ({status}): {}", self.sshd_log());
+            }
+            assert!(Instant::now() < end, "sshd never listened: {}", self.sshd_log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// What sshd logged.
+    pub fn sshd_log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
+    }
+
+    /// Lets `public_key` (a `.pub` line) log in as the host's user.
+    pub fn authorize(&self, public_key: &str) {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.dir.path().join("authorized_keys"))
+            .unwrap();
+        writeln!(file, "{}", public_key.trim()).unwrap();
+    }
+
+    /// The link to the host goes down (a partition: nothing reaches it) or comes back.
+    pub fn set_link(&self, up: bool) {
+        ip(&["link", "set", &self.veth, if up { "up" } else { "down" }]);
+        if up {
+            // The route to the /30 comes back with the link.
+            let x = self.address.split('.').nth(2).unwrap_or("0").to_string();
+            let _ = Command::new(programs::required("ip"))
+                .args(["addr", "add", &format!("10.23.{x}.1/30"), "dev", &self.veth])
+                .output();
+        }
+    }
+
+    /// `tc netem` on the host's end of the link (`["delay", "10ms"]`); empty removes it.
+    pub fn netem(&self, args: &[&str]) {
+        let tc = programs::required("tc");
+        let peer = format!("{}b", self.veth.trim_end_matches('a'));
+        let tc_text = tc.display().to_string();
+        let mut all = vec!["netns", "exec", self.ns.as_str(), tc_text.as_str(), "qdisc"];
+        if args.is_empty() {
+            all.extend(["del", "dev", peer.as_str(), "root"]);
+            let _ = Command::new(programs::required("ip")).args(&all).output();
+        } else {
+            all.extend(["replace", "dev", peer.as_str(), "root", "netem"]);
+            all.extend_from_slice(args);
+            ip(&all);
+        }
+    }
+
+    /// Processes of the host's user, by pid.
+    pub fn user_processes(&self) -> Vec<i32> {
+        processes_where(|status, _| {
+            status
+                .lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .is_some_and(|u| u == self.uid.to_string())
+        })
+    }
+}
+
+impl Drop for TestHost {
+    fn drop(&mut self) {
+        for pid in self.user_processes() {
+            // SAFETY: a signal to a process of this test's own user.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        if let Some(mut sshd) = self.sshd.take() {
+            let _ = sshd.kill();
+            let _ = sshd.wait();
+        }
+        // sshd's per-connection processes in the namespace (root's, named by the test's user).
+        let user = self.user.clone();
+        for pid in processes_where(|_, cmdline| cmdline.starts_with("sshd: ") && cmdline.contains(&user)) {
+            // SAFETY: a connection process of this test's own sshd.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let ip_path = programs::required("ip");
+        let _ = Command::new(&ip_path).args(["link", "del", &self.veth]).output();
+        let _ = Command::new(&ip_path).args(["netns", "del", &self.ns]).output();
+        let end = Instant::now() + Duration::from_secs(5);
+        while !self.user_processes().is_empty() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = Command::new(programs::required("userdel"))
+            .arg(&self.user)
+            .output();
+    }
+}
+
+/// The uid of `user` (from /etc/passwd).
+fn uid_of(user: &str) -> u32 {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    passwd
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.first() == Some(&user)).then(|| f[2].parse().unwrap())
+        })
+        .unwrap_or_else(|| panic!("{user} is not in /etc/passwd"))
+}
+
+/// A third octet X such that no address or route of this machine is in 10.23.X.0/24, starting
+/// the search at `seed`.
+fn free_subnet(seed: usize) -> usize {
+    let used = format!("{}\n{}", ip(&["-4", "-o", "addr"]), ip(&["-4", "route"]));
+    (0..256)
+        .map(|i| (seed + i) % 256)
+        .find(|x| !used.contains(&format!("10.23.{x}.")))
+        .expect("a free 10.23.X.0/30")
+}
+
+/// Pids whose `/proc/PID/status` and command line (NULs as spaces) satisfy `keep`.
+fn processes_where(keep: impl Fn(&str, &str) -> bool) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            !status.is_empty() && keep(&status, &cmdline)
+        })
+        .collect()
+}
+
+/// The lead's side: a teamlead home and config file ([`TestHome`]), a runtime directory for
+/// teamlead's ssh masters, and an ssh config of the test (its own known_hosts and key).
+pub struct TestLead {
+    pub home: TestHome,
+    /// `TEAMLEAD_RUNTIME_DIR` (short: control sockets live under it).
+    runtime: tempfile::TempDir,
+    /// The ssh config, known_hosts and keys.
+    ssh: tempfile::TempDir,
+    /// The public line of the lead's key.
+    pub public_key: String,
+}
+
+impl TestLead {
+    pub fn new() -> TestLead {
+        let home = TestHome::empty();
+        let runtime = tempfile::Builder::new().prefix("tlr").tempdir().unwrap();
+        std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let ssh = tempfile::tempdir().unwrap();
+        let key = ssh.path().join("id_lead");
+        sh(
+            &programs::required("ssh-keygen"),
+            &[
+                "-q", "-t", "ed25519", "-N", "", "-C", "test-lead", "-f",
+                &key.display().to_string(),
+            ],
+        );
+        let public_key = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+        std::fs::write(ssh.path().join("known_hosts"), "").unwrap();
+        let config = format!(
+            "Host *\n  UserKnownHostsFile {known}\n  GlobalKnownHostsFile /dev/null\n  \
+             IdentityFile {key}\n  IdentitiesOnly yes\n  PasswordAuthentication no\n  \
+             KbdInteractiveAuthentication no\n  UpdateHostKeys no\n",
+            known = ssh.path().join("known_hosts").display(),
+            key = key.display(),
+        );
+        std::fs::write(ssh.path().join("config"), config).unwrap();
+        TestLead {
+            home,
+            runtime,
+            ssh,
+            public_key,
+        }
+    }
+
+    /// The lead's key may log in to `host`, and `host`'s key is known: a host set up right.
+    pub fn trust(&self, host: &TestHost) {
+        host.authorize(&self.public_key);
+        self.know(host);
+    }
+
+    /// `host`'s key goes into the lead's known_hosts.
+    pub fn know(&self, host: &TestHost) {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.ssh.path().join("known_hosts"))
+            .unwrap();
+        writeln!(file, "{} {}", host.address, host.host_key).unwrap();
+    }
+
+    /// The binary with the lead's home, config file, runtime directory and ssh config.
+    pub fn cmd(&self) -> assert_cmd::Command {
+        let mut cmd = self.home.cmd();
+        cmd.env("TEAMLEAD_RUNTIME_DIR", self.runtime.path())
+            .env("TEAMLEAD_SSH_CONFIG", self.ssh.path().join("config"))
+            .env("HOME", self.ssh.path())
+            .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("SSH_AUTH_SOCK");
+        cmd
+    }
+
+    /// `teamlead hosts add NAME user@address`, which must succeed.
+    pub fn add_host(&self, name: &str, host: &TestHost) {
+        self.cmd()
+            .args(["hosts", "add", name, &host.destination()])
+            .assert()
+            .success();
+    }
+
+    /// teamlead's ssh control directory.
+    pub fn control_dir(&self) -> PathBuf {
+        self.runtime.path().join("ssh")
+    }
+
+    /// The control sockets there.
+    pub fn sockets(&self) -> Vec<PathBuf> {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::read_dir(self.control_dir())
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_socket()))
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The ssh masters this lead left running, by pid (their command line names its runtime
+    /// directory).
+    pub fn masters(&self) -> Vec<i32> {
+        let dir = self.runtime.path().display().to_string();
+        processes_where(|_, cmdline| cmdline.starts_with("ssh") && cmdline.contains(&dir))
+    }
+}
+
+impl Drop for TestLead {
+    fn drop(&mut self) {
+        for socket in self.sockets() {
+            let _ = Command::new(programs::required("ssh"))
+                .arg("-o")
+                .arg(format!("ControlPath={}", socket.display()))
+                .args(["-O", "exit", "test-host"])
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output();
+        }
+        for pid in self.masters() {
+            // SAFETY: an ssh master started for this test's runtime directory.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
