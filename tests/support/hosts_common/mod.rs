@@ -115,7 +115,7 @@ impl TestHost {
     pub fn start(setup: HostSetup) -> TestHost {
         let n = NEXT.fetch_add(1, Ordering::SeqCst);
         let pid = std::process::id();
-        let tag = format!("{:x}{n}", pid % 0xfffff);
+        let tag = format!("{:x}x{n}", pid % 0xfffff);
         let ns = format!("tlh-{tag}");
         let veth = format!("tlh{tag}a");
         let peer = format!("tlh{tag}b");
@@ -273,32 +273,41 @@ impl TestHost {
         writeln!(file, "{}", public_key.trim()).unwrap();
     }
 
-    /// The link to the host goes down (a partition: nothing reaches it) or comes back.
+    /// The host's end of the link goes down (a partition: what the lead sends goes nowhere,
+    /// and an ssh master already connected sees no answer) or comes back up.
     pub fn set_link(&self, up: bool) {
-        ip(&["link", "set", &self.veth, if up { "up" } else { "down" }]);
-        if up {
-            // The route to the /30 comes back with the link.
-            let x = self.address.split('.').nth(2).unwrap_or("0").to_string();
-            let _ = Command::new(programs::required("ip"))
-                .args(["addr", "add", &format!("10.23.{x}.1/30"), "dev", &self.veth])
-                .output();
-        }
+        let peer = self.peer();
+        ip(&[
+            "netns", "exec", &self.ns, "ip", "link", "set", &peer,
+            if up { "up" } else { "down" },
+        ]);
     }
 
-    /// `tc netem` on the host's end of the link (`["delay", "10ms"]`); empty removes it.
-    pub fn netem(&self, args: &[&str]) {
-        let tc = programs::required("tc");
-        let peer = format!("{}b", self.veth.trim_end_matches('a'));
-        let tc_text = tc.display().to_string();
-        let mut all = vec!["netns", "exec", self.ns.as_str(), tc_text.as_str(), "qdisc"];
+    /// The veth end inside the namespace.
+    fn peer(&self) -> String {
+        format!("{}b", self.veth.trim_end_matches('a'))
+    }
+
+    /// `tc netem` on the host's end of the link (`["delay", "10ms"]`; empty removes it).
+    /// `false` when this kernel has no netem (sch_netem): the caller skips, saying so.
+    pub fn netem(&self, args: &[&str]) -> bool {
+        let tc = programs::required("tc").display().to_string();
+        let peer = self.peer();
+        let mut all = vec!["netns", "exec", self.ns.as_str(), tc.as_str(), "qdisc"];
         if args.is_empty() {
             all.extend(["del", "dev", peer.as_str(), "root"]);
-            let _ = Command::new(programs::required("ip")).args(&all).output();
         } else {
             all.extend(["replace", "dev", peer.as_str(), "root", "netem"]);
             all.extend_from_slice(args);
-            ip(&all);
         }
+        let out = Command::new(programs::required("ip")).args(&all).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        if said.contains("qdisc kind is unknown") {
+            eprintln!("this kernel has no netem (sch_netem): {said}");
+            return false;
+        }
+        assert!(out.status.success() || args.is_empty(), "tc {all:?}: {said}");
+        true
     }
 
     /// Processes of the host's user, by pid.
