@@ -89,7 +89,11 @@ fn remove(args: &HostNameArg) -> Result<()> {
     if let Ok(connector) = connector() {
         connector.connection(&host).close();
     }
-    Out::new().line(format!("removed host {} from {}", host.name, path.display()))?;
+    Out::new().line(format!(
+        "removed host {} from {}",
+        host.name,
+        path.display()
+    ))?;
     Ok(())
 }
 
@@ -204,8 +208,8 @@ fn install_on(args: &HostNameArg) -> Result<()> {
         out.line(install_command(&host.name, &found))?;
         return Err(Failure::new(1, "").into());
     }
-    let binary = std::env::current_exe()
-        .map_err(|e| eyre!("cannot find this teamlead's own file: {e}"))?;
+    let binary =
+        std::env::current_exe().map_err(|e| eyre!("cannot find this teamlead's own file: {e}"))?;
     let version = install(&connection, &binary)?;
     out.line(format!(
         "installed {version} on {} at {}/{}",

@@ -43,7 +43,12 @@ pub struct HostConfig {
 }
 
 /// The `ssh -o` options teamlead sets itself: a host may not change them.
-const OWN_OPTIONS: [&str; 4] = ["batchmode", "controlmaster", "controlpath", "controlpersist"];
+const OWN_OPTIONS: [&str; 4] = [
+    "batchmode",
+    "controlmaster",
+    "controlpath",
+    "controlpersist",
+];
 
 /// Why `name` cannot name a host (`None`: it can). Host names follow member names:
 /// `^[a-z0-9][a-z0-9-]{0,63}$`.

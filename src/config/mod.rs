@@ -6,8 +6,8 @@
 //! Every problem is one [`ConfigError`] naming the file, the line and the key. The old
 //! `config.json` (only its `"llm"` object) is still read, with a deprecation note.
 
-mod error;
 pub mod edit;
+mod error;
 pub mod hosts;
 mod llm;
 

@@ -52,7 +52,10 @@ fn no_tmux_on_the_host_is_one_line_and_fails() {
     lead.trust(&host);
     lead.add_host("h", &host);
     // A teamlead of this version there: only tmux is missing.
-    lead.cmd().args(["hosts", "install", "h"]).assert().success();
+    lead.cmd()
+        .args(["hosts", "install", "h"])
+        .assert()
+        .success();
     let (code, stdout) = check_writes_nothing(&lead, &host);
     assert_eq!(code, 1);
     let failed = failures(&stdout);
@@ -142,7 +145,11 @@ fn install_then_check_passes() {
     let host = TestHost::start(HostSetup::default());
     lead.trust(&host);
     lead.add_host("h", &host);
-    let out = lead.cmd().args(["hosts", "install", "h"]).assert().success();
+    let out = lead
+        .cmd()
+        .args(["hosts", "install", "h"])
+        .assert()
+        .success();
     let said = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(
         said.starts_with(&format!("installed teamlead {}", env!("CARGO_PKG_VERSION"))),

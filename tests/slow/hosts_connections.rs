@@ -132,7 +132,10 @@ fn a_host_whose_link_is_down_is_unreachable_within_the_deadline() {
         lead.add_host(name, host);
     }
     let (rows, _) = list(&lead);
-    assert!(reachable(&rows, "up") && reachable(&rows, "down"), "{rows:?}");
+    assert!(
+        reachable(&rows, "up") && reachable(&rows, "down"),
+        "{rows:?}"
+    );
     // A partition with the master up: traffic to the host goes nowhere.
     down.set_link(false);
     let (rows, took) = list(&lead);

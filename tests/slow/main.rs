@@ -12,10 +12,10 @@ mod cleanup_common;
 mod cli_common;
 #[path = "../support/foreign_common/mod.rs"]
 mod foreign_common;
-#[path = "../support/hosts_common/mod.rs"]
-mod hosts_common;
 #[path = "../support/hostile_common/mod.rs"]
 mod hostile_common;
+#[path = "../support/hosts_common/mod.rs"]
+mod hosts_common;
 #[path = "../support/kitty_common/mod.rs"]
 mod kitty_common;
 #[path = "../support/lead_common/mod.rs"]

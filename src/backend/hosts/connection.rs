@@ -190,8 +190,8 @@ impl Connection {
             .and_then(|p| p.trim().parse::<i32>().ok());
         if let Some(pid) = pid.filter(|p| *p > 1) {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let ours = String::from_utf8_lossy(&cmdline)
-                .contains(&self.control.display().to_string());
+            let ours =
+                String::from_utf8_lossy(&cmdline).contains(&self.control.display().to_string());
             if ours {
                 // SAFETY: a plain signal to a process id read just above.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -295,6 +295,16 @@ impl Connection {
         }
     }
 
+    /// `ssh … -- REMOTE` through a live master, for a caller that runs it itself (a long-lived
+    /// process on the host, its stdin and stdout the link): the master is checked or replaced
+    /// first, under its deadlines. The caller owns the process and its deadline.
+    pub fn command(&self, remote: &str) -> Result<Command, HostError> {
+        self.ensure_master()?;
+        let mut cmd = self.ssh("no");
+        cmd.arg(self.destination()).arg("--").arg(remote);
+        Ok(cmd)
+    }
+
     /// Runs `remote` (a command line for the remote user's shell) through the master, with
     /// `stdin` and `deadline`. A failure of ssh itself is a [`HostError`]; the command's own
     /// exit status is the caller's.
@@ -304,9 +314,7 @@ impl Connection {
         stdin: Option<std::fs::File>,
         deadline: Duration,
     ) -> Result<Output, HostError> {
-        self.ensure_master()?;
-        let mut cmd = self.ssh("no");
-        cmd.arg(self.destination()).arg("--").arg(remote);
+        let cmd = self.command(remote)?;
         match run(cmd, stdin, deadline) {
             Ok(out) if out.status == Some(255) => {
                 if let Some(cause) = HostError::from_stderr(&self.destination(), &out.stderr) {

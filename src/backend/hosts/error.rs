@@ -106,7 +106,9 @@ impl HostError {
     pub fn is_unreachable(&self) -> bool {
         matches!(
             self,
-            HostError::Unreachable { .. } | HostError::Deadline { .. } | HostError::UnknownName { .. }
+            HostError::Unreachable { .. }
+                | HostError::Deadline { .. }
+                | HostError::UnknownName { .. }
         )
     }
 }

@@ -10,13 +10,15 @@
 #![allow(dead_code)]
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cli_common::TestHome;
 use crate::programs;
+
+mod lead;
+pub use lead::TestLead;
 
 /// True (and a message on stderr) when these tests cannot run here: they need root for
 /// namespaces, veth pairs, sshd and users.
@@ -32,7 +34,7 @@ pub fn skip_unless_root() -> bool {
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 /// Runs a program to its end, failing the test with its stderr when it fails.
-fn sh(program: &Path, args: &[&str]) -> String {
+pub(crate) fn sh(program: &Path, args: &[&str]) -> String {
     let out = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -85,8 +87,8 @@ impl Default for HostSetup {
 
 /// The programs linked into a host's PATH directory (those this machine has).
 const HOST_PROGRAMS: &[&str] = &[
-    "sh", "bash", "env", "uname", "cat", "head", "tail", "mkdir", "chmod", "mv", "rm", "ls",
-    "cp", "ln", "sleep", "true", "false", "id", "ps", "kill", "grep", "sed", "tr", "wc", "date",
+    "sh", "bash", "env", "uname", "cat", "head", "tail", "mkdir", "chmod", "mv", "rm", "ls", "cp",
+    "ln", "sleep", "true", "false", "id", "ps", "kill", "grep", "sed", "tr", "wc", "date",
     "dirname", "basename", "readlink", "touch", "stat", "git", "node",
 ];
 
@@ -206,12 +208,23 @@ impl TestHost {
         sh(
             &programs::required("ssh-keygen"),
             &[
-                "-q", "-t", "ed25519", "-N", "", "-C", "test-host", "-f",
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-C",
+                "test-host",
+                "-f",
                 &key.display().to_string(),
             ],
         );
         let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
-        self.host_key = public.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+        self.host_key = public
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ");
         std::fs::write(dir.join("authorized_keys"), "").unwrap();
         let config = format!(
             "ListenAddress {addr}:22\nHostKey {key}\nPidFile none\nAuthorizedKeysFile {keys}\n\
@@ -253,7 +266,11 @@ impl TestHost {
             if let Some(status) = self.sshd.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
                 panic!("sshd ended ({status}): {}", self.sshd_log());
             }
-            assert!(Instant::now() < end, "sshd never listened: {}", self.sshd_log());
+            assert!(
+                Instant::now() < end,
+                "sshd never listened: {}",
+                self.sshd_log()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -278,7 +295,13 @@ impl TestHost {
     pub fn set_link(&self, up: bool) {
         let peer = self.peer();
         ip(&[
-            "netns", "exec", &self.ns, "ip", "link", "set", &peer,
+            "netns",
+            "exec",
+            &self.ns,
+            "ip",
+            "link",
+            "set",
+            &peer,
             if up { "up" } else { "down" },
         ]);
     }
@@ -300,13 +323,19 @@ impl TestHost {
             all.extend(["replace", "dev", peer.as_str(), "root", "netem"]);
             all.extend_from_slice(args);
         }
-        let out = Command::new(programs::required("ip")).args(&all).output().unwrap();
+        let out = Command::new(programs::required("ip"))
+            .args(&all)
+            .output()
+            .unwrap();
         let said = String::from_utf8_lossy(&out.stderr);
         if said.contains("qdisc kind is unknown") {
             eprintln!("this kernel has no netem (sch_netem): {said}");
             return false;
         }
-        assert!(out.status.success() || args.is_empty(), "tc {all:?}: {said}");
+        assert!(
+            out.status.success() || args.is_empty(),
+            "tc {all:?}: {said}"
+        );
         true
     }
 
@@ -334,13 +363,19 @@ impl Drop for TestHost {
         }
         // sshd's per-connection processes in the namespace (root's, named by the test's user).
         let user = self.user.clone();
-        for pid in processes_where(|_, cmdline| cmdline.starts_with("sshd: ") && cmdline.contains(&user)) {
+        for pid in
+            processes_where(|_, cmdline| cmdline.starts_with("sshd: ") && cmdline.contains(&user))
+        {
             // SAFETY: a connection process of this test's own sshd.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
         let ip_path = programs::required("ip");
-        let _ = Command::new(&ip_path).args(["link", "del", &self.veth]).output();
-        let _ = Command::new(&ip_path).args(["netns", "del", &self.ns]).output();
+        let _ = Command::new(&ip_path)
+            .args(["link", "del", &self.veth])
+            .output();
+        let _ = Command::new(&ip_path)
+            .args(["netns", "del", &self.ns])
+            .output();
         let end = Instant::now() + Duration::from_secs(5);
         while !self.user_processes().is_empty() && Instant::now() < end {
             std::thread::sleep(Duration::from_millis(20));
@@ -374,7 +409,7 @@ fn free_subnet(seed: usize) -> usize {
 }
 
 /// Pids whose `/proc/PID/status` and command line (NULs as spaces) satisfy `keep`.
-fn processes_where(keep: impl Fn(&str, &str) -> bool) -> Vec<i32> {
+pub(crate) fn processes_where(keep: impl Fn(&str, &str) -> bool) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -388,128 +423,4 @@ fn processes_where(keep: impl Fn(&str, &str) -> bool) -> Vec<i32> {
             !status.is_empty() && keep(&status, &cmdline)
         })
         .collect()
-}
-
-/// The lead's side: a teamlead home and config file ([`TestHome`]), a runtime directory for
-/// teamlead's ssh masters, and an ssh config of the test (its own known_hosts and key).
-pub struct TestLead {
-    pub home: TestHome,
-    /// `TEAMLEAD_RUNTIME_DIR` (short: control sockets live under it).
-    runtime: tempfile::TempDir,
-    /// The ssh config, known_hosts and keys.
-    ssh: tempfile::TempDir,
-    /// The public line of the lead's key.
-    pub public_key: String,
-}
-
-impl TestLead {
-    pub fn new() -> TestLead {
-        let home = TestHome::empty();
-        let runtime = tempfile::Builder::new().prefix("tlr").tempdir().unwrap();
-        std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-        let ssh = tempfile::tempdir().unwrap();
-        let key = ssh.path().join("id_lead");
-        sh(
-            &programs::required("ssh-keygen"),
-            &[
-                "-q", "-t", "ed25519", "-N", "", "-C", "test-lead", "-f",
-                &key.display().to_string(),
-            ],
-        );
-        let public_key = std::fs::read_to_string(key.with_extension("pub")).unwrap();
-        std::fs::write(ssh.path().join("known_hosts"), "").unwrap();
-        let config = format!(
-            "Host *\n  UserKnownHostsFile {known}\n  GlobalKnownHostsFile /dev/null\n  \
-             IdentityFile {key}\n  IdentitiesOnly yes\n  PasswordAuthentication no\n  \
-             KbdInteractiveAuthentication no\n  UpdateHostKeys no\n",
-            known = ssh.path().join("known_hosts").display(),
-            key = key.display(),
-        );
-        std::fs::write(ssh.path().join("config"), config).unwrap();
-        TestLead {
-            home,
-            runtime,
-            ssh,
-            public_key,
-        }
-    }
-
-    /// The lead's key may log in to `host`, and `host`'s key is known: a host set up right.
-    pub fn trust(&self, host: &TestHost) {
-        host.authorize(&self.public_key);
-        self.know(host);
-    }
-
-    /// `host`'s key goes into the lead's known_hosts.
-    pub fn know(&self, host: &TestHost) {
-        use std::io::Write;
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(self.ssh.path().join("known_hosts"))
-            .unwrap();
-        writeln!(file, "{} {}", host.address, host.host_key).unwrap();
-    }
-
-    /// The binary with the lead's home, config file, runtime directory and ssh config.
-    pub fn cmd(&self) -> assert_cmd::Command {
-        let mut cmd = self.home.cmd();
-        cmd.env("TEAMLEAD_RUNTIME_DIR", self.runtime.path())
-            .env("TEAMLEAD_SSH_CONFIG", self.ssh.path().join("config"))
-            .env("HOME", self.ssh.path())
-            .env_remove("XDG_RUNTIME_DIR")
-            .env_remove("SSH_AUTH_SOCK");
-        cmd
-    }
-
-    /// `teamlead hosts add NAME user@address`, which must succeed.
-    pub fn add_host(&self, name: &str, host: &TestHost) {
-        self.cmd()
-            .args(["hosts", "add", name, &host.destination()])
-            .assert()
-            .success();
-    }
-
-    /// teamlead's ssh control directory.
-    pub fn control_dir(&self) -> PathBuf {
-        self.runtime.path().join("ssh")
-    }
-
-    /// The control sockets there.
-    pub fn sockets(&self) -> Vec<PathBuf> {
-        use std::os::unix::fs::FileTypeExt;
-        std::fs::read_dir(self.control_dir())
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_socket()))
-                    .map(|e| e.path())
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// The ssh masters this lead left running, by pid (their command line names its runtime
-    /// directory).
-    pub fn masters(&self) -> Vec<i32> {
-        let dir = self.runtime.path().display().to_string();
-        processes_where(|_, cmdline| cmdline.starts_with("ssh") && cmdline.contains(&dir))
-    }
-}
-
-impl Drop for TestLead {
-    fn drop(&mut self) {
-        for socket in self.sockets() {
-            let _ = Command::new(programs::required("ssh"))
-                .arg("-o")
-                .arg(format!("ControlPath={}", socket.display()))
-                .args(["-O", "exit", "test-host"])
-                .stdin(Stdio::null())
-                .stderr(Stdio::null())
-                .output();
-        }
-        for pid in self.masters() {
-            // SAFETY: an ssh master started for this test's runtime directory.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    }
 }
