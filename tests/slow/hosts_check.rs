@@ -166,3 +166,25 @@ fn install_then_check_passes() {
     assert!(failures(&stdout).is_empty(), "{stdout}");
     assert!(stdout.ends_with("host h is ready\n"), "{stdout}");
 }
+
+#[test]
+fn an_unreachable_host_is_one_line_and_fails() {
+    if skip_unless_root() {
+        return;
+    }
+    let lead = TestLead::new();
+    let host = TestHost::start(HostSetup::default());
+    lead.trust(&host);
+    lead.add_host("h", &host);
+    host.set_link(false);
+    let started = std::time::Instant::now();
+    let (code, stdout) = check_writes_nothing(&lead, &host);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(code, 1);
+    let failed = failures(&stdout);
+    assert_eq!(failed.len(), 1, "{stdout}");
+    assert!(
+        failed[0].starts_with(&format!("FAIL  host unreachable: {}: ", host.destination())),
+        "{stdout}"
+    );
+}

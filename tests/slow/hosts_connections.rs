@@ -63,6 +63,14 @@ fn every_call_goes_through_one_master() {
     the_master(&lead);
     let logins = host.sshd_log().matches("Accepted publickey").count();
     assert_eq!(logins, 1, "six calls, one login: {}", host.sshd_log());
+    // Forgetting the host ends its master.
+    lead.cmd().args(["hosts", "remove", "h"]).assert().success();
+    let end = Instant::now() + Duration::from_secs(5);
+    while !lead.masters().is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(lead.masters().is_empty(), "{:?}", lead.masters());
+    assert!(lead.sockets().is_empty(), "{:?}", lead.sockets());
 }
 
 #[test]
