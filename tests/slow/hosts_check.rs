@@ -52,10 +52,7 @@ fn no_tmux_on_the_host_is_one_line_and_fails() {
     lead.trust(&host);
     lead.add_host("h", &host);
     // A teamlead of this version there: only tmux is missing.
-    lead.cmd()
-        .args(["hosts", "install", "h"])
-        .assert()
-        .success();
+    host.give_teamlead();
     let (code, stdout) = check_writes_nothing(&lead, &host);
     assert_eq!(code, 1);
     let failed = failures(&stdout);

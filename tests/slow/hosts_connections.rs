@@ -55,8 +55,9 @@ fn every_call_goes_through_one_master() {
         return;
     }
     let (lead, host) = lead_with_host();
-    for _ in 0..3 {
-        let (rows, _) = list(&lead);
+    for round in 0..3 {
+        let (rows, took) = list(&lead);
+        eprintln!("hosts list, call {round}: {took:?}");
         assert!(reachable(&rows, "h"), "{rows:?}");
         lead.cmd().args(["hosts", "check", "h"]).output().unwrap();
     }

@@ -339,6 +339,18 @@ impl TestHost {
         true
     }
 
+    /// Puts this test's teamlead binary at `~/.local/bin/teamlead` on the host, as `hosts
+    /// install` would, without going through ssh (for tests about something else).
+    pub fn give_teamlead(&self) {
+        let bin = self.home().join(".local/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let target = bin.join("teamlead");
+        std::fs::copy(env!("CARGO_BIN_EXE_teamlead"), &target).unwrap();
+        for path in [self.home().join(".local"), bin, target] {
+            std::os::unix::fs::chown(&path, Some(self.uid), None).unwrap();
+        }
+    }
+
     /// Processes of the host's user, by pid.
     pub fn user_processes(&self) -> Vec<i32> {
         processes_where(|status, _| {
