@@ -186,3 +186,35 @@ fn the_table_says_unreachable_for_a_host_that_is_gone() {
     );
     assert!(lines[2].starts_with("h: host unreachable: "), "{stdout}");
 }
+
+#[test]
+fn calls_at_once_from_several_processes_share_one_master() {
+    if skip_unless_root() {
+        return;
+    }
+    let (lead, host) = lead_with_host();
+    let children: Vec<std::process::Child> = (0..4)
+        .map(|_| {
+            let mut cmd = std::process::Command::new(lead.cmd().get_program());
+            let probe = lead.cmd();
+            cmd.args(probe.get_args());
+            for (key, value) in probe.get_envs() {
+                match value {
+                    Some(v) => cmd.env(key, v),
+                    None => cmd.env_remove(key),
+                };
+            }
+            cmd.args(["hosts", "check", "h"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        child.wait().unwrap();
+    }
+    the_master(&lead);
+    let logins = host.sshd_log().matches("Accepted publickey").count();
+    assert_eq!(logins, 1, "four processes, one login: {}", host.sshd_log());
+}
