@@ -185,3 +185,37 @@ fn an_unreachable_host_is_one_line_and_fails() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_missing_working_directory_is_one_line_and_fails() {
+    if skip_unless_root() {
+        return;
+    }
+    let lead = TestLead::new();
+    let host = TestHost::start(HostSetup::default());
+    lead.trust(&host);
+    lead.cmd()
+        .args([
+            "hosts",
+            "add",
+            "h",
+            &host.destination(),
+            "--dir",
+            "~/src/app",
+        ])
+        .assert()
+        .success();
+    host.give_teamlead();
+    let (code, stdout) = check_writes_nothing(&lead, &host);
+    assert_eq!(code, 1);
+    assert_eq!(
+        failures(&stdout),
+        [
+            "FAIL  dir ~/src/app does not exist on the host: make it there, or change `dir` of [hosts.h]"
+        ]
+    );
+    std::fs::create_dir_all(host.home().join("src/app")).unwrap();
+    let (code, stdout) = check_writes_nothing(&lead, &host);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("ok    dir: ~/src/app\n"), "{stdout}");
+}
