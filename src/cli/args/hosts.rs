@@ -5,10 +5,10 @@ use clap::{Args, Subcommand};
 
 pub const HOSTS_EXAMPLES: &str = "\
 Examples:
-  teamlead hosts add gpu me@buildbox --dir ~/src/app   remember a host (in the config file)
-  teamlead hosts check gpu       what works and what does not there; exit 1 when not ready
-  teamlead hosts install gpu     copy this teamlead to ~/.local/bin/teamlead on the host
-  teamlead hosts list            every host: reachable, its teamlead, its teammates
+  teamlead hosts add gpu me@buildbox --dir '~/src/app'   remember it (~ is the host's home)
+  teamlead hosts check gpu      what works and what does not there; exit 1 when not ready
+  teamlead hosts install gpu    copy this teamlead to ~/.local/bin/teamlead on the host
+  teamlead hosts list           every host: reachable, its teamlead, its teammates
   teamlead hosts remove gpu
 
 Connections use your own ssh (~/.ssh/config, keys, agent, jump hosts) in batch mode: set
@@ -54,7 +54,7 @@ pub struct HostsAddArgs {
     /// The ssh port [default: ssh's]
     #[arg(long, value_name = "PORT")]
     pub port: Option<u16>,
-    /// The teammates' working directory on the host (`~/` is its home)
+    /// The teammates' working directory on the host (`~/` is its home: quote it, '~/src')
     #[arg(long, value_name = "DIR")]
     pub dir: Option<String>,
     /// The teamlead home on the host [default: the host's own default]
