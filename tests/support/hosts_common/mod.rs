@@ -53,22 +53,18 @@ fn ip(args: &[&str]) -> String {
     sh(&programs::required("ip"), args)
 }
 
-/// A lock held across processes while a subnet is chosen and taken (two test binaries may
-/// make hosts at once).
+/// A lock held across processes while a subnet is chosen and taken (two test binaries, or
+/// two checkouts, may make hosts at once): a flock on the temporary directory itself, so no
+/// lock file is left behind.
 struct NetLock(std::fs::File);
 
 impl NetLock {
     fn take() -> NetLock {
         use std::os::fd::AsRawFd;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(std::env::temp_dir().join("teamlead-test-hosts.lock"))
-            .unwrap();
+        let dir = std::fs::File::open(std::env::temp_dir()).unwrap();
         // SAFETY: flock on a descriptor owned here; released when the file closes.
-        assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
-        NetLock(file)
+        assert_eq!(unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX) }, 0);
+        NetLock(dir)
     }
 }
 
