@@ -11,6 +11,7 @@ pub mod detect;
 pub mod error;
 pub mod executor;
 pub mod git;
+pub mod hosts;
 pub mod launch;
 pub mod lead_probe;
 pub mod orphans;

@@ -185,6 +185,25 @@ fn show(config: &Config, keymap: &Keymap) -> String {
         )
     ));
     out.push_str(&keys_block(keymap, ""));
+    for host in &config.hosts {
+        out.push_str(&format!(
+            "\n[hosts.{}]\ndestination = {}\n",
+            host.name,
+            quoted(&host.destination)
+        ));
+        if let Some(port) = host.port {
+            out.push_str(&format!("port = {port}\n"));
+        }
+        if !host.options.is_empty() {
+            let options: Vec<String> = host.options.iter().map(|o| quoted(o)).collect();
+            out.push_str(&format!("options = [{}]\n", options.join(", ")));
+        }
+        for (key, value) in [("dir", &host.dir), ("home", &host.home)] {
+            if let Some(value) = value {
+                out.push_str(&format!("{key} = {}\n", quoted(value)));
+            }
+        }
+    }
     if let Some(llm) = &config.llm {
         out.push_str("\n[llm]\n");
         let mut line = |k: &str, v: Option<String>| {

@@ -10,6 +10,7 @@ mod clean;
 mod completions;
 pub mod config;
 mod ctl;
+mod hosts;
 pub mod inspect;
 pub mod logging;
 pub mod monitor;
@@ -110,6 +111,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Man(args)) => return completions::man(args),
         Some(Command::Config(args)) => return config::run(args),
         Some(Command::Prices(args)) => return prices::run(args),
+        Some(Command::Hosts(args)) => return hosts::run(args),
         _ => {}
     }
     // The demo keeps out of ~/.claude: without --home or TEAMLEAD_HOME it runs in a temporary
@@ -155,6 +157,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Web(args)) => web::run(&ctx, &args),
         Some(Command::Attach(args)) => attach::run_attach(&ctx, &args),
         Some(Command::Ctl(args)) => ctl::run(&ctx, &args),
+        Some(Command::Hosts(args)) => hosts::run(&args),
     }
 }
 

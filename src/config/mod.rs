@@ -1,11 +1,14 @@
 //! The user's config file: TOML at `<config dir>/teamlead/config.toml`
 //! (`$XDG_CONFIG_HOME/teamlead/config.toml`, usually `~/.config/teamlead/config.toml`), or the
 //! file `$TEAMLEAD_CONFIG` names. It holds defaults for the session's flags (top-level keys),
-//! key bindings (`[keys.<context>]`, checked by the UI's keymap) and the `[llm]` settings.
+//! key bindings (`[keys.<context>]`, checked by the UI's keymap), the `[llm]` settings and the
+//! `[hosts.NAME]` other machines teammates may run on ([`hosts`]).
 //! Every problem is one [`ConfigError`] naming the file, the line and the key. The old
 //! `config.json` (only its `"llm"` object) is still read, with a deprecation note.
 
+pub mod edit;
 mod error;
+pub mod hosts;
 mod llm;
 
 use std::collections::BTreeMap;
@@ -16,6 +19,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 pub use error::ConfigError;
+pub use hosts::HostConfig;
 pub use llm::{FileRetry, FileSettings};
 
 use crate::protocol::BackendRequest;
@@ -94,6 +98,8 @@ struct FileTop {
     llm: Option<FileSettings>,
     #[serde(default)]
     prices: BTreeMap<String, crate::protocol::pricing::Price>,
+    #[serde(default)]
+    hosts: BTreeMap<String, Spanned<hosts::HostEntry>>,
 }
 
 /// One `[keys.<context>] <action> = …` entry, where it is in the file.
@@ -142,6 +148,8 @@ pub struct Config {
     pub llm: Option<FileSettings>,
     /// `[prices."model-prefix"]`: prices that extend or replace the built-in table.
     pub prices: BTreeMap<String, crate::protocol::pricing::Price>,
+    /// `[hosts.NAME]`: the machines teammates may run on, by name.
+    pub hosts: Vec<HostConfig>,
     /// A note for the person (the old `config.json` was read).
     pub deprecation: Option<String>,
 }
@@ -271,6 +279,7 @@ impl Config {
                 ));
             }
         }
+        let hosts = hosts::check(path, &text, top.hosts)?;
         let keys = top
             .keys
             .into_iter()
@@ -302,6 +311,7 @@ impl Config {
             keys,
             llm: top.llm,
             prices: top.prices,
+            hosts,
             deprecation: None,
             text,
         })

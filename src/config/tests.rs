@@ -188,3 +188,42 @@ fn the_server_idle_limit_is_a_duration_or_off() {
         .to_string();
     assert!(e.contains("like \"8h\""), "{e}");
 }
+
+#[test]
+fn hosts_are_read_and_checked() {
+    let config = parse(
+        "[hosts.gpu]\ndestination = \"me@box\"\nport = 2222\noptions = [\"ProxyJump=bastion\"]\ndir = \"~/src\"\nhome = \"~/.claude\"\n\n[hosts.lab]\ndestination = \"lab\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.hosts,
+        vec![
+            HostConfig {
+                name: "gpu".into(),
+                destination: "me@box".into(),
+                port: Some(2222),
+                options: vec!["ProxyJump=bastion".into()],
+                dir: Some("~/src".into()),
+                home: Some("~/.claude".into()),
+            },
+            HostConfig {
+                name: "lab".into(),
+                destination: "lab".into(),
+                port: None,
+                options: vec![],
+                dir: None,
+                home: None,
+            },
+        ]
+    );
+    let err = |t: &str| parse(t).unwrap_err().to_string();
+    assert_eq!(
+        err("\n[hosts.Big]\ndestination = \"x\"\n"),
+        "/c/config.toml:2: hosts.Big: `Big` is not a valid host name: use lower-case letters, digits and `-` (at most 64, not starting with `-`)"
+    );
+    assert_eq!(
+        err("[hosts.a]\ndestination = \"x\"\noptions = [\"BatchMode=no\"]\n"),
+        "/c/config.toml:3: hosts.a.options: `BatchMode` is set by teamlead itself (one private connection per host)"
+    );
+    assert!(err("[hosts.a]\nport = 22\n").contains("missing field `destination`"));
+}

@@ -31,6 +31,7 @@ mod assets;
 mod ci_programs;
 mod cli_clean_worktrees;
 mod cli_config;
+mod cli_hosts;
 mod cli_inspect;
 mod cli_man;
 mod cli_task;

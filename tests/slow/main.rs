@@ -14,6 +14,8 @@ mod cli_common;
 mod foreign_common;
 #[path = "../support/hostile_common/mod.rs"]
 mod hostile_common;
+#[path = "../support/hosts_common/mod.rs"]
+mod hosts_common;
 #[path = "../support/kitty_common/mod.rs"]
 mod kitty_common;
 #[path = "../support/lead_common/mod.rs"]
@@ -51,6 +53,8 @@ mod foreign_team;
 mod home_untouched;
 mod hostile;
 mod hostile_lead;
+mod hosts_check;
+mod hosts_connections;
 mod kitty_backend;
 mod kitty_lead;
 mod lead_cleanup;

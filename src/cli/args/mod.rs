@@ -5,11 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod hosts;
 mod server;
 use crate::protocol::BackendRequest;
 
 mod task;
 
+pub use hosts::{HostNameArg, HostsAddArgs, HostsArgs, HostsCommand, HostsListArgs};
 pub use server::{AttachArgs, CtlAction, CtlArgs, ServeArgs, WaitArgs, WebArgs};
 use task::TASK_EXAMPLES;
 pub use task::{
@@ -31,6 +33,7 @@ Examples:
   teamlead inspect my-team --json   everything about one team, as JSON
   teamlead monitor my-team          a live log of every file change in a team
   teamlead config init              write a commented config file (defaults, keys, llm)
+  teamlead hosts add gpu me@box     a machine teammates may run on (then: hosts check gpu)
 
 The home is, first match wins: --home, $TEAMLEAD_HOME, $CLAUDE_CONFIG_DIR, ~/.claude.
 Defaults come from the config file (teamlead config path); flags win over it.
@@ -255,6 +258,9 @@ pub enum Command {
     /// requests waiting, answered from there
     #[command(after_help = server::WEB_EXAMPLES)]
     Web(WebArgs),
+    /// Other machines teammates may run on, over your own ssh: add, list, check, install, remove
+    #[command(after_help = hosts::HOSTS_EXAMPLES)]
+    Hosts(HostsArgs),
 }
 
 /// `teamlead guard --home H --agent-id NAME@TEAM -- PROGRAM ARGS…`.
