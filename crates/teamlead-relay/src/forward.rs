@@ -1,0 +1,157 @@
+//! Inbox entries across the link: which local inboxes go to the other side, picking up their
+//! new entries once (each keyed by inbox and de-duplication key, the key persisted in the link's
+//! `forwarded.jsonl` when the entry enters the outbox), and applying an entry that arrives
+//! (append unless an entry of that inbox already carries its relay id).
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
+use std::time::{Duration, Instant};
+
+use teamlead_protocol::store::{Home, Result, inbox};
+use teamlead_protocol::{InboxEntry, LEAD_NAME};
+
+use crate::hello::Role;
+use crate::link_dir::LinkDir;
+use crate::wire::Body;
+
+/// How often every outgoing inbox is read even when its file looks unchanged (a file's times
+/// are coarse, and a rename may reuse an inode).
+pub const FULL_SCAN_EVERY: Duration = Duration::from_secs(1);
+
+/// The inboxes of `team` whose entries go to the other side. The lead forwards the inboxes of
+/// the members that run on the peer's host (`hosted`); a relay forwards every inbox of the
+/// team except those of its own members (the lead's route), and only the lead's inbox before
+/// the lead has said which members it runs.
+pub fn outgoing(
+    home: &Home,
+    team: &str,
+    role: Role,
+    hosted: Option<&[String]>,
+) -> Result<Vec<String>> {
+    match role {
+        Role::Lead => Ok(hosted.map(<[String]>::to_vec).unwrap_or_default()),
+        Role::Relay => {
+            let Some(hosted) = hosted else {
+                return Ok(vec![LEAD_NAME.to_string()]);
+            };
+            let mut names = inbox_names(home, team)?;
+            names.retain(|n| !hosted.contains(n));
+            Ok(names)
+        }
+    }
+}
+
+/// The members with an inbox file in `team`.
+fn inbox_names(home: &Home, team: &str) -> Result<Vec<String>> {
+    let dir = home.inboxes_dir(team)?;
+    let Some(entries) = home.read_dir(&dir)? else {
+        return Ok(Vec::new());
+    };
+    let mut names = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Some(member) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if entry.file_type().map(|t| t.is_file()).unwrap_or(false)
+            && teamlead_protocol::names::check_path_component(member).is_ok()
+        {
+            names.push(member.to_string());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The key of an entry of `member`'s inbox: the inbox and the entry's de-duplication key.
+pub fn entry_key(member: &str, entry: &InboxEntry) -> String {
+    format!("{member}/{}", entry.dedup_key())
+}
+
+/// Notices which outgoing inboxes changed since they were last read.
+#[derive(Debug, Default)]
+pub struct Scanner {
+    seen: HashMap<String, (u64, u64, i64, i64)>,
+    last_full: Option<Instant>,
+}
+
+impl Scanner {
+    /// The entries of the outgoing inboxes not yet forwarded: unread, not in `dir`'s
+    /// forwarded keys, not received over this very link (`received`: relay ids it applied).
+    /// Each comes as the body to send and its key. The relay id is the one the entry already
+    /// carries (forwarded by another link before), else a new uuid.
+    pub fn pick_up(
+        &mut self,
+        home: &Home,
+        team: &str,
+        members: &[String],
+        dir: &LinkDir,
+        received: &HashSet<String>,
+        now: Instant,
+    ) -> Result<Vec<(Body, String)>> {
+        let full = self
+            .last_full
+            .is_none_or(|t| now.duration_since(t) >= FULL_SCAN_EVERY);
+        if full {
+            self.last_full = Some(now);
+        }
+        let mut found = Vec::new();
+        for member in members {
+            let path = home.inbox_path(team, member)?;
+            let stamp = std::fs::symlink_metadata(&path)
+                .map(|m| (m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+                .unwrap_or_default();
+            if !full && self.seen.get(member) == Some(&stamp) {
+                continue;
+            }
+            let read = inbox::read(home, team, member)?;
+            self.seen.insert(member.clone(), stamp);
+            for entry in read.entries {
+                if !entry.is_unread() {
+                    continue;
+                }
+                let key = entry_key(member, &entry);
+                if dir.was_forwarded(&key)
+                    || entry
+                        .relay_id
+                        .as_ref()
+                        .is_some_and(|id| received.contains(id))
+                    || found.iter().any(|(_, k)| k == &key)
+                {
+                    continue;
+                }
+                let id = entry
+                    .relay_id
+                    .clone()
+                    .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+                found.push((
+                    Body::InboxEntry {
+                        team: team.to_string(),
+                        to: member.clone(),
+                        entry,
+                        id,
+                    },
+                    key,
+                ));
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Appends forwarded entries to `to`'s inbox of `team`, each with its relay id, in one locked
+/// swap, leaving out those an entry there already carries the id of (applied before a crash).
+/// Returns how many it appended.
+pub fn apply(home: &Home, team: &str, to: &str, entries: &[(InboxEntry, String)]) -> Result<usize> {
+    let entries: Vec<InboxEntry> = entries
+        .iter()
+        .map(|(entry, id)| {
+            let mut entry = entry.clone();
+            entry.relay_id = Some(id.clone());
+            entry
+        })
+        .collect();
+    inbox::append_new(home, team, to, &entries)
+}
