@@ -33,6 +33,7 @@ mod cli_clean_worktrees;
 mod cli_config;
 mod cli_inspect;
 mod cli_man;
+mod cli_relay;
 mod cli_task;
 mod iterm2_backend;
 mod layers;
