@@ -176,6 +176,11 @@ impl Link {
         self.bound.as_ref().map_or(0, |b| b.dir.recv())
     }
 
+    /// The highest seq the peer acknowledged (0 before a relay is bound).
+    pub fn acked(&self) -> u64 {
+        self.bound.as_ref().map_or(0, |b| b.dir.acked())
+    }
+
     /// How many sent `data` wait for the peer's acknowledgement.
     pub fn unacked(&self) -> usize {
         self.bound.as_ref().map_or(0, |b| b.dir.unacked().len())

@@ -133,10 +133,12 @@ fn chaos(seed: u64, restarts: bool) {
             pair.drop_link();
             drops += 1;
             if restarts && rng.random_bool(0.4) {
+                // Killed in the middle of applying its last batch: appended, recv not yet
+                // written.
                 if rng.random_bool(0.5) {
-                    pair.restart_lead(identity("lead-host"));
+                    pair.crash_lead(identity("lead-host"));
                 } else {
-                    pair.restart_relay(identity("remote-host"));
+                    pair.crash_relay(identity("remote-host"));
                 }
                 restarted += 1;
             }
@@ -201,7 +203,7 @@ fn chaos(seed: u64, restarts: bool) {
     let (a, b) = count(&pair);
     println!(
         "link chaos (seed {seed}): {drops} drops ({mid_frame} in the middle of a frame), \
-         {restarted} sides killed and rebuilt from disk, {rounds} rounds, {:.1} s",
+         {restarted} sides killed mid-batch and rebuilt from disk, {rounds} rounds, {:.1} s",
         started.elapsed().as_secs_f64()
     );
     println!(

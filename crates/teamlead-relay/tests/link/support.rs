@@ -35,6 +35,9 @@ pub struct Pair {
     pub events: Vec<(&'static str, Event)>,
     pub ends: Vec<(&'static str, End)>,
     pub connected: bool,
+    /// Each side's `recv` before the last batch of lines it was given.
+    pub lead_recv_before: u64,
+    pub relay_recv_before: u64,
 }
 
 impl Pair {
@@ -60,6 +63,8 @@ impl Pair {
             events: Vec::new(),
             ends: Vec::new(),
             connected: false,
+            lead_recv_before: 0,
+            relay_recv_before: 0,
         }
     }
 
@@ -131,8 +136,10 @@ impl Pair {
         let lines = rx.feed(&chunk).unwrap();
         if !lines.is_empty() {
             let link = if to == "relay" {
+                self.relay_recv_before = self.relay.recv();
                 &mut self.relay
             } else {
+                self.lead_recv_before = self.lead.recv();
                 &mut self.lead
             };
             let step = link
@@ -171,6 +178,22 @@ impl Pair {
         self.lead = Link::lead(self.lead_home.home.clone(), TEAM, LINK, id).unwrap();
     }
 
+    /// The lead server killed in the middle of its last batch: its entries are in the inboxes
+    /// but `recv` on disk is where it was before the batch (as far back as the relay still
+    /// holds data: above what the lead acknowledged), then rebuilt from disk.
+    pub fn crash_lead(&mut self, id: Identity) {
+        let recv = self.lead_recv_before.max(read_acked(self.relay_home()));
+        write_recv(self.lead_home(), recv);
+        self.restart_lead(id);
+    }
+
+    /// The relay killed in the middle of its last batch (see [`Pair::crash_lead`]).
+    pub fn crash_relay(&mut self, id: Identity) {
+        let recv = self.relay_recv_before.max(read_acked(self.lead_home()));
+        write_recv(self.relay_home(), recv);
+        self.restart_relay(id);
+    }
+
     /// A new relay process on the remote host.
     pub fn restart_relay(&mut self, id: Identity) {
         self.relay = Link::relay(self.relay_home.home.clone(), id);
@@ -198,4 +221,22 @@ pub fn run_until(pair: &mut Pair, limit: usize, mut cond: impl FnMut(&Pair) -> b
         pair.advance(Duration::from_millis(10));
     }
     cond(pair)
+}
+
+/// Sets the link's persisted `recv` on `home` (what a crash before its write leaves).
+fn write_recv(home: &Home, recv: u64) {
+    let dir = teamlead_relay::link_dir::LinkDir::path(home, TEAM, LINK).unwrap();
+    if dir.exists() {
+        std::fs::write(dir.join("recv"), recv.to_string()).unwrap();
+    }
+}
+
+/// What the link on `home` has on disk as acknowledged by its peer (everything above it is still
+/// in its outbox).
+fn read_acked(home: &Home) -> u64 {
+    teamlead_relay::link_dir::LinkDir::path(home, TEAM, LINK)
+        .ok()
+        .and_then(|dir| std::fs::read_to_string(dir.join("acked")).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
 }
