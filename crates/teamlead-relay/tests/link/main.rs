@@ -5,6 +5,7 @@
 
 mod chaos;
 mod driver;
+mod fixtures;
 mod handshake;
 mod session;
 mod support;
