@@ -130,7 +130,7 @@ impl Scanner {
                     Body::InboxEntry {
                         team: team.to_string(),
                         to: member.clone(),
-                        entry,
+                        entry: Box::new(entry),
                         id,
                     },
                     key,

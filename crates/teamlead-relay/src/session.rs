@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use teamlead_protocol::InboxEntry;
 use teamlead_protocol::store::{Home, StoreError};
 
 use crate::forward::{self, Scanner};
@@ -82,6 +83,18 @@ pub enum LinkError {
     Store(#[from] StoreError),
 }
 
+/// An inbox entry of the current batch, not yet appended.
+#[derive(Debug)]
+struct Staged {
+    team: String,
+    to: String,
+    entry: InboxEntry,
+    id: String,
+}
+
+/// Entries for one inbox: team, member, and each entry with its relay id.
+type Group = (String, String, Vec<(InboxEntry, String)>);
+
 /// Where the connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -118,7 +131,7 @@ pub struct Link {
     /// The highest seq applied in the current batch of lines, not yet persisted.
     pending_recv: Option<u64>,
     /// Inbox entries of the current batch, appended together before `recv` is persisted.
-    staged: Vec<(String, String, teamlead_protocol::InboxEntry, String)>,
+    staged: Vec<Staged>,
     /// An ack is owed at the end of the current batch (a repeat was received).
     ack_due: bool,
     scanner: Scanner,
@@ -287,12 +300,15 @@ impl Link {
     /// each inbox.
     fn flush_staged(&mut self, step: &mut Step) -> Result<(), LinkError> {
         let staged = std::mem::take(&mut self.staged);
-        let mut groups: Vec<(String, String, Vec<(teamlead_protocol::InboxEntry, String)>)> =
-            Vec::new();
-        for (team, to, entry, id) in staged {
-            match groups.iter_mut().find(|(t, m, _)| *t == team && *m == to) {
-                Some((_, _, list)) => list.push((entry, id)),
-                None => groups.push((team, to, vec![(entry, id)])),
+        // One group per inbox, in the order the inboxes first came.
+        let mut groups: Vec<Group> = Vec::new();
+        for s in staged {
+            match groups
+                .iter_mut()
+                .find(|(t, m, _)| *t == s.team && *m == s.to)
+            {
+                Some((_, _, list)) => list.push((s.entry, s.id)),
+                None => groups.push((s.team, s.to, vec![(s.entry, s.id)])),
             }
         }
         for (team, to, entries) in groups {
@@ -427,7 +443,12 @@ impl Link {
                 id,
             } => {
                 self.received.insert(id.clone());
-                self.staged.push((team, to, entry, id));
+                self.staged.push(Staged {
+                    team,
+                    to,
+                    entry: *entry,
+                    id,
+                });
             }
             Body::Route { hosted, .. } => {
                 self.flush_staged(step)?;

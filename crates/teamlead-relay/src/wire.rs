@@ -36,7 +36,7 @@ pub enum Body {
     InboxEntry {
         team: String,
         to: String,
-        entry: InboxEntry,
+        entry: Box<InboxEntry>,
         id: String,
     },
     /// From the lead: the members of `team` that run on the relay's host. Their inboxes there

@@ -28,9 +28,7 @@ fn real_lead_inboxes_cross_the_link_with_every_key() {
         let mut entries = raw(&fixture);
         entries[0]["futureEntryKey"] = json!({"kept": [1, 2]});
         let mut pair = Pair::new();
-        pair.lead
-            .set_hosted(&["worker".to_string()])
-            .unwrap();
+        pair.lead.set_hosted(&["worker".to_string()]).unwrap();
         let remote_inbox = pair.relay_home().inbox_path(TEAM, "team-lead").unwrap();
         std::fs::create_dir_all(remote_inbox.parent().unwrap()).unwrap();
         std::fs::write(&remote_inbox, serde_json::to_vec_pretty(&entries).unwrap()).unwrap();
@@ -73,7 +71,7 @@ fn the_relay_id_survives_a_read_mark_and_still_stops_a_repeat() {
         body: Body::InboxEntry {
             team: TEAM.into(),
             to: "worker".into(),
-            entry: entry.clone(),
+            entry: Box::new(entry.clone()),
             id: "relay-id-45".into(),
         },
     };
@@ -82,15 +80,22 @@ fn the_relay_id_survives_a_read_mark_and_still_stops_a_repeat() {
         .on_line(line.trim_end().as_bytes(), pair.now)
         .unwrap();
     // The teammate takes it the 2.1.45 way: the entry kept, `read: true` set on it.
-    let key = inbox::read(pair.relay_home(), TEAM, "worker").unwrap().entries[0].dedup_key();
-    assert_eq!(inbox::mark_read(pair.relay_home(), TEAM, "worker", &[key]).unwrap(), 1);
+    let key = inbox::read(pair.relay_home(), TEAM, "worker")
+        .unwrap()
+        .entries[0]
+        .dedup_key();
+    assert_eq!(
+        inbox::mark_read(pair.relay_home(), TEAM, "worker", &[key]).unwrap(),
+        1
+    );
     let path = pair.relay_home().inbox_path(TEAM, "worker").unwrap();
     assert_eq!(raw(&path)[0]["relayId"], json!("relay-id-45"));
     assert_eq!(raw(&path)[0]["read"], json!(true));
     // The same entry again (the relay killed before its recv was written, so seq 1 again).
     pair.restart_relay(crate::support::identity("remote-host"));
-    let dir = teamlead_relay::link_dir::LinkDir::path(pair.relay_home(), TEAM, crate::support::LINK)
-        .unwrap();
+    let dir =
+        teamlead_relay::link_dir::LinkDir::path(pair.relay_home(), TEAM, crate::support::LINK)
+            .unwrap();
     std::fs::write(dir.join("recv"), "0").unwrap();
     pair.drop_link();
     pair.connect();

@@ -124,7 +124,7 @@ fn an_entry_appended_just_before_a_crash_is_not_appended_again() {
         body: Body::InboxEntry {
             team: TEAM.into(),
             to: "alice".into(),
-            entry: InboxEntry::new("team-lead", "once"),
+            entry: Box::new(InboxEntry::new("team-lead", "once")),
             id: "relay-id-1".into(),
         },
     };
