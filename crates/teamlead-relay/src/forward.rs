@@ -70,6 +70,24 @@ pub fn entry_key(member: &str, entry: &InboxEntry) -> String {
     format!("{member}/{}", entry.dedup_key())
 }
 
+/// The relay id of a local entry: a uuid (version 8) made from the team and the entry's key, so
+/// the same entry gets the same id however often it is picked up (a side that lost its
+/// `forwarded.jsonl` forwards it again, and the receiver still finds it by its id).
+pub fn relay_id(team: &str, key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in ["teamlead-relay", team, key] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    let digest = h.finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes)
+        .into_uuid()
+        .to_string()
+}
+
 /// Notices which outgoing inboxes changed since they were last read.
 #[derive(Debug, Default)]
 pub struct Scanner {
@@ -81,7 +99,7 @@ impl Scanner {
     /// The entries of the outgoing inboxes not yet forwarded: unread, not in `dir`'s
     /// forwarded keys, not received over this very link (`received`: relay ids it applied).
     /// Each comes as the body to send and its key. The relay id is the one the entry already
-    /// carries (forwarded by another link before), else a new uuid.
+    /// carries (forwarded by another link before), else [`relay_id`].
     pub fn pick_up(
         &mut self,
         home: &Home,
@@ -125,7 +143,7 @@ impl Scanner {
                 let id = entry
                     .relay_id
                     .clone()
-                    .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+                    .unwrap_or_else(|| relay_id(team, &key));
                 found.push((
                     Body::InboxEntry {
                         team: team.to_string(),
@@ -138,6 +156,46 @@ impl Scanner {
             }
         }
         Ok(found)
+    }
+}
+
+/// The inbox entries of one batch of lines, applied together before `recv` is persisted.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Per inbox (team, member), in the order the inboxes first came: each entry and its
+    /// relay id, in arrival order.
+    groups: Vec<Group>,
+}
+
+/// One inbox's entries in a [`Batch`]: team, member, each entry with its relay id.
+type Group = (String, String, Vec<(InboxEntry, String)>);
+
+impl Batch {
+    /// Adds an entry for `to`'s inbox of `team`.
+    pub fn push(&mut self, team: String, to: String, entry: InboxEntry, id: String) {
+        match self
+            .groups
+            .iter_mut()
+            .find(|(t, m, _)| *t == team && *m == to)
+        {
+            Some((_, _, list)) => list.push((entry, id)),
+            None => self.groups.push((team, to, vec![(entry, id)])),
+        }
+    }
+
+    /// Appends every entry, one locked swap per inbox ([`apply`]); returns (team, member,
+    /// relay id) of each, appended now or found there from before.
+    pub fn apply(self, home: &Home) -> Result<Vec<(String, String, String)>> {
+        let mut done = Vec::new();
+        for (team, to, entries) in self.groups {
+            apply(home, &team, &to, &entries)?;
+            done.extend(
+                entries
+                    .into_iter()
+                    .map(|(_, id)| (team.clone(), to.clone(), id)),
+            );
+        }
+        Ok(done)
     }
 }
 

@@ -33,6 +33,12 @@ pub struct Hello {
     pub team: String,
     /// The highest `seq` this side has received and applied from the other (0: none).
     pub recv: u64,
+    /// The highest `seq` of this side's own data the other has acknowledged (0: none; older
+    /// peers leave it out). Data up to it has left this side's outbox for good, so a peer whose
+    /// `recv` is lower lost its state, and continues from here instead of waiting for a gap
+    /// to fill.
+    #[serde(default)]
+    pub acked: u64,
     #[serde(default)]
     pub host: String,
     #[serde(default)]
@@ -70,7 +76,7 @@ impl Identity {
     }
 
     /// The hello this side sends.
-    pub fn hello(&self, role: Role, link: &str, team: &str, recv: u64) -> Hello {
+    pub fn hello(&self, role: Role, link: &str, team: &str, recv: u64, acked: u64) -> Hello {
         Hello {
             proto: self.proto,
             version: self.version.clone(),
@@ -79,6 +85,7 @@ impl Identity {
             link: link.to_string(),
             team: team.to_string(),
             recv,
+            acked,
             host: self.host.clone(),
             os: self.os.clone(),
             arch: self.arch.clone(),

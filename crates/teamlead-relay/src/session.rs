@@ -7,10 +7,9 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use teamlead_protocol::InboxEntry;
 use teamlead_protocol::store::{Home, StoreError};
 
-use crate::forward::{self, Scanner};
+use crate::forward::{self, Batch, Scanner};
 use crate::hello::{self, Hello, Identity, Refusal, Role};
 use crate::link_dir::LinkDir;
 use crate::wire::{self, Body, Frame, WireError};
@@ -83,18 +82,6 @@ pub enum LinkError {
     Store(#[from] StoreError),
 }
 
-/// An inbox entry of the current batch, not yet appended.
-#[derive(Debug)]
-struct Staged {
-    team: String,
-    to: String,
-    entry: InboxEntry,
-    id: String,
-}
-
-/// Entries for one inbox: team, member, and each entry with its relay id.
-type Group = (String, String, Vec<(InboxEntry, String)>);
-
 /// Where the connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -131,7 +118,7 @@ pub struct Link {
     /// The highest seq applied in the current batch of lines, not yet persisted.
     pending_recv: Option<u64>,
     /// Inbox entries of the current batch, appended together before `recv` is persisted.
-    staged: Vec<Staged>,
+    staged: Batch,
     /// An ack is owed at the end of the current batch (a repeat was received).
     ack_due: bool,
     scanner: Scanner,
@@ -168,7 +155,7 @@ impl Link {
             ping_n: 0,
             received: HashSet::new(),
             pending_recv: None,
-            staged: Vec::new(),
+            staged: Batch::default(),
             ack_due: false,
             scanner: Scanner::default(),
         }
@@ -208,7 +195,9 @@ impl Link {
         self.last_ping = Some(now);
         let mut step = Step::default();
         if let (Role::Lead, Some(b)) = (self.role, &self.bound) {
-            let hello = self.me.hello(Role::Lead, &b.link, &b.team, b.dir.recv());
+            let hello = self
+                .me
+                .hello(Role::Lead, &b.link, &b.team, b.dir.recv(), b.dir.acked());
             step.send(&Frame::Hello(hello));
         }
         step
@@ -292,34 +281,15 @@ impl Link {
     fn abandon_batch(&mut self, e: LinkError) -> LinkError {
         self.pending_recv = None;
         self.ack_due = false;
-        self.staged.clear();
+        self.staged = Batch::default();
         e
     }
 
-    /// Appends the staged inbox entries, one locked swap per inbox, in arrival order within
-    /// each inbox.
+    /// Appends the staged inbox entries (see [`Batch::apply`]).
     fn flush_staged(&mut self, step: &mut Step) -> Result<(), LinkError> {
         let staged = std::mem::take(&mut self.staged);
-        // One group per inbox, in the order the inboxes first came.
-        let mut groups: Vec<Group> = Vec::new();
-        for s in staged {
-            match groups
-                .iter_mut()
-                .find(|(t, m, _)| *t == s.team && *m == s.to)
-            {
-                Some((_, _, list)) => list.push((s.entry, s.id)),
-                None => groups.push((s.team, s.to, vec![(s.entry, s.id)])),
-            }
-        }
-        for (team, to, entries) in groups {
-            forward::apply(&self.home, &team, &to, &entries)?;
-            for (_, id) in entries {
-                step.events.push(Event::Delivered {
-                    team: team.clone(),
-                    to: to.clone(),
-                    id,
-                });
-            }
+        for (team, to, id) in staged.apply(&self.home)? {
+            step.events.push(Event::Delivered { team, to, id });
         }
         Ok(())
     }
@@ -338,7 +308,7 @@ impl Link {
             (Phase::Greeting, other) => {
                 return Err(LinkError::Protocol(format!(
                     "{} before its hello",
-                    frame_name(&other)
+                    other.name()
                 )));
             }
             (Phase::Open, Frame::Hello(_)) => {
@@ -385,19 +355,33 @@ impl Link {
                     dir,
                 });
             }
-            if let Some(b) = &self.bound {
-                let hello = self.me.hello(Role::Relay, &b.link, &b.team, b.dir.recv());
-                step.send(&Frame::Hello(hello));
-            }
         }
         let Some(b) = self.bound.as_mut() else {
             return Err(LinkError::Protocol(
                 "a hello before the link was named".into(),
             ));
         };
-        // The peer's recv acknowledges; everything above it is sent again, in order.
+        // The peer acknowledged more than this side applied: this side's state was lost (its
+        // directory removed). What the peer acknowledged was applied here before, so `recv`
+        // continues from there.
+        if peer.acked > b.dir.recv() {
+            tracing::warn!(
+                "the peer says {} was applied here, this side's recv is {}: continuing from it",
+                peer.acked,
+                b.dir.recv()
+            );
+            b.dir.set_recv(peer.acked)?;
+        }
+        // The peer's recv acknowledges; everything above it is sent again, in order (after the
+        // relay's own hello).
         b.dir.skip_to(peer.recv)?;
         b.dir.ack(peer.recv)?;
+        if self.role == Role::Relay {
+            let hello = self
+                .me
+                .hello(Role::Relay, &b.link, &b.team, b.dir.recv(), b.dir.acked());
+            step.send(&Frame::Hello(hello));
+        }
         for o in b.dir.unacked() {
             step.send(&Frame::Data {
                 seq: o.seq,
@@ -443,12 +427,7 @@ impl Link {
                 id,
             } => {
                 self.received.insert(id.clone());
-                self.staged.push(Staged {
-                    team,
-                    to,
-                    entry: *entry,
-                    id,
-                });
+                self.staged.push(team, to, *entry, id);
             }
             Body::Route { hosted, .. } => {
                 self.flush_staged(step)?;
@@ -531,16 +510,5 @@ impl Link {
             }
         }
         Ok(())
-    }
-}
-
-fn frame_name(frame: &Frame) -> &'static str {
-    match frame {
-        Frame::Hello(_) => "hello",
-        Frame::Refused { .. } => "refused",
-        Frame::Data { .. } => "data",
-        Frame::Ack { .. } => "ack",
-        Frame::Ping { .. } => "ping",
-        Frame::Pong { .. } => "pong",
     }
 }

@@ -27,6 +27,20 @@ pub enum Frame {
     Pong { n: u64 },
 }
 
+impl Frame {
+    /// The frame's type, as `"t"` says it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Frame::Hello(_) => "hello",
+            Frame::Refused { .. } => "refused",
+            Frame::Data { .. } => "data",
+            Frame::Ack { .. } => "ack",
+            Frame::Ping { .. } => "ping",
+            Frame::Pong { .. } => "pong",
+        }
+    }
+}
+
 /// What a `data` frame carries (`"kind"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

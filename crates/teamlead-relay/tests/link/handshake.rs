@@ -111,7 +111,7 @@ fn a_relay_without_a_needed_capability_is_refused() {
 fn two_leads_refuse_each_other() {
     let mut pair = Pair::new();
     pair.connect();
-    let mut lead_hello = identity("other").hello(Role::Lead, LINK, TEAM, 0);
+    let mut lead_hello = identity("other").hello(Role::Lead, LINK, TEAM, 0, 0);
     lead_hello.version = "0.1.0".into();
     let line = wire::encode(&Frame::Hello(lead_hello));
     let step = pair

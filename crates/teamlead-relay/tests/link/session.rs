@@ -202,3 +202,81 @@ fn the_lead_pings_and_silence_ends_the_connection() {
     );
     assert!(!pair.lead.is_open());
 }
+
+#[test]
+fn a_side_whose_link_state_was_removed_goes_on_without_a_gap_or_a_repeat() {
+    for lost in ["relay", "lead"] {
+        let mut pair = Pair::new();
+        hosted(&mut pair);
+        pair.connect();
+        let write = |pair: &Pair, round: usize| {
+            for i in 0..3 {
+                inbox::append(
+                    pair.lead_home(),
+                    TEAM,
+                    "alice",
+                    &InboxEntry::new("team-lead", format!("down {round}.{i}")),
+                )
+                .unwrap();
+                inbox::append(
+                    pair.relay_home(),
+                    TEAM,
+                    "team-lead",
+                    &InboxEntry::new("alice", format!("up {round}.{i}")),
+                )
+                .unwrap();
+            }
+        };
+        let expect = |rounds: usize, dir: &str| -> Vec<String> {
+            (0..rounds)
+                .flat_map(|r| (0..3).map(move |i| format!("{dir} {r}.{i}")))
+                .collect()
+        };
+        write(&pair, 0);
+        assert!(run_until(&mut pair, 200, |p| {
+            texts(p.relay_home(), "alice") == expect(1, "down")
+                && texts(p.lead_home(), "team-lead") == expect(1, "up")
+        }));
+        // A person removes one side's link directory while the link is down.
+        pair.drop_link();
+        let home = if lost == "relay" {
+            pair.relay_home().clone()
+        } else {
+            pair.lead_home().clone()
+        };
+        std::fs::remove_dir_all(LinkDir::path(&home, TEAM, LINK).unwrap()).unwrap();
+        if lost == "relay" {
+            pair.restart_relay(identity("remote-host"));
+        } else {
+            pair.restart_lead(identity("lead-host"));
+            hosted(&mut pair);
+        }
+        pair.connect();
+        write(&pair, 1);
+        assert!(
+            run_until(&mut pair, 300, |p| {
+                texts(p.relay_home(), "alice").len() >= 6
+                    && texts(p.lead_home(), "team-lead").len() >= 6
+            }),
+            "{lost}: {:?} / {:?}",
+            texts(pair.relay_home(), "alice"),
+            texts(pair.lead_home(), "team-lead")
+        );
+        for _ in 0..30 {
+            pair.tick();
+            pair.settle();
+        }
+        // What was forwarded before is forwarded again by the side that forgot it, with the
+        // same relay ids, so the other side does not append it twice.
+        assert_eq!(
+            texts(pair.relay_home(), "alice"),
+            expect(2, "down"),
+            "{lost}"
+        );
+        assert_eq!(
+            texts(pair.lead_home(), "team-lead"),
+            expect(2, "up"),
+            "{lost}"
+        );
+    }
+}

@@ -46,8 +46,28 @@ impl Pair {
     }
 
     pub fn with(lead_id: Identity, relay_id: Identity) -> Pair {
-        let lead_home = TempHome::new();
-        let relay_home = TempHome::new();
+        Pair::with_homes(TempHome::new(), TempHome::new(), lead_id, relay_id)
+    }
+
+    /// Both homes in memory (a tmpfs, when the system has one): for the runs of hundreds of
+    /// drops, whose pace would otherwise be the disk's `fsync` under whatever else the machine
+    /// does, while what they check is the link's logic (durability across a power loss is not
+    /// something a test here can show).
+    pub fn in_memory() -> Pair {
+        Pair::with_homes(
+            memory_home(),
+            memory_home(),
+            identity("lead-host"),
+            identity("remote-host"),
+        )
+    }
+
+    fn with_homes(
+        lead_home: TempHome,
+        relay_home: TempHome,
+        lead_id: Identity,
+        relay_id: Identity,
+    ) -> Pair {
         let lead = Link::lead(lead_home.home.clone(), TEAM, LINK, lead_id).unwrap();
         let relay = Link::relay(relay_home.home.clone(), relay_id);
         Pair {
@@ -239,4 +259,25 @@ fn read_acked(home: &Home) -> u64 {
         .and_then(|dir| std::fs::read_to_string(dir.join("acked")).ok())
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// A temporary home on a memory file system when there is one (`/dev/shm`), else on the usual
+/// temporary directory.
+fn memory_home() -> TempHome {
+    let shm = std::path::Path::new("/dev/shm");
+    let Ok(dir) = tempfile::Builder::new()
+        .prefix("teamlead-relay-")
+        .tempdir_in(shm)
+    else {
+        return TempHome::new();
+    };
+    let root = dir.path().join("home");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    TempHome {
+        home: Home::new(root),
+        outside,
+        dir,
+    }
 }
