@@ -8,4 +8,5 @@ mod driver;
 mod fixtures;
 mod handshake;
 mod session;
+mod state;
 mod support;
