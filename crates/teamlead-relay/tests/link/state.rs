@@ -40,13 +40,7 @@ fn a_line_cut_by_a_crash_is_skipped_and_the_outbox_goes_on() {
     let dir = LinkDir::open(&t.home, TEAM, LINK).unwrap();
     let seqs: Vec<u64> = dir.unacked().iter().map(|o| o.seq).collect();
     assert_eq!(seqs, vec![1, 2, 3]);
-    for name in ["outbox.jsonl"] {
-        let mode = std::fs::metadata(dir.dir().join(name))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600, "{name}");
-    }
+    assert_eq!(mode_of(&dir.dir().join("outbox.jsonl")), 0o600);
 }
 
 #[test]
@@ -60,6 +54,8 @@ fn acknowledged_lines_leave_the_outbox_and_their_keys_stay() {
     // Compacted: one line left, every key still known after a restart, seqs go on.
     let outbox = std::fs::read_to_string(dir.dir().join("outbox.jsonl")).unwrap();
     assert_eq!(outbox.lines().count(), 1, "{outbox}");
+    assert_eq!(mode_of(&dir.dir().join("forwarded.jsonl")), 0o600);
+    assert_eq!(mode_of(&dir.dir().join("outbox.jsonl")), 0o600);
     let mut dir = LinkDir::open(&t.home, TEAM, LINK).unwrap();
     assert_eq!(dir.acked(), 299);
     assert!((0..300).all(|i| dir.was_forwarded(&format!("bob/id:{i}"))));
@@ -68,4 +64,8 @@ fn acknowledged_lines_leave_the_outbox_and_their_keys_stay() {
     let mut dir = LinkDir::open(&t.home, TEAM, LINK).unwrap();
     assert!(dir.unacked().is_empty());
     assert_eq!(dir.push(route(301), None).unwrap().seq, 302);
+}
+
+fn mode_of(path: &std::path::Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
