@@ -124,7 +124,15 @@ impl Scanner {
             if !full && self.seen.get(member) == Some(&stamp) {
                 continue;
             }
-            let read = inbox::read(home, team, member)?;
+            let read = match inbox::read(home, team, member) {
+                Ok(read) => read,
+                Err(e) => {
+                    // One inbox that cannot be read (a person's hand edit, a full disk) holds
+                    // back its own entries, not the link: it is read again at the next tick.
+                    tracing::warn!("{member}'s inbox of {team} not forwarded for now: {e}");
+                    continue;
+                }
+            };
             self.seen.insert(member.clone(), stamp);
             for entry in read.entries {
                 if !entry.is_unread() {

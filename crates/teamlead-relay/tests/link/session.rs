@@ -280,3 +280,37 @@ fn a_side_whose_link_state_was_removed_goes_on_without_a_gap_or_a_repeat() {
         );
     }
 }
+
+#[test]
+fn an_inbox_that_cannot_be_read_holds_back_only_its_own_entries() {
+    let mut pair = Pair::new();
+    hosted(&mut pair);
+    pair.connect();
+    pair.settle();
+    let broken = pair.lead_home().inbox_path(TEAM, "alice").unwrap();
+    std::fs::create_dir_all(broken.parent().unwrap()).unwrap();
+    std::fs::write(&broken, b"{ not an inbox").unwrap();
+    inbox::append(
+        pair.lead_home(),
+        TEAM,
+        "bob",
+        &InboxEntry::new("team-lead", "to bob"),
+    )
+    .unwrap();
+    assert!(run_until(&mut pair, 100, |p| texts(p.relay_home(), "bob")
+        == ["to bob"]));
+    assert!(pair.lead.is_open() && pair.relay.is_open());
+    // Repaired by a person: its entries follow.
+    std::fs::remove_file(&broken).unwrap();
+    inbox::append(
+        pair.lead_home(),
+        TEAM,
+        "alice",
+        &InboxEntry::new("team-lead", "to alice"),
+    )
+    .unwrap();
+    assert!(run_until(&mut pair, 200, |p| texts(
+        p.relay_home(),
+        "alice"
+    ) == ["to alice"]));
+}
