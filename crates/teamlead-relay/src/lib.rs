@@ -18,9 +18,10 @@
 //!
 //! One JSON object per line, at most 1 MiB; `"t"` names its type: `hello`, `refused`, `data`,
 //! `ack`, `ping`, `pong`. The lead says hello first (protocol, version, capabilities, role, link
-//! id, team, and how far it got: `recv`); the relay answers with its own. A peer with another
-//! protocol, without a capability this side needs, or in the same role is refused with `why`
-//! and `fix`. A line that is too long or not a frame ends the connection, never the process.
+//! id, team, how far it got: `recv`, and what the other acknowledged: `acked`); the relay
+//! answers with its own. A peer with another protocol, without a capability this side needs, or
+//! in the same role is refused with `why` and `fix`. A line that is too long or not a frame ends
+//! the connection, never the process.
 //!
 //! ## What the link guarantees
 //!
@@ -28,16 +29,19 @@
 //!   sender appends a `data` to its outbox on disk (synced) before writing it, and drops it
 //!   only when the peer acknowledges it (`ack` is cumulative). After a reconnect each side
 //!   says the highest seq it applied (`recv` in its hello) and the other sends everything above
-//!   it again, in order. A killed lead server or relay resumes from its files.
+//!   it again, in order. A killed lead server or relay resumes from its files; a side whose
+//!   files were removed learns from the other's hello where to go on.
 //! * **Nothing twice.** The receiver applies `data` in seq order only: a repeat (seq ≤ its
 //!   `recv`) is acknowledged again and not applied. An inbox entry carries a relay id, kept in
-//!   the appended entry as `relayId`; it is appended under the inbox's lock only if no entry of
-//!   that inbox carries the id, then `recv` is persisted, then the ack is sent: a crash between
-//!   the append and the persist resends the entry and finds it there.
+//!   the appended entry as `relayId`. The lines that arrived together are one batch: each
+//!   inbox's entries are appended in one swap under its lock, leaving out those whose relay id
+//!   the inbox already holds; then `recv` is synced; then one ack. A crash between the append
+//!   and `recv` resends the entries and finds them there.
 //! * **Each entry forwarded once.** New entries that local writers (a `claude` teammate on the
 //!   remote host writing to `team-lead`, the lead writing to a remote teammate) put in an inbox
 //!   that belongs to the other side are picked up by polling those inboxes; each entry's key is
-//!   persisted with its outbox line, so a restart does not forward it again.
+//!   persisted with its outbox line, so a restart does not forward it again, and its relay id
+//!   is derived from the team and the key, so even a side that lost its files sends the same id.
 //! * **Liveness by traffic.** The lead pings every 2 s; no frame for 6 s ends the connection.
 //!
 //! The state of a link lives in `teams/<team>/.teamlead/link/<link id>/` on each host
