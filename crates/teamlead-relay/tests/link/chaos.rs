@@ -211,19 +211,26 @@ fn chaos(seed: u64, restarts: bool) {
         pair.advance(Duration::from_millis(25));
     }
     let (a, b) = count(&pair);
-    println!(
+    // Straight to the standard error (not the test's captured output), so a plain `cargo test`
+    // shows the figures.
+    let report = format!(
         "link chaos (seed {seed}): {drops} drops ({mid_frame} in the middle of a frame), \
-         {restarted} sides killed mid-batch and rebuilt from disk, {rounds} rounds, {:.1} s",
-        started.elapsed().as_secs_f64()
+         {restarted} sides killed mid-batch and rebuilt from disk, {rounds} rounds, {:.1} s\n  \
+         lead → remote: sent {}, delivered {}, duplicates {}, lost {}, misplaced {}\n  \
+         remote → lead: sent {}, delivered {}, duplicates {}, lost {}, misplaced {}\n",
+        started.elapsed().as_secs_f64(),
+        a.sent,
+        a.delivered,
+        a.duplicates,
+        a.lost,
+        a.misplaced,
+        b.sent,
+        b.delivered,
+        b.duplicates,
+        b.lost,
+        b.misplaced
     );
-    println!(
-        "  lead → remote: sent {}, delivered {}, duplicates {}, lost {}, misplaced {}",
-        a.sent, a.delivered, a.duplicates, a.lost, a.misplaced
-    );
-    println!(
-        "  remote → lead: sent {}, delivered {}, duplicates {}, lost {}, misplaced {}",
-        b.sent, b.delivered, b.duplicates, b.lost, b.misplaced
-    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), report.as_bytes());
     for t in [&a, &b] {
         assert_eq!(
             (t.delivered, t.duplicates, t.lost, t.misplaced),
