@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -37,11 +37,13 @@ fn writers(
     targets: [&'static str; 2],
     seed: u64,
     stop: &Arc<AtomicBool>,
+    written: &Arc<AtomicUsize>,
 ) -> Vec<std::thread::JoinHandle<usize>> {
     (0..WRITERS)
         .map(|w| {
             let home = home.clone();
             let stop = stop.clone();
+            let written = written.clone();
             std::thread::spawn(move || {
                 let mut rng = rand::rngs::StdRng::seed_from_u64(seed + w as u64);
                 let mut n = 0;
@@ -51,6 +53,7 @@ fn writers(
                         InboxEntry::new(&format!("{prefix}{w}"), format!("{prefix}{w}-{n}"));
                     inbox::append(&home, TEAM, to, &entry).unwrap();
                     n += 1;
+                    written.fetch_add(1, Ordering::Relaxed);
                     std::thread::sleep(Duration::from_millis(rng.random_range(20..100)));
                 }
                 n
@@ -114,13 +117,22 @@ fn chaos(seed: u64, restarts: bool) {
     let lead_targets = ["alice", "bob"];
     let remote_targets = ["team-lead", "carol"];
     let stop = Arc::new(AtomicBool::new(false));
-    let lead_writers = writers(pair.lead_home(), "lead-w", lead_targets, seed * 100, &stop);
+    let written = Arc::new(AtomicUsize::new(0));
+    let lead_writers = writers(
+        pair.lead_home(),
+        "lead-w",
+        lead_targets,
+        seed * 100,
+        &stop,
+        &written,
+    );
     let remote_writers = writers(
         pair.relay_home(),
         "remote-w",
         remote_targets,
         seed * 100 + 50,
         &stop,
+        &written,
     );
     let (mut drops, mut mid_frame, mut restarted, mut rounds) = (0, 0, 0, 0);
     // The drops happen while the writers write; then the link runs undisturbed until
@@ -167,7 +179,13 @@ fn chaos(seed: u64, restarts: bool) {
         pair.advance(Duration::from_millis(5));
         assert!(
             started.elapsed() < Duration::from_secs(60),
-            "only {drops} drops in 60 s, {rounds} rounds"
+            "only {drops} drops in 60 s, {rounds} rounds, {} entries written, lead unacked {}, \
+             relay unacked {}, lead open {}, relay open {}",
+            written.load(Ordering::Relaxed),
+            pair.lead.unacked(),
+            pair.relay.unacked(),
+            pair.lead.is_open(),
+            pair.relay.is_open()
         );
     }
     stop.store(true, Ordering::Relaxed);
