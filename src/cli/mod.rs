@@ -18,6 +18,7 @@ mod notify;
 mod output;
 pub mod prices;
 mod refuse;
+mod relay;
 mod send;
 mod serve;
 pub mod session;
@@ -154,6 +155,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Config(args)) => config::run(&args),
         Some(Command::Prices(args)) => prices::run(&args),
         Some(Command::Serve(args)) => serve::run(&ctx, &args),
+        Some(Command::Relay(args)) => relay::run(&ctx, &args),
         Some(Command::Web(args)) => web::run(&ctx, &args),
         Some(Command::Attach(args)) => attach::run_attach(&ctx, &args),
         Some(Command::Ctl(args)) => ctl::run(&ctx, &args),

@@ -34,6 +34,7 @@ mod cli_config;
 mod cli_hosts;
 mod cli_inspect;
 mod cli_man;
+mod cli_relay;
 mod cli_task;
 mod iterm2_backend;
 mod layers;

@@ -25,6 +25,11 @@ pub struct InboxEntry {
     pub kind: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<bool>,
+    /// teamlead's relay id (`relayId`): the id the link between two hosts gave this entry when
+    /// it forwarded it, kept in the entry so the receiving host appends it exactly once. Claude
+    /// Code keeps unknown keys when it rewrites an inbox (PROTOCOL.md 3), so the id survives.
+    #[serde(default, rename = "relayId", skip_serializing_if = "Option::is_none")]
+    pub relay_id: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -43,6 +48,7 @@ impl InboxEntry {
             msg_id: Some(uuid::Uuid::new_v4().to_string()),
             kind: Some("message".to_string()),
             read: Some(false),
+            relay_id: None,
             extra: Map::new(),
         }
     }

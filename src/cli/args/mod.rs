@@ -248,6 +248,9 @@ pub enum Command {
     /// Run a team's lead without a terminal (the lead server), in the foreground
     #[command(after_help = server::SERVE_EXAMPLES)]
     Serve(ServeArgs),
+    /// This host's end of a link to a lead on another host (started by the lead over ssh)
+    #[command(after_help = RELAY_HELP)]
+    Relay(RelayArgs),
     /// Show a running team's lead in this terminal (transcript, team, waiting approvals)
     #[command(after_help = server::ATTACH_EXAMPLES)]
     Attach(AttachArgs),
@@ -461,6 +464,24 @@ pub struct SendArgs {
     #[arg(value_name = "TEXT")]
     pub text: String,
 }
+
+/// `teamlead relay --stdio`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RelayArgs {
+    /// Speak the link on standard input and output (the only transport; required)
+    #[arg(long, required = true)]
+    pub stdio: bool,
+}
+
+const RELAY_HELP: &str = "\
+The lead starts this on a remote host over its own ssh connection, for a team with teammates
+on that host; people do not run it. It keeps that host's copy of the team under --home, puts
+the lead's messages into the inboxes of the teammates running there and sends what they write
+to the lead, each exactly once. Standard input and output carry the link (JSON lines);
+standard error and the log file say what happened. It exits when the lead closes the link.
+
+Example (what the lead runs):
+  ssh HOST -- teamlead relay --stdio --home ~/.claude";
 
 /// `teamlead clean`.
 #[derive(Debug, Clone, Default, Args)]

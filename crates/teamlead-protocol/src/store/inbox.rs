@@ -127,25 +127,97 @@ pub fn append(home: &Home, team: &str, to: &str, entry: &InboxEntry) -> Result<A
 pub fn append_many(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) -> Result<Appended> {
     let path = ensure_inbox(home, team, to)?;
     for _ in 0..3 {
-        if append_prepared(&path, entries)? {
+        if let Swap::Done(_) = append_prepared(&path, entries, false)? {
             return Ok(Appended::default());
         }
     }
-    let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
-    let (existing, count) = match read_parsed(&path, |bytes| {
+    locked_append(&path, entries, false)?;
+    Ok(Appended::default())
+}
+
+/// Appends `entry` unless an entry of the inbox already carries its relay id (`relayId`), in
+/// one step under the inbox's lock: the check and the append see the same bytes, so two calls
+/// with the same id append once. Returns whether it appended. An entry without a relay id is
+/// always appended. This is how teamlead's link between hosts applies a forwarded entry
+/// exactly once (docs/PROTOCOL.md, "teamlead's own link").
+pub fn append_once(home: &Home, team: &str, to: &str, entry: &InboxEntry) -> Result<bool> {
+    Ok(append_new(home, team, to, std::slice::from_ref(entry))? == 1)
+}
+
+/// [`append_once`] for several entries in one locked swap: appends, in order, those whose
+/// relay id no entry of the inbox carries yet (and the first of repeats within `entries`).
+/// Returns how many it appended.
+pub fn append_new(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) -> Result<usize> {
+    let path = ensure_inbox(home, team, to)?;
+    for _ in 0..3 {
+        match append_prepared(&path, entries, true)? {
+            Swap::Done(n) => return Ok(n),
+            Swap::Changed => {}
+        }
+    }
+    locked_append(&path, entries, true)
+}
+
+/// The whole read-modify-write of an append under the inbox's lock; with `once`, entries whose
+/// relay id is there already are left out. Returns how many were appended.
+fn locked_append(path: &Path, entries: &[InboxEntry], once: bool) -> Result<usize> {
+    let _lock = lock::acquire(path, DEFAULT_LOCK_TIMEOUT)?;
+    let (existing, count) = match read_parsed(path, |bytes| {
         array_of_objects(bytes).map(|n| (bytes.to_vec(), n))
     })? {
         Parsed::Missing => (Vec::new(), 0),
         Parsed::Ok(found) => found,
-        Parsed::Invalid { detail, .. } => return Err(refused(&path, &detail)),
+        Parsed::Invalid { detail, .. } => return Err(refused(path, &detail)),
     };
-    write_atomic(&path, &appended_text(&existing, count, entries))?;
-    Ok(Appended::default())
+    let fresh = if once {
+        not_yet_there(&existing, entries)
+    } else {
+        entries.to_vec()
+    };
+    if fresh.is_empty() {
+        return Ok(0);
+    }
+    write_atomic(path, &appended_text(&existing, count, &fresh))?;
+    Ok(fresh.len())
 }
 
-/// One attempt of an append with the lock held only for the swap: `false` when the inbox
-/// changed between the read and the swap (nothing was written).
-fn append_prepared(path: &Path, entries: &[InboxEntry]) -> Result<bool> {
+/// The entries whose relay id no entry of the inbox text `bytes` carries (entries without one
+/// all stay), the first of repeats within `entries` kept.
+fn not_yet_there(bytes: &[u8], entries: &[InboxEntry]) -> Vec<InboxEntry> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let might_hold = entries.iter().any(|e| {
+        e.relay_id
+            .as_deref()
+            .is_some_and(|id| bytes.windows(id.len()).any(|w| w == id.as_bytes()))
+    });
+    if might_hold && let Ok(Value::Array(items)) = parse_json(bytes) {
+        seen.extend(
+            items
+                .iter()
+                .filter_map(|v| v.get("relayId").and_then(Value::as_str))
+                .map(str::to_string),
+        );
+    }
+    entries
+        .iter()
+        .filter(|e| match &e.relay_id {
+            None => true,
+            Some(id) => seen.insert(id.clone()),
+        })
+        .cloned()
+        .collect()
+}
+
+/// What one attempt of an append with the lock held only for the swap did.
+enum Swap {
+    /// Appended this many (with `once`, 0 when every relay id was there already).
+    Done(usize),
+    /// The inbox changed between the read and the swap: nothing was written.
+    Changed,
+}
+
+/// One attempt of an append with the lock held only for the swap.
+fn append_prepared(path: &Path, entries: &[InboxEntry], once: bool) -> Result<Swap> {
     let before = read_regular(path, MAX_FILE_BYTES)?.unwrap_or_default();
     let count = if before.iter().all(u8::is_ascii_whitespace) {
         0
@@ -153,8 +225,20 @@ fn append_prepared(path: &Path, entries: &[InboxEntry]) -> Result<bool> {
         // A torn or bad file: the locked path reads it again and decides.
         match array_of_objects(&before) {
             Ok(n) => n,
-            Err(_) => return Ok(false),
+            Err(_) => return Ok(Swap::Changed),
         }
+    };
+    let fresh;
+    let entries = if once {
+        fresh = not_yet_there(&before, entries);
+        if fresh.is_empty() {
+            // Every id was there when read, and an entry is only ever added with its id:
+            // applied before, nothing to do.
+            return Ok(Swap::Done(0));
+        }
+        &fresh[..]
+    } else {
+        entries
     };
     let existing = if before.iter().all(u8::is_ascii_whitespace) {
         &[][..]
@@ -175,12 +259,12 @@ fn append_prepared(path: &Path, entries: &[InboxEntry]) -> Result<bool> {
         let _ = std::fs::remove_file(&temp);
     }
     if !swapped? {
-        return Ok(false);
+        return Ok(Swap::Changed);
     }
     if let Some(dir) = path.parent() {
         super::atomic::sync_dir(dir)?;
     }
-    Ok(true)
+    Ok(Swap::Done(entries.len()))
 }
 
 /// `existing` (a valid JSON array text of `count` elements, or empty) with `entries` appended

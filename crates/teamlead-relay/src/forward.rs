@@ -1,0 +1,223 @@
+//! Inbox entries across the link: which local inboxes go to the other side, picking up their
+//! new entries once (each keyed by inbox and de-duplication key, the key persisted in the link's
+//! `forwarded.jsonl` when the entry enters the outbox), and applying an entry that arrives
+//! (append unless an entry of that inbox already carries its relay id).
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
+use std::time::{Duration, Instant};
+
+use teamlead_protocol::store::{Home, Result, inbox};
+use teamlead_protocol::{InboxEntry, LEAD_NAME};
+
+use crate::hello::Role;
+use crate::link_dir::LinkDir;
+use crate::wire::Body;
+
+/// How often every outgoing inbox is read even when its file looks unchanged (a file's times
+/// are coarse, and a rename may reuse an inode).
+pub const FULL_SCAN_EVERY: Duration = Duration::from_secs(1);
+
+/// The inboxes of `team` whose entries go to the other side. The lead forwards the inboxes of
+/// the members that run on the peer's host (`hosted`); a relay forwards every inbox of the
+/// team except those of its own members (the lead's route), and only the lead's inbox before
+/// the lead has said which members it runs.
+pub fn outgoing(
+    home: &Home,
+    team: &str,
+    role: Role,
+    hosted: Option<&[String]>,
+) -> Result<Vec<String>> {
+    match role {
+        Role::Lead => Ok(hosted.map(<[String]>::to_vec).unwrap_or_default()),
+        Role::Relay => {
+            let Some(hosted) = hosted else {
+                return Ok(vec![LEAD_NAME.to_string()]);
+            };
+            let mut names = inbox_names(home, team)?;
+            names.retain(|n| !hosted.contains(n));
+            Ok(names)
+        }
+    }
+}
+
+/// The members with an inbox file in `team`.
+fn inbox_names(home: &Home, team: &str) -> Result<Vec<String>> {
+    let dir = home.inboxes_dir(team)?;
+    let Some(entries) = home.read_dir(&dir)? else {
+        return Ok(Vec::new());
+    };
+    let mut names = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Some(member) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if entry.file_type().map(|t| t.is_file()).unwrap_or(false)
+            && teamlead_protocol::names::check_path_component(member).is_ok()
+        {
+            names.push(member.to_string());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The key of an entry of `member`'s inbox: the inbox and the entry's de-duplication key.
+pub fn entry_key(member: &str, entry: &InboxEntry) -> String {
+    format!("{member}/{}", entry.dedup_key())
+}
+
+/// The relay id of a local entry: a uuid (version 8) made from the team and the entry's key, so
+/// the same entry gets the same id however often it is picked up (a side that lost its
+/// `forwarded.jsonl` forwards it again, and the receiver still finds it by its id).
+pub fn relay_id(team: &str, key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in ["teamlead-relay", team, key] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    let digest = h.finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes)
+        .into_uuid()
+        .to_string()
+}
+
+/// Notices which outgoing inboxes changed since they were last read.
+#[derive(Debug, Default)]
+pub struct Scanner {
+    seen: HashMap<String, (u64, u64, i64, i64)>,
+    last_full: Option<Instant>,
+}
+
+impl Scanner {
+    /// The entries of the outgoing inboxes not yet forwarded: unread, not in `dir`'s
+    /// forwarded keys, not received over this very link (`received`: relay ids it applied).
+    /// Each comes as the body to send and its key. The relay id is the one the entry already
+    /// carries (forwarded by another link before), else [`relay_id`].
+    pub fn pick_up(
+        &mut self,
+        home: &Home,
+        team: &str,
+        members: &[String],
+        dir: &LinkDir,
+        received: &HashSet<String>,
+        now: Instant,
+    ) -> Result<Vec<(Body, String)>> {
+        let full = self
+            .last_full
+            .is_none_or(|t| now.duration_since(t) >= FULL_SCAN_EVERY);
+        if full {
+            self.last_full = Some(now);
+        }
+        let mut found = Vec::new();
+        for member in members {
+            let path = home.inbox_path(team, member)?;
+            let stamp = std::fs::symlink_metadata(&path)
+                .map(|m| (m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+                .unwrap_or_default();
+            if !full && self.seen.get(member) == Some(&stamp) {
+                continue;
+            }
+            let read = match inbox::read(home, team, member) {
+                Ok(read) => read,
+                Err(e) => {
+                    // One inbox that cannot be read (a person's hand edit, a full disk) holds
+                    // back its own entries, not the link: it is read again at the next tick.
+                    tracing::warn!("{member}'s inbox of {team} not forwarded for now: {e}");
+                    continue;
+                }
+            };
+            self.seen.insert(member.clone(), stamp);
+            for entry in read.entries {
+                if !entry.is_unread() {
+                    continue;
+                }
+                let key = entry_key(member, &entry);
+                if dir.was_forwarded(&key)
+                    || entry
+                        .relay_id
+                        .as_ref()
+                        .is_some_and(|id| received.contains(id))
+                    || found.iter().any(|(_, k)| k == &key)
+                {
+                    continue;
+                }
+                let id = entry
+                    .relay_id
+                    .clone()
+                    .unwrap_or_else(|| relay_id(team, &key));
+                found.push((
+                    Body::InboxEntry {
+                        team: team.to_string(),
+                        to: member.clone(),
+                        entry: Box::new(entry),
+                        id,
+                    },
+                    key,
+                ));
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The inbox entries of one batch of lines, applied together before `recv` is persisted.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Per inbox (team, member), in the order the inboxes first came: each entry and its
+    /// relay id, in arrival order.
+    groups: Vec<Group>,
+}
+
+/// One inbox's entries in a [`Batch`]: team, member, each entry with its relay id.
+type Group = (String, String, Vec<(InboxEntry, String)>);
+
+impl Batch {
+    /// Adds an entry for `to`'s inbox of `team`.
+    pub fn push(&mut self, team: String, to: String, entry: InboxEntry, id: String) {
+        match self
+            .groups
+            .iter_mut()
+            .find(|(t, m, _)| *t == team && *m == to)
+        {
+            Some((_, _, list)) => list.push((entry, id)),
+            None => self.groups.push((team, to, vec![(entry, id)])),
+        }
+    }
+
+    /// Appends every entry, one locked swap per inbox ([`apply`]); returns (team, member,
+    /// relay id) of each, appended now or found there from before.
+    pub fn apply(self, home: &Home) -> Result<Vec<(String, String, String)>> {
+        let mut done = Vec::new();
+        for (team, to, entries) in self.groups {
+            apply(home, &team, &to, &entries)?;
+            done.extend(
+                entries
+                    .into_iter()
+                    .map(|(_, id)| (team.clone(), to.clone(), id)),
+            );
+        }
+        Ok(done)
+    }
+}
+
+/// Appends forwarded entries to `to`'s inbox of `team`, each with its relay id, in one locked
+/// swap, leaving out those an entry there already carries the id of (applied before a crash).
+/// Returns how many it appended.
+pub fn apply(home: &Home, team: &str, to: &str, entries: &[(InboxEntry, String)]) -> Result<usize> {
+    let entries: Vec<InboxEntry> = entries
+        .iter()
+        .map(|(entry, id)| {
+            let mut entry = entry.clone();
+            entry.relay_id = Some(id.clone());
+            entry
+        })
+        .collect();
+    inbox::append_new(home, team, to, &entries)
+}

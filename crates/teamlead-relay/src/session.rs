@@ -1,0 +1,514 @@
+//! The reliable session, as a state machine without I/O of its own on the link: a driver
+//! feeds it the lines the peer sent ([`Link::on_line`]) and the passing of time
+//! ([`Link::tick`], with a clock the caller passes in), and writes the lines each [`Step`]
+//! returns. Its state lives on disk ([`LinkDir`]) and the inboxes it reads and writes are the
+//! store's, so it can be dropped at any point and rebuilt from disk.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use teamlead_protocol::store::{Home, StoreError};
+
+use crate::forward::{self, Batch, Scanner};
+use crate::hello::{self, Hello, Identity, Refusal, Role};
+use crate::link_dir::LinkDir;
+use crate::wire::{self, Body, Frame, WireError};
+
+/// The lead pings this often.
+pub const PING_EVERY: Duration = Duration::from_secs(2);
+
+/// No frame for this long: the link is down.
+pub const SILENCE_LIMIT: Duration = Duration::from_secs(6);
+
+/// What a step of the session asks of its driver.
+#[derive(Debug, Default)]
+pub struct Step {
+    /// Lines to write to the peer, in order, newline included.
+    pub lines: Vec<String>,
+    /// What happened, for the caller's log and screen.
+    pub events: Vec<Event>,
+    /// The connection is over: close it (the link's state stays on disk).
+    pub end: Option<End>,
+}
+
+impl Step {
+    fn send(&mut self, frame: &Frame) {
+        self.lines.push(wire::encode(frame));
+    }
+}
+
+/// What happened in a step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Both hellos are through; the peer's.
+    Up(Hello),
+    /// An entry from the peer is in its inbox (appended now, or found there from before a
+    /// crash).
+    Delivered {
+        team: String,
+        to: String,
+        id: String,
+    },
+    /// A local entry entered the outbox for the peer.
+    Queued {
+        team: String,
+        to: String,
+        id: String,
+        seq: u64,
+    },
+    /// The peer applied everything up to this seq.
+    Acked(u64),
+}
+
+/// Why a connection ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// This side refused the peer (and told it so).
+    Refused(Refusal),
+    /// The peer refused this side.
+    RefusedByPeer(Refusal),
+    /// Nothing came from the peer for [`SILENCE_LIMIT`].
+    Silent,
+}
+
+/// A broken connection: the driver closes it; the link's state stays on disk.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    #[error("the peer sent {0}")]
+    Wire(#[from] WireError),
+    #[error("the peer broke the link protocol: {0}")]
+    Protocol(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Where the connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// No connection.
+    Down,
+    /// Connected, waiting for the peer's hello.
+    Greeting,
+    /// Both hellos through: data flows.
+    Open,
+}
+
+/// The link's team, id and state on disk (a relay learns the first two from the lead's hello).
+#[derive(Debug)]
+struct Bound {
+    team: String,
+    link: String,
+    dir: LinkDir,
+}
+
+/// One end of a link.
+#[derive(Debug)]
+pub struct Link {
+    home: Home,
+    role: Role,
+    me: Identity,
+    bound: Option<Bound>,
+    phase: Phase,
+    peer: Option<Hello>,
+    last_rx: Option<Instant>,
+    last_ping: Option<Instant>,
+    ping_n: u64,
+    /// Relay ids applied from this link: never sent back over it.
+    received: HashSet<String>,
+    /// The highest seq applied in the current batch of lines, not yet persisted.
+    pending_recv: Option<u64>,
+    /// Inbox entries of the current batch, appended together before `recv` is persisted.
+    staged: Batch,
+    /// An ack is owed at the end of the current batch (a repeat was received).
+    ack_due: bool,
+    scanner: Scanner,
+}
+
+impl Link {
+    /// The lead's end of `link` for `team`, with its state loaded from `home`.
+    pub fn lead(home: Home, team: &str, link: &str, me: Identity) -> Result<Link, LinkError> {
+        let dir = LinkDir::open(&home, team, link)?;
+        let mut me = Link::new(home, Role::Lead, me);
+        me.bound = Some(Bound {
+            team: team.to_string(),
+            link: link.to_string(),
+            dir,
+        });
+        Ok(me)
+    }
+
+    /// A relay's end: bound to a team and link by the lead's hello.
+    pub fn relay(home: Home, me: Identity) -> Link {
+        Link::new(home, Role::Relay, me)
+    }
+
+    fn new(home: Home, role: Role, me: Identity) -> Link {
+        Link {
+            home,
+            role,
+            me,
+            bound: None,
+            phase: Phase::Down,
+            peer: None,
+            last_rx: None,
+            last_ping: None,
+            ping_n: 0,
+            received: HashSet::new(),
+            pending_recv: None,
+            staged: Batch::default(),
+            ack_due: false,
+            scanner: Scanner::default(),
+        }
+    }
+
+    /// Whether data flows.
+    pub fn is_open(&self) -> bool {
+        self.phase == Phase::Open
+    }
+
+    /// The peer's hello of the current connection.
+    pub fn peer(&self) -> Option<&Hello> {
+        self.peer.as_ref()
+    }
+
+    /// The highest seq received and applied (0 before a relay is bound).
+    pub fn recv(&self) -> u64 {
+        self.bound.as_ref().map_or(0, |b| b.dir.recv())
+    }
+
+    /// The highest seq the peer acknowledged (0 before a relay is bound).
+    pub fn acked(&self) -> u64 {
+        self.bound.as_ref().map_or(0, |b| b.dir.acked())
+    }
+
+    /// How many sent `data` wait for the peer's acknowledgement.
+    pub fn unacked(&self) -> usize {
+        self.bound.as_ref().map_or(0, |b| b.dir.unacked().len())
+    }
+
+    /// A new connection: the lead says hello first; a relay waits for the lead's, which names
+    /// the link and team its own hello reports on.
+    pub fn connect(&mut self, now: Instant) -> Step {
+        self.phase = Phase::Greeting;
+        self.peer = None;
+        self.last_rx = Some(now);
+        self.last_ping = Some(now);
+        let mut step = Step::default();
+        if let (Role::Lead, Some(b)) = (self.role, &self.bound) {
+            let hello = self
+                .me
+                .hello(Role::Lead, &b.link, &b.team, b.dir.recv(), b.dir.acked());
+            step.send(&Frame::Hello(hello));
+        }
+        step
+    }
+
+    /// The connection is gone (closed, broken or given up): nothing is sent until the next
+    /// [`Link::connect`]; what was queued stays in the outbox.
+    pub fn disconnect(&mut self) {
+        self.phase = Phase::Down;
+        self.peer = None;
+    }
+
+    /// The lead's route: the members of the team that run on the relay's host. Persisted and
+    /// sent to the relay as a `route` when it changed.
+    pub fn set_hosted(&mut self, hosted: &[String]) -> Result<Step, LinkError> {
+        let mut step = Step::default();
+        let open = self.is_open();
+        let Some(b) = self.bound.as_mut() else {
+            return Ok(step);
+        };
+        if self.role != Role::Lead || b.dir.hosted() == Some(hosted) {
+            return Ok(step);
+        }
+        b.dir.set_hosted(hosted.to_vec())?;
+        let body = Body::Route {
+            team: b.team.clone(),
+            hosted: hosted.to_vec(),
+        };
+        let out = b.dir.push(body, None)?;
+        if open {
+            step.send(&Frame::Data {
+                seq: out.seq,
+                body: out.body,
+            });
+        }
+        Ok(step)
+    }
+
+    /// One line from the peer (without its newline).
+    pub fn on_line(&mut self, line: &[u8], now: Instant) -> Result<Step, LinkError> {
+        self.on_lines(&[line], now)
+    }
+
+    /// Lines from the peer that arrived together (without their newlines): applied in order,
+    /// then `recv` is persisted and acknowledged once for the whole batch.
+    pub fn on_lines<L: AsRef<[u8]>>(
+        &mut self,
+        lines: &[L],
+        now: Instant,
+    ) -> Result<Step, LinkError> {
+        let mut step = Step::default();
+        for line in lines {
+            if let Err(e) = self.one_line(line.as_ref(), now, &mut step) {
+                return Err(self.abandon_batch(e));
+            }
+            if step.end.is_some() {
+                break;
+            }
+        }
+        if let Err(e) = self.flush_staged(&mut step) {
+            return Err(self.abandon_batch(e));
+        }
+        if let Some(b) = self.bound.as_mut() {
+            if let Some(seq) = self.pending_recv.take() {
+                // Durable before the ack.
+                b.dir.set_recv(seq)?;
+                self.ack_due = true;
+            }
+            if std::mem::take(&mut self.ack_due) && step.end.is_none() {
+                step.send(&Frame::Ack { seq: b.dir.recv() });
+            }
+        }
+        if step.end.is_some() {
+            self.disconnect();
+        }
+        Ok(step)
+    }
+
+    /// A batch broke the connection: what was appended stays appended; without `recv` on
+    /// disk the peer sends it again and its relay id keeps it from being appended twice.
+    fn abandon_batch(&mut self, e: LinkError) -> LinkError {
+        self.pending_recv = None;
+        self.ack_due = false;
+        self.staged = Batch::default();
+        e
+    }
+
+    /// Appends the staged inbox entries (see [`Batch::apply`]).
+    fn flush_staged(&mut self, step: &mut Step) -> Result<(), LinkError> {
+        let staged = std::mem::take(&mut self.staged);
+        for (team, to, id) in staged.apply(&self.home)? {
+            step.events.push(Event::Delivered { team, to, id });
+        }
+        Ok(())
+    }
+
+    fn one_line(&mut self, line: &[u8], now: Instant, step: &mut Step) -> Result<(), LinkError> {
+        let frame = wire::decode(line)?;
+        self.last_rx = Some(now);
+        match (self.phase, frame) {
+            (Phase::Down, _) => {
+                return Err(LinkError::Protocol("a frame with no connection".into()));
+            }
+            (_, Frame::Refused { why, fix }) => {
+                step.end = Some(End::RefusedByPeer(Refusal { why, fix }));
+            }
+            (Phase::Greeting, Frame::Hello(peer)) => self.on_hello(peer, step)?,
+            (Phase::Greeting, other) => {
+                return Err(LinkError::Protocol(format!(
+                    "{} before its hello",
+                    other.name()
+                )));
+            }
+            (Phase::Open, Frame::Hello(_)) => {
+                return Err(LinkError::Protocol("a second hello".into()));
+            }
+            (Phase::Open, Frame::Data { seq, body }) => self.on_data(seq, body, step)?,
+            (Phase::Open, Frame::Ack { seq }) => {
+                if let Some(b) = self.bound.as_mut() {
+                    b.dir.ack(seq)?;
+                }
+                step.events.push(Event::Acked(seq));
+            }
+            (Phase::Open, Frame::Ping { n }) => step.send(&Frame::Pong { n }),
+            (Phase::Open, Frame::Pong { .. }) => {}
+        }
+        Ok(())
+    }
+
+    fn on_hello(&mut self, peer: Hello, step: &mut Step) -> Result<(), LinkError> {
+        let expect = match (self.role, &self.bound) {
+            (Role::Lead, Some(b)) => Some((b.link.as_str(), b.team.as_str())),
+            _ => None,
+        };
+        if let Err(refusal) = hello::check(&self.me, self.role, &peer, expect) {
+            step.send(&Frame::Refused {
+                why: refusal.why.clone(),
+                fix: refusal.fix.clone(),
+            });
+            step.end = Some(End::Refused(refusal));
+            return Ok(());
+        }
+        if self.role == Role::Relay {
+            let rebind = self
+                .bound
+                .as_ref()
+                .is_none_or(|b| b.link != peer.link || b.team != peer.team);
+            if rebind {
+                let dir = LinkDir::open(&self.home, &peer.team, &peer.link)?;
+                self.received.clear();
+                self.scanner = Scanner::default();
+                self.bound = Some(Bound {
+                    team: peer.team.clone(),
+                    link: peer.link.clone(),
+                    dir,
+                });
+            }
+        }
+        let Some(b) = self.bound.as_mut() else {
+            return Err(LinkError::Protocol(
+                "a hello before the link was named".into(),
+            ));
+        };
+        // The peer acknowledged more than this side applied: this side's state was lost (its
+        // directory removed). What the peer acknowledged was applied here before, so `recv`
+        // continues from there.
+        if peer.acked > b.dir.recv() {
+            tracing::warn!(
+                "the peer says {} was applied here, this side's recv is {}: continuing from it",
+                peer.acked,
+                b.dir.recv()
+            );
+            b.dir.set_recv(peer.acked)?;
+        }
+        // The peer's recv acknowledges; everything above it is sent again, in order (after the
+        // relay's own hello).
+        b.dir.skip_to(peer.recv)?;
+        b.dir.ack(peer.recv)?;
+        if self.role == Role::Relay {
+            let hello = self
+                .me
+                .hello(Role::Relay, &b.link, &b.team, b.dir.recv(), b.dir.acked());
+            step.send(&Frame::Hello(hello));
+        }
+        for o in b.dir.unacked() {
+            step.send(&Frame::Data {
+                seq: o.seq,
+                body: o.body.clone(),
+            });
+        }
+        self.phase = Phase::Open;
+        step.events.push(Event::Up(peer.clone()));
+        self.peer = Some(peer);
+        Ok(())
+    }
+
+    /// Applies data in seq order: a repeat is acknowledged again and not applied; a gap breaks
+    /// the link (the peer resends from its last ack on the next connection).
+    fn on_data(&mut self, seq: u64, body: Body, step: &mut Step) -> Result<(), LinkError> {
+        let Some(b) = self.bound.as_mut() else {
+            return Err(LinkError::Protocol("data before the link was named".into()));
+        };
+        let recv = self.pending_recv.unwrap_or(b.dir.recv());
+        if seq <= recv {
+            // A repeat (an ack lost with a dropped link): acknowledged again, not applied.
+            self.ack_due = true;
+            return Ok(());
+        }
+        if seq != recv + 1 {
+            return Err(LinkError::Protocol(format!(
+                "data {seq} after {recv}: a gap in the sequence"
+            )));
+        }
+        if let Some(team) = body.team()
+            && team != b.team
+        {
+            return Err(LinkError::Protocol(format!(
+                "data for team {team} on the link of team {}",
+                b.team
+            )));
+        }
+        match body {
+            Body::InboxEntry {
+                team,
+                to,
+                entry,
+                id,
+            } => {
+                self.received.insert(id.clone());
+                self.staged.push(team, to, *entry, id);
+            }
+            Body::Route { hosted, .. } => {
+                self.flush_staged(step)?;
+                if self.role == Role::Relay
+                    && let Some(b) = self.bound.as_mut()
+                {
+                    b.dir.set_hosted(hosted)?;
+                    self.scanner = Scanner::default();
+                }
+            }
+            Body::Unknown => {
+                tracing::warn!("data {seq} of a kind this build does not know: ignored");
+            }
+        }
+        // Persisted, then acknowledged, at the end of the batch: a crash before that resends
+        // the data, and the relay id in the inbox keeps it from being appended twice.
+        self.pending_recv = Some(seq);
+        Ok(())
+    }
+
+    /// The passing of time: liveness (the lead pings every [`PING_EVERY`]; no frame for
+    /// [`SILENCE_LIMIT`] ends the connection) and the pick-up of new local entries for the
+    /// peer, queued in the outbox even while the link is down and sent when it is open.
+    pub fn tick(&mut self, now: Instant) -> Result<Step, LinkError> {
+        let mut step = Step::default();
+        if self.phase != Phase::Down {
+            if self
+                .last_rx
+                .is_some_and(|t| now.duration_since(t) >= SILENCE_LIMIT)
+            {
+                self.disconnect();
+                step.end = Some(End::Silent);
+                return Ok(step);
+            }
+            if self.role == Role::Lead
+                && self.phase == Phase::Open
+                && self
+                    .last_ping
+                    .is_none_or(|t| now.duration_since(t) >= PING_EVERY)
+            {
+                self.ping_n += 1;
+                self.last_ping = Some(now);
+                step.send(&Frame::Ping { n: self.ping_n });
+            }
+        }
+        self.pick_up(now, &mut step)?;
+        Ok(step)
+    }
+
+    /// New local entries for the peer into the outbox (and onto the link when open).
+    fn pick_up(&mut self, now: Instant, step: &mut Step) -> Result<(), LinkError> {
+        let open = self.is_open();
+        let Some(b) = self.bound.as_mut() else {
+            return Ok(());
+        };
+        let members = forward::outgoing(&self.home, &b.team, self.role, b.dir.hosted())?;
+        let found =
+            self.scanner
+                .pick_up(&self.home, &b.team, &members, &b.dir, &self.received, now)?;
+        let pushed = b.dir.push_many(
+            found
+                .into_iter()
+                .map(|(body, key)| (body, Some(key)))
+                .collect(),
+        )?;
+        for out in pushed {
+            if let Body::InboxEntry { team, to, id, .. } = &out.body {
+                step.events.push(Event::Queued {
+                    team: team.clone(),
+                    to: to.clone(),
+                    id: id.clone(),
+                    seq: out.seq,
+                });
+            }
+            if open {
+                step.send(&Frame::Data {
+                    seq: out.seq,
+                    body: out.body,
+                });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,146 @@
+//! The wire: one JSON object per line, at most [`MAX_LINE`] bytes, every object with `"t"` (its
+//! type). [`Frame`] is every object the link sends; [`Body`] is what a `data` frame carries.
+//! [`LineBuffer`] cuts a byte stream into lines (a line too long is an error, never a growing
+//! buffer) and [`decode`] reads one; neither panics on any input.
+
+use serde::{Deserialize, Serialize};
+use teamlead_protocol::InboxEntry;
+
+/// The longest line either side sends or accepts, newline excluded: 1 MiB.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// One line of the link.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum Frame {
+    /// Who this side is, what it can do and how far it got (see [`crate::hello`]).
+    Hello(crate::hello::Hello),
+    /// The handshake failed: why, and what a person does about it. The sender closes.
+    Refused { why: String, fix: String },
+    /// Reliable data: `seq` counts from 1 per direction per link, never reused.
+    Data { seq: u64, body: Body },
+    /// Cumulative: every `data` up to `seq` is applied durably.
+    Ack { seq: u64 },
+    /// Liveness: sent by the lead every [`crate::session::PING_EVERY`].
+    Ping { n: u64 },
+    /// The answer to a ping, echoing `n`.
+    Pong { n: u64 },
+}
+
+impl Frame {
+    /// The frame's type, as `"t"` says it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Frame::Hello(_) => "hello",
+            Frame::Refused { .. } => "refused",
+            Frame::Data { .. } => "data",
+            Frame::Ack { .. } => "ack",
+            Frame::Ping { .. } => "ping",
+            Frame::Pong { .. } => "pong",
+        }
+    }
+}
+
+/// What a `data` frame carries (`"kind"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Body {
+    /// Append `entry` to `to`'s inbox of `team` on the receiving host, exactly once: `id` is
+    /// the relay id, kept in the appended entry as `relayId`.
+    InboxEntry {
+        team: String,
+        to: String,
+        entry: Box<InboxEntry>,
+        id: String,
+    },
+    /// From the lead: the members of `team` that run on the relay's host. Their inboxes there
+    /// are theirs; every other inbox of the team on that host is forwarded to the lead.
+    Route { team: String, hosted: Vec<String> },
+    /// A kind this build does not know (a newer peer): acknowledged and ignored. A peer only
+    /// sends kinds the other side's capabilities name.
+    #[serde(other)]
+    Unknown,
+}
+
+impl Body {
+    /// The team the body is about (`None` for an unknown kind).
+    pub fn team(&self) -> Option<&str> {
+        match self {
+            Body::InboxEntry { team, .. } | Body::Route { team, .. } => Some(team),
+            Body::Unknown => None,
+        }
+    }
+}
+
+/// Why a line cannot be read. Each ends the link (the lead reconnects); none is a panic.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("a line longer than {MAX_LINE} bytes")]
+    TooLong,
+    #[error("a line that is not UTF-8")]
+    NotUtf8,
+    #[error("a line that is not a frame of the link ({0})")]
+    NotAFrame(String),
+}
+
+/// A frame as one line, newline included.
+pub fn encode(frame: &Frame) -> String {
+    // A frame is plain data (strings, numbers, maps with string keys): serializing cannot fail,
+    // and a failure would still give a line the peer reads as an error, not a panic.
+    let mut line = serde_json::to_string(frame).unwrap_or_else(|e| {
+        format!(r#"{{"t":"refused","why":"could not write a frame: {e}","fix":""}}"#)
+    });
+    line.push('\n');
+    line
+}
+
+/// One line (without its newline) as a frame.
+pub fn decode(line: &[u8]) -> Result<Frame, WireError> {
+    if line.len() > MAX_LINE {
+        return Err(WireError::TooLong);
+    }
+    let text = std::str::from_utf8(line).map_err(|_| WireError::NotUtf8)?;
+    serde_json::from_str(text).map_err(|e| WireError::NotAFrame(e.to_string()))
+}
+
+/// Cuts a byte stream into lines. Bytes after the last newline wait for the rest of their line;
+/// when they exceed [`MAX_LINE`] the stream is broken ([`WireError::TooLong`]).
+#[derive(Debug, Default)]
+pub struct LineBuffer {
+    pending: Vec<u8>,
+}
+
+impl LineBuffer {
+    pub fn new() -> LineBuffer {
+        LineBuffer::default()
+    }
+
+    /// Adds `bytes` and returns every line they complete (without newlines, empty lines
+    /// skipped).
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, WireError> {
+        let mut lines = Vec::new();
+        let mut rest = bytes;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            self.pending.extend_from_slice(&rest[..i]);
+            rest = &rest[i + 1..];
+            if self.pending.len() > MAX_LINE {
+                return Err(WireError::TooLong);
+            }
+            let line = std::mem::take(&mut self.pending);
+            let trimmed = line.strip_suffix(b"\r").unwrap_or(&line);
+            if !trimmed.iter().all(u8::is_ascii_whitespace) {
+                lines.push(trimmed.to_vec());
+            }
+        }
+        self.pending.extend_from_slice(rest);
+        if self.pending.len() > MAX_LINE {
+            return Err(WireError::TooLong);
+        }
+        Ok(lines)
+    }
+
+    /// Bytes of a line not yet ended (what a dropped link cut in the middle of a frame).
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+}

@@ -1,0 +1,316 @@
+//! The reliable session: what was in flight when the link dropped is sent again after the
+//! reconnect and applied once; a repeat is acknowledged and not applied; an entry applied just
+//! before a crash (before `recv` was persisted) is not appended again; a side rebuilt from
+//! disk resumes; liveness is judged by traffic on the test's clock.
+
+use std::time::Duration;
+
+use teamlead_protocol::InboxEntry;
+use teamlead_protocol::store::inbox;
+use teamlead_relay::link_dir::LinkDir;
+use teamlead_relay::{Body, End, Frame, wire};
+
+use crate::support::{LINK, Pair, TEAM, identity, run_until, texts};
+
+fn hosted(pair: &mut Pair) {
+    let step = pair
+        .lead
+        .set_hosted(&["alice".to_string(), "bob".to_string()])
+        .unwrap();
+    assert!(step.lines.is_empty(), "queued, not sent, while down");
+}
+
+#[test]
+fn what_was_in_flight_is_sent_again_after_a_reconnect_and_applied_once() {
+    let mut pair = Pair::new();
+    hosted(&mut pair);
+    for i in 0..3 {
+        inbox::append(
+            pair.lead_home(),
+            TEAM,
+            "alice",
+            &InboxEntry::new("team-lead", format!("to-alice-{i}")),
+        )
+        .unwrap();
+    }
+    pair.connect();
+    pair.settle();
+    // Picked up, sent, and the link cut before the relay read a byte of it.
+    pair.tick();
+    assert!(!pair.to_relay.is_empty());
+    pair.drop_link();
+    assert_eq!(texts(pair.relay_home(), "alice"), Vec::<String>::new());
+    assert_eq!(
+        pair.lead.unacked(),
+        3,
+        "the three entries (the route went through)"
+    );
+    pair.connect();
+    pair.settle();
+    assert_eq!(
+        texts(pair.relay_home(), "alice"),
+        vec!["to-alice-0", "to-alice-1", "to-alice-2"]
+    );
+    assert_eq!(pair.lead.unacked(), 0);
+    // Again with the acks lost on the way back: the relay applied, the lead resends, the
+    // relay's recv says it has them, nothing is appended twice.
+    inbox::append(
+        pair.lead_home(),
+        TEAM,
+        "bob",
+        &InboxEntry::new("team-lead", "to-bob"),
+    )
+    .unwrap();
+    pair.tick();
+    pair.deliver("relay", usize::MAX);
+    assert_eq!(texts(pair.relay_home(), "bob"), vec!["to-bob"]);
+    pair.drop_link();
+    assert_eq!(pair.lead.unacked(), 1);
+    pair.connect();
+    pair.settle();
+    assert_eq!(pair.lead.unacked(), 0);
+    assert_eq!(texts(pair.relay_home(), "bob"), vec!["to-bob"]);
+    // The relay's entries carry the relay id they came with.
+    let got = inbox::read(pair.relay_home(), TEAM, "bob").unwrap();
+    assert!(got.entries[0].relay_id.is_some());
+}
+
+#[test]
+fn the_remote_hosts_writers_reach_the_lead_once_and_the_route_says_which_inboxes() {
+    let mut pair = Pair::new();
+    hosted(&mut pair);
+    pair.connect();
+    pair.settle();
+    // A claude teammate on the remote host writes to its lead, to a teammate on another host
+    // (carol) and to one on its own host (bob).
+    for (to, text) in [
+        ("team-lead", "hello lead"),
+        ("carol", "hello carol"),
+        ("bob", "hello bob"),
+    ] {
+        inbox::append(pair.relay_home(), TEAM, to, &InboxEntry::new("alice", text)).unwrap();
+    }
+    assert!(run_until(&mut pair, 200, |p| {
+        texts(p.lead_home(), "team-lead") == ["hello lead"]
+            && texts(p.lead_home(), "carol") == ["hello carol"]
+    }));
+    for _ in 0..20 {
+        pair.tick();
+        pair.settle();
+    }
+    assert_eq!(texts(pair.lead_home(), "bob"), Vec::<String>::new());
+    assert_eq!(texts(pair.lead_home(), "team-lead"), vec!["hello lead"]);
+    // Nothing came back as an echo.
+    assert_eq!(texts(pair.relay_home(), "carol"), vec!["hello carol"]);
+}
+
+#[test]
+fn an_entry_appended_just_before_a_crash_is_not_appended_again() {
+    let mut pair = Pair::new();
+    pair.connect();
+    pair.settle();
+    // The relay crashed after appending data 1 and before persisting recv = 1: the entry is in
+    // the inbox with its relay id, recv on disk is 0.
+    let mut entry = InboxEntry::new("team-lead", "once");
+    entry.relay_id = Some("relay-id-1".into());
+    inbox::append(pair.relay_home(), TEAM, "alice", &entry).unwrap();
+    pair.restart_relay(identity("remote-host"));
+    pair.drop_link();
+    pair.connect();
+    pair.settle();
+    assert_eq!(pair.relay.recv(), 0);
+    let data = Frame::Data {
+        seq: 1,
+        body: Body::InboxEntry {
+            team: TEAM.into(),
+            to: "alice".into(),
+            entry: Box::new(InboxEntry::new("team-lead", "once")),
+            id: "relay-id-1".into(),
+        },
+    };
+    let line = wire::encode(&data);
+    let step = pair
+        .relay
+        .on_line(line.trim_end().as_bytes(), pair.now)
+        .unwrap();
+    assert_eq!(step.lines, vec![wire::encode(&Frame::Ack { seq: 1 })]);
+    assert_eq!(texts(pair.relay_home(), "alice"), vec!["once"]);
+    assert_eq!(pair.relay.recv(), 1);
+}
+
+#[test]
+fn a_side_rebuilt_from_disk_resumes_from_the_last_ack() {
+    let mut pair = Pair::new();
+    hosted(&mut pair);
+    pair.connect();
+    pair.settle();
+    for i in 0..5 {
+        inbox::append(
+            pair.lead_home(),
+            TEAM,
+            "alice",
+            &InboxEntry::new("team-lead", format!("m{i}")),
+        )
+        .unwrap();
+    }
+    // Queued (in the outbox on disk) and the lead server killed before anything was acked.
+    pair.tick();
+    pair.drop_link();
+    pair.restart_lead(identity("lead-host"));
+    pair.restart_relay(identity("remote-host"));
+    assert_eq!(pair.lead.unacked(), 5);
+    // The restarted lead does not pick the same entries up again.
+    pair.connect();
+    pair.settle();
+    for _ in 0..20 {
+        pair.tick();
+        pair.settle();
+    }
+    assert_eq!(
+        texts(pair.relay_home(), "alice"),
+        vec!["m0", "m1", "m2", "m3", "m4"]
+    );
+    let dir = LinkDir::open(pair.lead_home(), TEAM, LINK).unwrap();
+    assert_eq!(dir.unacked().len(), 0);
+    assert_eq!(dir.acked(), 6, "the route and five entries");
+}
+
+#[test]
+fn the_lead_pings_and_silence_ends_the_connection() {
+    let mut pair = Pair::new();
+    pair.connect();
+    pair.settle();
+    pair.advance(Duration::from_millis(1999));
+    pair.tick();
+    assert!(pair.to_relay.is_empty(), "no ping before 2 s");
+    pair.advance(Duration::from_millis(1));
+    pair.tick();
+    let line: Vec<u8> = pair.to_relay.iter().copied().collect();
+    assert_eq!(line, wire::encode(&Frame::Ping { n: 1 }).into_bytes());
+    pair.settle();
+    // The pong kept the lead's link alive; now the relay goes quiet.
+    pair.advance(Duration::from_millis(5999));
+    pair.tick();
+    assert!(pair.ends.is_empty(), "{:?}", pair.ends);
+    pair.connected = false;
+    pair.advance(Duration::from_millis(1));
+    pair.tick();
+    assert!(
+        pair.ends.contains(&("lead", End::Silent)),
+        "{:?}",
+        pair.ends
+    );
+    assert!(!pair.lead.is_open());
+}
+
+#[test]
+fn a_side_whose_link_state_was_removed_goes_on_without_a_gap_or_a_repeat() {
+    for lost in ["relay", "lead"] {
+        let mut pair = Pair::new();
+        hosted(&mut pair);
+        pair.connect();
+        let write = |pair: &Pair, round: usize| {
+            for i in 0..3 {
+                inbox::append(
+                    pair.lead_home(),
+                    TEAM,
+                    "alice",
+                    &InboxEntry::new("team-lead", format!("down {round}.{i}")),
+                )
+                .unwrap();
+                inbox::append(
+                    pair.relay_home(),
+                    TEAM,
+                    "team-lead",
+                    &InboxEntry::new("alice", format!("up {round}.{i}")),
+                )
+                .unwrap();
+            }
+        };
+        let expect = |rounds: usize, dir: &str| -> Vec<String> {
+            (0..rounds)
+                .flat_map(|r| (0..3).map(move |i| format!("{dir} {r}.{i}")))
+                .collect()
+        };
+        write(&pair, 0);
+        assert!(run_until(&mut pair, 200, |p| {
+            texts(p.relay_home(), "alice") == expect(1, "down")
+                && texts(p.lead_home(), "team-lead") == expect(1, "up")
+        }));
+        // A person removes one side's link directory while the link is down.
+        pair.drop_link();
+        let home = if lost == "relay" {
+            pair.relay_home().clone()
+        } else {
+            pair.lead_home().clone()
+        };
+        std::fs::remove_dir_all(LinkDir::path(&home, TEAM, LINK).unwrap()).unwrap();
+        if lost == "relay" {
+            pair.restart_relay(identity("remote-host"));
+        } else {
+            pair.restart_lead(identity("lead-host"));
+            hosted(&mut pair);
+        }
+        pair.connect();
+        write(&pair, 1);
+        assert!(
+            run_until(&mut pair, 300, |p| {
+                texts(p.relay_home(), "alice").len() >= 6
+                    && texts(p.lead_home(), "team-lead").len() >= 6
+            }),
+            "{lost}: {:?} / {:?}",
+            texts(pair.relay_home(), "alice"),
+            texts(pair.lead_home(), "team-lead")
+        );
+        for _ in 0..30 {
+            pair.tick();
+            pair.settle();
+        }
+        // What was forwarded before is forwarded again by the side that forgot it, with the
+        // same relay ids, so the other side does not append it twice.
+        assert_eq!(
+            texts(pair.relay_home(), "alice"),
+            expect(2, "down"),
+            "{lost}"
+        );
+        assert_eq!(
+            texts(pair.lead_home(), "team-lead"),
+            expect(2, "up"),
+            "{lost}"
+        );
+    }
+}
+
+#[test]
+fn an_inbox_that_cannot_be_read_holds_back_only_its_own_entries() {
+    let mut pair = Pair::new();
+    hosted(&mut pair);
+    pair.connect();
+    pair.settle();
+    let broken = pair.lead_home().inbox_path(TEAM, "alice").unwrap();
+    std::fs::create_dir_all(broken.parent().unwrap()).unwrap();
+    std::fs::write(&broken, b"{ not an inbox").unwrap();
+    inbox::append(
+        pair.lead_home(),
+        TEAM,
+        "bob",
+        &InboxEntry::new("team-lead", "to bob"),
+    )
+    .unwrap();
+    assert!(run_until(&mut pair, 100, |p| texts(p.relay_home(), "bob")
+        == ["to bob"]));
+    assert!(pair.lead.is_open() && pair.relay.is_open());
+    // Repaired by a person: its entries follow.
+    std::fs::remove_file(&broken).unwrap();
+    inbox::append(
+        pair.lead_home(),
+        TEAM,
+        "alice",
+        &InboxEntry::new("team-lead", "to alice"),
+    )
+    .unwrap();
+    assert!(run_until(&mut pair, 200, |p| texts(
+        p.relay_home(),
+        "alice"
+    ) == ["to alice"]));
+}
