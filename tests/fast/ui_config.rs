@@ -81,7 +81,9 @@ fn help_and_dialog_hints_follow_the_config() {
         assert!(rows(&t).join("\n").contains("K kill"));
         insta::assert_snapshot!(format!("config_teams_{w}"), t.backend());
         press_slowly(&mut state, &[key(KeyCode::Esc), key(KeyCode::F(1))]);
-        let t = screen(&mut state, w, 24);
+        // At 40 columns each description goes below its keys (nothing is cut): a taller
+        // screen shows as many bindings.
+        let t = screen(&mut state, w, if w < 80 { 44 } else { 24 });
         let text = rows(&t).join("\n");
         assert!(text.contains("ctrl+y") && text.contains("f1"), "{text}");
         insta::assert_snapshot!(format!("config_help_{w}"), t.backend());

@@ -788,3 +788,26 @@ fn esc_and_a_key_read_as_one_alt_key_are_the_two_keys() {
     type_text(&mut state, "X");
     assert_eq!(state.composer.text(), "one Xtwo");
 }
+
+/// Issue 33, item 13: with nothing free to prune (the one idle teammate holds a task), the
+/// box offers no `y`: `y` does nothing, and only the key that includes the busy one acts.
+#[test]
+fn prune_with_only_busy_teammates_offers_no_yes() {
+    let mut team = prune_team();
+    team.retain(|t| !["docs", "lint", "old"].contains(&t.name.as_str()));
+    let mut state = state_with(vec![LeadEvent::Team(team)]);
+    open_teams(&mut state);
+    press_slowly(&mut state, &[ch('p')]);
+    let shown = rows(&screen(&mut state, 80, 24)).join("\n");
+    assert!(shown.contains("nothing is free to prune"), "{shown}");
+    assert!(!shown.contains("y yes"), "no y offered:\n{shown}");
+    assert_eq!(press_slowly(&mut state, &[ch('y')]), vec![]);
+    assert!(prune_dialog_open(&state), "y leaves the box open");
+    assert_eq!(
+        press_slowly(&mut state, &[ch('a')]),
+        vec![LeadCommand::Prune {
+            shut_down: vec!["scout".to_string()],
+            remove: Vec::new(),
+        }]
+    );
+}

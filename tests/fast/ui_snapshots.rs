@@ -373,6 +373,20 @@ fn teams_prune_confirmation() {
     }
 }
 
+/// Issue 33, item 13: a prune with only busy idle teammates offers no `y`.
+#[test]
+fn teams_prune_with_nothing_free() {
+    let mut team = prune_team();
+    team.retain(|t| !["docs", "lint", "old"].contains(&t.name.as_str()));
+    let mut state = state_with(vec![LeadEvent::Team(team)]);
+    state.modals.push(Modal::Teams(TeamsDialog::new()));
+    after_grace(&mut state);
+    state.handle_key(ch('p'));
+    after_grace(&mut state);
+    let t = screen(&mut state, 80, 20);
+    insta::assert_snapshot!("teams_prune_nothing_free_80", t.backend());
+}
+
 /// A claude teammate whose rate or usage limit holds: the list and the detail say until when
 /// (local time; the snapshot shows it as HH:MM).
 #[test]

@@ -34,6 +34,9 @@ pub struct ConfirmDialog {
     pub command: LeadCommand,
     /// What [`Action::IncludeBusy`] sends instead, when the dialog offers it.
     pub include_busy: Option<LeadCommand>,
+    /// Whether `y` does anything: not when there is nothing to do but what the second key
+    /// offers (a prune with only busy teammates), so `y` is neither shown nor taken.
+    pub yes_offered: bool,
     /// It arrived by itself (the offer to retire a merged worktree), not by a key: text typed
     /// into it sends it back behind the banner, where it waits; a box opened by a key closes
     /// instead, with nothing done.
@@ -54,6 +57,7 @@ impl ConfirmDialog {
             question,
             command,
             include_busy: None,
+            yes_offered: true,
             arrived: false,
             guard: Guard::new(now_ms, Focused::OnPurpose),
         }
@@ -129,9 +133,11 @@ impl ConfirmDialog {
                 remove: list(&exited),
             })
         };
+        let nothing_free = parts.is_empty();
         let mut dialog =
             ConfirmDialog::new("prune the team".to_string(), question, command, now_ms);
         dialog.include_busy = include_busy;
+        dialog.yes_offered = !nothing_free;
         Some(dialog)
     }
 
@@ -196,10 +202,11 @@ impl ConfirmDialog {
         sender: &mut DialogSender,
     ) -> DialogOutcome {
         match keymap.lookup(Context::Confirm, key) {
-            Some(Action::Yes) => {
+            Some(Action::Yes) if self.yes_offered => {
                 sender.command(self.command.clone());
                 DialogOutcome::Close
             }
+            Some(Action::Yes) => DialogOutcome::Keep,
             Some(Action::No) => DialogOutcome::Close,
             Some(Action::IncludeBusy) => match &self.include_busy {
                 Some(command) => {
@@ -230,11 +237,12 @@ impl ConfirmDialog {
             .flat_map(|p| wrap_line(&Line::from(p.to_string()), 0, text_width))
             .collect();
         lines.push(Line::default());
-        lines.extend(hints_or_note(
-            &self.guard,
-            &keymap.hints(Context::Confirm),
-            text_width,
-        ));
+        let hints = if self.yes_offered {
+            keymap.hints(Context::Confirm)
+        } else {
+            keymap.hints_without(Context::Confirm, &[Action::Yes])
+        };
+        lines.extend(hints_or_note(&self.guard, &hints, text_width));
         let outer = bottom_box(area, lines.len() as u16 + 2);
         let title = vec![Span::styled(
             " Confirm ",

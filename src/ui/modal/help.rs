@@ -13,7 +13,10 @@ use ratatui::widgets::{Paragraph, Widget};
 use crate::ui::keymap::{Action, Context, Keymap};
 use crate::ui::modal::{DialogOutcome, frame, hint_lines};
 use crate::ui::palette::dim;
-use crate::ui::transcript::wrap::str_width;
+use crate::ui::transcript::wrap::{str_width, wrap_line};
+
+/// The fewest columns a description gets beside its keys; narrower, it goes below them.
+const MIN_TEXT: usize = 24;
 
 /// Scroll position of the help text.
 #[derive(Default)]
@@ -22,8 +25,9 @@ pub struct HelpDialog {
     max_scroll: Cell<usize>,
 }
 
-/// The help text, one line per key binding under each context's heading.
-pub fn help_lines(keymap: &Keymap) -> Vec<Line<'static>> {
+/// The help text, one line per key binding under each context's heading, `width` wide: a
+/// description too long for one row goes on in the next rows, under itself.
+pub fn help_lines(keymap: &Keymap, width: u16) -> Vec<Line<'static>> {
     let sections = keymap.help_sections();
     let key_width = sections
         .iter()
@@ -40,13 +44,24 @@ pub fn help_lines(keymap: &Keymap) -> Vec<Line<'static>> {
             Style::default().add_modifier(Modifier::BOLD),
         )));
         for (keys, what) in rows {
-            let pad = key_width.saturating_sub(str_width(&keys));
-            lines.push(Line::from(vec![
-                Span::raw("  "),
-                Span::raw(keys),
-                Span::raw(" ".repeat(pad + 2)),
-                Span::styled(what, dim()),
-            ]));
+            let column = key_width + 4;
+            if usize::from(width) >= column + MIN_TEXT {
+                // Keys, then the description in its column (continued under itself).
+                let pad = key_width.saturating_sub(str_width(&keys));
+                let row = Line::from(vec![
+                    Span::raw("  "),
+                    Span::raw(keys),
+                    Span::raw(" ".repeat(pad + 2)),
+                    Span::styled(what, dim()),
+                ]);
+                let hang = u16::try_from(column).unwrap_or(u16::MAX);
+                lines.extend(wrap_line(&row, hang, width));
+            } else {
+                // Too narrow for two columns: the keys, then the description below them.
+                lines.push(Line::from(vec![Span::raw("  "), Span::raw(keys)]));
+                let row = Line::from(vec![Span::raw("    "), Span::styled(what, dim())]);
+                lines.extend(wrap_line(&row, 4, width));
+            }
         }
     }
     lines
@@ -74,7 +89,7 @@ impl HelpDialog {
             Style::default().add_modifier(Modifier::BOLD),
         )];
         let inner = frame(area, buf, Style::default(), title, None);
-        let lines = help_lines(keymap);
+        let lines = help_lines(keymap, inner.width);
         let hints = hint_lines(
             &format!(
                 "{}/{} scroll · {}",
