@@ -128,10 +128,23 @@ impl PaneDisplay {
             None => ("\x1b[1m".to_string(), "\x1b[0m"),
         };
         let mut screen = String::from("\x1b[H\x1b[2J");
-        screen.push_str(&format!(
-            "{on}● {}{off} @ {}  ·  {} mode  ·  {}\r\n",
-            self.name, self.team, self.mode, self.status
-        ));
+        // Who, mode and status, each part whole: a narrow pane takes them on more lines
+        // instead of cutting a word in two.
+        let parts = [
+            format!("● {} @ {}", self.name, self.team),
+            format!("{} mode", self.mode),
+            self.status.clone(),
+        ];
+        for (i, line) in header_lines(&parts, pane_width()).iter().enumerate() {
+            if i == 0 {
+                // The name in its color (the first part always starts the first line).
+                let name_end = parts[0].find(" @ ").unwrap_or(parts[0].len());
+                let (name, rest) = line.split_at(name_end.min(line.len()));
+                screen.push_str(&format!("{on}{name}{off}{rest}\r\n"));
+            } else {
+                screen.push_str(&format!("{line}\r\n"));
+            }
+        }
         match &self.task {
             Some((id, subject)) => screen.push_str(&format!("task #{id}: {subject}\r\n")),
             None => screen.push_str("no task\r\n"),
@@ -149,5 +162,66 @@ impl PaneDisplay {
         }
         let _ = self.out.write_all(screen.as_bytes());
         let _ = self.out.flush();
+    }
+}
+
+/// The columns of the pane (of standard output), when it is a terminal that says.
+fn pane_width() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ fills a `winsize` the call owns; a failure leaves it zeroed.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
+/// `parts` joined with `  ·  ` on as few lines as `width` allows, never cutting a part (a part
+/// longer than the width has a line of its own). Without a width, one line.
+fn header_lines(parts: &[String], width: Option<usize>) -> Vec<String> {
+    const SEP: &str = "  ·  ";
+    let width = width.unwrap_or(usize::MAX);
+    let len = |s: &str| s.chars().count();
+    let mut lines: Vec<String> = Vec::new();
+    for part in parts {
+        match lines.last_mut() {
+            Some(line) if len(line) + len(SEP) + len(part) <= width => {
+                line.push_str(SEP);
+                line.push_str(part);
+            }
+            _ => lines.push(part.clone()),
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_lines;
+
+    #[test]
+    fn the_header_wraps_between_parts_never_inside_one() {
+        let parts = [
+            "● reviewer @ audit-team".to_string(),
+            "acceptEdits mode".to_string(),
+            "waiting for team lead approval".to_string(),
+        ];
+        assert_eq!(
+            header_lines(&parts, None),
+            ["● reviewer @ audit-team  ·  acceptEdits mode  ·  waiting for team lead approval"]
+        );
+        assert_eq!(
+            header_lines(&parts, Some(50)),
+            [
+                "● reviewer @ audit-team  ·  acceptEdits mode",
+                "waiting for team lead approval"
+            ]
+        );
+        // Narrower than a part: that part has its line (the terminal may still wrap it).
+        assert_eq!(
+            header_lines(&parts, Some(20)),
+            [
+                "● reviewer @ audit-team",
+                "acceptEdits mode",
+                "waiting for team lead approval"
+            ]
+        );
     }
 }
