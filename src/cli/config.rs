@@ -184,6 +184,15 @@ fn show(config: &Config, keymap: &Keymap) -> String {
                 .unwrap_or_else(|| "off".to_string())
         )
     ));
+    out.push_str(&format!(
+        "web-allow = {}\n",
+        quoted(
+            config
+                .web_allow
+                .as_deref()
+                .unwrap_or(crate::web::DEFAULT_ALLOW)
+        )
+    ));
     out.push_str(&keys_block(keymap, ""));
     for host in &config.hosts {
         out.push_str(&format!(

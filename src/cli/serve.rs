@@ -30,7 +30,11 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
         None => config.server_idle_exit,
     };
     let web = match &args.web {
-        Some(addr) => Some(web::web_options(addr, &args.web_allow)?),
+        Some(addr) => Some(web::web_options(
+            addr,
+            ("--web-allow", args.web_allow.as_deref()),
+            &config,
+        )?),
         None => None,
     };
     let args = &ServeArgs {
@@ -38,7 +42,7 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
         background: args.background,
         idle_exit: None,
         web: None,
-        web_allow: String::new(),
+        web_allow: None,
     };
     let team = opts.team_name()?;
     let socket = paths::socket_path(&ctx.home, &team)?;

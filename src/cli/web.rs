@@ -18,15 +18,38 @@ use crate::server::paths;
 use crate::web::{Allow, Running, WebOptions};
 
 /// The options of `--web ADDR` / `--addr` and `--allow`, or why they are wrong.
-pub fn web_options(addr: &str, allow: &str) -> Result<WebOptions> {
+/// The web view's address and what it may do; `flag` is the command line's list and the name
+/// of its option (`--allow`, `--web-allow`).
+pub fn web_options(
+    addr: &str,
+    flag: (&str, Option<&str>),
+    config: &crate::config::Config,
+) -> Result<WebOptions> {
     let addr: SocketAddr = addr.parse().map_err(|_| {
         eyre!(
             "{:?} is not an address to listen on (like 127.0.0.1:8765, or 0.0.0.0:8765 beyond this machine)",
             visible_line(addr)
         )
     })?;
-    let allow = Allow::parse(allow).map_err(|why| eyre!("--allow: {why}"))?;
+    let allow = allow_in_force(flag, config)?;
     Ok(WebOptions { addr, allow })
+}
+
+/// What the web view may do: the flag's list, else the config file's `web-allow`, else
+/// `read,answer,message`; a wrong word names where it was written.
+fn allow_in_force(flag: (&str, Option<&str>), config: &crate::config::Config) -> Result<Allow> {
+    let (option, flag) = flag;
+    match (flag, &config.web_allow) {
+        (Some(list), _) => Allow::parse(list).map_err(|why| eyre!("{option}: {why}")),
+        (None, Some(list)) => Allow::parse(list).map_err(|why| {
+            let file = config.path.as_deref().map_or_else(
+                || "the config file".to_string(),
+                |p| p.display().to_string(),
+            );
+            eyre!("web-allow = {:?} in {file}: {why}", visible_line(list))
+        }),
+        (None, None) => Allow::parse(crate::web::DEFAULT_ALLOW).map_err(|why| eyre!("{why}")),
+    }
 }
 
 /// Prints where the view is, its login link, and what a wider address exposes.
@@ -51,7 +74,8 @@ pub fn announce(running: &Running, allow: &Allow, team: &str) -> Result<()> {
 
 /// `teamlead web`.
 pub fn run(ctx: &Context, args: &WebArgs) -> Result<()> {
-    let options = web_options(&args.addr, &args.allow)?;
+    let config = super::config::load()?;
+    let options = web_options(&args.addr, ("--allow", args.allow.as_deref()), &config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

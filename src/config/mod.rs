@@ -93,6 +93,7 @@ struct FileTop {
     budget_teammate: Option<f64>,
     budget_team: Option<f64>,
     server_idle_exit: Option<String>,
+    web_allow: Option<String>,
     #[serde(default)]
     keys: BTreeMap<String, BTreeMap<String, Spanned<Keys>>>,
     llm: Option<FileSettings>,
@@ -144,6 +145,10 @@ pub struct Config {
     /// A lead server with no screen or `ctl` client connected for this long ends its team as
     /// `/quit` does (`server-idle-exit`; `None`: never).
     pub server_idle_exit: Option<std::time::Duration>,
+    /// What the web view may do when no `--allow` / `--web-allow` says (`web-allow`: a list
+    /// such as `read,answer,message,steer`; read by the web layer, which names this key when a
+    /// word is wrong).
+    pub web_allow: Option<String>,
     pub keys: Vec<KeyEntry>,
     pub llm: Option<FileSettings>,
     /// `[prices."model-prefix"]`: prices that extend or replace the built-in table.
@@ -308,6 +313,7 @@ impl Config {
             budget_teammate,
             budget_team,
             server_idle_exit,
+            web_allow: top.web_allow,
             keys,
             llm: top.llm,
             prices: top.prices,

@@ -23,6 +23,9 @@ use upstream::Upstream;
 /// Where the web view listens unless told otherwise: loopback, a port the system picks.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
 
+/// What the web view may do when neither `--allow` nor the config file's `web-allow` says.
+pub const DEFAULT_ALLOW: &str = "read,answer,message";
+
 /// What the page may do beyond reading (`web-allow`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Allow {

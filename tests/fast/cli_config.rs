@@ -162,3 +162,34 @@ fn prices_say_which_row_a_model_takes() {
         "{all}"
     );
 }
+
+/// The web view's `web-allow` comes from the config file when no flag says: `config show`
+/// prints the list in force, and a wrong word is one error naming the key and the file
+/// (before anything is started).
+#[test]
+fn web_allow_comes_from_the_config_file() {
+    let t = TestHome::empty();
+    let (_, shown, _) = run(&t, &["config", "show"]);
+    assert!(
+        shown.contains("web-allow = \"read,answer,message\""),
+        "{shown}"
+    );
+    std::fs::create_dir_all(t.config().parent().unwrap()).unwrap();
+    std::fs::write(t.config(), "web-allow = \"read,answer,steer\"\n").unwrap();
+    let (_, shown, _) = run(&t, &["config", "show"]);
+    assert!(
+        shown.contains("web-allow = \"read,answer,steer\""),
+        "{shown}"
+    );
+    std::fs::write(t.config(), "web-allow = \"read,frob\"\n").unwrap();
+    let (code, _, err) = run(&t, &["web", "nosuchteam"]);
+    assert_ne!(code, Some(0));
+    assert!(
+        err.contains("web-allow = \"read,frob\" in ") && err.contains("`frob` is not one of"),
+        "{err}"
+    );
+    // The flag wins over the file.
+    let (code, _, err) = run(&t, &["web", "nosuchteam", "--allow", "read,frob2"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("--allow: `frob2` is not one of"), "{err}");
+}

@@ -88,9 +88,10 @@ pub struct ServeArgs {
     /// Also answer HTTP: the web view, on this address [default: 127.0.0.1 at a free port]
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::web::DEFAULT_ADDR)]
     pub web: Option<String>,
-    /// What the web view may do: read,answer,message[,steer][,interrupt]
-    #[arg(long, value_name = "LIST", default_value = "read,answer,message")]
-    pub web_allow: String,
+    /// What the web view may do: read,answer,message[,steer][,interrupt] [default: the
+    /// config file's web-allow, else read,answer,message]
+    #[arg(long, value_name = "LIST")]
+    pub web_allow: Option<String>,
 }
 
 /// `teamlead web`.
@@ -101,9 +102,10 @@ pub struct WebArgs {
     /// Where to listen (beyond 127.0.0.1 only when said)
     #[arg(long, value_name = "ADDR", default_value = crate::web::DEFAULT_ADDR)]
     pub addr: String,
-    /// What the page may do: read,answer,message[,steer][,interrupt]
-    #[arg(long, value_name = "LIST", default_value = "read,answer,message")]
-    pub allow: String,
+    /// What the page may do: read,answer,message[,steer][,interrupt] [default: the config
+    /// file's web-allow, else read,answer,message]
+    #[arg(long, value_name = "LIST")]
+    pub allow: Option<String>,
 }
 
 /// `teamlead attach`.
