@@ -45,6 +45,7 @@ fn main() {
                 team: "bench".into(),
                 policy: None,
                 idle_exit: None,
+                push: None,
             },
         ));
         let hello = ServerMsg::Hello {

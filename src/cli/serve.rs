@@ -29,6 +29,7 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
             .map_err(|why| eyre!("--idle-exit {text:?}: {why}"))?,
         None => config.server_idle_exit,
     };
+    let push = push_options(config.push.as_ref())?;
     let web = match &args.web {
         Some(addr) => Some(web::web_options(
             addr,
@@ -85,6 +86,7 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
                 team: team.clone(),
                 policy,
                 idle_exit,
+                push,
             },
         ));
         if let Some(options) = web {
@@ -168,4 +170,26 @@ fn return_large_blocks_to_the_system() {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
     }
+}
+
+/// `[push]` of the config file as the hub takes it: the token read from its variable now (a
+/// variable named but not set is an error, not a push that the service refuses later).
+fn push_options(
+    settings: Option<&crate::config::PushSettings>,
+) -> Result<Option<crate::server::push::PushOptions>> {
+    let Some(s) = settings else {
+        return Ok(None);
+    };
+    let token = match &s.token_env {
+        Some(name) => Some(std::env::var(name).map_err(|_| {
+            eyre!("[push] token-env names {name}, which is not set: export it, or remove token-env")
+        })?),
+        None => None,
+    };
+    Ok(Some(crate::server::push::PushOptions {
+        url: s.url.clone(),
+        token,
+        after: s.after,
+        web_url: s.web_url.clone(),
+    }))
 }

@@ -101,6 +101,30 @@ struct FileTop {
     prices: BTreeMap<String, crate::protocol::pricing::Price>,
     #[serde(default)]
     hosts: BTreeMap<String, Spanned<hosts::HostEntry>>,
+    push: Option<FilePush>,
+}
+
+/// `[push]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct FilePush {
+    url: String,
+    token_env: Option<String>,
+    after: Option<String>,
+    web_url: Option<String>,
+}
+
+/// `[push]`: tell a phone about a request that waits with no screen attached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushSettings {
+    /// An ntfy-style topic URL (`http://` or `https://`).
+    pub url: String,
+    /// The environment variable that holds its token (never the token itself in the file).
+    pub token_env: Option<String>,
+    /// How long a request waits first (default 30 s).
+    pub after: std::time::Duration,
+    /// The web view as the phone reaches it (the notification's link).
+    pub web_url: Option<String>,
 }
 
 /// One `[keys.<context>] <action> = …` entry, where it is in the file.
@@ -149,6 +173,7 @@ pub struct Config {
     /// such as `read,answer,message,steer`; read by the web layer, which names this key when a
     /// word is wrong).
     pub web_allow: Option<String>,
+    pub push: Option<PushSettings>,
     pub keys: Vec<KeyEntry>,
     pub llm: Option<FileSettings>,
     /// `[prices."model-prefix"]`: prices that extend or replace the built-in table.
@@ -162,6 +187,49 @@ pub struct Config {
 /// The longest idle limit (a year): a longer one means "never", which `off` says, and a
 /// deadline that far ahead could overflow the clock.
 const MAX_IDLE_EXIT: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+
+/// Checks `[push]`: a URL of the web, a duration, a variable name (not a token).
+fn push_settings(path: &Path, p: FilePush) -> Result<PushSettings, ConfigError> {
+    let web = |key: &str, url: &str| {
+        if url.starts_with("http://") || url.starts_with("https://") {
+            Ok(())
+        } else {
+            Err(ConfigError::read(
+                path,
+                format!("push.{key} = {url:?}: give an http:// or https:// URL"),
+            ))
+        }
+    };
+    web("url", &p.url)?;
+    if let Some(w) = &p.web_url {
+        web("web-url", w)?;
+    }
+    if let Some(name) = &p.token_env
+        && (name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return Err(ConfigError::read(
+            path,
+            format!(
+                "push.token-env = {name:?}: give the name of an environment variable that holds the token (the token itself never goes in this file)"
+            ),
+        ));
+    }
+    let after = match &p.after {
+        Some(text) => humantime::parse_duration(text).map_err(|e| {
+            ConfigError::read(
+                path,
+                format!("push.after = {text:?}: {e} (like \"30s\" or \"2m\")"),
+            )
+        })?,
+        None => std::time::Duration::from_secs(30),
+    };
+    Ok(PushSettings {
+        url: p.url,
+        token_env: p.token_env,
+        after,
+        web_url: p.web_url,
+    })
+}
 
 /// An idle limit as the config file's `server-idle-exit` and `serve --idle-exit` take it: a
 /// duration like `8h`, `90m` or `1h 30m` (humantime's units), or `off` (also `never`) for
@@ -285,6 +353,10 @@ impl Config {
             }
         }
         let hosts = hosts::check(path, &text, top.hosts)?;
+        let push = match top.push {
+            Some(p) => Some(push_settings(path, p)?),
+            None => None,
+        };
         let keys = top
             .keys
             .into_iter()
@@ -314,6 +386,7 @@ impl Config {
             budget_team,
             server_idle_exit,
             web_allow: top.web_allow,
+            push,
             keys,
             llm: top.llm,
             prices: top.prices,

@@ -227,3 +227,42 @@ fn hosts_are_read_and_checked() {
     );
     assert!(err("[hosts.a]\nport = 22\n").contains("missing field `destination`"));
 }
+
+#[test]
+fn push_takes_a_url_a_variable_name_and_a_duration() {
+    let push = parse("[push]\nurl = \"https://ntfy.sh/my-team\"\ntoken-env = \"NTFY_TOKEN\"\n")
+        .unwrap()
+        .push
+        .unwrap();
+    assert_eq!(push.url, "https://ntfy.sh/my-team");
+    assert_eq!(push.token_env.as_deref(), Some("NTFY_TOKEN"));
+    assert_eq!(
+        push.after,
+        std::time::Duration::from_secs(30),
+        "30 s by default"
+    );
+    let push = parse("[push]\nurl = \"http://10.0.0.2/t\"\nafter = \"2m\"\n")
+        .unwrap()
+        .push
+        .unwrap();
+    assert_eq!(push.after, std::time::Duration::from_secs(120));
+    for (bad, says) in [
+        ("[push]\nurl = \"ntfy.sh/x\"\n", "push.url"),
+        (
+            "[push]\nurl = \"https://x\"\nweb-url = \"x\"\n",
+            "push.web-url",
+        ),
+        (
+            "[push]\nurl = \"https://x\"\ntoken-env = \"tk_abc def\"\n",
+            "push.token-env",
+        ),
+        (
+            "[push]\nurl = \"https://x\"\nafter = \"soon\"\n",
+            "push.after",
+        ),
+        ("[push]\nurl = \"https://x\"\ntoken = \"secret\"\n", "token"),
+    ] {
+        let err = parse(bad).unwrap_err().to_string();
+        assert!(err.contains(says), "{bad:?}: {err}");
+    }
+}

@@ -35,6 +35,8 @@ pub struct HubOptions {
     pub policy: Option<PolicyHook>,
     /// End the team (as `/quit`) once no client has been connected for this long.
     pub idle_exit: Option<std::time::Duration>,
+    /// Push a request that waits with no screen attached (`[push]`).
+    pub push: Option<super::push::PushOptions>,
 }
 
 /// What the listener tells the hub.
@@ -86,6 +88,7 @@ pub struct Hub {
     idle_since: Option<tokio::time::Instant>,
     /// The idle limit has ended the team (it is said once).
     idle_ended: bool,
+    push: Option<(super::push::PushOptions, super::push::Pusher)>,
 }
 
 fn now_ms() -> u64 {
@@ -106,6 +109,7 @@ pub async fn run(
         team,
         policy,
         idle_exit,
+        push,
     } = options;
     let (decided, mut decisions) = mpsc::unbounded_channel();
     let (commands, mut forward) = mpsc::unbounded_channel::<LeadCommand>();
@@ -132,9 +136,18 @@ pub async fn run(
         idle_exit,
         idle_since: Some(tokio::time::Instant::now()),
         idle_ended: false,
+        push: push.map(|options| (options, super::push::Pusher::default())),
     };
     loop {
         let idle_deadline = hub.idle_deadline();
+        // While a screen is attached nothing is pushed (the person sees the dialog there), so
+        // there is no deadline to wake for.
+        let screen_attached = hub.clients.values().any(|c| c.attached && c.screen);
+        let push_deadline = hub
+            .push
+            .as_ref()
+            .filter(|_| !screen_attached)
+            .and_then(|(options, pusher)| pusher.next_due(options.after));
         tokio::select! {
             biased;
             event = events.recv() => match event {
@@ -153,6 +166,7 @@ pub async fn run(
                 }
             },
             () = sleep_until_opt(idle_deadline) => hub.end_idle_team(),
+            () = sleep_until_opt(push_deadline) => hub.push_due(),
         }
         hub.watch_idle();
     }
@@ -237,9 +251,23 @@ impl Hub {
         }
     }
 
+    /// Pushes the requests that waited long enough while no screen is attached.
+    fn push_due(&mut self) {
+        let attached = self.clients.values().any(|c| c.attached && c.screen);
+        let Some((options, pusher)) = &mut self.push else {
+            return;
+        };
+        for request in pusher.due(tokio::time::Instant::now(), options.after, attached) {
+            super::push::send(options, &self.team, &request);
+        }
+    }
+
     /// Asks the hook about each request it has not seen.
     fn on_queue(&mut self, queue: &[PendingPermission]) {
         self.pending = queue.to_vec();
+        if let Some((_, pusher)) = &mut self.push {
+            pusher.on_queue(queue, tokio::time::Instant::now());
+        }
         let Some(hook) = &self.policy else {
             return;
         };

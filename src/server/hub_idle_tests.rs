@@ -26,6 +26,7 @@ async fn the_team_ends_once_nobody_has_been_connected_for_the_limit() {
         team: "night".into(),
         policy: None,
         idle_exit: Some(LIMIT),
+        push: None,
     };
     let hub = tokio::spawn(hub::run(events, inputs, controller, options));
 

@@ -13,6 +13,7 @@ pub mod hub;
 pub mod listener;
 pub mod paths;
 pub mod policy;
+pub mod push;
 pub mod replay;
 pub mod story;
 pub mod wait;
@@ -20,6 +21,8 @@ pub mod wire;
 
 #[cfg(test)]
 mod hub_idle_tests;
+#[cfg(test)]
+mod push_tests;
 
 /// Why talking to a lead server failed.
 #[derive(Debug, thiserror::Error)]

@@ -33,7 +33,9 @@ pub struct LlmClient {
     governor: RateGovernor,
 }
 
-fn install_crypto_provider() {
+/// Installs rustls's ring provider once for the process (every HTTP client of teamlead
+/// needs one).
+pub(crate) fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Fails only when another provider was installed first, which is as good.
