@@ -14,6 +14,36 @@ use crate::claude_code_common::{Act, Client, Rule, Scene};
 /// The lead's deadline for a turn (`TEAMLEAD_FIRST_TURN_MS`) in this scene.
 const TURN_MS: u64 = 6_000;
 
+/// `roots` and every process under them (a teammate's pane runs its client under a shell).
+fn with_descendants(roots: Vec<u32>) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+                .filter_map(|pid| {
+                    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                    // The field after the command (which may hold spaces) in parentheses.
+                    let rest = &stat[stat.rfind(')')? + 2..];
+                    let ppid = rest.split(' ').nth(1)?.parse().ok()?;
+                    Some((pid, ppid))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut all = roots;
+    let mut i = 0;
+    while i < all.len() {
+        let parent = all[i];
+        for (pid, ppid) in &parents {
+            if *ppid == parent && !all.contains(pid) {
+                all.push(*pid);
+            }
+        }
+        i += 1;
+    }
+    all
+}
+
 /// What `ctl events --json` told, as JSON values.
 fn events(scene: &Scene) -> Vec<serde_json::Value> {
     let out = scene.ctl(&["events", "--json"]);
@@ -73,7 +103,16 @@ pub fn leads_own_mark_is_not_a_turn(client: &Client) {
     scene.wait("the lead to show it idle", || {
         status(&scene, name).as_deref() == Some("idle")
     });
-    let paused = Paused::new(scene.teammate_pids(name));
+    // The client, not the pane's own process (teamlead's guard): tmux continues the process
+    // group of a pane process that stops.
+    let pids: Vec<u32> = with_descendants(scene.teammate_pids(name))
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() != "teamlead")
+        })
+        .collect();
+    assert!(!pids.is_empty(), "[{label}] the client's processes");
+    let paused = Paused::new(pids);
     scene.submit(&format!("@{name} CC-MARK say something"));
     scene.wait("the lead's own isActive: true before the delivery", || {
         scene.member(name)["isActive"] == true
