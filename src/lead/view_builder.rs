@@ -422,7 +422,10 @@ mod tests {
         t.observe_is_active(Some(false), 50);
         assert!(t.mark_before_delivery(100));
         assert!(!t.mark_before_delivery(101), "one mark at a time");
-        assert!(!t.observe_is_active(Some(true), 110), "the lead's write read back");
+        assert!(
+            !t.observe_is_active(Some(true), 110),
+            "the lead's write read back"
+        );
         t.mark_written(true);
         assert!(idle(&t), "the lead's true: still idle");
         assert!(!t.turn_seen(90), "a sign older than the mark");
@@ -435,12 +438,18 @@ mod tests {
         t.observe_is_active(Some(true), 150);
         t.activity = Activity::Idle { since_ms: 160 };
         assert!(t.mark_before_delivery(170));
-        assert!(!t.observe_is_active(Some(false), 180), "the turn before's end");
+        assert!(
+            !t.observe_is_active(Some(false), 180),
+            "the turn before's end"
+        );
         assert!(t.lead_mark.is_some());
         t.mark_written(true);
         t.observe_is_active(Some(true), 190);
         assert!(idle(&t), "the lead's true");
-        assert!(t.observe_is_active(Some(false), 195), "its turn ran and ended");
+        assert!(
+            t.observe_is_active(Some(false), 195),
+            "its turn ran and ended"
+        );
         // Marked again, and this time only its `false` is seen: a turn ran.
         t.observe_is_active(Some(false), 200);
         assert!(t.mark_before_delivery(300));

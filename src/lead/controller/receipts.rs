@@ -69,9 +69,7 @@ impl Controller {
                     c.tell_receipts(changes);
                     // It took what the lead sent while the lead's own `isActive: true` stands:
                     // its transcript tells when its turn begins.
-                    if taken
-                        && let Some(mark) = c.tracking.get(&who).and_then(|t| t.lead_mark)
-                    {
+                    if taken && let Some(mark) = c.tracking.get(&who).and_then(|t| t.lead_mark) {
                         c.read_claude_transcript_for_turn(&who, Some(mark.at_ms));
                     }
                 }

@@ -108,7 +108,8 @@ pub fn leads_own_mark_is_not_a_turn(client: &Client) {
     let pids: Vec<u32> = with_descendants(scene.teammate_pids(name))
         .into_iter()
         .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() != "teamlead")
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim() != "teamlead")
         })
         .collect();
     assert!(!pids.is_empty(), "[{label}] the client's processes");
@@ -120,7 +121,9 @@ pub fn leads_own_mark_is_not_a_turn(client: &Client) {
     // The client is stopped: it takes nothing, starts nothing. The lead's own true is no turn.
     let honest = |scene: &Scene| {
         status(scene, name).as_deref() == Some("idle")
-            && !newest_receipts(scene, name).iter().any(|s| s == "turn_started")
+            && !newest_receipts(scene, name)
+                .iter()
+                .any(|s| s == "turn_started")
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(4);
     while std::time::Instant::now() < deadline {
@@ -146,7 +149,9 @@ pub fn leads_own_mark_is_not_a_turn(client: &Client) {
     drop(paused);
     scene.wait_screen("its answer", |s| s.contains("CC-MARK-ACK"));
     scene.wait("the message's turn started", || {
-        newest_receipts(&scene, name).iter().any(|s| s == "turn_started")
+        newest_receipts(&scene, name)
+            .iter()
+            .any(|s| s == "turn_started")
     });
     scene.wait("its turn to end (the client's own false)", || {
         scene.member(name)["isActive"] == false

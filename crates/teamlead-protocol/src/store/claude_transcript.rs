@@ -269,8 +269,12 @@ impl TranscriptMeter {
             }
             Some("user") if entry["message"]["content"].is_string() => {
                 self.turns += 1;
-                if let Some(at) = entry["timestamp"].as_str().and_then(crate::time::parse_iso_ms) {
-                    self.facts.last_turn_ms = Some(self.facts.last_turn_ms.map_or(at, |t| t.max(at)));
+                if let Some(at) = entry["timestamp"]
+                    .as_str()
+                    .and_then(crate::time::parse_iso_ms)
+                {
+                    self.facts.last_turn_ms =
+                        Some(self.facts.last_turn_ms.map_or(at, |t| t.max(at)));
                 }
             }
             Some("user") => self.results(&entry["message"]["content"]),

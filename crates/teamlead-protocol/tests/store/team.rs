@@ -28,14 +28,23 @@ fn marked_active_only_when_idle() {
     let config = t.home.config_path("alpha").unwrap();
     let bytes = || std::fs::read(&config).unwrap();
     let before = bytes();
-    assert!(!mark_active_before_turn(&t.home, "alpha", "w").unwrap(), "no isActive yet");
+    assert!(
+        !mark_active_before_turn(&t.home, "alpha", "w").unwrap(),
+        "no isActive yet"
+    );
     assert_eq!(bytes(), before);
     set_active(&t.home, "alpha", "w", true).unwrap();
     let active = bytes();
-    assert!(!mark_active_before_turn(&t.home, "alpha", "w").unwrap(), "already active");
+    assert!(
+        !mark_active_before_turn(&t.home, "alpha", "w").unwrap(),
+        "already active"
+    );
     assert_eq!(bytes(), active);
     set_active(&t.home, "alpha", "w", false).unwrap();
-    assert!(mark_active_before_turn(&t.home, "alpha", "w").unwrap(), "idle: marked");
+    assert!(
+        mark_active_before_turn(&t.home, "alpha", "w").unwrap(),
+        "idle: marked"
+    );
     let team = teamlead_protocol::store::read_team(&t.home, "alpha").unwrap();
     assert_eq!(team.member("w").unwrap().is_active, Some(true));
     assert!(mark_active_before_turn(&t.home, "alpha", "nobody").is_err());
