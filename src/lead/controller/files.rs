@@ -343,16 +343,10 @@ impl Controller {
 /// `true` (a client polls its inbox about once a second, so the entry is taken by then).
 const LATE_MARK_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
-/// Whether a `claude` client takes `entry` as a turn: everything but the answers to its
-/// requests (it waits for them mid-turn) and a mode change (its poller applies it).
+/// Whether a `claude` client may take `entry` as a turn: everything but a mode change (its
+/// poller applies it without one). An answer to a request is included: a teammate that waits
+/// for it mid-turn is active in the file (nothing is written), and 2.1.45's ExitPlanMode
+/// returns at once, so the plan's answer can find it idle.
 fn starts_a_turn(entry: &InboxEntry) -> bool {
-    !matches!(
-        entry.parse_frame(),
-        Some(
-            Frame::PermissionResponse(_)
-                | Frame::SandboxPermissionResponse(_)
-                | Frame::PlanApprovalResponse(_)
-                | Frame::ModeSetRequest(_)
-        )
-    )
+    !matches!(entry.parse_frame(), Some(Frame::ModeSetRequest(_)))
 }
