@@ -174,6 +174,20 @@ impl Ledger {
         })
     }
 
+    /// The oldest message to `to` it has not started a turn on (written, or read), answers
+    /// left out.
+    pub fn not_turned(&self, to: &str) -> Option<Sent> {
+        self.sent
+            .iter()
+            .find(|s| {
+                s.to == to
+                    && !s.answer
+                    && s.written
+                    && matches!(s.state, Receipt::Delivered | Receipt::Read)
+            })
+            .cloned()
+    }
+
     /// `to`'s inbox as read now: messages marked read, or gone from it, are read.
     pub fn inbox_seen(&mut self, to: &str, inbox: &[InboxEntry], now_ms: u64) -> Vec<Change> {
         let mut changes = Vec::new();

@@ -45,6 +45,10 @@ pub struct Tracking {
     pub usage: Option<crate::protocol::frames::ReportedUsage>,
     /// `isActive` as last read from the team file.
     last_is_active: Option<bool>,
+    /// The lead wrote this `claude` teammate's `isActive: true` itself before it delivered an
+    /// entry (`controller::files`), and the client has shown no turn of its own since: a
+    /// `true` in the team file is then the lead's word, not a turn.
+    pub lead_mark: Option<LeadMark>,
     /// The mode the lead last set with a `mode_set_request`, until a request shows the
     /// teammate has not applied it (`controller::mode_sync`).
     pub mode_sent: Option<crate::protocol::PermissionMode>,
@@ -79,6 +83,24 @@ pub struct Tracking {
     pub client_prompt: Option<crate::lead::client_prompt::ClientPrompt>,
 }
 
+/// The lead's own `isActive: true` for an idle `claude` teammate (docs/DESIGN.md, "The lead
+/// marks an idle claude teammate active before it delivers"). It stands until the client shows
+/// a turn of its own: its transcript begins a turn, it sends something, or it writes
+/// `isActive: false` (its turn ended).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeadMark {
+    /// When the lead decided to write it (epoch ms): what the client does from then on is its
+    /// answer to it.
+    pub at_ms: u64,
+    /// Its write is done (until then a `false` read is the turn before's end, not this one's).
+    pub written: bool,
+    /// A `true` was read while the write was on its way (the client's own if the lead's write
+    /// found the file not idle and wrote nothing).
+    pub true_seen: bool,
+    /// The teammate was told as not starting a turn on it.
+    pub reported: bool,
+}
+
 impl Tracking {
     /// Records a message one-liner, keeping the last [`RECENT_MESSAGES`].
     pub fn remember(&mut self, line: String) {
@@ -88,22 +110,85 @@ impl Tracking {
         }
     }
 
-    /// Follows `isActive` changes in the team file: `true` → working, `false` → idle.
-    pub fn observe_is_active(&mut self, is_active: Option<bool>, now_ms: u64) {
+    /// Follows `isActive` changes in the team file: `true` → working, `false` → idle; a `true`
+    /// the lead wrote itself ([`LeadMark`]) is not a turn. Returns whether the client ended a
+    /// turn the lead had not seen start (its `false` after the lead's mark: a turn ran).
+    pub fn observe_is_active(&mut self, is_active: Option<bool>, now_ms: u64) -> bool {
         if is_active == self.last_is_active {
-            return;
+            return false;
         }
         self.last_is_active = is_active;
+        let ended_unseen = is_active == Some(false)
+            && match self.lead_mark.as_mut() {
+                Some(mark) if mark.written => self.lead_mark.take().is_some(),
+                Some(mark) => {
+                    mark.true_seen = false;
+                    false
+                }
+                None => false,
+            };
         if self.activity == Activity::Exited {
-            return;
+            return false;
         }
         match is_active {
-            Some(true) => self.activity = Activity::Working,
+            Some(true) => match self.lead_mark.as_mut() {
+                Some(mark) => mark.true_seen = true,
+                None => self.activity = Activity::Working,
+            },
             Some(false) if !matches!(self.activity, Activity::Idle { .. }) => {
                 self.activity = Activity::Idle { since_ms: now_ms }
             }
             _ => {}
         }
+        ended_unseen
+    }
+
+    /// The lead is about to write `isActive: true` for this teammate before a delivery, unless
+    /// a mark of its stands or it has exited: whether it should. The store writes only over a
+    /// `false` in the file (the client's own word that it went idle), so the lead's copy,
+    /// which can be a moment behind the file, does not decide.
+    pub fn mark_before_delivery(&mut self, now_ms: u64) -> bool {
+        if self.lead_mark.is_some() || self.activity == Activity::Exited {
+            return false;
+        }
+        self.lead_mark = Some(LeadMark {
+            at_ms: now_ms,
+            written: false,
+            true_seen: false,
+            reported: false,
+        });
+        true
+    }
+
+    /// The lead's write is done: `wrote` false means the file was not idle and nothing was
+    /// written, so the mark goes (a `true` read meanwhile was the client's: a turn).
+    pub fn mark_written(&mut self, wrote: bool) {
+        if wrote {
+            if let Some(mark) = self.lead_mark.as_mut() {
+                mark.written = true;
+            }
+            return;
+        }
+        if let Some(mark) = self.lead_mark.take()
+            && mark.true_seen
+            && self.activity != Activity::Exited
+        {
+            self.activity = Activity::Working;
+        }
+    }
+
+    /// The client showed a turn of its own at `at_ms` (its transcript began one, or it sent
+    /// something): the lead's mark, if it is older, goes, and the `true` in the file is the
+    /// teammate's at work. Returns whether a mark went.
+    pub fn turn_seen(&mut self, at_ms: u64) -> bool {
+        if self.lead_mark.is_none_or(|m| at_ms < m.at_ms) {
+            return false;
+        }
+        self.lead_mark = None;
+        if self.last_is_active == Some(true) && self.activity != Activity::Exited {
+            self.activity = Activity::Working;
+        }
+        true
     }
 }
 
@@ -325,6 +410,60 @@ mod tests {
         let tv = task_views(&tasks);
         assert_eq!(tv[0].id, "1");
         assert_eq!(tv[1].blocked_by, vec!["1".to_string()]);
+    }
+
+    /// The lead's own `isActive: true` (its mark before a delivery) is not a turn: the status
+    /// stays idle until the client shows one (a turn in its transcript or something it sent,
+    /// not older than the mark), or its `false` says a turn ran and ended.
+    #[test]
+    fn the_leads_own_true_is_not_a_turn() {
+        let idle = |t: &Tracking| matches!(t.activity, Activity::Idle { .. });
+        let mut t = Tracking::default();
+        t.observe_is_active(Some(false), 50);
+        assert!(t.mark_before_delivery(100));
+        assert!(!t.mark_before_delivery(101), "one mark at a time");
+        assert!(
+            !t.observe_is_active(Some(true), 110),
+            "the lead's write read back"
+        );
+        t.mark_written(true);
+        assert!(idle(&t), "the lead's true: still idle");
+        assert!(!t.turn_seen(90), "a sign older than the mark");
+        assert!(idle(&t) && t.lead_mark.is_some());
+        assert!(t.turn_seen(120), "its transcript begins a turn");
+        assert_eq!(t.activity, Activity::Working);
+        assert!(t.lead_mark.is_none());
+        // Its turn ends; marked again while its `false` is still on its way (the turn
+        // before's end, read while the lead's write waits for it): no turn yet.
+        t.observe_is_active(Some(true), 150);
+        t.activity = Activity::Idle { since_ms: 160 };
+        assert!(t.mark_before_delivery(170));
+        assert!(
+            !t.observe_is_active(Some(false), 180),
+            "the turn before's end"
+        );
+        assert!(t.lead_mark.is_some());
+        t.mark_written(true);
+        t.observe_is_active(Some(true), 190);
+        assert!(idle(&t), "the lead's true");
+        assert!(
+            t.observe_is_active(Some(false), 195),
+            "its turn ran and ended"
+        );
+        // Marked again, and this time only its `false` is seen: a turn ran.
+        t.observe_is_active(Some(false), 200);
+        assert!(t.mark_before_delivery(300));
+        t.observe_is_active(Some(true), 310);
+        t.mark_written(true);
+        assert!(t.observe_is_active(Some(false), 400), "a turn ran unseen");
+        assert!(idle(&t) && t.lead_mark.is_none());
+        // Marked, but the file was not idle (the client's own true came first): a turn.
+        assert!(t.mark_before_delivery(500));
+        t.observe_is_active(Some(true), 510);
+        t.mark_written(false);
+        assert_eq!(t.activity, Activity::Working);
+        t.activity = Activity::Exited;
+        assert!(!t.mark_before_delivery(600), "exited: no mark");
     }
 
     #[test]

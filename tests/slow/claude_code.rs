@@ -9,6 +9,7 @@ mod client_prompt;
 mod drift;
 mod first_turn;
 mod frames;
+mod marks;
 mod messages;
 mod modes;
 mod permissions;
@@ -59,11 +60,11 @@ matrix! {
     crate::claude_code::client_prompt::stuck_on_the_bypass_warning => stuck_on_the_bypass_warning;
     crate::claude_code::client_prompt::root_refuses_bypass_once => root_refuses_bypass_once;
     crate::claude_code::tasks::completion_said_at_once => task_completion_said_at_once;
-    // 2.1.45 loses a permission request that follows a message to the lead in the same turn
-    // when its model answers at once: the request reads config.json while the client's own
-    // turn-start isActive write has emptied it, and 2.1.45 writes nothing about the loss
-    // (docs/PROTOCOL.md §4). Not yet prevented by the lead (issue 27, item 2's note).
-    crate::claude_code::frames::frames_at_once => frames_at_once_never_lost_silently,
-        v2_1_45 #[ignore = "2.1.45 loses its own permission request silently with an instant model (PROTOCOL.md §4); run by hand"];
+    // With a model that answers at once, 2.1.45 lost a permission request that followed a
+    // message in the same turn: its own turn-start isActive write tore config.json under the
+    // request's read. The lead now marks an idle claude teammate active before delivering
+    // (docs/PROTOCOL.md §4, docs/DESIGN.md), so the client makes no such write.
+    crate::claude_code::frames::frames_at_once => frames_at_once_never_lost_silently;
     crate::claude_code::frames::frames_with_latency => frames_with_latency_never_lost_silently;
+    crate::claude_code::marks::leads_own_mark_is_not_a_turn => leads_own_mark_is_not_a_turn;
 }

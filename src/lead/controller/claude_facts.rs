@@ -13,7 +13,9 @@ use super::store_worker::Lane;
 use crate::lead::contract::LeadEvent;
 use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, LEAD_NAME, Task};
-use crate::store::claude_transcript::{TranscriptMeter, Undelivered, UndeliveredKind};
+use crate::store::claude_transcript::{
+    TranscriptFacts, TranscriptMeter, Undelivered, UndeliveredKind,
+};
 
 /// The text of an assignment for a teammate that cannot use the task list.
 pub fn plain_assignment(task: &Task) -> String {
@@ -41,6 +43,10 @@ pub fn first_turn_within() -> std::time::Duration {
             std::time::Duration::from_millis,
         )
 }
+
+/// How long a read of a `claude` teammate's transcript waits for the turn it began on a
+/// message it just took (off the loop, in the `Transcripts` lane).
+const TURN_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
 impl Controller {
     /// Tasks that a `claude` teammate owns and that became completed since `before` (the
@@ -165,6 +171,43 @@ impl Controller {
         }
     }
 
+    /// Reports, once per mark, every `claude` teammate the lead marked active before a delivery
+    /// (`LeadMark`) [`first_turn_within`] ago that has shown no turn since and still has a
+    /// message it has not started a turn on: the lead's own `isActive: true` never shows it
+    /// working, so a client that never takes the message is said here (one report per cause:
+    /// not for a teammate that stopped or is shutting down).
+    pub(super) fn check_marked_turns(&mut self) {
+        let now = now_ms();
+        let within = first_turn_within();
+        let mut late = Vec::new();
+        for (name, t) in self.tracking.iter_mut() {
+            let Some(mark) = t.lead_mark.as_mut() else {
+                continue;
+            };
+            if mark.reported
+                || t.stopped.is_some()
+                || t.shutdown_request.is_some()
+                || now.saturating_sub(mark.at_ms) < within.as_millis() as u64
+            {
+                continue;
+            }
+            let Some(sent) = self.ledger.not_turned(name) else {
+                continue;
+            };
+            mark.reported = true;
+            late.push((name.clone(), sent));
+        }
+        for (name, sent) in late {
+            self.note(format!(
+                "{name} has not started a turn on \"{}\" ({}, sent {} s ago): its client may be \
+                 stuck. Jump to its pane, or /steer {name} with it again.",
+                crate::protocol::display::visible_line(&sent.preview),
+                sent.state.as_str(),
+                now.saturating_sub(sent.sent_ms) / 1000
+            ));
+        }
+    }
+
     /// `who`'s client said a frame for the lead could not be delivered: say so at once, as
     /// what it is, with the way to have it try again, and mark the message its turn was
     /// answering as not done.
@@ -221,6 +264,13 @@ impl Controller {
 
     /// Reads more of `name`'s transcript, when it is a `claude` teammate with a known session.
     pub(super) fn read_claude_transcript(&mut self, name: &str) {
+        self.read_claude_transcript_for_turn(name, None);
+    }
+
+    /// [`Controller::read_claude_transcript`]; with `turn_after` (epoch ms), the read waits (off
+    /// the loop, up to [`TURN_WAIT`]) for a turn the transcript begins from then on: the
+    /// teammate took what the lead sent it, and its turn's first line follows in a moment.
+    pub(super) fn read_claude_transcript_for_turn(&mut self, name: &str, turn_after: Option<u64>) {
         let Some(session) = self
             .record
             .teammates
@@ -239,12 +289,28 @@ impl Controller {
         let who = name.to_string();
         self.store.submit(
             Lane::Transcripts,
-            move |home| meter.lock().unwrap_or_else(|e| e.into_inner()).read(home),
+            move |home| {
+                let deadline = std::time::Instant::now() + TURN_WAIT;
+                loop {
+                    let facts = meter.lock().unwrap_or_else(|e| e.into_inner()).read(home);
+                    let begun = |f: &TranscriptFacts| {
+                        turn_after.is_none_or(|at| f.last_turn_ms.is_some_and(|t| t >= at))
+                    };
+                    if facts.as_ref().is_some_and(begun) || std::time::Instant::now() >= deadline {
+                        return facts;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            },
             move |c, facts| {
                 let Some(facts) = facts else { return };
                 let Some(t) = c.tracking.get_mut(&who) else {
                     return;
                 };
+                // A turn its transcript began after the lead's own `isActive: true`.
+                if let Some(turn) = facts.last_turn_ms {
+                    t.turn_seen(turn);
+                }
                 if facts.usage != Default::default() {
                     t.usage = Some(facts.usage);
                 }

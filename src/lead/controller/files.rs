@@ -9,6 +9,7 @@
 
 use super::state::{Controller, Phase};
 use super::store_worker::Lane;
+use crate::protocol::frames::Frame;
 use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, TeamFile};
 use crate::store::tasks::TaskListing;
@@ -119,11 +120,16 @@ impl Controller {
                     self.note(format!("Repaired the team file: {repair}."));
                 }
                 let now = now_ms();
+                let mut ended_unseen = Vec::new();
                 for member in file.teammates() {
-                    self.tracking
-                        .entry(member.name.clone())
-                        .or_default()
-                        .observe_is_active(member.is_active, now);
+                    let t = self.tracking.entry(member.name.clone()).or_default();
+                    if t.observe_is_active(member.is_active, now) {
+                        ended_unseen.push(member.name.clone());
+                    }
+                }
+                // Its `false` after the lead's own `true`: a turn of its ran (and ended).
+                for name in ended_unseen {
+                    self.teammate_acted(&name, now);
                 }
                 for member in file.teammates() {
                     let carried = crate::protocol::display::controls_in(member);
@@ -234,20 +240,90 @@ impl Controller {
         entry: InboxEntry,
         then: impl FnOnce(&mut Controller, Result<(), StoreError>, u64) + Send + 'static,
     ) {
-        let id = self.ledger.sending(to, &entry, now_ms());
+        let now = now_ms();
+        let id = self.ledger.sending(to, &entry, now);
+        // An idle `claude` teammate's `isActive` is set `true` by the lead first (docs/DESIGN.md,
+        // "The lead marks an idle claude teammate active before it delivers").
+        let mark = self.is_claude(to)
+            && starts_a_turn(&entry)
+            && self
+                .tracking
+                .get_mut(to)
+                .is_some_and(|t| t.mark_before_delivery(now));
         let (team, name) = (self.team.clone(), to.to_string());
+        let key = entry.dedup_key();
         self.store.submit(
             Lane::Inbox(to.to_string()),
-            move |home| store::inbox::append(home, &team, &name, &entry).map(|_| ()),
+            move |home| {
+                let marked = mark
+                    && store::mark_active_before_turn(home, &team, &name).unwrap_or_else(|e| {
+                        tracing::warn!("could not mark {name} active before a delivery: {e}");
+                        false
+                    });
+                let appended = store::inbox::append(home, &team, &name, &entry).map(|_| ());
+                (appended, marked)
+            },
             {
                 let to = to.to_string();
-                move |c: &mut Controller, appended: Result<(), StoreError>| {
+                move |c: &mut Controller, (appended, marked): (Result<(), StoreError>, bool)| {
                     let ok = appended.is_ok();
+                    if mark && !marked && ok {
+                        // Not idle in the file yet: its `false` may trail its idle notification.
+                        c.mark_when_idle(&to, key);
+                    } else if mark && let Some(t) = c.tracking.get_mut(&to) {
+                        tracing::debug!(teammate = %to, wrote = marked, "isActive marked before a delivery");
+                        t.mark_written(marked);
+                    }
                     if ok {
                         c.executor.wake(&to);
                     }
                     then(c, appended, id);
                     c.ledger_written(id, ok);
+                }
+            },
+        );
+    }
+
+    /// The lead's mark before a delivery found `to` not idle in `config.json`: a client ends
+    /// its turn with its idle notification and its `isActive: false`, un-awaited and not in
+    /// that order (2.1.45 writes the `false` up to ~0.3 s after the notification), so a
+    /// message sent on the notification can find the file still `true`. Until the entry is
+    /// taken, or for [`LATE_MARK_WAIT`], the file is read (lock-free, off the loop, in the
+    /// teammate's own uncounted lane) for that `false`, and marked over it. A teammate that is
+    /// busy, or was interrupted (no `false` comes), only costs the wait.
+    fn mark_when_idle(&mut self, to: &str, key: String) {
+        let (team, name) = (self.team.clone(), to.to_string());
+        self.store.submit(
+            Lane::Marks(to.to_string()),
+            move |home| {
+                let deadline = std::time::Instant::now() + LATE_MARK_WAIT;
+                loop {
+                    let unread = store::inbox::read(home, &team, &name).is_ok_and(|r| {
+                        r.entries
+                            .iter()
+                            .any(|e| e.dedup_key() == key && e.read != Some(true))
+                    });
+                    if !unread {
+                        return false;
+                    }
+                    let idle = store::read_team(home, &team)
+                        .is_ok_and(|f| f.member(&name).is_some_and(|m| m.is_active == Some(false)));
+                    if idle {
+                        return store::mark_active_before_turn(home, &team, &name).unwrap_or(false);
+                    }
+                    if std::time::Instant::now() >= deadline {
+                        return false;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            },
+            {
+                let to = to.to_string();
+                move |c: &mut Controller, wrote: bool| {
+                    tracing::debug!(teammate = %to, wrote, "isActive marked after waiting for its false");
+                    if let Some(t) = c.tracking.get_mut(&to) {
+                        t.mark_written(wrote);
+                    }
                 }
             },
         );
@@ -261,4 +337,16 @@ impl Controller {
             }
         });
     }
+}
+
+/// How long a mark waits for a teammate's own `isActive: false` after a delivery that found it
+/// `true` (a client polls its inbox about once a second, so the entry is taken by then).
+const LATE_MARK_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Whether a `claude` client may take `entry` as a turn: everything but a mode change (its
+/// poller applies it without one). An answer to a request is included: a teammate that waits
+/// for it mid-turn is active in the file (nothing is written), and 2.1.45's ExitPlanMode
+/// returns at once, so the plan's answer can find it idle.
+fn starts_a_turn(entry: &InboxEntry) -> bool {
+    !matches!(entry.parse_frame(), Some(Frame::ModeSetRequest(_)))
 }

@@ -77,7 +77,7 @@ impl Controller {
                 .remember(entry.one_liner());
             self.read_claude_transcript(&from);
             // Anything it sends after taking a message shows it got to it.
-            self.teammate_acted(&from);
+            self.teammate_acted(&from, parse_iso_ms(&entry.timestamp).unwrap_or_else(now_ms));
         }
         match incoming {
             LeadIncoming::Idle { notification, .. } => {

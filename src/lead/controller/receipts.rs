@@ -6,7 +6,7 @@
 
 use super::state::Controller;
 use crate::lead::contract::{LeadEvent, MessageReceipt, TeammateStatus, TeammateView};
-use crate::lead::ledger::Change;
+use crate::lead::ledger::{Change, Receipt};
 use crate::lead::view_builder::Activity;
 use crate::protocol::time::now_ms;
 use crate::store;
@@ -65,14 +65,29 @@ impl Controller {
                         Err(_) => return,
                     };
                     let changes = c.ledger.inbox_seen(&who, &entries, now_ms());
+                    let taken = changes.iter().any(|ch| ch.state == Receipt::Read);
                     c.tell_receipts(changes);
+                    // It took what the lead sent while the lead's own `isActive: true` stands:
+                    // its transcript tells when its turn begins.
+                    if taken && let Some(mark) = c.tracking.get(&who).and_then(|t| t.lead_mark) {
+                        c.read_claude_transcript_for_turn(&who, Some(mark.at_ms));
+                    }
                 }
             },
         );
     }
 
-    /// `name` started a turn or sent something: what it read is marked *turn started*.
-    pub(super) fn teammate_acted(&mut self, name: &str) {
+    /// `name` started a turn or sent something, at `at_ms` (its own time): what it read is
+    /// marked *turn started*, and the lead's own `isActive: true` for it (`LeadMark`) gives way
+    /// to the client's. Something it sent before the lead marked it (an idle notification of
+    /// the turn before, drained late) is no sign of a turn on what the lead sent since.
+    pub(super) fn teammate_acted(&mut self, name: &str, at_ms: u64) {
+        if let Some(t) = self.tracking.get_mut(name) {
+            if t.lead_mark.is_some_and(|m| at_ms < m.at_ms) {
+                return;
+            }
+            t.turn_seen(at_ms);
+        }
         let changes = self.ledger.turn_started(name, now_ms());
         self.tell_receipts(changes);
     }

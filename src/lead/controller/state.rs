@@ -479,6 +479,7 @@ impl Controller {
         self.poll_inbox();
         self.read_claude_transcripts();
         self.check_first_turns(&[]);
+        self.check_marked_turns();
         self.release_held_assignments();
         let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
         for name in names {

@@ -57,6 +57,9 @@ pub(crate) enum Lane {
     Transcripts,
     /// Reads of `claude` teammates' panes for their client's own prompts.
     Panes,
+    /// One `claude` teammate's `isActive` mark that waits for its client's own `false`
+    /// (`controller::files`): polls, so in a lane of its own, and never holds a barrier.
+    Marks(String),
     /// Git reads and merges of teammates' work (`/review`, `/merge`, `/queue`).
     Git,
     /// `gh` questions (a reviewed branch's pull request): slow, so never ahead of git's.
@@ -76,7 +79,7 @@ impl Lane {
     fn counted(&self) -> bool {
         !matches!(
             self,
-            Lane::TeamReads | Lane::TaskReads | Lane::Transcripts | Lane::Panes
+            Lane::TeamReads | Lane::TaskReads | Lane::Transcripts | Lane::Panes | Lane::Marks(_)
         )
     }
 }

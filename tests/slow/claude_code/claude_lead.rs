@@ -119,10 +119,10 @@ pub fn only_read_while_it_runs(client: &Client) {
 }
 
 /// Processes stopped with SIGSTOP until dropped (SIGCONT), also when an assertion fails.
-struct Paused(Vec<u32>);
+pub(crate) struct Paused(Vec<u32>);
 
 impl Paused {
-    fn new(pids: Vec<u32>) -> Paused {
+    pub(crate) fn new(pids: Vec<u32>) -> Paused {
         for pid in &pids {
             // SAFETY: kill(2) with a pid of this test's own scene and a valid signal.
             unsafe { libc::kill(*pid as i32, libc::SIGSTOP) };

@@ -56,6 +56,9 @@ pub struct TranscriptFacts {
     /// The latest frames for the lead the client said it could not deliver (the last
     /// [`UNDELIVERED_KEPT`], oldest first; each numbered from 1 over the transcript's life).
     pub undelivered: Vec<Undelivered>,
+    /// When (epoch milliseconds, its `timestamp`) the newest turn began: the latest prompt of
+    /// the teammate's own transcript (a message it took, the lead's or its first).
+    pub last_turn_ms: Option<u64>,
 }
 
 /// How many undelivered frames the facts keep.
@@ -264,7 +267,16 @@ impl TranscriptMeter {
                 }
                 self.assistant(&entry["message"]);
             }
-            Some("user") if entry["message"]["content"].is_string() => self.turns += 1,
+            Some("user") if entry["message"]["content"].is_string() => {
+                self.turns += 1;
+                if let Some(at) = entry["timestamp"]
+                    .as_str()
+                    .and_then(crate::time::parse_iso_ms)
+                {
+                    self.facts.last_turn_ms =
+                        Some(self.facts.last_turn_ms.map_or(at, |t| t.max(at)));
+                }
+            }
             Some("user") => self.results(&entry["message"]["content"]),
             Some("api-request-shape") => {
                 if let Some(tools) = entry["shape"]["tools"].as_array() {

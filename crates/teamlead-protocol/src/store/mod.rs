@@ -38,6 +38,6 @@ pub use quarantine::{Problem, quarantine_bytes};
 pub use session_record::{SessionRecord, TeammateRecord};
 pub use tasks::{ClaimError, TaskList, TaskListing};
 pub use team::{
-    add_member, create_team, delete_team, delete_team_with, edit_team, read_team, remove_member,
-    set_active, set_modes, set_pane,
+    add_member, create_team, delete_team, delete_team_with, edit_team, mark_active_before_turn,
+    read_team, remove_member, set_active, set_modes, set_pane,
 };

@@ -144,6 +144,24 @@ pub fn set_active(home: &Home, team: &str, name: &str, active: bool) -> Result<(
     })
 }
 
+/// Sets a member's `isActive: true` when the file says `false` (its client went idle), and says
+/// whether it wrote: what the lead does before it delivers an entry to an idle `claude`
+/// teammate, so the client finds `true` at its next turn's start and skips its own in-place
+/// write there, whose torn file loses its frames (docs/PROTOCOL.md §4). A member that is
+/// active, or has no `isActive` yet, is left as it is.
+pub fn mark_active_before_turn(home: &Home, team: &str, name: &str) -> Result<bool> {
+    edit_team(home, team, |file| {
+        let member = file
+            .member_mut(name)
+            .ok_or_else(|| member_missing(team, name))?;
+        if member.is_active != Some(false) {
+            return Ok(false);
+        }
+        member.is_active = Some(true);
+        Ok(true)
+    })
+}
+
 /// Records a member's pane (`tmuxPaneId`) and `backendType`.
 pub fn set_pane(
     home: &Home,

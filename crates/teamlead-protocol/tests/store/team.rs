@@ -16,6 +16,40 @@ fn new_team(t: &TempHome, name: &str) {
     teamlead_protocol::store::create_team(&t.home, &TeamFile::new(name, Some("d"), &cwd)).unwrap();
 }
 
+/// The lead's mark before a delivery writes `isActive: true` only over an idle member's
+/// `false`: an active member, or one with no `isActive` yet, is left byte for byte.
+#[test]
+fn marked_active_only_when_idle() {
+    use teamlead_protocol::store::{mark_active_before_turn, set_active};
+    let t = TempHome::new();
+    new_team(&t, "alpha");
+    teamlead_protocol::store::add_member(&t.home, "alpha", Member::new("w", "alpha", "/w"))
+        .unwrap();
+    let config = t.home.config_path("alpha").unwrap();
+    let bytes = || std::fs::read(&config).unwrap();
+    let before = bytes();
+    assert!(
+        !mark_active_before_turn(&t.home, "alpha", "w").unwrap(),
+        "no isActive yet"
+    );
+    assert_eq!(bytes(), before);
+    set_active(&t.home, "alpha", "w", true).unwrap();
+    let active = bytes();
+    assert!(
+        !mark_active_before_turn(&t.home, "alpha", "w").unwrap(),
+        "already active"
+    );
+    assert_eq!(bytes(), active);
+    set_active(&t.home, "alpha", "w", false).unwrap();
+    assert!(
+        mark_active_before_turn(&t.home, "alpha", "w").unwrap(),
+        "idle: marked"
+    );
+    let team = teamlead_protocol::store::read_team(&t.home, "alpha").unwrap();
+    assert_eq!(team.member("w").unwrap().is_active, Some(true));
+    assert!(mark_active_before_turn(&t.home, "alpha", "nobody").is_err());
+}
+
 #[test]
 fn create_read_and_edit_members() {
     let t = TempHome::new();
