@@ -15,10 +15,12 @@ use crate::link_dir::LinkDir;
 use crate::wire::{self, Body, Frame, WireError};
 
 /// The lead pings this often.
-pub const PING_EVERY: Duration = Duration::from_secs(2);
+pub const PING_EVERY: Duration = Duration::from_secs(1);
 
-/// No frame for this long: the link is down.
-pub const SILENCE_LIMIT: Duration = Duration::from_secs(6);
+/// No frame for this long: the link is down. A link cut just after a frame is seen down within
+/// this plus one driver poll, inside the 5 s the lead has to show a host's teammates
+/// `unreachable`; it still lets three pings in a row go unanswered.
+pub const SILENCE_LIMIT: Duration = Duration::from_secs(4);
 
 /// What a step of the session asks of its driver.
 #[derive(Debug, Default)]

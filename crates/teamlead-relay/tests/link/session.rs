@@ -8,6 +8,7 @@ use std::time::Duration;
 use teamlead_protocol::InboxEntry;
 use teamlead_protocol::store::inbox;
 use teamlead_relay::link_dir::LinkDir;
+use teamlead_relay::session::{PING_EVERY, SILENCE_LIMIT};
 use teamlead_relay::{Body, End, Frame, wire};
 
 use crate::support::{LINK, Pair, TEAM, identity, run_until, texts};
@@ -180,16 +181,16 @@ fn the_lead_pings_and_silence_ends_the_connection() {
     let mut pair = Pair::new();
     pair.connect();
     pair.settle();
-    pair.advance(Duration::from_millis(1999));
+    pair.advance(PING_EVERY - Duration::from_millis(1));
     pair.tick();
-    assert!(pair.to_relay.is_empty(), "no ping before 2 s");
+    assert!(pair.to_relay.is_empty(), "no ping before {PING_EVERY:?}");
     pair.advance(Duration::from_millis(1));
     pair.tick();
     let line: Vec<u8> = pair.to_relay.iter().copied().collect();
     assert_eq!(line, wire::encode(&Frame::Ping { n: 1 }).into_bytes());
     pair.settle();
     // The pong kept the lead's link alive; now the relay goes quiet.
-    pair.advance(Duration::from_millis(5999));
+    pair.advance(SILENCE_LIMIT - Duration::from_millis(1));
     pair.tick();
     assert!(pair.ends.is_empty(), "{:?}", pair.ends);
     pair.connected = false;
