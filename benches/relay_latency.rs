@@ -23,7 +23,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../tests/support/cli_common/mod.rs"]
-#[allow(dead_code)]
 mod cli_common;
 #[path = "../tests/support/hosts_common/mod.rs"]
 mod hosts_common;
@@ -41,7 +40,7 @@ use teamlead_protocol::InboxEntry;
 use teamlead_protocol::store::{Home, inbox};
 use teamlead_relay::{DriverOptions, Identity, Link, RelayOptions, drive, run_stdio};
 
-use hosts_common::link::{LINK_ID, LinkRig, TEAM};
+use hosts_common::link::{LINK_ID, LinkRig, TEAM, gid_of};
 
 const ROUNDS: usize = 300;
 /// The responder's environment variable: the host home it answers in.
@@ -196,11 +195,12 @@ fn over_ssh() {
     let rig = LinkRig::start();
     let root = &rig.host_home.root;
     std::fs::create_dir_all(root).unwrap();
-    std::os::unix::fs::chown(root, Some(rig.host.uid), Some(65534)).unwrap();
+    let gid = gid_of(&rig.host.user);
+    std::os::unix::fs::chown(root, Some(rig.host.uid), Some(gid)).unwrap();
     let mut responder = std::process::Command::new(std::env::current_exe().unwrap())
         .env(RESPONDER, root)
         .uid(rig.host.uid)
-        .gid(65534)
+        .gid(gid)
         .current_dir("/")
         .stdin(std::process::Stdio::null())
         .spawn()

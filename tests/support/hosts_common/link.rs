@@ -30,8 +30,16 @@ pub const HOSTED: [&str; 2] = ["alice", "bob"];
 /// What the host's writers write to: the lead, and a member of a third host (both go to the
 /// lead's side).
 pub const TO_LEAD: [&str; 2] = ["team-lead", "carol"];
-/// `nogroup`, the group of the test hosts' users.
-const NOGROUP: u32 = 65534;
+/// The group of a test host's user (its `/etc/passwd` line: `nogroup`).
+pub fn gid_of(user: &str) -> u32 {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.first() == Some(&user))
+        .map(|f| f[3].parse().unwrap())
+        .unwrap_or_else(|| panic!("{user} is not in /etc/passwd"))
+}
 
 /// A lead and one host with teamlead installed, trusted both ways, and the connection to it.
 pub struct LinkRig {
@@ -315,9 +323,10 @@ pub fn host_writers(
     let written = Arc::new(AtomicUsize::new(0));
     let root = rig.host_home.root.clone();
     let uid = rig.host.uid;
+    let gid = gid_of(&rig.host.user);
     // The host's home, as its user would have it.
     std::fs::create_dir_all(&root).unwrap();
-    std::os::unix::fs::chown(&root, Some(uid), Some(NOGROUP)).unwrap();
+    std::os::unix::fs::chown(&root, Some(uid), Some(gid)).unwrap();
     let threads = (0..n)
         .map(|w| {
             let (root, stop, written, pause) =
@@ -338,7 +347,7 @@ pub fn host_writers(
                         count: batch,
                         prefix: &prefix,
                     });
-                    cmd.uid(uid).gid(NOGROUP).current_dir("/");
+                    cmd.uid(uid).gid(gid).current_dir("/");
                     let out = cmd.output().unwrap();
                     assert!(
                         out.status.success(),
