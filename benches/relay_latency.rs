@@ -1,5 +1,8 @@
-//! Relay latency benchmark, run by hand (needs root: it makes a test host, a network namespace
-//! with its own sshd and user): `cargo bench --bench relay_latency`.
+//! Relay latency benchmark, run by hand (needs root for the ssh set-up: it makes a test host, a
+//! network namespace with its own sshd and user; without root only the loopback rows run):
+//! `cargo bench --bench relay_latency` (a release build), or `cargo build --bench
+//! relay_latency` and run `target/debug/deps/relay_latency-*` (a debug build, much quicker to
+//! build; the figures in docs/DESIGN.md "The relay" come from one).
 //!
 //! Measured: remote delivery through teamlead's link. The lead's end (`Link::lead` + `drive`,
 //! as the lead server runs it) appends `ping-N` to its copy of a remote member's inbox; the

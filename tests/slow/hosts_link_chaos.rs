@@ -19,7 +19,7 @@ use crate::hosts_common::skip_unless_root;
 const WRITERS: usize = 8;
 const DROPS: usize = 100;
 /// The whole chaos run (drops, then delivery of everything written) must end within this.
-const WHOLE_RUN: Duration = Duration::from_secs(170);
+const WHOLE_RUN: Duration = Duration::from_secs(180);
 
 /// Waits until everything written both ways has arrived (or `within` passes); the tallies.
 fn settle(
@@ -81,6 +81,7 @@ fn nothing_lost_or_duplicated_over_100_drops_of_a_real_ssh_link() {
     let host_w = host_writers(&rig, WRITERS, 3, 200..600, seed * 100 + 50);
     let (mut relays, mut masters, mut partitions) = (0, 0, 0);
     let mut partitioned_ms = 0u128;
+    let mut reconnects: Vec<Duration> = Vec::new();
     for drop in 0..DROPS {
         // Each drop hits a link that is up, with traffic both ways.
         assert!(
@@ -113,20 +114,33 @@ fn nothing_lost_or_duplicated_over_100_drops_of_a_real_ssh_link() {
         };
         // A killed relay or master ends the connection: the lead sees it before the next drop.
         if killed > 0 {
+            let ups_before = lead.with_log(|l| l.ups.len());
+            let dropped = Instant::now();
             assert!(
                 lead.wait_for(Duration::from_secs(10), |l| l.downs.len() > downs_before),
                 "drop {drop} did not end the connection"
             );
+            if lead.wait_for(Duration::from_secs(20), |l| l.ups.len() > ups_before) {
+                reconnects.push(dropped.elapsed());
+            }
         }
         assert!(
-            started.elapsed() < WHOLE_RUN - Duration::from_secs(40),
-            "only {drop} drops in {:?} ({} written to the host, {} to the lead)",
+            started.elapsed() < WHOLE_RUN - Duration::from_secs(30),
+            "only {drop} drops in {:?} ({} written to the host, {} to the lead; failed starts: \
+             {:?})",
             started.elapsed(),
             lead_w.written.load(std::sync::atomic::Ordering::Relaxed),
             host_w.written.load(std::sync::atomic::Ordering::Relaxed),
+            lead.with_log(|l| l
+                .failed_starts
+                .iter()
+                .map(|(_, why)| why.clone())
+                .collect::<Vec<_>>()),
         );
     }
     let drops_took = started.elapsed();
+    reconnects.sort();
+    let reconnect = |p: f64| reconnects[((reconnects.len() - 1) as f64 * p) as usize];
     let to_host = lead_w.finish();
     let to_lead = host_w.finish();
     let (a, b) = settle(&rig, &to_host, &to_lead, Duration::from_secs(40));
@@ -145,11 +159,13 @@ fn nothing_lost_or_duplicated_over_100_drops_of_a_real_ssh_link() {
         "link chaos over real ssh (seed {seed}): {} drops in {:.1} s ({relays} relays killed, \
          {masters} ssh masters killed, {partitions} link downs of {partitioned_ms} ms in all), \
          {ups} connections, {} ended ({silent} by silence), {} failed starts \
-         ({failed_kinds:?}), {:.1} s in all\n  lead → host: {}\n  host → lead: {}",
+         ({failed_kinds:?}); back up after a kill: p50 {:?}, max {:?}; {:.1} s in all\n  lead → host: {}\n  host → lead: {}",
         relays + masters + partitions,
         drops_took.as_secs_f64(),
         downs.len(),
         failed.len(),
+        reconnect(0.5),
+        reconnect(1.0),
         started.elapsed().as_secs_f64(),
         line(&a),
         line(&b),

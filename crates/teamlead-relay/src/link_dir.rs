@@ -10,6 +10,8 @@
 //!   is forwarded once even across restarts;
 //! * `hosted.json`: on a relay, the members of the team that run on its host (the lead's
 //!   `route`).
+//! * `relay.lock`: on a relay, an exclusive `flock` held from its bind to its exit, so a new
+//!   relay of the link never runs beside an old one ([`LinkDir::hold_relay`]).
 //!
 //! A line torn by a crash at the end of `outbox.jsonl` or `forwarded.jsonl` was never sent (the
 //! write comes first), so it is skipped.
