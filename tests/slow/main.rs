@@ -55,6 +55,7 @@ mod hostile;
 mod hostile_lead;
 mod hosts_check;
 mod hosts_connections;
+mod hosts_link_chaos;
 mod kitty_backend;
 mod kitty_lead;
 mod lead_cleanup;
@@ -84,3 +85,10 @@ mod wezterm_backend;
 mod zellij_backend;
 mod zellij_inside;
 mod zellij_lead;
+
+/// A child process of a test (`teamlead_test_support::store::child_command`, e.g. a writer on
+/// a test host running as the host's user) runs this test only.
+#[test]
+fn child_process_entry() {
+    teamlead_test_support::store::child_entry();
+}

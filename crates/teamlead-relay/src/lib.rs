@@ -42,7 +42,7 @@
 //!   that belongs to the other side are picked up by polling those inboxes; each entry's key is
 //!   persisted with its outbox line, so a restart does not forward it again, and its relay id
 //!   is derived from the team and the key, so even a side that lost its files sends the same id.
-//! * **Liveness by traffic.** The lead pings every 2 s; no frame for 6 s ends the connection.
+//! * **Liveness by traffic.** The lead pings every 1 s; no frame for 4 s ends the connection.
 //!
 //! The state of a link lives in `teams/<team>/.teamlead/link/<link id>/` on each host
 //! ([`link_dir`]), private to the user.

@@ -10,6 +10,8 @@
 //!   is forwarded once even across restarts;
 //! * `hosted.json`: on a relay, the members of the team that run on its host (the lead's
 //!   `route`).
+//! * `relay.lock`: on a relay, an exclusive `flock` held from its bind to its exit, so a new
+//!   relay of the link never runs beside an old one ([`LinkDir::hold_relay`]).
 //!
 //! A line torn by a crash at the end of `outbox.jsonl` or `forwarded.jsonl` was never sent (the
 //! write comes first), so it is skipped.
@@ -64,6 +66,43 @@ impl LinkDir {
             .teamlead_dir(team)?
             .join("link")
             .join(check_path_component(link)?))
+    }
+
+    /// Holds `relay.lock` in the link's directory (an exclusive `flock`, released when the
+    /// returned file closes, even by a killed process), waiting up to `wait` for the holder to
+    /// go. One relay of a link at a time: an old relay whose ssh session has not ended yet (its
+    /// master just killed, or its lead partitioned away and not yet silent for long enough)
+    /// must not share the outbox and `recv` with the new one. Past `wait`: `LockTimeout`, the
+    /// connection ends and the lead connects again.
+    pub fn hold_relay(
+        home: &Home,
+        team: &str,
+        link: &str,
+        wait: std::time::Duration,
+    ) -> Result<std::fs::File> {
+        use std::os::fd::AsRawFd;
+        let dir = LinkDir::path(home, team, link)?;
+        home.ensure_dir(&dir)?;
+        let path = dir.join("relay.lock");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|e| StoreError::io(&path, e))?;
+        let end = std::time::Instant::now() + wait;
+        loop {
+            // SAFETY: flock on a descriptor owned here.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(file);
+            }
+            if std::time::Instant::now() >= end {
+                return Err(StoreError::LockTimeout { path });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// Loads (or creates) the state of `link` for `team`.

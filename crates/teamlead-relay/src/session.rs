@@ -15,10 +15,17 @@ use crate::link_dir::LinkDir;
 use crate::wire::{self, Body, Frame, WireError};
 
 /// The lead pings this often.
-pub const PING_EVERY: Duration = Duration::from_secs(2);
+pub const PING_EVERY: Duration = Duration::from_secs(1);
 
-/// No frame for this long: the link is down.
-pub const SILENCE_LIMIT: Duration = Duration::from_secs(6);
+/// No frame for this long: the link is down. A link cut just after a frame is seen down within
+/// this plus one driver poll, inside the 5 s the lead has to show a host's teammates
+/// `unreachable`; it still lets three pings in a row go unanswered.
+pub const SILENCE_LIMIT: Duration = Duration::from_secs(4);
+
+/// How long a new relay waits for an old relay of the same link to end (it ends within
+/// [`SILENCE_LIMIT`] of its lead's last frame): less than the lead's own [`SILENCE_LIMIT`], so
+/// a relay that gives up says so before the lead gives up on it.
+pub const RELAY_LOCK_WAIT: Duration = Duration::from_secs(3);
 
 /// What a step of the session asks of its driver.
 #[derive(Debug, Default)]
@@ -99,6 +106,8 @@ struct Bound {
     team: String,
     link: String,
     dir: LinkDir,
+    /// A relay's hold on its link ([`LinkDir::hold_relay`]); the lead's end holds none.
+    _relay_lock: Option<std::fs::File>,
 }
 
 /// One end of a link.
@@ -133,6 +142,7 @@ impl Link {
             team: team.to_string(),
             link: link.to_string(),
             dir,
+            _relay_lock: None,
         });
         Ok(me)
     }
@@ -346,6 +356,10 @@ impl Link {
                 .as_ref()
                 .is_none_or(|b| b.link != peer.link || b.team != peer.team);
             if rebind {
+                // The old binding (and its hold) goes first.
+                self.bound = None;
+                let held =
+                    LinkDir::hold_relay(&self.home, &peer.team, &peer.link, RELAY_LOCK_WAIT)?;
                 let dir = LinkDir::open(&self.home, &peer.team, &peer.link)?;
                 self.received.clear();
                 self.scanner = Scanner::default();
@@ -353,6 +367,7 @@ impl Link {
                     team: peer.team.clone(),
                     link: peer.link.clone(),
                     dir,
+                    _relay_lock: Some(held),
                 });
             }
         }

@@ -96,6 +96,11 @@ impl TestLead {
             .success();
     }
 
+    /// The ssh config file of this lead (what `TEAMLEAD_SSH_CONFIG` names).
+    pub fn ssh_config(&self) -> PathBuf {
+        self.ssh.path().join("config")
+    }
+
     /// teamlead's ssh control directory.
     pub fn control_dir(&self) -> PathBuf {
         self.runtime.path().join("ssh")

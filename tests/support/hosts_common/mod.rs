@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use crate::programs;
 
 mod lead;
+pub mod link;
 pub use lead::TestLead;
 
 /// True (and a message on stderr) when these tests cannot run here: they need root for

@@ -8,6 +8,7 @@ use std::time::Duration;
 use teamlead_protocol::InboxEntry;
 use teamlead_protocol::store::inbox;
 use teamlead_relay::link_dir::LinkDir;
+use teamlead_relay::session::{PING_EVERY, SILENCE_LIMIT};
 use teamlead_relay::{Body, End, Frame, wire};
 
 use crate::support::{LINK, Pair, TEAM, identity, run_until, texts};
@@ -180,16 +181,16 @@ fn the_lead_pings_and_silence_ends_the_connection() {
     let mut pair = Pair::new();
     pair.connect();
     pair.settle();
-    pair.advance(Duration::from_millis(1999));
+    pair.advance(PING_EVERY - Duration::from_millis(1));
     pair.tick();
-    assert!(pair.to_relay.is_empty(), "no ping before 2 s");
+    assert!(pair.to_relay.is_empty(), "no ping before {PING_EVERY:?}");
     pair.advance(Duration::from_millis(1));
     pair.tick();
     let line: Vec<u8> = pair.to_relay.iter().copied().collect();
     assert_eq!(line, wire::encode(&Frame::Ping { n: 1 }).into_bytes());
     pair.settle();
     // The pong kept the lead's link alive; now the relay goes quiet.
-    pair.advance(Duration::from_millis(5999));
+    pair.advance(SILENCE_LIMIT - Duration::from_millis(1));
     pair.tick();
     assert!(pair.ends.is_empty(), "{:?}", pair.ends);
     pair.connected = false;
@@ -313,4 +314,45 @@ fn an_inbox_that_cannot_be_read_holds_back_only_its_own_entries() {
         p.relay_home(),
         "alice"
     ) == ["to alice"]));
+}
+
+#[test]
+fn a_second_relay_of_a_link_waits_for_the_first_and_gives_up() {
+    let mut pair = Pair::new();
+    pair.connect();
+    pair.settle();
+    assert!(pair.relay.is_open());
+    // A new connection's hello reaches a second relay while the first still runs (its ssh
+    // session not ended yet): it must not share the link's files with the first.
+    let hello = pair.lead.connect(std::time::Instant::now()).lines.remove(0);
+    let mut second =
+        teamlead_relay::Link::relay(pair.relay_home().clone(), identity("remote-host"));
+    second.connect(std::time::Instant::now());
+    let started = std::time::Instant::now();
+    let result = second.on_line(hello.trim_end().as_bytes(), std::time::Instant::now());
+    let waited = started.elapsed();
+    assert!(
+        matches!(
+            result,
+            Err(teamlead_relay::LinkError::Store(
+                teamlead_protocol::store::StoreError::LockTimeout { .. }
+            ))
+        ),
+        "{result:?}"
+    );
+    assert!(
+        waited >= teamlead_relay::session::RELAY_LOCK_WAIT,
+        "gave up after {waited:?}"
+    );
+    assert!(!second.is_open());
+    // The first relay ends: the next one binds at once.
+    pair.relay = teamlead_relay::Link::relay(pair.relay_home().clone(), identity("remote-host"));
+    let mut third = teamlead_relay::Link::relay(pair.relay_home().clone(), identity("remote-host"));
+    third.connect(std::time::Instant::now());
+    let started = std::time::Instant::now();
+    let step = third
+        .on_line(hello.trim_end().as_bytes(), std::time::Instant::now())
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(third.is_open(), "{:?}", step.events);
 }
