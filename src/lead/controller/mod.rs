@@ -118,6 +118,10 @@ pub struct LeadOptions {
     /// `budget-team`).
     pub budget_teammate: Option<u64>,
     pub budget_team: Option<u64>,
+    /// The hosts teammates may run on (`[hosts.NAME]`), and where teamlead keeps its ssh
+    /// masters' control sockets (`None`: no teammates on other hosts).
+    pub hosts: Vec<crate::config::HostConfig>,
+    pub ssh_dir: Option<PathBuf>,
 }
 
 /// How long a `/shutdown` waits by default before the lead says how to force it.
@@ -146,6 +150,8 @@ impl LeadOptions {
             retry_failed_tasks: false,
             budget_teammate: None,
             budget_team: None,
+            hosts: Vec::new(),
+            ssh_dir: None,
         }
     }
 
