@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 
 use super::remote::RemoteTeammates;
 use crate::backend::executor::{
-    Adopted, AdoptRequest, ExecutorError, Focus, KeyTyper, LivenessReport, PaneReader,
+    AdoptRequest, Adopted, ExecutorError, Focus, KeyTyper, LivenessReport, PaneReader,
     SpawnRequest, Spawned, TeammateExecutor,
 };
 use crate::protocol::BackendKind;
@@ -65,9 +65,7 @@ impl TeammateExecutor for HostsExecutor {
     fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<Spawned, ExecutorError>> {
         match request.host.clone() {
             None => self.local.spawn(request),
-            Some(host) => self
-                .blocking(move |r| r.spawn(&host, &request))
-                .boxed(),
+            Some(host) => self.blocking(move |r| r.spawn(&host, &request)).boxed(),
         }
     }
 

@@ -199,7 +199,13 @@ fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
     let mut link = match Link::lead(spec.home.clone(), &spec.team, &spec.link, identity) {
         Ok(link) => link,
         Err(e) => {
-            report(&spec, shared, sink, false, &format!("the link's state: {e}"));
+            report(
+                &spec,
+                shared,
+                sink,
+                false,
+                &format!("the link's state: {e}"),
+            );
             return;
         }
     };

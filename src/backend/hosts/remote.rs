@@ -267,7 +267,17 @@ impl RemoteTeammates {
         let line = self.command_line(&config, request);
         if let Err(e) = self.tmux(
             host,
-            &["new-session", "-d", "-s", &name, "-x", "200", "-y", "50", &line],
+            &[
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                "200",
+                "-y",
+                "50",
+                &line,
+            ],
         ) {
             self.forget(&name);
             return Err(e);

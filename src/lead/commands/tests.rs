@@ -19,6 +19,7 @@ fn spawn_with_flags_and_quoted_prompt() {
             mode: Some(PermissionMode::AcceptEdits),
             claude: false,
             worktree: false,
+            host: None,
             prompt: "build and test the parser".into(),
         }
     );
@@ -30,6 +31,7 @@ fn spawn_with_flags_and_quoted_prompt() {
             mode: None,
             claude: false,
             worktree: false,
+            host: None,
             prompt: "run the --quick tests".into(),
         }
     );
@@ -41,6 +43,7 @@ fn spawn_with_flags_and_quoted_prompt() {
             mode: None,
             claude: true,
             worktree: true,
+            host: None,
             prompt: "review the diff".into(),
         }
     );

@@ -91,7 +91,9 @@ impl Controller {
         let claude = flags.claude.unwrap_or(self.claude_by_default) && flags.host.is_none();
         if let Some(host) = &flags.host {
             let refused = if flags.claude == Some(true) {
-                Some("Claude Code teammates on another host are not supported yet: drop --agent claude")
+                Some(
+                    "Claude Code teammates on another host are not supported yet: drop --agent claude",
+                )
             } else if flags.worktree == Some(true) {
                 Some("worktrees on another host are not supported yet: drop --worktree")
             } else {
