@@ -113,6 +113,14 @@ pub struct MessageReceipt {
 }
 
 impl TeammateView {
+    /// Its name as shown: `name · host` for a teammate on another host.
+    pub fn shown_name(&self) -> String {
+        match &self.host {
+            Some(host) => format!("{} · {host}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
     /// The mode as shown: the one in force, and a requested one it has not confirmed.
     pub fn mode_label(&self) -> String {
         match self.mode_requested {

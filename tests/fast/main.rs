@@ -63,6 +63,7 @@ mod store_interop;
 mod ui_app_loop;
 mod ui_approvals;
 mod ui_client_prompt;
+mod ui_remote_teammate;
 mod ui_config;
 mod ui_confirm;
 mod ui_habits;

@@ -283,8 +283,7 @@ fn a_teammate_on_a_host_is_led_across_a_dropped_link() {
         },
         || format!("{:?}", host_processes(&host)),
     );
-    let out = ctl_ok(&lead, &["/quit"]);
-    assert!(out.contains("shut down"), "{out}");
+    ctl_ok(&lead, &["/quit"]);
     wait_for(
         "the lead server exits",
         Duration::from_secs(30),

@@ -323,9 +323,11 @@ impl RemoteTeammates {
             let liveness = if !up {
                 Liveness::Running
             } else {
+                // Only tmux's own "no such session" (status 1) says it is gone; a call that
+                // failed or was cut says nothing.
                 match self.tmux(&host, &["has-session", "-t", &format!("={name}")]) {
-                    Ok(Some(0)) | Err(_) => Liveness::Running,
-                    Ok(_) => Liveness::Closed,
+                    Ok(Some(1)) => Liveness::Closed,
+                    Ok(_) | Err(_) => Liveness::Running,
                 }
             };
             reports.push(LivenessReport {

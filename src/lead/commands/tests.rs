@@ -47,6 +47,20 @@ fn spawn_with_flags_and_quoted_prompt() {
             prompt: "review the diff".into(),
         }
     );
+    assert_eq!(
+        slash("/spawn builder --host gpu-box build it"),
+        SlashCommand::Spawn {
+            name: "builder".into(),
+            plan_mode_required: false,
+            mode: None,
+            claude: false,
+            worktree: false,
+            host: Some("gpu-box".into()),
+            prompt: "build it".into(),
+        }
+    );
+    assert!(parse_input("/spawn builder --host").is_err());
+    assert!(parse_input("/spawn builder --host Bad/Host go").is_err());
     assert!(parse_input("/spawn x --agent gpt go").is_err());
     assert!(parse_input("/spawn builder").is_err());
     assert!(parse_input("/spawn builder --mode yolo go").is_err());
