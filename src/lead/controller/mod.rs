@@ -11,7 +11,7 @@
 //!   a teammate's runtime jobs; `barriers` answers `ctl`'s barriers.
 //! - What each input does: `team_ops` (the UI's commands), `submit` (composer text), `spawn`,
 //!   `incoming` and `drain` (the lead's inbox), `liveness`, `model` (the lead model),
-//!   `panes`, `mode_keys`/`mode_sync`, `task_ops`, `shutdown_timer`, `review`, `resume`,
+//!   `hosts` (links to other hosts), `panes`, `mode_keys`/`mode_sync`, `task_ops`, `shutdown_timer`, `review`, `resume`,
 //!   `claude_facts` (what `claude` teammates' transcripts say), `files` (the copies of the
 //!   team's files).
 //!
@@ -25,6 +25,7 @@ mod client_prompts;
 mod drain;
 mod executor;
 mod files;
+mod hosts;
 mod incoming;
 mod input;
 #[cfg(test)]
