@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use teamlead_relay::{DriverOptions, Ended, Event, Identity, Link};
 
 use super::Connection;
-use super::probe::remote_teamlead;
+use super::probe::remote_teamlead_in;
 use crate::protocol::time::now_ms;
 use crate::store::Home;
 
@@ -93,12 +93,7 @@ pub fn link_id(team: &str, created_ms: u64, host: &str) -> String {
 
 /// The relay's command line on the host, with the host's home when the config names one.
 pub fn relay_command(home: Option<&str>) -> String {
-    let mut args = Vec::new();
-    if let Some(home) = home {
-        args.extend(["--home", home]);
-    }
-    args.extend(["relay", "--stdio"]);
-    remote_teamlead(&args)
+    remote_teamlead_in(home, None, &["relay", "--stdio"])
 }
 
 impl HostLink {

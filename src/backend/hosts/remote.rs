@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::link::{HostLink, LinkSpec, StateSink, link_id};
-use super::probe::remote_teamlead;
+use super::probe::remote_teamlead_in;
 use super::{Connection, Connector};
 use crate::backend::executor::{ExecutorError, Liveness, LivenessReport, SpawnRequest, Spawned};
 use crate::backend::launch::{TeammateLaunch, TeammateProgram, shell_quote};
@@ -216,17 +216,9 @@ impl RemoteTeammates {
             session_id: None,
             guard: None,
         };
-        let mut args: Vec<String> = Vec::new();
-        if let Some(home) = &host.home {
-            args.extend(["--home".to_string(), home.clone()]);
-        }
-        args.extend(launch.args());
+        let args = launch.args();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let run = remote_teamlead(&args);
-        match &host.dir {
-            Some(dir) => format!("cd {} && {run}", shell_quote(dir)),
-            None => run,
-        }
+        remote_teamlead_in(host.home.as_deref(), host.dir.as_deref(), &args)
     }
 
     /// Starts `request` on `host` (its member entry exists): the member is marked with its
