@@ -3,7 +3,8 @@
 //! sshd), its team directory made there through the link; a message goes each way exactly
 //! once; the link is taken down and the teammate is shown `unreachable` within 5 s while it keeps
 //! running there; a message sent meanwhile arrives once after the link returns; `/shutdown`
-//! ends it, and `/quit` leaves nothing on the host (no tmux server, no relay).
+//! ends it, `/kill` ends a second one at once, and `/quit` leaves nothing on the host (no tmux
+//! server, no relay).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -282,6 +283,31 @@ fn a_teammate_on_a_host_is_led_across_a_dropped_link() {
                 .any(|p| p.contains("teammate") || p.contains("tmux"))
         },
         || format!("{:?}", host_processes(&host)),
+    );
+
+    // /kill runs tmux over the master: a second teammate there is gone at once.
+    let out = ctl_ok(
+        &lead,
+        &["/spawn other --host box --mode bypassPermissions \"```sh\necho third-$((1+2))\n```\""],
+    );
+    assert!(out.contains("Spawned other"), "{out}");
+    wait_for(
+        "the second teammate's report",
+        Duration::from_secs(60),
+        || told(&lead, "third-3") >= 1,
+        || format!("{:?} {}", row(&lead, "other"), remote_files(&remote_team)),
+    );
+    ctl_ok(&lead, &["/kill other"]);
+    wait_for(
+        "the killed teammate gone, here and there",
+        Duration::from_secs(20),
+        || {
+            row(&lead, "other").is_none()
+                && !host_processes(&host)
+                    .iter()
+                    .any(|p| p.contains("teammate") || p.contains("tmux"))
+        },
+        || format!("{:?} {:?}", row(&lead, "other"), host_processes(&host)),
     );
     ctl_ok(&lead, &["/quit"]);
     wait_for(
