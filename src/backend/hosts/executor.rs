@@ -18,6 +18,9 @@ use crate::protocol::BackendKind;
 use crate::protocol::frames::ReportedUsage;
 use crate::watch::ChangeEvent;
 
+/// How long an emergency stop waits for the hosts' teammates to be stopped.
+const EMERGENCY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The session's executor, with remote teammates beside it.
 pub struct HostsExecutor {
     pub local: Arc<dyn TeammateExecutor>,
@@ -159,8 +162,20 @@ impl TeammateExecutor for HostsExecutor {
     }
 
     fn emergency_stop(&self) {
-        self.remote.quit();
         self.local.emergency_stop();
+        // The hosts' teammates next, but a host that does not answer must not hold a lead
+        // that is going down: at most a few seconds.
+        let remote = self.remote.clone();
+        let (done, wait) = std::sync::mpsc::channel();
+        let started = std::thread::Builder::new()
+            .name("hosts-stop".into())
+            .spawn(move || {
+                remote.quit();
+                let _ = done.send(());
+            });
+        if started.is_ok() {
+            let _ = wait.recv_timeout(EMERGENCY_WAIT);
+        }
     }
 
     fn take_over(&self, record: &str) -> BoxFuture<'_, Result<bool, ExecutorError>> {
