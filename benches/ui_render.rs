@@ -39,6 +39,7 @@ fn team() -> Vec<TeammateView> {
                 teamlead::backend::BackendKind::InProcess
             }),
             pane_id: format!("%{i}"),
+            host: None,
             hidden: false,
             model: None,
             cwd: "/tmp/project".to_string(),

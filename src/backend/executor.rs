@@ -40,6 +40,8 @@ pub struct SpawnRequest {
     pub claude: bool,
     /// The session id a `claude` teammate starts with (`--session-id`; its transcript's name).
     pub session_id: Option<String>,
+    /// The host it runs on (a `[hosts.NAME]` of the config); `None`: the lead's host.
+    pub host: Option<String>,
 }
 
 impl SpawnRequest {
@@ -56,6 +58,7 @@ impl SpawnRequest {
             agent_type: "general-purpose".to_string(),
             claude: false,
             session_id: None,
+            host: None,
         }
     }
 }

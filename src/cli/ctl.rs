@@ -496,7 +496,7 @@ async fn status(conn: Connection, json: bool) -> Result<()> {
             .map(|t| {
                 let (word, detail) = status_word(&t.status);
                 json!({
-                    "name": t.name, "status": word, "detail": detail, "mode": t.mode,
+                    "name": t.name, "host": t.host, "status": word, "detail": detail, "mode": t.mode,
                     "backend": t.backend_label(), "model": t.model,
                     "current_task": t.current_task.as_ref().map(|(id, subject)| json!({"id": id, "subject": subject})),
                     "usage": t.usage.as_ref().map(usage_json),

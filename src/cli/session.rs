@@ -138,6 +138,14 @@ pub fn lead_options(ctx: &Context, args: &LeadArgs, config: &Config) -> Result<L
     opts.retry_failed_tasks = config.retry_failed_tasks.unwrap_or(false);
     opts.budget_teammate = config.budget_teammate;
     opts.budget_team = config.budget_team;
+    if !config.hosts.is_empty() {
+        // Teammates on other hosts (`/spawn --host`): teamlead's own ssh masters live under
+        // the runtime directory, as for `teamlead hosts`.
+        let dir = crate::server::paths::runtime_dir()?.join("ssh");
+        crate::server::paths::ensure_private(&dir)?;
+        opts.hosts = config.hosts.clone();
+        opts.ssh_dir = Some(dir);
+    }
     if let Some(team) = &args.team {
         opts = opts.with_team(team.clone());
     }

@@ -31,6 +31,12 @@ pub enum TeammateStatus {
         since_ms: u64,
     },
     Gone,
+    /// It runs on `host`, whose link has been down since this epoch-ms time: it is not known
+    /// to be dead or idle, and nothing is done to it until the link returns.
+    Unreachable {
+        host: String,
+        since_ms: u64,
+    },
     /// Its runtime ended without shutting down: `exited (127: claude not found)`,
     /// `crashed (…)`, `closed`, or why it did not survive its previous lead.
     Stopped {
@@ -50,6 +56,9 @@ pub struct TeammateView {
     /// Where it runs (`None`: a backend this version does not know).
     pub backend: Option<BackendKind>,
     pub pane_id: String,
+    /// The host it runs on (`None`: the lead's): shown `name · host`.
+    #[serde(default)]
+    pub host: Option<String>,
     pub hidden: bool,
     pub model: Option<String>,
     pub cwd: String,
@@ -104,6 +113,14 @@ pub struct MessageReceipt {
 }
 
 impl TeammateView {
+    /// Its name as shown: `name · host` for a teammate on another host.
+    pub fn shown_name(&self) -> String {
+        match &self.host {
+            Some(host) => format!("{} · {host}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
     /// The mode as shown: the one in force, and a requested one it has not confirmed.
     pub fn mode_label(&self) -> String {
         match self.mode_requested {

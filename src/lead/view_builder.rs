@@ -28,6 +28,8 @@ pub enum Activity {
 #[derive(Debug, Clone, Default)]
 pub struct Tracking {
     pub activity: Activity,
+    /// Its host's link is down: (host, since epoch ms).
+    pub unreachable: Option<(String, u64)>,
     /// The `requestId` of the shutdown the lead sent, while it waits for the answer.
     pub shutdown_request: Option<String>,
     /// When that shutdown was asked (epoch ms, for the elapsed time shown).
@@ -201,6 +203,9 @@ pub fn status_of(member: &Member, tracking: Option<&Tracking>, waiting: bool) ->
     if activity == Activity::Exited {
         return TeammateStatus::Gone;
     }
+    if let Some((host, since_ms)) = tracking.and_then(|t| t.unreachable.clone()) {
+        return TeammateStatus::Unreachable { host, since_ms };
+    }
     if let Some(t) = tracking.filter(|t| t.shutdown_request.is_some()) {
         return TeammateStatus::ShuttingDown {
             since_ms: t.shutdown_since_ms.unwrap_or(0),
@@ -262,6 +267,7 @@ pub fn teammate_view(
         mode: member.permission_mode(),
         backend: member.backend_kind(),
         pane_id: member.tmux_pane_id.clone(),
+        host: crate::backend::hosts::remote::member_host(member).map(str::to_string),
         hidden,
         model: member
             .model

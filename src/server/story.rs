@@ -132,12 +132,16 @@ pub fn status_word(status: &TeammateStatus) -> (&'static str, Option<String>) {
         TeammateStatus::Idle { .. } => ("idle", None),
         TeammateStatus::ShuttingDown { .. } => ("shutting-down", None),
         TeammateStatus::Gone => ("gone", None),
+        TeammateStatus::Unreachable { host, .. } => {
+            ("unreachable", Some(format!("the link to {host} is down")))
+        }
         TeammateStatus::Stopped { how } => ("stopped", Some(how.clone())),
     }
 }
 
 /// Every word [`status_word`] says.
-pub const STATUS_WORDS: [&str; 6] = [
+pub const STATUS_WORDS: [&str; 7] = [
+    "unreachable",
     "working",
     "waiting",
     "idle",

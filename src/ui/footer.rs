@@ -26,6 +26,8 @@ pub struct TeamCounts {
     pub gone: usize,
     /// Stopped without shutting down (exited, crashed, closed): `/respawn` starts them again.
     pub stopped: usize,
+    /// On a host whose link is down.
+    pub unreachable: usize,
 }
 
 /// Counts the team by status.
@@ -40,6 +42,7 @@ pub fn team_counts(state: &AppState) -> TeamCounts {
             TeammateStatus::Idle { .. } => c.idle += 1,
             TeammateStatus::ShuttingDown { .. } => c.stopping += 1,
             TeammateStatus::Gone => c.gone += 1,
+            TeammateStatus::Unreachable { .. } => c.unreachable += 1,
             TeammateStatus::Stopped { .. } => c.stopped += 1,
         }
     }
@@ -61,6 +64,7 @@ pub fn badge_text(state: &AppState) -> Option<String> {
         (c.waiting, "waiting"),
         (c.idle, "idle"),
         (c.stopping, "stopping"),
+        (c.unreachable, "unreachable"),
         (c.gone, "gone"),
         (c.stopped, "stopped"),
     ]

@@ -82,6 +82,10 @@ pub fn status_text(status: &TeammateStatus, now_ms: u64) -> String {
             short_duration(now_ms.saturating_sub(*since_ms))
         ),
         TeammateStatus::Gone => "gone".to_string(),
+        TeammateStatus::Unreachable { since_ms, .. } => format!(
+            "unreachable ({})",
+            short_duration(now_ms.saturating_sub(*since_ms))
+        ),
         TeammateStatus::Stopped { how } => how.clone(),
     }
 }
@@ -103,6 +107,7 @@ pub fn status_style(status: &TeammateStatus) -> Style {
         TeammateStatus::Idle { .. } => dim(),
         TeammateStatus::ShuttingDown { .. } => Style::default().fg(Color::Red),
         TeammateStatus::Gone => dim().add_modifier(Modifier::CROSSED_OUT),
+        TeammateStatus::Unreachable { .. } => Style::default().fg(Color::Magenta),
         TeammateStatus::Stopped { .. } => Style::default().fg(Color::Red),
     }
 }

@@ -47,6 +47,7 @@ pub fn status_label(status: &TeammateStatus) -> String {
         TeammateStatus::Idle { .. } => "idle".into(),
         TeammateStatus::ShuttingDown { .. } => "shutting down".into(),
         TeammateStatus::Gone => "gone".into(),
+        TeammateStatus::Unreachable { host, .. } => format!("unreachable ({})", line(host)),
         TeammateStatus::Stopped { how } => line(how),
     }
 }

@@ -68,6 +68,7 @@ mod ui_confirm;
 mod ui_habits;
 mod ui_in_part;
 mod ui_keys;
+mod ui_remote_teammate;
 mod ui_snapshots;
 mod ui_stopped;
 mod ui_usage;

@@ -32,6 +32,7 @@ fn member(name: &str) -> TeammateView {
         mode: PermissionMode::Default,
         backend: None,
         pane_id: String::new(),
+        host: None,
         hidden: false,
         model: None,
         cwd: "/w".into(),

@@ -221,3 +221,31 @@ pub fn apply(home: &Home, team: &str, to: &str, entries: &[(InboxEntry, String)]
         .collect();
     inbox::append_new(home, team, to, &entries)
 }
+
+/// Creates `team` on this host with the lead's agent id and `members`, or replaces the lead's
+/// agent id and members of the team file there, under its lock (the lead owns the team file;
+/// unknown keys of the file stay).
+pub fn apply_team(
+    home: &Home,
+    team: &str,
+    lead_agent_id: &str,
+    members: Vec<teamlead_protocol::Member>,
+) -> Result<()> {
+    use teamlead_protocol::store::{StoreError, team as team_file};
+    let result = team_file::edit_team(home, team, |file| {
+        file.lead_agent_id = lead_agent_id.to_string();
+        file.members = members.clone();
+        Ok(())
+    });
+    match result {
+        Err(StoreError::NotFound { .. }) => {
+            let file = teamlead_protocol::TeamFile {
+                lead_agent_id: lead_agent_id.to_string(),
+                members,
+                ..teamlead_protocol::TeamFile::new(team, None, "")
+            };
+            team_file::create_team(home, &file)
+        }
+        other => other,
+    }
+}

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub const PROTO: u32 = 1;
 
 /// The capabilities this build has.
-pub const CAPS: &[&str] = &["inbox"];
+pub const CAPS: &[&str] = &["inbox", "team"];
 
 /// Which end of the link a side is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -131,6 +131,8 @@ pub struct Link {
     /// An ack is owed at the end of the current batch (a repeat was received).
     ack_due: bool,
     scanner: Scanner,
+    /// The last `team` body put in the outbox (the lead's; sent again by a new process).
+    team_sent: Option<Body>,
 }
 
 impl Link {
@@ -168,6 +170,7 @@ impl Link {
             staged: Batch::default(),
             ack_due: false,
             scanner: Scanner::default(),
+            team_sent: None,
         }
     }
 
@@ -236,6 +239,37 @@ impl Link {
             team: b.team.clone(),
             hosted: hosted.to_vec(),
         };
+        let out = b.dir.push(body, None)?;
+        if open {
+            step.send(&Frame::Data {
+                seq: out.seq,
+                body: out.body,
+            });
+        }
+        Ok(step)
+    }
+
+    /// The lead's team file for the relay's host (its lead and members): put in the outbox and
+    /// sent as a `team` when it differs from the last one this connection sent.
+    pub fn set_team(
+        &mut self,
+        lead_agent_id: &str,
+        members: &[teamlead_protocol::Member],
+    ) -> Result<Step, LinkError> {
+        let mut step = Step::default();
+        let open = self.is_open();
+        let Some(b) = self.bound.as_mut() else {
+            return Ok(step);
+        };
+        let body = Body::Team {
+            team: b.team.clone(),
+            lead_agent_id: lead_agent_id.to_string(),
+            members: members.to_vec(),
+        };
+        if self.role != Role::Lead || self.team_sent.as_ref() == Some(&body) {
+            return Ok(step);
+        }
+        self.team_sent = Some(body.clone());
         let out = b.dir.push(body, None)?;
         if open {
             step.send(&Frame::Data {
@@ -451,6 +485,15 @@ impl Link {
                 {
                     b.dir.set_hosted(hosted)?;
                     self.scanner = Scanner::default();
+                }
+            }
+            Body::Team {
+                team,
+                lead_agent_id,
+                members,
+            } => {
+                if self.role == Role::Relay {
+                    forward::apply_team(&self.home, &team, &lead_agent_id, members)?;
                 }
             }
             Body::Unknown => {

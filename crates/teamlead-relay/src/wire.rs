@@ -56,6 +56,15 @@ pub enum Body {
     /// From the lead: the members of `team` that run on the relay's host. Their inboxes there
     /// are theirs; every other inbox of the team on that host is forwarded to the lead.
     Route { team: String, hosted: Vec<String> },
+    /// From the lead: the team file the relay's host needs (the lead's agent id and the
+    /// members), so a teammate there finds its team on local disk. The relay creates the team
+    /// or replaces its members under the team file's lock (the lead owns the team file).
+    /// Capability `team`.
+    Team {
+        team: String,
+        lead_agent_id: String,
+        members: Vec<teamlead_protocol::Member>,
+    },
     /// A kind this build does not know (a newer peer): acknowledged and ignored. A peer only
     /// sends kinds the other side's capabilities name.
     #[serde(other)]
@@ -66,7 +75,9 @@ impl Body {
     /// The team the body is about (`None` for an unknown kind).
     pub fn team(&self) -> Option<&str> {
         match self {
-            Body::InboxEntry { team, .. } | Body::Route { team, .. } => Some(team),
+            Body::InboxEntry { team, .. } | Body::Route { team, .. } | Body::Team { team, .. } => {
+                Some(team)
+            }
             Body::Unknown => None,
         }
     }

@@ -6,7 +6,10 @@
 
 pub mod connection;
 pub mod error;
+pub mod executor;
+pub mod link;
 pub mod probe;
+pub mod remote;
 pub mod run;
 
 pub use connection::{Connection, Connector, Deadlines};

@@ -15,10 +15,31 @@ pub const INSTALL_PATH: &str = ".local/bin/teamlead";
 /// teamlead with `args`: `~/.local/bin/teamlead` (where `hosts install` puts it; a
 /// non-interactive ssh session rarely has it on PATH), else `teamlead` on PATH.
 pub fn remote_teamlead(args: &[&str]) -> String {
-    let args: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+    remote_teamlead_in(None, None, args)
+}
+
+/// A path on the host for its shell: quoted, a leading `~/` (or `~` alone) being its HOME.
+pub fn remote_path(path: &str) -> String {
+    match path.strip_prefix("~/") {
+        Some(rest) => format!("\"$HOME\"/{}", shell_quote(rest)),
+        None if path == "~" => "\"$HOME\"".to_string(),
+        None => shell_quote(path),
+    }
+}
+
+/// [`remote_teamlead`] with the host's teamlead home (`--home`) and in the directory `dir`
+/// (each may start with `~/`, the host's HOME).
+pub fn remote_teamlead_in(home: Option<&str>, dir: Option<&str>, args: &[&str]) -> String {
+    let mut words: Vec<String> = Vec::new();
+    if let Some(home) = home {
+        words.push("--home".to_string());
+        words.push(remote_path(home));
+    }
+    words.extend(args.iter().map(|a| shell_quote(a)));
+    let cd = dir.map_or(String::new(), |d| format!("cd {} && ", remote_path(d)));
     let script = format!(
-        "t=\"$HOME/{INSTALL_PATH}\"; [ -x \"$t\" ] || t=teamlead; exec \"$t\" {}",
-        args.join(" ")
+        "{cd}t=\"$HOME/{INSTALL_PATH}\"; [ -x \"$t\" ] || t=teamlead; exec \"$t\" {}",
+        words.join(" ")
     );
     format!("sh -c {}", shell_quote(&script))
 }
@@ -168,6 +189,31 @@ mod tests {
         assert_eq!(platform_of("Linux x86_64"), Some(("linux", "x86_64")));
         assert_eq!(platform_of("Darwin arm64"), Some(("macos", "aarch64")));
         assert_eq!(platform_of("SunOS sparc"), None);
+    }
+
+    #[test]
+    fn home_and_dir_starting_with_a_tilde_are_the_hosts_home() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let bin = home.path().join(".local/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(home.path().join("my src")).unwrap();
+        let fake = bin.join("teamlead");
+        std::fs::write(&fake, "#!/bin/sh\npwd\nprintf '%s\\n' \"$@\"\n").unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let line = remote_teamlead_in(Some("~/.team home"), Some("~/my src"), &["teammate", "a b"]);
+        // What the remote user's shell does with the line.
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&line)
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        let root = home.path().display().to_string();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{root}/my src\n--home\n{root}/.team home\nteammate\na b\n")
+        );
     }
 
     #[test]

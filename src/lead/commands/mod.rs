@@ -21,6 +21,8 @@ pub enum SlashCommand {
         claude: bool,
         /// `--worktree`: its own git worktree and branch.
         worktree: bool,
+        /// `--host HOST`: it runs on that host (`[hosts.HOST]` of the config).
+        host: Option<String>,
         prompt: String,
     },
     TaskAdd {
@@ -350,6 +352,7 @@ fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
     let mut mode = None;
     let mut claude = false;
     let mut worktree = false;
+    let mut host = None;
     while let Some((start, tok)) = next_token(args, at)? {
         match tok.value.as_str() {
             "--plan" => {
@@ -377,6 +380,18 @@ fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
                 };
                 at = a.end;
             }
+            "--host" => {
+                let Some((_, h)) = next_token(args, tok.end)? else {
+                    return Err(CommandError::Invalid(
+                        "--host needs a HOST (`teamlead hosts list` shows them)".to_string(),
+                    ));
+                };
+                if let Some(problem) = crate::config::hosts::host_name_problem(&h.value) {
+                    return Err(CommandError::Invalid(format!("--host: {problem}")));
+                }
+                host = Some(h.value.clone());
+                at = h.end;
+            }
             "--mode" => {
                 let Some((_, m)) = next_token(args, tok.end)? else {
                     return Err(CommandError::Invalid("--mode needs a MODE".to_string()));
@@ -386,7 +401,7 @@ fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
             }
             flag if flag.starts_with("--") && flag.len() > 2 => {
                 return Err(CommandError::Invalid(format!(
-                    "unknown option `{flag}` for /spawn (use --plan, --mode M, --agent claude or --worktree)"
+                    "unknown option `{flag}` for /spawn (use --plan, --mode M, --agent claude, --worktree or --host HOST)"
                 )));
             }
             _ => {
@@ -398,7 +413,7 @@ fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
     let prompt = rest_text(args, at)?;
     if prompt.is_empty() {
         return Err(CommandError::Invalid(
-            "/spawn needs a PROMPT: /spawn NAME [--plan] [--mode M] [--agent claude] [--worktree] PROMPT"
+            "/spawn needs a PROMPT: /spawn NAME [--plan] [--mode M] [--agent claude] [--worktree] [--host HOST] PROMPT"
                 .to_string(),
         ));
     }
@@ -408,6 +423,7 @@ fn parse_spawn(args: &str) -> Result<SlashCommand, CommandError> {
         mode,
         claude,
         worktree,
+        host,
         prompt,
     })
 }

@@ -46,7 +46,7 @@ pub static COMMANDS: &[Command] = &[
     Command {
         name: "/spawn",
         aliases: &[],
-        usage: "/spawn NAME [--plan] [--mode M] [--agent claude] [--worktree] PROMPT",
+        usage: "/spawn NAME [--plan] [--mode M] [--agent claude] [--worktree] [--host HOST] PROMPT",
         help: "start a teammate with this prompt",
         read: Args(super::parse_spawn),
     },

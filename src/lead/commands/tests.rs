@@ -19,6 +19,7 @@ fn spawn_with_flags_and_quoted_prompt() {
             mode: Some(PermissionMode::AcceptEdits),
             claude: false,
             worktree: false,
+            host: None,
             prompt: "build and test the parser".into(),
         }
     );
@@ -30,6 +31,7 @@ fn spawn_with_flags_and_quoted_prompt() {
             mode: None,
             claude: false,
             worktree: false,
+            host: None,
             prompt: "run the --quick tests".into(),
         }
     );
@@ -41,9 +43,24 @@ fn spawn_with_flags_and_quoted_prompt() {
             mode: None,
             claude: true,
             worktree: true,
+            host: None,
             prompt: "review the diff".into(),
         }
     );
+    assert_eq!(
+        slash("/spawn builder --host gpu-box build it"),
+        SlashCommand::Spawn {
+            name: "builder".into(),
+            plan_mode_required: false,
+            mode: None,
+            claude: false,
+            worktree: false,
+            host: Some("gpu-box".into()),
+            prompt: "build it".into(),
+        }
+    );
+    assert!(parse_input("/spawn builder --host").is_err());
+    assert!(parse_input("/spawn builder --host Bad/Host go").is_err());
     assert!(parse_input("/spawn x --agent gpt go").is_err());
     assert!(parse_input("/spawn builder").is_err());
     assert!(parse_input("/spawn builder --mode yolo go").is_err());

@@ -1,6 +1,7 @@
 //! Choosing the session's one executor, once, from the backend choice: a pane executor
 //! (tmux inside or a private server, iTerm2) when there is a pane backend, else in-process
-//! tasks (with the llm engine when `--engine llm`).
+//! tasks (with the llm engine when `--engine llm`); with hosts in the config, behind a
+//! [`HostsExecutor`] that runs `/spawn --host` teammates on them.
 
 use std::sync::Arc;
 
@@ -10,6 +11,10 @@ use super::LeadOptions;
 use crate::agent::events::TeammateEvent;
 use crate::agent::in_process::InProcessExecutor;
 use crate::backend::executor::TeammateExecutor;
+use crate::backend::hosts::Connector;
+use crate::backend::hosts::executor::HostsExecutor;
+use crate::backend::hosts::link::{HostState, StateSink};
+use crate::backend::hosts::remote::RemoteTeammates;
 use crate::backend::pane_executor::PaneExecutor;
 use crate::lead::bridge::LeaderBridge;
 use crate::protocol::TeamFile;
@@ -18,6 +23,44 @@ use crate::store::Home;
 /// The session's one executor: panes when the backend choice has a pane backend, else
 /// in-process tasks.
 pub(super) fn open_executor(
+    opts: &LeadOptions,
+    home: &Home,
+    team: &str,
+    file: &TeamFile,
+    bridge: &LeaderBridge,
+    teammate_tx: mpsc::UnboundedSender<TeammateEvent>,
+    hosts_tx: mpsc::UnboundedSender<HostState>,
+) -> Arc<dyn TeammateExecutor> {
+    let local = open_local(opts, home, team, file, bridge, teammate_tx);
+    let Some(ssh_dir) = opts.ssh_dir.clone().filter(|_| !opts.hosts.is_empty()) else {
+        return local;
+    };
+    let engine = if opts.teammate_llm.is_some() {
+        "llm"
+    } else {
+        "shell"
+    };
+    let sink: StateSink = Arc::new(move |state| {
+        let _ = hosts_tx.send(state);
+    });
+    let remote = RemoteTeammates::new(
+        home.clone(),
+        team,
+        file.created_at,
+        env!("CARGO_PKG_VERSION"),
+        engine,
+        Connector::new(ssh_dir),
+        opts.hosts.clone(),
+        sink,
+    );
+    Arc::new(HostsExecutor {
+        local,
+        remote: Arc::new(remote),
+    })
+}
+
+/// The session's own executor (panes or in-process).
+fn open_local(
     opts: &LeadOptions,
     home: &Home,
     team: &str,

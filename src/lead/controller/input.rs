@@ -33,6 +33,8 @@ pub(crate) enum Input {
     Teammates(Vec<TeammateEvent>),
     /// An in-process teammate asks for a permission.
     Bridge(BridgeMessage),
+    /// A host's link went down or came back.
+    Host(crate::backend::hosts::link::HostState),
     /// The executor's liveness reports.
     Liveness(Vec<LivenessReport>),
     /// A drain of the lead's inbox finished.
@@ -61,6 +63,7 @@ pub(crate) struct Sources {
     pub bridge: mpsc::UnboundedReceiver<BridgeMessage>,
     pub teammates: mpsc::UnboundedReceiver<TeammateEvent>,
     pub changes: Option<mpsc::UnboundedReceiver<ChangeEvent>>,
+    pub hosts: mpsc::UnboundedReceiver<crate::backend::hosts::link::HostState>,
     pub liveness: mpsc::Receiver<Vec<LivenessReport>>,
     pub safety: Interval,
 }
@@ -104,6 +107,7 @@ impl Controller {
             }
             Some(message) = src.bridge.recv() => Input::Bridge(message),
             Some(reports) = src.liveness.recv() => Input::Liveness(reports),
+            Some(state) = src.hosts.recv() => Input::Host(state),
             Some(drained) = self.drain.next() => Input::Drained(drained),
             Some(then) = self.store.next() => {
                 let mut done = vec![then];
@@ -135,6 +139,7 @@ impl Controller {
             }
             Input::Bridge(message) => self.on_bridge(message),
             Input::Liveness(reports) => self.on_liveness(reports),
+            Input::Host(state) => self.on_host_state(state),
             Input::Drained(drained) => self.on_drained(drained),
             Input::Done(done) => {
                 for then in done {

@@ -105,9 +105,10 @@ impl Controller {
             .into_iter()
             .filter(|r| !r.liveness.is_running())
             .filter(|r| {
+                // A teammate whose host is unreachable is never judged: it is kept as it was.
                 self.tracking
                     .get(&r.name)
-                    .is_none_or(|t| t.stopped.is_none())
+                    .is_none_or(|t| t.stopped.is_none() && t.unreachable.is_none())
             })
             .collect();
         if fresh.is_empty() {
@@ -123,13 +124,14 @@ impl Controller {
         if self.phase != Phase::Running {
             return;
         }
-        // Reports that waited side by side for the same drain are told once.
+        // Reports that waited side by side for the same drain are told once; a teammate
+        // whose host became unreachable meanwhile is kept.
         let fresh: Vec<LivenessReport> = fresh
             .into_iter()
             .filter(|r| {
                 self.tracking
                     .get(&r.name)
-                    .is_none_or(|t| t.stopped.is_none())
+                    .is_none_or(|t| t.stopped.is_none() && t.unreachable.is_none())
             })
             .collect();
         for report in fresh {

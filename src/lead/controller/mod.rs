@@ -11,7 +11,7 @@
 //!   a teammate's runtime jobs; `barriers` answers `ctl`'s barriers.
 //! - What each input does: `team_ops` (the UI's commands), `submit` (composer text), `spawn`,
 //!   `incoming` and `drain` (the lead's inbox), `liveness`, `model` (the lead model),
-//!   `panes`, `mode_keys`/`mode_sync`, `task_ops`, `shutdown_timer`, `review`, `resume`,
+//!   `hosts` (links to other hosts), `panes`, `mode_keys`/`mode_sync`, `task_ops`, `shutdown_timer`, `review`, `resume`,
 //!   `claude_facts` (what `claude` teammates' transcripts say), `files` (the copies of the
 //!   team's files).
 //!
@@ -25,6 +25,7 @@ mod client_prompts;
 mod drain;
 mod executor;
 mod files;
+mod hosts;
 mod incoming;
 mod input;
 #[cfg(test)]
@@ -118,6 +119,10 @@ pub struct LeadOptions {
     /// `budget-team`).
     pub budget_teammate: Option<u64>,
     pub budget_team: Option<u64>,
+    /// The hosts teammates may run on (`[hosts.NAME]`), and where teamlead keeps its ssh
+    /// masters' control sockets (`None`: no teammates on other hosts).
+    pub hosts: Vec<crate::config::HostConfig>,
+    pub ssh_dir: Option<PathBuf>,
 }
 
 /// How long a `/shutdown` waits by default before the lead says how to force it.
@@ -146,6 +151,8 @@ impl LeadOptions {
             retry_failed_tasks: false,
             budget_teammate: None,
             budget_team: None,
+            hosts: Vec::new(),
+            ssh_dir: None,
         }
     }
 

@@ -412,6 +412,9 @@ impl Controller {
                     TeammateStatus::Idle { .. } => "idle".to_string(),
                     TeammateStatus::ShuttingDown { .. } => "shutting down".to_string(),
                     TeammateStatus::Gone => "gone".to_string(),
+                    TeammateStatus::Unreachable { host, .. } => {
+                        format!("unreachable: the link to {host} is down; it is kept")
+                    }
                     TeammateStatus::Stopped { how } => format!("{how}; /respawn starts it again"),
                 };
                 format!("{} ({status}, {} mode)", m.name, m.permission_mode())

@@ -26,7 +26,7 @@ use crate::store::Home;
 use crate::store::TeammateRecord;
 
 /// The options of one `/spawn`; `None` takes the session's default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SpawnFlags {
     pub plan_mode_required: bool,
     pub mode: Option<PermissionMode>,
@@ -34,6 +34,8 @@ pub struct SpawnFlags {
     pub claude: Option<bool>,
     /// Its own git worktree.
     pub worktree: Option<bool>,
+    /// The host it runs on (`/spawn --host`); `None`: the lead's host.
+    pub host: Option<String>,
 }
 
 /// Everything decided about one teammate before it starts.
@@ -51,6 +53,8 @@ struct Plan {
     model: Option<String>,
     /// The commit its worktree started from.
     base: Option<String>,
+    /// The host it runs on (`None`: the lead's).
+    host: Option<String>,
 }
 
 impl Controller {
@@ -84,7 +88,22 @@ impl Controller {
             let e = OpError::Refused("The lead is shutting down: no new teammates.".into());
             return done(self, Err(e));
         }
-        let claude = flags.claude.unwrap_or(self.claude_by_default);
+        let claude = flags.claude.unwrap_or(self.claude_by_default) && flags.host.is_none();
+        if let Some(host) = &flags.host {
+            let refused = if flags.claude == Some(true) {
+                Some(
+                    "Claude Code teammates on another host are not supported yet: drop --agent claude",
+                )
+            } else if flags.worktree == Some(true) {
+                Some("worktrees on another host are not supported yet: drop --worktree")
+            } else {
+                None
+            };
+            if let Some(why) = refused {
+                let e = OpError::Refused(format!("Cannot spawn `{requested}` on {host}: {why}."));
+                return done(self, Err(e));
+            }
+        }
         if claude && !self.kind.is_pane() {
             let e = OpError::Refused(format!(
                 "Claude Code teammates need a pane backend ({}); this session runs teammates in-process.",
@@ -113,9 +132,7 @@ impl Controller {
         } else {
             flags.mode.unwrap_or(self.lead_mode.for_teammate())
         };
-        let worktree = flags
-            .worktree
-            .unwrap_or(self.worktree_by_default)
+        let worktree = (flags.worktree.unwrap_or(self.worktree_by_default) && flags.host.is_none())
             .then(|| WorktreeAsk {
                 repo: self.cwd.clone(),
                 in_use: self
@@ -137,6 +154,7 @@ impl Controller {
             claude,
             model: self.teammate_model.clone(),
             base: None,
+            host: flags.host.clone(),
         };
         self.start_planned(plan, Before::Spawn { worktree }, Outcome::Spawned, done);
     }
@@ -189,6 +207,7 @@ impl Controller {
             claude,
             model: member.model.clone().or_else(|| self.teammate_model.clone()),
             base: self.record.teammates.get(name).and_then(|r| r.base.clone()),
+            host: crate::backend::hosts::remote::member_host(&member).map(str::to_string),
         };
         self.tracking.remove(name);
         let before = Before::Respawn {
@@ -462,6 +481,12 @@ async fn start(
     member.mode = Some(plan.mode.as_str().to_string());
     member.model = plan.model.clone();
     member.worktree_path = plan.worktree_path.clone();
+    if let Some(host) = &plan.host {
+        member.extra.insert(
+            crate::backend::hosts::remote::HOST_KEY.to_string(),
+            serde_json::json!(host),
+        );
+    }
     let name = plan.name.clone();
     let (h, t, m) = (home.clone(), team.to_string(), member.clone());
     let added = tokio::task::spawn_blocking(move || crate::store::add_member(&h, &t, m))
@@ -486,6 +511,7 @@ async fn start(
         claude: plan.claude,
         model: plan.model.clone(),
         session_id: session_id.clone(),
+        host: plan.host.clone(),
         ..SpawnRequest::new(&name, plan.cwd.clone())
     };
     match executor.spawn(request).await {

@@ -44,6 +44,7 @@ pub(crate) struct Channels {
     pub bridge: mpsc::UnboundedReceiver<BridgeMessage>,
     pub teammates: mpsc::UnboundedReceiver<TeammateEvent>,
     pub changes: Option<mpsc::UnboundedReceiver<ChangeEvent>>,
+    pub hosts: mpsc::UnboundedReceiver<crate::backend::hosts::link::HostState>,
 }
 
 /// Where the session is in its life.
@@ -152,6 +153,9 @@ pub(crate) struct Controller {
     /// teamlead's own teammates run the shell engine (no model): their commands may write any
     /// file, and nothing records which.
     pub shell_engine: bool,
+    /// The hosts whose link is down, and since when (epoch ms): their teammates are shown
+    /// `unreachable`.
+    pub hosts_down: HashMap<String, u64>,
 }
 
 impl Controller {
@@ -193,8 +197,16 @@ impl Controller {
             }
         };
         let (teammate_tx, teammate_rx) = mpsc::unbounded_channel();
-        let executor =
-            super::executor::open_executor(&opts, &home, &team, &file, &bridge, teammate_tx);
+        let (hosts_tx, hosts_rx) = mpsc::unbounded_channel();
+        let executor = super::executor::open_executor(
+            &opts,
+            &home,
+            &team,
+            &file,
+            &bridge,
+            teammate_tx,
+            hosts_tx,
+        );
         crate::lead::emergency::register(&home, &team, executor.clone());
         if let Some(hint) = executor.attach_hint() {
             notes.push(format!(
@@ -230,6 +242,7 @@ impl Controller {
             prompt_checks: Default::default(),
             said_done: HashSet::new(),
             shell_engine: opts.teammate_llm.is_none(),
+            hosts_down: HashMap::new(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),
@@ -269,6 +282,7 @@ impl Controller {
             bridge: bridge_rx,
             teammates: teammate_rx,
             changes,
+            hosts: hosts_rx,
         };
         Ok((controller, channels))
     }
@@ -304,6 +318,7 @@ impl Controller {
             bridge: ch.bridge,
             teammates: ch.teammates,
             changes: ch.changes,
+            hosts: ch.hosts,
             liveness,
             safety,
         };

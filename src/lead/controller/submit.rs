@@ -72,6 +72,7 @@ impl Controller {
                 mode,
                 claude,
                 worktree,
+                host,
                 prompt,
             } => {
                 let flags = SpawnFlags {
@@ -79,6 +80,7 @@ impl Controller {
                     mode,
                     claude: claude.then_some(true),
                     worktree: worktree.then_some(true),
+                    host,
                 };
                 self.spawn_teammate_with(&name, flags, &prompt, reported());
             }
@@ -359,6 +361,7 @@ impl Controller {
                 TeammateStatus::Idle { .. } => "idle".to_string(),
                 TeammateStatus::ShuttingDown { .. } => "shutting down".to_string(),
                 TeammateStatus::Gone => "gone".to_string(),
+                TeammateStatus::Unreachable { host, .. } => format!("unreachable ({host})"),
                 TeammateStatus::Stopped { how } => how,
             };
             let backend = m

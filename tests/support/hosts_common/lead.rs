@@ -88,6 +88,17 @@ impl TestLead {
         cmd
     }
 
+    /// The same as a std command (for a long-running `serve`).
+    pub fn std_cmd(&self) -> Command {
+        let mut cmd = self.home.std_cmd();
+        cmd.env("TEAMLEAD_RUNTIME_DIR", self.runtime.path())
+            .env("TEAMLEAD_SSH_CONFIG", self.ssh.path().join("config"))
+            .env("HOME", self.ssh.path())
+            .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("SSH_AUTH_SOCK");
+        cmd
+    }
+
     /// `teamlead hosts add NAME user@address`, which must succeed.
     pub fn add_host(&self, name: &str, host: &TestHost) {
         self.cmd()

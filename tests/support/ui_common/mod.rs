@@ -38,6 +38,7 @@ pub fn teammate(name: &str, color: &str, status: TeammateStatus, backend: &str) 
         } else {
             String::new()
         },
+        host: None,
         hidden: false,
         model: Some("claude-sonnet-4-5".to_string()),
         cwd: "/home/lead/project".to_string(),

@@ -356,3 +356,56 @@ fn a_second_relay_of_a_link_waits_for_the_first_and_gives_up() {
     assert!(started.elapsed() < Duration::from_secs(1));
     assert!(third.is_open(), "{:?}", step.events);
 }
+
+#[test]
+fn the_leads_team_file_reaches_the_relays_host_and_its_updates_replace_the_members() {
+    use teamlead_protocol::Member;
+    use teamlead_protocol::store::team;
+    let mut pair = Pair::new();
+    let lead = Member::new("team-lead", TEAM, "/work");
+    let alice = Member::new("alice", TEAM, "/remote/work");
+    let step = pair
+        .lead
+        .set_team("team-lead@crew", &[lead.clone(), alice.clone()])
+        .unwrap();
+    assert!(step.lines.is_empty(), "queued, not sent, while down");
+    // The same file again is not queued twice.
+    assert!(
+        pair.lead
+            .set_team("team-lead@crew", &[lead.clone(), alice.clone()])
+            .unwrap()
+            .lines
+            .is_empty()
+    );
+    pair.connect();
+    assert!(run_until(&mut pair, 200, |p| {
+        team::read_team(p.relay_home(), TEAM).is_ok_and(|f| f.members.len() == 2)
+    }));
+    let file = team::read_team(pair.relay_home(), TEAM).unwrap();
+    assert_eq!(file.lead_agent_id, "team-lead@crew");
+    assert_eq!(file.members[1].name, "alice");
+    assert_eq!(file.members[1].cwd, "/remote/work");
+    // An update (bob joins, alice leaves) replaces the members; the file's other keys stay.
+    team::edit_team(pair.relay_home(), TEAM, |f| {
+        f.extra.insert("kept".into(), serde_json::json!(1));
+        Ok(())
+    })
+    .unwrap();
+    let bob = Member::new("bob", TEAM, "/remote/work");
+    let step = pair.lead.set_team("team-lead@crew", &[lead, bob]).unwrap();
+    assert_eq!(step.lines.len(), 1, "sent at once while open");
+    pair.take_lead(step);
+    assert!(run_until(&mut pair, 200, |p| {
+        team::read_team(p.relay_home(), TEAM).is_ok_and(|f| {
+            f.members
+                .iter()
+                .map(|m| m.name.as_str())
+                .collect::<Vec<_>>()
+                == ["team-lead", "bob"]
+        })
+    }));
+    let file = team::read_team(pair.relay_home(), TEAM).unwrap();
+    assert_eq!(file.extra.get("kept"), Some(&serde_json::json!(1)));
+    // The lead's own team file is not touched by its own body.
+    assert!(team::read_team(pair.lead_home(), TEAM).is_err());
+}

@@ -115,6 +115,11 @@ impl Pair {
         }
     }
 
+    /// Lines the test had the lead produce itself (outside a tick), onto the connection.
+    pub fn take_lead(&mut self, step: Step) {
+        self.take("lead", step);
+    }
+
     /// A new connection: both ends start over, the lead says hello.
     pub fn connect(&mut self) {
         self.connected = true;

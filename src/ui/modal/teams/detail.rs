@@ -175,7 +175,10 @@ pub fn render(
     let title = vec![
         Span::raw(" "),
         Span::styled(
-            format!(" @{} ", t.name),
+            match &t.host {
+                Some(host) => format!(" @{} · {host} ", t.name),
+                None => format!(" @{} ", t.name),
+            },
             Style::default()
                 .bg(color)
                 .fg(Color::Black)

@@ -94,7 +94,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, context: &TeamsCont
     // Column widths: name and status as wide as needed (capped), the task gets the rest.
     let name_w = team
         .iter()
-        .map(|t| str_width(&t.name))
+        .map(|t| str_width(&t.shown_name()))
         .max()
         .unwrap_or(0)
         .min(16);
@@ -152,7 +152,7 @@ pub fn render(selected: usize, area: Rect, buf: &mut Buffer, context: &TeamsCont
                 "● ",
                 Style::default().fg(teammate_color(t.color.as_deref())),
             ),
-            Span::styled(pad(&t.name, name_w), name_style(t.color.as_deref())),
+            Span::styled(pad(&t.shown_name(), name_w), name_style(t.color.as_deref())),
             Span::raw("  "),
             Span::styled(
                 pad(&status_of(t, now_ms), status_w),

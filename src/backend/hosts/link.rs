@@ -1,0 +1,403 @@
+//! The lead's side of the link to one host for one team (DESIGN.md "Hosts", "The relay"): a
+//! thread of its own runs `teamlead relay --stdio` on the host over the host's ssh master
+//! ([`Connection::command`], which checks the master and replaces a dead one first) and drives
+//! `teamlead_relay`'s [`Link`] (role lead) over the child's pipes. Before each connection it
+//! queues the route (the members that run on the host) and the team file the host needs; the
+//! link sends both after the handshake. When the connection ends it kills the child and
+//! reconnects with backoff. A route change ends the connection at once and reconnects with the
+//! new route (the link resumes from its last ack).
+//!
+//! It reports the host's state ([`HostState`]: up, or down since when and why) to a sink, by
+//! traffic: a connection whose relay sent nothing for [`QUIET_LIMIT`] is reported down before
+//! the link gives up on it (pings go every 2 s, so a live relay answers well inside that),
+//! and up again when traffic comes back. Nothing here blocks the controller: the sink only
+//! sends an event.
+
+use std::io::Read;
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use teamlead_relay::{DriverOptions, Ended, Event, Identity, Link};
+
+use super::Connection;
+use super::probe::remote_teamlead_in;
+use crate::protocol::time::now_ms;
+use crate::store::Home;
+
+/// No frame from the relay for this long: the host is reported down (the link itself ends the
+/// connection after 6 s of silence).
+pub const QUIET_LIMIT: Duration = Duration::from_millis(3000);
+
+/// The first wait before a reconnect, and the longest.
+const BACKOFF_MIN: Duration = Duration::from_millis(250);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// One host's state, as the lead shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostState {
+    pub team: String,
+    pub host: String,
+    /// The link carries traffic.
+    pub up: bool,
+    /// Since when (epoch ms).
+    pub since_ms: u64,
+    /// Why it is down, in words (empty when up).
+    pub why: String,
+}
+
+/// Where a link reports its host's state (an event to the controller; never blocks).
+pub type StateSink = Arc<dyn Fn(HostState) + Send + Sync>;
+
+/// What the link thread and its owner share.
+struct Shared {
+    /// End for good.
+    stop: AtomicBool,
+    /// The route changed: end the connection and connect again with the new one.
+    restart: AtomicBool,
+    hosted: Mutex<Vec<String>>,
+    /// The last state reported (`None`: none yet).
+    reported: Mutex<Option<bool>>,
+    /// Bumped by each route change; `synced` is the last one the relay acknowledged.
+    generation: AtomicU64,
+    synced: AtomicU64,
+}
+
+/// A running link to one host for one team; dropped or [`HostLink::stop`]ped, it ends.
+pub struct HostLink {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What one link needs.
+pub struct LinkSpec {
+    pub connection: Connection,
+    /// The lead's home (the team's directory, the link's state).
+    pub home: Home,
+    pub team: String,
+    /// The link id (stable for this team on this host: [`link_id`]).
+    pub link: String,
+    /// The members that run on the host.
+    pub hosted: Vec<String>,
+    /// The version the lead says in its hello.
+    pub version: String,
+}
+
+/// The link id of `team` (created at `created_ms`) on `host`: a uuid made from both, so the
+/// same team keeps it across lead restarts and a new team of the same name gets another.
+pub fn link_id(team: &str, created_ms: u64, host: &str) -> String {
+    teamlead_relay::forward::relay_id(team, &format!("link/{host}/{created_ms}"))
+}
+
+/// The relay's command line on the host, with the host's home when the config names one.
+pub fn relay_command(home: Option<&str>) -> String {
+    remote_teamlead_in(home, None, &["relay", "--stdio"])
+}
+
+impl HostLink {
+    /// Starts the link's thread.
+    pub fn start(spec: LinkSpec, sink: StateSink) -> std::io::Result<HostLink> {
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            restart: AtomicBool::new(false),
+            hosted: Mutex::new(spec.hosted.clone()),
+            reported: Mutex::new(None),
+            generation: AtomicU64::new(1),
+            synced: AtomicU64::new(0),
+        });
+        let thread_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("link-{}", spec.connection.host.name))
+            .spawn(move || run(spec, &thread_shared, &sink))?;
+        Ok(HostLink {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// The members that run on the host now, with the team file as it is now: sent to the
+    /// relay (the connection is renewed). Returns the generation [`HostLink::wait_synced`]
+    /// waits for.
+    pub fn set_hosted(&self, hosted: Vec<String>) -> u64 {
+        if let Ok(mut h) = self.shared.hosted.lock() {
+            *h = hosted;
+        }
+        let generation = self.shared.generation.fetch_add(1, Ordering::Relaxed) + 1;
+        self.shared.restart.store(true, Ordering::Relaxed);
+        generation
+    }
+
+    /// Waits until the relay acknowledged the route and team file of `generation` (or a later
+    /// one); false when `deadline` passed first (the host is unreachable).
+    pub fn wait_synced(&self, generation: u64, deadline: Duration) -> bool {
+        let until = Instant::now() + deadline;
+        loop {
+            if self.shared.synced.load(Ordering::Relaxed) >= generation {
+                return true;
+            }
+            if Instant::now() >= until || self.shared.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Whether the host was last reported up.
+    pub fn is_up(&self) -> bool {
+        self.shared
+            .reported
+            .lock()
+            .map(|r| *r == Some(true))
+            .unwrap_or(false)
+    }
+
+    /// Ends the link: the relay is killed, its state stays on disk for the next lead.
+    pub fn stop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for HostLink {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Reports a state when it differs from the last one reported.
+fn report(spec: &LinkSpec, shared: &Shared, sink: &StateSink, up: bool, why: &str) {
+    StateOnly {
+        team: &spec.team,
+        host: &spec.connection.host.name,
+    }
+    .report(shared, sink, up, why);
+}
+
+/// Sleeps `d`, waking early when the link is stopped or its route changed.
+fn pause(shared: &Shared, d: Duration) {
+    let until = Instant::now() + d;
+    while Instant::now() < until {
+        if shared.stop.load(Ordering::Relaxed) || shared.restart.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// The link's thread: connect, drive, reconnect with backoff, until stopped.
+fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
+    let identity = Identity::this_build(&spec.version);
+    let mut link = match Link::lead(spec.home.clone(), &spec.team, &spec.link, identity) {
+        Ok(link) => link,
+        Err(e) => {
+            report(
+                &spec,
+                shared,
+                sink,
+                false,
+                &format!("the link's state: {e}"),
+            );
+            return;
+        }
+    };
+    let mut backoff = BACKOFF_MIN;
+    while !shared.stop.load(Ordering::Relaxed) {
+        shared.restart.store(false, Ordering::Relaxed);
+        let generation = shared.generation.load(Ordering::Relaxed);
+        if let Err(e) = queue_route(&spec, shared, &mut link) {
+            report(&spec, shared, sink, false, &e);
+            pause(shared, backoff);
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+            continue;
+        }
+        // What the relay must acknowledge for this route to be there.
+        let target = link.acked() + link.unacked() as u64;
+        let sync = RouteSync { generation, target };
+        match connect_once(&spec, shared, sink, &mut link, sync) {
+            Ok(true) => backoff = BACKOFF_MIN,
+            Ok(false) => {}
+            Err(why) => report(&spec, shared, sink, false, &why),
+        }
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if !shared.restart.load(Ordering::Relaxed) {
+            pause(shared, backoff);
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+        }
+    }
+}
+
+/// The route and the team file the host needs, into the link's outbox (sent once open).
+fn queue_route(spec: &LinkSpec, shared: &Shared, link: &mut Link) -> Result<(), String> {
+    let hosted = shared
+        .hosted
+        .lock()
+        .map(|h| h.clone())
+        .map_err(|_| "the route's lock is poisoned".to_string())?;
+    link.set_hosted(&hosted)
+        .map_err(|e| format!("the link's state: {e}"))?;
+    let file = crate::store::team::read_team(&spec.home, &spec.team)
+        .map_err(|e| format!("the team file: {e}"))?;
+    link.set_team(&file.lead_agent_id, &file.members)
+        .map_err(|e| format!("the link's state: {e}"))?;
+    Ok(())
+}
+
+/// The route generation a connection carries, and the seq whose ack means it is there.
+#[derive(Debug, Clone, Copy)]
+struct RouteSync {
+    generation: u64,
+    target: u64,
+}
+
+/// Counts the relay's traffic: the time of the last byte read.
+struct Traffic<R> {
+    inner: R,
+    last_ms: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Traffic<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n > 0 {
+            self.last_ms.store(now_ms(), Ordering::Relaxed);
+        }
+        Ok(n)
+    }
+}
+
+/// Kills the relay's ssh child and reaps it.
+fn end_child(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// One connection: the relay started over the master, driven until it ends. `Ok(true)`: the
+/// link was open at some point (the backoff starts over).
+fn connect_once(
+    spec: &LinkSpec,
+    shared: &Arc<Shared>,
+    sink: &StateSink,
+    link: &mut Link,
+    sync: RouteSync,
+) -> Result<bool, String> {
+    let mut cmd = spec
+        .connection
+        .command(&relay_command(spec.connection.host.home.as_deref()))
+        .map_err(|e| e.to_string())?;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().map_err(|e| format!("ssh did not start: {e}"))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        end_child(&mut child);
+        return Err("ssh's pipes are missing".to_string());
+    };
+    let last_ms = Arc::new(AtomicU64::new(now_ms()));
+    let reader = Traffic {
+        inner: stdout,
+        last_ms: last_ms.clone(),
+    };
+    let ended = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let opened = Arc::new(AtomicBool::new(false));
+    // The watch: liveness by traffic, and the stop of this connection.
+    let watch = {
+        let (shared, ended, stop, opened, last_ms, sink) = (
+            shared.clone(),
+            ended.clone(),
+            stop.clone(),
+            opened.clone(),
+            last_ms.clone(),
+            sink.clone(),
+        );
+        let (team, host) = (spec.team.clone(), spec.connection.host.name.clone());
+        std::thread::Builder::new()
+            .name(format!("link-watch-{host}"))
+            .spawn(move || {
+                let quiet = QUIET_LIMIT.as_millis() as u64;
+                while !ended.load(Ordering::Relaxed) {
+                    if shared.stop.load(Ordering::Relaxed) || shared.restart.load(Ordering::Relaxed)
+                    {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    if opened.load(Ordering::Relaxed) {
+                        let silent = now_ms().saturating_sub(last_ms.load(Ordering::Relaxed));
+                        let up = silent < quiet;
+                        let why = format!("no traffic from the relay for {} s", silent / 1000);
+                        let spec = StateOnly {
+                            team: &team,
+                            host: &host,
+                        };
+                        spec.report(&shared, &sink, up, if up { "" } else { &why });
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+            .map_err(|e| format!("no thread for the link's watch: {e}"))?
+    };
+    let options = DriverOptions {
+        poll: teamlead_relay::driver::DEFAULT_POLL,
+        stop: Some(stop.clone()),
+    };
+    let result = teamlead_relay::drive(link, reader, stdin, &options, |event| {
+        let synced = match event {
+            Event::Up(peer) => {
+                opened.store(true, Ordering::Relaxed);
+                report(spec, shared, sink, true, "");
+                peer.recv >= sync.target
+            }
+            Event::Acked(seq) => *seq >= sync.target,
+            _ => false,
+        };
+        if synced {
+            shared.synced.fetch_max(sync.generation, Ordering::Relaxed);
+        }
+    });
+    ended.store(true, Ordering::Relaxed);
+    let _ = watch.join();
+    end_child(&mut child);
+    let was_open = opened.load(Ordering::Relaxed);
+    let why = match result {
+        Ok(Ended::Stopped) => return Ok(was_open),
+        Ok(Ended::Closed) => "the relay closed the link".to_string(),
+        Ok(Ended::Link(end)) => format!("{end:?}"),
+        Err(e) => e.to_string(),
+    };
+    if !shared.stop.load(Ordering::Relaxed) {
+        report(spec, shared, sink, false, &why);
+    }
+    Ok(was_open)
+}
+
+/// The names a report needs, for the watch thread (which does not hold the spec).
+struct StateOnly<'a> {
+    team: &'a str,
+    host: &'a str,
+}
+
+impl StateOnly<'_> {
+    fn report(&self, shared: &Shared, sink: &StateSink, up: bool, why: &str) {
+        let Ok(mut last) = shared.reported.lock() else {
+            return;
+        };
+        if *last == Some(up) {
+            return;
+        }
+        *last = Some(up);
+        drop(last);
+        tracing::info!(host = %self.host, team = %self.team, up, "host link {why}");
+        sink(HostState {
+            team: self.team.to_string(),
+            host: self.host.to_string(),
+            up,
+            since_ms: now_ms(),
+            why: why.to_string(),
+        });
+    }
+}

@@ -1,0 +1,353 @@
+//! The teammates of one team that run on other hosts (DESIGN.md "Hosts"): each in a session of
+//! the team's private tmux server on its host (`tmux -L teamlead-<team>`, started over the
+//! host's ssh master and living on without it, so a dropped link leaves the teammate running),
+//! one [`HostLink`] per host carrying its inboxes, route and team file. Every call here blocks
+//! (ssh); the executor runs them on the blocking pool.
+//!
+//! A remote member is marked in the lead's team file by its `teamleadHost` key (ids stay
+//! `name@team`). A listing that fails (the host unreachable) is never read as "not running".
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::link::{HostLink, LinkSpec, StateSink, link_id};
+use super::probe::remote_teamlead_in;
+use super::{Connection, Connector};
+use crate::backend::executor::{ExecutorError, Liveness, LivenessReport, SpawnRequest, Spawned};
+use crate::backend::launch::{TeammateLaunch, TeammateProgram, shell_quote};
+use crate::config::HostConfig;
+use crate::protocol::{BackendKind, InboxEntry, LEAD_NAME, Member};
+use crate::store::{self, Home};
+
+/// The member key that names the host a teammate runs on.
+pub const HOST_KEY: &str = "teamleadHost";
+
+/// How long a spawn waits for the host to have the team's new route and team file.
+const SYNC_DEADLINE: Duration = Duration::from_secs(20);
+
+/// How long one tmux call on a host may take.
+const CALL_DEADLINE: Duration = Duration::from_secs(15);
+
+/// The host a member runs on (`None`: the lead's host).
+pub fn member_host(member: &Member) -> Option<&str> {
+    member.extra.get(HOST_KEY).and_then(|v| v.as_str())
+}
+
+/// The socket name of the team's private tmux server on a host.
+pub fn tmux_socket(team: &str) -> String {
+    format!("teamlead-{team}")
+}
+
+/// What it takes to run teammates of one team on other hosts.
+pub struct RemoteTeammates {
+    pub home: Home,
+    pub team: String,
+    /// The team's creation time (part of each link id).
+    pub created_ms: u64,
+    pub version: String,
+    /// teamlead's own teammate engine (`shell`, `llm`).
+    pub engine: String,
+    pub connector: Connector,
+    pub hosts: Vec<HostConfig>,
+    pub sink: StateSink,
+    links: Mutex<HashMap<String, HostLink>>,
+    /// Each remote teammate's host.
+    members: Mutex<HashMap<String, String>>,
+}
+
+fn failed(what: impl std::fmt::Display) -> ExecutorError {
+    ExecutorError::Failed(what.to_string())
+}
+
+impl RemoteTeammates {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        home: Home,
+        team: &str,
+        created_ms: u64,
+        version: &str,
+        engine: &str,
+        connector: Connector,
+        hosts: Vec<HostConfig>,
+        sink: StateSink,
+    ) -> RemoteTeammates {
+        RemoteTeammates {
+            home,
+            team: team.to_string(),
+            created_ms,
+            version: version.to_string(),
+            engine: engine.to_string(),
+            connector,
+            hosts,
+            sink,
+            links: Mutex::new(HashMap::new()),
+            members: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The host `name` runs on, if it is a remote teammate of this session.
+    pub fn host_of(&self, name: &str) -> Option<String> {
+        self.members.lock().ok()?.get(name).cloned()
+    }
+
+    /// The remote teammates, with their hosts.
+    pub fn all(&self) -> Vec<(String, String)> {
+        self.members
+            .lock()
+            .map(|m| m.iter().map(|(n, h)| (n.clone(), h.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    fn host(&self, name: &str) -> Result<&HostConfig, ExecutorError> {
+        self.hosts.iter().find(|h| h.name == name).ok_or_else(|| {
+            failed(format!(
+                "no host `{name}` in the config file: `teamlead hosts add {name} [user@]host` adds it"
+            ))
+        })
+    }
+
+    fn connection(&self, host: &str) -> Result<Connection, ExecutorError> {
+        Ok(self.connector.connection(self.host(host)?))
+    }
+
+    /// The teammates that run on `host`.
+    fn hosted(&self, host: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .all()
+            .into_iter()
+            .filter(|(_, h)| h == host)
+            .map(|(n, _)| n)
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Tells `host`'s link the route as it is now (starting the link first); returns the
+    /// generation to wait for.
+    fn update_route(&self, host: &str) -> Result<u64, ExecutorError> {
+        let hosted = self.hosted(host);
+        let mut links = self
+            .links
+            .lock()
+            .map_err(|_| failed("the links' lock is poisoned"))?;
+        if !links.contains_key(host) {
+            let spec = LinkSpec {
+                connection: self.connection(host)?,
+                home: self.home.clone(),
+                team: self.team.clone(),
+                link: link_id(&self.team, self.created_ms, host),
+                hosted: hosted.clone(),
+                version: self.version.clone(),
+            };
+            let link = HostLink::start(spec, self.sink.clone())
+                .map_err(|e| failed(format!("no thread for the link to {host}: {e}")))?;
+            links.insert(host.to_string(), link);
+        }
+        let link = links
+            .get(host)
+            .ok_or_else(|| failed(format!("no link to {host}")))?;
+        Ok(link.set_hosted(hosted))
+    }
+
+    /// Waits until `host`'s relay acknowledged route `generation` (the links' lock is taken
+    /// only for a look at each poll).
+    fn wait_synced(&self, host: &str, generation: u64) -> bool {
+        let until = std::time::Instant::now() + SYNC_DEADLINE;
+        while std::time::Instant::now() < until {
+            let done = self
+                .links
+                .lock()
+                .ok()
+                .and_then(|l| {
+                    l.get(host)
+                        .map(|link| link.wait_synced(generation, Duration::ZERO))
+                })
+                .unwrap_or(false);
+            if done {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        false
+    }
+
+    /// `tmux -L <team's socket> -f /dev/null ARGS` on `host`, through its master.
+    fn tmux(&self, host: &str, args: &[&str]) -> Result<Option<i32>, ExecutorError> {
+        let connection = self.connection(host)?;
+        let mut line = vec![
+            "tmux".to_string(),
+            "-L".to_string(),
+            shell_quote(&tmux_socket(&self.team)),
+            "-f".to_string(),
+            "/dev/null".to_string(),
+        ];
+        line.extend(args.iter().map(|a| shell_quote(a)));
+        let out = connection
+            .call(&line.join(" "), None, CALL_DEADLINE)
+            .map_err(|e| failed(format!("on {host}: {e}")))?;
+        if out.status != Some(0) && !args.contains(&"has-session") {
+            return Err(failed(format!(
+                "tmux on {host}: {}",
+                out.stderr.lines().last().unwrap_or("failed")
+            )));
+        }
+        Ok(out.status)
+    }
+
+    /// The command line that runs teamlead's own teammate on the host, as the local pane
+    /// executor builds it, with the host's teamlead and home; nothing of the lead's
+    /// environment goes along.
+    fn command_line(&self, host: &HostConfig, request: &SpawnRequest) -> String {
+        let launch = TeammateLaunch {
+            program: TeammateProgram::Teamlead {
+                binary: "teamlead".to_string(),
+                engine: self.engine.clone(),
+            },
+            cwd: String::new(),
+            name: request.name.clone(),
+            team: self.team.clone(),
+            color: request.color.clone(),
+            parent_session_id: None,
+            plan_mode_required: request.plan_mode_required,
+            agent_type: Some(request.agent_type.clone()),
+            model: request.model.clone(),
+            lead_mode: request.mode,
+            session_id: None,
+            guard: None,
+        };
+        let args = launch.args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        remote_teamlead_in(host.home.as_deref(), host.dir.as_deref(), &args)
+    }
+
+    /// Starts `request` on `host` (its member entry exists): the member is marked with its
+    /// host, its prompt goes to its inbox (the link forwards it), the host gets the route and
+    /// team file, then the teammate starts in the team's tmux server there.
+    pub fn spawn(&self, host: &str, request: &SpawnRequest) -> Result<Spawned, ExecutorError> {
+        let config = self.host(host)?.clone();
+        let name = request.name.clone();
+        let pane = format!("{host}:{name}");
+        let cwd = config.dir.clone().unwrap_or_else(|| "~".to_string());
+        store::team::edit_team(&self.home, &self.team, |file| {
+            if let Some(m) = file.members.iter_mut().find(|m| m.name == name) {
+                m.extra
+                    .insert(HOST_KEY.to_string(), serde_json::json!(host));
+                m.tmux_pane_id = pane.clone();
+                m.backend_type = Some(BackendKind::Tmux.as_str().to_string());
+                m.cwd = cwd.clone();
+            }
+            Ok(())
+        })?;
+        let prompt: Vec<InboxEntry> = request
+            .prompt
+            .iter()
+            .map(|p| InboxEntry::new(LEAD_NAME, p.clone()))
+            .collect();
+        store::inbox::replace(&self.home, &self.team, &name, &prompt)?;
+        if let Ok(mut m) = self.members.lock() {
+            m.insert(name.clone(), host.to_string());
+        }
+        let generation = self.update_route(host)?;
+        if !self.wait_synced(host, generation) {
+            self.forget(&name);
+            return Err(failed(format!(
+                "{host} is unreachable: the team's files did not reach it within {} s",
+                SYNC_DEADLINE.as_secs()
+            )));
+        }
+        let line = self.command_line(&config, request);
+        if let Err(e) = self.tmux(
+            host,
+            &[
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                "200",
+                "-y",
+                "50",
+                &line,
+            ],
+        ) {
+            self.forget(&name);
+            return Err(e);
+        }
+        Ok(Spawned {
+            pane_id: pane,
+            kind: BackendKind::Tmux,
+        })
+    }
+
+    /// `name` no longer runs on its host: out of the route.
+    fn forget(&self, name: &str) -> Option<String> {
+        let host = self.members.lock().ok()?.remove(name)?;
+        let _ = self.update_route(&host);
+        Some(host)
+    }
+
+    /// Kills `name`'s tmux session on its host (the server ends with its last session).
+    pub fn kill(&self, name: &str) -> Result<(), ExecutorError> {
+        let Some(host) = self.host_of(name) else {
+            return Err(ExecutorError::NoSuchTeammate(name.to_string()));
+        };
+        let target = format!("={name}");
+        let alive = self.tmux(&host, &["has-session", "-t", &target])?;
+        if alive == Some(0) {
+            self.tmux(&host, &["kill-session", "-t", &target])?;
+        }
+        self.forget(name);
+        Ok(())
+    }
+
+    /// The liveness of each remote teammate whose host answers; a host that does not answer
+    /// says nothing about its teammates (they are shown unreachable, never gone).
+    pub fn liveness(&self) -> Vec<LivenessReport> {
+        let mut reports = Vec::new();
+        for (name, host) in self.all() {
+            let up = self
+                .links
+                .lock()
+                .ok()
+                .and_then(|l| l.get(&host).map(HostLink::is_up))
+                .unwrap_or(false);
+            let liveness = if !up {
+                Liveness::Running
+            } else {
+                // Only tmux's own "no such session" (status 1) says it is gone; a call that
+                // failed or was cut says nothing.
+                match self.tmux(&host, &["has-session", "-t", &format!("={name}")]) {
+                    Ok(Some(1)) => Liveness::Closed,
+                    Ok(_) | Err(_) => Liveness::Running,
+                }
+            };
+            reports.push(LivenessReport {
+                name,
+                liveness,
+                tail: Vec::new(),
+            });
+        }
+        reports
+    }
+
+    /// The end of the session: every remote teammate killed, the links ended.
+    pub fn quit(&self) {
+        for (name, _) in self.all() {
+            if let Err(e) = self.kill(&name) {
+                tracing::warn!("{name} on its host: {e}");
+            }
+        }
+        self.detach();
+    }
+
+    /// The links end; the teammates keep running on their hosts.
+    pub fn detach(&self) {
+        let links: Vec<HostLink> = self
+            .links
+            .lock()
+            .map(|mut l| l.drain().map(|(_, link)| link).collect())
+            .unwrap_or_default();
+        drop(links);
+    }
+}
