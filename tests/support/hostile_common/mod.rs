@@ -21,24 +21,8 @@ pub const TEAM: &str = "codebase-research";
 /// How long one command may run before it counts as a hang.
 pub const RUN_DEADLINE: Duration = Duration::from_secs(8);
 
-/// `tests/fixtures`.
-pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// Copies a directory tree of regular files.
-pub fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+/// `tests/fixtures` and copying a tree of it: the test support crate's.
+pub use teamlead_test_support::store::{copy_tree, fixtures};
 
 /// `<root>/home` and `<root>/logs`, removed on drop.
 pub struct Sandbox {
