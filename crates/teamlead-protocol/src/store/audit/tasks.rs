@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use super::look::{self, Look, read_json_opt, read_problem};
-use super::team::{lock_entries, unsafe_name};
+use super::team::{json_stem, lock_entries};
 use super::{Problem, ProblemKind, TeamAudit};
 use crate::Task;
 use crate::inbox::clip;
@@ -23,29 +23,12 @@ pub(super) fn audit_tasks(home: &Home, dir: &Path, audit: &mut TeamAudit) {
     };
     let mut tasks = Vec::new();
     for (name, path) in entries {
-        let (name, utf8) = match name {
-            Ok(n) => (n, true),
-            Err(lossy) => (lossy, false),
-        };
-        if name.starts_with('.') || look::is_temp(&name) {
+        if name.as_ref().unwrap_or_else(|lossy| lossy).starts_with('.') {
             continue;
         }
-        let Some(stem) = name.strip_suffix(".json") else {
+        let Some(stem) = json_stem(name, &path, "task file", "id", &mut audit.problems) else {
             continue;
         };
-        if !utf8 {
-            audit.problems.push(Problem::new(
-                ProblemKind::UnsafeName,
-                &path,
-                "task file name is not UTF-8",
-            ));
-        } else if let Some(why) = unsafe_name(stem) {
-            audit.problems.push(Problem::new(
-                ProblemKind::UnsafeName,
-                &path,
-                format!("task file name is not a safe id ({why})"),
-            ));
-        }
         match look::look(home, &path) {
             Look::File => {}
             Look::Missing => continue,

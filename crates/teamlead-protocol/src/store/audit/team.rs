@@ -116,6 +116,40 @@ fn parse_team(value: Value) -> std::result::Result<TeamFile, String> {
     TeamFile::parse(&text).map_err(|e| format!("not a valid team file: {e}"))
 }
 
+/// The stem of a `*.json` entry an audit reads (`None`: a temp file or another kind of file,
+/// passed by); a name that is not UTF-8 (its lossy form) or not safe is a problem
+/// (`"{what} name is not a safe {safe}"`), and the entry is still audited.
+pub(super) fn json_stem(
+    name: std::result::Result<String, String>,
+    path: &Path,
+    what: &str,
+    safe: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
+    let (name, utf8) = match name {
+        Ok(n) => (n, true),
+        Err(lossy) => (lossy, false),
+    };
+    if look::is_temp(&name) {
+        return None;
+    }
+    let stem = name.strip_suffix(".json")?.to_string();
+    if !utf8 {
+        problems.push(Problem::new(
+            ProblemKind::UnsafeName,
+            path,
+            format!("{what} name is not UTF-8"),
+        ));
+    } else if let Some(why) = unsafe_name(&stem) {
+        problems.push(Problem::new(
+            ProblemKind::UnsafeName,
+            path,
+            format!("{what} name is not a safe {safe} ({why})"),
+        ));
+    }
+    Some(stem)
+}
+
 /// Why a member or inbox name is not safe, if it is not.
 pub(crate) fn unsafe_name(name: &str) -> Option<String> {
     if name.chars().any(is_unsafe) {
@@ -192,29 +226,15 @@ fn audit_inboxes(home: &Home, dir: &Path, audit: &mut TeamAudit) {
         return;
     };
     for (name, path) in entries {
-        let (name, utf8) = match name {
-            Ok(n) => (n, true),
-            Err(lossy) => (lossy, false),
-        };
-        if look::is_temp(&name) {
+        let Some(stem) = json_stem(
+            name,
+            &path,
+            "inbox file",
+            "member name",
+            &mut audit.problems,
+        ) else {
             continue;
-        }
-        let Some(stem) = name.strip_suffix(".json") else {
-            continue;
         };
-        if !utf8 {
-            audit.problems.push(Problem::new(
-                ProblemKind::UnsafeName,
-                &path,
-                "inbox file name is not UTF-8",
-            ));
-        } else if let Some(why) = unsafe_name(stem) {
-            audit.problems.push(Problem::new(
-                ProblemKind::UnsafeName,
-                &path,
-                format!("inbox file name is not a safe member name ({why})"),
-            ));
-        }
         let mut inbox = InboxAudit {
             name: stem.to_string(),
             path: path.clone(),
