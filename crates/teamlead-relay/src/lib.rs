@@ -56,6 +56,7 @@ pub mod forward;
 pub mod hello;
 pub mod link_dir;
 pub mod session;
+pub mod wake;
 pub mod wire;
 
 pub use driver::{DriveError, DriverOptions, Ended, RelayOptions, drive, run_stdio};
