@@ -607,8 +607,9 @@ impl Link {
                         "Your claim did not hold: {why}. Your host's task list is set back to \
                          the lead's; take another task."
                     );
-                    let entry = teamlead_protocol::InboxEntry::new(teamlead_protocol::LEAD_NAME, text)
-                        .with_summary(Some(&format!("task #{id} went to someone else")));
+                    let entry =
+                        teamlead_protocol::InboxEntry::new(teamlead_protocol::LEAD_NAME, text)
+                            .with_summary(Some(&format!("task #{id} went to someone else")));
                     teamlead_protocol::store::inbox::append(&self.home, team, who, &entry)?;
                 }
             }

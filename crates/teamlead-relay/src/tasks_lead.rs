@@ -93,9 +93,7 @@ impl TaskFeed {
         let upserts: Vec<&Task> = listing
             .tasks
             .iter()
-            .filter(|t| {
-                self.full || self.dirty.contains(&t.id) || self.sent.get(&t.id) != Some(*t)
-            })
+            .filter(|t| self.full || self.dirty.contains(&t.id) || self.sent.get(&t.id) != Some(*t))
             .collect();
         let mut removed: Vec<String> = self
             .sent
@@ -242,7 +240,10 @@ fn create(
 ) -> Result<Outcome> {
     let origin = serde_json::Value::String(format!("{link}/{host_id}"));
     let all = list.list()?.tasks;
-    if let Some(made) = all.iter().find(|t| t.extra.get(ORIGIN_KEY) == Some(&origin)) {
+    if let Some(made) = all
+        .iter()
+        .find(|t| t.extra.get(ORIGIN_KEY) == Some(&origin))
+    {
         return Ok(Outcome::Created {
             id: made.id.clone(),
         });
@@ -288,12 +289,12 @@ fn change(
     let claimant = after.owner.as_deref().filter(|_| keys.contains("owner"));
     if let Some(who) = claimant {
         if !runs_here(who) {
-            return Ok(refused(
-                format!("{who} does not run on that host"),
-                None,
-            ));
+            return Ok(refused(format!("{who} does not run on that host"), None));
         }
-        let label = list.get(id).map(|t| t.label()).unwrap_or_else(|_| format!("task #{id}"));
+        let label = list
+            .get(id)
+            .map(|t| t.label())
+            .unwrap_or_else(|_| format!("task #{id}"));
         match list.claim(id, who, false) {
             Ok(_) => {}
             Err(ClaimError::AlreadyClaimed { owner }) => {
@@ -313,19 +314,30 @@ fn change(
                 return Ok(refused(format!("task #{id} is gone"), Some(who)));
             }
             Err(ClaimError::AgentBusy { task }) => {
-                return Ok(refused(format!("{who} already works on task #{task}"), Some(who)));
+                return Ok(refused(
+                    format!("{who} already works on task #{task}"),
+                    Some(who),
+                ));
             }
             Err(ClaimError::Store(e)) => return Err(e),
         }
     }
     let result = list.update(id, |task| {
         if !may_change(task, runs_here) {
-            return Ok(Some(format!("{} belongs to {}", task.label(), owner_of(task))));
+            return Ok(Some(format!(
+                "{} belongs to {}",
+                task.label(),
+                owner_of(task)
+            )));
         }
         if keys.contains("owner") && after.owner.is_none() {
             // A release holds only while the one who released it still owns it.
             if task.owner != before.owner {
-                return Ok(Some(format!("{} is no longer {}'s", task.label(), owner_of(before))));
+                return Ok(Some(format!(
+                    "{} is no longer {}'s",
+                    task.label(),
+                    owner_of(before)
+                )));
             }
             task.owner = None;
         }

@@ -122,8 +122,8 @@ impl Mirror {
         self.home.ensure_dir(self.list.dir())?;
         let path = self.list.task_path(&task.id)?;
         self.home.check_inside(&path)?;
-        let bytes = serde_json::to_vec_pretty(task)
-            .map_err(|e| StoreError::parse(&path, e.to_string()))?;
+        let bytes =
+            serde_json::to_vec_pretty(task).map_err(|e| StoreError::parse(&path, e.to_string()))?;
         write_atomic(&path, &bytes)
     }
 
@@ -252,7 +252,12 @@ impl Mirror {
         let unreadable: HashSet<String> = listing
             .problems
             .iter()
-            .filter_map(|p| p.path.file_stem().and_then(|s| s.to_str()).map(str::to_string))
+            .filter_map(|p| {
+                p.path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .map(str::to_string)
+            })
             .collect();
         let mut found = Vec::new();
         for task in &listing.tasks {
@@ -273,16 +278,27 @@ impl Mirror {
 
     fn found(&self, id: &str, before: Option<Task>, after: Option<Task>) -> Found {
         let fields = if before.is_none() || after.is_none() {
-            fields(before.as_ref().or(after.as_ref())).keys().cloned().collect()
+            fields(before.as_ref().or(after.as_ref()))
+                .keys()
+                .cloned()
+                .collect()
         } else {
             changed(before.as_ref(), after.as_ref())
         };
+        // A dependency on a task made here and not yet made on the lead's list: its id here is
+        // not the lead's (the lead links the new task to its blockers itself).
+        let lead_ids = |ids: &mut Vec<String>| ids.retain(|i| self.state.known.contains_key(i));
+        let told = after.clone().map(|mut t| {
+            lead_ids(&mut t.blocks);
+            lead_ids(&mut t.blocked_by);
+            Box::new(t)
+        });
         Found {
             body: Body::TaskUpdate {
                 team: self.team.clone(),
                 id: id.to_string(),
                 before: before.map(Box::new),
-                after: after.clone().map(Box::new),
+                after: told,
             },
             id: id.to_string(),
             after,
