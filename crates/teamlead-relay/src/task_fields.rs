@@ -55,3 +55,35 @@ pub fn with_fields(base: &Task, from: Option<&Task>, keys: &BTreeSet<String>) ->
     }
     serde_json::from_value(Value::Object(out)).unwrap_or_else(|_| base.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use teamlead_protocol::TaskStatus;
+
+    #[test]
+    fn changed_fields_and_a_merge_that_keeps_the_named_ones() {
+        let lead = Task::new("1", "build", "new words");
+        let mut host = Task::new("1", "build", "old words");
+        host.owner = Some("alice".into());
+        host.status = TaskStatus::InProgress;
+        host.extra.insert("futureKey".into(), Value::from(7));
+        let base = Task::new("1", "build", "old words");
+        let mine = changed(Some(&base), Some(&host));
+        assert_eq!(
+            mine.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["futureKey", "owner", "status"]
+        );
+        let merged = with_fields(&lead, Some(&host), &mine);
+        assert_eq!(merged.description, "new words", "the lead's field");
+        assert_eq!(merged.owner.as_deref(), Some("alice"), "the host's");
+        assert_eq!(merged.status, TaskStatus::InProgress);
+        assert_eq!(merged.extra.get("futureKey"), Some(&Value::from(7)));
+        // A field the other lacks is removed, one the task needs is kept.
+        let back = with_fields(&merged, Some(&base), &mine);
+        assert_eq!(back.owner, None);
+        assert!(!back.extra.contains_key("futureKey"));
+        let none = with_fields(&merged, None, &["subject".to_string()].into());
+        assert_eq!(none.subject, "build");
+    }
+}

@@ -291,17 +291,24 @@ fn change(
         if !runs_here(who) {
             return Ok(refused(format!("{who} does not run on that host"), None));
         }
-        let label = list
-            .get(id)
-            .map(|t| t.label())
-            .unwrap_or_else(|_| format!("task #{id}"));
+        let lead = list.get(id).ok();
+        let label = lead
+            .as_ref()
+            .map_or_else(|| format!("task #{id}"), Task::label);
         match list.claim(id, who, false) {
             Ok(_) => {}
             Err(ClaimError::AlreadyClaimed { owner }) => {
                 return Ok(refused(format!("{label} went to {owner} first"), Some(who)));
             }
             Err(ClaimError::AlreadyResolved) => {
-                return Ok(refused(format!("{label} was already completed"), Some(who)));
+                // Claimed and completed by another before this claim came: name the winner.
+                let why = match lead.as_ref().and_then(|t| t.owner.as_deref()) {
+                    Some(owner) if owner != who => {
+                        format!("{label} went to {owner} first, who completed it")
+                    }
+                    _ => format!("{label} was already completed"),
+                };
+                return Ok(refused(why, Some(who)));
             }
             Err(ClaimError::Blocked { by }) => {
                 let by: Vec<String> = by.iter().map(|b| format!("#{b}")).collect();
