@@ -124,12 +124,13 @@ fn the_relay_carries_entries_both_ways_once_and_survives_a_kill() {
     wait("every entry on both hosts", || {
         texts(&remote_home, "alice").len() >= 10 && texts(&lead_home, "team-lead").len() >= 10
     });
-    // Until both sides have every data acknowledged (the route and ten entries one way, ten
-    // the other), then exactly once each, in order.
+    // Until both sides have every data acknowledged (the route, ten entries and the task list's
+    // snapshot of each of the two connections one way, ten entries the other), then exactly
+    // once each, in order.
     wait("both outboxes acknowledged", || {
         let lead_dir = LinkDir::open(&lead_home, TEAM, LINK).unwrap();
         let remote_dir = LinkDir::open(&remote_home, TEAM, LINK).unwrap();
-        (lead_dir.acked(), lead_dir.unacked().len()) == (11, 0)
+        (lead_dir.acked(), lead_dir.unacked().len()) == (13, 0)
             && (remote_dir.acked(), remote_dir.unacked().len()) == (10, 0)
     });
     let tasks: Vec<String> = (0..10).map(|i| format!("task {i}")).collect();

@@ -224,17 +224,21 @@ pub fn apply(home: &Home, team: &str, to: &str, entries: &[(InboxEntry, String)]
 
 /// Creates `team` on this host with the lead's agent id and `members`, or replaces the lead's
 /// agent id and members of the team file there, under its lock (the lead owns the team file;
-/// unknown keys of the file stay).
+/// unknown keys of the file stay). The members that run on this host (`hosted`) keep the fields
+/// they own here ([`crate::members::HOST_FIELDS`]): the lead's copy of those is older.
 pub fn apply_team(
     home: &Home,
     team: &str,
     lead_agent_id: &str,
     members: Vec<teamlead_protocol::Member>,
+    hosted: &[String],
 ) -> Result<()> {
     use teamlead_protocol::store::{StoreError, team as team_file};
     let result = team_file::edit_team(home, team, |file| {
+        let mut members = members.clone();
+        crate::members::keep_host_fields(&file.members, &mut members, hosted);
         file.lead_agent_id = lead_agent_id.to_string();
-        file.members = members.clone();
+        file.members = members;
         Ok(())
     });
     match result {

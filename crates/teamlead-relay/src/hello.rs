@@ -8,7 +8,12 @@ use serde::{Deserialize, Serialize};
 pub const PROTO: u32 = 1;
 
 /// The capabilities this build has.
-pub const CAPS: &[&str] = &["inbox", "team"];
+pub const CAPS: &[&str] = &["inbox", "team", "tasks", "member"];
+
+/// What the lead needs of a relay: the inboxes, the team file, the task list's mirror and
+/// claims, the member fields back. A relay without one is refused (it would leave the host's
+/// teammates without a task list, or their claims and activity unseen by the lead).
+pub const LEAD_NEEDS: &[&str] = &["inbox", "team", "tasks", "member"];
 
 /// Which end of the link a side is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +77,14 @@ impl Identity {
             host: host_name(),
             os: std::env::consts::OS.to_string(),
             arch: std::env::consts::ARCH.to_string(),
+        }
+    }
+
+    /// This build as the lead's end of a link: needs [`LEAD_NEEDS`] of the relay.
+    pub fn lead_build(version: &str) -> Identity {
+        Identity {
+            needs: LEAD_NEEDS.iter().map(|c| c.to_string()).collect(),
+            ..Identity::this_build(version)
         }
     }
 

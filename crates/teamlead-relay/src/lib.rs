@@ -44,6 +44,15 @@
 //!   is derived from the team and the key, so even a side that lost its files sends the same id.
 //! * **Liveness by traffic.** The lead pings every 1 s; no frame for 4 s ends the connection.
 //!
+//! ## The task list and the member fields ([`tasks_lead`], [`tasks_mirror`], [`members`])
+//!
+//! The lead's host owns the task list and the team file. The lead sends its task list to the
+//! relay's mirror (`tasks`: all of it after each handshake, then what changed); the relay sends
+//! the changes made to the mirror on its host (`task_update`: claims, completions, edits), which
+//! the lead applies under its own locks with a local claim's rules and answers with the task;
+//! a losing claim is set back on the host and its claimant told. The fields a remote member
+//! owns (`isActive`, `mode`) come back as `member` bodies.
+//!
 //! The state of a link lives in `teams/<team>/.teamlead/link/<link id>/` on each host
 //! ([`link_dir`]), private to the user.
 #![cfg_attr(
@@ -55,7 +64,11 @@ pub mod driver;
 pub mod forward;
 pub mod hello;
 pub mod link_dir;
+pub mod members;
 pub mod session;
+pub mod task_fields;
+pub mod tasks_lead;
+pub mod tasks_mirror;
 pub mod wake;
 pub mod wire;
 

@@ -57,6 +57,9 @@ pub struct LinkDir {
     hosted: Option<Vec<String>>,
     /// Acknowledged lines still in `outbox.jsonl`.
     stale_lines: usize,
+    /// Opened without `acked` or `recv` on disk and no handshake since: a new link, or one
+    /// whose state was lost (see [`LinkDir::skip_to`]).
+    fresh: bool,
 }
 
 impl LinkDir {
@@ -109,6 +112,7 @@ impl LinkDir {
     pub fn open(home: &Home, team: &str, link: &str) -> Result<LinkDir> {
         let dir = LinkDir::path(home, team, link)?;
         home.ensure_dir(&dir)?;
+        let fresh = !dir.join("acked").exists() && !dir.join("recv").exists();
         let acked = read_number(&dir.join("acked"))?;
         let recv = read_number(&dir.join("recv"))?;
         let lines: Vec<Outgoing> = read_lines(&dir.join("outbox.jsonl"))?;
@@ -134,6 +138,7 @@ impl LinkDir {
             recv,
             forwarded: HashSet::new(),
             hosted,
+            fresh,
         };
         // Keys of lines still in the outbox (moved to `forwarded.jsonl` by a compaction).
         for o in &lines {
@@ -239,10 +244,23 @@ impl LinkDir {
     /// The peer says it applied `seq`, beyond anything this side remembers sending: this side's
     /// state was lost (a removed directory). Seqs continue after it, so new data is not taken
     /// by the peer for a repeat.
+    ///
+    /// A side whose state is fresh (no `acked`, no `recv` on disk) while the peer has applied
+    /// something lost its state: whatever its outbox holds now was made since and never sent,
+    /// so it is renumbered after the peer's `recv` even when its seqs already reach that far (a
+    /// side that forwards its inboxes again after the loss may well have queued more than the
+    /// peer ever applied; numbered from 1, those would be taken for repeats and dropped).
     pub fn skip_to(&mut self, seq: u64) -> Result<()> {
-        if seq >= self.next_seq {
+        let lost = self.fresh && seq > self.acked;
+        if self.fresh {
+            // From this handshake on the link has state on disk: `recv` says so.
+            write_atomic(&self.dir.join("recv"), self.recv.to_string().as_bytes())?;
+            self.fresh = false;
+        }
+        if seq >= self.next_seq || lost {
             tracing::warn!(
-                "the peer applied seq {seq} but this side's outbox ends at {}: continuing after it",
+                "the peer applied seq {seq} but this side's outbox ends at {} (lost: {lost}): \
+                 continuing after it",
                 self.next_seq - 1
             );
             self.next_seq = seq + 1;

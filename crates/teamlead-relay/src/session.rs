@@ -12,6 +12,9 @@ use teamlead_protocol::store::{Home, StoreError};
 use crate::forward::{self, Batch, Scanner};
 use crate::hello::{self, Hello, Identity, Refusal, Role};
 use crate::link_dir::LinkDir;
+use crate::members::{self, MemberFeed};
+use crate::tasks_lead::{self, Outcome, TaskFeed};
+use crate::tasks_mirror::Mirror;
 use crate::wire::{self, Body, Frame, WireError};
 
 /// The lead pings this often.
@@ -65,6 +68,10 @@ pub enum Event {
     },
     /// The peer applied everything up to this seq.
     Acked(u64),
+    /// The lead applied (or refused) a host's change of a task of its list.
+    TaskUpdate { id: String, outcome: Outcome },
+    /// The lead wrote a remote member's fields (`isActive`, `mode`) into its team file.
+    MemberFields { name: String },
 }
 
 /// Why a connection ended.
@@ -133,6 +140,12 @@ pub struct Link {
     scanner: Scanner,
     /// The last `team` body put in the outbox (the lead's; sent again by a new process).
     team_sent: Option<Body>,
+    /// The lead's task list as sent over this connection.
+    feed: TaskFeed,
+    /// A relay's mirror of the lead's task list (loaded when the link is bound).
+    mirror: Option<Mirror>,
+    /// A relay's hosted members' fields as sent over this connection.
+    member_feed: MemberFeed,
 }
 
 impl Link {
@@ -171,6 +184,9 @@ impl Link {
             ack_due: false,
             scanner: Scanner::default(),
             team_sent: None,
+            feed: TaskFeed::default(),
+            mirror: None,
+            member_feed: MemberFeed::default(),
         }
     }
 
@@ -395,6 +411,7 @@ impl Link {
                 let held =
                     LinkDir::hold_relay(&self.home, &peer.team, &peer.link, RELAY_LOCK_WAIT)?;
                 let dir = LinkDir::open(&self.home, &peer.team, &peer.link)?;
+                self.mirror = Some(Mirror::load(&self.home, &peer.team, &peer.link)?);
                 self.received.clear();
                 self.scanner = Scanner::default();
                 self.bound = Some(Bound {
@@ -437,6 +454,10 @@ impl Link {
                 body: o.body.clone(),
             });
         }
+        // A new connection: the whole task list goes to the host again, and the host's
+        // members' fields to the lead.
+        self.feed.reset();
+        self.member_feed.reset();
         self.phase = Phase::Open;
         step.events.push(Event::Up(peer.clone()));
         self.peer = Some(peer);
@@ -468,6 +489,10 @@ impl Link {
                 b.team
             )));
         }
+        let (link, hosted) = (
+            b.link.clone(),
+            b.dir.hosted().map(<[String]>::to_vec).unwrap_or_default(),
+        );
         match body {
             Body::InboxEntry {
                 team,
@@ -493,7 +518,46 @@ impl Link {
                 members,
             } => {
                 if self.role == Role::Relay {
-                    forward::apply_team(&self.home, &team, &lead_agent_id, members)?;
+                    forward::apply_team(&self.home, &team, &lead_agent_id, members, &hosted)?;
+                }
+            }
+            Body::Tasks {
+                tasks,
+                removed,
+                keep,
+                applied,
+                ..
+            } => {
+                if self.role == Role::Relay
+                    && let Some(mirror) = self.mirror.as_mut()
+                {
+                    mirror.apply(tasks, &removed, keep.as_deref(), applied)?;
+                }
+            }
+            Body::TaskUpdate {
+                team,
+                id,
+                before,
+                after,
+            } => {
+                if self.role == Role::Lead {
+                    self.flush_staged(step)?;
+                    let outcome = self.apply_task_update(
+                        &team,
+                        &link,
+                        &hosted,
+                        &id,
+                        before.as_deref(),
+                        after.as_deref(),
+                    )?;
+                    step.events.push(Event::TaskUpdate { id, outcome });
+                }
+            }
+            Body::Member { team, name, fields } => {
+                if self.role == Role::Lead
+                    && members::apply_member(&self.home, &team, &hosted, &name, &fields)?
+                {
+                    step.events.push(Event::MemberFields { name });
                 }
             }
             Body::Unknown => {
@@ -506,14 +570,129 @@ impl Link {
         Ok(())
     }
 
-    /// The directories whose files this side reads for the peer (the team's inboxes, once the
-    /// link knows its team): a driver watches them to tick at once when one changes.
+    /// The directories whose files this side reads for the peer, once the link knows its team:
+    /// the team's inboxes, its task list and (for the member fields) its team directory. A
+    /// driver watches them to tick at once when one changes.
     pub fn watched_dirs(&self) -> Vec<std::path::PathBuf> {
-        self.bound
-            .as_ref()
-            .and_then(|b| self.home.inboxes_dir(&b.team).ok())
-            .into_iter()
-            .collect()
+        let Some(b) = self.bound.as_ref() else {
+            return Vec::new();
+        };
+        [
+            self.home.inboxes_dir(&b.team),
+            self.home.tasks_dir(&b.team),
+            self.home.team_dir(&b.team),
+        ]
+        .into_iter()
+        .filter_map(Result::ok)
+        .collect()
+    }
+
+    /// A host's change of task `id`, applied to the lead's list (see
+    /// [`tasks_lead::apply_update`]). Whatever the outcome, the task goes back to the host in the
+    /// next `tasks` body (so a refused change is set back there); a claimant whose claim lost is
+    /// told, in its inbox here, which the link forwards to its host.
+    fn apply_task_update(
+        &mut self,
+        team: &str,
+        link: &str,
+        hosted: &[String],
+        id: &str,
+        before: Option<&teamlead_protocol::Task>,
+        after: Option<&teamlead_protocol::Task>,
+    ) -> Result<Outcome, LinkError> {
+        let outcome =
+            match tasks_lead::apply_update(&self.home, team, link, hosted, id, before, after) {
+                Ok(outcome) => outcome,
+                // Busy or failing storage: the link breaks, the change comes again.
+                Err(e @ (StoreError::LockTimeout { .. } | StoreError::Io { .. })) => {
+                    return Err(e.into());
+                }
+                // Anything else would fail again: the host is set back to the lead's list.
+                Err(e) => Outcome::Refused {
+                    why: e.to_string(),
+                    claimant: None,
+                },
+            };
+        self.feed.mark(id);
+        match &outcome {
+            Outcome::Applied => {}
+            Outcome::Created { id: made } => self.feed.mark(made),
+            Outcome::Refused { why, claimant } => {
+                tracing::info!("a host's change of task #{id} of {team} refused: {why}");
+                if let Some(who) = claimant {
+                    let text = format!(
+                        "Your claim did not hold: {why}. Your host's task list is set back to \
+                         the lead's; take another task."
+                    );
+                    let entry =
+                        teamlead_protocol::InboxEntry::new(teamlead_protocol::LEAD_NAME, text)
+                            .with_summary(Some(&format!("task #{id} went to someone else")));
+                    teamlead_protocol::store::inbox::append(&self.home, team, who, &entry)?;
+                }
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// The task list and the member fields, while data flows: the lead sends what changed in
+    /// its task list; a relay sends the changes made to its mirror and its members' fields.
+    /// A list or file that cannot be read now is read again at the next tick.
+    fn sync_tasks(&mut self, now: Instant, step: &mut Step) -> Result<(), LinkError> {
+        if !self.is_open() {
+            return Ok(());
+        }
+        let peer_has = |cap: &str| {
+            self.peer
+                .as_ref()
+                .is_some_and(|p| p.caps.iter().any(|c| c == cap))
+        };
+        let (tasks_ok, member_ok) = (peer_has("tasks"), peer_has("member"));
+        let Some(b) = self.bound.as_mut() else {
+            return Ok(());
+        };
+        let mut bodies = Vec::new();
+        let mut found = Vec::new();
+        match self.role {
+            Role::Lead if tasks_ok => {
+                match self.feed.bodies(&self.home, &b.team, b.dir.recv(), now) {
+                    Ok(more) => bodies = more,
+                    Err(e) => tracing::warn!("the task list of {} not sent for now: {e}", b.team),
+                }
+            }
+            Role::Lead => {}
+            Role::Relay => {
+                if tasks_ok && let Some(mirror) = self.mirror.as_mut() {
+                    match mirror.scan(now) {
+                        Ok(more) => found = more,
+                        Err(e) => tracing::warn!("the task mirror of {} not read: {e}", b.team),
+                    }
+                }
+                if member_ok && let Some(hosted) = b.dir.hosted() {
+                    match self.member_feed.scan(&self.home, &b.team, hosted, now) {
+                        Ok(more) => bodies = more,
+                        Err(e) => tracing::warn!("member fields of {} not read: {e}", b.team),
+                    }
+                }
+            }
+        }
+        let mut all: Vec<(Body, Option<String>)> =
+            found.iter().map(|f| (f.body.clone(), None)).collect();
+        all.extend(bodies.into_iter().map(|body| (body, None)));
+        if all.is_empty() {
+            return Ok(());
+        }
+        let pushed = b.dir.push_many(all)?;
+        if let Some(mirror) = self.mirror.as_mut() {
+            let seqs = pushed.iter().map(|o| o.seq);
+            mirror.sent(seqs.zip(found).collect())?;
+        }
+        for out in pushed {
+            step.send(&Frame::Data {
+                seq: out.seq,
+                body: out.body,
+            });
+        }
+        Ok(())
     }
 
     /// The passing of time: liveness (the lead pings every [`PING_EVERY`]; no frame for
@@ -542,6 +721,7 @@ impl Link {
             }
         }
         self.pick_up(now, &mut step)?;
+        self.sync_tasks(now, &mut step)?;
         Ok(step)
     }
 

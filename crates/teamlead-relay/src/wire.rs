@@ -65,6 +65,39 @@ pub enum Body {
         lead_agent_id: String,
         members: Vec<teamlead_protocol::Member>,
     },
+    /// From the lead: tasks of its task list for the relay's mirror (capability `tasks`).
+    /// `tasks` are written over the mirror's copies, keeping the fields the host changed and
+    /// the lead has not answered yet; `removed` ids leave the mirror; `keep`, when present,
+    /// is every id of the lead's list (a full snapshot: the mirror drops any other task the
+    /// host has no unanswered change of). `applied` is the highest seq of the relay's data the
+    /// lead had applied when it read its list: the answer to every `task_update` up to it is in.
+    Tasks {
+        team: String,
+        tasks: Vec<teamlead_protocol::Task>,
+        #[serde(default)]
+        removed: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        keep: Option<Vec<String>>,
+        applied: u64,
+    },
+    /// From a relay: a change made to the mirror on its host (a claim, a completion, a
+    /// release, an edit, a task created or deleted there), as the task was the last time the
+    /// relay accounted for it (`before`, `None`: created on the host) and as it is now (`after`,
+    /// `None`: deleted there). The lead applies it under its own task lock with a local claim's
+    /// rules and answers with the task in its next `tasks` (capability `tasks`).
+    TaskUpdate {
+        team: String,
+        id: String,
+        before: Option<Box<teamlead_protocol::Task>>,
+        after: Option<Box<teamlead_protocol::Task>>,
+    },
+    /// From a relay: the fields a member that runs on its host owns in the team file
+    /// (`isActive`, `mode`), as its host's team file has them (capability `member`).
+    Member {
+        team: String,
+        name: String,
+        fields: serde_json::Map<String, serde_json::Value>,
+    },
     /// A kind this build does not know (a newer peer): acknowledged and ignored. A peer only
     /// sends kinds the other side's capabilities name.
     #[serde(other)]
@@ -75,9 +108,12 @@ impl Body {
     /// The team the body is about (`None` for an unknown kind).
     pub fn team(&self) -> Option<&str> {
         match self {
-            Body::InboxEntry { team, .. } | Body::Route { team, .. } | Body::Team { team, .. } => {
-                Some(team)
-            }
+            Body::InboxEntry { team, .. }
+            | Body::Route { team, .. }
+            | Body::Team { team, .. }
+            | Body::Tasks { team, .. }
+            | Body::TaskUpdate { team, .. }
+            | Body::Member { team, .. } => Some(team),
             Body::Unknown => None,
         }
     }

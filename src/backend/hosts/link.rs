@@ -5,7 +5,9 @@
 //! queues the route (the members that run on the host) and the team file the host needs; the
 //! link sends both after the handshake. When the connection ends it kills the child and
 //! reconnects with backoff. A route change ends the connection at once and reconnects with the
-//! new route (the link resumes from its last ack).
+//! new route (the link resumes from its last ack). The task list's mirror, the host's claims
+//! and its members' fields travel inside the link itself (`teamlead_relay::tasks_lead`,
+//! `members`): nothing here but the identity that needs them of the relay.
 //!
 //! It reports the host's state ([`HostState`]: up, or down since when and why) to a sink, by
 //! traffic: a connection whose relay sent nothing for [`QUIET_LIMIT`] is reported down before
@@ -190,7 +192,9 @@ fn pause(shared: &Shared, d: Duration) {
 
 /// The link's thread: connect, drive, reconnect with backoff, until stopped.
 fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
-    let identity = Identity::this_build(&spec.version);
+    // The lead needs the relay's task mirror and member fields, not only its inboxes: an
+    // older relay is refused with what to do.
+    let identity = Identity::lead_build(&spec.version);
     let mut link = match Link::lead(spec.home.clone(), &spec.team, &spec.link, identity) {
         Ok(link) => link,
         Err(e) => {

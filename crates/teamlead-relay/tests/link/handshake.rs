@@ -3,7 +3,7 @@
 //! not frames ending the connection as errors, never panics.
 
 use teamlead_relay::wire::{self, LineBuffer, MAX_LINE};
-use teamlead_relay::{End, Event, Frame, LinkError, Role, WireError};
+use teamlead_relay::{End, Event, Frame, Identity, LinkError, Role, WireError};
 
 use crate::support::{LINK, Pair, TEAM, identity};
 
@@ -168,4 +168,37 @@ fn data_before_the_hello_breaks_the_link() {
     let line = wire::encode(&Frame::Ack { seq: 3 });
     let result = pair.relay.on_line(line.trim_end().as_bytes(), pair.now);
     assert!(matches!(result, Err(LinkError::Protocol(_))), "{result:?}");
+}
+
+#[test]
+fn an_older_relay_without_the_task_mirror_is_refused_by_the_lead_with_what_to_do() {
+    // A relay of the build before the task list crossed the link: inboxes and the team file.
+    let mut older = identity("old-host");
+    older.caps = vec!["inbox".into(), "team".into()];
+    older.version = "0.0.9".into();
+    let mut lead = Identity::lead_build("0.1.0");
+    lead.host = "lead-host".into();
+    let mut pair = Pair::with(lead, older);
+    pair.connect();
+    pair.settle();
+    let Some((_, End::Refused(refusal))) = pair.ends.iter().find(|(s, _)| *s == "lead") else {
+        panic!("the lead did not refuse: {:?}", pair.ends);
+    };
+    println!("why: {}\nfix: {}", refusal.why, refusal.fix);
+    assert!(
+        refusal.why.contains("teamlead 0.0.9 on old-host")
+            && refusal
+                .why
+                .ends_with("capabilities this link needs: tasks, member"),
+        "{}",
+        refusal.why
+    );
+    assert!(refusal.fix.contains("install teamlead 0.1.0 on old-host"));
+    assert!(refusal.fix.contains("teamlead hosts install old-host"));
+    // This build's relay has what the lead needs.
+    let mut pair = Pair::with(Identity::lead_build("0.1.0"), identity("new-host"));
+    pair.connect();
+    pair.settle();
+    assert!(pair.ends.is_empty(), "{:?}", pair.ends);
+    assert!(pair.lead.is_open());
 }

@@ -10,3 +10,4 @@ mod handshake;
 mod session;
 mod state;
 mod support;
+mod tasks;

@@ -43,8 +43,8 @@ fn what_was_in_flight_is_sent_again_after_a_reconnect_and_applied_once() {
     assert_eq!(texts(pair.relay_home(), "alice"), Vec::<String>::new());
     assert_eq!(
         pair.lead.unacked(),
-        3,
-        "the three entries (the route went through)"
+        4,
+        "the three entries and the task list's snapshot (the route went through)"
     );
     pair.connect();
     pair.settle();
@@ -66,7 +66,11 @@ fn what_was_in_flight_is_sent_again_after_a_reconnect_and_applied_once() {
     pair.deliver("relay", usize::MAX);
     assert_eq!(texts(pair.relay_home(), "bob"), vec!["to-bob"]);
     pair.drop_link();
-    assert_eq!(pair.lead.unacked(), 1);
+    assert_eq!(
+        pair.lead.unacked(),
+        2,
+        "the entry and the task list's snapshot of that connection"
+    );
     pair.connect();
     pair.settle();
     assert_eq!(pair.lead.unacked(), 0);
@@ -159,7 +163,11 @@ fn a_side_rebuilt_from_disk_resumes_from_the_last_ack() {
     pair.drop_link();
     pair.restart_lead(identity("lead-host"));
     pair.restart_relay(identity("remote-host"));
-    assert_eq!(pair.lead.unacked(), 5);
+    assert_eq!(
+        pair.lead.unacked(),
+        6,
+        "five entries and the task list's snapshot"
+    );
     // The restarted lead does not pick the same entries up again.
     pair.connect();
     pair.settle();
@@ -173,13 +181,20 @@ fn a_side_rebuilt_from_disk_resumes_from_the_last_ack() {
     );
     let dir = LinkDir::open(pair.lead_home(), TEAM, LINK).unwrap();
     assert_eq!(dir.unacked().len(), 0);
-    assert_eq!(dir.acked(), 6, "the route and five entries");
+    assert_eq!(
+        dir.acked(),
+        8,
+        "the route, five entries and a task list snapshot per connection"
+    );
 }
 
 #[test]
 fn the_lead_pings_and_silence_ends_the_connection() {
     let mut pair = Pair::new();
     pair.connect();
+    pair.settle();
+    // The task list's snapshot goes first, at the first tick.
+    pair.tick();
     pair.settle();
     pair.advance(PING_EVERY - Duration::from_millis(1));
     pair.tick();

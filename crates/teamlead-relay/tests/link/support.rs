@@ -35,6 +35,8 @@ pub struct Pair {
     pub events: Vec<(&'static str, Event)>,
     pub ends: Vec<(&'static str, End)>,
     pub connected: bool,
+    /// The link's id (another host of the same lead has another).
+    pub link: &'static str,
     /// Each side's `recv` before the last batch of lines it was given.
     pub lead_recv_before: u64,
     pub relay_recv_before: u64,
@@ -62,6 +64,25 @@ impl Pair {
         )
     }
 
+    /// A second remote host of the same lead (its own link, its own home for the host): the
+    /// lead's home is `first`'s, which must outlive it.
+    pub fn beside(first: &Pair, link: &'static str) -> Pair {
+        let shared = TempHome {
+            home: first.lead_home().clone(),
+            ..TempHome::new()
+        };
+        let mut pair = Pair::with_homes(
+            shared,
+            TempHome::new(),
+            identity("lead-host"),
+            identity("other-host"),
+        );
+        pair.link = link;
+        pair.lead =
+            Link::lead(first.lead_home().clone(), TEAM, link, identity("lead-host")).unwrap();
+        pair
+    }
+
     fn with_homes(
         lead_home: TempHome,
         relay_home: TempHome,
@@ -83,6 +104,7 @@ impl Pair {
             events: Vec::new(),
             ends: Vec::new(),
             connected: false,
+            link: LINK,
             lead_recv_before: 0,
             relay_recv_before: 0,
         }
@@ -113,6 +135,11 @@ impl Pair {
         if let Some(end) = step.end {
             self.ends.push((from, end));
         }
+    }
+
+    /// Lines the test had the relay produce itself (outside a tick), onto the connection.
+    pub fn take_relay(&mut self, step: Step) {
+        self.take("relay", step);
     }
 
     /// Lines the test had the lead produce itself (outside a tick), onto the connection.
@@ -200,7 +227,7 @@ impl Pair {
 
     /// Rebuilds the lead from disk, as a restarted lead server would.
     pub fn restart_lead(&mut self, id: Identity) {
-        self.lead = Link::lead(self.lead_home.home.clone(), TEAM, LINK, id).unwrap();
+        self.lead = Link::lead(self.lead_home.home.clone(), TEAM, self.link, id).unwrap();
     }
 
     /// The lead server killed in the middle of its last batch: its entries are in the inboxes

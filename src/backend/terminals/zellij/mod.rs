@@ -34,9 +34,15 @@ use crate::backend::{BackendError, BackendKind, PaneBackend, PaneState};
 use crate::protocol::Color;
 pub use terminal::Zellij;
 
-/// How long a new private session may take to list its first pane (seconds on a busy machine),
-/// or a new pane to be listed.
+/// How long a new pane may take to be listed.
 const FIRST_PANE_WAIT: Duration = Duration::from_secs(10);
+
+/// How long a new private session may take to list its first pane. A session's first start
+/// with an empty cache compiles Zellij's own plugins first: tens of seconds on a busy 2-core
+/// machine. Zellij 0.45's server panics when a CLI call connects while it still starts, so
+/// nothing is asked of the session until its first pane is there, and a session that never
+/// shows one is an error, not a session to go on with.
+const SESSION_START_WAIT: Duration = Duration::from_secs(45);
 
 /// How many times an action is tried while the CLI says the session is not there, and the
 /// first pause between two (it grows).
@@ -263,14 +269,20 @@ impl ZellijBackend {
             None,
         )?;
         // A session just made lists no pane for a moment: wait for its first one.
-        let deadline = Instant::now() + FIRST_PANE_WAIT;
+        let deadline = Instant::now() + SESSION_START_WAIT;
         let mut first = Vec::new();
-        while Instant::now() < deadline {
-            first = self.listed().unwrap_or_default();
-            if first.iter().any(|p| !p.is_plugin) {
-                break;
+        while !first.iter().any(|p: &ListedPane| !p.is_plugin) {
+            if Instant::now() >= deadline {
+                return Err(BackendError::Command {
+                    command: format!("zellij attach --create-background {session}"),
+                    detail: format!(
+                        "the session showed no pane within {} s",
+                        SESSION_START_WAIT.as_secs()
+                    ),
+                });
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(100));
+            first = self.listed().unwrap_or_default();
         }
         Ok(first
             .iter()
