@@ -296,6 +296,30 @@ fn a_remote_teammates_worktree_is_reviewed_and_merged_at_the_lead() {
         "no branch of the user's made or touched"
     );
 
+    // The merge queue fetches both remote branches: each one commit ahead, clean.
+    let queue: serde_json::Value =
+        serde_json::from_str(&ctl_ok(&lead, &["merges", "--json"])).unwrap();
+    let rows: Vec<(String, u64, bool)> = queue["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["branch"].as_str().unwrap_or("").to_string(),
+                b["ahead"].as_u64().unwrap_or(0),
+                b["clean"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("teamlead/crew/worker".to_string(), 1, true),
+            ("teamlead/crew/keeper".to_string(), 1, true),
+        ],
+        "{queue}"
+    );
+
     // A host that is down: one line, nothing changed.
     host.set_link(false);
     let said = ctl_refused(&lead, &["merge", "keeper", "--squash"]);

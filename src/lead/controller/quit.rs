@@ -221,7 +221,8 @@ impl Controller {
                 let from = match from {
                     Ok(from) => from,
                     Err(e) => {
-                        results.push((name, w.path, Some(w.branch), true, Err(e)));
+                        let shown = w.path.display().to_string();
+                        results.push((name, shown, Some(w.branch), true, Err(e)));
                         continue;
                     }
                 };
@@ -233,13 +234,13 @@ impl Controller {
                 if there {
                     fates.push(super::review::fate(&name, &w, survey, &r));
                 }
-                results.push((name, w.path, Some(w.branch), there, r));
+                results.push((name, place.describe(&w.path), Some(w.branch), there, r));
             }
             for (name, path, from) in others {
                 let from = match from {
                     Ok(from) => from,
                     Err(e) => {
-                        results.push((name, path, None, true, Err(e)));
+                        results.push((name, path.display().to_string(), None, true, Err(e)));
                         continue;
                     }
                 };
@@ -257,7 +258,7 @@ impl Controller {
                 if let (Ok(Some(w)), Some(survey)) = (&found, survey) {
                     fates.push(super::review::fate(&name, w, survey, &r));
                 }
-                results.push((name, path, None, true, r));
+                results.push((name, place.describe(&path), None, true, r));
             }
             (results, fates, crate::backend::git::current_branch(&repo))
         })
@@ -269,14 +270,10 @@ impl Controller {
             match result {
                 Ok(Retired::Removed) if there => removed += 1,
                 Ok(Retired::Removed) => {}
-                Ok(Retired::Kept(work)) => self.note(format!(
-                    "Kept worktree {}{branch} of @{name}: {work}.",
-                    path.display()
-                )),
-                Err(e) => self.note(format!(
-                    "Kept worktree {}{branch} of @{name}: {e}",
-                    path.display()
-                )),
+                Ok(Retired::Kept(work)) => {
+                    self.note(format!("Kept worktree {path}{branch} of @{name}: {work}."))
+                }
+                Err(e) => self.note(format!("Kept worktree {path}{branch} of @{name}: {e}")),
             }
         }
         if removed > 0 {

@@ -492,7 +492,7 @@ impl Controller {
                         };
                         c.note(format!(
                             "Kept the worktree {} and its branch: it holds {why}.{runs}",
-                            target.worktree.display()
+                            target.place().describe(&target.worktree)
                         ));
                     }
                     Err(e) => {
@@ -524,6 +524,7 @@ impl Controller {
     /// that was stopped for it, which leaves the team only when the worktree is gone.
     fn retire_now(&mut self, target: Target, stopped: Option<String>) {
         let tip = self.merged_tip(&target);
+        let shown = target.place().describe(&target.worktree);
         self.git_job(
             move |_| {
                 let branch = target.branch()?;
@@ -560,8 +561,7 @@ impl Controller {
                         c.worktrees.retain(|(_, w)| w.path != path);
                         c.review.merged.remove(&path);
                         c.note(format!(
-                            "Removed the worktree {} and its branch {branch}.",
-                            path.display()
+                            "Removed the worktree {shown} and its branch {branch}."
                         ));
                         // The queue follows once the team no longer lists the teammate.
                         let requeue = |c: &mut Controller| {
@@ -578,11 +578,10 @@ impl Controller {
                             None => requeue(c),
                         }
                     }
-                    Ok((path, _, Some(why))) => {
+                    Ok((_, _, Some(why))) => {
                         c.refuse();
                         c.note(format!(
-                            "Kept the worktree {}: it holds {why}.{}",
-                            path.display(),
+                            "Kept the worktree {shown}: it holds {why}.{}",
                             stayed(&stopped)
                         ));
                     }
