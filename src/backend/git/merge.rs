@@ -331,7 +331,7 @@ pub fn retire_merged(
     merged_tip: &str,
 ) -> Result<Option<String>, BackendError> {
     let (repo, path, branch) = (&worktree.repo, &worktree.path, &worktree.branch);
-    let there = place.exists(path);
+    let there = place.exists(path)?;
     if there {
         let left = place.git(path, &["status", "--porcelain", "--untracked-files=all"])?;
         let left = left.lines().filter(|l| !l.trim().is_empty()).count();

@@ -61,9 +61,9 @@ impl Place for HostGit {
         }
     }
 
-    fn exists(&self, path: &Path) -> bool {
-        self.call(&format!("test -e {}", Self::quoted(path)))
-            .is_ok_and(|o| o.status == Some(0))
+    fn exists(&self, path: &Path) -> Result<bool, BackendError> {
+        let out = self.call(&format!("test -e {} && echo yes", Self::quoted(path)))?;
+        Ok(out.status == Some(0) && out.stdout.starts_with(b"yes"))
     }
 
     fn same_path(&self, a: &Path, b: &Path) -> bool {

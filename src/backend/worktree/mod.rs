@@ -189,7 +189,7 @@ pub fn prepare_in(
                 format!("the leftover worktree {shown} (branch {branch}), which holds {work}")
             }
             Some(_) => format!("{shown}, which is a worktree on another branch"),
-            None if place.exists(&path) => {
+            None if place.exists(&path)? => {
                 format!("{shown}, which is in the way (not a worktree)")
             }
             None if branch_exists(place, &top, &branch) => {
@@ -236,7 +236,7 @@ fn work_in(place: &dyn Place, worktree: &Worktree) -> Result<Work, BackendError>
     if branch_exists(place, &worktree.repo, &worktree.branch) {
         tips.push(worktree.branch.clone());
     }
-    let exists = place.exists(&worktree.path);
+    let exists = place.exists(&worktree.path)?;
     if exists && let Some(head) = commit_of(place, &worktree.path, "HEAD") {
         tips.push(head);
     }
@@ -257,14 +257,14 @@ pub fn retire(worktree: &Worktree) -> Result<Retired, BackendError> {
 
 /// [`retire`] at `place`.
 pub fn retire_in(place: &dyn Place, worktree: &Worktree) -> Result<Retired, BackendError> {
-    if !place.exists(&worktree.repo) {
+    if !place.exists(&worktree.repo)? {
         return Ok(Retired::Removed);
     }
     let work = work_in(place, worktree)?;
     if !work.is_empty() {
         return Ok(Retired::Kept(work));
     }
-    if place.exists(&worktree.path) {
+    if place.exists(&worktree.path)? {
         let p = worktree.path.to_string_lossy();
         place.git(&worktree.repo, &["worktree", "remove", &p])?;
     } else {
@@ -303,7 +303,7 @@ pub fn survey(worktree: &Worktree) -> Result<Survey, BackendError> {
 
 /// [`survey`] at `place`.
 pub fn survey_in(place: &dyn Place, worktree: &Worktree) -> Result<Survey, BackendError> {
-    if !place.exists(&worktree.repo) {
+    if !place.exists(&worktree.repo)? {
         return Ok(Survey::default());
     }
     let work = work_in(place, worktree)?;
@@ -333,7 +333,7 @@ pub fn at_path(path: &Path) -> Result<Option<Worktree>, BackendError> {
 
 /// [`at_path`] at `place`.
 pub fn at_path_in(place: &dyn Place, path: &Path) -> Result<Option<Worktree>, BackendError> {
-    if !place.exists(path) {
+    if !place.exists(path)? {
         return Ok(None);
     }
     let listed = git::list(place, path)?;

@@ -12,8 +12,9 @@ use crate::backend::BackendError;
 pub trait Place: Send + Sync {
     /// `git -C cwd args…` there; stdout trimmed, or the command and its stderr as the error.
     fn git(&self, cwd: &Path, args: &[&str]) -> Result<String, BackendError>;
-    /// Does `path` exist there?
-    fn exists(&self, path: &Path) -> bool;
+    /// Does `path` exist there? An error when it cannot be told (a host that does not
+    /// answer): never read as "gone".
+    fn exists(&self, path: &Path) -> Result<bool, BackendError>;
     /// Are `a` and `b` the same directory there?
     fn same_path(&self, a: &Path, b: &Path) -> bool;
     /// Removes the directory `path` when it is empty (never anything in it).
@@ -33,8 +34,8 @@ impl Place for Local {
         super::git::git(cwd, args)
     }
 
-    fn exists(&self, path: &Path) -> bool {
-        path.exists()
+    fn exists(&self, path: &Path) -> Result<bool, BackendError> {
+        Ok(path.exists())
     }
 
     fn same_path(&self, a: &Path, b: &Path) -> bool {

@@ -228,7 +228,8 @@ impl Controller {
                 };
                 let place = from.place();
                 // One an earlier session listed may be gone already (merged and retired).
-                let there = place.exists(&w.path);
+                // Unknown (its host does not answer): listed, with the error retiring gives.
+                let there = place.exists(&w.path).unwrap_or(true);
                 let survey = worktree::survey_in(place, &w);
                 let r = worktree::retire_in(place, &w);
                 if there {

@@ -845,7 +845,7 @@ fn keeps(target: &Target, merged_tip: Option<&str>) -> Result<Option<String>, Re
     };
     match tip.as_deref() {
         Some(tip) => {
-            if place.exists(&w.path) {
+            if place.exists(&w.path)? {
                 let left = target.uncommitted()?;
                 if left > 0 {
                     return Ok(Some(format!("{left} uncommitted file(s)")));
