@@ -2,6 +2,9 @@
 //! repository through its ssh master ([`HostGit`], a worktree [`Place`]), so the worktree
 //! rules of `backend::worktree` (naming, leftovers, never deleting work) make and retire them
 //! there exactly as they do locally. [`HostsGit`] gives the place of each configured host.
+//!
+//! A command line is built with the same quoting as the rest of the host calls
+//! (`launch::shell_quote`, `probe::remote_path` for `~/`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -31,11 +34,12 @@ impl HostGit {
         remote_path(&path.to_string_lossy())
     }
 
-    /// Runs `line` (a command line for the host's shell); its exit status and output, or why
-    /// the host could not be asked (one line: unreachable, auth, …).
+    /// Runs `line` (a POSIX `sh` command line, run as `sh -c` whatever the login shell); its
+    /// exit status and output, or why the host could not be asked (one line: unreachable,
+    /// auth, …).
     fn call(&self, line: &str) -> Result<super::run::Output, BackendError> {
         self.connection
-            .call(line, None, GIT_DEADLINE)
+            .call(&format!("sh -c {}", shell_quote(line)), None, GIT_DEADLINE)
             .map_err(|e| BackendError::Unavailable(format!("{} is unreachable: {e}", self.name)))
     }
 }
@@ -110,5 +114,34 @@ impl HostsGit {
             name: name.to_string(),
             connection: self.connector.connection(config),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_compare_without_a_trailing_slash() {
+        let config = HostConfig {
+            name: "box".into(),
+            destination: "me@box".into(),
+            port: None,
+            options: Vec::new(),
+            dir: None,
+            home: None,
+        };
+        let connector = Connector::new(std::path::PathBuf::from("/nonexistent"));
+        let git = HostGit {
+            name: "box".into(),
+            connection: connector.connection(&config),
+        };
+        assert!(git.same_path(
+            Path::new("/srv/r-worktrees/t-a/"),
+            Path::new("/srv/r-worktrees/t-a")
+        ));
+        assert!(!git.same_path(Path::new("/srv/r"), Path::new("/srv/r2")));
+        assert_eq!(git.describe(Path::new("/srv/r")), "/srv/r on box");
+        assert_eq!(HostGit::quoted(Path::new("~/src/app")), "\"$HOME\"/src/app");
     }
 }
