@@ -56,6 +56,7 @@ mod hostile_lead;
 mod hosts_check;
 mod hosts_connections;
 mod hosts_link_chaos;
+mod hosts_review;
 mod hosts_tasks;
 mod hosts_teammates;
 mod kitty_backend;

@@ -8,16 +8,20 @@ use std::path::Path;
 
 use super::merge::{MergeFailure, MergeHow, merge, merge_check, retire_merged};
 use super::{BackendError, commits, current_branch, rev, uncommitted};
+use crate::backend::worktree::{Place, Worktree};
 
 /// What to merge, and how.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct LandRequest<'a> {
     /// The lead's checkout.
     pub repo: &'a Path,
-    /// The teammate's worktree.
-    pub worktree: &'a Path,
-    /// The teammate's branch.
-    pub branch: &'a str,
+    /// The teammate's worktree (path, branch, repository), where `place` is.
+    pub worktree: &'a Worktree,
+    /// Where the worktree is: the lead's machine, or the teammate's host.
+    pub place: &'a dyn Place,
+    /// What names the teammate's branch in the lead's repository: the branch itself, or the
+    /// ref it was fetched into from its host.
+    pub tip: &'a str,
     /// Who did the work (the squash commit's message names them).
     pub who: &'a str,
     pub how: MergeHow,
@@ -95,7 +99,8 @@ pub struct MergeReport {
 /// Checks, then merges `request.branch` into the lead's checkout (or says it would, on a dry
 /// run), then retires the worktree when asked. Blocking: run it off the controller's loop.
 pub fn land(request: &LandRequest<'_>) -> Result<MergeReport, LandRefusal> {
-    let (repo, branch) = (request.repo, request.branch);
+    let (repo, branch) = (request.repo, request.tip);
+    let shown = request.worktree.branch.as_str();
     let dirty = uncommitted(repo, false)?;
     if !dirty.is_empty() {
         return Err(LandRefusal::Dirty(dirty));
@@ -108,12 +113,11 @@ pub fn land(request: &LandRequest<'_>) -> Result<MergeReport, LandRefusal> {
         });
     }
     let mut report = MergeReport {
-        branch: branch.to_string(),
+        branch: shown.to_string(),
         lead_branch: current_branch(repo),
         ahead: check.ahead,
         behind: check.behind,
-        left_out: uncommitted(request.worktree, true)
-            .map(|u| u.len())
+        left_out: crate::backend::worktree::git::uncommitted(request.place, &request.worktree.path)
             .unwrap_or(0),
         tip: rev(repo, branch).unwrap_or_default(),
         landing: Landing::NothingLeft {
@@ -136,7 +140,7 @@ pub fn land(request: &LandRequest<'_>) -> Result<MergeReport, LandRefusal> {
                 .join("\n")
         })
         .unwrap_or_default();
-    let message = format!("Work of @{} ({branch})\n\n{subjects}\n", request.who);
+    let message = format!("Work of @{} ({shown})\n\n{subjects}\n", request.who);
     match merge(repo, branch, request.how, &message) {
         Ok(()) => {
             report.landing = Landing::Merged {
@@ -157,7 +161,7 @@ pub fn land(request: &LandRequest<'_>) -> Result<MergeReport, LandRefusal> {
 fn retire_if_asked(request: &LandRequest<'_>, mut report: MergeReport) -> MergeReport {
     if request.retire && !request.dry_run {
         report.retired = Some(
-            match retire_merged(request.repo, request.worktree, request.branch, &report.tip) {
+            match retire_merged(request.place, request.worktree, &report.tip) {
                 Ok(None) => Retired::Removed,
                 Ok(Some(why)) => Retired::Kept(why),
                 Err(e) => Retired::Failed(e.to_string()),

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use super::{BackendError, git_ok, rev, run, uncommitted};
+use super::{BackendError, git_ok, rev, run};
+use crate::backend::worktree::{Place, Worktree};
 
 /// How `theirs` would merge into `ours` (`git merge-tree --write-tree`: nothing is touched).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -321,33 +322,37 @@ pub fn merge(repo: &Path, branch: &str, how: MergeHow, message: &str) -> Result<
     Ok(())
 }
 
-/// Removes the worktree at `path` and its branch after its work was merged: only when it has
-/// no uncommitted file and `branch` still points at `merged_tip` (nothing new since).
+/// Removes `worktree` and its branch after its work was merged, where it is (`place`: the
+/// lead's machine or its host): only when it has no uncommitted file and its branch still
+/// points at `merged_tip` (nothing new since).
 pub fn retire_merged(
-    repo: &Path,
-    path: &Path,
-    branch: &str,
+    place: &dyn Place,
+    worktree: &Worktree,
     merged_tip: &str,
 ) -> Result<Option<String>, BackendError> {
-    if path.exists() {
-        let left = uncommitted(path, true)?;
-        if !left.is_empty() {
-            return Ok(Some(format!("{} uncommitted file(s)", left.len())));
+    let (repo, path, branch) = (&worktree.repo, &worktree.path, &worktree.branch);
+    let there = place.exists(path)?;
+    if there {
+        let left = place.git(path, &["status", "--porcelain", "--untracked-files=all"])?;
+        let left = left.lines().filter(|l| !l.trim().is_empty()).count();
+        if left > 0 {
+            return Ok(Some(format!("{left} uncommitted file(s)")));
         }
     }
-    if rev(repo, branch).as_deref() != Some(merged_tip) {
+    let tip = crate::backend::worktree::git::commit_of(place, repo, branch);
+    if tip.as_deref().map(str::trim) != Some(merged_tip) {
         return Ok(Some("commits made after the merge".to_string()));
     }
-    if path.exists() {
-        git_ok(repo, &["worktree", "remove", &path.to_string_lossy()])?;
+    if there {
+        place.git(repo, &["worktree", "remove", &path.to_string_lossy()])?;
     } else {
-        let _ = run(repo, &["worktree", "prune"]);
+        let _ = place.git(repo, &["worktree", "prune"]);
     }
     if branch.starts_with("teamlead/") {
-        git_ok(repo, &["branch", "-D", "--quiet", branch])?;
+        place.git(repo, &["branch", "-D", "--quiet", branch])?;
     }
     if let Some(parent) = path.parent() {
-        let _ = std::fs::remove_dir(parent);
+        place.remove_empty_dir(parent);
     }
     Ok(None)
 }

@@ -10,11 +10,13 @@
 pub mod gh;
 mod land;
 mod merge;
+mod remote_fetch;
 
 pub use land::{LandRefusal, LandRequest, Landing, MergeReport, Retired, land};
 pub use merge::{
     MergeCheck, MergeFailure, MergeHow, conflicts, merge, merge_check, own_changes, retire_merged,
 };
+pub use remote_fetch::{FetchError, FetchFrom, fetch, fetched_ref};
 
 use std::path::Path;
 use std::process::Command;
@@ -75,17 +77,21 @@ pub struct Changed {
 /// The files changed in the worktree at `wt` since `base`: committed and uncommitted changes
 /// of tracked files, and untracked files (ignored ones excluded), sorted by path.
 pub fn changed_files(wt: &Path, base: &str) -> Result<Vec<Changed>, BackendError> {
-    let numstat = git_ok(
-        wt,
-        &[
-            "diff",
-            "--no-ext-diff",
-            "--no-renames",
-            "--numstat",
-            "-z",
-            base,
-        ],
-    )?;
+    changed(wt, &[base], true)
+}
+
+/// The files the commits of `tip` changed since `base`, in the repository at `repo` (a
+/// branch fetched from a host: its worktree is not here), sorted by path.
+pub fn changed_between(repo: &Path, base: &str, tip: &str) -> Result<Vec<Changed>, BackendError> {
+    changed(repo, &[base, tip], false)
+}
+
+/// `git diff REVS` in `cwd` as [`Changed`] files, with the untracked files when `untracked`.
+fn changed(cwd: &Path, revs: &[&str], untracked: bool) -> Result<Vec<Changed>, BackendError> {
+    let wt = cwd;
+    let mut args = vec!["diff", "--no-ext-diff", "--no-renames", "--numstat", "-z"];
+    args.extend_from_slice(revs);
+    let numstat = git_ok(wt, &args)?;
     let mut counts = std::collections::HashMap::new();
     for record in numstat.split('\0').filter(|r| !r.is_empty()) {
         let mut parts = record.splitn(3, '\t');
@@ -94,17 +100,8 @@ pub fn changed_files(wt: &Path, base: &str) -> Result<Vec<Changed>, BackendError
         };
         counts.insert(path.to_string(), a.parse().ok().zip(r.parse().ok()));
     }
-    let status = git_ok(
-        wt,
-        &[
-            "diff",
-            "--no-ext-diff",
-            "--no-renames",
-            "--name-status",
-            "-z",
-            base,
-        ],
-    )?;
+    args[3] = "--name-status";
+    let status = git_ok(wt, &args)?;
     let mut out = Vec::new();
     let mut fields = status.split('\0').filter(|r| !r.is_empty());
     while let (Some(s), Some(path)) = (fields.next(), fields.next()) {
@@ -114,7 +111,11 @@ pub fn changed_files(wt: &Path, base: &str) -> Result<Vec<Changed>, BackendError
             counts: counts.get(path).copied().flatten(),
         });
     }
-    let untracked = git_ok(wt, &["ls-files", "--others", "--exclude-standard", "-z"])?;
+    let untracked = if untracked {
+        git_ok(wt, &["ls-files", "--others", "--exclude-standard", "-z"])?
+    } else {
+        String::new()
+    };
     for path in untracked.split('\0').filter(|r| !r.is_empty()) {
         let counts = match std::fs::read(wt.join(path)) {
             Ok(bytes) if !bytes.contains(&0) => Some((bytecount_lines(&bytes), 0)),
@@ -252,6 +253,28 @@ pub fn file_diff(wt: &Path, base: &str, path: &str) -> Result<String, BackendErr
     )
 }
 
+/// The unified diff of one file between `base` and `tip` in the repository at `repo`, three
+/// lines of context.
+pub fn file_diff_between(
+    repo: &Path,
+    base: &str,
+    tip: &str,
+    path: &str,
+) -> Result<String, BackendError> {
+    git_ok(
+        repo,
+        &[
+            "diff",
+            "--no-ext-diff",
+            "--no-renames",
+            base,
+            tip,
+            "--",
+            path,
+        ],
+    )
+}
+
 /// One commit: short id and subject.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Commit {
@@ -277,7 +300,7 @@ pub fn commits(cwd: &Path, base: &str, tip: &str) -> Result<Vec<Commit>, Backend
 
 /// The full commit id `rev` names in `cwd` (the worktree module's reading, one for both).
 pub fn rev(cwd: &Path, rev: &str) -> Option<String> {
-    super::worktree::git::commit_of(cwd, rev)
+    super::worktree::git::commit_of(&super::worktree::Local, cwd, rev)
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
 }

@@ -342,6 +342,17 @@ impl Connection {
         }
     }
 
+    /// The `ssh` command line (program first) that rides this host's master without
+    /// starting one (`ControlMaster=no`), with teamlead's options and the host's; no
+    /// destination. For a program that runs ssh itself (git's `GIT_SSH_COMMAND`).
+    pub fn ssh_words(&self) -> Vec<String> {
+        let cmd = self.ssh("no");
+        std::iter::once(cmd.get_program())
+            .chain(cmd.get_args())
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect()
+    }
+
     /// Ends the master (`ssh -O exit`), if one runs.
     pub fn close(&self) {
         if self.control.exists() {

@@ -11,6 +11,7 @@ pub mod link;
 pub mod probe;
 pub mod remote;
 pub mod run;
+pub mod worktree;
 
 pub use connection::{Connection, Connector, Deadlines};
 pub use error::HostError;

@@ -198,7 +198,7 @@ impl RemoteTeammates {
     /// The command line that runs teamlead's own teammate on the host, as the local pane
     /// executor builds it, with the host's teamlead and home; nothing of the lead's
     /// environment goes along.
-    fn command_line(&self, host: &HostConfig, request: &SpawnRequest) -> String {
+    fn command_line(&self, host: &HostConfig, request: &SpawnRequest, cwd: &str) -> String {
         let launch = TeammateLaunch {
             program: TeammateProgram::Teamlead {
                 binary: "teamlead".to_string(),
@@ -218,7 +218,7 @@ impl RemoteTeammates {
         };
         let args = launch.args();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        remote_teamlead_in(host.home.as_deref(), host.dir.as_deref(), &args)
+        remote_teamlead_in(host.home.as_deref(), Some(cwd), &args)
     }
 
     /// Starts `request` on `host` (its member entry exists): the member is marked with its
@@ -228,7 +228,11 @@ impl RemoteTeammates {
         let config = self.host(host)?.clone();
         let name = request.name.clone();
         let pane = format!("{host}:{name}");
-        let cwd = config.dir.clone().unwrap_or_else(|| "~".to_string());
+        // The request's directory when it has one (its worktree there), else the host's `dir`.
+        let cwd = match request.cwd.to_str() {
+            Some(dir) if !dir.is_empty() => dir.to_string(),
+            _ => config.dir.clone().unwrap_or_else(|| "~".to_string()),
+        };
         store::team::edit_team(&self.home, &self.team, |file| {
             if let Some(m) = file.members.iter_mut().find(|m| m.name == name) {
                 m.extra
@@ -256,7 +260,7 @@ impl RemoteTeammates {
                 SYNC_DEADLINE.as_secs()
             )));
         }
-        let line = self.command_line(&config, request);
+        let line = self.command_line(&config, request, &cwd);
         if let Err(e) = self.tmux(
             host,
             &[

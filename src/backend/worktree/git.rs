@@ -1,11 +1,12 @@
 //! The git questions worktree handling asks: run one git command, list a repository's
 //! worktrees, does a branch exist, how many files are uncommitted in a worktree, how many
 //! commits exist only on a branch (reachable from no other local branch and not from `HEAD` of
-//! the checkout the lead works in).
+//! the checkout the lead works in). Each question is asked where the worktree is ([`Place`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::place::Place;
 use crate::backend::BackendError;
 
 /// Runs `git -C cwd args…`; stdout trimmed, or the command and its stderr as the error.
@@ -39,8 +40,8 @@ pub struct Listed {
 }
 
 /// The worktrees of the repository `cwd` belongs to; the main checkout comes first.
-pub fn list(cwd: &Path) -> Result<Vec<Listed>, BackendError> {
-    let text = git(cwd, &["worktree", "list", "--porcelain"])?;
+pub fn list(place: &dyn Place, cwd: &Path) -> Result<Vec<Listed>, BackendError> {
+    let text = place.git(cwd, &["worktree", "list", "--porcelain"])?;
     let mut out = Vec::new();
     for block in text.split("\n\n") {
         let mut path = None;
@@ -59,36 +60,36 @@ pub fn list(cwd: &Path) -> Result<Vec<Listed>, BackendError> {
     Ok(out)
 }
 
-/// Are `a` and `b` the same directory (symbolic links resolved when they exist)?
-pub fn same_path(a: &Path, b: &Path) -> bool {
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    canon(a) == canon(b)
-}
-
 /// Does the local branch exist?
-pub fn branch_exists(repo: &Path, branch: &str) -> bool {
-    git(
-        repo,
-        &[
-            "show-ref",
-            "--verify",
-            "--quiet",
-            &format!("refs/heads/{branch}"),
-        ],
-    )
-    .is_ok()
+pub fn branch_exists(place: &dyn Place, repo: &Path, branch: &str) -> bool {
+    place
+        .git(
+            repo,
+            &[
+                "show-ref",
+                "--verify",
+                "--quiet",
+                &format!("refs/heads/{branch}"),
+            ],
+        )
+        .is_ok()
 }
 
 /// Files with changes not committed in the worktree at `path`: modified, staged, deleted and
 /// untracked files (ignored files do not count).
-pub fn uncommitted(path: &Path) -> Result<usize, BackendError> {
-    let text = git(path, &["status", "--porcelain", "--untracked-files=all"])?;
+pub fn uncommitted(place: &dyn Place, path: &Path) -> Result<usize, BackendError> {
+    let text = place.git(path, &["status", "--porcelain", "--untracked-files=all"])?;
     Ok(text.lines().filter(|l| !l.trim().is_empty()).count())
 }
 
 /// Commits reachable from `tips` that are on no local branch but `own_branch` and not reachable
 /// from `HEAD` of `repo` (the checkout the lead works in): work that only exists there.
-pub fn unmerged(repo: &Path, tips: &[String], own_branch: &str) -> Result<usize, BackendError> {
+pub fn unmerged(
+    place: &dyn Place,
+    repo: &Path,
+    tips: &[String],
+    own_branch: &str,
+) -> Result<usize, BackendError> {
     if tips.is_empty() {
         return Ok(0);
     }
@@ -97,7 +98,7 @@ pub fn unmerged(repo: &Path, tips: &[String], own_branch: &str) -> Result<usize,
     let mut args = vec!["rev-list", "--count"];
     args.extend(tips.iter().map(String::as_str));
     args.extend(["--not", &exclude, "--branches", "HEAD"]);
-    let text = git(repo, &args)?;
+    let text = place.git(repo, &args)?;
     text.parse().map_err(|_| BackendError::Command {
         command: "git rev-list --count".into(),
         detail: format!("unexpected output `{text}`"),
@@ -105,15 +106,16 @@ pub fn unmerged(repo: &Path, tips: &[String], own_branch: &str) -> Result<usize,
 }
 
 /// The commit `rev` names in `cwd`, if any.
-pub fn commit_of(cwd: &Path, rev: &str) -> Option<String> {
-    git(
-        cwd,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{rev}^{{commit}}"),
-        ],
-    )
-    .ok()
+pub fn commit_of(place: &dyn Place, cwd: &Path, rev: &str) -> Option<String> {
+    place
+        .git(
+            cwd,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{rev}^{{commit}}"),
+            ],
+        )
+        .ok()
 }

@@ -8,13 +8,19 @@
 //! it holds. [`prepare`] (at `/spawn`) reuses a clean leftover worktree of the same name,
 //! replaces a leftover branch with nothing unmerged, and otherwise picks a fresh name
 //! (`<name>-2`, …) and says why.
+//!
+//! Every function asks its questions where the worktree is (a [`Place`]: the lead's machine,
+//! or a host over its ssh master, `/spawn --host --worktree`): the rules are the same. The
+//! plain names work on the lead's machine; the `_in` ones take the place.
 
 pub(crate) mod git;
+pub mod place;
 
 use std::path::{Path, PathBuf};
 
 use super::BackendError;
-use git::{branch_exists, commit_of, same_path, uncommitted, unmerged};
+use git::{branch_exists, commit_of, uncommitted, unmerged};
+pub use place::{Local, Place};
 
 /// A teammate's worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +29,8 @@ pub struct Worktree {
     pub branch: String,
     /// The checkout it was made from (where `git worktree` and branch commands run).
     pub repo: PathBuf,
+    /// The host it is on (`None`: the lead's machine); its paths are that host's.
+    pub host: Option<String>,
 }
 
 /// How [`prepare`] came by the worktree.
@@ -106,18 +114,33 @@ pub fn prepare(
     name: &str,
     in_use: &[PathBuf],
 ) -> Result<Prepared, BackendError> {
+    prepare_in(&Local, repo_cwd, team, name, in_use)
+}
+
+/// [`prepare`] at `place`.
+pub fn prepare_in(
+    place: &dyn Place,
+    repo_cwd: &Path,
+    team: &str,
+    name: &str,
+    in_use: &[PathBuf],
+) -> Result<Prepared, BackendError> {
     let top = PathBuf::from(
-        git::git(repo_cwd, &["rev-parse", "--show-toplevel"]).map_err(|_| {
-            BackendError::Unavailable(format!(
-                "{} is not inside a git repository: --worktree needs one",
-                repo_cwd.display()
-            ))
-        })?,
+        place
+            .git(repo_cwd, &["rev-parse", "--show-toplevel"])
+            .map_err(|e| match e {
+                // ssh itself failed: that is the error, not the repository.
+                BackendError::Unavailable(_) => e,
+                _ => BackendError::Unavailable(format!(
+                    "{} is not inside a git repository: --worktree needs one",
+                    place.describe(repo_cwd)
+                )),
+            })?,
     );
-    let head = commit_of(&top, "HEAD").ok_or_else(|| {
+    let head = commit_of(place, &top, "HEAD").ok_or_else(|| {
         BackendError::Unavailable(format!(
             "the repository {} has no commit yet: --worktree needs one",
-            top.display()
+            place.describe(&top)
         ))
     })?;
     let repo_name = top
@@ -129,8 +152,8 @@ pub fn prepare(
         .unwrap_or(&top)
         .join(format!("{repo_name}-worktrees"));
     // Administrative entries of worktree directories that were deleted by hand.
-    let _ = git::git(&top, &["worktree", "prune"]);
-    let listed = git::list(&top)?;
+    let _ = place.git(&top, &["worktree", "prune"]);
+    let listed = git::list(place, &top)?;
     let mut instead_because = None;
     for n in 1..=MAX_TRIES {
         let suffix = if n == 1 {
@@ -144,6 +167,7 @@ pub fn prepare(
             path: path.clone(),
             branch: branch.clone(),
             repo: top.clone(),
+            host: place.host().map(str::to_string),
         };
         let done = |how| Prepared {
             worktree: worktree.clone(),
@@ -151,35 +175,37 @@ pub fn prepare(
             instead_because: instead_because.clone(),
             base: head.clone(),
         };
-        let shown = path.display();
-        let refused = match listed.iter().find(|l| same_path(&l.path, &path)) {
-            _ if in_use.iter().any(|u| same_path(u, &path)) => {
+        let shown = place.describe(&path);
+        let refused = match listed.iter().find(|l| place.same_path(&l.path, &path)) {
+            _ if in_use.iter().any(|u| place.same_path(u, &path)) => {
                 format!("{shown}, which another teammate works in")
             }
             Some(entry) if entry.branch.as_deref() == Some(branch.as_str()) => {
-                let work = work_in(&worktree)?;
+                let work = work_in(place, &worktree)?;
                 if work.is_empty() {
-                    git::git(&path, &["reset", "--quiet", "--hard", &head])?;
+                    place.git(&path, &["reset", "--quiet", "--hard", &head])?;
                     return Ok(done(How::Reused));
                 }
                 format!("the leftover worktree {shown} (branch {branch}), which holds {work}")
             }
             Some(_) => format!("{shown}, which is a worktree on another branch"),
-            None if path.exists() => format!("{shown}, which is in the way (not a worktree)"),
-            None if branch_exists(&top, &branch) => {
+            None if place.exists(&path)? => {
+                format!("{shown}, which is in the way (not a worktree)")
+            }
+            None if branch_exists(place, &top, &branch) => {
                 if let Some(other) = listed
                     .iter()
                     .find(|l| l.branch.as_deref() == Some(branch.as_str()))
                 {
                     format!(
                         "branch {branch}, which is checked out in {}",
-                        other.path.display()
+                        place.describe(&other.path)
                     )
                 } else {
-                    let commits = unmerged(&top, std::slice::from_ref(&branch), &branch)?;
+                    let commits = unmerged(place, &top, std::slice::from_ref(&branch), &branch)?;
                     if commits == 0 {
                         let p = path.to_string_lossy();
-                        git::git(&top, &["worktree", "add", "-B", &branch, &p, &head])?;
+                        place.git(&top, &["worktree", "add", "-B", &branch, &p, &head])?;
                         return Ok(done(How::Replaced));
                     }
                     let work = Work {
@@ -191,7 +217,7 @@ pub fn prepare(
             }
             None => {
                 let p = path.to_string_lossy();
-                git::git(&top, &["worktree", "add", "-b", &branch, &p, &head])?;
+                place.git(&top, &["worktree", "add", "-b", &branch, &p, &head])?;
                 return Ok(done(How::Created));
             }
         };
@@ -205,50 +231,57 @@ pub fn prepare(
 
 /// What `worktree` holds: uncommitted files, and commits only its branch (or its `HEAD`, if
 /// the teammate switched branches) has.
-fn work_in(worktree: &Worktree) -> Result<Work, BackendError> {
+fn work_in(place: &dyn Place, worktree: &Worktree) -> Result<Work, BackendError> {
     let mut tips = Vec::new();
-    if branch_exists(&worktree.repo, &worktree.branch) {
+    if branch_exists(place, &worktree.repo, &worktree.branch) {
         tips.push(worktree.branch.clone());
     }
-    let exists = worktree.path.exists();
-    if exists && let Some(head) = commit_of(&worktree.path, "HEAD") {
+    let exists = place.exists(&worktree.path)?;
+    if exists && let Some(head) = commit_of(place, &worktree.path, "HEAD") {
         tips.push(head);
     }
     Ok(Work {
         uncommitted: if exists {
-            uncommitted(&worktree.path)?
+            uncommitted(place, &worktree.path)?
         } else {
             0
         },
-        unmerged: unmerged(&worktree.repo, &tips, &worktree.branch)?,
+        unmerged: unmerged(place, &worktree.repo, &tips, &worktree.branch)?,
     })
 }
 
 /// Removes a teammate's worktree and its branch when they hold no work; keeps them otherwise.
 pub fn retire(worktree: &Worktree) -> Result<Retired, BackendError> {
-    if !worktree.repo.exists() {
+    retire_in(&Local, worktree)
+}
+
+/// [`retire`] at `place`.
+pub fn retire_in(place: &dyn Place, worktree: &Worktree) -> Result<Retired, BackendError> {
+    if !place.exists(&worktree.repo)? {
         return Ok(Retired::Removed);
     }
-    let work = work_in(worktree)?;
+    let work = work_in(place, worktree)?;
     if !work.is_empty() {
         return Ok(Retired::Kept(work));
     }
-    if worktree.path.exists() {
+    if place.exists(&worktree.path)? {
         let p = worktree.path.to_string_lossy();
-        git::git(&worktree.repo, &["worktree", "remove", &p])?;
+        place.git(&worktree.repo, &["worktree", "remove", &p])?;
     } else {
-        let _ = git::git(&worktree.repo, &["worktree", "prune"]);
+        let _ = place.git(&worktree.repo, &["worktree", "prune"]);
     }
     // Only branches teamlead made are deleted (a teammate may have checked out another).
-    if worktree.branch.starts_with("teamlead/") && branch_exists(&worktree.repo, &worktree.branch) {
-        git::git(
+    if worktree.branch.starts_with("teamlead/")
+        && branch_exists(place, &worktree.repo, &worktree.branch)
+    {
+        place.git(
             &worktree.repo,
             &["branch", "-D", "--quiet", &worktree.branch],
         )?;
     }
     // `<repo>-worktrees` goes when it is empty (never anything in it).
     if let Some(parent) = worktree.path.parent() {
-        let _ = std::fs::remove_dir(parent);
+        place.remove_empty_dir(parent);
     }
     Ok(Retired::Removed)
 }
@@ -265,21 +298,27 @@ pub struct Survey {
 
 /// What `worktree` holds (nothing is changed).
 pub fn survey(worktree: &Worktree) -> Result<Survey, BackendError> {
-    if !worktree.repo.exists() {
+    survey_in(&Local, worktree)
+}
+
+/// [`survey`] at `place`.
+pub fn survey_in(place: &dyn Place, worktree: &Worktree) -> Result<Survey, BackendError> {
+    if !place.exists(&worktree.repo)? {
         return Ok(Survey::default());
     }
-    let work = work_in(worktree)?;
-    let ahead = if branch_exists(&worktree.repo, &worktree.branch) {
-        git::git(
-            &worktree.repo,
-            &[
-                "rev-list",
-                "--count",
-                &format!("HEAD..refs/heads/{}", worktree.branch),
-            ],
-        )
-        .ok()
-        .and_then(|n| n.parse().ok())
+    let work = work_in(place, worktree)?;
+    let ahead = if branch_exists(place, &worktree.repo, &worktree.branch) {
+        place
+            .git(
+                &worktree.repo,
+                &[
+                    "rev-list",
+                    "--count",
+                    &format!("HEAD..refs/heads/{}", worktree.branch),
+                ],
+            )
+            .ok()
+            .and_then(|n| n.parse().ok())
     } else {
         None
     };
@@ -289,33 +328,39 @@ pub fn survey(worktree: &Worktree) -> Result<Survey, BackendError> {
 /// The worktree at `path` (a member's `worktreePath`), its branch and repository asked of git;
 /// `None` when the path is gone.
 pub fn at_path(path: &Path) -> Result<Option<Worktree>, BackendError> {
-    if !path.exists() {
+    at_path_in(&Local, path)
+}
+
+/// [`at_path`] at `place`.
+pub fn at_path_in(place: &dyn Place, path: &Path) -> Result<Option<Worktree>, BackendError> {
+    if !place.exists(path)? {
         return Ok(None);
     }
-    let listed = git::list(path)?;
+    let listed = git::list(place, path)?;
     let main = listed.first().map(|l| l.path.clone());
-    let Some(entry) = listed.iter().find(|l| same_path(&l.path, path)) else {
+    let Some(entry) = listed.iter().find(|l| place.same_path(&l.path, path)) else {
         return Err(BackendError::Unavailable(format!(
             "{} is not a worktree",
-            path.display()
+            place.describe(path)
         )));
     };
     let (Some(repo), Some(branch)) = (main, entry.branch.clone()) else {
         return Err(BackendError::Unavailable(format!(
             "{} has no branch checked out: left alone",
-            path.display()
+            place.describe(path)
         )));
     };
-    if same_path(&repo, path) {
+    if place.same_path(&repo, path) {
         return Err(BackendError::Unavailable(format!(
             "{} is a repository's main checkout, not a teammate's worktree",
-            path.display()
+            place.describe(path)
         )));
     }
     Ok(Some(Worktree {
         path: path.to_path_buf(),
         branch,
         repo,
+        host: place.host().map(str::to_string),
     }))
 }
 

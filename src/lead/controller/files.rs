@@ -21,10 +21,12 @@ impl Controller {
     /// of the leads before it included) in the background; a failure is told once.
     pub fn save_record(&mut self) {
         let mut record = self.record.clone();
-        // The worktrees not retired yet, so a lead taking over after a crash retires them.
+        // The worktrees not retired yet, so a lead taking over after a crash retires them
+        // (those on hosts are not recorded: the record has no host for them).
         record.worktrees = self
             .worktrees
             .iter()
+            .filter(|(_, w)| w.host.is_none())
             .map(|(name, w)| store::session_record::WorktreeRecord {
                 name: name.clone(),
                 path: w.path.to_string_lossy().into_owned(),

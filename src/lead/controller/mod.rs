@@ -43,6 +43,7 @@ mod quit;
 mod receipts;
 mod resume;
 mod review;
+mod review_target;
 mod shutdown_timer;
 mod spawn;
 mod state;

@@ -183,11 +183,18 @@ impl Controller {
     async fn retire_worktrees(&mut self, merged: Vec<WorktreeFate>) {
         self.fresh_team().await;
         let mut known: Vec<(String, Worktree)> = std::mem::take(&mut self.worktrees);
-        let others: Vec<(String, PathBuf)> = self
+        let others: Vec<(String, PathBuf, Option<String>)> = self
             .team_file
             .teammates()
-            .filter_map(|m| Some((m.name.clone(), PathBuf::from(m.worktree_path.as_ref()?))))
-            .filter(|(_, p)| !known.iter().any(|(_, w)| &w.path == p))
+            .filter_map(|m| {
+                let host = crate::backend::hosts::remote::member_host(m).map(str::to_string);
+                Some((
+                    m.name.clone(),
+                    PathBuf::from(m.worktree_path.as_ref()?),
+                    host,
+                ))
+            })
+            .filter(|(_, p, _)| !known.iter().any(|(_, w)| &w.path == p))
             .collect();
         known.dedup_by(|a, b| a.1.path == b.1.path);
         if known.is_empty() && others.is_empty() {
@@ -195,34 +202,64 @@ impl Controller {
             return;
         }
         let repo = self.cwd.clone();
+        // Each where it is: a worktree on a host is retired there, by the same rules.
+        let known: Vec<_> = known
+            .into_iter()
+            .map(|(name, w)| {
+                let from = self.branch_from(w.host.as_deref());
+                (name, w, from)
+            })
+            .collect();
+        let others: Vec<_> = others
+            .into_iter()
+            .map(|(name, path, host)| (name, path, self.branch_from(host.as_deref())))
+            .collect();
         let (results, fates, lead_branch) = tokio::task::spawn_blocking(move || {
             let mut results = Vec::new();
             let mut fates = Vec::new();
-            for (name, w) in known {
+            for (name, w, from) in known {
+                let from = match from {
+                    Ok(from) => from,
+                    Err(e) => {
+                        let shown = w.path.display().to_string();
+                        results.push((name, shown, Some(w.branch), true, Err(e)));
+                        continue;
+                    }
+                };
+                let place = from.place();
                 // One an earlier session listed may be gone already (merged and retired).
-                let there = w.path.exists();
-                let survey = worktree::survey(&w);
-                let r = worktree::retire(&w);
+                // Unknown (its host does not answer): listed, with the error retiring gives.
+                let there = place.exists(&w.path).unwrap_or(true);
+                let survey = worktree::survey_in(place, &w);
+                let r = worktree::retire_in(place, &w);
                 if there {
                     fates.push(super::review::fate(&name, &w, survey, &r));
                 }
-                results.push((name, w.path, Some(w.branch), there, r));
+                results.push((name, place.describe(&w.path), Some(w.branch), there, r));
             }
-            for (name, path) in others {
-                let found = worktree::at_path(&path);
+            for (name, path, from) in others {
+                let from = match from {
+                    Ok(from) => from,
+                    Err(e) => {
+                        results.push((name, path.display().to_string(), None, true, Err(e)));
+                        continue;
+                    }
+                };
+                let place = from.place();
+                let found = worktree::at_path_in(place, &path);
                 let survey = match &found {
-                    Ok(Some(w)) => Some(worktree::survey(w)),
+                    Ok(Some(w)) => Some(worktree::survey_in(place, w)),
                     _ => None,
                 };
                 let r = match &found {
-                    Ok(Some(w)) => worktree::retire(w),
+                    Ok(Some(w)) => worktree::retire_in(place, w),
                     Ok(None) => Ok(Retired::Removed),
                     Err(e) => Err(e.clone()),
                 };
                 if let (Ok(Some(w)), Some(survey)) = (&found, survey) {
                     fates.push(super::review::fate(&name, w, survey, &r));
                 }
-                results.push((name, path, None, true, r));
+                results.push((name, place.describe(&path), None, true, r));
             }
             (results, fates, crate::backend::git::current_branch(&repo))
         })
@@ -234,14 +271,10 @@ impl Controller {
             match result {
                 Ok(Retired::Removed) if there => removed += 1,
                 Ok(Retired::Removed) => {}
-                Ok(Retired::Kept(work)) => self.note(format!(
-                    "Kept worktree {}{branch} of @{name}: {work}.",
-                    path.display()
-                )),
-                Err(e) => self.note(format!(
-                    "Kept worktree {}{branch} of @{name}: {e}",
-                    path.display()
-                )),
+                Ok(Retired::Kept(work)) => {
+                    self.note(format!("Kept worktree {path}{branch} of @{name}: {work}."))
+                }
+                Err(e) => self.note(format!("Kept worktree {path}{branch} of @{name}: {e}")),
             }
         }
         if removed > 0 {

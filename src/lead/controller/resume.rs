@@ -115,6 +115,7 @@ impl Controller {
                     path,
                     branch: w.branch.clone(),
                     repo: std::path::PathBuf::from(&w.repo),
+                    host: None,
                 };
                 self.worktrees.push((w.name.clone(), worktree));
             }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::merge_words::{self, MergeDone};
+use super::review_target::{BranchFrom, Target};
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::BackendError;
@@ -61,6 +62,11 @@ pub(super) enum ReviewError {
     NoCommit { name: String },
     #[error(transparent)]
     Git(#[from] BackendError),
+    /// A remote teammate's branch could not be fetched; nothing was changed.
+    #[error("{0}")]
+    Fetch(#[from] git::FetchError),
+    #[error("{what} is gone")]
+    Gone { what: String },
     /// `/merge` refused; nothing was changed.
     #[error("{}", merge_words::refusal(name, branch, *how, refusal))]
     MergeRefused {
@@ -75,45 +81,6 @@ pub(super) enum ReviewError {
 fn reading(what: impl Into<String>) -> impl FnOnce(BackendError) -> ReviewError {
     let what = what.into();
     move |source| ReviewError::Reading { what, source }
-}
-
-/// A teammate's worktree as review and merge need it.
-#[derive(Debug, Clone)]
-struct Target {
-    name: String,
-    worktree: PathBuf,
-    /// Its branch, when known (else asked of git).
-    branch: Option<String>,
-    /// The commit it started from, when recorded.
-    base: Option<String>,
-    /// The lead's checkout.
-    repo: PathBuf,
-}
-
-impl Target {
-    fn branch(&self) -> Result<String, ReviewError> {
-        if let Some(b) = &self.branch {
-            return Ok(b.clone());
-        }
-        git::git_ok(&self.worktree, &["symbolic-ref", "--short", "HEAD"])
-            .map(|b| b.trim().to_string())
-            .map_err(|source| ReviewError::NoBranch {
-                name: self.name.clone(),
-                source,
-            })
-    }
-
-    /// The recorded base, else where its branch left the lead's `HEAD`.
-    fn base(&self, branch: &str) -> Result<String, ReviewError> {
-        if let Some(b) = &self.base
-            && git::rev(&self.repo, b).is_some()
-        {
-            return Ok(b.clone());
-        }
-        git::merge_base(&self.repo, "HEAD", branch).ok_or_else(|| ReviewError::NoHistory {
-            branch: branch.to_string(),
-        })
-    }
 }
 
 /// Where a teammate without a worktree keeps the record of the files it wrote.
@@ -203,6 +170,13 @@ impl Controller {
         let Some(member) = member.filter(|m| m.worktree_path.is_none()) else {
             return self.review_target(name, known).map(Subject::Worktree);
         };
+        if let Some(host) = crate::backend::hosts::remote::member_host(&member) {
+            self.refuse();
+            self.note(format!(
+                "{name} works on {host} without a worktree of its own: there is nothing to review or merge here (spawn with --host {host} --worktree)."
+            ));
+            return None;
+        }
         let written = if self.is_claude(name) {
             let Some(session) = self
                 .record
@@ -251,12 +225,15 @@ impl Controller {
                 .iter()
                 .rev()
                 .find(|(n, _)| n == name)
-                .map(|(_, w)| w.path.clone())
+                .map(|(_, w)| (w.path.clone(), w.host.clone()))
         };
-        let path = if known {
+        let (path, host) = if known {
             let member = self.team_file.member(name);
+            let host = member
+                .and_then(crate::backend::hosts::remote::member_host)
+                .map(str::to_string);
             match member.and_then(|m| m.worktree_path.clone()) {
-                Some(p) => PathBuf::from(p),
+                Some(p) => (PathBuf::from(p), host),
                 None => {
                     self.refuse();
                     self.note(format!(
@@ -271,19 +248,46 @@ impl Controller {
             self.no_such_teammate(name);
             return None;
         };
-        let worktree = path;
-        let branch = self
+        let from = match self.branch_from(host.as_deref()) {
+            Ok(from) => from,
+            Err(e) => {
+                self.refuse();
+                self.note(format!("Cannot review or merge {name}'s work: {e}"));
+                return None;
+            }
+        };
+        Some(self.target(name, path, from))
+    }
+
+    /// Where the branch of a worktree on `host` (`None`: the lead's machine) comes from.
+    pub(super) fn branch_from(&self, host: Option<&str>) -> Result<BranchFrom, BackendError> {
+        let Some(host) = host else {
+            return Ok(BranchFrom::Local);
+        };
+        let hosts = self.hosts_git.as_ref().ok_or_else(|| {
+            BackendError::Unavailable(format!(
+                "there is no host `{host}`: this lead's config has no hosts"
+            ))
+        })?;
+        Ok(BranchFrom::Host(hosts.place(host)?))
+    }
+
+    /// The target of `name`'s worktree at `path`, with what this session knows of it.
+    fn target(&self, name: &str, path: PathBuf, from: BranchFrom) -> Target {
+        let known = self
             .worktrees
             .iter()
-            .find(|(_, w)| w.path == worktree)
-            .map(|(_, w)| w.branch.clone());
-        Some(Target {
+            .find(|(_, w)| w.path == path)
+            .map(|(_, w)| w.clone());
+        Target {
             name: name.to_string(),
-            worktree,
-            branch,
+            branch: known.as_ref().map(|w| w.branch.clone()),
+            home_repo: known.map(|w| w.repo),
             base: self.record.teammates.get(name).and_then(|r| r.base.clone()),
             repo: self.cwd.clone(),
-        })
+            worktree: path,
+            from,
+        }
     }
 
     /// Runs `work` in the `Git` lane; `then` on the loop (a store job like any other, so a
@@ -378,21 +382,22 @@ impl Controller {
         };
         self.git_job(
             move |_| {
-                let (dir, base) = match &subject {
+                let text = match &subject {
                     Subject::Worktree(target) => {
                         let branch = target.branch()?;
-                        (target.worktree.clone(), target.base(&branch)?)
+                        let tip = target.tip(&branch, false)?;
+                        let base = target.base(&tip)?;
+                        target.file_diff(&base, &tip, &path)?
                     }
                     Subject::Checkout(checkout) => {
                         let top = git::toplevel(&checkout.repo)?;
-                        (top, "HEAD".to_string())
+                        git::file_diff(&top, "HEAD", &path)
+                            .map_err(reading(format!("The diff of {path}")))?
                     }
                 };
-                git::file_diff(&dir, &base, &path)
-                    .map(|text| parse_diff(&path, &text))
-                    .map_err(reading(format!("The diff of {path}")))
+                Ok(parse_diff(&path, &text))
             },
-            move |c, result| match result {
+            move |c, result: Result<_, ReviewError>| match result {
                 Ok(diff) => c.emit(LeadEvent::ReviewFile { name, diff }),
                 Err(e) => c.note(e.to_string()),
             },
@@ -487,7 +492,7 @@ impl Controller {
                         };
                         c.note(format!(
                             "Kept the worktree {} and its branch: it holds {why}.{runs}",
-                            target.worktree.display()
+                            target.place().describe(&target.worktree)
                         ));
                     }
                     Err(e) => {
@@ -519,30 +524,28 @@ impl Controller {
     /// that was stopped for it, which leaves the team only when the worktree is gone.
     fn retire_now(&mut self, target: Target, stopped: Option<String>) {
         let tip = self.merged_tip(&target);
+        let shown = target.place().describe(&target.worktree);
         self.git_job(
             move |_| {
                 let branch = target.branch()?;
+                let w = target.worktree_of(&branch)?;
+                let place = target.place();
                 let kept = match tip {
-                    Some(tip) => git::retire_merged(&target.repo, &target.worktree, &branch, &tip)?,
+                    Some(tip) => git::retire_merged(place, &w, &tip)?,
                     // Its changes are in the lead's branch (squashed or replayed before, maybe
                     // by an earlier session or by hand): merged, whatever its commits say.
-                    None if git::merge_check(&target.repo, "HEAD", &branch)
-                        .is_ok_and(|c| c.nothing_left()) =>
+                    None if target.tip(&branch, true).is_ok_and(|t| {
+                        git::merge_check(&target.repo, "HEAD", &t).is_ok_and(|c| c.nothing_left())
+                    }) =>
                     {
-                        let tip = git::rev(&target.repo, &branch).unwrap_or_default();
-                        git::retire_merged(&target.repo, &target.worktree, &branch, &tip)?
+                        let t = target.tip(&branch, false)?;
+                        let tip = git::rev(&target.repo, &t).unwrap_or_default();
+                        git::retire_merged(place, &w, &tip)?
                     }
-                    None => {
-                        let w = Worktree {
-                            path: target.worktree.clone(),
-                            branch: branch.clone(),
-                            repo: target.repo.clone(),
-                        };
-                        match worktree::retire(&w)? {
-                            Retired::Removed => None,
-                            Retired::Kept(work) => Some(work.to_string()),
-                        }
-                    }
+                    None => match worktree::retire_in(place, &w)? {
+                        Retired::Removed => None,
+                        Retired::Kept(work) => Some(work.to_string()),
+                    },
                 };
                 Ok((target.worktree, branch, kept))
             },
@@ -558,8 +561,7 @@ impl Controller {
                         c.worktrees.retain(|(_, w)| w.path != path);
                         c.review.merged.remove(&path);
                         c.note(format!(
-                            "Removed the worktree {} and its branch {branch}.",
-                            path.display()
+                            "Removed the worktree {shown} and its branch {branch}."
                         ));
                         // The queue follows once the team no longer lists the teammate.
                         let requeue = |c: &mut Controller| {
@@ -576,11 +578,10 @@ impl Controller {
                             None => requeue(c),
                         }
                     }
-                    Ok((path, _, Some(why))) => {
+                    Ok((_, _, Some(why))) => {
                         c.refuse();
                         c.note(format!(
-                            "Kept the worktree {}: it holds {why}.{}",
-                            path.display(),
+                            "Kept the worktree {shown}: it holds {why}.{}",
                             stayed(&stopped)
                         ));
                     }
@@ -612,17 +613,11 @@ impl Controller {
             .teammates()
             .filter_map(|m| {
                 let path = PathBuf::from(m.worktree_path.as_ref()?);
-                Some(Target {
-                    name: m.name.clone(),
-                    branch: self
-                        .worktrees
-                        .iter()
-                        .find(|(_, w)| w.path == path)
-                        .map(|(_, w)| w.branch.clone()),
-                    base: None,
-                    worktree: path,
-                    repo: self.cwd.clone(),
-                })
+                let host = crate::backend::hosts::remote::member_host(m);
+                let from = self.branch_from(host).ok()?;
+                let mut target = self.target(&m.name, path, from);
+                target.base = None;
+                Some(target)
             })
             .collect();
         if targets.is_empty() && opens {
@@ -631,12 +626,12 @@ impl Controller {
         let repo = self.cwd.clone();
         self.git_job(
             move |_| queue_entries(&repo, &targets),
-            move |c, queue: MergeQueue| {
+            move |c, (queue, tips): (MergeQueue, HashMap<String, String>)| {
                 let queue = MergeQueue { opens, ..queue };
                 c.emit(LeadEvent::MergeQueue(queue.clone()));
                 let repo = c.cwd.clone();
                 c.git_job(
-                    move |_| queue_pairs(&repo, &queue),
+                    move |_| queue_pairs(&repo, &queue, &tips),
                     move |c, queue: MergeQueue| {
                         if opens && !queue.entries.is_empty() {
                             c.note(queue.text());
@@ -661,13 +656,27 @@ impl Controller {
             .iter()
             .map(|(n, w)| (w.path.clone(), n.clone()))
             .collect();
-        let repo = self.cwd.clone();
+        // Each with where it is (a worktree on a host is retired there).
+        let merged: Vec<(Worktree, String, Result<BranchFrom, BackendError>)> = merged
+            .into_iter()
+            .map(|(path, (branch, tip))| {
+                let known = self.worktrees.iter().find(|(_, w)| w.path == path);
+                let w = known.map(|(_, w)| w.clone()).unwrap_or(Worktree {
+                    path,
+                    branch,
+                    repo: self.cwd.clone(),
+                    host: None,
+                });
+                let from = self.branch_from(w.host.as_deref());
+                (w, tip, from)
+            })
+            .collect();
         let results = tokio::task::spawn_blocking(move || {
             merged
                 .into_iter()
-                .map(|(path, (branch, tip))| {
-                    let r = git::retire_merged(&repo, &path, &branch, &tip);
-                    (path, branch, r)
+                .map(|(w, tip, from)| {
+                    let r = from.and_then(|from| git::retire_merged(from.place(), &w, &tip));
+                    (w.path, w.branch, r)
                 })
                 .collect::<Vec<_>>()
         })
@@ -739,14 +748,11 @@ pub(super) fn fate(
 /// What `/review` shows (on the blocking pool).
 fn summary(target: &Target) -> Result<ReviewSummary, ReviewError> {
     let branch = target.branch()?;
-    let base = target.base(&branch)?;
-    let files = git::changed_files(&target.worktree, &base)
-        .map_err(reading(format!("Reading {}'s changes", target.name)))?;
-    let commits = git::commits(&target.worktree, &base, "HEAD")
-        .map_err(reading(format!("Reading {}'s commits", target.name)))?;
-    let uncommitted = git::uncommitted(&target.worktree, true)
-        .map(|u| u.len())
-        .unwrap_or(0);
+    let tip = target.tip(&branch, true)?;
+    let base = target.base(&tip)?;
+    let files = target.changed(&base, &tip)?;
+    let commits = target.commits(&base, &tip)?;
+    let uncommitted = target.uncommitted().unwrap_or(0);
     Ok(ReviewSummary::from_git(
         &target.name,
         branch,
@@ -821,35 +827,38 @@ fn inside(top: &Path, path: &Path) -> Option<String> {
 /// [`git::retire_merged`] checks); without, any work ([`worktree::retire`]'s rule).
 fn keeps(target: &Target, merged_tip: Option<&str>) -> Result<Option<String>, ReviewError> {
     let branch = target.branch()?;
+    let w = target.worktree_of(&branch)?;
+    let place = target.place();
     // Its changes are in the lead's branch already (squashed or replayed before, maybe by an
     // earlier session or by hand): merged at its tip, whatever its commits say.
-    let merged_before = merged_tip.is_none()
-        && git::merge_check(&target.repo, "HEAD", &branch).is_ok_and(|c| c.nothing_left());
-    let tip = match merged_tip {
-        Some(tip) => Some(tip.to_string()),
-        None if merged_before => git::rev(&target.repo, &branch),
-        None => None,
+    let fetched = match merged_tip {
+        Some(_) => None,
+        None => Some(target.tip(&branch, true)?),
+    };
+    let merged_before = fetched
+        .as_deref()
+        .is_some_and(|t| git::merge_check(&target.repo, "HEAD", t).is_ok_and(|c| c.nothing_left()));
+    let tip = match (merged_tip, &fetched) {
+        (Some(tip), _) => Some(tip.to_string()),
+        (None, Some(t)) if merged_before => git::rev(&target.repo, t),
+        _ => None,
     };
     match tip.as_deref() {
         Some(tip) => {
-            if target.worktree.exists() {
-                let left = git::uncommitted(&target.worktree, true)?;
-                if !left.is_empty() {
-                    return Ok(Some(format!("{} uncommitted file(s)", left.len())));
+            if place.exists(&w.path)? {
+                let left = target.uncommitted()?;
+                if left > 0 {
+                    return Ok(Some(format!("{left} uncommitted file(s)")));
                 }
             }
-            if git::rev(&target.repo, &branch).as_deref() != Some(tip) {
+            let now = worktree::git::commit_of(place, &w.repo, &branch);
+            if now.as_deref().map(str::trim) != Some(tip) {
                 return Ok(Some("commits made after the merge".to_string()));
             }
             Ok(None)
         }
         None => {
-            let w = Worktree {
-                path: target.worktree.clone(),
-                branch,
-                repo: target.repo.clone(),
-            };
-            let survey = worktree::survey(&w)?;
+            let survey = worktree::survey_in(place, &w)?;
             Ok((!survey.work.is_empty()).then(|| survey.work.to_string()))
         }
     }
@@ -865,10 +874,13 @@ fn merge_job(
     running: bool,
 ) -> Result<MergeDone, ReviewError> {
     let branch = target.branch()?;
+    let w = target.worktree_of(&branch)?;
+    let tip = target.tip(&branch, true)?;
     let request = git::LandRequest {
         repo: &target.repo,
-        worktree: &target.worktree,
-        branch: &branch,
+        worktree: &w,
+        place: target.place(),
+        tip: &tip,
         who: &target.name,
         how,
         dry_run,
@@ -891,13 +903,12 @@ fn merge_job(
 }
 
 /// Each branch against the lead's `HEAD` (on the blocking pool).
-fn queue_entries(repo: &Path, targets: &[Target]) -> MergeQueue {
+fn queue_entries(repo: &Path, targets: &[Target]) -> (MergeQueue, HashMap<String, String>) {
+    let mut tips = HashMap::new();
     let entries = targets
         .iter()
         .map(|t| {
-            let uncommitted = git::uncommitted(&t.worktree, true)
-                .map(|u| u.len())
-                .unwrap_or(0);
+            let uncommitted = t.uncommitted().unwrap_or(0);
             let mut entry = QueueEntry {
                 name: t.name.clone(),
                 branch: String::new(),
@@ -911,7 +922,12 @@ fn queue_entries(repo: &Path, targets: &[Target]) -> MergeQueue {
             match t.branch() {
                 Err(_) => entry.error = Some("no branch checked out".to_string()),
                 Ok(branch) => {
-                    match git::merge_check(repo, "HEAD", &branch) {
+                    let checked = t.tip(&branch, true).and_then(|tip| {
+                        let check = git::merge_check(repo, "HEAD", &tip)?;
+                        tips.insert(t.name.clone(), tip);
+                        Ok(check)
+                    });
+                    match checked {
                         Ok(c) => {
                             entry.ahead = c.ahead;
                             entry.behind = c.behind;
@@ -926,36 +942,39 @@ fn queue_entries(repo: &Path, targets: &[Target]) -> MergeQueue {
             entry
         })
         .collect();
-    MergeQueue {
+    let queue = MergeQueue {
         lead_branch: git::current_branch(repo),
         entries,
         pairs: None,
         opens: false,
-    }
+    };
+    (queue, tips)
 }
 
 /// Each pair of branches that conflict with each other (on the blocking pool): in the files
 /// both branches changed themselves since they left the lead's branch. A file only one of
 /// them changed is not their conflict (one branch started later and carries the lead's own
 /// change to it: that conflict is with the lead's branch, shown on the other's row).
-fn queue_pairs(repo: &Path, queue: &MergeQueue) -> MergeQueue {
-    let rows: Vec<(&QueueEntry, std::collections::HashSet<String>)> = queue
+fn queue_pairs(repo: &Path, queue: &MergeQueue, tips: &HashMap<String, String>) -> MergeQueue {
+    // Each row with what names its branch here (a remote teammate's: the fetched ref).
+    let rows: Vec<(&QueueEntry, String, std::collections::HashSet<String>)> = queue
         .entries
         .iter()
         // One with nothing left to merge conflicts with nobody: its changes are in already.
         .filter(|e| e.error.is_none() && !e.nothing_left())
-        .map(|e| {
-            let own = git::own_changes(repo, "HEAD", &e.branch).unwrap_or_default();
-            (e, own)
+        .filter_map(|e| {
+            let tip = tips.get(&e.name)?.clone();
+            let own = git::own_changes(repo, "HEAD", &tip).unwrap_or_default();
+            Some((e, tip, own))
         })
         .collect();
     let mut pairs = Vec::new();
-    for (i, (a, own_a)) in rows.iter().enumerate() {
-        for (b, own_b) in rows.iter().skip(i + 1) {
+    for (i, (a, tip_a, own_a)) in rows.iter().enumerate() {
+        for (b, tip_b, own_b) in rows.iter().skip(i + 1) {
             if own_a.is_disjoint(own_b) {
                 continue;
             }
-            if let Ok(files) = git::conflicts(repo, &a.branch, &b.branch) {
+            if let Ok(files) = git::conflicts(repo, tip_a, tip_b) {
                 let files: Vec<String> = files
                     .into_iter()
                     .filter(|f| own_a.contains(f) && own_b.contains(f))

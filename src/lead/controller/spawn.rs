@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::outcome::{Done, OpError, Outcome, Started};
+use super::review_target::BranchFrom;
 use super::state::{Controller, Phase};
 use crate::backend::executor::{SpawnRequest, Spawned, TeammateExecutor};
 use crate::backend::worktree::{self, How, Prepared, Retired, Worktree};
@@ -90,15 +91,9 @@ impl Controller {
         }
         let claude = flags.claude.unwrap_or(self.claude_by_default) && flags.host.is_none();
         if let Some(host) = &flags.host {
-            let refused = if flags.claude == Some(true) {
-                Some(
-                    "Claude Code teammates on another host are not supported yet: drop --agent claude",
-                )
-            } else if flags.worktree == Some(true) {
-                Some("worktrees on another host are not supported yet: drop --worktree")
-            } else {
-                None
-            };
+            let refused = (flags.claude == Some(true)).then_some(
+                "Claude Code teammates on another host are not supported yet: drop --agent claude",
+            );
             if let Some(why) = refused {
                 let e = OpError::Refused(format!("Cannot spawn `{requested}` on {host}: {why}."));
                 return done(self, Err(e));
@@ -132,20 +127,26 @@ impl Controller {
         } else {
             flags.mode.unwrap_or(self.lead_mode.for_teammate())
         };
-        let worktree = (flags.worktree.unwrap_or(self.worktree_by_default) && flags.host.is_none())
-            .then(|| WorktreeAsk {
-                repo: self.cwd.clone(),
-                in_use: self
-                    .team_file
-                    .members
-                    .iter()
-                    .filter_map(|m| m.worktree_path.as_deref().map(PathBuf::from))
-                    .collect(),
-            });
+        let worktree = if flags.worktree.unwrap_or(self.worktree_by_default) {
+            match self.worktree_ask(flags.host.as_deref()) {
+                Ok(ask) => Some(ask),
+                Err(e) => {
+                    let e = OpError::Refused(format!("Cannot give {name} a worktree: {e}"));
+                    return done(self, Err(e));
+                }
+            }
+        } else {
+            None
+        };
         let plan = Plan {
             name,
             requested: requested.to_string(),
-            cwd: self.cwd.clone(),
+            // On a host: its `dir` there (the host's executor knows it), unless a worktree.
+            cwd: if flags.host.is_some() {
+                PathBuf::new()
+            } else {
+                self.cwd.clone()
+            },
             worktree_path: None,
             color,
             mode,
@@ -157,6 +158,29 @@ impl Controller {
             host: flags.host.clone(),
         };
         self.start_planned(plan, Before::Spawn { worktree }, Outcome::Spawned, done);
+    }
+
+    /// Where a new teammate's worktree is made: in the lead's checkout, or in the repository
+    /// at `host`'s `dir` (over its ssh master); the worktrees of the members there are taken.
+    fn worktree_ask(
+        &self,
+        host: Option<&str>,
+    ) -> Result<WorktreeAsk, crate::backend::BackendError> {
+        let from = self.branch_from(host)?;
+        let repo = match (host, &self.hosts_git) {
+            (Some(host), Some(hosts)) => {
+                PathBuf::from(hosts.config(host)?.dir.as_deref().unwrap_or("~"))
+            }
+            _ => self.cwd.clone(),
+        };
+        let in_use = self
+            .team_file
+            .members
+            .iter()
+            .filter(|m| crate::backend::hosts::remote::member_host(m) == host)
+            .filter_map(|m| m.worktree_path.as_deref().map(PathBuf::from))
+            .collect();
+        Ok(WorktreeAsk { repo, in_use, from })
     }
 
     /// `/respawn NAME`: a teammate that stopped, or did not survive its lead, starts again
@@ -313,11 +337,14 @@ enum Before {
 }
 
 /// A worktree to prepare for a new teammate.
+#[derive(Clone)]
 struct WorktreeAsk {
-    /// The lead's checkout.
+    /// The checkout it is made from: the lead's, or the host's `dir`.
     repo: PathBuf,
-    /// Worktrees of current members (never handed out again).
+    /// Worktrees of current members there (never handed out again).
     in_use: Vec<PathBuf>,
+    /// Where: the lead's machine or the teammate's host.
+    from: BranchFrom,
 }
 
 /// One teammate's start, off the loop.
@@ -357,14 +384,16 @@ impl Start {
         } = self;
         let name = plan.name.clone();
         let mut prepared = None;
+        let mut place = None;
         let checked = match before {
             Before::Spawn { worktree } => {
                 match check_program(&executor, plan.claude, &name).await {
                     Err(e) => Err(e),
                     Ok(()) => match worktree {
                         None => Ok(()),
-                        Some(ask) => match prepare_worktree(ask, &team, &name).await {
+                        Some(ask) => match prepare_worktree(ask.clone(), &team, &name).await {
                             Ok(p) => {
+                                place = Some(ask.from);
                                 plan.cwd = p.worktree.path.clone();
                                 plan.worktree_path =
                                     Some(p.worktree.path.to_string_lossy().into_owned());
@@ -391,7 +420,7 @@ impl Start {
         if started.is_err()
             && let Some(p) = prepared.take()
         {
-            kept = undo_worktree(p.worktree).await;
+            kept = undo_worktree(p.worktree, place.unwrap_or(BranchFrom::Local)).await;
         }
         StartResult {
             plan,
@@ -536,18 +565,20 @@ async fn prepare_worktree(
     name: &str,
 ) -> Result<Prepared, crate::backend::BackendError> {
     let (team, name) = (team.to_string(), name.to_string());
-    tokio::task::spawn_blocking(move || worktree::prepare(&ask.repo, &team, &name, &ask.in_use))
-        .await
-        .map_err(|e| {
-            crate::backend::BackendError::Unavailable(format!("preparing the worktree failed: {e}"))
-        })?
+    tokio::task::spawn_blocking(move || {
+        worktree::prepare_in(ask.from.place(), &ask.repo, &team, &name, &ask.in_use)
+    })
+    .await
+    .map_err(|e| {
+        crate::backend::BackendError::Unavailable(format!("preparing the worktree failed: {e}"))
+    })?
 }
 
 /// The teammate did not start: its worktree goes again (only when it holds no work; then its
 /// path and what it holds are returned).
-async fn undo_worktree(worktree: Worktree) -> Option<(PathBuf, String)> {
+async fn undo_worktree(worktree: Worktree, from: BranchFrom) -> Option<(PathBuf, String)> {
     let path = worktree.path.clone();
-    match tokio::task::spawn_blocking(move || worktree::retire(&worktree)).await {
+    match tokio::task::spawn_blocking(move || worktree::retire_in(from.place(), &worktree)).await {
         Ok(Ok(Retired::Removed)) => None,
         Ok(Ok(Retired::Kept(work))) => Some((path, work.to_string())),
         Ok(Err(e)) => {
@@ -564,7 +595,12 @@ async fn undo_worktree(worktree: Worktree) -> Option<(PathBuf, String)> {
 /// What the transcript says about a teammate's worktree.
 fn worktree_note(name: &str, prepared: &Prepared) -> String {
     let w = &prepared.worktree;
-    let at = format!("{} (branch {})", w.path.display(), w.branch);
+    let on = w
+        .host
+        .as_ref()
+        .map(|h| format!(" on {h}"))
+        .unwrap_or_default();
+    let at = format!("{}{on} (branch {})", w.path.display(), w.branch);
     let how = match prepared.how {
         How::Created => String::new(),
         How::Reused => ", the clean one a previous session left, brought up to date".to_string(),

@@ -100,6 +100,9 @@ pub(crate) struct Controller {
     pub worktree_by_default: bool,
     /// The worktrees given to teammates this session (retired at quit), with their owners.
     pub worktrees: Vec<(String, crate::backend::worktree::Worktree)>,
+    /// Git on the config's hosts (worktrees there, their branches fetched): `None` without
+    /// hosts.
+    pub hosts_git: Option<crate::backend::hosts::worktree::HostsGit>,
     /// Wakes the liveness poller from its idle sleep (a teammate started).
     pub liveness_wake: Arc<tokio::sync::Notify>,
     /// The lead's inbox, drained off the loop.
@@ -232,6 +235,14 @@ impl Controller {
             teammate_model: opts.teammate_model.clone(),
             worktree_by_default: opts.worktree_by_default,
             worktrees: Vec::new(),
+            hosts_git: opts
+                .ssh_dir
+                .clone()
+                .filter(|_| !opts.hosts.is_empty())
+                .map(|dir| crate::backend::hosts::worktree::HostsGit {
+                    connector: crate::backend::hosts::Connector::new(dir),
+                    hosts: opts.hosts.clone(),
+                }),
             review: Default::default(),
             starting: HashSet::new(),
             order: Default::default(),
