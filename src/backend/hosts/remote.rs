@@ -12,7 +12,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::link::{HostLink, LinkSpec, StateSink, link_id};
-use super::probe::remote_teamlead_in;
+use super::model_forward::{ModelProxy, ModelTarget};
+use super::probe::remote_teamlead_env;
 use super::{Connection, Connector};
 use crate::backend::executor::{ExecutorError, Liveness, LivenessReport, SpawnRequest, Spawned};
 use crate::backend::launch::{TeammateLaunch, TeammateProgram, shell_quote};
@@ -54,6 +55,12 @@ pub struct RemoteTeammates {
     links: Mutex<HashMap<String, HostLink>>,
     /// Each remote teammate's host.
     members: Mutex<HashMap<String, String>>,
+    /// The model endpoint of teamlead's own `llm` teammates (`None`: the shell engine).
+    llm: Option<crate::agent::llm::LlmConfig>,
+    /// The lead's end of the forwarded model endpoint, made at the first use.
+    proxy: Mutex<Option<ModelProxy>>,
+    /// The port each host forwards to it.
+    ports: Mutex<HashMap<String, u16>>,
 }
 
 fn failed(what: impl std::fmt::Display) -> ExecutorError {
@@ -83,6 +90,97 @@ impl RemoteTeammates {
             sink,
             links: Mutex::new(HashMap::new()),
             members: Mutex::new(HashMap::new()),
+            llm: None,
+            proxy: Mutex::new(None),
+            ports: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Teamlead's own teammates on hosts use the `llm` engine with `config`'s model, reached
+    /// through the forwarded endpoint.
+    pub fn with_llm(mut self, config: Option<crate::agent::llm::LlmConfig>) -> RemoteTeammates {
+        self.llm = config;
+        self
+    }
+
+    /// The base URL, on `host`, of the lead's endpoint for `target` (forwarded over the
+    /// host's master; the relay on the lead's side started at the first use).
+    fn model_url(&self, host: &str, target: &ModelTarget) -> Result<String, ExecutorError> {
+        let connection = self.connection(host)?;
+        let mut proxy = self
+            .proxy
+            .lock()
+            .map_err(|_| failed("the model forward's lock is poisoned"))?;
+        if proxy.is_none() {
+            let socket = self
+                .connector
+                .control_dir
+                .join(format!("model-{}.sock", std::process::id()));
+            let started = ModelProxy::start(&socket).map_err(|e| {
+                failed(format!(
+                    "the model endpoint for {host} cannot listen at {}: {e}",
+                    socket.display()
+                ))
+            })?;
+            *proxy = Some(started);
+        }
+        let Some(proxy) = proxy.as_ref() else {
+            return Err(failed("no model forward"));
+        };
+        let token = proxy.route(target);
+        let port = self.forward_port(host, &connection, &proxy.socket)?;
+        Ok(format!("http://127.0.0.1:{port}/{token}"))
+    }
+
+    /// The host's port of the model forward: asked of its master again (the same master
+    /// keeps it; a new one is asked for the same port first).
+    fn forward_port(
+        &self,
+        host: &str,
+        connection: &Connection,
+        socket: &std::path::Path,
+    ) -> Result<u16, ExecutorError> {
+        let want = self.ports.lock().ok().and_then(|p| p.get(host).copied());
+        let port = super::model_forward::forward(connection, socket, want)
+            .map_err(|e| failed(format!("the model forward to {host}: {e}")))?;
+        if want.is_some_and(|w| w != port) {
+            tracing::warn!(
+                "{host}: the model forward moved from port {want:?} to {port}; teammates started before reach the model again after /respawn"
+            );
+        }
+        if let Ok(mut ports) = self.ports.lock() {
+            ports.insert(host.to_string(), port);
+        }
+        Ok(port)
+    }
+
+    /// Keeps every host's model forward in place (a master replaced since loses it).
+    fn keep_forwards(&self) {
+        let socket = match self.proxy.lock() {
+            Ok(p) => p.as_ref().map(|p| p.socket.clone()),
+            Err(_) => None,
+        };
+        let Some(socket) = socket else { return };
+        let hosts: Vec<String> = self
+            .ports
+            .lock()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        for host in hosts {
+            let up = self
+                .links
+                .lock()
+                .ok()
+                .and_then(|l| l.get(&host).map(HostLink::is_up))
+                .unwrap_or(false);
+            if !up {
+                continue;
+            }
+            if let Ok(connection) = self.connection(&host)
+                && let Err(e) = self.forward_port(&host, &connection, &socket)
+            {
+                tracing::warn!("{e}");
+            }
         }
     }
 
@@ -107,7 +205,7 @@ impl RemoteTeammates {
         })
     }
 
-    fn connection(&self, host: &str) -> Result<Connection, ExecutorError> {
+    pub(super) fn connection(&self, host: &str) -> Result<Connection, ExecutorError> {
         Ok(self.connector.connection(self.host(host)?))
     }
 
@@ -197,8 +295,13 @@ impl RemoteTeammates {
 
     /// The command line that runs teamlead's own teammate on the host, as the local pane
     /// executor builds it, with the host's teamlead and home; nothing of the lead's
-    /// environment goes along.
-    fn command_line(&self, host: &HostConfig, request: &SpawnRequest) -> String {
+    /// environment goes along (an `llm` teammate gets the forwarded endpoint, its provider and
+    /// model, never a key).
+    fn command_line(
+        &self,
+        host: &HostConfig,
+        request: &SpawnRequest,
+    ) -> Result<String, ExecutorError> {
         let launch = TeammateLaunch {
             program: TeammateProgram::Teamlead {
                 binary: "teamlead".to_string(),
@@ -218,7 +321,50 @@ impl RemoteTeammates {
         };
         let args = launch.args();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        remote_teamlead_in(host.home.as_deref(), host.dir.as_deref(), &args)
+        let mut env = Vec::new();
+        if let Some(llm) = &self.llm {
+            let url = self.model_url(&host.name, &ModelTarget::for_llm(llm))?;
+            let var = match llm.provider {
+                crate::agent::llm::Provider::Anthropic => "ANTHROPIC_BASE_URL",
+                crate::agent::llm::Provider::OpenAi => "OPENAI_BASE_URL",
+            };
+            env.push((
+                "TEAMLEAD_PROVIDER".to_string(),
+                llm.provider.as_str().to_string(),
+            ));
+            env.push((var.to_string(), url));
+            env.push(("TEAMLEAD_MODEL".to_string(), llm.model.clone()));
+        }
+        Ok(remote_teamlead_env(
+            host.home.as_deref(),
+            host.dir.as_deref(),
+            &env,
+            &args,
+        ))
+    }
+
+    /// The command line of a `claude` teammate on the host (its own Claude Code, found
+    /// there), or why it cannot run there.
+    fn claude_line(
+        &self,
+        host: &HostConfig,
+        request: &SpawnRequest,
+    ) -> Result<String, ExecutorError> {
+        let connection = self.connection(&host.name)?;
+        let binary = super::remote_claude::find_claude(&connection).map_err(failed)?;
+        let url = if host.forward_model {
+            let target = ModelTarget::for_claude(&|k| std::env::var(k).ok());
+            Some(self.model_url(&host.name, &target)?)
+        } else {
+            None
+        };
+        Ok(super::remote_claude::command_line(
+            host,
+            &binary,
+            &self.team,
+            request,
+            url.as_deref(),
+        ))
     }
 
     /// Starts `request` on `host` (its member entry exists): the member is marked with its
@@ -227,6 +373,13 @@ impl RemoteTeammates {
     pub fn spawn(&self, host: &str, request: &SpawnRequest) -> Result<Spawned, ExecutorError> {
         let config = self.host(host)?.clone();
         let name = request.name.clone();
+        // What it runs is known before anything is made for it: a host without claude is
+        // one clear line, and nothing of the team is there yet.
+        let line = if request.claude {
+            self.claude_line(&config, request)?
+        } else {
+            self.command_line(&config, request)?
+        };
         let pane = format!("{host}:{name}");
         let cwd = config.dir.clone().unwrap_or_else(|| "~".to_string());
         store::team::edit_team(&self.home, &self.team, |file| {
@@ -256,7 +409,6 @@ impl RemoteTeammates {
                 SYNC_DEADLINE.as_secs()
             )));
         }
-        let line = self.command_line(&config, request);
         if let Err(e) = self.tmux(
             host,
             &[
@@ -304,6 +456,7 @@ impl RemoteTeammates {
     /// The liveness of each remote teammate whose host answers; a host that does not answer
     /// says nothing about its teammates (they are shown unreachable, never gone).
     pub fn liveness(&self) -> Vec<LivenessReport> {
+        self.keep_forwards();
         let mut reports = Vec::new();
         for (name, host) in self.all() {
             let up = self
@@ -343,6 +496,9 @@ impl RemoteTeammates {
 
     /// The links end; the teammates keep running on their hosts.
     pub fn detach(&self) {
+        if let Ok(mut proxy) = self.proxy.lock() {
+            proxy.take();
+        }
         let links: Vec<HostLink> = self
             .links
             .lock()

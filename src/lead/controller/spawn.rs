@@ -88,13 +88,9 @@ impl Controller {
             let e = OpError::Refused("The lead is shutting down: no new teammates.".into());
             return done(self, Err(e));
         }
-        let claude = flags.claude.unwrap_or(self.claude_by_default) && flags.host.is_none();
+        let claude = flags.claude.unwrap_or(self.claude_by_default);
         if let Some(host) = &flags.host {
-            let refused = if flags.claude == Some(true) {
-                Some(
-                    "Claude Code teammates on another host are not supported yet: drop --agent claude",
-                )
-            } else if flags.worktree == Some(true) {
+            let refused = if flags.worktree == Some(true) {
                 Some("worktrees on another host are not supported yet: drop --worktree")
             } else {
                 None
@@ -104,7 +100,8 @@ impl Controller {
                 return done(self, Err(e));
             }
         }
-        if claude && !self.kind.is_pane() {
+        // A Claude Code teammate on a host runs in the host's tmux, whatever runs here.
+        if claude && flags.host.is_none() && !self.kind.is_pane() {
             let e = OpError::Refused(format!(
                 "Claude Code teammates need a pane backend ({}); this session runs teammates in-process.",
                 BackendKind::pane_terminals()
@@ -359,7 +356,9 @@ impl Start {
         let mut prepared = None;
         let checked = match before {
             Before::Spawn { worktree } => {
-                match check_program(&executor, plan.claude, &name).await {
+                // A host's own program is found there by the spawn itself.
+                let here = plan.claude && plan.host.is_none();
+                match check_program(&executor, here, &name).await {
                     Err(e) => Err(e),
                     Ok(()) => match worktree {
                         None => Ok(()),
@@ -441,7 +440,7 @@ async fn respawn_checks(
             "{name} still runs ({who}): /kill {name} first to start it again."
         )));
     }
-    if let Err(e) = executor.check_program(plan.claude).await {
+    if let Err(e) = executor.check_program(plan.claude && plan.host.is_none()).await {
         return Err(OpError::Refused(format!("Cannot respawn {name}: {e}")));
     }
     // Whatever is left of it (a dead pane) goes first.
