@@ -373,6 +373,70 @@ mod tests {
         );
     }
 
+    /// A request through the socket reaches the target with the lead's key in place of the
+    /// caller's, and the answer comes back whole.
+    #[test]
+    fn a_request_goes_through_with_the_leads_key() {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let upstream = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = upstream.local_addr().unwrap().port();
+        let seen = std::thread::spawn(move || {
+            let (mut socket, _) = upstream.accept().unwrap();
+            let mut reader = BufReader::new(socket.try_clone().unwrap());
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let events = "event: message_stop\ndata: {}\n\n";
+            write!(
+                socket,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{events}",
+                events.len()
+            )
+            .unwrap();
+            (head, String::from_utf8(body).unwrap())
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let proxy = ModelProxy::start(&dir.path().join("m.sock")).unwrap();
+        let token = proxy.route(&ModelTarget {
+            base_url: format!("http://127.0.0.1:{port}"),
+            auth: vec![("x-api-key".into(), "sk-lead".into())],
+        });
+        let mut client = std::os::unix::net::UnixStream::connect(&proxy.socket).unwrap();
+        let body = r#"{"stream":true}"#;
+        write!(
+            client,
+            "POST /{token}/v1/messages?beta=true HTTP/1.1\r\nhost: x\r\nx-api-key: placeholder\r\nauthorization: Bearer placeholder\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).unwrap();
+        let (head, got) = seen.join().unwrap();
+        assert!(head.starts_with("POST /v1/messages?beta=true "), "{head}");
+        assert!(head.contains("x-api-key: sk-lead"), "{head}");
+        assert!(!head.contains("placeholder"), "{head}");
+        assert_eq!(got, body);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains("event: message_stop"), "{answer}");
+        let mut stray = std::os::unix::net::UnixStream::connect(&proxy.socket).unwrap();
+        write!(stray, "GET /nope/v1/messages HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").unwrap();
+        let mut refused = String::new();
+        stray.read_to_string(&mut refused).unwrap();
+        assert!(refused.starts_with("HTTP/1.1 404"), "{refused}");
+    }
+
     #[test]
     fn the_claude_target_comes_from_the_leads_environment_and_debug_hides_the_key() {
         let env = |k: &str| match k {
