@@ -171,8 +171,7 @@ pub(super) fn check(
             (".dir", entry.dir),
             (".home", entry.home),
             (".claude", entry.claude),
-        ])
-        {
+        ]) {
             if let Some(value) = value {
                 if let Some(why) = path_problem(value.get_ref()) {
                     return Err(at(value.span().start, key, why));

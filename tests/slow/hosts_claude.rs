@@ -258,8 +258,12 @@ impl Rig {
     fn host_tail(&self) -> String {
         let mut out = format!(
             "\n--- host's team-lead inbox: {}",
-            std::fs::read_to_string(self.host.home().join(".claude/teams/crew/inboxes/team-lead.json"))
-                .unwrap_or_default()
+            std::fs::read_to_string(
+                self.host
+                    .home()
+                    .join(".claude/teams/crew/inboxes/team-lead.json")
+            )
+            .unwrap_or_default()
         );
         let mut stack = vec![self.host.home().to_path_buf()];
         while let Some(dir) = stack.pop() {
@@ -393,14 +397,42 @@ fn claude_on_a_host(client: &Client) {
             if launcher.starts_with(&bin) {
                 std::os::unix::fs::chown(&launcher, Some(host.uid), None).unwrap();
             }
-            format!("forward-model = true\nclaude = \"{}\"\n", launcher.display())
+            format!(
+                "forward-model = true\nclaude = \"{}\"\n",
+                launcher.display()
+            )
         },
         &[],
     );
 
+    // `hosts check` names the host's claude and its version, and what goes there.
+    let check = rig
+        .lead
+        .cmd()
+        .args(["hosts", "check", "box"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    let version = if label == "2.1.45" {
+        "2.1.45"
+    } else {
+        "(Claude Code)"
+    };
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("ok    claude: ") && l.contains(version)),
+        "[{label}] {said}"
+    );
+    assert!(
+        said.contains("Claude Code teammates reach the model through the lead too"),
+        "[{label}] {said}"
+    );
+    assert!(check.status.success(), "[{label}] {said}");
+
     let ran = rig.work.join("ran.txt");
     let wrote = rig.work.join("wrote.txt");
-    rig.model.add(Rule::on("HC-IDLE", Act::Text("ready".into())));
+    rig.model
+        .add(Rule::on("HC-IDLE", Act::Text("ready".into())));
     rig.model.add(Rule::seq(
         "HC-BASH",
         vec![
@@ -431,9 +463,8 @@ fn claude_on_a_host(client: &Client) {
 
     // Spawn to first idle.
     let started = Instant::now();
-    let out = rig.ctl_ok(&[
-        "/spawn mate --host box --agent claude --mode acceptEdits HC-IDLE start here",
-    ]);
+    let out = rig
+        .ctl_ok(&["/spawn mate --host box --agent claude --mode acceptEdits HC-IDLE start here"]);
     assert!(out.contains("Spawned mate"), "[{label}] {out}");
     let took = wait_for(
         &format!("[{label}] the remote claude's first idle"),
@@ -575,6 +606,39 @@ fn an_llm_teammate_on_a_host_reaches_the_model_through_the_lead() {
             Act::Text("told the lead".into()),
         ],
     ));
+    // A host without Claude Code: `hosts check` says so without failing, and `--agent claude`
+    // there is refused with one line, nothing made.
+    let check = rig
+        .lead
+        .cmd()
+        .args(["hosts", "check", "box"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{said}");
+    assert!(said.contains("ok    claude: none on the host"), "{said}");
+    assert!(
+        said.contains("credentials: none copied")
+            && said.contains("the host's own Claude Code login"),
+        "{said}"
+    );
+    let refused = rig.ctl(&["/spawn nope --host box --agent claude hello"]);
+    let told = format!(
+        "{}{}",
+        String::from_utf8_lossy(&refused.stdout),
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(
+        told.contains("no Claude Code on box: install it there"),
+        "{told}"
+    );
+    assert!(rig.member("nope").is_null(), "no member left behind");
+    assert!(
+        !host_processes(&rig.host)
+            .iter()
+            .any(|p| p.contains("nope@crew")),
+        "nothing started on the host"
+    );
     let out = rig.ctl_ok(&["/spawn thinker --host box HL-ASK what is the answer"]);
     assert!(out.contains("Spawned thinker"), "{out}");
     wait_for(

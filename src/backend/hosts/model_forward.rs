@@ -152,11 +152,7 @@ impl ModelProxy {
         crate::agent::llm::client::install_crypto_provider();
         let build = |direct: bool| {
             let builder = reqwest::Client::builder();
-            let builder = if direct {
-                builder.no_proxy()
-            } else {
-                builder
-            };
+            let builder = if direct { builder.no_proxy() } else { builder };
             builder.build().map_err(std::io::Error::other)
         };
         let shared = Arc::new(Shared {
@@ -290,7 +286,12 @@ async fn relay(State(shared): State<Arc<Shared>>, request: Request) -> Response 
     }
     response
         .body(Body::from_stream(answer.bytes_stream()))
-        .unwrap_or_else(|_| refuse(StatusCode::BAD_GATEWAY, "bad answer from the model endpoint"))
+        .unwrap_or_else(|_| {
+            refuse(
+                StatusCode::BAD_GATEWAY,
+                "bad answer from the model endpoint",
+            )
+        })
 }
 
 /// A base URL on this machine.
@@ -310,7 +311,11 @@ fn is_loopback(base_url: &str) -> bool {
 
 /// Asks the host's master to forward a loopback port on the host to `socket`: `want` first
 /// (the port teammates there already use), else any free port. Returns the port.
-pub fn forward(connection: &Connection, socket: &Path, want: Option<u16>) -> Result<u16, HostError> {
+pub fn forward(
+    connection: &Connection,
+    socket: &Path,
+    want: Option<u16>,
+) -> Result<u16, HostError> {
     let mut last = None;
     for port in want.into_iter().chain([0]) {
         let spec = format!("127.0.0.1:{port}:{}", socket.display());
@@ -320,10 +325,7 @@ pub fn forward(connection: &Connection, socket: &Path, want: Option<u16>) -> Res
                     return Ok(port);
                 }
                 let said = String::from_utf8_lossy(&out.stdout).into_owned();
-                if let Some(p) = said
-                    .split_whitespace()
-                    .find_map(|w| w.parse::<u16>().ok())
-                {
+                if let Some(p) = said.split_whitespace().find_map(|w| w.parse::<u16>().ok()) {
                     return Ok(p);
                 }
                 last = Some(HostError::Other {
@@ -431,7 +433,11 @@ mod tests {
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
         assert!(answer.contains("event: message_stop"), "{answer}");
         let mut stray = std::os::unix::net::UnixStream::connect(&proxy.socket).unwrap();
-        write!(stray, "GET /nope/v1/messages HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").unwrap();
+        write!(
+            stray,
+            "GET /nope/v1/messages HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+        )
+        .unwrap();
         let mut refused = String::new();
         stray.read_to_string(&mut refused).unwrap();
         assert!(refused.starts_with("HTTP/1.1 404"), "{refused}");
@@ -446,7 +452,10 @@ mod tests {
         };
         let t = ModelTarget::for_claude(&env);
         assert_eq!(t.base_url, "http://127.0.0.1:7");
-        assert_eq!(t.auth, vec![("x-api-key".to_string(), "sk-ant-secret".to_string())]);
+        assert_eq!(
+            t.auth,
+            vec![("x-api-key".to_string(), "sk-ant-secret".to_string())]
+        );
         assert!(!format!("{t:?}").contains("secret"));
     }
 }

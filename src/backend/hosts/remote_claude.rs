@@ -134,8 +134,7 @@ mod tests {
     }
 
     #[test]
-    fn a_remote_claude_gets_the_local_flags_and_switches_and_nothing_of_the_leads_environment()
-    {
+    fn a_remote_claude_gets_the_local_flags_and_switches_and_nothing_of_the_leads_environment() {
         let request = SpawnRequest {
             mode: PermissionMode::AcceptEdits,
             session_id: Some("0c2f4a51-9d0e-4f5b-8a7c-3e1d2b6f9a80".into()),

@@ -18,11 +18,7 @@ const KEY_DEADLINE: Duration = Duration::from_secs(5);
 
 /// `tmux -L <team's socket> -f /dev/null ARGS` on `host` through its master: its stdout, or
 /// why not.
-fn tmux_out(
-    remote: &RemoteTeammates,
-    host: &str,
-    args: &[&str],
-) -> Result<String, BackendError> {
+fn tmux_out(remote: &RemoteTeammates, host: &str, args: &[&str]) -> Result<String, BackendError> {
     let connection = remote
         .connection(host)
         .map_err(|e| BackendError::Unavailable(e.to_string()))?;

@@ -440,7 +440,10 @@ async fn respawn_checks(
             "{name} still runs ({who}): /kill {name} first to start it again."
         )));
     }
-    if let Err(e) = executor.check_program(plan.claude && plan.host.is_none()).await {
+    if let Err(e) = executor
+        .check_program(plan.claude && plan.host.is_none())
+        .await
+    {
         return Err(OpError::Refused(format!("Cannot respawn {name}: {e}")));
     }
     // Whatever is left of it (a dead pane) goes first.

@@ -374,7 +374,10 @@ impl TestHost {
     /// Writes `text` to `rel` under the host's HOME, owned by the host's user.
     pub fn write_file(&self, rel: &str, text: &str) -> std::path::PathBuf {
         let path = self.home().join(rel);
-        if let Some(parent) = Path::new(rel).parent().filter(|p| !p.as_os_str().is_empty()) {
+        if let Some(parent) = Path::new(rel)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
             self.make_dir(&parent.to_string_lossy());
         }
         std::fs::write(&path, text).unwrap();
