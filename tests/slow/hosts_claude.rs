@@ -521,6 +521,15 @@ fn claude_on_a_host(client: &Client) {
         || rig.explain(),
     );
 
+    // The ledger's receipts of what the lead sent it, as far as the lead can see them.
+    let receipts: Vec<String> = rig
+        .events()
+        .iter()
+        .filter(|e| e["kind"] == "receipt" && e["to"] == "mate")
+        .map(|e| e["state"].as_str().unwrap_or("").to_string())
+        .collect();
+    eprintln!("[{label}] receipts of the messages to mate: {receipts:?}");
+
     // Tightening: acceptEdits → default, by its own mode key over ssh; confirmed by the lead.
     let idles = rig.idles("mate");
     wait_for(
@@ -651,6 +660,45 @@ fn an_llm_teammate_on_a_host_reaches_the_model_through_the_lead() {
         },
         || rig.explain(),
     );
+    // The host's ssh master dies: the next one (the link makes it) is asked for the same
+    // forward, and the teammate reaches the model again at the address it was given.
+    rig.model.add(Rule::seq(
+        "HL-AGAIN",
+        vec![
+            Act::SendToLead {
+                summary: "again".into(),
+                message: "HL-SECOND-43 after a new master".into(),
+            },
+            Act::Text("told the lead again".into()),
+        ],
+    ));
+    let old_masters = rig.lead.masters();
+    assert!(!old_masters.is_empty(), "a master runs");
+    for pid in &old_masters {
+        // SAFETY: an ssh master this test's lead started.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    wait_for(
+        "a new master",
+        Duration::from_secs(30),
+        || {
+            let now = rig.lead.masters();
+            !now.is_empty() && now.iter().all(|p| !old_masters.contains(p))
+        },
+        || format!("{:?}", rig.lead.masters()),
+    );
+    rig.ctl_ok(&["/msg @thinker HL-AGAIN please"]);
+    wait_for(
+        "the llm teammate's second answer, through the new master's forward",
+        Duration::from_secs(90),
+        || {
+            rig.mail_from("thinker")
+                .iter()
+                .any(|t| t.contains("HL-SECOND-43"))
+        },
+        || rig.explain(),
+    );
+
     // The host's teammate was pointed at the forward, not at the lead's loopback.
     let teammate = host_processes(&rig.host)
         .into_iter()

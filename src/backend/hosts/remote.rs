@@ -40,6 +40,13 @@ pub fn tmux_socket(team: &str) -> String {
     format!("teamlead-{team}")
 }
 
+/// The pid of the host's master as its last check recorded it (beside its socket).
+fn master_pid(connection: &Connection) -> Option<String> {
+    std::fs::read_to_string(connection.control.with_extension("pid"))
+        .ok()
+        .map(|p| p.trim().to_string())
+}
+
 /// What it takes to run teammates of one team on other hosts.
 pub struct RemoteTeammates {
     pub home: Home,
@@ -59,8 +66,8 @@ pub struct RemoteTeammates {
     llm: Option<crate::agent::llm::LlmConfig>,
     /// The lead's end of the forwarded model endpoint, made at the first use.
     proxy: Mutex<Option<ModelProxy>>,
-    /// The port each host forwards to it.
-    ports: Mutex<HashMap<String, u16>>,
+    /// The port each host forwards to it, and the master (its pid) that holds the forward.
+    ports: Mutex<HashMap<String, (u16, Option<String>)>>,
 }
 
 fn failed(what: impl std::fmt::Display) -> ExecutorError {
@@ -140,7 +147,11 @@ impl RemoteTeammates {
         connection: &Connection,
         socket: &std::path::Path,
     ) -> Result<u16, ExecutorError> {
-        let want = self.ports.lock().ok().and_then(|p| p.get(host).copied());
+        let want = self
+            .ports
+            .lock()
+            .ok()
+            .and_then(|p| p.get(host).map(|(port, _)| *port));
         let port = super::model_forward::forward(connection, socket, want)
             .map_err(|e| failed(format!("the model forward to {host}: {e}")))?;
         if want.is_some_and(|w| w != port) {
@@ -149,24 +160,29 @@ impl RemoteTeammates {
             );
         }
         if let Ok(mut ports) = self.ports.lock() {
-            ports.insert(host.to_string(), port);
+            ports.insert(host.to_string(), (port, master_pid(connection)));
         }
         Ok(port)
     }
 
-    /// Keeps every host's model forward in place (a master replaced since loses it).
+    /// Keeps every host's model forward in place: a master replaced since (another pid) lost
+    /// it, and is asked for it again.
     fn keep_forwards(&self) {
         let socket = match self.proxy.lock() {
             Ok(p) => p.as_ref().map(|p| p.socket.clone()),
             Err(_) => None,
         };
         let Some(socket) = socket else { return };
-        let hosts: Vec<String> = self
+        let hosts: Vec<(String, Option<String>)> = self
             .ports
             .lock()
-            .map(|p| p.keys().cloned().collect())
+            .map(|p| {
+                p.iter()
+                    .map(|(h, (_, pid))| (h.clone(), pid.clone()))
+                    .collect()
+            })
             .unwrap_or_default();
-        for host in hosts {
+        for (host, pid) in hosts {
             let up = self
                 .links
                 .lock()
@@ -177,6 +193,7 @@ impl RemoteTeammates {
                 continue;
             }
             if let Ok(connection) = self.connection(&host)
+                && master_pid(&connection) != pid
                 && let Err(e) = self.forward_port(&host, &connection, &socket)
             {
                 tracing::warn!("{e}");
