@@ -71,6 +71,8 @@ fn add(args: &HostsAddArgs) -> Result<()> {
         options: args.options.clone(),
         dir: args.dir.clone(),
         home: args.remote_home.clone(),
+        claude: None,
+        forward_model: false,
     };
     let path = config_path()?;
     config::edit::add_host(&path, &host)?;
@@ -144,6 +146,16 @@ fn verdicts(host: &HostConfig, probe: &Probe) -> Vec<Line> {
                 .to_string(),
         ),
     });
+    lines.push(ok(match (&probe.claude, &probe.claude_version) {
+        (Some(path), Some(v)) => format!("claude: {v} at {path}"),
+        (Some(path), None) => format!(
+            "claude at {path} does not run on the host: `--agent claude` there will fail (teamlead's own teammates are not affected)"
+        ),
+        (None, _) => format!(
+            "claude: none on the host (teamlead's own teammates run; for `--agent claude` there install Claude Code or set `claude` of [hosts.{name}])"
+        ),
+    }));
+    lines.push(ok(what_goes_there(host)));
     if let (Some(dir), Some(exists)) = (&host.dir, probe.dir_exists) {
         lines.push(if exists {
             ok(format!("dir: {dir}"))
@@ -154,6 +166,18 @@ fn verdicts(host: &HostConfig, probe: &Probe) -> Vec<Line> {
         });
     }
     lines
+}
+
+/// What of the lead's host reaches this host: the team's files, never a key.
+fn what_goes_there(host: &HostConfig) -> String {
+    let claude = if host.forward_model {
+        "Claude Code teammates reach the model through the lead too (forward-model = true)"
+    } else {
+        "Claude Code teammates use the host's own Claude Code login (forward-model = true forwards the lead's instead)"
+    };
+    format!(
+        "credentials: none copied (only the team's config and its members' inboxes go there); teamlead's own LLM teammates reach the model through an ssh forward to the lead, which adds the key; {claude}"
+    )
 }
 
 /// What makes the host's teamlead this one: `hosts install`, or building it there.

@@ -88,6 +88,12 @@ pub fn add_host(path: &Path, host: &HostConfig) -> Result<(), ConfigError> {
     if let Some(home) = &host.home {
         table.insert("home", value(home.as_str()));
     }
+    if let Some(claude) = &host.claude {
+        table.insert("claude", value(claude.as_str()));
+    }
+    if host.forward_model {
+        table.insert("forward-model", value(true));
+    }
     hosts.insert(&host.name, Item::Table(table));
     write(path, &doc)
 }

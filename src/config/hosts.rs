@@ -19,6 +19,9 @@ pub(super) struct HostEntry {
     options: Vec<Spanned<String>>,
     dir: Option<Spanned<String>>,
     home: Option<Spanned<String>>,
+    claude: Option<Spanned<String>>,
+    #[serde(rename = "forward-model")]
+    forward_model: Option<bool>,
 }
 
 /// A host teammates may run on.
@@ -40,6 +43,14 @@ pub struct HostConfig {
     /// The teamlead home on that host [default: the host's own default].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub home: Option<String>,
+    /// The `claude` that runs Claude Code teammates there [default: `~/.local/bin/claude`,
+    /// else `claude` on the host's PATH].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claude: Option<String>,
+    /// `forward-model = true`: Claude Code teammates there reach the model through the lead
+    /// (its key stays on the lead's host) instead of the host's own Claude Code login.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub forward_model: bool,
 }
 
 /// The `ssh -o` options teamlead sets itself: a host may not change them.
@@ -155,11 +166,12 @@ pub(super) fn check(
             }
             options.push(option.into_inner());
         }
-        let mut dirs = [None, None];
-        for (slot, (key, value)) in dirs
-            .iter_mut()
-            .zip([(".dir", entry.dir), (".home", entry.home)])
-        {
+        let mut dirs = [None, None, None];
+        for (slot, (key, value)) in dirs.iter_mut().zip([
+            (".dir", entry.dir),
+            (".home", entry.home),
+            (".claude", entry.claude),
+        ]) {
             if let Some(value) = value {
                 if let Some(why) = path_problem(value.get_ref()) {
                     return Err(at(value.span().start, key, why));
@@ -167,7 +179,7 @@ pub(super) fn check(
                 *slot = Some(value.into_inner());
             }
         }
-        let [dir, home] = dirs;
+        let [dir, home, claude] = dirs;
         hosts.push(HostConfig {
             name,
             destination,
@@ -175,6 +187,8 @@ pub(super) fn check(
             options,
             dir,
             home,
+            claude,
+            forward_model: entry.forward_model.unwrap_or(false),
         });
     }
     Ok(hosts)

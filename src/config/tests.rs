@@ -192,7 +192,7 @@ fn the_server_idle_limit_is_a_duration_or_off() {
 #[test]
 fn hosts_are_read_and_checked() {
     let config = parse(
-        "[hosts.gpu]\ndestination = \"me@box\"\nport = 2222\noptions = [\"ProxyJump=bastion\"]\ndir = \"~/src\"\nhome = \"~/.claude\"\n\n[hosts.lab]\ndestination = \"lab\"\n",
+        "[hosts.gpu]\ndestination = \"me@box\"\nport = 2222\noptions = [\"ProxyJump=bastion\"]\ndir = \"~/src\"\nhome = \"~/.claude\"\nclaude = \"~/bin/claude\"\nforward-model = true\n\n[hosts.lab]\ndestination = \"lab\"\n",
     )
     .unwrap();
     assert_eq!(
@@ -205,6 +205,8 @@ fn hosts_are_read_and_checked() {
                 options: vec!["ProxyJump=bastion".into()],
                 dir: Some("~/src".into()),
                 home: Some("~/.claude".into()),
+                claude: Some("~/bin/claude".into()),
+                forward_model: true,
             },
             HostConfig {
                 name: "lab".into(),
@@ -213,6 +215,8 @@ fn hosts_are_read_and_checked() {
                 options: vec![],
                 dir: None,
                 home: None,
+                claude: None,
+                forward_model: false,
             },
         ]
     );

@@ -54,6 +54,7 @@ mod home_untouched;
 mod hostile;
 mod hostile_lead;
 mod hosts_check;
+mod hosts_claude;
 mod hosts_connections;
 mod hosts_link_chaos;
 mod hosts_review;

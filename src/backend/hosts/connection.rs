@@ -353,6 +353,28 @@ impl Connection {
             .collect()
     }
 
+    /// `ssh -O forward -R SPEC` on the live master (checked or replaced first): a remote
+    /// forward that lives as long as the master. With a remote port of 0, ssh prints the port
+    /// the host gave on its standard output.
+    pub fn control_forward(&self, spec: &str) -> Result<Output, HostError> {
+        self.ensure_master()?;
+        let mut cmd = self.ssh("no");
+        cmd.arg("-O")
+            .arg("forward")
+            .arg("-R")
+            .arg(spec)
+            .arg(self.destination());
+        run(cmd, None, self.deadlines.check).map_err(|e| match e {
+            RunError::Spawn(e) => HostError::NoSsh {
+                detail: e.to_string(),
+            },
+            RunError::Deadline => HostError::Deadline {
+                destination: self.destination(),
+                after: self.deadlines.check,
+            },
+        })
+    }
+
     /// Ends the master (`ssh -O exit`), if one runs.
     pub fn close(&self) {
         if self.control.exists() {

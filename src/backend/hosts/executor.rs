@@ -54,15 +54,17 @@ impl TeammateExecutor for HostsExecutor {
     }
 
     fn key_typer(&self, name: &str) -> Option<KeyTyper> {
-        (!self.is_remote(name))
-            .then(|| self.local.key_typer(name))
-            .flatten()
+        if self.is_remote(name) {
+            return super::remote_keys::key_typer(&self.remote, name);
+        }
+        self.local.key_typer(name)
     }
 
     fn pane_reader(&self, name: &str) -> Option<PaneReader> {
-        (!self.is_remote(name))
-            .then(|| self.local.pane_reader(name))
-            .flatten()
+        if self.is_remote(name) {
+            return super::remote_keys::pane_reader(&self.remote, name);
+        }
+        self.local.pane_reader(name)
     }
 
     fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<Spawned, ExecutorError>> {

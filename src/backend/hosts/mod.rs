@@ -8,8 +8,11 @@ pub mod connection;
 pub mod error;
 pub mod executor;
 pub mod link;
+pub mod model_forward;
 pub mod probe;
 pub mod remote;
+pub mod remote_claude;
+pub mod remote_keys;
 pub mod run;
 pub mod worktree;
 

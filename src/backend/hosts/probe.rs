@@ -1,6 +1,8 @@
 //! What is on a host, found by one read-only shell script run through the connection: its
 //! system (`uname -sm`), the teamlead there (`~/.local/bin/teamlead`, else the one on its
-//! PATH) and its version, tmux, the teammates' directory. Nothing is written on the host.
+//! PATH) and its version, tmux, the teammates' directory, the `claude` there
+//! (`[hosts.NAME] claude`, else `~/.local/bin/claude`, else the one on its PATH) and its
+//! version. Nothing is written on the host.
 //! Also: copying this very binary to `~/.local/bin/teamlead` there (`hosts install`).
 
 use std::time::Duration;
@@ -30,6 +32,16 @@ pub fn remote_path(path: &str) -> String {
 /// [`remote_teamlead`] with the host's teamlead home (`--home`) and in the directory `dir`
 /// (each may start with `~/`, the host's HOME).
 pub fn remote_teamlead_in(home: Option<&str>, dir: Option<&str>, args: &[&str]) -> String {
+    remote_teamlead_env(home, dir, &[], args)
+}
+
+/// [`remote_teamlead_in`] with `env` set for it (`exec env K=V … teamlead …`).
+pub fn remote_teamlead_env(
+    home: Option<&str>,
+    dir: Option<&str>,
+    env: &[(String, String)],
+    args: &[&str],
+) -> String {
     let mut words: Vec<String> = Vec::new();
     if let Some(home) = home {
         words.push("--home".to_string());
@@ -37,11 +49,35 @@ pub fn remote_teamlead_in(home: Option<&str>, dir: Option<&str>, args: &[&str]) 
     }
     words.extend(args.iter().map(|a| shell_quote(a)));
     let cd = dir.map_or(String::new(), |d| format!("cd {} && ", remote_path(d)));
+    let env: String = if env.is_empty() {
+        String::new()
+    } else {
+        let vars: Vec<String> = env
+            .iter()
+            .map(|(k, v)| format!("{k}={}", shell_quote(v)))
+            .collect();
+        format!("env {} ", vars.join(" "))
+    };
     let script = format!(
-        "{cd}t=\"$HOME/{INSTALL_PATH}\"; [ -x \"$t\" ] || t=teamlead; exec \"$t\" {}",
+        "{cd}t=\"$HOME/{INSTALL_PATH}\"; [ -x \"$t\" ] || t=teamlead; exec {env}\"$t\" {}",
         words.join(" ")
     );
     format!("sh -c {}", shell_quote(&script))
+}
+
+/// Where `claude` is looked for on a host when `[hosts.NAME] claude` is not set (relative to
+/// its HOME; then its PATH).
+pub const CLAUDE_PATH: &str = ".local/bin/claude";
+
+/// A shell fragment that sets `c` to the host's `claude` (empty when there is none): the
+/// configured one alone when `configured`, else `~/.local/bin/claude`, else `claude` on PATH.
+pub fn claude_lookup(configured: Option<&str>) -> String {
+    match configured {
+        Some(path) => format!("c={}; [ -x \"$c\" ] || c=; ", remote_path(path)),
+        None => format!(
+            "c=\"$HOME/{CLAUDE_PATH}\"; [ -x \"$c\" ] || c=$(command -v claude 2>/dev/null); "
+        ),
+    }
 }
 
 /// What a host has.
@@ -59,6 +95,10 @@ pub struct Probe {
     pub home: String,
     /// The host's `dir`, when set: does it exist there?
     pub dir_exists: Option<bool>,
+    /// The `claude` found there (`None`: none).
+    pub claude: Option<String>,
+    /// Its `--version` line (`2.1.45 (Claude Code)`), `None` when it did not run.
+    pub claude_version: Option<String>,
 }
 
 impl Probe {
@@ -96,13 +136,18 @@ pub fn platform_of(system: &str) -> Option<(&'static str, &'static str)> {
 }
 
 /// The probe: `key value` lines, read-only.
-fn script(dir: Option<&str>) -> String {
+fn script(dir: Option<&str>, claude: Option<&str>) -> String {
     let mut s = format!(
         "printf 'system %s\\n' \"$(uname -sm)\"; printf 'home %s\\n' \"$HOME\"; \
          t=\"$HOME/{INSTALL_PATH}\"; [ -x \"$t\" ] || t=$(command -v teamlead 2>/dev/null); \
          if [ -n \"$t\" ]; then printf 'teamlead %s\\n' \"$t\"; \
          printf 'version %s\\n' \"$(\"$t\" --version 2>/dev/null | head -n 1)\"; fi; \
          if command -v tmux >/dev/null 2>&1; then printf 'tmux %s\\n' \"$(tmux -V 2>/dev/null)\"; fi; "
+    );
+    s.push_str(&claude_lookup(claude));
+    s.push_str(
+        "if [ -n \"$c\" ]; then printf 'claude %s\\n' \"$c\"; \
+         printf 'claude-version %s\\n' \"$(\"$c\" --version 2>/dev/null | head -n 1)\"; fi; ",
     );
     if let Some(dir) = dir {
         // A leading `~/` means the remote HOME.
@@ -120,7 +165,10 @@ fn script(dir: Option<&str>) -> String {
 
 /// Runs the probe on the host.
 pub fn probe(connection: &Connection) -> Result<Probe, HostError> {
-    let script = script(connection.host.dir.as_deref());
+    let script = script(
+        connection.host.dir.as_deref(),
+        connection.host.claude.as_deref(),
+    );
     let remote = format!("sh -c {}", shell_quote(&script));
     let out = connection.call(&remote, None, connection.deadlines.call)?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -144,6 +192,8 @@ pub fn probe(connection: &Connection) -> Result<Probe, HostError> {
             "version" => probe.version = Some(value).filter(|v| !v.is_empty()),
             "tmux" => probe.tmux = Some(value),
             "dir" => probe.dir_exists = Some(value == "yes"),
+            "claude" => probe.claude = Some(value),
+            "claude-version" => probe.claude_version = Some(value).filter(|v| !v.is_empty()),
             _ => {}
         }
     }

@@ -12,7 +12,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::link::{HostLink, LinkSpec, StateSink, link_id};
-use super::probe::remote_teamlead_in;
+use super::model_forward::{ModelProxy, ModelTarget};
+use super::probe::remote_teamlead_env;
 use super::{Connection, Connector};
 use crate::backend::executor::{ExecutorError, Liveness, LivenessReport, SpawnRequest, Spawned};
 use crate::backend::launch::{TeammateLaunch, TeammateProgram, shell_quote};
@@ -39,6 +40,13 @@ pub fn tmux_socket(team: &str) -> String {
     format!("teamlead-{team}")
 }
 
+/// The pid of the host's master as its last check recorded it (beside its socket).
+fn master_pid(connection: &Connection) -> Option<String> {
+    std::fs::read_to_string(connection.control.with_extension("pid"))
+        .ok()
+        .map(|p| p.trim().to_string())
+}
+
 /// What it takes to run teammates of one team on other hosts.
 pub struct RemoteTeammates {
     pub home: Home,
@@ -54,6 +62,12 @@ pub struct RemoteTeammates {
     links: Mutex<HashMap<String, HostLink>>,
     /// Each remote teammate's host.
     members: Mutex<HashMap<String, String>>,
+    /// The model endpoint of teamlead's own `llm` teammates (`None`: the shell engine).
+    llm: Option<crate::agent::llm::LlmConfig>,
+    /// The lead's end of the forwarded model endpoint, made at the first use.
+    proxy: Mutex<Option<ModelProxy>>,
+    /// The port each host forwards to it, and the master (its pid) that holds the forward.
+    ports: Mutex<HashMap<String, (u16, Option<String>)>>,
 }
 
 fn failed(what: impl std::fmt::Display) -> ExecutorError {
@@ -83,6 +97,107 @@ impl RemoteTeammates {
             sink,
             links: Mutex::new(HashMap::new()),
             members: Mutex::new(HashMap::new()),
+            llm: None,
+            proxy: Mutex::new(None),
+            ports: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Teamlead's own teammates on hosts use the `llm` engine with `config`'s model, reached
+    /// through the forwarded endpoint.
+    pub fn with_llm(mut self, config: Option<crate::agent::llm::LlmConfig>) -> RemoteTeammates {
+        self.llm = config;
+        self
+    }
+
+    /// The base URL, on `host`, of the lead's endpoint for `target` (forwarded over the
+    /// host's master; the relay on the lead's side started at the first use).
+    fn model_url(&self, host: &str, target: &ModelTarget) -> Result<String, ExecutorError> {
+        let connection = self.connection(host)?;
+        let mut proxy = self
+            .proxy
+            .lock()
+            .map_err(|_| failed("the model forward's lock is poisoned"))?;
+        if proxy.is_none() {
+            let socket = self
+                .connector
+                .control_dir
+                .join(format!("model-{}.sock", std::process::id()));
+            let started = ModelProxy::start(&socket).map_err(|e| {
+                failed(format!(
+                    "the model endpoint for {host} cannot listen at {}: {e}",
+                    socket.display()
+                ))
+            })?;
+            *proxy = Some(started);
+        }
+        let Some(proxy) = proxy.as_ref() else {
+            return Err(failed("no model forward"));
+        };
+        let token = proxy.route(target);
+        let port = self.forward_port(host, &connection, &proxy.socket)?;
+        Ok(format!("http://127.0.0.1:{port}/{token}"))
+    }
+
+    /// The host's port of the model forward: asked of its master again (the same master
+    /// keeps it; a new one is asked for the same port first).
+    fn forward_port(
+        &self,
+        host: &str,
+        connection: &Connection,
+        socket: &std::path::Path,
+    ) -> Result<u16, ExecutorError> {
+        let want = self
+            .ports
+            .lock()
+            .ok()
+            .and_then(|p| p.get(host).map(|(port, _)| *port));
+        let port = super::model_forward::forward(connection, socket, want)
+            .map_err(|e| failed(format!("the model forward to {host}: {e}")))?;
+        if want.is_some_and(|w| w != port) {
+            tracing::warn!(
+                "{host}: the model forward moved from port {want:?} to {port}; teammates started before reach the model again after /respawn"
+            );
+        }
+        if let Ok(mut ports) = self.ports.lock() {
+            ports.insert(host.to_string(), (port, master_pid(connection)));
+        }
+        Ok(port)
+    }
+
+    /// Keeps every host's model forward in place: a master replaced since (another pid) lost
+    /// it, and is asked for it again.
+    fn keep_forwards(&self) {
+        let socket = match self.proxy.lock() {
+            Ok(p) => p.as_ref().map(|p| p.socket.clone()),
+            Err(_) => None,
+        };
+        let Some(socket) = socket else { return };
+        let hosts: Vec<(String, Option<String>)> = self
+            .ports
+            .lock()
+            .map(|p| {
+                p.iter()
+                    .map(|(h, (_, pid))| (h.clone(), pid.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (host, pid) in hosts {
+            let up = self
+                .links
+                .lock()
+                .ok()
+                .and_then(|l| l.get(&host).map(HostLink::is_up))
+                .unwrap_or(false);
+            if !up {
+                continue;
+            }
+            if let Ok(connection) = self.connection(&host)
+                && master_pid(&connection) != pid
+                && let Err(e) = self.forward_port(&host, &connection, &socket)
+            {
+                tracing::warn!("{e}");
+            }
         }
     }
 
@@ -107,7 +222,7 @@ impl RemoteTeammates {
         })
     }
 
-    fn connection(&self, host: &str) -> Result<Connection, ExecutorError> {
+    pub(super) fn connection(&self, host: &str) -> Result<Connection, ExecutorError> {
         Ok(self.connector.connection(self.host(host)?))
     }
 
@@ -197,8 +312,14 @@ impl RemoteTeammates {
 
     /// The command line that runs teamlead's own teammate on the host, as the local pane
     /// executor builds it, with the host's teamlead and home; nothing of the lead's
-    /// environment goes along.
-    fn command_line(&self, host: &HostConfig, request: &SpawnRequest, cwd: &str) -> String {
+    /// environment goes along; it starts in `cwd` (an `llm` teammate gets the forwarded endpoint, its provider and
+    /// model, never a key).
+    fn command_line(
+        &self,
+        host: &HostConfig,
+        request: &SpawnRequest,
+        cwd: &str,
+    ) -> Result<String, ExecutorError> {
         let launch = TeammateLaunch {
             program: TeammateProgram::Teamlead {
                 binary: "teamlead".to_string(),
@@ -218,7 +339,52 @@ impl RemoteTeammates {
         };
         let args = launch.args();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        remote_teamlead_in(host.home.as_deref(), Some(cwd), &args)
+        let mut env = Vec::new();
+        if let Some(llm) = &self.llm {
+            let url = self.model_url(&host.name, &ModelTarget::for_llm(llm))?;
+            let var = match llm.provider {
+                crate::agent::llm::Provider::Anthropic => "ANTHROPIC_BASE_URL",
+                crate::agent::llm::Provider::OpenAi => "OPENAI_BASE_URL",
+            };
+            env.push((
+                "TEAMLEAD_PROVIDER".to_string(),
+                llm.provider.as_str().to_string(),
+            ));
+            env.push((var.to_string(), url));
+            env.push(("TEAMLEAD_MODEL".to_string(), llm.model.clone()));
+        }
+        Ok(remote_teamlead_env(
+            host.home.as_deref(),
+            Some(cwd),
+            &env,
+            &args,
+        ))
+    }
+
+    /// The command line of a `claude` teammate on the host (its own Claude Code, found
+    /// there), or why it cannot run there.
+    fn claude_line(
+        &self,
+        host: &HostConfig,
+        request: &SpawnRequest,
+        cwd: &str,
+    ) -> Result<String, ExecutorError> {
+        let connection = self.connection(&host.name)?;
+        let binary = super::remote_claude::find_claude(&connection).map_err(failed)?;
+        let url = if host.forward_model {
+            let target = ModelTarget::for_claude(&|k| std::env::var(k).ok());
+            Some(self.model_url(&host.name, &target)?)
+        } else {
+            None
+        };
+        Ok(super::remote_claude::command_line(
+            host,
+            &binary,
+            &self.team,
+            request,
+            cwd,
+            url.as_deref(),
+        ))
     }
 
     /// Starts `request` on `host` (its member entry exists): the member is marked with its
@@ -227,12 +393,19 @@ impl RemoteTeammates {
     pub fn spawn(&self, host: &str, request: &SpawnRequest) -> Result<Spawned, ExecutorError> {
         let config = self.host(host)?.clone();
         let name = request.name.clone();
-        let pane = format!("{host}:{name}");
+        // What it runs is known before anything is made for it: a host without claude is
+        // one clear line, and nothing of the team is there yet.
         // The request's directory when it has one (its worktree there), else the host's `dir`.
         let cwd = match request.cwd.to_str() {
             Some(dir) if !dir.is_empty() => dir.to_string(),
             _ => config.dir.clone().unwrap_or_else(|| "~".to_string()),
         };
+        let line = if request.claude {
+            self.claude_line(&config, request, &cwd)?
+        } else {
+            self.command_line(&config, request, &cwd)?
+        };
+        let pane = format!("{host}:{name}");
         store::team::edit_team(&self.home, &self.team, |file| {
             if let Some(m) = file.members.iter_mut().find(|m| m.name == name) {
                 m.extra
@@ -260,7 +433,6 @@ impl RemoteTeammates {
                 SYNC_DEADLINE.as_secs()
             )));
         }
-        let line = self.command_line(&config, request, &cwd);
         if let Err(e) = self.tmux(
             host,
             &[
@@ -308,6 +480,7 @@ impl RemoteTeammates {
     /// The liveness of each remote teammate whose host answers; a host that does not answer
     /// says nothing about its teammates (they are shown unreachable, never gone).
     pub fn liveness(&self) -> Vec<LivenessReport> {
+        self.keep_forwards();
         let mut reports = Vec::new();
         for (name, host) in self.all() {
             let up = self
@@ -347,6 +520,9 @@ impl RemoteTeammates {
 
     /// The links end; the teammates keep running on their hosts.
     pub fn detach(&self) {
+        if let Ok(mut proxy) = self.proxy.lock() {
+            proxy.take();
+        }
         let links: Vec<HostLink> = self
             .links
             .lock()

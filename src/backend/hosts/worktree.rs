@@ -130,6 +130,8 @@ mod tests {
             options: Vec::new(),
             dir: None,
             home: None,
+            claude: None,
+            forward_model: false,
         };
         let connector = Connector::new(std::path::PathBuf::from("/nonexistent"));
         let git = HostGit {

@@ -52,7 +52,8 @@ pub(super) fn open_executor(
         Connector::new(ssh_dir),
         opts.hosts.clone(),
         sink,
-    );
+    )
+    .with_llm(opts.teammate_llm.clone());
     Arc::new(HostsExecutor {
         local,
         remote: Arc::new(remote),

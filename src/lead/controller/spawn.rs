@@ -89,17 +89,20 @@ impl Controller {
             let e = OpError::Refused("The lead is shutting down: no new teammates.".into());
             return done(self, Err(e));
         }
-        let claude = flags.claude.unwrap_or(self.claude_by_default) && flags.host.is_none();
+        let claude = flags.claude.unwrap_or(self.claude_by_default);
         if let Some(host) = &flags.host {
-            let refused = (flags.claude == Some(true)).then_some(
-                "Claude Code teammates on another host are not supported yet: drop --agent claude",
+            // Both work alone on a host; together they are not tried yet (a claude teammate in
+            // a worktree made on the host may stop at Claude Code's folder trust prompt there).
+            let refused = (claude && flags.worktree == Some(true)).then_some(
+                "a Claude Code teammate in a worktree on another host is not supported yet: drop --worktree",
             );
             if let Some(why) = refused {
                 let e = OpError::Refused(format!("Cannot spawn `{requested}` on {host}: {why}."));
                 return done(self, Err(e));
             }
         }
-        if claude && !self.kind.is_pane() {
+        // A Claude Code teammate on a host runs in the host's tmux, whatever runs here.
+        if claude && flags.host.is_none() && !self.kind.is_pane() {
             let e = OpError::Refused(format!(
                 "Claude Code teammates need a pane backend ({}); this session runs teammates in-process.",
                 BackendKind::pane_terminals()
@@ -387,7 +390,9 @@ impl Start {
         let mut place = None;
         let checked = match before {
             Before::Spawn { worktree } => {
-                match check_program(&executor, plan.claude, &name).await {
+                // A host's own program is found there by the spawn itself.
+                let here = plan.claude && plan.host.is_none();
+                match check_program(&executor, here, &name).await {
                     Err(e) => Err(e),
                     Ok(()) => match worktree {
                         None => Ok(()),
@@ -470,7 +475,10 @@ async fn respawn_checks(
             "{name} still runs ({who}): /kill {name} first to start it again."
         )));
     }
-    if let Err(e) = executor.check_program(plan.claude).await {
+    if let Err(e) = executor
+        .check_program(plan.claude && plan.host.is_none())
+        .await
+    {
         return Err(OpError::Refused(format!("Cannot respawn {name}: {e}")));
     }
     // Whatever is left of it (a dead pane) goes first.

@@ -75,6 +75,8 @@ impl LinkRig {
             options: Vec::new(),
             dir: None,
             home: None,
+            claude: None,
+            forward_model: false,
         });
         let lead_home = Home::new(lead.home.home());
         let host_home = Home::new(host.home().join(".claude"));

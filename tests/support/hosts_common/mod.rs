@@ -112,6 +112,12 @@ pub struct TestHost {
 impl TestHost {
     /// A host with `setup`, its sshd answering on port 22 of its address.
     pub fn start(setup: HostSetup) -> TestHost {
+        TestHost::start_with_env(setup, &[])
+    }
+
+    /// [`TestHost::start`] with `env` in every login session's environment (sshd's
+    /// `SetEnv`, as a host's own profile would set it), e.g. what Claude Code needs offline.
+    pub fn start_with_env(setup: HostSetup, env: &[(&str, &str)]) -> TestHost {
         let n = NEXT.fetch_add(1, Ordering::SeqCst);
         let pid = std::process::id();
         let tag = format!("{:x}x{n}", pid % 0xfffff);
@@ -169,7 +175,7 @@ impl TestHost {
         in_ns(&["link", "set", &peer, "up"]);
         in_ns(&["link", "set", "lo", "up"]);
         drop(lock);
-        host.start_sshd(&setup);
+        host.start_sshd(&setup, env);
         host
     }
 
@@ -182,7 +188,7 @@ impl TestHost {
         format!("{}@{}", self.user, self.address)
     }
 
-    fn start_sshd(&mut self, setup: &HostSetup) {
+    fn start_sshd(&mut self, setup: &HostSetup, env: &[(&str, &str)]) {
         let dir = self.dir.path().to_path_buf();
         let bin = dir.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
@@ -226,13 +232,17 @@ impl TestHost {
         let config = format!(
             "ListenAddress {addr}:22\nHostKey {key}\nPidFile none\nAuthorizedKeysFile {keys}\n\
              StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             PubkeyAuthentication yes\nPermitRootLogin no\nAllowUsers {user}\nSetEnv PATH={bin}\n\
+             PubkeyAuthentication yes\nPermitRootLogin no\nAllowUsers {user}\nSetEnv PATH={bin}{env}\n\
              PrintMotd no\nPrintLastLog no\nMaxStartups 100\nLogLevel VERBOSE\n",
             addr = self.address,
             key = key.display(),
             keys = dir.join("authorized_keys").display(),
             user = self.user,
             bin = bin.display(),
+            env = env
+                .iter()
+                .map(|(k, v)| format!(" {k}={v}"))
+                .collect::<String>(),
         );
         std::fs::write(dir.join("sshd_config"), config).unwrap();
         // sshd's privilege separation directory (Debian makes it at boot only).
@@ -346,6 +356,33 @@ impl TestHost {
         for path in [self.home().join(".local"), bin, target] {
             std::os::unix::fs::chown(&path, Some(self.uid), None).unwrap();
         }
+    }
+
+    /// Makes `rel` (a directory under the host's HOME, with its parents) owned by the host's
+    /// user; returns its path.
+    pub fn make_dir(&self, rel: &str) -> std::path::PathBuf {
+        let path = self.home().join(rel);
+        std::fs::create_dir_all(&path).unwrap();
+        let mut at = path.clone();
+        while at.starts_with(self.home()) && at != self.home() {
+            std::os::unix::fs::chown(&at, Some(self.uid), None).unwrap();
+            at = at.parent().unwrap().to_path_buf();
+        }
+        path
+    }
+
+    /// Writes `text` to `rel` under the host's HOME, owned by the host's user.
+    pub fn write_file(&self, rel: &str, text: &str) -> std::path::PathBuf {
+        let path = self.home().join(rel);
+        if let Some(parent) = Path::new(rel)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
+            self.make_dir(&parent.to_string_lossy());
+        }
+        std::fs::write(&path, text).unwrap();
+        std::os::unix::fs::chown(&path, Some(self.uid), None).unwrap();
+        path
     }
 
     /// Processes of the host's user, by pid.

@@ -1,0 +1,710 @@
+//! Real `claude` teammates on another host, and the model endpoint forwarded there (issue 29,
+//! items 4, 5 and 7). The host is a network namespace with its own sshd and login user
+//! (`hosts_common`); its HOME is prepared for Claude Code offline the way a person would set
+//! up a build box (onboarding done, the working directory trusted, no key), and its `claude`
+//! is the client of the matrix under test (`[hosts.box] claude`). The lead runs `serve` with
+//! the scripted model server on its own loopback and the API key in its own environment; the
+//! host opts in to the lead's model (`forward-model = true`), so the teammate can only reach
+//! the model through the forward over teamlead's ssh master: the namespace has no route to
+//! the lead's loopback.
+//!
+//! For each client: spawn to first idle; a Bash call's permission request answered from the
+//! lead's queue (`ctl pending`/`approve`) and the command then run on the host, as the host's
+//! user; a message round trip; tightening its mode (acceptEdits → default, by Claude Code's own
+//! mode key typed into its pane over ssh, confirmed by the lead) after which a Write asks
+//! again. Every model request carried the lead's key, and no file of the host's HOME and no
+//! process of its user holds it. Then: teamlead's own `llm` teammate on the host answers
+//! through the same forward, with no key on the host.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::claude_code_common::{Act, Client, ModelServer, Rule, clients_or_skip};
+use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
+
+const TEAM: &str = "crew";
+
+/// The lead's key: the model server checks every request carries it; the host must never see
+/// it.
+const SECRET: &str = "sk-ant-lead-only-0123456789abcdefghijklmn";
+
+/// What Claude Code needs on the host to run offline (docs: running Claude Code offline).
+const OFFLINE_ENV: &[(&str, &str)] = &[
+    ("TERM", "xterm-256color"),
+    ("DISABLE_TELEMETRY", "1"),
+    ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+    ("DISABLE_AUTOUPDATER", "1"),
+    ("ENABLE_TOOL_SEARCH", "false"),
+    ("CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL", "1"),
+];
+
+/// Polls `cond` every 100 ms until `limit`; panics with `explain` when it never holds.
+fn wait_for(
+    what: &str,
+    limit: Duration,
+    mut cond: impl FnMut() -> bool,
+    explain: impl Fn() -> String,
+) -> Duration {
+    let start = Instant::now();
+    let end = start + limit;
+    while !cond() {
+        assert!(
+            Instant::now() < end,
+            "{what} within {limit:?}: {}",
+            explain()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    start.elapsed()
+}
+
+struct Serve(Child);
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// A lead server with a host `box`, the model server on the lead's loopback and its key in
+/// the lead's environment only.
+struct Rig {
+    lead: TestLead,
+    host: TestHost,
+    model: ModelServer,
+    serve: Option<Serve>,
+    /// The host's working directory for teammates.
+    work: PathBuf,
+}
+
+impl Rig {
+    /// `host_keys`: more lines of `[hosts.box]`, made once the host is there; `serve_args`:
+    /// more arguments of `serve`.
+    fn start(host_keys: impl FnOnce(&TestHost) -> String, serve_args: &[&str]) -> Rig {
+        let lead = TestLead::new();
+        let host = TestHost::start_with_env(HostSetup::default(), OFFLINE_ENV);
+        lead.trust(&host);
+        lead.add_host("box", &host);
+        host.give_teamlead();
+        let work = host.make_dir("work");
+        let host_keys = host_keys(&host);
+        let config = std::fs::read_to_string(lead.home.config()).unwrap();
+        let config = config.replace(
+            "[hosts.box]\n",
+            &format!("[hosts.box]\ndir = \"~/work\"\n{host_keys}"),
+        );
+        std::fs::write(lead.home.config(), config).unwrap();
+        let model = ModelServer::start(Vec::new());
+        let lead_dir = tempfile::tempdir().unwrap();
+        let mut cmd = lead.std_cmd();
+        cmd.args(["serve", "--team", TEAM, "--backend", "in-process"])
+            .args(serve_args)
+            .env("ANTHROPIC_BASE_URL", model.base_url())
+            .env("ANTHROPIC_API_KEY", SECRET)
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("TEAMLEAD_PROVIDER")
+            .env_remove("TEAMLEAD_MODEL")
+            .current_dir(lead_dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let serve = Serve(cmd.spawn().unwrap());
+        let rig = Rig {
+            lead,
+            host,
+            model,
+            serve: Some(serve),
+            work,
+        };
+        wait_for(
+            "the lead server answers",
+            Duration::from_secs(30),
+            || rig.ctl(&["status"]).status.success(),
+            || rig.log_tail(),
+        );
+        rig
+    }
+
+    fn ctl(&self, args: &[&str]) -> std::process::Output {
+        let mut full = vec!["ctl", TEAM];
+        full.extend_from_slice(args);
+        self.lead
+            .cmd()
+            .args(&full)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap()
+    }
+
+    fn ctl_ok(&self, args: &[&str]) -> String {
+        let out = self.ctl(args);
+        assert!(
+            out.status.success(),
+            "ctl {args:?}: {}\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            self.explain()
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The team's story (`ctl events --json`), one event each.
+    fn events(&self) -> Vec<serde_json::Value> {
+        let out = self.ctl(&["--json", "events"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The texts of the messages `name` sent the lead.
+    fn mail_from(&self, name: &str) -> Vec<String> {
+        self.events()
+            .iter()
+            .filter(|e| e["kind"] == "message" && e["from"] == name && e["to"] == "team-lead")
+            .filter_map(|e| e["text"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// How many times `name` went idle.
+    fn idles(&self, name: &str) -> usize {
+        self.events()
+            .iter()
+            .filter(|e| e["kind"] == "teammate" && e["name"] == name && e["status"] == "idle")
+            .count()
+    }
+
+    /// The permission requests waiting at the lead: `(id, teammate, tool)`.
+    fn pending(&self) -> Vec<(u64, String, String)> {
+        let out = self.ctl(&["--json", "pending"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v["permissions"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .map(|p| {
+                        (
+                            p["id"].as_u64().unwrap_or(0),
+                            p["teammate"].as_str().unwrap_or("").to_string(),
+                            p["tool"].as_str().unwrap_or("").to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The member entry of `name` in the lead's team file.
+    fn member(&self, name: &str) -> serde_json::Value {
+        let path = self.lead.home.home().join("teams/crew/config.json");
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap_or_default()).unwrap_or_default();
+        v["members"]
+            .as_array()
+            .and_then(|ms| ms.iter().find(|m| m["name"] == name).cloned())
+            .unwrap_or_default()
+    }
+
+    fn log_tail(&self) -> String {
+        let mut out = String::new();
+        for entry in std::fs::read_dir(self.lead.home.logs())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            out += &format!(
+                "\n--- {}:\n{}",
+                entry.path().display(),
+                lines[lines.len().saturating_sub(40)..].join("\n")
+            );
+        }
+        out
+    }
+
+    /// The host's screen of `name`'s pane.
+    fn pane(&self, name: &str) -> String {
+        let out = std::process::Command::new("ip")
+            .args(["netns", "exec", &self.host.ns, "su", "-s", "/bin/sh"])
+            .arg(&self.host.user)
+            .arg("-c")
+            .arg(format!(
+                "tmux -L teamlead-{TEAM} capture-pane -p -t ={name}: 2>&1"
+            ))
+            .output();
+        out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    }
+
+    fn explain(&self) -> String {
+        format!(
+            "lead mail: {:?}\nmodel: {}\nhost processes: {:?}{}{}",
+            self.lead_mail_all(),
+            self.model.summary(),
+            host_processes(&self.host),
+            self.log_tail(),
+            self.host_tail()
+        )
+    }
+
+    /// The host's copy of the lead's inbox and the ends of the logs there.
+    fn host_tail(&self) -> String {
+        let mut out = format!(
+            "\n--- host's team-lead inbox: {}",
+            std::fs::read_to_string(
+                self.host
+                    .home()
+                    .join(".claude/teams/crew/inboxes/team-lead.json")
+            )
+            .unwrap_or_default()
+        );
+        let mut stack = vec![self.host.home().to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.to_string_lossy().contains(".log") {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    let lines: Vec<&str> = text.lines().collect();
+                    out += &format!(
+                        "\n--- host {}:\n{}",
+                        path.display(),
+                        lines[lines.len().saturating_sub(30)..].join("\n")
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    fn lead_mail_all(&self) -> Vec<String> {
+        self.events()
+            .iter()
+            .map(|e| e.to_string().chars().take(300).collect())
+            .collect()
+    }
+
+    /// Every model request carried the lead's key (added by the lead's end of the forward);
+    /// the host's HOME and its user's processes never held it.
+    fn assert_key_stayed_home(&self) {
+        let requests = self.model.requests();
+        assert!(!requests.is_empty(), "the model was reached");
+        for r in &requests {
+            assert_eq!(
+                r.header("x-api-key"),
+                Some(SECRET),
+                "a request without the lead's key"
+            );
+        }
+        let found = grep_tree(self.host.home(), SECRET);
+        assert!(found.is_empty(), "the key is on the host: {found:?}");
+        for pid in self.host.user_processes() {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            assert!(
+                !String::from_utf8_lossy(&env).contains(SECRET)
+                    && !String::from_utf8_lossy(&cmdline).contains(SECRET),
+                "process {pid} of the host's user holds the key"
+            );
+        }
+    }
+
+    fn quit(mut self) {
+        self.ctl_ok(&["/quit"]);
+        if let Some(mut serve) = self.serve.take() {
+            wait_for(
+                "the lead server exits",
+                Duration::from_secs(30),
+                || serve.0.try_wait().ok().flatten().is_some(),
+                String::new,
+            );
+        }
+        wait_for(
+            "nothing of the team left on the host",
+            Duration::from_secs(20),
+            || {
+                !host_processes(&self.host)
+                    .iter()
+                    .any(|p| p.contains("tmux") || p.contains("claude") || p.contains("teammate"))
+            },
+            || format!("{:?}", host_processes(&self.host)),
+        );
+    }
+}
+
+/// The command lines of the host user's processes.
+fn host_processes(host: &TestHost) -> Vec<String> {
+    host.user_processes()
+        .into_iter()
+        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
+        .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
+        .collect()
+}
+
+/// Files under `root` whose bytes contain `needle`.
+fn grep_tree(root: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file()
+                && std::fs::read(&path)
+                    .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The host's HOME made ready for Claude Code offline: onboarding done and the working
+/// directory trusted (no key: the forward carries the lead's).
+fn prepare_claude_home(host: &TestHost, work: &Path) {
+    let project = serde_json::json!({"hasTrustDialogAccepted": true,
+        "hasCompletedProjectOnboarding": true, "allowedTools": []});
+    let mut projects = serde_json::Map::new();
+    projects.insert(work.to_string_lossy().into_owned(), project);
+    let doc = serde_json::json!({"hasCompletedOnboarding": true, "theme": "dark",
+        "numStartups": 5, "projects": projects});
+    host.write_file(".claude.json", &doc.to_string());
+    host.make_dir(".claude");
+}
+
+fn claude_on_a_host(client: &Client) {
+    let label = client.label;
+    let rig = Rig::start(
+        |host| {
+            prepare_claude_home(host, &host.home().join("work"));
+            // The client of the matrix as the host's `claude` (a wrapper in the host's HOME
+            // for the node one), readable and runnable by the host's user.
+            let bin = host.make_dir("bin");
+            let launcher = client.launcher(&bin);
+            if launcher.starts_with(&bin) {
+                std::os::unix::fs::chown(&launcher, Some(host.uid), None).unwrap();
+            }
+            format!(
+                "forward-model = true\nclaude = \"{}\"\n",
+                launcher.display()
+            )
+        },
+        &[],
+    );
+
+    // `hosts check` names the host's claude and its version, and what goes there.
+    let check = rig
+        .lead
+        .cmd()
+        .args(["hosts", "check", "box"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    let version = if label == "2.1.45" {
+        "2.1.45"
+    } else {
+        "(Claude Code)"
+    };
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("ok    claude: ") && l.contains(version)),
+        "[{label}] {said}"
+    );
+    assert!(
+        said.contains("Claude Code teammates reach the model through the lead too"),
+        "[{label}] {said}"
+    );
+    assert!(check.status.success(), "[{label}] {said}");
+
+    let ran = rig.work.join("ran.txt");
+    let wrote = rig.work.join("wrote.txt");
+    rig.model
+        .add(Rule::on("HC-IDLE", Act::Text("ready".into())));
+    rig.model.add(Rule::seq(
+        "HC-BASH",
+        vec![
+            Act::Bash {
+                command: format!("echo ran-as-$(id -un) > {}", ran.display()),
+                description: "write ran.txt".into(),
+            },
+            Act::Text("bash done".into()),
+        ],
+    ));
+    rig.model.add(Rule::on(
+        "HC-PING",
+        Act::SendToLead {
+            summary: "pong".into(),
+            message: "HC-PONG from the host".into(),
+        },
+    ));
+    rig.model.add(Rule::seq(
+        "HC-WRITE",
+        vec![
+            Act::Write {
+                path: wrote.display().to_string(),
+                content: "w\n".into(),
+            },
+            Act::Text("write done".into()),
+        ],
+    ));
+
+    // Spawn to first idle.
+    let started = Instant::now();
+    let out = rig
+        .ctl_ok(&["/spawn mate --host box --agent claude --mode acceptEdits HC-IDLE start here"]);
+    assert!(out.contains("Spawned mate"), "[{label}] {out}");
+    let took = wait_for(
+        &format!("[{label}] the remote claude's first idle"),
+        Duration::from_secs(90),
+        || rig.idles("mate") >= 1,
+        || format!("{}\npane:\n{}", rig.explain(), rig.pane("mate")),
+    );
+    eprintln!(
+        "[{label}] remote claude: spawn to first idle {:?} (ctl returned after {:?})",
+        started.elapsed(),
+        started.elapsed() - took
+    );
+    assert!(
+        host_processes(&rig.host)
+            .iter()
+            .any(|p| p.contains("--agent-id mate@crew")),
+        "[{label}] claude runs as the host's user"
+    );
+
+    // A permission request from the host, answered from the lead's queue.
+    rig.ctl_ok(&["/msg @mate HC-BASH please"]);
+    let mut request = None;
+    wait_for(
+        &format!("[{label}] the Bash request in the lead's queue"),
+        Duration::from_secs(60),
+        || {
+            request = rig
+                .pending()
+                .into_iter()
+                .find(|(_, who, tool)| who == "mate" && tool == "Bash");
+            request.is_some()
+        },
+        || format!("{}\npane:\n{}", rig.explain(), rig.pane("mate")),
+    );
+    assert!(!ran.exists(), "[{label}] the command waited for its answer");
+    let (id, _, _) = request.unwrap();
+    rig.ctl_ok(&["approve", &id.to_string()]);
+    wait_for(
+        &format!("[{label}] the approved command ran on the host"),
+        Duration::from_secs(60),
+        || {
+            std::fs::read_to_string(&ran)
+                .is_ok_and(|t| t.trim() == format!("ran-as-{}", rig.host.user))
+        },
+        || format!("{}\npane:\n{}", rig.explain(), rig.pane("mate")),
+    );
+
+    // A message round trip.
+    rig.ctl_ok(&["/msg @mate HC-PING"]);
+    wait_for(
+        &format!("[{label}] the answer to the message at the lead"),
+        Duration::from_secs(60),
+        || rig.mail_from("mate").iter().any(|t| t.contains("HC-PONG")),
+        || rig.explain(),
+    );
+
+    // The ledger's receipts of what the lead sent it, as far as the lead can see them.
+    let receipts: Vec<String> = rig
+        .events()
+        .iter()
+        .filter(|e| e["kind"] == "receipt" && e["to"] == "mate")
+        .map(|e| e["state"].as_str().unwrap_or("").to_string())
+        .collect();
+    eprintln!("[{label}] receipts of the messages to mate: {receipts:?}");
+
+    // Tightening: acceptEdits → default, by its own mode key over ssh; confirmed by the lead.
+    let idles = rig.idles("mate");
+    wait_for(
+        &format!("[{label}] mate idle before its mode changes"),
+        Duration::from_secs(30),
+        || rig.idles("mate") >= idles && rig.pending().is_empty(),
+        || rig.explain(),
+    );
+    rig.ctl_ok(&["/mode mate default"]);
+    wait_for(
+        &format!("[{label}] the lead confirms mate in default mode"),
+        Duration::from_secs(60),
+        || rig.member("mate")["mode"] == "default",
+        || format!("{}\npane:\n{}", rig.explain(), rig.pane("mate")),
+    );
+    let pane = rig.pane("mate");
+    assert!(
+        !pane.contains("accept edits on"),
+        "[{label}] the pane still shows acceptEdits:\n{pane}"
+    );
+    // In default mode a Write asks (in acceptEdits it would not).
+    rig.ctl_ok(&["/msg @mate HC-WRITE now"]);
+    let mut asked = None;
+    wait_for(
+        &format!("[{label}] the Write asks in default mode"),
+        Duration::from_secs(60),
+        || {
+            asked = rig
+                .pending()
+                .into_iter()
+                .find(|(_, who, tool)| who == "mate" && tool == "Write");
+            asked.is_some()
+        },
+        || format!("{}\npane:\n{}", rig.explain(), rig.pane("mate")),
+    );
+    rig.ctl_ok(&["approve", &asked.unwrap().0.to_string()]);
+    wait_for(
+        &format!("[{label}] the approved Write ran on the host"),
+        Duration::from_secs(60),
+        || wrote.exists(),
+        || rig.explain(),
+    );
+
+    rig.assert_key_stayed_home();
+    rig.quit();
+}
+
+#[test]
+fn a_claude_2_1_45_teammate_on_a_host() {
+    if skip_unless_root() {
+        return;
+    }
+    if let Some(client) = clients_or_skip("2.1.45") {
+        claude_on_a_host(&client);
+    }
+}
+
+#[test]
+fn a_claude_latest_teammate_on_a_host() {
+    if skip_unless_root() {
+        return;
+    }
+    if let Some(client) = clients_or_skip("latest") {
+        claude_on_a_host(&client);
+    }
+}
+
+/// teamlead's own `llm` teammate on a host answers through the forwarded endpoint; the host
+/// never has the key.
+#[test]
+fn an_llm_teammate_on_a_host_reaches_the_model_through_the_lead() {
+    if skip_unless_root() {
+        return;
+    }
+    let rig = Rig::start(|_| String::new(), &["--engine", "llm"]);
+    rig.model.add(Rule::seq(
+        "HL-ASK",
+        vec![
+            Act::SendToLead {
+                summary: "the answer".into(),
+                message: "HL-ANSWER-42 from the host".into(),
+            },
+            Act::Text("told the lead".into()),
+        ],
+    ));
+    // A host without Claude Code: `hosts check` says so without failing, and `--agent claude`
+    // there is refused with one line, nothing made.
+    let check = rig
+        .lead
+        .cmd()
+        .args(["hosts", "check", "box"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{said}");
+    assert!(said.contains("ok    claude: none on the host"), "{said}");
+    assert!(
+        said.contains("credentials: none copied")
+            && said.contains("the host's own Claude Code login"),
+        "{said}"
+    );
+    let refused = rig.ctl(&["/spawn nope --host box --agent claude hello"]);
+    let told = format!(
+        "{}{}",
+        String::from_utf8_lossy(&refused.stdout),
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(
+        told.contains("no Claude Code on box: install it there"),
+        "{told}"
+    );
+    assert!(rig.member("nope").is_null(), "no member left behind");
+    assert!(
+        !host_processes(&rig.host)
+            .iter()
+            .any(|p| p.contains("nope@crew")),
+        "nothing started on the host"
+    );
+    let out = rig.ctl_ok(&["/spawn thinker --host box HL-ASK what is the answer"]);
+    assert!(out.contains("Spawned thinker"), "{out}");
+    wait_for(
+        "the llm teammate's answer at the lead",
+        Duration::from_secs(60),
+        || {
+            rig.mail_from("thinker")
+                .iter()
+                .any(|t| t.contains("HL-ANSWER-42"))
+        },
+        || rig.explain(),
+    );
+    // The host's ssh master dies: the next one (the link makes it) is asked for the same
+    // forward, and the teammate reaches the model again at the address it was given.
+    rig.model.add(Rule::seq(
+        "HL-AGAIN",
+        vec![
+            Act::SendToLead {
+                summary: "again".into(),
+                message: "HL-SECOND-43 after a new master".into(),
+            },
+            Act::Text("told the lead again".into()),
+        ],
+    ));
+    let old_masters = rig.lead.masters();
+    assert!(!old_masters.is_empty(), "a master runs");
+    for pid in &old_masters {
+        // SAFETY: an ssh master this test's lead started.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    wait_for(
+        "a new master",
+        Duration::from_secs(30),
+        || {
+            let now = rig.lead.masters();
+            !now.is_empty() && now.iter().all(|p| !old_masters.contains(p))
+        },
+        || format!("{:?}", rig.lead.masters()),
+    );
+    rig.ctl_ok(&["/msg @thinker HL-AGAIN please"]);
+    wait_for(
+        "the llm teammate's second answer, through the new master's forward",
+        Duration::from_secs(90),
+        || {
+            rig.mail_from("thinker")
+                .iter()
+                .any(|t| t.contains("HL-SECOND-43"))
+        },
+        || rig.explain(),
+    );
+
+    // The host's teammate was pointed at the forward, not at the lead's loopback.
+    let teammate = host_processes(&rig.host)
+        .into_iter()
+        .find(|p| p.contains("thinker@crew"))
+        .unwrap_or_default();
+    assert!(teammate.contains("--engine llm"), "{teammate}");
+    rig.assert_key_stayed_home();
+    rig.quit();
+}
