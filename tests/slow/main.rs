@@ -55,6 +55,7 @@ mod hostile;
 mod hostile_lead;
 mod hosts_check;
 mod hosts_connections;
+mod hosts_lifecycle;
 mod hosts_link_chaos;
 mod hosts_teammates;
 mod kitty_backend;

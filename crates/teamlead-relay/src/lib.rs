@@ -44,6 +44,10 @@
 //!   is derived from the team and the key, so even a side that lost its files sends the same id.
 //! * **Liveness by traffic.** The lead pings every 1 s; no frame for 4 s ends the connection.
 //!
+//! * **The lead's presence.** While a relay is bound, it holds the team's liveness lock on its
+//!   host and beats a record of when the lead was last there ([`presence`]): the host's
+//!   teammates wait their grace period for a lead that is gone, as they would locally.
+//!
 //! The state of a link lives in `teams/<team>/.teamlead/link/<link id>/` on each host
 //! ([`link_dir`]), private to the user.
 #![cfg_attr(
@@ -55,6 +59,7 @@ pub mod driver;
 pub mod forward;
 pub mod hello;
 pub mod link_dir;
+pub mod presence;
 pub mod session;
 pub mod wire;
 

@@ -26,6 +26,9 @@ pub const HOST_KEY: &str = "teamleadHost";
 /// How long a spawn waits for the host to have the team's new route and team file.
 const SYNC_DEADLINE: Duration = Duration::from_secs(20);
 
+/// How long a teammate waits for a lead that is gone (`agent::process::lead_grace`).
+const GRACE_VAR: &str = "TEAMLEAD_LEAD_GRACE_MS";
+
 /// How long one tmux call on a host may take.
 const CALL_DEADLINE: Duration = Duration::from_secs(15);
 
@@ -91,6 +94,22 @@ impl RemoteTeammates {
         self.members.lock().ok()?.get(name).cloned()
     }
 
+    /// Counts `name` as a teammate of this session on `host` (a spawn, an adoption).
+    pub(super) fn register(&self, name: &str, host: &str) {
+        if let Ok(mut m) = self.members.lock() {
+            m.insert(name.to_string(), host.to_string());
+        }
+    }
+
+    /// Whether `host`'s link carries traffic now.
+    pub fn host_up(&self, host: &str) -> bool {
+        self.links
+            .lock()
+            .ok()
+            .and_then(|l| l.get(host).map(HostLink::is_up))
+            .unwrap_or(false)
+    }
+
     /// The remote teammates, with their hosts.
     pub fn all(&self) -> Vec<(String, String)> {
         self.members
@@ -107,7 +126,7 @@ impl RemoteTeammates {
         })
     }
 
-    fn connection(&self, host: &str) -> Result<Connection, ExecutorError> {
+    pub(super) fn connection(&self, host: &str) -> Result<Connection, ExecutorError> {
         Ok(self.connector.connection(self.host(host)?))
     }
 
@@ -125,7 +144,7 @@ impl RemoteTeammates {
 
     /// Tells `host`'s link the route as it is now (starting the link first); returns the
     /// generation to wait for.
-    fn update_route(&self, host: &str) -> Result<u64, ExecutorError> {
+    pub(super) fn update_route(&self, host: &str) -> Result<u64, ExecutorError> {
         let hosted = self.hosted(host);
         let mut links = self
             .links
@@ -173,7 +192,7 @@ impl RemoteTeammates {
     }
 
     /// `tmux -L <team's socket> -f /dev/null ARGS` on `host`, through its master.
-    fn tmux(&self, host: &str, args: &[&str]) -> Result<Option<i32>, ExecutorError> {
+    pub(super) fn tmux(&self, host: &str, args: &[&str]) -> Result<Option<i32>, ExecutorError> {
         let connection = self.connection(host)?;
         let mut line = vec![
             "tmux".to_string(),
@@ -218,7 +237,16 @@ impl RemoteTeammates {
         };
         let args = launch.args();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        remote_teamlead_in(host.home.as_deref(), host.dir.as_deref(), &args)
+        let line = remote_teamlead_in(host.home.as_deref(), host.dir.as_deref(), &args);
+        // The lead's own grace goes along when it has one, as to a local teammate (the
+        // host's teammate waits that long for a lead whose link is gone: `relay::presence`).
+        match std::env::var(GRACE_VAR)
+            .ok()
+            .filter(|v| v.trim().parse::<u64>().is_ok())
+        {
+            Some(ms) => format!("env {GRACE_VAR}={} {line}", ms.trim()),
+            None => line,
+        }
     }
 
     /// Starts `request` on `host` (its member entry exists): the member is marked with its
@@ -245,9 +273,7 @@ impl RemoteTeammates {
             .map(|p| InboxEntry::new(LEAD_NAME, p.clone()))
             .collect();
         store::inbox::replace(&self.home, &self.team, &name, &prompt)?;
-        if let Ok(mut m) = self.members.lock() {
-            m.insert(name.clone(), host.to_string());
-        }
+        self.register(&name, host);
         let generation = self.update_route(host)?;
         if !self.wait_synced(host, generation) {
             self.forget(&name);
@@ -281,7 +307,7 @@ impl RemoteTeammates {
     }
 
     /// `name` no longer runs on its host: out of the route.
-    fn forget(&self, name: &str) -> Option<String> {
+    pub(super) fn forget(&self, name: &str) -> Option<String> {
         let host = self.members.lock().ok()?.remove(name)?;
         let _ = self.update_route(&host);
         Some(host)
@@ -306,13 +332,7 @@ impl RemoteTeammates {
     pub fn liveness(&self) -> Vec<LivenessReport> {
         let mut reports = Vec::new();
         for (name, host) in self.all() {
-            let up = self
-                .links
-                .lock()
-                .ok()
-                .and_then(|l| l.get(&host).map(HostLink::is_up))
-                .unwrap_or(false);
-            let liveness = if !up {
+            let liveness = if !self.host_up(&host) {
                 Liveness::Running
             } else {
                 // Only tmux's own "no such session" (status 1) says it is gone; a call that
