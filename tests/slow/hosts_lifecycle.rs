@@ -336,14 +336,20 @@ fn a_remote_teammates_pane_keys_and_turns_are_reached_over_ssh() {
         || format!("{:?}", row(&lead, "worker")),
     );
     let asked = Instant::now();
-    ctl_ok(&lead, &["/interrupt worker"]);
-    wait_for(
-        "the refusal",
-        Duration::from_secs(5),
-        || said(&lead, "Could not interrupt worker: box is unreachable"),
-        || story(&lead),
+    let out = ctl(&lead, &["/interrupt worker"]);
+    let answer = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
-    eprintln!("unreachable said in {:?}", asked.elapsed());
+    assert!(!out.status.success(), "refused: {answer}");
+    assert!(
+        answer.contains("Could not interrupt worker: box is unreachable"),
+        "{answer}"
+    );
+    let took = asked.elapsed();
+    eprintln!("unreachable said in {took:?}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(host_runs(&host, "sleep 33.7"), "nothing was done there");
     host.set_link(true);
     wait_for(
