@@ -394,7 +394,7 @@ fn a_restarted_lead_rebinds_its_remote_teammate_and_respawns_a_killed_one() {
     let status = row(&lead, "worker").unwrap();
     assert_eq!(status["host"], "box", "{status}");
     assert!(
-        status["status"] != "gone" && status["status"] != "exited",
+        status["status"] != "stopped" && status["status"] != "unreachable",
         "{status}"
     );
     assert!(teammate_runs(&host, "worker"));
@@ -420,9 +420,9 @@ fn a_restarted_lead_rebinds_its_remote_teammate_and_respawns_a_killed_one() {
     );
     assert!(out.status.success(), "{out:?}");
     wait_for(
-        "worker shown gone",
+        "worker shown stopped (its session closed)",
         Duration::from_secs(30),
-        || row(&lead, "worker").is_some_and(|r| r["status"] == "gone" || r["status"] == "exited"),
+        || row(&lead, "worker").is_some_and(|r| r["status"] == "stopped"),
         || format!("{:?}", row(&lead, "worker")),
     );
     let out = ctl_ok(&lead, &["/respawn worker"]);

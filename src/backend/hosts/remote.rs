@@ -57,6 +57,8 @@ pub struct RemoteTeammates {
     links: Mutex<HashMap<String, HostLink>>,
     /// Each remote teammate's host.
     members: Mutex<HashMap<String, String>>,
+    /// Teammates whose start is under way: counted already, with no session yet.
+    starting: Mutex<std::collections::HashSet<String>>,
 }
 
 fn failed(what: impl std::fmt::Display) -> ExecutorError {
@@ -86,6 +88,7 @@ impl RemoteTeammates {
             sink,
             links: Mutex::new(HashMap::new()),
             members: Mutex::new(HashMap::new()),
+            starting: Mutex::new(std::collections::HashSet::new()),
         }
     }
 
@@ -253,6 +256,17 @@ impl RemoteTeammates {
     /// host, its prompt goes to its inbox (the link forwards it), the host gets the route and
     /// team file, then the teammate starts in the team's tmux server there.
     pub fn spawn(&self, host: &str, request: &SpawnRequest) -> Result<Spawned, ExecutorError> {
+        if let Ok(mut s) = self.starting.lock() {
+            s.insert(request.name.clone());
+        }
+        let started = self.start(host, request);
+        if let Ok(mut s) = self.starting.lock() {
+            s.remove(&request.name);
+        }
+        started
+    }
+
+    fn start(&self, host: &str, request: &SpawnRequest) -> Result<Spawned, ExecutorError> {
         let config = self.host(host)?.clone();
         let name = request.name.clone();
         let pane = format!("{host}:{name}");
@@ -332,7 +346,8 @@ impl RemoteTeammates {
     pub fn liveness(&self) -> Vec<LivenessReport> {
         let mut reports = Vec::new();
         for (name, host) in self.all() {
-            let liveness = if !self.host_up(&host) {
+            let starting = self.starting.lock().is_ok_and(|s| s.contains(&name));
+            let liveness = if starting || !self.host_up(&host) {
                 Liveness::Running
             } else {
                 // Only tmux's own "no such session" (status 1) says it is gone; a call that
