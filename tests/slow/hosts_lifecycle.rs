@@ -271,6 +271,28 @@ fn a_remote_teammates_pane_keys_and_turns_are_reached_over_ssh() {
         pane.tail(30)
     );
     pane.send_key(PaneKey::Escape).expect("a key typed there");
+    // The jump: `ssh -t` through the lead's master into the session, the way back shown there.
+    let (argv, hint) = pane.attach().expect("the jump's command line");
+    assert_eq!(argv[0], "ssh");
+    assert!(argv.contains(&"-t".to_string()), "{argv:?}");
+    assert!(
+        argv.iter()
+            .any(|a| a.contains(&lead.control_dir().display().to_string())),
+        "through the lead's master: {argv:?}"
+    );
+    let remote = argv.last().unwrap();
+    assert!(
+        remote.contains("tmux -L teamlead-crew -f /dev/null attach -t =worker")
+            && remote.contains("back to the lead"),
+        "{remote}"
+    );
+    assert_eq!(
+        hint,
+        format!(
+            "ssh -t {} tmux -L teamlead-crew attach -t =worker",
+            host.destination()
+        )
+    );
     let lost = pane_of(&lead, &host, "nobody", true);
     assert!(lost.tail(5).is_empty(), "no such session: nothing read");
     assert!(lost.send_key(PaneKey::Escape).is_err());
@@ -475,8 +497,15 @@ fn a_host_reaps_after_the_grace_not_before_and_clean_there_waits_for_it() {
         || format!("{:?}", host_processes(&host)),
     );
     eprintln!("the host saw its lead away after {:?}", cut.elapsed());
-    // The partition lasts 8 s in all.
-    std::thread::sleep(Duration::from_secs(8).saturating_sub(cut.elapsed()));
+    // The partition lasts 8 s in all; the teammate runs all along.
+    while cut.elapsed() < Duration::from_secs(8) {
+        assert!(
+            teammate_runs(&host, "worker"),
+            "{:?}",
+            host_processes(&host)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     host.set_link(true);
     wait_for(
         "a relay there again",
@@ -498,15 +527,16 @@ fn a_host_reaps_after_the_grace_not_before_and_clean_there_waits_for_it() {
         || told(&lead, "after-cut-12") >= 1,
         || story(&lead),
     );
-    // Past the grace counted from the cut: it would have been reaped by now.
+    // Until past the grace counted from the cut (it would have been reaped by then), the
+    // teammate runs all along.
     while cut.elapsed() < Duration::from_millis(GRACE_MS + 3_000) {
-        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            teammate_runs(&host, "worker"),
+            "a partition shorter than the grace reaps nothing: {:?}",
+            host_processes(&host)
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(
-        teammate_runs(&host, "worker"),
-        "a partition shorter than the grace reaps nothing: {:?}",
-        host_processes(&host)
-    );
 
     // The lead is killed: the relay ends, clean there waits for the grace, then the teammate
     // leaves by itself and its tmux server with it.
