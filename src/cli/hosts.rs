@@ -3,6 +3,8 @@
 //! every call under a deadline). `check` writes nothing on the host; `install` writes only
 //! `~/.local/bin/teamlead` there.
 
+use std::collections::HashMap;
+
 use color_eyre::eyre::{Result, eyre};
 
 use super::Failure;
@@ -12,10 +14,10 @@ use crate::backend::hosts::{Connection, Connector, HostError, Probe, install, pr
 use crate::config::{self, Config, HostConfig, hosts as rules};
 
 /// `teamlead hosts …`.
-pub fn run(args: &HostsArgs) -> Result<()> {
+pub fn run(args: &HostsArgs, home: Option<&std::path::Path>) -> Result<()> {
     match &args.command {
         HostsCommand::Add(a) => add(a),
-        HostsCommand::List(a) => list(a),
+        HostsCommand::List(a) => list(a, home),
         HostsCommand::Remove(a) => remove(a),
         HostsCommand::Check(a) => check(a),
         HostsCommand::Install(a) => install_on(a),
@@ -232,7 +234,8 @@ struct Listed {
     system: Option<String>,
     teamlead_version: Option<String>,
     tmux: Option<String>,
-    /// Not known yet: the link to the host (the relay) will tell.
+    /// The teammates the teams of this home run on the host (`name@team`), from the lead's
+    /// team files; `None` when the home cannot be read.
     teammates: Option<Vec<String>>,
 }
 
@@ -254,7 +257,28 @@ fn listed(connection: &Connection) -> Listed {
     }
 }
 
-fn list(args: &HostsListArgs) -> Result<()> {
+/// The teammates of every team in `home` that run on each host (`name@team`, sorted).
+fn teammates_by_host(home: Option<&std::path::Path>) -> Option<HashMap<String, Vec<String>>> {
+    let home = crate::store::Home::resolve(home).ok()?;
+    let mut by_host: HashMap<String, Vec<String>> = HashMap::new();
+    for team in home.list_teams().ok()? {
+        let Ok(file) = crate::store::read_team(&home, &team) else {
+            continue;
+        };
+        for member in &file.members {
+            if let Some(host) = member.host() {
+                by_host
+                    .entry(host.to_string())
+                    .or_default()
+                    .push(format!("{}@{team}", member.name));
+            }
+        }
+    }
+    by_host.values_mut().for_each(|names| names.sort());
+    Some(by_host)
+}
+
+fn list(args: &HostsListArgs, home: Option<&std::path::Path>) -> Result<()> {
     let config = super::config::load()?;
     let mut out = Out::new();
     if config.hosts.is_empty() && !args.json {
@@ -274,6 +298,16 @@ fn list(args: &HostsListArgs) -> Result<()> {
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
+    let by_host = teammates_by_host(home);
+    let rows: Vec<Listed> = rows
+        .into_iter()
+        .map(|mut r| {
+            r.teammates = by_host
+                .as_ref()
+                .map(|all| all.get(&r.host.name).cloned().unwrap_or_default());
+            r
+        })
+        .collect();
     if args.json {
         out.line(serde_json::to_string_pretty(&rows)?)?;
         return Ok(());
@@ -290,7 +324,15 @@ fn list(args: &HostsListArgs) -> Result<()> {
                     (None, true) => "none".to_string(),
                     (None, false) => "-".to_string(),
                 },
-                "-".to_string(),
+                match &r.teammates {
+                    Some(names) if !names.is_empty() => names
+                        .iter()
+                        .map(|n| crate::protocol::display::visible_line(n))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    Some(_) => "none".to_string(),
+                    None => "-".to_string(),
+                },
             ]
         })
         .collect();

@@ -112,7 +112,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Man(args)) => return completions::man(args),
         Some(Command::Config(args)) => return config::run(args),
         Some(Command::Prices(args)) => return prices::run(args),
-        Some(Command::Hosts(args)) => return hosts::run(args),
+        Some(Command::Hosts(args)) => return hosts::run(args, global.home.as_deref()),
         _ => {}
     }
     // The demo keeps out of ~/.claude: without --home or TEAMLEAD_HOME it runs in a temporary
@@ -159,7 +159,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Web(args)) => web::run(&ctx, &args),
         Some(Command::Attach(args)) => attach::run_attach(&ctx, &args),
         Some(Command::Ctl(args)) => ctl::run(&ctx, &args),
-        Some(Command::Hosts(args)) => hosts::run(&args),
+        Some(Command::Hosts(args)) => hosts::run(&args, ctx.global.home.as_deref()),
     }
 }
 

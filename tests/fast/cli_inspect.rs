@@ -821,3 +821,25 @@ fn inspect_counts_every_message_of_a_20_mb_transcript() {
     // 21,000 × (10×2 + 1×10) = 630,000 µ$.
     assert_eq!(claude["usage"]["cost_micros"], 630_000, "{claude}");
 }
+
+/// A teammate on another host (teamlead's `teamleadHost` member key) is shown as
+/// `name · host` in the text and with its `host` in the JSON; a local one has no host.
+#[test]
+fn inspect_shows_the_host_of_a_remote_teammate() {
+    let t = TestHome::empty();
+    t.write_team("spread", &["near", "far"]);
+    let config = t.home().join("teams/spread/config.json");
+    let mut file: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+    file["members"][2]["teamleadHost"] = Value::from("build");
+    std::fs::write(&config, serde_json::to_vec_pretty(&file).unwrap()).unwrap();
+
+    let out = t.cmd().args(["inspect", "spread"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout_of(&out);
+    assert!(line_with(&text, "far").contains("far · build"), "{text}");
+    assert!(!line_with(&text, "near").contains('·'), "{text}");
+
+    let doc = inspect_json(&t, &["spread"]);
+    assert_eq!(entry(&doc, "members", "name", "far")["host"], "build");
+    assert_eq!(entry(&doc, "members", "name", "near")["host"], Value::Null);
+}

@@ -117,3 +117,76 @@ fn proper_lockfile_and_teamlead_writers_share_one_inbox() {
     assert!(read.bad.is_empty());
     assert_eq!(read.entries.len(), prefixes.len() * per_writer);
 }
+
+/// `teamlead send` at the moment an in-place writer (Claude Code's way: `writeFileSync` under
+/// its `<inbox>.lock` directory) has truncated the inbox and not yet written it, and stays so
+/// longer than a quick re-read waits (a writer descheduled on a loaded machine): the send waits
+/// for the writer instead of refusing the inbox as not JSON, and both messages are kept. A
+/// blank inbox with no writer is an empty inbox, as the store's own readers take it.
+#[test]
+fn send_waits_out_an_in_place_writer_that_truncated_the_inbox() {
+    let t = TempHome::new();
+    let team = "inplace";
+    let to = "team-lead";
+    let inbox = t.home.inbox_path(team, to).unwrap();
+    let cwd = t.home.root.to_string_lossy().into_owned();
+    teamlead::store::create_team(
+        &t.home,
+        &teamlead::protocol::TeamFile::new(team, None, &cwd),
+    )
+    .unwrap();
+    let send = |text: &str| {
+        Command::new(env!("CARGO_BIN_EXE_teamlead"))
+            .arg("send")
+            .arg("--home")
+            .arg(&t.home.root)
+            .args(["--team", team, "--to", to, "--from", "alice", text])
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("TEAMLEAD_HOME")
+            .output()
+            .unwrap()
+    };
+    // Blank, nobody writing: an empty inbox.
+    std::fs::write(&inbox, "").unwrap();
+    let out = send("first");
+    assert!(
+        out.status.success(),
+        "send to a blank inbox failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(inbox_texts(&inbox), vec!["first".to_string()]);
+
+    // A writer holds the lock, the file cut in the middle of its write for 600 ms.
+    let lock = teamlead::store::lock::lock_dir_of(&inbox);
+    std::fs::create_dir(&lock).unwrap();
+    let whole = std::fs::read_to_string(&inbox).unwrap();
+    std::fs::write(&inbox, &whole[..whole.len() / 2]).unwrap();
+    let writer = {
+        let (inbox, lock) = (inbox.clone(), lock.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(600));
+            let mut entries: Vec<serde_json::Value> = serde_json::from_str(&whole).unwrap();
+            entries.push(serde_json::json!({
+                "from": "worker", "text": "from the writer",
+                "timestamp": "2026-11-29T00:00:00.000Z", "read": false
+            }));
+            std::fs::write(&inbox, serde_json::to_string_pretty(&entries).unwrap()).unwrap();
+            std::fs::remove_dir(&lock).unwrap();
+        })
+    };
+    let out = send("second");
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "send refused an inbox a writer was rewriting: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        inbox_texts(&inbox),
+        vec![
+            "first".to_string(),
+            "from the writer".to_string(),
+            "second".to_string()
+        ]
+    );
+}

@@ -204,6 +204,15 @@ fn a_teammate_on_a_host_is_led_across_a_dropped_link() {
         .unwrap();
     assert_eq!(member["agentId"], "worker@crew");
     assert_eq!(member["teamleadHost"], "box");
+    // `hosts list` names the team's teammates on the host.
+    let listed = lead.cmd().args(["hosts", "list"]).output().unwrap();
+    let table = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("box ") && l.ends_with("worker@crew")),
+        "{table}"
+    );
     assert_eq!(
         told(&lead, &format!("first-21 on {}", host.user)),
         1,

@@ -97,4 +97,4 @@ pub use mode::PermissionMode;
 pub use names::{AgentId, LEAD_NAME};
 pub use permission::PermissionUpdate;
 pub use task::{Task, TaskStatus};
-pub use team::{Member, TeamFile};
+pub use team::{HOST_KEY, Member, TeamFile};

@@ -101,7 +101,16 @@ impl Member {
     pub fn active(&self) -> bool {
         self.is_active != Some(false)
     }
+
+    /// The host a teammate of teamlead's runs on, from teamlead's own member key
+    /// [`HOST_KEY`]; `None`: the lead's host (every member of a team no teamlead made).
+    pub fn host(&self) -> Option<&str> {
+        self.extra.get(HOST_KEY).and_then(|v| v.as_str())
+    }
 }
+
+/// teamlead's member key naming the host a teammate runs on (its id stays `name@team`).
+pub const HOST_KEY: &str = "teamleadHost";
 
 /// `teamAllowedPaths` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,8 +1,9 @@
 //! A small blocking driver: runs a [`Link`] over any `Read`/`Write` pair (a relay's stdin and
 //! stdout, an ssh child's pipes, a pair of pipes in a test). A thread reads the input and cuts
-//! it into lines; the driver's loop applies them, ticks the link every `poll` (liveness, and the
-//! pick-up of new local inbox entries by polling the team's inboxes), and writes what each step
-//! returns. [`run_stdio`] is the relay's side, as `teamlead relay --stdio` runs it.
+//! it into lines; the driver's loop applies them, ticks the link when a file of the team's
+//! inboxes changes ([`crate::wake`]: new local entries go to the peer at once) and every `poll`
+//! (liveness, and the safety net of polling the inboxes), and writes what each step returns.
+//! [`run_stdio`] is the relay's side, as `teamlead relay --stdio` runs it.
 
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -14,11 +15,16 @@ use teamlead_protocol::store::Home;
 
 use crate::hello::Identity;
 use crate::session::{End, Event, Link, LinkError, Step};
+use crate::wake::Wake;
 use crate::wire::{LineBuffer, WireError};
 
-/// How often the driver ticks the link when no line arrives: the delay before a new local inbox
-/// entry is picked up for the peer (the inboxes are polled; see [`crate::forward`]).
+/// How often the driver ticks the link when no line arrives and no file event woke it: the
+/// longest a new local inbox entry waits to be picked up for the peer when the kernel gives no
+/// file events (the inboxes are polled; see [`crate::forward`]).
 pub const DEFAULT_POLL: Duration = Duration::from_millis(50);
+
+/// How often the loop looks at [`DriverOptions::stop`] when nothing happens.
+const STOP_CHECK: Duration = Duration::from_millis(100);
 
 /// The most lines applied as one batch.
 const MAX_BATCH: usize = 256;
@@ -69,6 +75,8 @@ enum Input {
     Broken(WireError),
     Failed(std::io::Error),
     Closed,
+    /// A file of the team's inboxes changed.
+    Wake,
 }
 
 /// Runs one connection of `link` over `reader`/`writer` until it ends: the peer closes, the
@@ -87,6 +95,10 @@ where
     W: Write,
 {
     let (tx, rx) = mpsc::channel();
+    let wake_tx = tx.clone();
+    let mut wake = Wake::new(move || {
+        let _ = wake_tx.send(Input::Wake);
+    });
     std::thread::Builder::new()
         .name("relay-read".into())
         .spawn(move || read_lines(reader, &tx))
@@ -96,7 +108,9 @@ where
         if let Some(end) = emit(step, &mut writer, &mut on_event)? {
             return Ok(Ended::Link(end));
         }
+        let mut last_tick = Instant::now();
         loop {
+            wake.ensure(&link.watched_dirs());
             if options
                 .stop
                 .as_ref()
@@ -104,7 +118,13 @@ where
             {
                 return Ok(Ended::Stopped);
             }
-            let step = match rx.recv_timeout(options.poll) {
+            // The stop flag is looked at every STOP_CHECK even when the poll is longer.
+            let wait = options
+                .poll
+                .saturating_sub(last_tick.elapsed())
+                .min(STOP_CHECK);
+            let mut due = false;
+            let step = match rx.recv_timeout(wait) {
                 Ok(Input::Line(line)) => {
                     // Lines that are already here go as one batch (one persist, one ack).
                     let mut batch = vec![line];
@@ -119,12 +139,13 @@ where
                             Err(_) => break,
                         }
                     }
+                    due = true;
                     let step = link.on_lines(&batch, Instant::now())?;
                     if let Some(end) = emit(step, &mut writer, &mut on_event)? {
                         return Ok(Ended::Link(end));
                     }
                     match after {
-                        None => Step::default(),
+                        None | Some(Input::Wake) => Step::default(),
                         Some(Input::Broken(e)) => return Err(LinkError::Wire(e).into()),
                         Some(Input::Failed(e)) => return Err(DriveError::Read(e)),
                         Some(Input::Closed) => return Ok(Ended::Closed),
@@ -136,8 +157,18 @@ where
                 Ok(Input::Closed) | Err(mpsc::RecvTimeoutError::Disconnected) => {
                     return Ok(Ended::Closed);
                 }
+                Ok(Input::Wake) => {
+                    due = true;
+                    Step::default()
+                }
                 Err(mpsc::RecvTimeoutError::Timeout) => Step::default(),
             };
+            if !due && last_tick.elapsed() < options.poll {
+                continue;
+            }
+            // Before the tick looks: a change made while it runs wakes the loop again.
+            wake.rearm();
+            last_tick = Instant::now();
             if let Some(end) = emit(step, &mut writer, &mut on_event)? {
                 return Ok(Ended::Link(end));
             }

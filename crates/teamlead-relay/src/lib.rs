@@ -61,6 +61,7 @@ pub mod hello;
 pub mod link_dir;
 pub mod presence;
 pub mod session;
+pub mod wake;
 pub mod wire;
 
 pub use driver::{DriveError, DriverOptions, Ended, RelayOptions, drive, run_stdio};

@@ -506,6 +506,16 @@ impl Link {
         Ok(())
     }
 
+    /// The directories whose files this side reads for the peer (the team's inboxes, once the
+    /// link knows its team): a driver watches them to tick at once when one changes.
+    pub fn watched_dirs(&self) -> Vec<std::path::PathBuf> {
+        self.bound
+            .as_ref()
+            .and_then(|b| self.home.inboxes_dir(&b.team).ok())
+            .into_iter()
+            .collect()
+    }
+
     /// The passing of time: liveness (the lead pings every [`PING_EVERY`]; no frame for
     /// [`SILENCE_LIMIT`] ends the connection) and the pick-up of new local entries for the
     /// peer, queued in the outbox even while the link is down and sent when it is open.

@@ -21,7 +21,7 @@ use crate::protocol::{BackendKind, InboxEntry, LEAD_NAME, Member};
 use crate::store::{self, Home};
 
 /// The member key that names the host a teammate runs on.
-pub const HOST_KEY: &str = "teamleadHost";
+pub use crate::protocol::HOST_KEY;
 
 /// How long a spawn waits for the host to have the team's new route and team file.
 const SYNC_DEADLINE: Duration = Duration::from_secs(20);
@@ -34,7 +34,7 @@ const CALL_DEADLINE: Duration = Duration::from_secs(15);
 
 /// The host a member runs on (`None`: the lead's host).
 pub fn member_host(member: &Member) -> Option<&str> {
-    member.extra.get(HOST_KEY).and_then(|v| v.as_str())
+    member.host()
 }
 
 /// The socket name of the team's private tmux server on a host.

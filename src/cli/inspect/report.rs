@@ -95,6 +95,8 @@ pub struct QuarantineRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct MemberRow {
     pub name: String,
+    /// The host it runs on when that is not the lead's (a teammate spawned with `--host`).
+    pub host: Option<String>,
     pub agent_id: String,
     pub agent_type: String,
     pub lead: bool,
@@ -414,6 +416,7 @@ fn member_row(
             .and_then(|u| u.limited_until_ms)
             .map(crate::protocol::time::iso_from_ms),
         name: m.name.clone(),
+        host: m.host().map(str::to_string),
         agent_id: m.agent_id.clone(),
         agent_type: m.agent_type.clone(),
         lead: m.is_lead(),

@@ -153,6 +153,8 @@ fn members_text(r: &TeamReport, style: Style, out: &mut String) {
         .map(|m| {
             if m.lead {
                 format!("{} (lead)", v(&m.name))
+            } else if let Some(host) = &m.host {
+                format!("{} · {}", v(&m.name), v(host))
             } else {
                 v(&m.name)
             }

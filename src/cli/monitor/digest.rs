@@ -282,7 +282,10 @@ fn config_text(before: Option<&Seen>, team: &TeamFile) -> String {
     let mut changes = Vec::new();
     for m in &team.members {
         match old.member(&m.name) {
-            None => changes.push(format!("+{}", m.name)),
+            None => changes.push(match m.host() {
+                Some(host) => format!("+{} · {host}", m.name),
+                None => format!("+{}", m.name),
+            }),
             Some(o) => {
                 if o.active() != m.active() {
                     changes.push(format!(
@@ -346,4 +349,25 @@ fn task_text(before: Option<&Seen>, task: &Task, created: bool) -> String {
         _ => text.push_str(&format!(" (new) \"{}\"", clip(&task.subject, 60))),
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Member;
+
+    #[test]
+    fn a_member_joining_on_another_host_is_named_with_it() {
+        let before = TeamFile::new("t", None, "/w");
+        let mut after = before.clone();
+        let mut far = Member::new("far", "t", "/w");
+        far.extra.insert(
+            crate::protocol::HOST_KEY.to_string(),
+            serde_json::Value::from("build"),
+        );
+        after.members.push(far);
+        after.members.push(Member::new("near", "t", "/w"));
+        let text = config_text(Some(&Seen::Team(before)), &after);
+        assert!(text.ends_with("(+far · build, +near)"), "{text}");
+    }
 }

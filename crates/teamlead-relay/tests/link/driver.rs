@@ -96,3 +96,65 @@ fn garbage_on_the_relays_input_ends_it_with_an_error() {
         "{result:?}"
     );
 }
+
+/// A new local entry goes to the peer when its inbox file changes, not at the next poll: a lead
+/// whose poll is a minute still carries each of five entries, written one after the other, long
+/// before its first poll would come (each must arrive within 8 s).
+#[test]
+fn a_new_entry_goes_when_its_inbox_changes_not_at_the_next_poll() {
+    let lead_home = TempHome::new();
+    let relay_home = TempHome::new();
+    let (relay_in, to_relay) = std::io::pipe().unwrap();
+    let (from_relay, relay_out) = std::io::pipe().unwrap();
+    let home = relay_home.home.clone();
+    let relay = std::thread::spawn(move || {
+        teamlead_relay::run_stdio(&home, relay_in, relay_out, &relay_options())
+    });
+    let say = |text: &str| {
+        inbox::append(
+            &lead_home.home,
+            TEAM,
+            "alice",
+            &InboxEntry::new("team-lead", text),
+        )
+        .unwrap();
+    };
+    // Before the link starts (its inbox directory is there to watch).
+    say("first");
+    let stop = Arc::new(AtomicBool::new(false));
+    let lead_home_path = lead_home.home.clone();
+    let lead_stop = stop.clone();
+    let lead = std::thread::spawn(move || {
+        let mut link = Link::lead(lead_home_path, TEAM, LINK, identity("lead-host")).unwrap();
+        link.set_hosted(&["alice".to_string()]).unwrap();
+        let options = DriverOptions {
+            poll: Duration::from_secs(60),
+            stop: Some(lead_stop),
+        };
+        teamlead_relay::drive(&mut link, from_relay, to_relay, &options, |_| {})
+    });
+    assert!(wait_until(Duration::from_secs(10), || {
+        texts(&relay_home.home, "alice") == ["first"]
+    }));
+    for n in 0..5 {
+        let text = format!("entry-{n}");
+        say(&text);
+        assert!(
+            wait_until(Duration::from_secs(8), || {
+                texts(&relay_home.home, "alice").contains(&text)
+            }),
+            "{text} did not reach the host before the lead's next poll: {:?}",
+            texts(&relay_home.home, "alice")
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(lead.join().unwrap().unwrap(), Ended::Stopped);
+    let ended = relay.join().unwrap().unwrap();
+    assert!(
+        matches!(
+            ended,
+            Ended::Closed | Ended::Link(teamlead_relay::End::Silent)
+        ),
+        "{ended:?}"
+    );
+}

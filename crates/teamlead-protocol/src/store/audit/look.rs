@@ -3,7 +3,7 @@
 //! reading a JSON file through `safe_file` with the torn-read retry.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -170,10 +170,20 @@ pub(crate) fn dir_entries(
 const TORN_READ_RETRIES: u32 = 3;
 const TORN_READ_PAUSE: Duration = Duration::from_millis(25);
 
+/// How long a file that does not parse is read again while a writer holds its lock directory:
+/// Claude Code (and proper-lockfile's users) truncate and rewrite a file in place under that
+/// lock, and a writer descheduled on a loaded machine leaves it empty or cut for longer than
+/// the quick retries wait. Bounded: a lock that stays (a dead writer) ends the wait.
+const TORN_READ_LOCKED_WAIT: Duration = Duration::from_secs(2);
+
 /// Reads a regular file through `safe_file` and parses it as JSON; the problem otherwise.
-/// `Ok(None)` when nothing is there.
+/// `Ok(None)` when nothing is there. A file that does not parse is read again a few times,
+/// and for up to [`TORN_READ_LOCKED_WAIT`] while its lock directory is there (a writer in the
+/// middle of an in-place write).
 pub(crate) fn read_json_opt(path: &Path) -> Result<Option<Value>, Problem> {
     let mut attempt = 0;
+    let started = Instant::now();
+    let lock = crate::store::lock::lock_dir_of(path);
     loop {
         let bytes = match read_regular(path, MAX_FILE_BYTES) {
             Ok(Some(b)) => b,
@@ -182,7 +192,11 @@ pub(crate) fn read_json_opt(path: &Path) -> Result<Option<Value>, Problem> {
         };
         match parse_bytes(path, &bytes) {
             Ok(v) => return Ok(Some(v)),
-            Err(p) if p.kind == ProblemKind::NotJson && attempt < TORN_READ_RETRIES => {
+            Err(p)
+                if p.kind == ProblemKind::NotJson
+                    && (attempt < TORN_READ_RETRIES
+                        || (started.elapsed() < TORN_READ_LOCKED_WAIT && lock.is_dir())) =>
+            {
                 attempt += 1;
                 std::thread::sleep(TORN_READ_PAUSE);
             }
