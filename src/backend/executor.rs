@@ -77,6 +77,8 @@ pub struct AdoptRequest {
     pub name: String,
     /// Its recorded `tmuxPaneId`.
     pub pane_id: String,
+    /// The host it runs on (its member's `teamleadHost`); `None`: the lead's host.
+    pub host: Option<String>,
 }
 
 /// A teammate this session now runs again.
@@ -183,6 +185,10 @@ pub type KeyTyper =
 /// Reads the last lines of one teammate's pane; blocking (a terminal CLI call).
 pub type PaneReader = std::sync::Arc<dyn Fn(usize) -> Vec<String> + Send + Sync>;
 
+/// Tells one of teamlead's own teammates to stop its current turn (keep running); blocking (a
+/// call to its host). How many of its processes were told, or why none could be.
+pub type TurnStopper = std::sync::Arc<dyn Fn() -> Result<usize, String> + Send + Sync>;
+
 /// Starts, messages, watches, stops and re-binds the teammates of one team.
 pub trait TeammateExecutor: Send + Sync {
     /// Where its teammates run (written as their `backendType`).
@@ -227,6 +233,13 @@ pub trait TeammateExecutor: Send + Sync {
     /// Stops only its current turn; false when nothing was stopped (idle, or not supported).
     fn interrupt(&self, _name: &str) -> bool {
         false
+    }
+
+    /// A handle that stops the current turn of `name`, one of teamlead's own teammates whose
+    /// process this machine cannot signal (it runs on another host); `None`: the lead signals
+    /// it itself (`backend::turn_signal`), or it runs in this process.
+    fn turn_stopper(&self, _name: &str) -> Option<TurnStopper> {
+        None
     }
 
     /// Moves its pane out of sight.

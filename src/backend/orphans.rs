@@ -9,13 +9,17 @@
 //! (`Terminal::end_private`, `Terminal::close_member_panes`: on the terminal `clean` runs in,
 //! when they still carry their teammate's name or run it). A team of another lead (Claude
 //! Code's, or a live teamlead session's) is never edited, swept or removed: [`survey`] lists it
-//! as left alone, with the reason. Finding is read-only; removing is a separate step (which
+//! as left alone, with the reason. On a host that runs teammates of a lead elsewhere, the
+//! team's copy there is dead only once its lead has been away (no relay holding its lock) for
+//! longer than the grace period (`hosts::on_host`); it goes with the team's private tmux
+//! server there. Finding is read-only; removing is a separate step (which
 //! probes again) so `--dry-run` can show it. A dead team whose team file cannot be read is moved
 //! into quarantine, never deleted. No terminal CLI is run on a guess (each terminal says when
 //! it may be asked).
 
 use std::path::Path;
 
+use super::hosts::on_host;
 use super::lead_probe::procs::{ProcTable, SCAN_DEADLINE};
 use super::lead_probe::{self, LeadStatus, Owner};
 use super::reap;
@@ -158,7 +162,8 @@ pub fn survey(home: &Home) -> Survey {
     let mut out = Survey::default();
     for team in home.list_teams().unwrap_or_default() {
         let probe = lead_probe::probe(home, &team);
-        match keep_reason(probe.owner, &probe.status) {
+        match keep_reason(probe.owner, &probe.status).or_else(|| on_host::keep_reason(home, &team))
+        {
             None => match unreadable_team_file(home, &team) {
                 Some(why) => out.orphans.push(Orphan::BrokenTeam {
                     team,
@@ -166,8 +171,11 @@ pub fn survey(home: &Home) -> Survey {
                     why,
                 }),
                 None => out.orphans.push(Orphan::DeadTeam {
+                    // A copy for a lead on another host: the pid is its last relay's.
+                    lead_pid: probe
+                        .recorded_pid
+                        .filter(|_| on_host::lead_away(home, &team).is_none()),
                     team,
-                    lead_pid: probe.recorded_pid,
                     evidence: probe.status.evidence().to_vec(),
                 }),
             },
@@ -217,7 +225,9 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
     match orphan {
         Orphan::DeadTeam { team, lead_pid, .. } => {
             let probe = lead_probe::probe(home, team);
-            if let Some(why) = keep_reason(probe.owner, &probe.status) {
+            if let Some(why) =
+                keep_reason(probe.owner, &probe.status).or_else(|| on_host::keep_reason(home, team))
+            {
                 return Err(format!("left alone after all: {why}"));
             }
             let _hold = store::LeadLiveness::acquire(home, team).map_err(|e| e.to_string())?;
@@ -226,6 +236,8 @@ pub fn remove(home: &Home, orphan: &Orphan) -> Result<(), String> {
                     t.end_private(home, team, *pid);
                 }
             }
+            // The copy of a team whose lead ran on another host: its private tmux server here.
+            on_host::end_team_server(home, team);
             store::team::delete_team_with(home, team, |file| {
                 // Its panes, then every process still running as one of its teammates (a
                 // `claude` behind its guard, a `teamlead teammate`), with what they started.

@@ -56,6 +56,7 @@ mod hostile_lead;
 mod hosts_check;
 mod hosts_claude;
 mod hosts_connections;
+mod hosts_lifecycle;
 mod hosts_link_chaos;
 mod hosts_review;
 mod hosts_tasks;

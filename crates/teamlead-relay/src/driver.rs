@@ -267,7 +267,15 @@ where
         poll: options.poll,
         stop: None,
     };
-    drive(&mut link, reader, writer, &driver, |event| {
+    // The lead's presence on this host (its team's liveness lock and record) from the
+    // handshake to the end of the connection.
+    let mut presence = None;
+    let ended = drive(&mut link, reader, writer, &driver, |event| {
         tracing::debug!("{event:?}");
-    })
+        if let (Event::Up(peer), None) = (event, &presence) {
+            presence = Some(crate::presence::Presence::hold(home, &peer.team));
+        }
+    });
+    drop(presence);
+    ended
 }

@@ -53,6 +53,10 @@
 //! a losing claim is set back on the host and its claimant told. The fields a remote member
 //! owns (`isActive`, `mode`) come back as `member` bodies.
 //!
+//! * **The lead's presence.** While a relay is bound, it holds the team's liveness lock on its
+//!   host and beats a record of when the lead was last there ([`presence`]): the host's
+//!   teammates wait their grace period for a lead that is gone, as they would locally.
+//!
 //! The state of a link lives in `teams/<team>/.teamlead/link/<link id>/` on each host
 //! ([`link_dir`]), private to the user.
 #![cfg_attr(
@@ -65,6 +69,7 @@ pub mod forward;
 pub mod hello;
 pub mod link_dir;
 pub mod members;
+pub mod presence;
 pub mod session;
 pub mod task_fields;
 pub mod tasks_lead;

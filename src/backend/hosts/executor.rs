@@ -2,17 +2,20 @@
 //! the session's own (panes or in-process) that sends what concerns a remote teammate to
 //! [`RemoteTeammates`] (on the blocking pool: every call there is ssh) and everything else to
 //! the session's executor. One more terminal behind the same seam: the lead's code paths for
-//! spawn, kill, release, liveness and quit stay one.
+//! spawn, kill, release, liveness, keys and pane reading (`/interrupt`, `/steer`, the mode
+//! keys), the turn stop of an own teammate, jump, adoption after a restart and quit stay one
+//! (the remote side of each in `remote`, `panes` and `adopt`).
 
 use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
+use super::panes::DETACH_KEYS;
 use super::remote::RemoteTeammates;
 use crate::backend::executor::{
     AdoptRequest, Adopted, ExecutorError, Focus, KeyTyper, LivenessReport, PaneReader,
-    SpawnRequest, Spawned, TeammateExecutor,
+    SpawnRequest, Spawned, TeammateExecutor, TurnStopper,
 };
 use crate::protocol::BackendKind;
 use crate::protocol::frames::ReportedUsage;
@@ -54,17 +57,24 @@ impl TeammateExecutor for HostsExecutor {
     }
 
     fn key_typer(&self, name: &str) -> Option<KeyTyper> {
-        if self.is_remote(name) {
-            return super::remote_keys::key_typer(&self.remote, name);
+        match self.remote.pane(name) {
+            Some(pane) => Some(Arc::new(move |key| pane.send_key(key))),
+            None => self.local.key_typer(name),
         }
-        self.local.key_typer(name)
     }
 
     fn pane_reader(&self, name: &str) -> Option<PaneReader> {
-        if self.is_remote(name) {
-            return super::remote_keys::pane_reader(&self.remote, name);
+        match self.remote.pane(name) {
+            Some(pane) => Some(Arc::new(move |lines| pane.tail(lines))),
+            None => self.local.pane_reader(name),
         }
-        self.local.pane_reader(name)
+    }
+
+    fn turn_stopper(&self, name: &str) -> Option<TurnStopper> {
+        match self.remote.pane(name) {
+            Some(pane) => Some(Arc::new(move || pane.stop_turn())),
+            None => self.local.turn_stopper(name),
+        }
     }
 
     fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<Spawned, ExecutorError>> {
@@ -111,18 +121,37 @@ impl TeammateExecutor for HostsExecutor {
     }
 
     fn hide(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
+        if self.is_remote(name) {
+            // Its pane is a session of its own on its host, never in the lead's terminal:
+            // nothing to move out of sight (the choice is still recorded).
+            return async { Ok(()) }.boxed();
+        }
         self.local.hide(name)
     }
 
     fn show(&self, name: &str) -> BoxFuture<'_, Result<(), ExecutorError>> {
+        if self.is_remote(name) {
+            return async { Ok(()) }.boxed();
+        }
         self.local.show(name)
     }
 
     fn focus(&self, name: &str) -> BoxFuture<'_, Result<Focus, ExecutorError>> {
-        if self.is_remote(name) {
-            return async { Ok(Focus::InlineView) }.boxed();
+        let Some(pane) = self.remote.pane(name) else {
+            return self.local.focus(name);
+        };
+        async move {
+            let (argv, hint) = tokio::task::spawn_blocking(move || pane.attach())
+                .await
+                .map_err(|e| ExecutorError::Failed(format!("the host call failed: {e}")))?
+                .map_err(ExecutorError::Failed)?;
+            Ok(Focus::Attach {
+                argv,
+                hint,
+                detach: DETACH_KEYS.to_string(),
+            })
         }
-        self.local.focus(name)
+        .boxed()
     }
 
     fn liveness(&self) -> BoxFuture<'_, Vec<LivenessReport>> {
@@ -138,7 +167,12 @@ impl TeammateExecutor for HostsExecutor {
     }
 
     fn adopt(&self, request: AdoptRequest) -> BoxFuture<'_, Result<Adopted, ExecutorError>> {
-        self.local.adopt(request)
+        match request.host.clone() {
+            None => self.local.adopt(request),
+            Some(host) => self
+                .blocking(move |r| r.adopt(&request.name, &host, &request.pane_id))
+                .boxed(),
+        }
     }
 
     fn usage(&self, name: &str) -> Option<ReportedUsage> {

@@ -4,15 +4,17 @@
 //! causes ([`HostError`]), and what a host has ([`probe`]: system, teamlead, tmux), read
 //! without writing anything there.
 
+pub mod adopt;
 pub mod connection;
 pub mod error;
 pub mod executor;
 pub mod link;
 pub mod model_forward;
+pub mod on_host;
+pub mod panes;
 pub mod probe;
 pub mod remote;
 pub mod remote_claude;
-pub mod remote_keys;
 pub mod run;
 pub mod worktree;
 

@@ -27,6 +27,9 @@ pub use crate::protocol::HOST_KEY;
 /// How long a spawn waits for the host to have the team's new route and team file.
 const SYNC_DEADLINE: Duration = Duration::from_secs(20);
 
+/// How long a teammate waits for a lead that is gone (`agent::process::lead_grace`).
+const GRACE_VAR: &str = "TEAMLEAD_LEAD_GRACE_MS";
+
 /// How long one tmux call on a host may take.
 const CALL_DEADLINE: Duration = Duration::from_secs(15);
 
@@ -68,6 +71,8 @@ pub struct RemoteTeammates {
     proxy: Mutex<Option<ModelProxy>>,
     /// The port each host forwards to it, and the master (its pid) that holds the forward.
     ports: Mutex<HashMap<String, (u16, Option<String>)>>,
+    /// Teammates whose start is under way: counted already, with no session yet.
+    starting: Mutex<std::collections::HashSet<String>>,
 }
 
 fn failed(what: impl std::fmt::Display) -> ExecutorError {
@@ -97,6 +102,7 @@ impl RemoteTeammates {
             sink,
             links: Mutex::new(HashMap::new()),
             members: Mutex::new(HashMap::new()),
+            starting: Mutex::new(std::collections::HashSet::new()),
             llm: None,
             proxy: Mutex::new(None),
             ports: Mutex::new(HashMap::new()),
@@ -206,6 +212,22 @@ impl RemoteTeammates {
         self.members.lock().ok()?.get(name).cloned()
     }
 
+    /// Counts `name` as a teammate of this session on `host` (a spawn, an adoption).
+    pub(super) fn register(&self, name: &str, host: &str) {
+        if let Ok(mut m) = self.members.lock() {
+            m.insert(name.to_string(), host.to_string());
+        }
+    }
+
+    /// Whether `host`'s link carries traffic now.
+    pub fn host_up(&self, host: &str) -> bool {
+        self.links
+            .lock()
+            .ok()
+            .and_then(|l| l.get(host).map(HostLink::is_up))
+            .unwrap_or(false)
+    }
+
     /// The remote teammates, with their hosts.
     pub fn all(&self) -> Vec<(String, String)> {
         self.members
@@ -240,7 +262,7 @@ impl RemoteTeammates {
 
     /// Tells `host`'s link the route as it is now (starting the link first); returns the
     /// generation to wait for.
-    fn update_route(&self, host: &str) -> Result<u64, ExecutorError> {
+    pub(super) fn update_route(&self, host: &str) -> Result<u64, ExecutorError> {
         let hosted = self.hosted(host);
         let mut links = self
             .links
@@ -288,7 +310,7 @@ impl RemoteTeammates {
     }
 
     /// `tmux -L <team's socket> -f /dev/null ARGS` on `host`, through its master.
-    fn tmux(&self, host: &str, args: &[&str]) -> Result<Option<i32>, ExecutorError> {
+    pub(super) fn tmux(&self, host: &str, args: &[&str]) -> Result<Option<i32>, ExecutorError> {
         let connection = self.connection(host)?;
         let mut line = vec![
             "tmux".to_string(),
@@ -353,6 +375,14 @@ impl RemoteTeammates {
             env.push((var.to_string(), url));
             env.push(("TEAMLEAD_MODEL".to_string(), llm.model.clone()));
         }
+        // The lead's own grace goes along when it has one, as to a local teammate (the
+        // host's teammate waits that long for a lead whose link is gone: `relay::presence`).
+        if let Some(ms) = std::env::var(GRACE_VAR)
+            .ok()
+            .filter(|v| v.trim().parse::<u64>().is_ok())
+        {
+            env.push((GRACE_VAR.to_string(), ms.trim().to_string()));
+        }
         Ok(remote_teamlead_env(
             host.home.as_deref(),
             Some(cwd),
@@ -391,6 +421,17 @@ impl RemoteTeammates {
     /// host, its prompt goes to its inbox (the link forwards it), the host gets the route and
     /// team file, then the teammate starts in the team's tmux server there.
     pub fn spawn(&self, host: &str, request: &SpawnRequest) -> Result<Spawned, ExecutorError> {
+        if let Ok(mut s) = self.starting.lock() {
+            s.insert(request.name.clone());
+        }
+        let started = self.start(host, request);
+        if let Ok(mut s) = self.starting.lock() {
+            s.remove(&request.name);
+        }
+        started
+    }
+
+    fn start(&self, host: &str, request: &SpawnRequest) -> Result<Spawned, ExecutorError> {
         let config = self.host(host)?.clone();
         let name = request.name.clone();
         // What it runs is known before anything is made for it: a host without claude is
@@ -422,9 +463,7 @@ impl RemoteTeammates {
             .map(|p| InboxEntry::new(LEAD_NAME, p.clone()))
             .collect();
         store::inbox::replace(&self.home, &self.team, &name, &prompt)?;
-        if let Ok(mut m) = self.members.lock() {
-            m.insert(name.clone(), host.to_string());
-        }
+        self.register(&name, host);
         let generation = self.update_route(host)?;
         if !self.wait_synced(host, generation) {
             self.forget(&name);
@@ -457,7 +496,7 @@ impl RemoteTeammates {
     }
 
     /// `name` no longer runs on its host: out of the route.
-    fn forget(&self, name: &str) -> Option<String> {
+    pub(super) fn forget(&self, name: &str) -> Option<String> {
         let host = self.members.lock().ok()?.remove(name)?;
         let _ = self.update_route(&host);
         Some(host)
@@ -483,13 +522,8 @@ impl RemoteTeammates {
         self.keep_forwards();
         let mut reports = Vec::new();
         for (name, host) in self.all() {
-            let up = self
-                .links
-                .lock()
-                .ok()
-                .and_then(|l| l.get(&host).map(HostLink::is_up))
-                .unwrap_or(false);
-            let liveness = if !up {
+            let starting = self.starting.lock().is_ok_and(|s| s.contains(&name));
+            let liveness = if starting || !self.host_up(&host) {
                 Liveness::Running
             } else {
                 // Only tmux's own "no such session" (status 1) says it is gone; a call that

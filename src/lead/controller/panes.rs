@@ -129,8 +129,10 @@ impl Controller {
                 self.note(format!(
                     "{name}'s pane is in the team's own session (`{hint}`): {back}."
                 ));
+                // A remote teammate's `ssh -t … tmux attach` shows the way back itself.
+                let local_tmux = argv.first().is_some_and(|p| p == "tmux");
                 let (argv, shown_inside) = match self.kind {
-                    BackendKind::Tmux => (tmux_showing_way_back(argv, &detach), true),
+                    BackendKind::Tmux if local_tmux => (tmux_showing_way_back(argv, &detach), true),
                     _ => (argv, false),
                 };
                 self.emit(LeadEvent::HandOverTerminal(HandOver {

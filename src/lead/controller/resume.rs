@@ -4,7 +4,7 @@
 //! the losers are told the team has a running lead); a team whose lead runs, may run, or that
 //! is not teamlead's is refused. Adoption ([`Controller::resume`]), once the controller runs:
 //! the previous session's pane server is taken over, every pane teammate still running is
-//! re-bound through the executor, the others (in-process teammates die with their lead) are
+//! re-bound through the executor (on its host for a remote one), the others (in-process teammates die with their lead) are
 //! listed with `/respawn NAME`, their tasks go back to pending, permission and plan requests
 //! the previous lead received and never answered are queued again, and the unread messages of
 //! the lead's inbox are delivered (once: the delivery log de-duplicates), and the teammate
@@ -16,7 +16,7 @@ use super::state::Controller;
 use crate::backend::executor::AdoptRequest;
 use crate::lead::poller::{LeadIncoming, classify};
 use crate::protocol::frames::Frame;
-use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode, TeamFile};
+use crate::protocol::{BackendKind, InboxEntry, LEAD_NAME, PermissionMode, TeamFile};
 use crate::store::delivery::DeliveryTail;
 use crate::store::{self, Home, LeadLiveness, SessionRecord, StoreError};
 
@@ -134,19 +134,29 @@ impl Controller {
         self.save_record();
         self.fresh_team().await;
         self.fresh_tasks().await;
-        let members: Vec<(String, String, Option<crate::protocol::BackendKind>)> = self
+        let members: Vec<(String, String, Option<BackendKind>, Option<String>)> = self
             .team_file
             .teammates()
-            .map(|m| (m.name.clone(), m.tmux_pane_id.clone(), m.backend_kind()))
+            .map(|m| {
+                let host = crate::backend::hosts::remote::member_host(m).map(str::to_string);
+                (
+                    m.name.clone(),
+                    m.tmux_pane_id.clone(),
+                    m.backend_kind(),
+                    host,
+                )
+            })
             .collect();
         let mut adopted = Vec::new();
         let mut lost = Vec::new();
-        for (name, pane_id, kind) in members {
+        for (name, pane_id, kind, host) in members {
             let why = match kind {
-                Some(k) if k == self.kind && k.is_pane() => {
+                // A teammate on another host is re-bound there, whatever this session runs.
+                Some(k) if (k == self.kind || host.is_some()) && k.is_pane() => {
                     let request = AdoptRequest {
                         name: name.clone(),
                         pane_id: pane_id.clone(),
+                        host,
                     };
                     match self.executor.adopt(request).await {
                         Ok(_) => {

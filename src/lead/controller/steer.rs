@@ -1,6 +1,7 @@
 //! Stopping a teammate's turn and steering it (`/interrupt NAME`, `/steer @NAME TEXT`).
 //! An in-process teammate through its turn's token; one of teamlead's own teammates in a
-//! pane by a signal to its process (`backend::turn_signal`); a `claude` teammate by Esc typed
+//! pane by a signal to its process (`backend::turn_signal`; on another host through the
+//! executor's `turn_stopper`, over ssh); a `claude` teammate by Esc typed
 //! into its pane, confirmed by the pane's `Interrupted` (Claude Code writes no idle
 //! notification for an interrupted turn, so the lead shows it idle itself). A pane teammate
 //! the lead knows idle, with nothing of the lead's left to start a turn on, is left alone. A
@@ -54,7 +55,8 @@ impl Controller {
             self.note(format!("Interrupted {name}'s turn."));
             return self.hold_interrupted(name, then);
         }
-        if self.kind == crate::protocol::BackendKind::InProcess {
+        let remote = self.executor.turn_stopper(name).is_some();
+        if self.kind == crate::protocol::BackendKind::InProcess && !remote {
             // No turn running: nothing to stop.
             return then(self);
         }
@@ -132,22 +134,33 @@ impl Controller {
     }
 
     /// One of teamlead's own teammates in a process of its own (`teamlead teammate` in a
-    /// pane): its process is told to stop the current turn (`backend::turn_signal`, off the
-    /// loop); `then` runs after.
+    /// pane): its process is told to stop the current turn (`backend::turn_signal`, or the
+    /// executor's [`turn_stopper`] when it runs on another host; off the loop); `then` runs
+    /// after.
+    ///
+    /// [`turn_stopper`]: crate::backend::executor::TeammateExecutor::turn_stopper
     fn signal_own_turn(&mut self, name: &str, then: impl FnOnce(&mut Controller) + Send + 'static) {
         let agent = format!("{name}@{}", self.team);
         let who = name.to_string();
+        let stopper = self.executor.turn_stopper(name);
         self.store.submit(
             Lane::Keys(who.clone()),
             move |home| {
-                Ok::<usize, std::convert::Infallible>(crate::backend::turn_signal::interrupt_turn(
-                    &home.root, &agent,
-                ))
+                Ok::<Result<usize, String>, std::convert::Infallible>(match stopper {
+                    Some(stop) => stop(),
+                    None => Ok(crate::backend::turn_signal::interrupt_turn(
+                        &home.root, &agent,
+                    )),
+                })
             },
-            move |c, told: Result<usize, std::convert::Infallible>| {
-                if told.is_ok_and(|n| n > 0) {
+            move |c, told: Result<Result<usize, String>, std::convert::Infallible>| {
+                let told = told.unwrap_or_else(|never| match never {});
+                if told.as_ref().is_ok_and(|n| *n > 0) {
                     c.note(format!("Interrupted {who}'s turn."));
                     return c.hold_interrupted(&who, then);
+                } else if let Err(e) = told {
+                    c.refuse();
+                    c.note(format!("Could not interrupt {who}: {e}"));
                 } else {
                     c.refuse();
                     c.note(format!(
