@@ -172,6 +172,25 @@ impl Serve {
         serve
     }
 
+    /// As [`Serve::start`] with no grace set anywhere: the defaults a user gets.
+    fn start_with_defaults(lead: &TestLead, work: &std::path::Path) -> Serve {
+        let mut cmd = lead.std_cmd();
+        cmd.args(["serve", "--team", TEAM, "--backend", "in-process"])
+            .env_remove("TEAMLEAD_LEAD_GRACE_MS")
+            .current_dir(work)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let serve = Serve(cmd.spawn().unwrap());
+        wait_for(
+            "the lead server answers",
+            Duration::from_secs(30),
+            || ctl(lead, &["status"]).status.success(),
+            || "no answer from ctl status".to_string(),
+        );
+        serve
+    }
+
     /// SIGKILL, waited for.
     fn kill(&mut self) {
         let _ = self.0.kill();
@@ -588,4 +607,94 @@ fn a_host_reaps_after_the_grace_not_before_and_clean_there_waits_for_it() {
         || !host_runs(&host, "tmux") && !host_runs(&host, "sleep 600"),
         || format!("{:?}", host_processes(&host)),
     );
+}
+
+/// Issue 29's 60 s partition with the defaults (no grace set anywhere): the host's teammate is
+/// shown `unreachable` within 5 s, runs the whole minute there (a host's teammates wait longer
+/// than a partition for their lead: `on_host::HOST_GRACE`), is shown as before within 5 s of
+/// the link's return, and keeps the task it owns; nothing is cleaned.
+#[test]
+fn a_60_s_partition_keeps_a_hosts_teammate_and_its_task() {
+    if skip_unless_root() {
+        return;
+    }
+    let (lead, host, work) = lead_and_host();
+    let serve = Serve::start_with_defaults(&lead, work.path());
+    spawn_remote(&lead, "worker", "echo ready-$((5*5))", "ready-25");
+    let task = |args: &[&str]| {
+        let out = lead
+            .cmd()
+            .arg("task")
+            .args(args)
+            .args(["--team", TEAM])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "task {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Its task runs for longer than the test: it is busy with it through the partition.
+    task(&[
+        "add",
+        "keep working on the parser",
+        "--command",
+        "sleep 600",
+    ]);
+    task(&["claim", "1", "--owner", "worker"]);
+    let owner = || {
+        let list: serde_json::Value = serde_json::from_str(&task(&["list", "--json"])).unwrap();
+        list["tasks"]
+            .as_array()
+            .and_then(|a| a.iter().find(|t| t["id"] == "1"))
+            .map(|t| t["owner"].clone())
+    };
+    assert_eq!(owner(), Some(serde_json::Value::from("worker")));
+    wait_for(
+        "the task's command running on the host",
+        Duration::from_secs(30),
+        || host_runs(&host, "sleep 600"),
+        || format!("{:?}", host_processes(&host)),
+    );
+
+    host.set_link(false);
+    let cut = Instant::now();
+    wait_for(
+        "worker shown unreachable",
+        Duration::from_secs(5),
+        || row(&lead, "worker").is_some_and(|r| r["status"] == "unreachable"),
+        || format!("{:?}", row(&lead, "worker")),
+    );
+    eprintln!("unreachable after {:?}", cut.elapsed());
+    while cut.elapsed() < Duration::from_secs(60) {
+        assert!(
+            teammate_runs(&host, "worker") && host_runs(&host, "sleep 600"),
+            "the teammate or its task stopped {:?} into the partition: {:?}",
+            cut.elapsed(),
+            host_processes(&host)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    host.set_link(true);
+    let back = Instant::now();
+    wait_for(
+        "worker shown as before",
+        Duration::from_secs(5),
+        || row(&lead, "worker").is_some_and(|r| r["status"] != "unreachable"),
+        || format!("{:?}", row(&lead, "worker")),
+    );
+    eprintln!("re-bound {:?} after the link's return", back.elapsed());
+    assert_eq!(
+        owner(),
+        Some(serde_json::Value::from("worker")),
+        "no task unassigned"
+    );
+    assert!(teammate_runs(&host, "worker"));
+    assert!(
+        host.home()
+            .join(".claude/teams")
+            .join(TEAM)
+            .join("config.json")
+            .is_file(),
+        "nothing cleaned on the host"
+    );
+    serve.quit(&lead);
 }

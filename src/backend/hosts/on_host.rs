@@ -7,8 +7,9 @@
 //! The lead's process is not visible from here, so a free lock alone does not prove it gone:
 //! its link may be down for a while (a partition, a restart). Such a team is left alone until
 //! the lead has been away for longer than the grace period its teammates wait
-//! (`TEAMLEAD_LEAD_GRACE_MS` here, else 30 s, as `agent::process::lead_grace`); then it is
-//! a dead lead's team, removed with its private tmux server.
+//! (`TEAMLEAD_LEAD_GRACE_MS` here, else [`HOST_GRACE`], the value the lead gives the teammates
+//! it starts on a host when it has none of its own); then it is a dead lead's team, removed
+//! with its private tmux server.
 
 use std::time::Duration;
 
@@ -16,17 +17,25 @@ use crate::backend::terminals::tmux::TmuxServer;
 use crate::protocol::time::now_ms;
 use crate::store::Home;
 
-/// The grace period of the teammates on this host, when their lead says none.
-const DEFAULT_GRACE: Duration = Duration::from_secs(30);
+/// How long the teammates on a host wait for a lead whose link is gone, when nobody set a
+/// grace: longer than a local teammate's 30 s, since from a host a link that drops (a
+/// partition, a laptop asleep for a minute) looks like a dead lead, and a 60 s partition must
+/// leave them running. Still bounded: a lead that is really gone is reaped after it.
+pub const HOST_GRACE: Duration = Duration::from_secs(300);
 
-/// How long a host's teammates wait for a lead that is gone: `TEAMLEAD_LEAD_GRACE_MS`, else
-/// 30 s (the teammates' own rule, `agent::process::lead_grace`).
-pub fn grace() -> Duration {
-    std::env::var("TEAMLEAD_LEAD_GRACE_MS")
-        .ok()
+/// The grace for teammates on a host from a value of `TEAMLEAD_LEAD_GRACE_MS` (milliseconds;
+/// `None` or not a number: [`HOST_GRACE`]).
+pub fn host_grace_of(value: Option<&str>) -> Duration {
+    value
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(Duration::from_millis)
-        .unwrap_or(DEFAULT_GRACE)
+        .unwrap_or(HOST_GRACE)
+}
+
+/// How long a host's teammates wait for a lead that is gone: `TEAMLEAD_LEAD_GRACE_MS` (the
+/// value a lead passes to the teammates it starts there), else [`HOST_GRACE`].
+pub fn grace() -> Duration {
+    host_grace_of(std::env::var("TEAMLEAD_LEAD_GRACE_MS").ok().as_deref())
 }
 
 /// How long ago a relay last stood for `team`'s lead on this host (`None`: the team is not
@@ -63,5 +72,17 @@ pub fn end_team_server(home: &Home, team: &str) {
     };
     if server.is_running() {
         let _ = server.kill_server();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_waits_five_minutes_unless_a_grace_was_set() {
+        assert_eq!(host_grace_of(None), Duration::from_secs(300));
+        assert_eq!(host_grace_of(Some("soon")), Duration::from_secs(300));
+        assert_eq!(host_grace_of(Some(" 15000 ")), Duration::from_secs(15));
     }
 }

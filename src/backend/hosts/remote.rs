@@ -375,14 +375,15 @@ impl RemoteTeammates {
             env.push((var.to_string(), url));
             env.push(("TEAMLEAD_MODEL".to_string(), llm.model.clone()));
         }
-        // The lead's own grace goes along when it has one, as to a local teammate (the
-        // host's teammate waits that long for a lead whose link is gone: `relay::presence`).
-        if let Some(ms) = std::env::var(GRACE_VAR)
-            .ok()
-            .filter(|v| v.trim().parse::<u64>().is_ok())
-        {
-            env.push((GRACE_VAR.to_string(), ms.trim().to_string()));
-        }
+        // How long the host's teammate waits for a lead whose link is gone
+        // (`relay::presence`): the lead's own grace when one was set, as for a local
+        // teammate, else the hosts' longer default (a link that drops is not a dead lead).
+        env.push((
+            GRACE_VAR.to_string(),
+            super::on_host::host_grace_of(std::env::var(GRACE_VAR).ok().as_deref())
+                .as_millis()
+                .to_string(),
+        ));
         Ok(remote_teamlead_env(
             host.home.as_deref(),
             Some(cwd),
