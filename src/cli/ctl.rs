@@ -422,6 +422,14 @@ async fn answer_attached(
     }
 }
 
+/// A teammate as screens show it: `name`, or `name · host` for one on another host.
+fn shown_name(name: &str, host: Option<&str>) -> String {
+    match host {
+        Some(host) => format!("{} · {}", visible_line(name), visible_line(host)),
+        None => visible_line(name).into_owned(),
+    }
+}
+
 fn permission_json(p: &PendingPermission) -> Value {
     json!({
         "id": p.key,
@@ -431,6 +439,7 @@ fn permission_json(p: &PendingPermission) -> Value {
         "description": p.description,
         "input": p.input,
         "in_part": p.in_part,
+        "host": p.host,
     })
 }
 
@@ -441,7 +450,7 @@ async fn pending(conn: Connection, json: bool) -> Result<()> {
             .seen
             .plans
             .iter()
-            .map(|p| json!({"request_id": p.request_id, "from": p.from, "plan": p.plan, "in_part": p.in_part}))
+            .map(|p| json!({"request_id": p.request_id, "from": p.from, "plan": p.plan, "in_part": p.in_part, "host": p.host}))
             .collect();
         let perms: Vec<Value> = a.seen.permissions.iter().map(permission_json).collect();
         return print_json(&json!({"permissions": perms, "plans": plans}));
@@ -455,7 +464,7 @@ async fn pending(conn: Connection, json: bool) -> Result<()> {
         out.line(format!(
             "#{}  {}  {}  {}  {}",
             p.key,
-            visible_line(&p.worker),
+            shown_name(&p.worker, p.host.as_deref()),
             visible_line(&p.tool_name),
             visible_line(&p.description),
             visible_line(&input)
@@ -468,7 +477,7 @@ async fn pending(conn: Connection, json: bool) -> Result<()> {
         out.line(format!(
             "plan {}  {}",
             visible_line(&p.request_id),
-            visible_line(&p.from)
+            shown_name(&p.from, p.host.as_deref())
         ))?;
         if let Some(part) = &p.in_part {
             out.line(format!("    ({})", visible_line(&part.note())))?;

@@ -188,6 +188,7 @@ mod tests {
             suggestions: vec![],
             source: PermissionSource::Bridge,
             in_part: None,
+            host: None,
         }
     }
 

@@ -200,6 +200,9 @@ pub struct PendingPermission {
     /// the file that holds it whole. An answer still binds to the whole input (its digest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_part: Option<crate::lead::shown::InPart>,
+    /// The host the teammate runs on when it is not the lead's (shown `@name · host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// The human's answer to one permission request.
@@ -223,6 +226,9 @@ pub struct PendingPlan {
     /// Set when `plan` is only the head of a larger plan (`lead::shown`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_part: Option<crate::lead::shown::InPart>,
+    /// The host the teammate runs on when it is not the lead's (shown `@name · host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// The human's answer to a plan.

@@ -258,6 +258,7 @@ impl PermissionQueue {
             suggestions: Vec::new(),
             source: PermissionSource::Inbox,
             in_part: None,
+            host: None,
         };
         let whole = WholeInput {
             digest: String::new(),
@@ -296,6 +297,13 @@ impl PermissionQueue {
         let before = self.items.len();
         self.items.retain(|q| q.pending.worker != worker);
         before - self.items.len()
+    }
+
+    /// Says which host the teammate of request `key` runs on (`None`: the lead's).
+    pub fn set_host(&mut self, key: u64, host: Option<String>) {
+        if let Some(q) = self.items.iter_mut().find(|q| q.pending.key == key) {
+            q.pending.host = host;
+        }
     }
 
     /// The queue as the dialog shows it, oldest first.
@@ -362,6 +370,7 @@ fn pending_for(
         suggestions,
         source,
         in_part,
+        host: None,
     };
     (pending, whole, text)
 }

@@ -65,6 +65,7 @@ impl PlanQueue {
             color,
             plan,
             in_part,
+            host: None,
         };
         self.items.push_back(QueuedPlan {
             pending,
@@ -72,6 +73,17 @@ impl PlanQueue {
             digest,
         });
         Some(text)
+    }
+
+    /// Says which host the teammate of plan `request_id` runs on (`None`: the lead's).
+    pub fn set_host(&mut self, request_id: &str, host: Option<String>) {
+        if let Some(q) = self
+            .items
+            .iter_mut()
+            .find(|q| q.pending.request_id == request_id)
+        {
+            q.pending.host = host;
+        }
     }
 
     /// Says where the whole text of plan `request_id` is kept (`None`: it could not be).

@@ -68,6 +68,7 @@ fn request(key: u64, worker: &str, command: &str) -> PendingPermission {
         suggestions: Vec::new(),
         source: PermissionSource::Inbox,
         in_part: None,
+        host: None,
     }
 }
 

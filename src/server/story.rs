@@ -463,6 +463,7 @@ mod tests {
             suggestions: vec![],
             source: PermissionSource::Bridge,
             in_part: None,
+            host: None,
         }
     }
 

@@ -229,6 +229,7 @@ mod tests {
             suggestions: vec![],
             source: PermissionSource::Inbox,
             in_part: None,
+            host: None,
         }
     }
 

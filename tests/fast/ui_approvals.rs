@@ -690,3 +690,16 @@ fn a_paste_reaches_the_feedback_line_or_the_composer() {
         "in the feedback line"
     );
 }
+
+/// A request from a teammate on another host says the host in the dialog's title
+/// (`@alpha · box`), as the teammate list shows it.
+#[test]
+fn snapshot_a_request_from_a_teammate_on_another_host() {
+    for w in [60u16, 100] {
+        let mut request = bash_request(1, "alpha", "blue", "cargo test -p parser");
+        request.host = Some("box".to_string());
+        let mut state = state_with(vec![alpha_team(), LeadEvent::Permissions(vec![request])]);
+        let t = screen(&mut state, w, 16);
+        insta::assert_snapshot!(format!("approvals_remote_teammate_{w}"), t.backend());
+    }
+}

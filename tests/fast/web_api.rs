@@ -65,6 +65,7 @@ fn request_of(key: u64, worker: &str, command: &str) -> PendingPermission {
         suggestions: vec![],
         source: PermissionSource::Inbox,
         in_part: None,
+        host: None,
     }
 }
 

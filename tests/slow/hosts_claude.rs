@@ -191,7 +191,14 @@ impl Rig {
                     .map(|p| {
                         (
                             p["id"].as_u64().unwrap_or(0),
-                            p["teammate"].as_str().unwrap_or("").to_string(),
+                            format!(
+                                "{}{}",
+                                p["teammate"].as_str().unwrap_or(""),
+                                p["host"]
+                                    .as_str()
+                                    .map(|h| format!(" · {h}"))
+                                    .unwrap_or_default()
+                            ),
                             p["tool"].as_str().unwrap_or("").to_string(),
                         )
                     })
@@ -494,7 +501,7 @@ fn claude_on_a_host(client: &Client) {
             request = rig
                 .pending()
                 .into_iter()
-                .find(|(_, who, tool)| who == "mate" && tool == "Bash");
+                .find(|(_, who, tool)| who == "mate · box" && tool == "Bash");
             request.is_some()
         },
         || format!("{}\npane:\n{}", rig.explain(), rig.pane("mate")),
@@ -560,7 +567,7 @@ fn claude_on_a_host(client: &Client) {
             asked = rig
                 .pending()
                 .into_iter()
-                .find(|(_, who, tool)| who == "mate" && tool == "Write");
+                .find(|(_, who, tool)| who == "mate · box" && tool == "Write");
             asked.is_some()
         },
         || format!("{}\npane:\n{}", rig.explain(), rig.pane("mate")),

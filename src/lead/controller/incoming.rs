@@ -26,6 +26,14 @@ impl Controller {
         self.team_file.member(name).and_then(|m| m.color.clone())
     }
 
+    /// The host a teammate runs on when it is not the lead's (its member's `teamleadHost`).
+    pub fn host_of(&self, name: &str) -> Option<String> {
+        self.team_file
+            .member(name)
+            .and_then(|m| m.host())
+            .map(str::to_string)
+    }
+
     /// Delivers a synthetic turn now (to the transcript, and to the lead model when there is
     /// one), or keeps it while the lead model is mid-turn. `item` shows `entry`.
     pub fn offer_turn(&mut self, entry: &InboxEntry, item: TranscriptItem) {
@@ -134,6 +142,8 @@ impl Controller {
                 let (tool, input) = (request.tool_name.clone(), request.input.clone());
                 match self.permissions.push_inbox(&from, color, request) {
                     Some((key, whole)) => {
+                        let host = self.host_of(&from);
+                        self.permissions.set_host(key, host);
                         self.keep_whole_request(whole);
                         self.answer_by_set_mode(&from, key, &tool, &input)
                     }
@@ -164,7 +174,12 @@ impl Controller {
                     ));
                 } else {
                     let request_id = request.request_id.clone();
-                    if let Some(Some((text, digest))) = self.plans.push(&from, color, request) {
+                    let pushed = self.plans.push(&from, color, request);
+                    if pushed.is_some() {
+                        let host = self.host_of(&from);
+                        self.plans.set_host(&request_id, host);
+                    }
+                    if let Some(Some((text, digest))) = pushed {
                         self.keep_whole_plan(request_id, text, &digest);
                     }
                 }

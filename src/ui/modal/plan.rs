@@ -255,7 +255,14 @@ impl PlanDialog {
             );
         }
         let badge = Span::styled(
-            format!(" @{} ", head.from),
+            match &head.host {
+                Some(host) => format!(
+                    " @{} · {} ",
+                    head.from,
+                    crate::protocol::display::visible_line(host)
+                ),
+                None => format!(" @{} ", head.from),
+            },
             Style::default()
                 .bg(color)
                 .fg(Color::Black)

@@ -98,6 +98,7 @@ mod tests {
             color: None,
             plan: String::new(),
             in_part: None,
+            host: None,
         }
     }
 

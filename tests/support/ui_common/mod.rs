@@ -175,6 +175,7 @@ pub fn bash_request(key: u64, worker: &str, color: &str, command: &str) -> Pendi
         })],
         source: PermissionSource::Inbox,
         in_part: None,
+        host: None,
     }
 }
 
@@ -195,6 +196,7 @@ pub fn edit_request(key: u64, worker: &str, color: &str) -> PendingPermission {
         suggestions: Vec::new(),
         source: PermissionSource::Bridge,
         in_part: None,
+        host: None,
     }
 }
 
@@ -205,6 +207,7 @@ pub fn plan_request(id: &str, from: &str, color: &str) -> PendingPlan {
         color: Some(color.to_string()),
         plan: "# Plan: parser\n\n1. Write a tokenizer for identifiers, numbers and strings.\n2. Write a recursive-descent parser producing the Ast.\n3. Add error recovery at statement boundaries.\n4. Test every rule with cargo test; fuzz the tokenizer.\n5. Report the coverage to the lead.".to_string(),
         in_part: None,
+        host: None,
     }
 }
 

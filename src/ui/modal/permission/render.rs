@@ -123,7 +123,10 @@ impl PermissionDialog {
         let height = (lines.len() as u16 + 2).min(area.height);
         let outer = bottom_box(area, height);
         let badge = Span::styled(
-            format!(" @{} ", visible_line(&head.worker)),
+            match &head.host {
+                Some(host) => format!(" @{} · {} ", visible_line(&head.worker), visible_line(host)),
+                None => format!(" @{} ", visible_line(&head.worker)),
+            },
             Style::default()
                 .bg(teammate_color(head.color.as_deref()))
                 .fg(Color::Black)
