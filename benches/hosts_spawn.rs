@@ -20,10 +20,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../tests/support/cli_common/mod.rs"]
-#[allow(dead_code)]
 mod cli_common;
 #[path = "../tests/support/hosts_common/mod.rs"]
-#[allow(dead_code)]
 mod hosts_common;
 #[path = "../tests/support/programs/mod.rs"]
 #[allow(dead_code)]

@@ -108,7 +108,7 @@ fn a_bad_host_entry_names_the_file_line_and_key() {
         (
             "[hosts.gpu]\ndestination = \"me@box\"\nuser = \"me\"\n",
             format!(
-                "error: {path}:3: hosts.gpu.user: unknown field `user`, expected one of `destination`, `port`, `options`, `dir`, `home`\n"
+                "error: {path}:3: hosts.gpu.user: unknown field `user`, expected one of `destination`, `port`, `options`, `dir`, `home`, `claude`, `forward-model`\n"
             ),
         ),
         (

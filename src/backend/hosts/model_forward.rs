@@ -54,6 +54,20 @@ pub struct ModelTarget {
     pub auth: Vec<(String, String)>,
 }
 
+/// The model of teamlead's own `llm` teammates as the lead resolved it, for those on a host:
+/// what they are told (provider, model, the variable their base URL goes in) and where their
+/// forwarded requests go. The lead layer makes it from its model config.
+#[derive(Clone, Debug)]
+pub struct ForwardedModel {
+    /// `TEAMLEAD_PROVIDER` of the teammate (`anthropic`, `openai`).
+    pub provider: String,
+    /// The variable the forwarded base URL goes in (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`).
+    pub base_url_var: &'static str,
+    /// `TEAMLEAD_MODEL` of the teammate.
+    pub model: String,
+    pub target: ModelTarget,
+}
+
 impl std::fmt::Debug for ModelTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let headers: Vec<&str> = self.auth.iter().map(|(h, _)| h.as_str()).collect();
@@ -62,37 +76,6 @@ impl std::fmt::Debug for ModelTarget {
 }
 
 impl ModelTarget {
-    /// The endpoint of teamlead's own `llm` engine as the lead resolved it.
-    pub fn for_llm(config: &crate::agent::llm::LlmConfig) -> ModelTarget {
-        use crate::agent::llm::Provider;
-        let mut auth = Vec::new();
-        match config.provider {
-            Provider::Anthropic => {
-                if let Some(key) = &config.api_key {
-                    auth.push(("x-api-key".to_string(), key.expose().to_string()));
-                }
-                if let Some(token) = &config.auth_token {
-                    auth.push((
-                        "authorization".to_string(),
-                        format!("Bearer {}", token.expose()),
-                    ));
-                }
-            }
-            Provider::OpenAi => {
-                if let Some(key) = &config.api_key {
-                    auth.push((
-                        "authorization".to_string(),
-                        format!("Bearer {}", key.expose()),
-                    ));
-                }
-            }
-        }
-        ModelTarget {
-            base_url: config.base_url.trim_end_matches('/').to_string(),
-            auth,
-        }
-    }
-
     /// The Anthropic endpoint of the lead's environment, as a Claude Code teammate of the
     /// lead's host would use it (`ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`,
     /// `ANTHROPIC_AUTH_TOKEN`).
@@ -137,6 +120,15 @@ struct Shared {
     proxied: reqwest::Client,
 }
 
+/// rustls' process-wide provider, before the first client is built (once; a provider
+/// installed first by another part is as good).
+fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 /// The lead's end of the forwarded endpoint: an HTTP relay on a Unix socket, on a thread of
 /// its own (never the controller's loop). Stopped, and its socket removed, on drop.
 pub struct ModelProxy {
@@ -149,7 +141,7 @@ pub struct ModelProxy {
 impl ModelProxy {
     /// Listens on `socket` (replacing a stale file there).
     pub fn start(socket: &Path) -> std::io::Result<ModelProxy> {
-        crate::agent::llm::client::install_crypto_provider();
+        install_crypto_provider();
         let build = |direct: bool| {
             let builder = reqwest::Client::builder();
             let builder = if direct { builder.no_proxy() } else { builder };

@@ -27,7 +27,7 @@ pub use crate::protocol::HOST_KEY;
 /// How long a spawn waits for the host to have the team's new route and team file.
 const SYNC_DEADLINE: Duration = Duration::from_secs(20);
 
-/// How long a teammate waits for a lead that is gone (`agent::process::lead_grace`).
+/// How long a teammate waits for a lead that is gone (the teammates' own rule).
 const GRACE_VAR: &str = "TEAMLEAD_LEAD_GRACE_MS";
 
 /// How long one tmux call on a host may take.
@@ -66,7 +66,7 @@ pub struct RemoteTeammates {
     /// Each remote teammate's host.
     members: Mutex<HashMap<String, String>>,
     /// The model endpoint of teamlead's own `llm` teammates (`None`: the shell engine).
-    llm: Option<crate::agent::llm::LlmConfig>,
+    llm: Option<super::model_forward::ForwardedModel>,
     /// The lead's end of the forwarded model endpoint, made at the first use.
     proxy: Mutex<Option<ModelProxy>>,
     /// The port each host forwards to it, and the master (its pid) that holds the forward.
@@ -111,7 +111,10 @@ impl RemoteTeammates {
 
     /// Teamlead's own teammates on hosts use the `llm` engine with `config`'s model, reached
     /// through the forwarded endpoint.
-    pub fn with_llm(mut self, config: Option<crate::agent::llm::LlmConfig>) -> RemoteTeammates {
+    pub fn with_llm(
+        mut self,
+        config: Option<super::model_forward::ForwardedModel>,
+    ) -> RemoteTeammates {
         self.llm = config;
         self
     }
@@ -363,16 +366,9 @@ impl RemoteTeammates {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let mut env = Vec::new();
         if let Some(llm) = &self.llm {
-            let url = self.model_url(&host.name, &ModelTarget::for_llm(llm))?;
-            let var = match llm.provider {
-                crate::agent::llm::Provider::Anthropic => "ANTHROPIC_BASE_URL",
-                crate::agent::llm::Provider::OpenAi => "OPENAI_BASE_URL",
-            };
-            env.push((
-                "TEAMLEAD_PROVIDER".to_string(),
-                llm.provider.as_str().to_string(),
-            ));
-            env.push((var.to_string(), url));
+            let url = self.model_url(&host.name, &llm.target)?;
+            env.push(("TEAMLEAD_PROVIDER".to_string(), llm.provider.clone()));
+            env.push((llm.base_url_var.to_string(), url));
             env.push(("TEAMLEAD_MODEL".to_string(), llm.model.clone()));
         }
         // How long the host's teammate waits for a lead whose link is gone

@@ -53,7 +53,7 @@ pub(super) fn open_executor(
         opts.hosts.clone(),
         sink,
     )
-    .with_llm(opts.teammate_llm.clone());
+    .with_llm(opts.teammate_llm.as_ref().map(forwarded_model));
     Arc::new(HostsExecutor {
         local,
         remote: Arc::new(remote),
@@ -90,4 +90,47 @@ fn open_local(
         executor = executor.with_engine(crate::agent::EngineKind::llm(llm));
     }
     Arc::new(executor)
+}
+
+/// What teammates of teamlead's own `llm` engine on a host are told of the lead's model, and
+/// where their forwarded requests go with the lead's credential (`backend::hosts::model_forward`).
+fn forwarded_model(
+    config: &crate::agent::llm::LlmConfig,
+) -> crate::backend::hosts::model_forward::ForwardedModel {
+    use crate::agent::llm::Provider;
+    use crate::backend::hosts::model_forward::{ForwardedModel, ModelTarget};
+    let mut auth = Vec::new();
+    match config.provider {
+        Provider::Anthropic => {
+            if let Some(key) = &config.api_key {
+                auth.push(("x-api-key".to_string(), key.expose().to_string()));
+            }
+            if let Some(token) = &config.auth_token {
+                auth.push((
+                    "authorization".to_string(),
+                    format!("Bearer {}", token.expose()),
+                ));
+            }
+        }
+        Provider::OpenAi => {
+            if let Some(key) = &config.api_key {
+                auth.push((
+                    "authorization".to_string(),
+                    format!("Bearer {}", key.expose()),
+                ));
+            }
+        }
+    }
+    ForwardedModel {
+        provider: config.provider.as_str().to_string(),
+        base_url_var: match config.provider {
+            Provider::Anthropic => "ANTHROPIC_BASE_URL",
+            Provider::OpenAi => "OPENAI_BASE_URL",
+        },
+        model: config.model.clone(),
+        target: ModelTarget {
+            base_url: config.base_url.trim_end_matches('/').to_string(),
+            auth,
+        },
+    }
 }
