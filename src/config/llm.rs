@@ -30,3 +30,19 @@ pub struct FileRetry {
     pub base_delay_ms: Option<u64>,
     pub max_delay_ms: Option<u64>,
 }
+
+/// Whether a model's base URL is on this machine (its host a loopback address or
+/// `localhost`): no proxy is ever used for it.
+pub fn is_loopback_url(base_url: &str) -> bool {
+    let Some(host) = reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+    else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => bare.eq_ignore_ascii_case("localhost"),
+    }
+}

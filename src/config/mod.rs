@@ -20,7 +20,7 @@ use toml::Spanned;
 
 pub use error::ConfigError;
 pub use hosts::HostConfig;
-pub use llm::{FileRetry, FileSettings};
+pub use llm::{FileRetry, FileSettings, is_loopback_url};
 
 use crate::protocol::BackendRequest;
 use crate::store::safe_file::{MAX_SMALL_FILE_BYTES, read_regular_following};

@@ -17,13 +17,12 @@
 //! through the same forward, with no key on the host.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::claude_code_common::{Act, Client, ModelServer, Rule, clients_or_skip};
+use crate::hosts_common::crew::{Serve, TEAM, host_processes, wait_for};
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
-
-const TEAM: &str = "crew";
 
 /// The lead's key: the model server checks every request carries it; the host must never see
 /// it.
@@ -38,37 +37,6 @@ const OFFLINE_ENV: &[(&str, &str)] = &[
     ("ENABLE_TOOL_SEARCH", "false"),
     ("CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL", "1"),
 ];
-
-/// Polls `cond` every 100 ms until `limit`; panics with `explain` when it never holds.
-fn wait_for(
-    what: &str,
-    limit: Duration,
-    mut cond: impl FnMut() -> bool,
-    explain: impl Fn() -> String,
-) -> Duration {
-    let start = Instant::now();
-    let end = start + limit;
-    while !cond() {
-        assert!(
-            Instant::now() < end,
-            "{what} within {limit:?}: {}",
-            explain()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    start.elapsed()
-}
-
-struct Serve(Child);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
 
 /// A lead server with a host `box`, the model server on the lead's loopback and its key in
 /// the lead's environment only.
@@ -345,15 +313,6 @@ impl Rig {
             || format!("{:?}", host_processes(&self.host)),
         );
     }
-}
-
-/// The command lines of the host user's processes.
-fn host_processes(host: &TestHost) -> Vec<String> {
-    host.user_processes()
-        .into_iter()
-        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
-        .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
-        .collect()
 }
 
 /// Files under `root` whose bytes contain `needle`.

@@ -8,7 +8,7 @@
 //! and one whose lead left less than the grace ago, and removes a dead lead's leftovers.
 
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use teamlead::backend::PaneKey;
@@ -16,79 +16,9 @@ use teamlead::backend::hosts::panes::RemotePane;
 use teamlead::backend::hosts::{Connector, Deadlines};
 use teamlead::config::HostConfig;
 
+use crate::hosts_common::crew::*;
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
 use crate::programs;
-
-const TEAM: &str = "crew";
-
-/// Polls `cond` every 100 ms until `limit`; panics with `explain` when it never holds.
-fn wait_for(
-    what: &str,
-    limit: Duration,
-    mut cond: impl FnMut() -> bool,
-    explain: impl Fn() -> String,
-) {
-    let end = Instant::now() + limit;
-    while !cond() {
-        assert!(
-            Instant::now() < end,
-            "{what} within {limit:?}: {}",
-            explain()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// `teamlead ctl crew ARGS` as the lead's user; its output.
-fn ctl(lead: &TestLead, args: &[&str]) -> std::process::Output {
-    let mut full = vec!["ctl", TEAM];
-    full.extend_from_slice(args);
-    lead.cmd()
-        .args(&full)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap()
-}
-
-fn ctl_ok(lead: &TestLead, args: &[&str]) -> String {
-    let out = ctl(lead, args);
-    assert!(
-        out.status.success(),
-        "ctl {args:?}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// The teammate's row of `ctl status --json` (`None` when it is not in the team).
-fn row(lead: &TestLead, name: &str) -> Option<serde_json::Value> {
-    let out = ctl(lead, &["status", "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-    v["teammates"]
-        .as_array()?
-        .iter()
-        .find(|t| t["name"] == name)
-        .cloned()
-}
-
-/// The story so far (`ctl events --json`), one event a line.
-fn story(lead: &TestLead) -> String {
-    String::from_utf8_lossy(&ctl(lead, &["--json", "events"]).stdout).into_owned()
-}
-
-/// How many messages to the lead in the story carry `needle`.
-fn told(lead: &TestLead, needle: &str) -> usize {
-    story(lead)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| {
-            e["kind"] == "message"
-                && e["to"] == "team-lead"
-                && e["text"].as_str().is_some_and(|t| t.contains(needle))
-        })
-        .count()
-}
 
 /// Whether some event of the story (a note, a message) says `needle`.
 fn said(lead: &TestLead, needle: &str) -> bool {
@@ -96,15 +26,6 @@ fn said(lead: &TestLead, needle: &str) -> bool {
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .any(|e| e.to_string().contains(needle))
-}
-
-/// The command lines of the host user's processes.
-fn host_processes(host: &TestHost) -> Vec<String> {
-    host.user_processes()
-        .into_iter()
-        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
-        .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
-        .collect()
 }
 
 fn host_runs(host: &TestHost, needle: &str) -> bool {
@@ -147,73 +68,6 @@ fn clean_on_host(lead: &TestLead, host: &TestHost, grace_ms: u64) -> String {
     );
     assert!(out.status.success(), "clean on the host: {text}");
     text
-}
-
-struct Serve(Child);
-
-impl Serve {
-    /// `teamlead serve --team crew --backend in-process` in `work`, with `grace_ms`; waits
-    /// until it answers.
-    fn start(lead: &TestLead, work: &std::path::Path, grace_ms: u64) -> Serve {
-        let mut cmd = lead.std_cmd();
-        cmd.args(["serve", "--team", TEAM, "--backend", "in-process"])
-            .env("TEAMLEAD_LEAD_GRACE_MS", grace_ms.to_string())
-            .current_dir(work)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let serve = Serve(cmd.spawn().unwrap());
-        wait_for(
-            "the lead server answers",
-            Duration::from_secs(30),
-            || ctl(lead, &["status"]).status.success(),
-            || "no answer from ctl status".to_string(),
-        );
-        serve
-    }
-
-    /// As [`Serve::start`] with no grace set anywhere: the defaults a user gets.
-    fn start_with_defaults(lead: &TestLead, work: &std::path::Path) -> Serve {
-        let mut cmd = lead.std_cmd();
-        cmd.args(["serve", "--team", TEAM, "--backend", "in-process"])
-            .env_remove("TEAMLEAD_LEAD_GRACE_MS")
-            .current_dir(work)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let serve = Serve(cmd.spawn().unwrap());
-        wait_for(
-            "the lead server answers",
-            Duration::from_secs(30),
-            || ctl(lead, &["status"]).status.success(),
-            || "no answer from ctl status".to_string(),
-        );
-        serve
-    }
-
-    /// SIGKILL, waited for.
-    fn kill(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-
-    fn quit(mut self, lead: &TestLead) {
-        ctl_ok(lead, &["/quit"]);
-        wait_for(
-            "the lead server exits",
-            Duration::from_secs(30),
-            || self.0.try_wait().ok().flatten().is_some(),
-            String::new,
-        );
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            self.kill();
-        }
-    }
 }
 
 /// A lead with one test host, `box`, that has this build of teamlead.
@@ -275,7 +129,7 @@ fn a_remote_teammates_pane_keys_and_turns_are_reached_over_ssh() {
         return;
     }
     let (lead, host, work) = lead_and_host();
-    let serve = Serve::start(&lead, work.path(), 30_000);
+    let serve = Serve::start(&lead, work.path(), Some(30_000));
     spawn_remote(&lead, "worker", "echo pane-mark-$((6*7))", "pane-mark-42");
 
     // Its pane, read over the master: the output of its command is there.
@@ -420,13 +274,13 @@ fn a_restarted_lead_rebinds_its_remote_teammate_and_respawns_a_killed_one() {
         return;
     }
     let (lead, host, work) = lead_and_host();
-    let mut serve = Serve::start(&lead, work.path(), 60_000);
+    let mut serve = Serve::start(&lead, work.path(), Some(60_000));
     spawn_remote(&lead, "worker", "echo first-$((20+1))", "first-21");
 
     // The lead server is killed; a new one on the team re-binds the teammate on the host.
     serve.kill();
     let killed = Instant::now();
-    let serve = Serve::start(&lead, work.path(), 60_000);
+    let serve = Serve::start(&lead, work.path(), Some(60_000));
     wait_for(
         "the resume note",
         Duration::from_secs(30),
@@ -497,7 +351,7 @@ fn a_host_reaps_after_the_grace_not_before_and_clean_there_waits_for_it() {
     }
     const GRACE_MS: u64 = 15_000;
     let (lead, host, work) = lead_and_host();
-    let mut serve = Serve::start(&lead, work.path(), GRACE_MS);
+    let mut serve = Serve::start(&lead, work.path(), Some(GRACE_MS));
     spawn_remote(&lead, "worker", "echo ready-$((5*5))", "ready-25");
     let team_there: PathBuf = host.home().join(".claude/teams").join(TEAM);
     assert!(team_there.join("config.json").is_file());
@@ -619,7 +473,7 @@ fn a_60_s_partition_keeps_a_hosts_teammate_and_its_task() {
         return;
     }
     let (lead, host, work) = lead_and_host();
-    let serve = Serve::start_with_defaults(&lead, work.path());
+    let serve = Serve::start(&lead, work.path(), None);
     spawn_remote(&lead, "worker", "echo ready-$((5*5))", "ready-25");
     let task = |args: &[&str]| {
         let out = lead

@@ -8,29 +8,11 @@
 //! nothing made; a host that is down is one line and nothing changed.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::hosts_common::crew::*;
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
-
-const TEAM: &str = "crew";
-
-fn wait_for(
-    what: &str,
-    limit: Duration,
-    mut cond: impl FnMut() -> bool,
-    explain: impl Fn() -> String,
-) {
-    let end = Instant::now() + limit;
-    while !cond() {
-        assert!(
-            Instant::now() < end,
-            "{what} within {limit:?}: {}",
-            explain()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 /// `git -C dir ARGS` as root (any owner's repository), which must succeed; its stdout.
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -56,27 +38,6 @@ fn has_branch(dir: &Path, branch: &str) -> bool {
     !git(dir, &["branch", "--list", branch]).is_empty()
 }
 
-fn ctl(lead: &TestLead, args: &[&str]) -> std::process::Output {
-    let mut full = vec!["ctl", TEAM];
-    full.extend_from_slice(args);
-    lead.cmd()
-        .args(&full)
-        .timeout(Duration::from_secs(90))
-        .output()
-        .unwrap()
-}
-
-fn ctl_ok(lead: &TestLead, args: &[&str]) -> String {
-    let out = ctl(lead, args);
-    assert!(
-        out.status.success(),
-        "ctl {args:?}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// What the lead said to a refused `ctl` (its stdout; ctl's own stderr says it was refused);
 /// it must have failed.
 fn ctl_refused(lead: &TestLead, args: &[&str]) -> String {
@@ -94,20 +55,6 @@ fn ctl_refused(lead: &TestLead, args: &[&str]) -> String {
     said
 }
 
-/// How many messages to the lead in the story carry `needle`.
-fn told(lead: &TestLead, needle: &str) -> usize {
-    let out = ctl(lead, &["--json", "events"]);
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| {
-            e["kind"] == "message"
-                && e["to"] == "team-lead"
-                && e["text"].as_str().is_some_and(|t| t.contains(needle))
-        })
-        .count()
-}
-
 /// The member names of the lead's team file.
 fn members(lead: &TestLead) -> Vec<String> {
     let path = lead.home.home().join("teams/crew/config.json");
@@ -121,17 +68,6 @@ fn members(lead: &TestLead) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-struct Serve(Child);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
 }
 
 /// The lead's repository: one commit on `main`.
@@ -193,19 +129,7 @@ fn a_remote_teammates_worktree_is_reviewed_and_merged_at_the_lead() {
             .assert()
             .success();
     }
-    let mut cmd = lead.std_cmd();
-    cmd.args(["serve", "--team", TEAM, "--backend", "in-process"])
-        .current_dir(work.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut serve = Serve(cmd.spawn().unwrap());
-    wait_for(
-        "the lead server answers",
-        Duration::from_secs(20),
-        || ctl(&lead, &["status"]).status.success(),
-        || "no answer from ctl status".to_string(),
-    );
+    let mut serve = Serve::start(&lead, work.path(), None);
 
     // A host whose dir is no repository: one line, and nothing made there or here.
     let said = ctl_refused(

@@ -9,56 +9,15 @@
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use teamlead_protocol::store::{Home, TaskList, team as team_file};
 use teamlead_protocol::{Task, TaskStatus};
 
+use crate::hosts_common::crew::*;
 use crate::hosts_common::link::gid_of;
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
-
-const TEAM: &str = "crew";
-
-/// Polls `cond` every 100 ms until `limit`; panics with `explain` when it never holds.
-fn wait_for(
-    what: &str,
-    limit: Duration,
-    mut cond: impl FnMut() -> bool,
-    explain: impl Fn() -> String,
-) -> Duration {
-    let start = Instant::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < limit,
-            "{what} within {limit:?}: {}",
-            explain()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    start.elapsed()
-}
-
-fn ctl(lead: &TestLead, args: &[&str]) -> std::process::Output {
-    let mut full = vec!["ctl", TEAM];
-    full.extend_from_slice(args);
-    lead.cmd()
-        .args(&full)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap()
-}
-
-fn ctl_ok(lead: &TestLead, args: &[&str]) -> String {
-    let out = ctl(lead, args);
-    assert!(
-        out.status.success(),
-        "ctl {args:?}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// `teamlead task ARGS --team crew` at the lead; its output.
 fn lead_task(lead: &TestLead, args: &[&str]) -> String {
@@ -181,17 +140,6 @@ fn told(lead: &TestLead, needle: &str) -> usize {
         .count()
 }
 
-struct Serve(Child);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
 fn spawn(lead: &TestLead, name: &str, host: &str) {
     let out = ctl_ok(
         lead,
@@ -216,19 +164,7 @@ fn tasks_claims_and_activity_cross_hosts_and_a_race_has_one_winner() {
         host.give_teamlead();
     }
     let work = tempfile::tempdir().unwrap();
-    let mut cmd = lead.std_cmd();
-    cmd.args(["serve", "--team", TEAM, "--backend", "in-process"])
-        .current_dir(work.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut serve = Serve(cmd.spawn().unwrap());
-    wait_for(
-        "the lead server answers",
-        Duration::from_secs(20),
-        || ctl(&lead, &["status"]).status.success(),
-        || "no answer from ctl status".to_string(),
-    );
+    let mut serve = Serve::start(&lead, work.path(), None);
     let (lead_list, one_list, two_list) = (lead_home(&lead), host_home(&one), host_home(&two));
     let explain = || {
         format!(

@@ -7,63 +7,10 @@
 //! server, no relay).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::hosts_common::crew::*;
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
-
-const TEAM: &str = "crew";
-
-/// Polls `cond` every 100 ms until `limit`; panics with `explain` when it never holds.
-fn wait_for(
-    what: &str,
-    limit: Duration,
-    mut cond: impl FnMut() -> bool,
-    explain: impl Fn() -> String,
-) {
-    let end = Instant::now() + limit;
-    while !cond() {
-        assert!(
-            Instant::now() < end,
-            "{what} within {limit:?}: {}",
-            explain()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// `teamlead ctl crew ARGS` as the lead's user; its output.
-fn ctl(lead: &TestLead, args: &[&str]) -> std::process::Output {
-    let mut full = vec!["ctl", TEAM];
-    full.extend_from_slice(args);
-    lead.cmd()
-        .args(&full)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap()
-}
-
-fn ctl_ok(lead: &TestLead, args: &[&str]) -> String {
-    let out = ctl(lead, args);
-    assert!(
-        out.status.success(),
-        "ctl {args:?}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// The teammate's row of `ctl status --json` (`None` when it is not in the team).
-fn row(lead: &TestLead, name: &str) -> Option<serde_json::Value> {
-    let out = ctl(lead, &["status", "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-    v["teammates"]
-        .as_array()?
-        .iter()
-        .find(|t| t["name"] == name)
-        .cloned()
-}
 
 /// How many entries of an inbox file carry `needle` in their text.
 fn count(inbox: &Path, needle: &str) -> usize {
@@ -74,20 +21,6 @@ fn count(inbox: &Path, needle: &str) -> usize {
     entries
         .iter()
         .filter(|e| e["text"].as_str().is_some_and(|t| t.contains(needle)))
-        .count()
-}
-
-/// How many messages to the lead in the story (`ctl events --json`) carry `needle`.
-fn told(lead: &TestLead, needle: &str) -> usize {
-    let out = ctl(lead, &["--json", "events"]);
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| {
-            e["kind"] == "message"
-                && e["to"] == "team-lead"
-                && e["text"].as_str().is_some_and(|t| t.contains(needle))
-        })
         .count()
 }
 
@@ -105,15 +38,6 @@ fn remote_files(team: &Path) -> String {
         );
     }
     out
-}
-
-/// The command lines of the host user's processes.
-fn host_processes(host: &TestHost) -> Vec<String> {
-    host.user_processes()
-        .into_iter()
-        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
-        .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
-        .collect()
 }
 
 /// The lead's processes that run a relay over ssh (`relay --stdio` on their command line).
@@ -134,17 +58,6 @@ fn local_relays(runtime_hint: &str) -> Vec<String> {
     found
 }
 
-struct Serve(Child);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
 #[test]
 fn a_teammate_on_a_host_is_led_across_a_dropped_link() {
     if skip_unless_root() {
@@ -156,19 +69,7 @@ fn a_teammate_on_a_host_is_led_across_a_dropped_link() {
     lead.add_host("box", &host);
     host.give_teamlead();
     let work = tempfile::tempdir().unwrap();
-    let mut cmd = lead.std_cmd();
-    cmd.args(["serve", "--team", TEAM, "--backend", "in-process"])
-        .current_dir(work.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut serve = Serve(cmd.spawn().unwrap());
-    wait_for(
-        "the lead server answers",
-        Duration::from_secs(20),
-        || ctl(&lead, &["status"]).status.success(),
-        || "no answer from ctl status".to_string(),
-    );
+    let mut serve = Serve::start(&lead, work.path(), None);
     let remote_team: PathBuf = host.home().join(".claude/teams/crew");
 
     // Spawned on the host: its first message (the prompt) runs a command there, and the

@@ -43,20 +43,7 @@ pub(crate) fn install_crypto_provider() {
     });
 }
 
-/// A base URL on this machine (no proxy is ever used for it).
-fn is_loopback(base_url: &str) -> bool {
-    let Some(host) = reqwest::Url::parse(base_url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_string))
-    else {
-        return false;
-    };
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    match bare.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.is_loopback(),
-        Err(_) => bare.eq_ignore_ascii_case("localhost"),
-    }
-}
+use crate::config::is_loopback_url as is_loopback;
 
 /// `retry-after-ms` (milliseconds) or `retry-after` (seconds; an HTTP date is not honored).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {

@@ -286,20 +286,7 @@ async fn relay(State(shared): State<Arc<Shared>>, request: Request) -> Response 
         })
 }
 
-/// A base URL on this machine.
-fn is_loopback(base_url: &str) -> bool {
-    let Some(host) = reqwest::Url::parse(base_url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_string))
-    else {
-        return false;
-    };
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    match bare.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.is_loopback(),
-        Err(_) => bare.eq_ignore_ascii_case("localhost"),
-    }
-}
+use crate::config::is_loopback_url as is_loopback;
 
 /// Asks the host's master to forward a loopback port on the host to `socket`: `want` first
 /// (the port teammates there already use), else any free port. Returns the port.

@@ -44,15 +44,7 @@ pub struct RemotePane {
 impl RemotePane {
     /// `tmux -L <team's socket> -f /dev/null ARGS`, quoted for the remote shell.
     fn tmux_line(&self, args: &[&str]) -> String {
-        let mut line = vec![
-            "tmux".to_string(),
-            "-L".to_string(),
-            shell_quote(&tmux_socket(&self.team)),
-            "-f".to_string(),
-            "/dev/null".to_string(),
-        ];
-        line.extend(args.iter().map(|a| shell_quote(a)));
-        line.join(" ")
+        super::remote::team_tmux_line(&self.team, args)
     }
 
     /// The pane of the teammate's session (its only one).

@@ -50,6 +50,19 @@ fn master_pid(connection: &Connection) -> Option<String> {
         .map(|p| p.trim().to_string())
 }
 
+/// `tmux -L <team's socket> -f /dev/null ARGS` as a command line for a host's shell.
+pub fn team_tmux_line(team: &str, args: &[&str]) -> String {
+    let mut line = vec![
+        "tmux".to_string(),
+        "-L".to_string(),
+        shell_quote(&tmux_socket(team)),
+        "-f".to_string(),
+        "/dev/null".to_string(),
+    ];
+    line.extend(args.iter().map(|a| shell_quote(a)));
+    line.join(" ")
+}
+
 /// What it takes to run teammates of one team on other hosts.
 pub struct RemoteTeammates {
     pub home: Home,
@@ -315,16 +328,8 @@ impl RemoteTeammates {
     /// `tmux -L <team's socket> -f /dev/null ARGS` on `host`, through its master.
     pub(super) fn tmux(&self, host: &str, args: &[&str]) -> Result<Option<i32>, ExecutorError> {
         let connection = self.connection(host)?;
-        let mut line = vec![
-            "tmux".to_string(),
-            "-L".to_string(),
-            shell_quote(&tmux_socket(&self.team)),
-            "-f".to_string(),
-            "/dev/null".to_string(),
-        ];
-        line.extend(args.iter().map(|a| shell_quote(a)));
         let out = connection
-            .call(&line.join(" "), None, CALL_DEADLINE)
+            .call(&team_tmux_line(&self.team, args), None, CALL_DEADLINE)
             .map_err(|e| failed(format!("on {host}: {e}")))?;
         if out.status != Some(0) && !args.contains(&"has-session") {
             return Err(failed(format!(

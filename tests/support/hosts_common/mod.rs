@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::programs;
 
+pub mod crew;
 mod lead;
 pub mod link;
 pub use lead::TestLead;
