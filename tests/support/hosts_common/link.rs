@@ -225,7 +225,7 @@ fn lead_loop(
             .and_then(|mut cmd| {
                 cmd.stdin(Stdio::piped())
                     .stdout(Stdio::piped())
-                    .stderr(Stdio::null())
+                    .stderr(Stdio::piped())
                     .spawn()
                     .map_err(|e| e.to_string())
             });
@@ -240,6 +240,14 @@ fn lead_loop(
         };
         let reader = child.stdout.take().unwrap();
         let writer = child.stdin.take().unwrap();
+        // What ssh and the relay said, read as it comes (a full pipe would stop them).
+        let said = child.stderr.take().map(|mut err| {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = std::io::Read::read_to_string(&mut err, &mut text);
+                text
+            })
+        });
         let ended = drive(&mut link, reader, writer, &options, |event| match event {
             Event::Up(_) => log.lock().unwrap().ups.push(Instant::now()),
             Event::Delivered { .. } => log.lock().unwrap().delivered += 1,
@@ -247,13 +255,19 @@ fn lead_loop(
         });
         let _ = child.kill();
         let _ = child.wait();
+        let said = said
+            .and_then(|t| t.join().ok())
+            .map(|t| t.lines().rev().take(3).collect::<Vec<_>>().join(" | "))
+            .unwrap_or_default();
         let mut log = log.lock().unwrap();
         if log.is_up() {
             log.downs.push((Instant::now(), format!("{ended:?}")));
             backoff = Duration::from_millis(20);
         } else {
-            log.failed_starts
-                .push((Instant::now(), format!("before the hello: {ended:?}")));
+            log.failed_starts.push((
+                Instant::now(),
+                format!("before the hello: {ended:?}: {said}"),
+            ));
             drop(log);
             std::thread::sleep(backoff);
             backoff = (backoff * 2).min(Duration::from_millis(250));
