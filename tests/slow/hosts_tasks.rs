@@ -126,20 +126,6 @@ fn texts_with(inbox: &Path, needle: &str) -> Vec<String> {
         .collect()
 }
 
-/// How many messages to the lead in the story (`ctl events --json`) carry `needle`.
-fn told(lead: &TestLead, needle: &str) -> usize {
-    let out = ctl(lead, &["--json", "events"]);
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| {
-            e["kind"] == "message"
-                && e["to"] == "team-lead"
-                && e["text"].as_str().is_some_and(|t| t.contains(needle))
-        })
-        .count()
-}
-
 fn spawn(lead: &TestLead, name: &str, host: &str) {
     let out = ctl_ok(
         lead,
