@@ -25,7 +25,7 @@ pub(super) struct HostEntry {
 }
 
 /// A host teammates may run on.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct HostConfig {
     /// Its name in teamlead (checked like a member name).
     pub name: String,

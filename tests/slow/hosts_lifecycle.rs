@@ -107,12 +107,7 @@ fn pane_of(lead: &TestLead, host: &TestHost, name: &str, reachable: bool) -> Rem
     let config = HostConfig {
         name: "box".to_string(),
         destination: host.destination(),
-        port: None,
-        options: Vec::new(),
-        dir: None,
-        home: None,
-        claude: None,
-        forward_model: false,
+        ..Default::default()
     };
     RemotePane {
         host: "box".to_string(),

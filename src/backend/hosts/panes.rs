@@ -189,12 +189,7 @@ mod tests {
         let host = HostConfig {
             name: "box".to_string(),
             destination: "dev@build-box".to_string(),
-            port: None,
-            options: Vec::new(),
-            dir: None,
-            home: None,
-            claude: None,
-            forward_model: false,
+            ..Default::default()
         };
         RemotePane {
             host: "box".to_string(),

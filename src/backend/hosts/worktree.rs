@@ -126,12 +126,7 @@ mod tests {
         let config = HostConfig {
             name: "box".into(),
             destination: "me@box".into(),
-            port: None,
-            options: Vec::new(),
-            dir: None,
-            home: None,
-            claude: None,
-            forward_model: false,
+            ..Default::default()
         };
         let connector = Connector::new(std::path::PathBuf::from("/nonexistent"));
         let git = HostGit {
