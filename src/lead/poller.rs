@@ -77,6 +77,40 @@ impl Poller {
         polled
     }
 
+    /// Takes every new entry without touching the inbox (no lock, no write), sorted into
+    /// actions, and whether unread entries stay in the file for a later [`Poller::poll`]. A
+    /// file that does not parse goes through [`Poller::poll`] at once (its recovery).
+    pub fn take(&mut self) -> (Polled, store::inbox::Taken) {
+        let mut delivered = Vec::new();
+        let taken = store::inbox::take_unread_into(
+            &self.home,
+            &self.team,
+            LEAD_NAME,
+            &mut self.log,
+            &mut delivered,
+        );
+        let mut polled = Polled {
+            incoming: delivered.into_iter().map(classify).collect(),
+            ..Polled::default()
+        };
+        match taken {
+            Ok(store::inbox::Taken::Unparsed) => {
+                let rest = self.poll();
+                polled.incoming.extend(rest.incoming);
+                polled.quarantined = rest.quarantined;
+                polled.recovered = rest.recovered;
+                polled.problem = rest.problem;
+                (polled, store::inbox::Taken::Empty)
+            }
+            Ok(taken) => (polled, taken),
+            Err(e) => {
+                // What the take could not record waits for the next one.
+                polled.problem = Some(e);
+                (polled, store::inbox::Taken::Pending)
+            }
+        }
+    }
+
     fn drain(&mut self) -> Polled {
         let mut delivered = Vec::new();
         let drained = store::inbox::drain_unread_into(

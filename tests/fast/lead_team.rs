@@ -211,9 +211,12 @@ async fn a_redelivered_entry_is_shown_once_and_frames_are_one_liners() {
         frame_line,
         Some(("worker".into(), "task #4 completed \"build\"".into()))
     );
-    // The inbox was emptied after delivery; the recent messages show in the teammate view.
-    let inbox = store::inbox::read(&s.home, &s.team, "team-lead").unwrap();
-    assert!(inbox.entries.is_empty(), "{inbox:?}");
+    // The inbox is emptied once it has been quiet a moment after delivery; the recent
+    // messages show in the teammate view.
+    eventually("the lead's inbox emptied", || {
+        store::inbox::read(&s.home, &s.team, "team-lead").is_ok_and(|i| i.entries.is_empty())
+    })
+    .await;
     let views = s
         .wait_team("recent messages", |t| {
             t.first().is_some_and(|v| v.recent_messages.len() >= 3)
@@ -508,5 +511,54 @@ async fn a_message_is_followed_delivered_read_and_acted_on() {
         .await;
     let alpha = views.iter().find(|v| v.name == "alpha").unwrap();
     assert_eq!(alpha.messages[0].preview, "please rebase on main");
+    s.quit().await;
+}
+
+/// Writes `entry` to the lead's inbox as Claude Code 2.1.45 does: one `mkdir` of the lock
+/// (a busy lock loses the entry: `false`), the file read, the entry added, the file written
+/// in place, the lock removed.
+fn write_once_like_2_1_45(s: &Session, entry: &InboxEntry) -> bool {
+    let path = s.home.inbox_path(&s.team, "team-lead").unwrap();
+    let lock = path.with_extension("json.lock");
+    if std::fs::create_dir(&lock).is_err() {
+        return false;
+    }
+    let mut all: Vec<serde_json::Value> = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    all.push(serde_json::to_value(entry).unwrap());
+    std::fs::write(&path, serde_json::to_vec_pretty(&all).unwrap()).unwrap();
+    std::fs::remove_dir(&lock).unwrap();
+    true
+}
+
+/// A teammate's frames come in bursts, and Claude Code 2.1.45 gives up at once on a busy
+/// inbox lock: the lead must not hold its inbox's lock in the middle of a burst, so every
+/// entry of eight bursts (twenty entries 2 ms apart, 300 ms between bursts) is written and
+/// shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_frames_never_finds_the_leads_inbox_locked() {
+    let mut s = Session::start("bursts").await;
+    s.add_pane_member("worker", "%2", "default");
+    let mut lost = Vec::new();
+    for burst in 0..8 {
+        for i in 0..20 {
+            let text = format!("burst {burst} entry {i}");
+            if !write_once_like_2_1_45(&s, &InboxEntry::new("worker", &text)) {
+                lost.push(text);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    assert!(lost.is_empty(), "found the lead's inbox locked: {lost:?}");
+    s.wait_turn("burst 7 entry 19").await;
+    let shown = s
+        .seen
+        .iter()
+        .filter(|e| matches!(e, LeadEvent::Transcript(TranscriptItem::Teammate { text, .. }) if text.starts_with("burst ")))
+        .count();
+    assert_eq!(shown, 160);
     s.quit().await;
 }

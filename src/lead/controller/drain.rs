@@ -6,8 +6,17 @@
 //! into the next one. Work that must follow a drain (a teammate that exited wrote its
 //! `shutdown_approved` first) rides along with the request ([`After`]) and comes back with
 //! the result, after the entries it drained.
+//!
+//! A request only takes the new entries (recorded in the delivery log, no lock, nothing
+//! written to the inbox); the taken entries are removed from the inbox once it has been quiet
+//! for [`QUIET_BEFORE_REMOVAL`], so the lead holds its inbox's lock between a teammate's
+//! bursts of frames, not in the middle of one.
+
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
+
+use crate::store::inbox::Taken;
 
 use crate::backend::executor::LivenessReport;
 use crate::lead::poller::{Polled, Poller};
@@ -54,27 +63,77 @@ impl InboxDrain {
     }
 }
 
+/// How long the lead's inbox must stay unchanged before the entries already taken are removed
+/// from it (the only moment the lead holds its lock): a teammate's frames come in bursts (a
+/// message, then a permission request ~0.1 s later), and Claude Code 2.1.45 loses a frame at
+/// once when it finds the lock busy (docs/PROTOCOL.md §4).
+const QUIET_BEFORE_REMOVAL: Duration = Duration::from_secs(1);
+
+/// The longest taken entries stay in an inbox that never goes quiet.
+const LONGEST_PENDING: Duration = Duration::from_secs(10);
+
 async fn work(
     mut poller: Poller,
     mut requests: mpsc::UnboundedReceiver<After>,
     done: mpsc::UnboundedSender<Drained>,
 ) {
-    while let Some(first) = requests.recv().await {
-        let mut after = vec![first];
+    // Since when taken entries wait in the file, and when it last changed.
+    let mut pending: Option<(Instant, Instant)> = None;
+    loop {
+        let removal = pending
+            .map(|(since, changed)| (changed + QUIET_BEFORE_REMOVAL).min(since + LONGEST_PENDING));
+        let first = tokio::select! {
+            request = requests.recv() => match request {
+                Some(after) => Some(after),
+                None => return,
+            },
+            () = sleep_until(removal), if removal.is_some() => None,
+        };
+        let mut after: Vec<After> = first.into_iter().collect();
         while let Ok(more) = requests.try_recv() {
             after.push(more);
         }
-        let Ok((back, polled)) = tokio::task::spawn_blocking(move || {
-            let polled = poller.poll();
-            (poller, polled)
+        let remove = after.is_empty();
+        let Ok((back, polled, taken)) = tokio::task::spawn_blocking(move || {
+            if remove {
+                let polled = poller.poll();
+                let left = if polled.problem.is_some() {
+                    Taken::Pending
+                } else {
+                    Taken::Empty
+                };
+                (poller, polled, left)
+            } else {
+                let (polled, taken) = poller.take();
+                (poller, polled, taken)
+            }
         })
         .await
         else {
             return;
         };
         poller = back;
-        if done.send(Drained { polled, after }).is_err() {
+        let now = Instant::now();
+        pending = match (taken, pending) {
+            (Taken::Pending, Some((since, _))) => Some((since, now)),
+            (Taken::Pending, None) => Some((now, now)),
+            _ => None,
+        };
+        let anything = !after.is_empty()
+            || !polled.incoming.is_empty()
+            || !polled.quarantined.is_empty()
+            || !polled.recovered.is_empty()
+            || polled.problem.is_some();
+        if anything && done.send(Drained { polled, after }).is_err() {
             return;
         }
+    }
+}
+
+/// Sleeps until `at` (forever when `None`; the caller guards that branch).
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
     }
 }

@@ -9,6 +9,7 @@
 
 use super::state::{Controller, Phase};
 use super::store_worker::Lane;
+use crate::lead::view_builder::Activity;
 use crate::protocol::frames::Frame;
 use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, TeamFile};
@@ -252,11 +253,21 @@ impl Controller {
                 .tracking
                 .get_mut(to)
                 .is_some_and(|t| t.mark_before_delivery(now));
+        // Held idle by the lead (its idle notification came), the client's own `false` may
+        // still be on its way: the entry waits for it, so the mark comes between.
+        let idle = mark
+            && self
+                .tracking
+                .get(to)
+                .is_some_and(|t| matches!(t.activity, Activity::Idle { .. }));
         let (team, name) = (self.team.clone(), to.to_string());
         let key = entry.dedup_key();
         self.store.submit(
             Lane::Inbox(to.to_string()),
             move |home| {
+                if idle {
+                    wait_for_false(home, &team, &name, IDLE_FALSE_WAIT);
+                }
                 let marked = mark
                     && store::mark_active_before_turn(home, &team, &name).unwrap_or_else(|e| {
                         tracing::warn!("could not mark {name} active before a delivery: {e}");
@@ -344,6 +355,25 @@ impl Controller {
 /// How long a mark waits for a teammate's own `isActive: false` after a delivery that found it
 /// `true` (a client polls its inbox about once a second, so the entry is taken by then).
 const LATE_MARK_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// How long an entry for a teammate the lead holds idle waits for the client's own
+/// `isActive: false` before it is appended: 2.1.45 writes it 31 to 504 ms after its idle
+/// notification on a quiet machine, seconds later on a loaded one (docs/PROTOCOL.md §4).
+const IDLE_FALSE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Reads (lock-free) `team`'s file until `name` says `isActive: false`, has no such field, or
+/// `limit` passes; off the loop, in the teammate's own lane.
+fn wait_for_false(home: &store::Home, team: &str, name: &str, limit: std::time::Duration) {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let settled = store::read_team(home, team)
+            .is_ok_and(|f| f.member(name).is_none_or(|m| m.is_active != Some(true)));
+        if settled || std::time::Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
 
 /// Whether a `claude` client may take `entry` as a turn: everything but a mode change (its
 /// poller applies it without one). An answer to a request is included: a teammate that waits

@@ -253,6 +253,8 @@ fn lead_loop(
             Event::Delivered { .. } => log.lock().unwrap().delivered += 1,
             _ => {}
         });
+        // When the lead's end saw the connection end, not when ssh was reaped after it.
+        let ended_at = Instant::now();
         let _ = child.kill();
         let _ = child.wait();
         let said = said
@@ -261,13 +263,11 @@ fn lead_loop(
             .unwrap_or_default();
         let mut log = log.lock().unwrap();
         if log.is_up() {
-            log.downs.push((Instant::now(), format!("{ended:?}")));
+            log.downs.push((ended_at, format!("{ended:?}")));
             backoff = Duration::from_millis(20);
         } else {
-            log.failed_starts.push((
-                Instant::now(),
-                format!("before the hello: {ended:?}: {said}"),
-            ));
+            log.failed_starts
+                .push((ended_at, format!("before the hello: {ended:?}: {said}")));
             drop(log);
             std::thread::sleep(backoff);
             backoff = (backoff * 2).min(Duration::from_millis(250));

@@ -85,6 +85,8 @@ pub struct Terminal {
     /// Set once the reader has seen the end of the output (the program and every process
     /// holding the terminal have gone).
     pub output_ended: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether [`Terminal::exit_status`] has already waited out the output after the exit.
+    exit_drained: bool,
 }
 
 impl Terminal {
@@ -149,6 +151,7 @@ impl Terminal {
             screen,
             raw,
             output_ended,
+            exit_drained: false,
         }
     }
 
@@ -243,8 +246,7 @@ impl Terminal {
                 return check(&self.contents());
             }
             if self.exit_status().is_some() {
-                // What it wrote before exiting may still be on its way to the screen.
-                self.wait_output_end(Duration::from_secs(2));
+                // `exit_status` has waited for the output written before the exit.
                 return check(&self.contents());
             }
             std::thread::sleep(Duration::from_millis(25));
@@ -261,13 +263,21 @@ impl Terminal {
         }
     }
 
-    /// `Some(success)` once the program has exited.
+    /// `Some(success)` once the program has exited. What it wrote before exiting may still be
+    /// on its way to the screen: the first time the exit is seen, this waits (up to 2 s) for
+    /// the reader to reach the end of the output, so a screen read after it is complete.
     pub fn exit_status(&mut self) -> Option<bool> {
-        self.child
+        let status = self
+            .child
             .try_wait()
             .ok()
             .flatten()
-            .map(|status| status.success())
+            .map(|status| status.success());
+        if status.is_some() && !self.exit_drained {
+            self.exit_drained = true;
+            self.wait_output_end(Duration::from_secs(2));
+        }
+        status
     }
 
     /// Waits up to `limit` for the exit: `Some(success)`, or `None` at the deadline.

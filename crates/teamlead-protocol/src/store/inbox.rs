@@ -439,23 +439,33 @@ enum Prepared {
     SlowPath,
 }
 
-/// One attempt of the fast drain: read and record without the lock, then swap under it.
-fn drain_prepared(
-    path: &Path,
-    log: &mut DeliveryLog,
-    delivered: &mut Vec<InboxEntry>,
-) -> Result<Prepared> {
+/// What a lock-free read of an inbox found for the lead's consumption.
+enum Scan {
+    /// No unread entry (or no inbox).
+    Nothing,
+    /// Bad entries, or a file that does not parse: the locked path decides.
+    Bad,
+    /// Unread entries: the file's bytes, the entries that stay (read ones), and the unread
+    /// ones the log does not hold yet.
+    Unread {
+        before: Vec<u8>,
+        keep: Vec<Value>,
+        fresh: Vec<InboxEntry>,
+    },
+}
+
+fn scan(path: &Path, log: &DeliveryLog) -> Result<Scan> {
     if !super::atomic::check_regular_file(path)? {
-        return Ok(Prepared::Done);
+        return Ok(Scan::Nothing);
     }
     let Some(before) = read_regular(path, MAX_FILE_BYTES)? else {
-        return Ok(Prepared::Done);
+        return Ok(Scan::Nothing);
     };
     if before.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Prepared::Done);
+        return Ok(Scan::Nothing);
     }
     let Ok(items) = parse_json(&before).and_then(as_array) else {
-        return Ok(Prepared::SlowPath);
+        return Ok(Scan::Bad);
     };
     let mut keep = Vec::new();
     let mut fresh = Vec::new();
@@ -463,7 +473,7 @@ fn drain_prepared(
     let mut unread = 0;
     for v in items {
         match serde_json::from_value::<InboxEntry>(v.clone()) {
-            Err(_) => return Ok(Prepared::SlowPath),
+            Err(_) => return Ok(Scan::Bad),
             Ok(e) if !e.is_unread() => keep.push(v),
             Ok(e) => {
                 unread += 1;
@@ -475,8 +485,67 @@ fn drain_prepared(
         }
     }
     if unread == 0 {
-        return Ok(Prepared::Done);
+        return Ok(Scan::Nothing);
     }
+    Ok(Scan::Unread {
+        before,
+        keep,
+        fresh,
+    })
+}
+
+/// What [`take_unread_into`] left in the inbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// No unread entry is left in the file.
+    Empty,
+    /// Unread entries stay in the file (all of them recorded in the log): a
+    /// [`drain_unread_into`] later removes them.
+    Pending,
+    /// The file does not parse or holds bad entries: only [`drain_unread_into`] handles it.
+    Unparsed,
+}
+
+/// The lead's consumption without touching the inbox: records the unread entries the log does
+/// not hold yet (durably) and puts them into `delivered`, taking no lock and writing nothing
+/// to the inbox. Claude Code 2.1.45 gives up at once on a busy inbox lock, so the lead takes
+/// new entries this way as they come and removes them with [`drain_unread_into`] only once
+/// the inbox has been quiet for a while (a teammate's frames come in bursts).
+pub fn take_unread_into(
+    home: &Home,
+    team: &str,
+    member: &str,
+    log: &mut DeliveryLog,
+    delivered: &mut Vec<InboxEntry>,
+) -> Result<Taken> {
+    let path = home.inbox_path(team, member)?;
+    home.check_inside(&path)?;
+    match scan(&path, log)? {
+        Scan::Nothing => Ok(Taken::Empty),
+        Scan::Bad => Ok(Taken::Unparsed),
+        Scan::Unread { fresh, .. } => {
+            log.record(&fresh)?;
+            delivered.extend(fresh);
+            Ok(Taken::Pending)
+        }
+    }
+}
+
+/// One attempt of the fast drain: read and record without the lock, then swap under it.
+fn drain_prepared(
+    path: &Path,
+    log: &mut DeliveryLog,
+    delivered: &mut Vec<InboxEntry>,
+) -> Result<Prepared> {
+    let (before, keep, fresh) = match scan(path, log)? {
+        Scan::Nothing => return Ok(Prepared::Done),
+        Scan::Bad => return Ok(Prepared::SlowPath),
+        Scan::Unread {
+            before,
+            keep,
+            fresh,
+        } => (before, keep, fresh),
+    };
     // Durable before anything leaves the inbox; the log de-duplicates by key, so recording
     // entries that a retry finds again does nothing.
     log.record(&fresh)?;

@@ -31,7 +31,7 @@ pub mod written_files;
 pub use delivery::DeliveryLog;
 pub use error::{Result, StoreError};
 pub use home::Home;
-pub use inbox::{Appended, Drained, InboxRead};
+pub use inbox::{Appended, Drained, InboxRead, Taken};
 pub use liveness::{LeadLiveness, is_lead_alive};
 pub use lock::{DEFAULT_LOCK_TIMEOUT, LockGuard};
 pub use quarantine::{Problem, quarantine_bytes};

@@ -232,3 +232,40 @@ fn recovering_an_unreadable_inbox_loses_no_byte_of_a_writer_appending_meanwhile(
     }
     assert_eq!(all.matches("garbage that is not JSON").count(), 1);
 }
+
+#[test]
+fn take_records_new_entries_and_leaves_the_inbox_as_it_is() {
+    let t = TempHome::new();
+    let log_path = t.home.delivery_log_path(TEAM, LEAD).unwrap();
+    let a = InboxEntry::new("worker", "first");
+    inbox::append_many(&t.home, TEAM, LEAD, std::slice::from_ref(&a)).unwrap();
+    let path = t.home.inbox_path(TEAM, LEAD).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+
+    let mut log = DeliveryLog::open(&log_path).unwrap();
+    let mut taken = Vec::new();
+    let left = inbox::take_unread_into(&t.home, TEAM, LEAD, &mut log, &mut taken).unwrap();
+    assert_eq!(
+        (left, taken.clone()),
+        (inbox::Taken::Pending, vec![a.clone()])
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the inbox was written"
+    );
+    assert_eq!(log_lines(&log_path).len(), 1);
+
+    // Taken again: nothing new. A later entry is new; the drain then removes both.
+    let b = InboxEntry::new("worker", "second");
+    inbox::append(&t.home, TEAM, LEAD, &b).unwrap();
+    let mut again = Vec::new();
+    inbox::take_unread_into(&t.home, TEAM, LEAD, &mut log, &mut again).unwrap();
+    assert_eq!(again, vec![b]);
+    let drained = inbox::drain_unread(&t.home, TEAM, LEAD, &mut log).unwrap();
+    assert!(drained.delivered.is_empty());
+    assert!(inbox::read(&t.home, TEAM, LEAD).unwrap().entries.is_empty());
+    let mut none = Vec::new();
+    let left = inbox::take_unread_into(&t.home, TEAM, LEAD, &mut log, &mut none).unwrap();
+    assert_eq!((left, none.len()), (inbox::Taken::Empty, 0));
+}
