@@ -21,7 +21,9 @@ use super::review_target::BranchFrom;
 use super::state::{Controller, Phase};
 use crate::backend::executor::{SpawnRequest, Spawned, TeammateExecutor};
 use crate::backend::worktree::{self, How, Prepared, Retired, Worktree};
+use crate::lead::view_builder::LeadMark;
 use crate::protocol::names::unique_member_name;
+use crate::protocol::time::now_ms;
 use crate::protocol::{BackendKind, Color, Member, PermissionMode};
 use crate::store::Home;
 use crate::store::TeammateRecord;
@@ -254,6 +256,17 @@ impl Controller {
     ) {
         let name = plan.name.clone();
         self.starting.insert(name.clone());
+        if plan.claude {
+            // Its member says `isActive: true` from the start (see `start`): the lead's word,
+            // not a turn, until the client shows one.
+            self.tracking.entry(name.clone()).or_default().lead_mark = Some(LeadMark {
+                at_ms: now_ms(),
+                written: true,
+                true_seen: false,
+                // Its first turn is watched by `check_first_turns`, not as a mark.
+                reported: true,
+            });
+        }
         let start = Start {
             executor: self.executor.clone(),
             team: self.team.clone(),
@@ -286,6 +299,9 @@ impl Controller {
         let spawned = match started {
             Ok(spawned) => spawned,
             Err(e) => {
+                if let Some(t) = self.tracking.get_mut(&plan.name) {
+                    t.lead_mark = None;
+                }
                 self.reload_team();
                 return done(self, Err(e));
             }
@@ -516,6 +532,13 @@ async fn start(
         kind.as_str().to_string()
     };
     member.mode = Some(plan.mode.as_str().to_string());
+    // A `claude` client starts its first turn by setting its own `isActive: true` in place,
+    // un-awaited, with no lock (2.1.45), which can tear the file under its own next read, or
+    // meet its turn-end `false` still on its way (docs/PROTOCOL.md §4). A member that already
+    // says `true` is left alone by the client: no write at the first turn's start.
+    if plan.claude {
+        member.is_active = Some(true);
+    }
     member.model = plan.model.clone();
     member.worktree_path = plan.worktree_path.clone();
     if let Some(host) = &plan.host {
