@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use crate::store::StoreError;
 use crate::store::inbox::Taken;
 
 use crate::backend::executor::LivenessReport;
@@ -96,11 +97,16 @@ async fn work(
         let remove = after.is_empty();
         let Ok((back, polled, taken)) = tokio::task::spawn_blocking(move || {
             if remove {
-                let polled = poller.poll();
-                let left = if polled.problem.is_some() {
-                    Taken::Pending
-                } else {
-                    Taken::Empty
+                let mut polled = poller.poll();
+                let left = match &polled.problem {
+                    None => Taken::Empty,
+                    // Everything was taken before: a lock in the way only puts the removal
+                    // off, nothing to tell.
+                    Some(StoreError::LockTimeout { .. }) => {
+                        polled.problem = None;
+                        Taken::Pending
+                    }
+                    Some(_) => Taken::Pending,
                 };
                 (poller, polled, left)
             } else {

@@ -201,6 +201,19 @@ fn frames_reach_the_lead_or_are_shown(client: &Client, latency: Duration) {
             .join("inboxes")
             .join("team-lead.json.lock");
         std::fs::create_dir(&lock).expect("hold the lead's inbox lock");
+        // Held as a live writer holds it: its time refreshed, so no one takes it as stale.
+        let holding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let refresher = {
+            let (lock, holding) = (lock.clone(), holding.clone());
+            std::thread::spawn(move || {
+                while holding.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok(dir) = std::fs::File::open(&lock) {
+                        let _ = dir.set_modified(std::time::SystemTime::now());
+                    }
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+            })
+        };
         scene.submit(&format!("@{name} CC-FRAME-TURN-{i:02} go"));
         let shown = |what: &str| shown_undelivered(&notes(&scene), name, what);
         let both = scene.wait_try(Duration::from_secs(30), || {
@@ -213,6 +226,8 @@ fn frames_reach_the_lead_or_are_shown(client: &Client, latency: Duration) {
                     .any(|m| m["name"] == name && m["isActive"] == false)
             })
         });
+        holding.store(false, std::sync::atomic::Ordering::Relaxed);
+        refresher.join().expect("the lock's refresher");
         std::fs::remove_dir(&lock).expect("release the lead's inbox lock");
         assert!(
             both,
