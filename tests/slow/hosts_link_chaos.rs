@@ -63,7 +63,7 @@ fn line(t: &Tally) -> String {
 }
 
 #[test]
-#[ignore = "open regression (docs/DESIGN.md \"The relay\", Measured): since this round's merges, after 27 to 96 drops a new relay never hears the lead's hello (it says `the lead went silent`) for longer than the 20 s bound; run it by hand with --ignored"]
+#[ignore = "open regression (docs/DESIGN.md \"The relay\", Measured): after some tens of drops a new relay, busy reading the host's ever-growing inboxes, cannot answer the lead's hello within 4 s, and the link never comes back; run it by hand with --ignored"]
 fn nothing_lost_or_duplicated_over_100_drops_of_a_real_ssh_link() {
     if skip_unless_root() {
         return;
@@ -87,8 +87,13 @@ fn nothing_lost_or_duplicated_over_100_drops_of_a_real_ssh_link() {
         // Each drop hits a link that is up, with traffic both ways.
         assert!(
             lead.wait_for(Duration::from_secs(20), |l| l.is_up()),
-            "the link did not come back after drop {drop}: {:?}",
-            lead.with_log(|l| format!("{:?} {:?}", l.downs.last(), l.failed_starts.last()))
+            "the link did not come back after drop {drop}: {:?}\nprocesses:\n{}",
+            lead.with_log(|l| format!(
+                "{:?} {:?}",
+                l.downs.iter().rev().take(3).collect::<Vec<_>>(),
+                l.failed_starts.iter().rev().take(5).collect::<Vec<_>>()
+            )),
+            rig.diagnose()
         );
         std::thread::sleep(random_ms(&mut rng, 50..250));
         let downs_before = lead.with_log(|l| l.downs.len());

@@ -141,6 +141,7 @@ where
                     }
                     due = true;
                     let step = link.on_lines(&batch, Instant::now())?;
+                    link.heard_until(Instant::now());
                     if let Some(end) = emit(step, &mut writer, &mut on_event)? {
                         return Ok(Ended::Link(end));
                     }

@@ -336,6 +336,16 @@ impl Link {
         Ok(step)
     }
 
+    /// The lines of the last [`Link::on_lines`] were applied until `at`: the peer's silence
+    /// counts from then, not from when they arrived. Nothing more can be heard while a step
+    /// runs (a relay's hello step may wait seconds for an old relay's hold, then send the
+    /// whole outbox again), so a slow step must not read as a silent peer.
+    pub fn heard_until(&mut self, at: Instant) {
+        if self.phase != Phase::Down && self.last_rx.is_some_and(|t| t < at) {
+            self.last_rx = Some(at);
+        }
+    }
+
     /// A batch broke the connection: what was appended stays appended; without `recv` on
     /// disk the peer sends it again and its relay id keeps it from being appended twice.
     fn abandon_batch(&mut self, e: LinkError) -> LinkError {

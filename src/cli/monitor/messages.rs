@@ -1,6 +1,7 @@
 //! Which messages `monitor` has reported. A message can be seen twice: in an inbox, and in the
-//! delivery log of a teamlead lead, which drains its inbox within milliseconds (often before
-//! monitor reads it) after recording each entry there. Both sightings are one message: each is
+//! delivery log of a teamlead lead, which records each entry there as it comes and removes it
+//! from the inbox once the inbox is quiet (an older lead removed it within milliseconds, often
+//! before monitor read it). Both sightings are one message: each is
 //! reported once, under its de-duplication key ([`InboxEntry::dedup_key`]), per inbox. Entries a
 //! reader takes out of an inbox (teamlead, Claude Code 2.1.329) or marks `read: true` (2.1.45)
 //! are named in one line per change.

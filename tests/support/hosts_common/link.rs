@@ -130,6 +130,51 @@ impl LinkRig {
         pids.len()
     }
 
+    /// What runs for this link now, for a failure's message: the host user's processes (the
+    /// relays, sshd's sessions) and the ssh processes on this test's control socket, each
+    /// with its state (`/proc/PID/stat`) and command line, then the last lines of sshd's log.
+    pub fn diagnose(&self) -> String {
+        let uid = self.host.uid.to_string();
+        let control = self.connection.control.display().to_string();
+        let pids = processes_where(|status, cmdline| {
+            let of_host = status
+                .lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .is_some_and(|u| u == uid);
+            of_host || (cmdline.starts_with("ssh") && cmdline.contains(&control))
+        });
+        pids.iter()
+            .map(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let state = stat
+                    .rsplit_once(") ")
+                    .and_then(|(_, rest)| rest.split_whitespace().next())
+                    .unwrap_or("?")
+                    .to_string();
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                format!(
+                    "{pid} {state} {}",
+                    cmdline.chars().take(160).collect::<String>()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\nsshd's last lines:\n"
+            + &self
+                .host
+                .sshd_log()
+                .lines()
+                .rev()
+                .take(12)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n")
+    }
+
     /// Kills teamlead's ssh master for the host (not its clients); how many there were.
     pub fn kill_master(&self) -> usize {
         let control = self.connection.control.display().to_string();

@@ -424,3 +424,27 @@ fn the_leads_team_file_reaches_the_relays_host_and_its_updates_replace_the_membe
     // The lead's own team file is not touched by its own body.
     assert!(team::read_team(pair.lead_home(), TEAM).is_err());
 }
+
+#[test]
+fn a_slow_step_is_not_the_peers_silence() {
+    // The relay's step for the lead's frames took longer than the silence limit (a hello
+    // waiting on an old relay's hold, a long outbox sent again): silence counts from its end.
+    let mut pair = Pair::new();
+    pair.connect();
+    pair.settle();
+    pair.advance(SILENCE_LIMIT + Duration::from_millis(500));
+    pair.relay.heard_until(pair.now);
+    pair.advance(Duration::from_millis(600));
+    let step = pair.relay.tick(pair.now).unwrap();
+    assert_eq!(
+        step.end, None,
+        "the relay gave up on a lead it could not hear"
+    );
+    // Without the step's end, the same clock is silence.
+    let mut pair = Pair::new();
+    pair.connect();
+    pair.settle();
+    pair.advance(SILENCE_LIMIT + Duration::from_millis(1100));
+    let step = pair.relay.tick(pair.now).unwrap();
+    assert_eq!(step.end, Some(End::Silent));
+}
