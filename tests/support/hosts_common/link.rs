@@ -284,7 +284,12 @@ fn lead_loop(
             }
         };
         let reader = child.stdout.take().unwrap();
-        let writer = child.stdin.take().unwrap();
+        let mut writer = TimedWriter {
+            inner: child.stdin.take().unwrap(),
+            written: 0,
+            longest: Duration::ZERO,
+            last: None,
+        };
         // What ssh and the relay said, read as it comes (a full pipe would stop them).
         let said = child.stderr.take().map(|mut err| {
             std::thread::spawn(move || {
@@ -293,26 +298,40 @@ fn lead_loop(
                 text
             })
         });
-        let ended = drive(&mut link, reader, writer, &options, |event| match event {
-            Event::Up(_) => log.lock().unwrap().ups.push(Instant::now()),
-            Event::Delivered { .. } => log.lock().unwrap().delivered += 1,
-            _ => {}
-        });
+        let ended = drive(
+            &mut link,
+            reader,
+            &mut writer,
+            &options,
+            |event| match event {
+                Event::Up(_) => log.lock().unwrap().ups.push(Instant::now()),
+                Event::Delivered { .. } => log.lock().unwrap().delivered += 1,
+                _ => {}
+            },
+        );
         // When the lead's end saw the connection end, not when ssh was reaped after it.
         let ended_at = Instant::now();
         let _ = child.kill();
         let _ = child.wait();
         let said = said
             .and_then(|t| t.join().ok())
-            .map(|t| t.lines().rev().take(3).collect::<Vec<_>>().join(" | "))
+            .map(|t| t.lines().rev().take(8).collect::<Vec<_>>().join(" | "))
             .unwrap_or_default();
+        let wrote = format!(
+            " [wrote {} bytes; longest write {:?}; last write began {:?} before the end]",
+            writer.written,
+            writer.longest,
+            writer.last.map(|t| ended_at.duration_since(t))
+        );
         let mut log = log.lock().unwrap();
         if log.is_up() {
-            log.downs.push((ended_at, format!("{ended:?}")));
+            log.downs.push((ended_at, format!("{ended:?}{wrote}")));
             backoff = Duration::from_millis(20);
         } else {
-            log.failed_starts
-                .push((ended_at, format!("before the hello: {ended:?}: {said}")));
+            log.failed_starts.push((
+                ended_at,
+                format!("before the hello: {ended:?}: {said}{wrote}"),
+            ));
             drop(log);
             std::thread::sleep(backoff);
             backoff = (backoff * 2).min(Duration::from_millis(250));
@@ -483,4 +502,27 @@ pub fn tally(sent: &[String], arrived: &[String]) -> Tally {
 /// A random pick in `range` ms.
 pub fn random_ms(rng: &mut impl Rng, range: std::ops::Range<u64>) -> Duration {
     Duration::from_millis(rng.random_range(range))
+}
+
+/// The lead's output to ssh, timed: how much went out, the longest single write, and when the
+/// last began (a write that blocks is the link's output backing up).
+struct TimedWriter<W> {
+    inner: W,
+    written: usize,
+    longest: Duration,
+    last: Option<Instant>,
+}
+
+impl<W: std::io::Write> std::io::Write for TimedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let start = Instant::now();
+        self.last = Some(start);
+        let n = self.inner.write(buf)?;
+        self.longest = self.longest.max(start.elapsed());
+        self.written += n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
