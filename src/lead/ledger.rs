@@ -99,9 +99,6 @@ pub struct Ledger {
     sent: VecDeque<Sent>,
     /// The teammates mid-turn now (for the unread flag; receipts never go back for it).
     busy: std::collections::HashSet<String>,
-    /// When each teammate was last seen in a turn of its own (epoch ms): a message read after
-    /// it was delivered and seen read only after that turn had begun was read by that turn.
-    turned: std::collections::HashMap<String, u64>,
 }
 
 impl Ledger {
@@ -194,7 +191,6 @@ impl Ledger {
     /// `to`'s inbox as read now: messages marked read, or gone from it, are read.
     pub fn inbox_seen(&mut self, to: &str, inbox: &[InboxEntry], now_ms: u64) -> Vec<Change> {
         let mut changes = Vec::new();
-        let turned = self.turned.get(to).copied();
         for sent in self
             .sent
             .iter_mut()
@@ -203,14 +199,7 @@ impl Ledger {
             let entry = inbox.iter().find(|e| e.dedup_key() == sent.key);
             let read = entry.is_none_or(|e| e.read == Some(true));
             if read {
-                // Its turn was seen before its read (the inbox is read off the loop, later):
-                // the turn that began after the delivery took it.
-                let taken_by_turn =
-                    sent.state == Receipt::Delivered && turned.is_some_and(|t| t >= sent.since_ms);
                 changes.extend(set(sent, Receipt::Read, now_ms));
-                if taken_by_turn {
-                    changes.extend(set(sent, Receipt::TurnStarted, now_ms));
-                }
             }
         }
         changes
@@ -234,7 +223,6 @@ impl Ledger {
     /// `to` started a turn (or sent something) at `now_ms`: what it had read is marked
     /// *turn started*.
     pub fn turn_started(&mut self, to: &str, now_ms: u64) -> Vec<Change> {
-        self.turned.insert(to.to_string(), now_ms);
         self.sent
             .iter_mut()
             .filter(|s| s.to == to && s.state == Receipt::Read && s.since_ms <= now_ms)
@@ -380,36 +368,6 @@ mod tests {
         assert_eq!(c.state.as_str(), "not done: its reply was lost");
         assert!(ledger.turn_started("alpha", 9_500).is_empty());
         assert_eq!(ledger.reply_lost("alpha", 9_600), None, "told once");
-    }
-
-    #[test]
-    fn a_turn_seen_before_the_read_is_the_turn_that_took_it() {
-        let mut ledger = Ledger::default();
-        let entry = InboxEntry::new("team-lead", "stop that");
-        let id = ledger.sending("alpha", &entry, 1);
-        ledger.written(id, true, false, 2);
-        // Its turn shows first (the inbox is read later, off the loop): nothing read yet.
-        assert!(ledger.turn_started("alpha", 5).is_empty());
-        let mut read = entry.clone();
-        read.read = Some(true);
-        let states: Vec<Receipt> = ledger
-            .inbox_seen("alpha", &[read], 6)
-            .iter()
-            .map(|c| c.state)
-            .collect();
-        assert_eq!(states, vec![Receipt::Read, Receipt::TurnStarted]);
-        // A turn that began before the delivery is not the one that takes a message.
-        let other = InboxEntry::new("team-lead", "later");
-        let id = ledger.sending("alpha", &other, 10);
-        ledger.written(id, true, false, 11);
-        let mut read = other.clone();
-        read.read = Some(true);
-        let states: Vec<Receipt> = ledger
-            .inbox_seen("alpha", &[read], 12)
-            .iter()
-            .map(|c| c.state)
-            .collect();
-        assert_eq!(states, vec![Receipt::Read]);
     }
 
     #[test]
