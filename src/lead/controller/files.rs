@@ -266,7 +266,7 @@ impl Controller {
             Lane::Inbox(to.to_string()),
             move |home| {
                 if idle {
-                    wait_for_false(home, &team, &name, IDLE_FALSE_WAIT);
+                    wait_for_false(home, &team, &name, IDLE_FALSE_WAIT, || true);
                 }
                 let marked = mark
                     && store::mark_active_before_turn(home, &team, &name).unwrap_or_else(|e| {
@@ -309,26 +309,16 @@ impl Controller {
         self.store.submit(
             Lane::Marks(to.to_string()),
             move |home| {
-                let deadline = std::time::Instant::now() + LATE_MARK_WAIT;
-                loop {
-                    let unread = store::inbox::read(home, &team, &name).is_ok_and(|r| {
+                let unread = || {
+                    store::inbox::read(home, &team, &name).is_ok_and(|r| {
                         r.entries
                             .iter()
                             .any(|e| e.dedup_key() == key && e.read != Some(true))
-                    });
-                    if !unread {
-                        return false;
-                    }
-                    let idle = store::read_team(home, &team)
-                        .is_ok_and(|f| f.member(&name).is_some_and(|m| m.is_active == Some(false)));
-                    if idle {
-                        return store::mark_active_before_turn(home, &team, &name).unwrap_or(false);
-                    }
-                    if std::time::Instant::now() >= deadline {
-                        return false;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
+                    })
+                };
+                // The store writes only over the client's own `false`.
+                wait_for_false(home, &team, &name, LATE_MARK_WAIT, unread)
+                    && store::mark_active_before_turn(home, &team, &name).unwrap_or(false)
             },
             {
                 let to = to.to_string();
@@ -361,15 +351,27 @@ const LATE_MARK_WAIT: std::time::Duration = std::time::Duration::from_millis(150
 /// notification on a quiet machine, seconds later on a loaded one (docs/PROTOCOL.md §4).
 const IDLE_FALSE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Reads (lock-free) `team`'s file until `name` says `isActive: false`, has no such field, or
-/// `limit` passes; off the loop, in the teammate's own lane.
-fn wait_for_false(home: &store::Home, team: &str, name: &str, limit: std::time::Duration) {
+/// Reads (lock-free) `team`'s file every 20 ms until `name` no longer says `isActive: true`
+/// (whether it then did), while `wanted` holds and `limit` has not passed; off the loop.
+fn wait_for_false(
+    home: &store::Home,
+    team: &str,
+    name: &str,
+    limit: std::time::Duration,
+    wanted: impl Fn() -> bool,
+) -> bool {
     let deadline = std::time::Instant::now() + limit;
     loop {
+        if !wanted() {
+            return false;
+        }
         let settled = store::read_team(home, team)
             .is_ok_and(|f| f.member(name).is_none_or(|m| m.is_active != Some(true)));
-        if settled || std::time::Instant::now() >= deadline {
-            return;
+        if settled {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
