@@ -116,6 +116,7 @@ impl Scanner {
             self.last_full = Some(now);
         }
         let mut found = Vec::new();
+        let mut found_keys: HashSet<String> = HashSet::new();
         for member in members {
             let path = home.inbox_path(team, member)?;
             let stamp = std::fs::symlink_metadata(&path)
@@ -144,7 +145,7 @@ impl Scanner {
                         .relay_id
                         .as_ref()
                         .is_some_and(|id| received.contains(id))
-                    || found.iter().any(|(_, k)| k == &key)
+                    || !found_keys.insert(key.clone())
                 {
                     continue;
                 }

@@ -182,21 +182,29 @@ fn locked_append(path: &Path, entries: &[InboxEntry], once: bool) -> Result<usiz
 }
 
 /// The entries whose relay id no entry of the inbox text `bytes` carries (entries without one
-/// all stay), the first of repeats within `entries` kept.
+/// all stay), the first of repeats within `entries` kept. The inbox is read once for its relay
+/// ids (only that field of each entry is kept): an inbox that only grows, and a batch of a few
+/// hundred entries, cost one pass over the file, not one per entry.
 fn not_yet_there(bytes: &[u8], entries: &[InboxEntry]) -> Vec<InboxEntry> {
     let mut seen: HashSet<String> = HashSet::new();
-    let might_hold = entries.iter().any(|e| {
-        e.relay_id
-            .as_deref()
-            .is_some_and(|id| bytes.windows(id.len()).any(|w| w == id.as_bytes()))
-    });
-    if might_hold && let Ok(Value::Array(items)) = parse_json(bytes) {
-        seen.extend(
-            items
-                .iter()
-                .filter_map(|v| v.get("relayId").and_then(Value::as_str))
-                .map(str::to_string),
-        );
+    if entries.iter().any(|e| e.relay_id.is_some()) {
+        match serde_json::from_slice::<Vec<RelayIdOnly>>(bytes) {
+            Ok(items) => seen.extend(items.into_iter().filter_map(|item| match item.relay_id {
+                Some(Value::String(id)) => Some(id),
+                _ => None,
+            })),
+            // Not an array of objects (a hand-edited file): what parses as JSON still counts.
+            Err(_) => {
+                if let Ok(Value::Array(items)) = parse_json(bytes) {
+                    seen.extend(
+                        items
+                            .iter()
+                            .filter_map(|v| v.get("relayId").and_then(Value::as_str))
+                            .map(str::to_string),
+                    );
+                }
+            }
+        }
     }
     entries
         .iter()
@@ -206,6 +214,13 @@ fn not_yet_there(bytes: &[u8], entries: &[InboxEntry]) -> Vec<InboxEntry> {
         })
         .cloned()
         .collect()
+}
+
+/// One inbox entry read for its relay id alone (every other field is skipped).
+#[derive(serde::Deserialize)]
+struct RelayIdOnly {
+    #[serde(rename = "relayId", default)]
+    relay_id: Option<Value>,
 }
 
 /// What one attempt of an append with the lock held only for the swap did.
