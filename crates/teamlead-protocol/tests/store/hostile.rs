@@ -536,3 +536,62 @@ fn tasks_list_locks_of_the_wrong_kind_fail_at_once() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Relay ids in a hand-edited inbox
+
+#[test]
+fn an_entry_applied_before_is_not_applied_again_beside_entries_of_any_shape() {
+    let t = seeded();
+    let path = inbox_path(&t);
+    // A person's edit: a relay id that is a number, one that is null, and one real id among
+    // them (the entry forwarded before).
+    std::fs::write(
+        &path,
+        br#"[{"from":"team-lead","text":"a","timestamp":"2026-01-01T00:00:00Z","read":false,"relayId":5},
+            {"from":"team-lead","text":"b","timestamp":"2026-01-01T00:00:01Z","read":false,"relayId":null},
+            {"from":"team-lead","text":"c","timestamp":"2026-01-01T00:00:02Z","read":true,"relayId":"rid-1","extra":{"deep":[1,2,3]}}]"#,
+    )
+    .unwrap();
+    let with_id = |text: &str, id: &str| {
+        let mut e = InboxEntry::new("team-lead", text);
+        e.relay_id = Some(id.to_string());
+        e
+    };
+    let appended = inbox::append_new(
+        &t.home,
+        TEAM,
+        "worker",
+        &[
+            with_id("c again", "rid-1"),
+            with_id("d", "rid-2"),
+            with_id("d twice", "rid-2"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        appended, 1,
+        "only the entry with a new relay id is appended, once"
+    );
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let texts: Vec<&str> = on_disk
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["a", "b", "c", "d"],
+        "the person's entries are kept as they were"
+    );
+    // Entries that are not objects: the check falls back to what parses, and still knows rid-1.
+    std::fs::write(
+        &path,
+        br#"[{"from":"team-lead","text":"c","timestamp":"2026-01-01T00:00:02Z","read":true,"relayId":"rid-1"}, 7]"#,
+    )
+    .unwrap();
+    let again = inbox::append_new(&t.home, TEAM, "worker", &[with_id("c again", "rid-1")]);
+    assert!(matches!(again, Ok(0) | Err(_)), "{again:?}");
+}
