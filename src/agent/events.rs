@@ -56,6 +56,10 @@ pub enum TeammateEventKind {
         text: String,
         /// The `<teammate-message>` rendering.
         rendered: String,
+        /// The entry's key (`InboxEntry::dedup_key`): the lead's ledger knows what it sent by
+        /// it, so a message taken into a turn is *read* when the teammate took it, in order
+        /// with the turn's `Working`.
+        key: String,
     },
     /// A line of its inline transcript.
     Log { kind: LogKind, text: String },

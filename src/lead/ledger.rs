@@ -205,6 +205,16 @@ impl Ledger {
         changes
     }
 
+    /// `to` took the entry with this key into a turn (an in-process teammate says so as it
+    /// happens): the message is read.
+    pub fn taken(&mut self, to: &str, key: &str, now_ms: u64) -> Option<Change> {
+        let sent = self
+            .sent
+            .iter_mut()
+            .find(|s| s.to == to && s.key == key && s.state.unread())?;
+        set(sent, Receipt::Read, now_ms)
+    }
+
     /// `to` is busy (`true`) or free: when free, its queued messages are delivered (waiting for
     /// a free teammate); a delivered one never goes back to queued.
     pub fn busy(&mut self, to: &str, busy: bool, now_ms: u64) -> Vec<Change> {
@@ -368,6 +378,35 @@ mod tests {
         assert_eq!(c.state.as_str(), "not done: its reply was lost");
         assert!(ledger.turn_started("alpha", 9_500).is_empty());
         assert_eq!(ledger.reply_lost("alpha", 9_600), None, "told once");
+    }
+
+    #[test]
+    fn a_message_an_in_process_teammate_takes_is_read_then_turn_started_in_order() {
+        let mut ledger = Ledger::default();
+        let entry = InboxEntry::new("team-lead", "stop that");
+        let other = InboxEntry::new("team-lead", "and this");
+        let id = ledger.sending("alpha", &entry, 1_000);
+        let later = ledger.sending("alpha", &other, 1_001);
+        ledger.written(id, true, false, 1_010);
+        ledger.written(later, true, false, 1_011);
+        // The runtime's `Received` (with the entry's key), then its `Working`, then `Idle`,
+        // all before any read of its inbox: each message it took ends turn started.
+        let c = ledger.taken("alpha", &entry.dedup_key(), 2_000).unwrap();
+        assert_eq!((c.id, c.state), (id, Receipt::Read));
+        assert_eq!(ledger.taken("alpha", &entry.dedup_key(), 2_001), None, "once");
+        let c = ledger.turn_started("alpha", 2_002);
+        assert_eq!(c.iter().map(|c| c.id).collect::<Vec<_>>(), [id]);
+        assert_eq!(ledger.find(id).unwrap().state, Receipt::TurnStarted);
+        // The one it has not taken yet stays delivered, and a late read of the inbox (both
+        // gone from it) moves only that one.
+        assert_eq!(ledger.find(later).unwrap().state, Receipt::Delivered);
+        let c = ledger.inbox_seen("alpha", &[], 3_000);
+        assert_eq!(
+            c.iter().map(|c| (c.id, c.state)).collect::<Vec<_>>(),
+            [(later, Receipt::Read)]
+        );
+        // Another teammate's entry with the same text is not this one.
+        assert_eq!(ledger.taken("beta", &entry.dedup_key(), 3_100), None);
     }
 
     #[test]

@@ -47,6 +47,10 @@ pub struct Tracking {
     pub usage: Option<crate::protocol::frames::ReportedUsage>,
     /// `isActive` as last read from the team file.
     last_is_active: Option<bool>,
+    /// An in-process teammate: its runtime's events (`Working`, `Idle`) say when its turns
+    /// start and end, in order, so a read of the team file (which can be a turn behind) never
+    /// changes its activity.
+    pub events_drive: bool,
     /// The lead wrote this `claude` teammate's `isActive: true` itself before it delivered an
     /// entry (`controller::files`), and the client has shown no turn of its own since: a
     /// `true` in the team file is then the lead's word, not a turn.
@@ -129,7 +133,7 @@ impl Tracking {
                 }
                 None => false,
             };
-        if self.activity == Activity::Exited {
+        if self.activity == Activity::Exited || self.events_drive {
             return false;
         }
         match is_active {
@@ -470,6 +474,27 @@ mod tests {
         assert_eq!(t.activity, Activity::Working);
         t.activity = Activity::Exited;
         assert!(!t.mark_before_delivery(600), "exited: no mark");
+    }
+
+    #[test]
+    fn an_in_process_teammates_activity_follows_its_events_not_a_late_read_of_the_file() {
+        let mut t = Tracking {
+            events_drive: true,
+            activity: Activity::Idle { since_ms: 1 },
+            ..Tracking::default()
+        };
+        // Its turn before: the file said true; its Idle event came, then its new turn's
+        // Working event; the read of the file that still says the turn before's false comes
+        // last and changes nothing.
+        t.observe_is_active(Some(true), 10);
+        t.activity = Activity::Working;
+        assert!(!t.observe_is_active(Some(false), 20));
+        assert_eq!(t.activity, Activity::Working);
+        // A teammate the file speaks for (a pane's) goes idle on the same read.
+        let mut pane = Tracking::default();
+        pane.observe_is_active(Some(true), 10);
+        pane.observe_is_active(Some(false), 20);
+        assert_eq!(pane.activity, Activity::Idle { since_ms: 20 });
     }
 
     #[test]

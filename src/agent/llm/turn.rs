@@ -93,6 +93,7 @@ async fn run(
             summary: entry.summary.clone(),
             text: entry.text.clone(),
             rendered: teammate_message(entry),
+            key: entry.dedup_key(),
         });
     }
     let offer = pick_task(tm, llm).await;

@@ -114,6 +114,7 @@ async fn turn(shell: &mut ShellEngine, tm: &mut Teammate, content: Vec<InboxEntr
             summary: entry.summary.clone(),
             text: entry.text.clone(),
             rendered: teammate_message(entry),
+            key: entry.dedup_key(),
         });
         match message_command(entry) {
             MessageAsks::Run(command) => jobs.push(Job {

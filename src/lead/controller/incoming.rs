@@ -287,14 +287,25 @@ impl Controller {
     /// An event of an in-process teammate: its inline transcript and its status.
     pub fn on_teammate_event(&mut self, event: TeammateEvent) {
         let name = event.name;
+        if let Some(t) = self.tracking.get_mut(&name) {
+            t.events_drive = true;
+        }
         let item = match event.kind {
             TeammateEventKind::Received {
                 from,
                 color,
                 summary,
                 text,
+                key,
                 ..
             } => {
+                // The lead's message is read the moment it is taken, before the turn's
+                // `Working` (an off-loop read of the inbox could come after the turn ended).
+                if from == LEAD_NAME
+                    && let Some(change) = self.ledger.taken(&name, &key, now_ms())
+                {
+                    self.tell_receipts(vec![change]);
+                }
                 let entry = InboxEntry {
                     summary,
                     color,
@@ -320,6 +331,8 @@ impl Controller {
                 {
                     t.activity = Activity::Working;
                 }
+                let changes = self.ledger.turn_started(&name, now_ms());
+                self.tell_receipts(changes);
                 None
             }
             TeammateEventKind::WaitingForApproval { what } => Some(TranscriptItem::System {

@@ -35,7 +35,7 @@ impl Controller {
         }
     }
 
-    fn tell_receipts(&mut self, changes: Vec<Change>) {
+    pub(super) fn tell_receipts(&mut self, changes: Vec<Change>) {
         for c in changes {
             self.emit(LeadEvent::Receipt {
                 id: c.id,
