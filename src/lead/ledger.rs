@@ -393,7 +393,11 @@ mod tests {
         // all before any read of its inbox: each message it took ends turn started.
         let c = ledger.taken("alpha", &entry.dedup_key(), 2_000).unwrap();
         assert_eq!((c.id, c.state), (id, Receipt::Read));
-        assert_eq!(ledger.taken("alpha", &entry.dedup_key(), 2_001), None, "once");
+        assert_eq!(
+            ledger.taken("alpha", &entry.dedup_key(), 2_001),
+            None,
+            "once"
+        );
         let c = ledger.turn_started("alpha", 2_002);
         assert_eq!(c.iter().map(|c| c.id).collect::<Vec<_>>(), [id]);
         assert_eq!(ledger.find(id).unwrap().state, Receipt::TurnStarted);

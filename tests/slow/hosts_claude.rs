@@ -12,7 +12,9 @@
 //! lead's queue (`ctl pending`/`approve`) and the command then run on the host, as the host's
 //! user; a message round trip; tightening its mode (acceptEdits → default, by Claude Code's own
 //! mode key typed into its pane over ssh, confirmed by the lead) after which a Write asks
-//! again. Every model request carried the lead's key, and no file of the host's HOME and no
+//! again; its usage (tokens, turns, model) shown by the lead from its transcript on the host;
+//! the lead killed, the guard in front of the remote `claude` stops it on the host
+//! after the grace, not before. Every model request carried the lead's key, and no file of the host's HOME and no
 //! process of its user holds it. Then: teamlead's own `llm` teammate on the host answers
 //! through the same forward, with no key on the host.
 
@@ -26,6 +28,9 @@ use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
 
 /// The lead's key: the model server checks every request carries it; the host must never see
 /// it.
+/// The lead's grace, passed on to its teammates on the host (and a `claude` teammate's guard).
+const GRACE_MS: u64 = 8_000;
+
 const SECRET: &str = "sk-ant-lead-only-0123456789abcdefghijklmn";
 
 /// What Claude Code needs on the host to run offline (docs: running Claude Code offline).
@@ -71,6 +76,7 @@ impl Rig {
         let mut cmd = lead.std_cmd();
         cmd.args(["serve", "--team", TEAM, "--backend", "in-process"])
             .args(serve_args)
+            .env("TEAMLEAD_LEAD_GRACE_MS", GRACE_MS.to_string())
             .env("ANTHROPIC_BASE_URL", model.base_url())
             .env("ANTHROPIC_API_KEY", SECRET)
             .env_remove("ANTHROPIC_AUTH_TOKEN")
@@ -172,6 +178,16 @@ impl Rig {
                     })
                     .collect()
             })
+            .unwrap_or_default()
+    }
+
+    /// `name`'s entry of `ctl status --json`.
+    fn status_of(&self, name: &str) -> serde_json::Value {
+        let out = self.ctl(&["status", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v["teammates"]
+            .as_array()
+            .and_then(|ts| ts.iter().find(|t| t["name"] == name).cloned())
             .unwrap_or_default()
     }
 
@@ -290,6 +306,34 @@ impl Rig {
                 "process {pid} of the host's user holds the key"
             );
         }
+    }
+
+    /// The lead server is killed (SIGKILL): its relay on the host ends, and the remote
+    /// `claude`'s guard there stops it once the lead has been gone for the grace, and the
+    /// team's tmux server ends with its last pane. How long that took.
+    fn lead_dies(mut self, label: &str) -> Duration {
+        assert!(
+            host_processes(&self.host)
+                .iter()
+                .any(|p| p.contains(" guard --agent-id mate@crew -- ")),
+            "[{label}] the remote claude runs behind the host's guard: {:?}",
+            host_processes(&self.host)
+        );
+        if let Some(mut serve) = self.serve.take() {
+            serve.kill();
+        }
+        let killed = Instant::now();
+        wait_for(
+            &format!("[{label}] the remote claude reaped after its lead died"),
+            Duration::from_millis(GRACE_MS + 30_000),
+            || {
+                !host_processes(&self.host)
+                    .iter()
+                    .any(|p| p.contains("tmux") || p.contains("mate@crew"))
+            },
+            || format!("{:?}", host_processes(&self.host)),
+        );
+        killed.elapsed()
     }
 
     fn quit(mut self) {
@@ -487,6 +531,29 @@ fn claude_on_a_host(client: &Client) {
         || rig.explain(),
     );
 
+    // Its usage and cost, from its transcript on the host (read there by the relay): every
+    // answer of the scripted model counts 1200 input and 40 output tokens.
+    let mut usage = serde_json::Value::Null;
+    wait_for(
+        &format!("[{label}] the remote claude's usage at the lead"),
+        Duration::from_secs(30),
+        || {
+            usage = rig.status_of("mate");
+            usage["usage"]["output_tokens"].as_u64().unwrap_or(0) >= 80
+                && usage["usage"]["turns"].as_u64().unwrap_or(0) >= 2
+        },
+        || format!("{}\n{}", rig.status_of("mate"), rig.explain()),
+    );
+    assert!(
+        usage["usage"]["input_tokens"].as_u64().unwrap_or(0) >= 2400,
+        "[{label}] {usage}"
+    );
+    assert!(usage["model"].is_string(), "[{label}] its model: {usage}");
+    eprintln!(
+        "[{label}] the remote claude's usage at the lead: {}",
+        usage["usage"]
+    );
+
     // The ledger's receipts of what the lead sent it, as far as the lead can see them.
     let receipts: Vec<String> = rig
         .events()
@@ -540,7 +607,15 @@ fn claude_on_a_host(client: &Client) {
     );
 
     rig.assert_key_stayed_home();
-    rig.quit();
+    // Reaping after the lead dies: not before the grace, and nothing of it left there.
+    let reaped = rig.lead_dies(label);
+    eprintln!(
+        "[{label}] remote claude reaped {reaped:?} after its lead was killed (grace {GRACE_MS} ms)"
+    );
+    assert!(
+        reaped >= Duration::from_millis(GRACE_MS - 1_000),
+        "[{label}] reaped before the grace: {reaped:?}"
+    );
 }
 
 #[test]

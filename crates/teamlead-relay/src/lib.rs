@@ -74,6 +74,7 @@ pub mod session;
 pub mod task_fields;
 pub mod tasks_lead;
 pub mod tasks_mirror;
+pub mod transcripts;
 pub mod wake;
 pub mod wire;
 

@@ -15,6 +15,7 @@ use crate::link_dir::LinkDir;
 use crate::members::{self, MemberFeed};
 use crate::tasks_lead::{self, Outcome, TaskFeed};
 use crate::tasks_mirror::Mirror;
+use crate::transcripts::TranscriptFeed;
 use crate::wire::{self, Body, Frame, WireError};
 
 /// The lead pings this often.
@@ -72,6 +73,8 @@ pub enum Event {
     TaskUpdate { id: String, outcome: Outcome },
     /// The lead wrote a remote member's fields (`isActive`, `mode`) into its team file.
     MemberFields { name: String },
+    /// The lead kept a remote `claude` teammate's transcript facts (`store::remote_facts`).
+    Transcript { name: String },
 }
 
 /// Why a connection ended.
@@ -146,6 +149,8 @@ pub struct Link {
     mirror: Option<Mirror>,
     /// A relay's hosted members' fields as sent over this connection.
     member_feed: MemberFeed,
+    /// A relay's hosted `claude` teammates' transcript facts as sent over this connection.
+    transcript_feed: TranscriptFeed,
 }
 
 impl Link {
@@ -187,6 +192,7 @@ impl Link {
             feed: TaskFeed::default(),
             mirror: None,
             member_feed: MemberFeed::default(),
+            transcript_feed: TranscriptFeed::default(),
         }
     }
 
@@ -468,6 +474,7 @@ impl Link {
         // members' fields to the lead.
         self.feed.reset();
         self.member_feed.reset();
+        self.transcript_feed.reset();
         self.phase = Phase::Open;
         step.events.push(Event::Up(peer.clone()));
         self.peer = Some(peer);
@@ -570,6 +577,15 @@ impl Link {
                     step.events.push(Event::MemberFields { name });
                 }
             }
+            Body::Transcript { team, name, facts } => {
+                if self.role == Role::Lead
+                    && crate::transcripts::apply_transcript(
+                        &self.home, &team, &hosted, &name, facts,
+                    )?
+                {
+                    step.events.push(Event::Transcript { name });
+                }
+            }
             Body::Unknown => {
                 tracing::warn!("data {seq} of a kind this build does not know: ignored");
             }
@@ -657,6 +673,7 @@ impl Link {
                 .is_some_and(|p| p.caps.iter().any(|c| c == cap))
         };
         let (tasks_ok, member_ok) = (peer_has("tasks"), peer_has("member"));
+        let transcript_ok = peer_has("transcript");
         let Some(b) = self.bound.as_mut() else {
             return Ok(());
         };
@@ -681,6 +698,12 @@ impl Link {
                     match self.member_feed.scan(&self.home, &b.team, hosted, now) {
                         Ok(more) => bodies = more,
                         Err(e) => tracing::warn!("member fields of {} not read: {e}", b.team),
+                    }
+                }
+                if transcript_ok && let Some(hosted) = b.dir.hosted() {
+                    match self.transcript_feed.scan(&self.home, &b.team, hosted, now) {
+                        Ok(more) => bodies.extend(more),
+                        Err(e) => tracing::warn!("transcripts of {} not read: {e}", b.team),
                     }
                 }
             }

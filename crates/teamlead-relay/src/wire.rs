@@ -98,6 +98,13 @@ pub enum Body {
         name: String,
         fields: serde_json::Map<String, serde_json::Value>,
     },
+    /// From a relay: what a hosted `claude` teammate's transcript on its host says
+    /// (`TranscriptFacts`, as JSON), whenever that changes (capability `transcript`).
+    Transcript {
+        team: String,
+        name: String,
+        facts: serde_json::Value,
+    },
     /// A kind this build does not know (a newer peer): acknowledged and ignored. A peer only
     /// sends kinds the other side's capabilities name.
     #[serde(other)]
@@ -113,7 +120,8 @@ impl Body {
             | Body::Team { team, .. }
             | Body::Tasks { team, .. }
             | Body::TaskUpdate { team, .. }
-            | Body::Member { team, .. } => Some(team),
+            | Body::Member { team, .. }
+            | Body::Transcript { team, .. } => Some(team),
             Body::Unknown => None,
         }
     }

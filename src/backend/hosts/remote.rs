@@ -30,6 +30,13 @@ const SYNC_DEADLINE: Duration = Duration::from_secs(20);
 /// How long a teammate waits for a lead that is gone (the teammates' own rule).
 const GRACE_VAR: &str = "TEAMLEAD_LEAD_GRACE_MS";
 
+/// How long the host's teammates (and a `claude` teammate's guard there) wait for a lead whose
+/// link is gone (`relay::presence`): the lead's own grace when one was set, as for a local
+/// teammate, else the hosts' longer default (a link that drops is not a dead lead).
+fn host_grace_ms() -> u128 {
+    super::on_host::host_grace_of(std::env::var(GRACE_VAR).ok().as_deref()).as_millis()
+}
+
 /// How long one tmux call on a host may take.
 const CALL_DEADLINE: Duration = Duration::from_secs(15);
 
@@ -376,15 +383,7 @@ impl RemoteTeammates {
             env.push((llm.base_url_var.to_string(), url));
             env.push(("TEAMLEAD_MODEL".to_string(), llm.model.clone()));
         }
-        // How long the host's teammate waits for a lead whose link is gone
-        // (`relay::presence`): the lead's own grace when one was set, as for a local
-        // teammate, else the hosts' longer default (a link that drops is not a dead lead).
-        env.push((
-            GRACE_VAR.to_string(),
-            super::on_host::host_grace_of(std::env::var(GRACE_VAR).ok().as_deref())
-                .as_millis()
-                .to_string(),
-        ));
+        env.push((GRACE_VAR.to_string(), host_grace_ms().to_string()));
         Ok(remote_teamlead_env(
             host.home.as_deref(),
             Some(cwd),
@@ -416,6 +415,7 @@ impl RemoteTeammates {
             request,
             cwd,
             url.as_deref(),
+            host_grace_ms(),
         ))
     }
 
@@ -453,6 +453,15 @@ impl RemoteTeammates {
             if let Some(m) = file.members.iter_mut().find(|m| m.name == name) {
                 m.extra
                     .insert(HOST_KEY.to_string(), serde_json::json!(host));
+                // A `claude` teammate's session: the relay there reads its transcript for
+                // the lead (`teamlead_relay::transcripts`).
+                match request.session_id.as_deref().filter(|_| request.claude) {
+                    Some(session) => m.extra.insert(
+                        teamlead_relay::transcripts::SESSION_KEY.to_string(),
+                        serde_json::json!(session),
+                    ),
+                    None => m.extra.remove(teamlead_relay::transcripts::SESSION_KEY),
+                };
                 m.tmux_pane_id = pane.clone();
                 m.backend_type = Some(BackendKind::Tmux.as_str().to_string());
                 m.cwd = cwd.clone();

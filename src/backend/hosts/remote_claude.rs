@@ -6,12 +6,14 @@
 //! the host opts in to the lead's model endpoint (`forward-model = true`: its
 //! `ANTHROPIC_BASE_URL` is the forwarded endpoint and its token a placeholder the lead
 //! replaces with its own key, [`super::model_forward`]). A host `home` is its
-//! `CLAUDE_CONFIG_DIR` (where the relay keeps the team).
+//! `CLAUDE_CONFIG_DIR` (where the relay keeps the team). As a local one, it runs behind the
+//! host's `teamlead guard`, which watches the lead's presence there (the lock the relay holds
+//! while the link is up) and stops it when the lead has been gone for the hosts' grace.
 
 use std::time::Duration;
 
 use super::Connection;
-use super::probe::{claude_lookup, remote_path};
+use super::probe::{INSTALL_PATH, claude_lookup, remote_path};
 use crate::backend::executor::SpawnRequest;
 use crate::backend::launch::{TeammateLaunch, TeammateProgram, shell_quote};
 use crate::config::HostConfig;
@@ -62,7 +64,9 @@ pub fn find_claude(connection: &Connection) -> Result<String, String> {
 }
 
 /// The command line (for the host's shell) that runs `claude` at `binary` as `request`'s
-/// teammate of `team`; `model_url`: the forwarded model endpoint, when the host opted in.
+/// teammate of `team` behind the host's `teamlead guard`; `model_url`: the forwarded model
+/// endpoint, when the host opted in; `grace_ms`: how long the guard waits for a lead whose
+/// link is gone (`TEAMLEAD_LEAD_GRACE_MS` there, as the host's own teammates get it).
 pub fn command_line(
     host: &HostConfig,
     binary: &str,
@@ -70,6 +74,7 @@ pub fn command_line(
     request: &SpawnRequest,
     cwd: &str,
     model_url: Option<&str>,
+    grace_ms: u128,
 ) -> String {
     let launch = TeammateLaunch {
         program: TeammateProgram::Claude {
@@ -100,6 +105,16 @@ pub fn command_line(
         words.push(format!("ANTHROPIC_BASE_URL={}", shell_quote(url)));
         words.push(format!("ANTHROPIC_AUTH_TOKEN={FORWARDED_TOKEN}"));
     }
+    words.push(format!("TEAMLEAD_LEAD_GRACE_MS={grace_ms}"));
+    // The guard finds the team where the relay keeps it: the same home (`CLAUDE_CONFIG_DIR`
+    // above, else the host's `~/.claude`).
+    words.extend([
+        "\"$t\"".to_string(),
+        "guard".to_string(),
+        "--agent-id".to_string(),
+        shell_quote(&format!("{}@{team}", request.name)),
+        "--".to_string(),
+    ]);
     words.push(remote_path(binary));
     words.extend(launch.args().iter().map(|a| shell_quote(a)));
     let cd = format!("cd {} && ", remote_path(cwd));
@@ -109,7 +124,10 @@ pub fn command_line(
     } else {
         ""
     };
-    let script = format!("{cd}exec env {unset}{}", words.join(" "));
+    let script = format!(
+        "{cd}t=\"$HOME/{INSTALL_PATH}\"; [ -x \"$t\" ] || t=teamlead; exec env {unset}{}",
+        words.join(" ")
+    );
     format!("sh -c {}", shell_quote(&script))
 }
 
@@ -146,11 +164,14 @@ mod tests {
             &request,
             "~/src app",
             None,
+            300_000,
         );
         assert_eq!(
             line,
-            "sh -c 'cd \"$HOME\"/'\"'\"'src app'\"'\"' && exec env CLAUDECODE=1 \
-             CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 CLAUDE_CODE_ENABLE_TODO_TOOLS=1 /opt/c/claude \
+            "sh -c 'cd \"$HOME\"/'\"'\"'src app'\"'\"' && t=\"$HOME/.local/bin/teamlead\"; \
+             [ -x \"$t\" ] || t=teamlead; exec env CLAUDECODE=1 \
+             CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 CLAUDE_CODE_ENABLE_TODO_TOOLS=1 \
+             TEAMLEAD_LEAD_GRACE_MS=300000 \"$t\" guard --agent-id builder@crew -- /opt/c/claude \
              --agent-id builder@crew --agent-name builder --team-name crew --agent-type \
              general-purpose --permission-mode acceptEdits --session-id \
              0c2f4a51-9d0e-4f5b-8a7c-3e1d2b6f9a80'"
@@ -162,12 +183,14 @@ mod tests {
             &request,
             "~/src app",
             Some("http://127.0.0.1:4100/abc"),
+            15_000,
         );
         assert!(
             forwarded.contains(
                 "exec env -u ANTHROPIC_API_KEY CLAUDECODE=1 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 \
                  CLAUDE_CODE_ENABLE_TODO_TOOLS=1 ANTHROPIC_BASE_URL=http://127.0.0.1:4100/abc \
-                 ANTHROPIC_AUTH_TOKEN=teamlead-forwarded-model-endpoint /opt/c/claude"
+                 ANTHROPIC_AUTH_TOKEN=teamlead-forwarded-model-endpoint \
+                 TEAMLEAD_LEAD_GRACE_MS=15000 \"$t\" guard --agent-id builder@crew -- /opt/c/claude"
             ),
             "{forwarded}"
         );

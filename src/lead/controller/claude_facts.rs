@@ -287,12 +287,22 @@ impl Controller {
             .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session, prices))))
             .clone();
         let who = name.to_string();
+        // A teammate on another host: its transcript is there; its relay sends what it says,
+        // kept here (`store::remote_facts`).
+        let remote = self
+            .host_of(name)
+            .map(|_| (self.team.clone(), name.to_string()));
         self.store.submit(
             Lane::Transcripts,
             move |home| {
                 let deadline = std::time::Instant::now() + TURN_WAIT;
                 loop {
-                    let facts = meter.lock().unwrap_or_else(|e| e.into_inner()).read(home);
+                    let facts = match &remote {
+                        Some((team, who)) => crate::store::remote_facts::read(home, team, who)
+                            .ok()
+                            .flatten(),
+                        None => meter.lock().unwrap_or_else(|e| e.into_inner()).read(home),
+                    };
                     let begun = |f: &TranscriptFacts| {
                         turn_after.is_none_or(|at| f.last_turn_ms.is_some_and(|t| t >= at))
                     };

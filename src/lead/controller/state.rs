@@ -465,6 +465,9 @@ impl Controller {
             .and_then(|p| p.parent())
             .map(|p| p.to_path_buf());
         let mut teammate_inboxes = std::collections::BTreeSet::new();
+        // A remote `claude` teammate's transcript facts, as its relay sent them.
+        let remote_facts = store::remote_facts::dir(&self.home, &self.team).ok();
+        let mut transcripts = std::collections::BTreeSet::new();
         for change in batch {
             if change.kind.is_lock() {
                 continue;
@@ -481,7 +484,14 @@ impl Controller {
                 && let Some(name) = change.path.file_stem().and_then(|n| n.to_str())
             {
                 teammate_inboxes.insert(name.to_string());
+            } else if change.path.parent() == remote_facts.as_deref()
+                && let Some(name) = change.path.file_stem().and_then(|n| n.to_str())
+            {
+                transcripts.insert(name.to_string());
             }
+        }
+        for name in transcripts {
+            self.read_claude_transcript(&name);
         }
         for name in teammate_inboxes {
             self.check_inbox_receipts(&name);

@@ -6,7 +6,8 @@
 use super::Tokens;
 
 /// One model's share of a session.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ModelUsage {
     pub model: String,
     pub tokens: Tokens,
@@ -16,7 +17,8 @@ pub struct ModelUsage {
 }
 
 /// Usage per model, in the order the models were first seen.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Ledger {
     pub models: Vec<ModelUsage>,
 }

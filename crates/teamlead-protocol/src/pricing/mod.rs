@@ -70,7 +70,8 @@ pub struct Rates {
 }
 
 /// Tokens by kind: `input` without the cache's.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Tokens {
     pub input: u64,
     pub output: u64,

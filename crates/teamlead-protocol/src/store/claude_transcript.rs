@@ -36,8 +36,10 @@ const CHUNK_BYTES: u64 = 8 * 1024 * 1024;
 /// The longest line kept while waiting for its end (longer ones are dropped whole).
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
-/// What the transcript says so far.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// What the transcript says so far. Serialized as a whole when a relay sends a remote
+/// teammate's facts to its lead (`teamlead-relay`'s `transcript` body).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct TranscriptFacts {
     /// Its tokens by kind (subagents' included), tool uses and turns.
     pub usage: ReportedUsage,

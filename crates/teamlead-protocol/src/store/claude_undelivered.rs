@@ -13,7 +13,7 @@
 use serde_json::Value;
 
 /// What did not reach the lead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum UndeliveredKind {
     /// A tool call's permission request (the call did not run).
     PermissionRequest,
@@ -24,7 +24,7 @@ pub enum UndeliveredKind {
 }
 
 /// One frame the client said it could not deliver to the lead.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Undelivered {
     /// Numbered from 1 over the transcript's life (how the lead tells new ones).
     pub seq: u64,

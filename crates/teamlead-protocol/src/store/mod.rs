@@ -19,6 +19,7 @@ pub mod liveness;
 pub mod lock;
 pub mod quarantine;
 pub mod rate_limit;
+pub mod remote_facts;
 pub mod safe_file;
 pub mod scan;
 pub mod session_record;
