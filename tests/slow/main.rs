@@ -53,6 +53,7 @@ mod foreign_team;
 mod home_untouched;
 mod hostile;
 mod hostile_lead;
+mod hosts_acceptance;
 mod hosts_check;
 mod hosts_claude;
 mod hosts_connections;

@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::time::Instant;
 
+use teamlead_protocol::store::tasks::{CLAIM_HELD_KEY, CLAIM_KEY};
 use teamlead_protocol::store::{ClaimError, Home, Result, StoreError, TaskList};
 use teamlead_protocol::{Task, TaskStatus};
 
@@ -364,6 +365,13 @@ fn change(
         }
         if task.owner.is_none() && task.status == TaskStatus::InProgress {
             task.status = TaskStatus::Pending;
+        }
+        // The claim holds here: its mark comes back to the host as the lead's word on it, and
+        // its teammate starts the work (`CLAIM_HELD_KEY`).
+        if let (Some(who), Some(mark)) = (claimant, after.extra.get(CLAIM_KEY))
+            && task.owner.as_deref() == Some(who)
+        {
+            task.extra.insert(CLAIM_HELD_KEY.to_string(), mark.clone());
         }
         Ok(None)
     });

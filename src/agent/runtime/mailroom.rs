@@ -12,6 +12,9 @@ use crate::protocol::frames::Frame;
 use crate::protocol::{InboxEntry, PermissionMode, Task, TaskStatus};
 use crate::store::{self, ClaimError, Home, StoreError, TaskList, TaskListing};
 
+/// How long a teammate on a host waits for the lead's word on a claim it made there.
+pub const CLAIM_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The files one teammate reads and writes.
 #[derive(Debug, Clone)]
 pub struct Mailroom {
@@ -118,16 +121,81 @@ impl Mailroom {
     }
 
     /// Claims task `id` for this teammate.
+    ///
+    /// On a host other than its lead's, a claim of a free task (`check_busy`) is only a
+    /// proposal: it is made on the host's mirror of the lead's list, and another teammate
+    /// elsewhere may claim the same task at the same moment. So it carries a mark of its own
+    /// (`CLAIM_KEY`), and this returns once the lead's word on it is back in the mirror:
+    /// held (`CLAIM_HELD_KEY` is the mark), or lost (another owner: `AlreadyClaimed`). The work
+    /// of a task starts only after that, so a task never runs twice. A lead that does not
+    /// answer within [`CLAIM_ANSWER_WAIT`] (its link is down) gets the claim back and nothing
+    /// runs.
     pub async fn claim(&self, id: &str, check_busy: bool) -> Result<Task, ClaimError> {
         let list = TaskList::new(&self.home, &self.team)?;
         let dir = list.dir().to_path_buf();
-        let (id, name) = (id.to_string(), self.name.clone());
-        match tokio::task::spawn_blocking(move || list.claim(&id, &name, check_busy)).await {
+        let mark = (check_busy && self.on_a_host())
+            .then(|| format!("{}/{}", self.name, uuid::Uuid::new_v4().simple()));
+        let (task_id, name, m) = (id.to_string(), self.name.clone(), mark.clone());
+        let claimed = match tokio::task::spawn_blocking(move || {
+            list.claim_marked(&task_id, &name, check_busy, m.as_deref())
+        })
+        .await
+        {
             Ok(r) => r,
             Err(e) => Err(ClaimError::Store(StoreError::io(
-                dir,
+                &dir,
                 std::io::Error::other(e.to_string()),
             ))),
+        }?;
+        match mark {
+            None => Ok(claimed),
+            Some(mark) => self.claim_answered(id, &mark).await,
+        }
+    }
+
+    /// Whether this teammate runs on another host than its lead's (its member entry names
+    /// the host).
+    fn on_a_host(&self) -> bool {
+        store::read_team(&self.home, &self.team)
+            .ok()
+            .and_then(|f| f.member(&self.name).map(|m| m.host().is_some()))
+            .unwrap_or(false)
+    }
+
+    /// Waits for the lead's word on the claim of task `id` marked `mark` (see [`Self::claim`]).
+    async fn claim_answered(&self, id: &str, mark: &str) -> Result<Task, ClaimError> {
+        let list = TaskList::new(&self.home, &self.team)?;
+        let deadline = tokio::time::Instant::now() + CLAIM_ANSWER_WAIT;
+        loop {
+            let task = list.get(id).map_err(ClaimError::Store)?;
+            if task.owner.as_deref() != Some(self.name.as_str()) {
+                return Err(ClaimError::AlreadyClaimed {
+                    owner: task.owner.unwrap_or_else(|| "nobody".to_string()),
+                });
+            }
+            if task
+                .extra
+                .get(store::tasks::CLAIM_HELD_KEY)
+                .and_then(|v| v.as_str())
+                == Some(mark)
+            {
+                return Ok(task);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                // Given back unless the lead's word came meanwhile: nothing ran.
+                let _ = self.release(id).await;
+                return Err(ClaimError::Store(StoreError::io(
+                    list.dir(),
+                    std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "the lead did not answer the claim of task #{id} within {} s",
+                            CLAIM_ANSWER_WAIT.as_secs()
+                        ),
+                    ),
+                )));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
 

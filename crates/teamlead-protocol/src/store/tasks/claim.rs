@@ -64,11 +64,32 @@ pub fn available(all: &[Task]) -> Vec<&Task> {
         .collect()
 }
 
+/// A task field (teamlead's own) a claim made on a host's mirror carries: `<name>/<uuid>`, new
+/// for each claim, so the lead's word on exactly this claim can be told from an older one.
+pub const CLAIM_KEY: &str = "teamleadClaim";
+
+/// A task field only the lead's end of a link writes: the [`CLAIM_KEY`] of the host's claim it
+/// applied under its own lock. A teammate on a host starts the work of a task it claimed only
+/// once its mirror shows it (or gives up when the owner is someone else): a claim on a mirror
+/// is a proposal until the lead's list holds it.
+pub const CLAIM_HELD_KEY: &str = "teamleadClaimHeld";
+
 impl TaskList {
     /// Claims task `id` for `owner` under the task's lock: sets `owner` and `in_progress`.
     /// With `check_busy`, fails when `owner` already has another unfinished (non-internal) task.
     /// Claiming a task one already owns again succeeds.
     pub fn claim(&self, id: &str, owner: &str, check_busy: bool) -> Result<Task, ClaimError> {
+        self.claim_marked(id, owner, check_busy, None)
+    }
+
+    /// [`TaskList::claim`], and with `mark`, [`CLAIM_KEY`] set to it in the same locked write.
+    pub fn claim_marked(
+        &self,
+        id: &str,
+        owner: &str,
+        check_busy: bool,
+        mark: Option<&str>,
+    ) -> Result<Task, ClaimError> {
         let all = self.list()?.tasks;
         if check_busy
             && let Some(busy) = all.iter().find(|t| {
@@ -86,6 +107,12 @@ impl TaskList {
             Ok(claim_checks(task, owner, &all).map(|()| {
                 task.owner = Some(owner.to_string());
                 task.status = TaskStatus::InProgress;
+                if let Some(mark) = mark {
+                    task.extra.insert(
+                        CLAIM_KEY.to_string(),
+                        serde_json::Value::String(mark.into()),
+                    );
+                }
                 task.clone()
             }))
         });

@@ -10,7 +10,9 @@ mod claim;
 mod edit;
 mod ids;
 
-pub use claim::{ClaimError, available, is_available, unfinished_blockers};
+pub use claim::{
+    CLAIM_HELD_KEY, CLAIM_KEY, ClaimError, available, is_available, unfinished_blockers,
+};
 pub use edit::{Assigned, FAILURE_NOTE_KEY, TaskEdit};
 pub use ids::parse_highwatermark;
 
