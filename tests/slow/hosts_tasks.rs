@@ -4,8 +4,9 @@
 //! there on its own (its ordinary claim, on its host's list), runs it and completes it, and
 //! the lead's list shows both; its `isActive` shows on the lead while it works; the link
 //! dropped in the middle of that task loses nothing; two teammates on two hosts claim one task
-//! while their links are down: exactly one claim holds at the lead, the other host's mirror is
-//! set back to the winner and its teammate is told so in its inbox.
+//! while their links are down: neither runs it before the lead answers, exactly one claim holds
+//! at the lead and only its teammate runs the task, the other host's mirror is set back to the
+//! winner and its teammate is told so in its inbox.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -246,8 +247,8 @@ fn tasks_claims_and_activity_cross_hosts_and_a_race_has_one_winner() {
 
     // The race: bob runs on host two; a task with a command waits on a blocker. Both links go
     // down, the blocker is completed on each host, both teammates claim the task on their own
-    // host's list and run it. Host one's link returns first: alice's claim holds; bob's is
-    // set back on host two, and bob is told.
+    // host's list and wait for the lead's word. Host one's link returns first: alice's claim
+    // holds and she runs it; bob's is set back on host two, and bob is told.
     spawn(&lead, "bob", "two");
     let blocker = added_id(&lead_task(&lead, &["add", "agree on the format"]));
     let raced = added_id(&lead_task(
@@ -272,15 +273,30 @@ fn tasks_claims_and_activity_cross_hosts_and_a_race_has_one_winner() {
     host_task(&one, &["done", &blocker]);
     host_task(&two, &["done", &blocker]);
     wait_for(
-        "each teammate claims and completes the task on its own host",
+        "each teammate claims the task on its own host",
         Duration::from_secs(30),
         || {
-            owner_status(&one_list, &raced) == Some((Some("alice".into()), TaskStatus::Completed))
+            owner_status(&one_list, &raced) == Some((Some("alice".into()), TaskStatus::InProgress))
                 && owner_status(&two_list, &raced)
-                    == Some((Some("bob".into()), TaskStatus::Completed))
+                    == Some((Some("bob".into()), TaskStatus::InProgress))
         },
         explain,
     );
+    // A claim on a host's list is a proposal until the lead's list holds it: neither runs
+    // the task while its link is down.
+    let cut = std::time::Instant::now();
+    while cut.elapsed() < Duration::from_secs(2) {
+        assert_eq!(
+            (
+                owner_status(&one_list, &raced).map(|(_, s)| s),
+                owner_status(&two_list, &raced).map(|(_, s)| s)
+            ),
+            (Some(TaskStatus::InProgress), Some(TaskStatus::InProgress)),
+            "a task ran on a claim the lead has not answered: {}",
+            explain()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     one.set_link(true);
     wait_for(
         "alice's claim holds at the lead",

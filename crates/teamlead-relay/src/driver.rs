@@ -86,9 +86,29 @@ enum Input {
 pub fn drive<R, W>(
     link: &mut Link,
     reader: R,
+    writer: W,
+    options: &DriverOptions,
+    on_event: impl FnMut(&Event),
+) -> Result<Ended, DriveError>
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    drive_with(link, reader, writer, options, on_event, |_| {
+        Ok(Step::default())
+    })
+}
+
+/// [`drive`], with `between` run on the link at every turn of the loop (at least every
+/// [`STOP_CHECK`]): what its step says is written and reported as any other. The lead's end
+/// puts a route that changed into the outbox there, so the open connection carries it.
+pub fn drive_with<R, W>(
+    link: &mut Link,
+    reader: R,
     mut writer: W,
     options: &DriverOptions,
     mut on_event: impl FnMut(&Event),
+    mut between: impl FnMut(&mut Link) -> Result<Step, LinkError>,
 ) -> Result<Ended, DriveError>
 where
     R: Read + Send + 'static,
@@ -164,6 +184,9 @@ where
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => Step::default(),
             };
+            if let Some(end) = emit(between(link)?, &mut writer, &mut on_event)? {
+                return Ok(Ended::Link(end));
+            }
             if !due && last_tick.elapsed() < options.poll {
                 continue;
             }

@@ -78,7 +78,7 @@ pub mod transcripts;
 pub mod wake;
 pub mod wire;
 
-pub use driver::{DriveError, DriverOptions, Ended, RelayOptions, drive, run_stdio};
+pub use driver::{DriveError, DriverOptions, Ended, RelayOptions, drive, drive_with, run_stdio};
 pub use hello::{Hello, Identity, Refusal, Role};
 pub use session::{End, Event, Link, LinkError, Step};
 pub use wire::{Body, Frame, WireError};

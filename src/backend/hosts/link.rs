@@ -4,8 +4,9 @@
 //! `teamlead_relay`'s [`Link`] (role lead) over the child's pipes. Before each connection it
 //! queues the route (the members that run on the host) and the team file the host needs; the
 //! link sends both after the handshake. When the connection ends it kills the child and
-//! reconnects with backoff. A route change ends the connection at once and reconnects with the
-//! new route (the link resumes from its last ack). The task list's mirror, the host's claims
+//! reconnects with backoff. A route change goes over the connection that is open (the driver's
+//! `between` step puts it in the outbox and sends it; no new relay), and a link that is down
+//! connects again at once to carry it. The task list's mirror, the host's claims
 //! and its members' fields travel inside the link itself (`teamlead_relay::tasks_lead`,
 //! `members`): nothing here but the identity that needs them of the relay.
 //!
@@ -57,8 +58,8 @@ pub type StateSink = Arc<dyn Fn(HostState) + Send + Sync>;
 struct Shared {
     /// End for good.
     stop: AtomicBool,
-    /// The route changed: end the connection and connect again with the new one.
-    restart: AtomicBool,
+    /// The route changed: the open connection sends it (or the next one does).
+    route_changed: AtomicBool,
     hosted: Mutex<Vec<String>>,
     /// The last state reported (`None`: none yet).
     reported: Mutex<Option<bool>>,
@@ -103,7 +104,7 @@ impl HostLink {
     pub fn start(spec: LinkSpec, sink: StateSink) -> std::io::Result<HostLink> {
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
-            restart: AtomicBool::new(false),
+            route_changed: AtomicBool::new(false),
             hosted: Mutex::new(spec.hosted.clone()),
             reported: Mutex::new(None),
             generation: AtomicU64::new(1),
@@ -120,14 +121,14 @@ impl HostLink {
     }
 
     /// The members that run on the host now, with the team file as it is now: sent to the
-    /// relay (the connection is renewed). Returns the generation [`HostLink::wait_synced`]
+    /// relay (over the open connection, or the next). Returns the generation [`HostLink::wait_synced`]
     /// waits for.
     pub fn set_hosted(&self, hosted: Vec<String>) -> u64 {
         if let Ok(mut h) = self.shared.hosted.lock() {
             *h = hosted;
         }
         let generation = self.shared.generation.fetch_add(1, Ordering::Relaxed) + 1;
-        self.shared.restart.store(true, Ordering::Relaxed);
+        self.shared.route_changed.store(true, Ordering::Relaxed);
         generation
     }
 
@@ -183,7 +184,7 @@ fn report(spec: &LinkSpec, shared: &Shared, sink: &StateSink, up: bool, why: &st
 fn pause(shared: &Shared, d: Duration) {
     let until = Instant::now() + d;
     while Instant::now() < until {
-        if shared.stop.load(Ordering::Relaxed) || shared.restart.load(Ordering::Relaxed) {
+        if shared.stop.load(Ordering::Relaxed) || shared.route_changed.load(Ordering::Relaxed) {
             return;
         }
         std::thread::sleep(Duration::from_millis(25));
@@ -210,7 +211,7 @@ fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
     };
     let mut backoff = BACKOFF_MIN;
     while !shared.stop.load(Ordering::Relaxed) {
-        shared.restart.store(false, Ordering::Relaxed);
+        shared.route_changed.store(false, Ordering::Relaxed);
         let generation = shared.generation.load(Ordering::Relaxed);
         if let Err(e) = queue_route(&spec, shared, &mut link) {
             report(&spec, shared, sink, false, &e);
@@ -219,8 +220,7 @@ fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
             continue;
         }
         // What the relay must acknowledge for this route to be there.
-        let target = link.acked() + link.unacked() as u64;
-        let sync = RouteSync { generation, target };
+        let sync = route_sync(generation, &link);
         match connect_once(&spec, shared, sink, &mut link, sync) {
             Ok(true) => backoff = BACKOFF_MIN,
             Ok(false) => {}
@@ -229,27 +229,42 @@ fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
         if shared.stop.load(Ordering::Relaxed) {
             break;
         }
-        if !shared.restart.load(Ordering::Relaxed) {
+        if !shared.route_changed.load(Ordering::Relaxed) {
             pause(shared, backoff);
             backoff = (backoff * 2).min(BACKOFF_MAX);
         }
     }
 }
 
-/// The route and the team file the host needs, into the link's outbox (sent once open).
-fn queue_route(spec: &LinkSpec, shared: &Shared, link: &mut Link) -> Result<(), String> {
+/// The route and the team file the host needs, into the link's outbox; the frames to send now
+/// when the connection is open (else they go once it is).
+fn queue_route(spec: &LinkSpec, shared: &Shared, link: &mut Link) -> Result<Vec<String>, String> {
     let hosted = shared
         .hosted
         .lock()
         .map(|h| h.clone())
         .map_err(|_| "the route's lock is poisoned".to_string())?;
-    link.set_hosted(&hosted)
-        .map_err(|e| format!("the link's state: {e}"))?;
+    let mut lines = link
+        .set_hosted(&hosted)
+        .map_err(|e| format!("the link's state: {e}"))?
+        .lines;
     let file = crate::store::team::read_team(&spec.home, &spec.team)
         .map_err(|e| format!("the team file: {e}"))?;
-    link.set_team(&file.lead_agent_id, &file.members)
-        .map_err(|e| format!("the link's state: {e}"))?;
-    Ok(())
+    lines.extend(
+        link.set_team(&file.lead_agent_id, &file.members)
+            .map_err(|e| format!("the link's state: {e}"))?
+            .lines,
+    );
+    Ok(lines)
+}
+
+/// `generation` (read before its route was queued) is there once what is in `link`'s outbox
+/// now is acknowledged.
+fn route_sync(generation: u64, link: &Link) -> RouteSync {
+    RouteSync {
+        generation,
+        target: link.acked() + link.unacked() as u64,
+    }
 }
 
 /// The route generation a connection carries, and the seq whose ack means it is there.
@@ -326,8 +341,7 @@ fn connect_once(
             .spawn(move || {
                 let quiet = QUIET_LIMIT.as_millis() as u64;
                 while !ended.load(Ordering::Relaxed) {
-                    if shared.stop.load(Ordering::Relaxed) || shared.restart.load(Ordering::Relaxed)
-                    {
+                    if shared.stop.load(Ordering::Relaxed) {
                         stop.store(true, Ordering::Relaxed);
                     }
                     if opened.load(Ordering::Relaxed) {
@@ -349,20 +363,51 @@ fn connect_once(
         poll: teamlead_relay::driver::DEFAULT_POLL,
         stop: Some(stop.clone()),
     };
-    let result = teamlead_relay::drive(link, reader, stdin, &options, |event| {
+    let sync = std::cell::Cell::new(sync);
+    let on_event = |event: &Event| {
+        let target = sync.get();
         let synced = match event {
             Event::Up(peer) => {
                 opened.store(true, Ordering::Relaxed);
                 report(spec, shared, sink, true, "");
-                peer.recv >= sync.target
+                peer.recv >= target.target
             }
-            Event::Acked(seq) => *seq >= sync.target,
+            Event::Acked(seq) => *seq >= target.target,
             _ => false,
         };
         if synced {
-            shared.synced.fetch_max(sync.generation, Ordering::Relaxed);
+            shared
+                .synced
+                .fetch_max(target.generation, Ordering::Relaxed);
         }
-    });
+    };
+    // A route that changed while the connection runs: queued and sent over it.
+    let between = |link: &mut Link| {
+        let mut step = teamlead_relay::Step::default();
+        if !shared.route_changed.swap(false, Ordering::Relaxed) {
+            return Ok(step);
+        }
+        let generation = shared.generation.load(Ordering::Relaxed);
+        match queue_route(spec, shared, link) {
+            Ok(lines) => step.lines = lines,
+            Err(e) => {
+                tracing::warn!(
+                    "the route to {} not sent for now: {e}",
+                    spec.connection.host.name
+                );
+                shared.route_changed.store(true, Ordering::Relaxed);
+                return Ok(step);
+            }
+        }
+        let now = route_sync(generation, link);
+        sync.set(now);
+        if now.target <= link.acked() {
+            // Nothing new to send: the relay has it all already.
+            shared.synced.fetch_max(now.generation, Ordering::Relaxed);
+        }
+        Ok(step)
+    };
+    let result = teamlead_relay::drive_with(link, reader, stdin, &options, on_event, between);
     ended.store(true, Ordering::Relaxed);
     let _ = watch.join();
     end_child(&mut child);
