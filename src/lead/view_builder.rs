@@ -48,8 +48,8 @@ pub struct Tracking {
     /// `isActive` as last read from the team file.
     last_is_active: Option<bool>,
     /// An in-process teammate: its runtime's events (`Working`, `Idle`) say when its turns
-    /// start and end, in order, so a read of the team file (which can be a turn behind) never
-    /// changes its activity.
+    /// start and end, in order, so neither a read of the team file nor its idle notification
+    /// (through the lead's inbox), either of which can be a turn behind, changes its activity.
     pub events_drive: bool,
     /// The lead wrote this `claude` teammate's `isActive: true` itself before it delivered an
     /// entry (`controller::files`), and the client has shown no turn of its own since: a

@@ -554,14 +554,29 @@ fn claude_on_a_host(client: &Client) {
         usage["usage"]
     );
 
-    // The ledger's receipts of what the lead sent it, as far as the lead can see them.
-    let receipts: Vec<String> = rig
-        .events()
-        .iter()
-        .filter(|e| e["kind"] == "receipt" && e["to"] == "mate")
-        .map(|e| e["state"].as_str().unwrap_or("").to_string())
-        .collect();
-    eprintln!("[{label}] receipts of the messages to mate: {receipts:?}");
+    // The ledger's receipts of what the lead sent it: read on the host, they go past
+    // delivered (the relay's read marks).
+    let receipts = || -> Vec<String> {
+        rig.events()
+            .iter()
+            .filter(|e| e["kind"] == "receipt" && e["to"] == "mate")
+            .map(|e| e["state"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    wait_for(
+        &format!("[{label}] a receipt of mate's messages past delivered"),
+        Duration::from_secs(15),
+        || {
+            receipts()
+                .iter()
+                .any(|s| s == "read" || s == "turn started")
+        },
+        || format!("{:?}", receipts()),
+    );
+    eprintln!(
+        "[{label}] receipts of the messages to mate: {:?}",
+        receipts()
+    );
 
     // Tightening: acceptEdits → default, by its own mode key over ssh; confirmed by the lead.
     let idles = rig.idles("mate");

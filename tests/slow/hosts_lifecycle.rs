@@ -501,7 +501,23 @@ fn a_60_s_partition_keeps_a_hosts_teammate_and_its_task() {
         "the task's command running on the host",
         Duration::from_secs(30),
         || host_runs(&host, "sleep 600"),
-        || format!("{:?}", host_processes(&host)),
+        || {
+            let dir = host.home().join(".claude/tasks/crew");
+            let files: Vec<String> = std::fs::read_dir(&dir)
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| {
+                            format!(
+                                "{}: {}",
+                                e.file_name().to_string_lossy(),
+                                std::fs::read_to_string(e.path()).unwrap_or_default()
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!("the host's tasks: {files:?}\n{:?}", host_processes(&host))
+        },
     );
 
     host.set_link(false);

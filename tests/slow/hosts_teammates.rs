@@ -173,6 +173,25 @@ fn a_teammate_on_a_host_is_led_across_a_dropped_link() {
         1,
         "delivered once"
     );
+    // Read on the host: the lead's receipts go past delivered (the relay's read marks).
+    let receipts = || -> Vec<String> {
+        story(&lead)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|e| e["kind"] == "receipt" && e["to"] == "worker")
+            .map(|e| e["state"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    wait_for(
+        "a receipt of worker's messages past delivered",
+        Duration::from_secs(10),
+        || {
+            receipts()
+                .iter()
+                .any(|s| s == "read" || s == "turn started")
+        },
+        || format!("{:?}", receipts()),
+    );
     assert_eq!(told(&lead, "second-42"), 1, "answered once");
     assert_eq!(told(&lead, "first-21"), 1, "the first report once");
 

@@ -70,6 +70,7 @@ pub mod hello;
 pub mod link_dir;
 pub mod members;
 pub mod presence;
+pub mod reads;
 pub mod session;
 pub mod task_fields;
 pub mod tasks_lead;

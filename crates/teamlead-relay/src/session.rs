@@ -13,6 +13,7 @@ use crate::forward::{self, Batch, Scanner};
 use crate::hello::{self, Hello, Identity, Refusal, Role};
 use crate::link_dir::LinkDir;
 use crate::members::{self, MemberFeed};
+use crate::reads::ReadFeed;
 use crate::tasks_lead::{self, Outcome, TaskFeed};
 use crate::tasks_mirror::Mirror;
 use crate::transcripts::TranscriptFeed;
@@ -151,6 +152,8 @@ pub struct Link {
     member_feed: MemberFeed,
     /// A relay's hosted `claude` teammates' transcript facts as sent over this connection.
     transcript_feed: TranscriptFeed,
+    /// A relay's hosted members' read marks as sent over this connection.
+    read_feed: ReadFeed,
 }
 
 impl Link {
@@ -193,6 +196,7 @@ impl Link {
             mirror: None,
             member_feed: MemberFeed::default(),
             transcript_feed: TranscriptFeed::default(),
+            read_feed: ReadFeed::default(),
         }
     }
 
@@ -475,6 +479,7 @@ impl Link {
         self.feed.reset();
         self.member_feed.reset();
         self.transcript_feed.reset();
+        self.read_feed = ReadFeed::default();
         self.phase = Phase::Open;
         step.events.push(Event::Up(peer.clone()));
         self.peer = Some(peer);
@@ -577,6 +582,11 @@ impl Link {
                     step.events.push(Event::MemberFields { name });
                 }
             }
+            Body::Read { team, name, ids } => {
+                if self.role == Role::Lead {
+                    crate::reads::apply_read(&self.home, &team, &hosted, &name, &ids)?;
+                }
+            }
             Body::Transcript { team, name, facts } => {
                 if self.role == Role::Lead
                     && crate::transcripts::apply_transcript(
@@ -674,6 +684,7 @@ impl Link {
         };
         let (tasks_ok, member_ok) = (peer_has("tasks"), peer_has("member"));
         let transcript_ok = peer_has("transcript");
+        let read_ok = peer_has("read");
         let Some(b) = self.bound.as_mut() else {
             return Ok(());
         };
@@ -694,9 +705,17 @@ impl Link {
                         Err(e) => tracing::warn!("the task mirror of {} not read: {e}", b.team),
                     }
                 }
+                // Read marks before member fields: a teammate that took an entry and began its
+                // turn is seen to have read it first.
+                if read_ok && let Some(hosted) = b.dir.hosted() {
+                    match self.read_feed.scan(&self.home, &b.team, hosted, now) {
+                        Ok(more) => bodies.extend(more),
+                        Err(e) => tracing::warn!("read marks of {} not read: {e}", b.team),
+                    }
+                }
                 if member_ok && let Some(hosted) = b.dir.hosted() {
                     match self.member_feed.scan(&self.home, &b.team, hosted, now) {
-                        Ok(more) => bodies = more,
+                        Ok(more) => bodies.extend(more),
                         Err(e) => tracing::warn!("member fields of {} not read: {e}", b.team),
                     }
                 }

@@ -366,12 +366,23 @@ fn change(
         if task.owner.is_none() && task.status == TaskStatus::InProgress {
             task.status = TaskStatus::Pending;
         }
-        // The claim holds here: its mark comes back to the host as the lead's word on it, and
-        // its teammate starts the work (`CLAIM_HELD_KEY`).
-        if let (Some(who), Some(mark)) = (claimant, after.extra.get(CLAIM_KEY))
-            && task.owner.as_deref() == Some(who)
+        // A claim of the task's owner here holds: its mark comes back to the host as the
+        // lead's word on it, and its teammate starts the work (`CLAIM_HELD_KEY`). The mark may
+        // come on its own (the lead gave the task to that teammate meanwhile, and the mirror
+        // took the owner from the lead's copy).
+        if let Some(mark) = after
+            .extra
+            .get(CLAIM_KEY)
+            .and_then(serde_json::Value::as_str)
+            && task
+                .owner
+                .as_deref()
+                .is_some_and(|o| mark.split('/').next() == Some(o))
         {
-            task.extra.insert(CLAIM_HELD_KEY.to_string(), mark.clone());
+            task.extra.insert(
+                CLAIM_HELD_KEY.to_string(),
+                serde_json::Value::String(mark.to_string()),
+            );
         }
         Ok(None)
     });

@@ -98,6 +98,13 @@ pub enum Body {
         name: String,
         fields: serde_json::Map<String, serde_json::Value>,
     },
+    /// From a relay: the relay ids of entries the lead sent to hosted member `name` that are
+    /// read on the relay's host (capability `read`).
+    Read {
+        team: String,
+        name: String,
+        ids: Vec<String>,
+    },
     /// From a relay: what a hosted `claude` teammate's transcript on its host says
     /// (`TranscriptFacts`, as JSON), whenever that changes (capability `transcript`).
     Transcript {
@@ -121,6 +128,7 @@ impl Body {
             | Body::Tasks { team, .. }
             | Body::TaskUpdate { team, .. }
             | Body::Member { team, .. }
+            | Body::Read { team, .. }
             | Body::Transcript { team, .. } => Some(team),
             Body::Unknown => None,
         }

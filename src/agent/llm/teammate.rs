@@ -62,7 +62,16 @@ pub(crate) async fn pick_task(tm: &mut Teammate, state: &mut LlmState) -> Option
             continue;
         }
         if task.status == TaskStatus::InProgress {
-            return Some(((*task).clone(), false));
+            return match tm.mailroom.ready_to_work(task).await {
+                Ok(t) => Some((t, false)),
+                Err(e) => {
+                    tm.events.log(
+                        LogKind::Note,
+                        format!("not starting task #{} yet: {e}", task.id),
+                    );
+                    None
+                }
+            };
         }
         match tm.mailroom.claim(&task.id, false).await {
             Ok(t) => return Some((t, false)),

@@ -128,8 +128,8 @@ impl Mailroom {
     /// (`CLAIM_KEY`), and this returns once the lead's word on it is back in the mirror:
     /// held (`CLAIM_HELD_KEY` is the mark), or lost (another owner: `AlreadyClaimed`). The work
     /// of a task starts only after that, so a task never runs twice. A lead that does not
-    /// answer within [`CLAIM_ANSWER_WAIT`] (its link is down) gets the claim back and nothing
-    /// runs.
+    /// answer within [`CLAIM_ANSWER_WAIT`] (its link is down): nothing runs, the claim stays,
+    /// and the next look waits again ([`Self::ready_to_work`]).
     pub async fn claim(&self, id: &str, check_busy: bool) -> Result<Task, ClaimError> {
         let list = TaskList::new(&self.home, &self.team)?;
         let dir = list.dir().to_path_buf();
@@ -162,6 +162,27 @@ impl Mailroom {
             .unwrap_or(false)
     }
 
+    /// `task`, owned by this teammate and in progress: itself when its work may start, after
+    /// the lead's word when it is a claim of this teammate's on a host that the lead has not
+    /// answered yet (see [`Self::claim`]).
+    pub async fn ready_to_work(&self, task: &Task) -> Result<Task, ClaimError> {
+        let mark = task
+            .extra
+            .get(store::tasks::CLAIM_KEY)
+            .and_then(|v| v.as_str())
+            .filter(|m| m.split('/').next() == Some(self.name.as_str()));
+        let held = task
+            .extra
+            .get(store::tasks::CLAIM_HELD_KEY)
+            .and_then(|v| v.as_str());
+        match mark {
+            Some(mark) if held != Some(mark) && self.on_a_host() => {
+                self.claim_answered(&task.id, mark).await
+            }
+            _ => Ok(task.clone()),
+        }
+    }
+
     /// Waits for the lead's word on the claim of task `id` marked `mark` (see [`Self::claim`]).
     async fn claim_answered(&self, id: &str, mark: &str) -> Result<Task, ClaimError> {
         let list = TaskList::new(&self.home, &self.team)?;
@@ -182,8 +203,6 @@ impl Mailroom {
                 return Ok(task);
             }
             if tokio::time::Instant::now() >= deadline {
-                // Given back unless the lead's word came meanwhile: nothing ran.
-                let _ = self.release(id).await;
                 return Err(ClaimError::Store(StoreError::io(
                     list.dir(),
                     std::io::Error::new(

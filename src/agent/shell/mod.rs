@@ -268,7 +268,16 @@ async fn pick_task(shell: &mut ShellEngine, tm: &mut Teammate) -> Option<Task> {
             continue;
         }
         if task.status == TaskStatus::InProgress {
-            return Some((*task).clone());
+            return match tm.mailroom.ready_to_work(task).await {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    tm.events.log(
+                        LogKind::Note,
+                        format!("not starting task #{} yet: {e}", task.id),
+                    );
+                    None
+                }
+            };
         }
         match tm.mailroom.claim(&task.id, false).await {
             Ok(t) => return Some(t),

@@ -91,7 +91,9 @@ impl Controller {
             LeadIncoming::Idle { notification, .. } => {
                 let since_ms = parse_iso_ms(&notification.timestamp).unwrap_or_else(now_ms);
                 if let Some(t) = self.tracking.get_mut(&from) {
-                    if t.activity != Activity::Exited {
+                    // An in-process teammate's events said so already, in order; its
+                    // notification comes through the inbox and can be a turn behind.
+                    if t.activity != Activity::Exited && !t.events_drive {
                         t.activity = Activity::Idle { since_ms };
                     }
                     if notification.usage.is_some() {

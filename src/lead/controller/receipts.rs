@@ -64,8 +64,14 @@ impl Controller {
                         Err(store::StoreError::NotFound { .. }) => Vec::new(),
                         Err(_) => return,
                     };
-                    let changes = c.ledger.inbox_seen(&who, &entries, now_ms());
+                    let mut changes = c.ledger.inbox_seen(&who, &entries, now_ms());
                     let taken = changes.iter().any(|ch| ch.state == Receipt::Read);
+                    // A teammate on another host: its read marks come over the link, after
+                    // its turn may already show as working (both travel on their own); one
+                    // that took the entry and works now started its turn on it.
+                    if taken && c.host_of(&who).is_some() && c.is_busy(&who) {
+                        changes.extend(c.ledger.turn_started(&who, now_ms()));
+                    }
                     c.tell_receipts(changes);
                     // It took what the lead sent while the lead's own `isActive: true` stands:
                     // its transcript tells when its turn begins.
@@ -88,7 +94,14 @@ impl Controller {
             }
             t.turn_seen(at_ms);
         }
-        let changes = self.ledger.turn_started(name, now_ms());
+        // Only what it had read by then: a frame of the turn before, drained after it took a
+        // new message, is no sign of a turn on that one. A host's clock is not the lead's.
+        let by = if self.host_of(name).is_some() {
+            now_ms()
+        } else {
+            at_ms.min(now_ms())
+        };
+        let changes = self.ledger.turn_started(name, by);
         self.tell_receipts(changes);
     }
 

@@ -342,3 +342,60 @@ fn member_fields_come_back_and_the_leads_team_body_does_not_undo_them() {
     assert!(run_until(&mut pair, 200, |p| lead_alice(p).is_active == Some(false)));
     let _ = inbox::read(pair.lead_home(), TEAM, "alice");
 }
+
+/// What the host's mirror says of a claim marked `mark`: held by the lead or not.
+fn held(pair: &Pair, id: &str, mark: &str) -> bool {
+    host_list(pair)
+        .get(id)
+        .ok()
+        .and_then(|t| {
+            t.extra
+                .get(teamlead_protocol::store::tasks::CLAIM_HELD_KEY)
+                .cloned()
+        })
+        .is_some_and(|v| v == mark)
+}
+
+#[test]
+fn a_marked_claim_comes_back_held_also_when_the_lead_gave_the_task_to_the_claimant_meanwhile() {
+    let mut pair = Pair::new();
+    lead_list(&pair).create("build", "", vec![], None).unwrap();
+    lead_list(&pair).create("test", "", vec![], None).unwrap();
+    connected(&mut pair, &["alice"]);
+    // A claim on the host's list with a mark: held once the lead applied it.
+    host_list(&pair)
+        .claim_marked("1", "alice", true, Some("alice/one"))
+        .unwrap();
+    assert!(run_until(&mut pair, 300, |p| held(p, "1", "alice/one")));
+    // The lead gives task 2 to alice as alice claims it on her host: the mirror took the
+    // owner from the lead's copy first, so the mark goes alone, and the lead holds it all the
+    // same (before, it answered only a change of owner, and alice waited in vain).
+    lead_list(&pair).claim("2", "alice", false).unwrap();
+    assert!(mirrored(&mut pair));
+    host_list(&pair)
+        .claim_marked("2", "alice", false, Some("alice/two"))
+        .unwrap();
+    assert!(run_until(&mut pair, 300, |p| held(p, "2", "alice/two")));
+    assert_eq!(
+        lead_list(&pair).get("2").unwrap().owner.as_deref(),
+        Some("alice")
+    );
+}
+
+#[test]
+fn a_marked_claim_that_lost_is_never_held() {
+    let mut pair = Pair::new();
+    lead_list(&pair).create("build", "", vec![], None).unwrap();
+    connected(&mut pair, &["alice"]);
+    pair.drop_link();
+    // bob (here, at the lead) takes it while alice claims it on her host, cut off.
+    lead_list(&pair).claim("1", "bob", true).unwrap();
+    host_list(&pair)
+        .claim_marked("1", "alice", true, Some("alice/lost"))
+        .unwrap();
+    pair.connect();
+    assert!(run_until(&mut pair, 300, |p| {
+        host_list(p).get("1").unwrap().owner.as_deref() == Some("bob")
+    }));
+    assert!(!held(&pair, "1", "alice/lost"));
+}

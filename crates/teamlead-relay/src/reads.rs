@@ -1,0 +1,222 @@
+//! Read marks across a link (DESIGN.md "The relay"): an entry the lead sent to a member that
+//! runs on another host is read there (the teammate sets `read: true` in its inbox on its
+//! host, or takes it), never in the lead's copy, so the lead's receipts would stop at
+//! *delivered*. A relay sends the relay ids of the hosted members' entries that are read on
+//! its host as a `read` body; the lead's end marks the same entries read in its copy (each
+//! found by its relay id, the one the lead's end gave it from its key), where the lead's
+//! ledger reads them as for a local teammate. Capability `read`: sent only to a lead that has
+//! it.
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
+use std::time::Instant;
+
+use teamlead_protocol::store::{Home, Result, inbox};
+
+use crate::forward::{FULL_SCAN_EVERY, entry_key, relay_id};
+use crate::wire::Body;
+
+/// The relay's side: which read entries of each hosted member's inbox were sent, and which
+/// entries from the lead were seen unread (one that is gone later was taken: read).
+#[derive(Debug, Default)]
+pub struct ReadFeed {
+    sent: HashMap<String, HashSet<String>>,
+    unread: HashMap<String, HashSet<String>>,
+    seen: HashMap<String, (u64, u64, i64, i64)>,
+    last_full: Option<Instant>,
+}
+
+impl ReadFeed {
+    /// `read` bodies for the hosted members' entries from the lead that became read since they
+    /// were last looked at (an inbox is read when its file changed, and every second).
+    pub fn scan(
+        &mut self,
+        home: &Home,
+        team: &str,
+        hosted: &[String],
+        now: Instant,
+    ) -> Result<Vec<Body>> {
+        let full = self
+            .last_full
+            .is_none_or(|t| now.duration_since(t) >= FULL_SCAN_EVERY);
+        if full {
+            self.last_full = Some(now);
+        }
+        let mut bodies = Vec::new();
+        for member in hosted {
+            let path = home.inbox_path(team, member)?;
+            let stamp = std::fs::symlink_metadata(&path)
+                .map(|m| (m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+                .unwrap_or_default();
+            if !full && self.seen.get(member) == Some(&stamp) {
+                continue;
+            }
+            let read = match inbox::read(home, team, member) {
+                Ok(read) => read,
+                Err(e) => {
+                    tracing::debug!("{member}'s inbox of {team} not read for its marks: {e}");
+                    continue;
+                }
+            };
+            self.seen.insert(member.clone(), stamp);
+            let sent = self.sent.entry(member.clone()).or_default();
+            let unread = self.unread.entry(member.clone()).or_default();
+            let present: HashSet<&str> = read
+                .entries
+                .iter()
+                .filter_map(|e| e.relay_id.as_deref())
+                .collect();
+            // Taken (a runtime that removes what it reads) counts as read.
+            let mut ids: Vec<String> = unread
+                .iter()
+                .filter(|id| !present.contains(id.as_str()))
+                .cloned()
+                .collect();
+            unread.clear();
+            for e in &read.entries {
+                let Some(id) = &e.relay_id else { continue };
+                if e.is_unread() {
+                    unread.insert(id.clone());
+                } else if !sent.contains(id) {
+                    ids.push(id.clone());
+                }
+            }
+            ids.retain(|id| !sent.contains(id));
+            if ids.is_empty() {
+                continue;
+            }
+            sent.extend(ids.iter().cloned());
+            bodies.push(Body::Read {
+                team: team.to_string(),
+                name: member.clone(),
+                ids,
+            });
+        }
+        Ok(bodies)
+    }
+}
+
+/// The lead's side: the entries of `name`'s inbox (the lead's copy) whose relay ids are in
+/// `ids` are marked read. A member that does not run on that host is left alone. Returns how
+/// many were marked now.
+pub fn apply_read(
+    home: &Home,
+    team: &str,
+    hosted: &[String],
+    name: &str,
+    ids: &[String],
+) -> Result<usize> {
+    if !hosted.iter().any(|h| h == name) {
+        tracing::warn!("read marks of {name}, who does not run on that host: ignored");
+        return Ok(0);
+    }
+    let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let read = match inbox::read(home, team, name) {
+        Ok(read) => read,
+        Err(teamlead_protocol::store::StoreError::NotFound { .. }) => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let keys: Vec<String> = read
+        .entries
+        .iter()
+        .filter(|e| e.is_unread())
+        .filter(|e| {
+            let id = e
+                .relay_id
+                .clone()
+                .unwrap_or_else(|| relay_id(team, &entry_key(name, e)));
+            wanted.contains(id.as_str())
+        })
+        .map(|e| e.dedup_key())
+        .collect();
+    if keys.is_empty() {
+        return Ok(0);
+    }
+    inbox::mark_read(home, team, name, &keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use teamlead_protocol::{InboxEntry, Member, TeamFile};
+
+    fn home_with(member: &str) -> (tempfile::TempDir, Home) {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::new(tmp.path());
+        teamlead_protocol::store::create_team(&home, &TeamFile::new("crew", None, "/w")).unwrap();
+        teamlead_protocol::store::add_member(&home, "crew", Member::new(member, "crew", "/w"))
+            .unwrap();
+        (tmp, home)
+    }
+
+    #[test]
+    fn an_entry_read_on_the_host_is_read_in_the_leads_copy() {
+        // The lead's copy of mate's inbox, and the host's, where the entry carries its relay id.
+        let (_l, lead) = home_with("mate");
+        let (_h, host) = home_with("mate");
+        let hosted = vec!["mate".to_string()];
+        let sent = InboxEntry::new("team-lead", "do the thing");
+        let other = InboxEntry::new("team-lead", "and later this");
+        inbox::append_many(&lead, "crew", "mate", &[sent.clone(), other.clone()]).unwrap();
+        let id = relay_id("crew", &entry_key("mate", &sent));
+        let mut there = sent.clone();
+        there.relay_id = Some(id.clone());
+        let mut later = other.clone();
+        later.relay_id = Some(relay_id("crew", &entry_key("mate", &other)));
+        inbox::append_many(&host, "crew", "mate", &[there.clone(), later]).unwrap();
+
+        let mut feed = ReadFeed::default();
+        let t0 = Instant::now();
+        assert!(
+            feed.scan(&host, "crew", &hosted, t0).unwrap().is_empty(),
+            "nothing read"
+        );
+        inbox::mark_read(&host, "crew", "mate", &[there.dedup_key()]).unwrap();
+        let bodies = feed.scan(&host, "crew", &hosted, t0).unwrap();
+        let [Body::Read { name, ids, .. }] = &bodies[..] else {
+            panic!("one read body: {bodies:?}");
+        };
+        assert_eq!((name.as_str(), ids.clone()), ("mate", vec![id.clone()]));
+        // Sent once.
+        let later_scan = t0 + FULL_SCAN_EVERY;
+        assert!(
+            feed.scan(&host, "crew", &hosted, later_scan)
+                .unwrap()
+                .is_empty()
+        );
+
+        // The lead marks that entry, and only it, and only for a member of that host.
+        assert_eq!(apply_read(&lead, "crew", &[], "mate", ids).unwrap(), 0);
+        assert_eq!(apply_read(&lead, "crew", &hosted, "mate", ids).unwrap(), 1);
+        assert_eq!(
+            apply_read(&lead, "crew", &hosted, "mate", ids).unwrap(),
+            0,
+            "once"
+        );
+        let copy = inbox::read(&lead, "crew", "mate").unwrap().entries;
+        let unread: Vec<&str> = copy
+            .iter()
+            .filter(|e| e.is_unread())
+            .map(|e| e.text.as_str())
+            .collect();
+        assert_eq!(unread, ["and later this"]);
+
+        // The other one is taken on the host (removed, as a runtime that removes what it reads
+        // does): read as well.
+        inbox::replace(&host, "crew", "mate", &[there]).unwrap();
+        let bodies = feed
+            .scan(&host, "crew", &hosted, later_scan + FULL_SCAN_EVERY)
+            .unwrap();
+        let [Body::Read { ids, .. }] = &bodies[..] else {
+            panic!("one read body: {bodies:?}");
+        };
+        assert_eq!(apply_read(&lead, "crew", &hosted, "mate", ids).unwrap(), 1);
+        assert!(
+            inbox::read(&lead, "crew", "mate")
+                .unwrap()
+                .entries
+                .iter()
+                .all(|e| !e.is_unread())
+        );
+    }
+}
