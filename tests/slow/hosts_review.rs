@@ -8,30 +8,10 @@
 //! nothing made; a host that is down is one line and nothing changed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::hosts_common::crew::*;
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
-
-/// `git -C dir ARGS` as root (any owner's repository), which must succeed; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "safe.directory=*"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// Does `branch` exist in the repository at `dir`?
 fn has_branch(dir: &Path, branch: &str) -> bool {
@@ -94,16 +74,6 @@ fn host_clone(origin: &Path, dir: &Path, host: &TestHost) {
     git(dir, &["config", "user.name", "Host"]);
     git(dir, &["config", "user.email", "host@example.org"]);
     chown_tree(dir, host.uid);
-}
-
-/// `chown -R uid` of everything under `path` (links themselves, never followed).
-fn chown_tree(path: &Path, uid: u32) {
-    std::os::unix::fs::lchown(path, Some(uid), None).unwrap();
-    if path.is_dir() && !path.is_symlink() {
-        for entry in std::fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path(), uid);
-        }
-    }
 }
 
 #[test]

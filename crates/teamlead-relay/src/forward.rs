@@ -18,6 +18,26 @@ use crate::wire::Body;
 /// are coarse, and a rename may reuse an inode).
 pub const FULL_SCAN_EVERY: Duration = Duration::from_secs(1);
 
+/// What tells a changed file at a glance: its inode, size and modification time.
+pub type Stamp = (u64, u64, i64, i64);
+
+/// `path`'s [`Stamp`] (`None`: no such file).
+pub fn stamp(path: &std::path::Path) -> Option<Stamp> {
+    std::fs::symlink_metadata(path)
+        .map(|m| (m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+        .ok()
+}
+
+/// Whether a full look is due (the last one, kept in `last`, was [`FULL_SCAN_EVERY`] ago or
+/// never); when it is, `last` becomes `now`.
+pub fn full_look_due(last: &mut Option<Instant>, now: Instant) -> bool {
+    let due = last.is_none_or(|t| now.duration_since(t) >= FULL_SCAN_EVERY);
+    if due {
+        *last = Some(now);
+    }
+    due
+}
+
 /// The inboxes of `team` whose entries go to the other side. The lead forwards the inboxes of
 /// the members that run on the peer's host (`hosted`); a relay forwards every inbox of the
 /// team except those of its own members (the lead's route), and only the lead's inbox before
@@ -91,7 +111,7 @@ pub fn relay_id(team: &str, key: &str) -> String {
 /// Notices which outgoing inboxes changed since they were last read.
 #[derive(Debug, Default)]
 pub struct Scanner {
-    seen: HashMap<String, (u64, u64, i64, i64)>,
+    seen: HashMap<String, Stamp>,
     last_full: Option<Instant>,
 }
 
@@ -109,19 +129,12 @@ impl Scanner {
         received: &HashSet<String>,
         now: Instant,
     ) -> Result<Vec<(Body, String)>> {
-        let full = self
-            .last_full
-            .is_none_or(|t| now.duration_since(t) >= FULL_SCAN_EVERY);
-        if full {
-            self.last_full = Some(now);
-        }
+        let full = full_look_due(&mut self.last_full, now);
         let mut found = Vec::new();
         let mut found_keys: HashSet<String> = HashSet::new();
         for member in members {
             let path = home.inbox_path(team, member)?;
-            let stamp = std::fs::symlink_metadata(&path)
-                .map(|m| (m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
-                .unwrap_or_default();
+            let stamp = stamp(&path).unwrap_or_default();
             if !full && self.seen.get(member) == Some(&stamp) {
                 continue;
             }

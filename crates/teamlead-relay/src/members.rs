@@ -7,14 +7,13 @@
 //! and a newer one.
 
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
 use std::time::Instant;
 
 use serde_json::{Map, Value};
 use teamlead_protocol::Member;
 use teamlead_protocol::store::{Home, Result, StoreError, team as team_file};
 
-use crate::forward::FULL_SCAN_EVERY;
+use crate::forward::{Stamp, full_look_due, stamp};
 use crate::wire::Body;
 
 /// The fields of a member that its host owns (as the team file names them).
@@ -46,7 +45,7 @@ pub fn set_host_fields(member: &mut Member, fields: &Map<String, Value>) {
 #[derive(Debug, Default)]
 pub struct MemberFeed {
     sent: HashMap<String, Map<String, Value>>,
-    stamp: Option<(u64, u64, i64, i64)>,
+    stamp: Option<Stamp>,
     last_full: Option<Instant>,
 }
 
@@ -67,26 +66,14 @@ impl MemberFeed {
         now: Instant,
     ) -> Result<Vec<Body>> {
         let path = home.config_path(team)?;
-        let full = self
-            .last_full
-            .is_none_or(|t| now.duration_since(t) >= FULL_SCAN_EVERY);
-        let stamp = std::fs::symlink_metadata(&path)
-            .map(|m| (m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
-            .ok();
+        let full = full_look_due(&mut self.last_full, now);
+        let stamp = stamp(&path);
         if !full && stamp == self.stamp {
             return Ok(Vec::new());
         }
-        if full {
-            self.last_full = Some(now);
-        }
         self.stamp = stamp;
-        let file = match team_file::read_team(home, team) {
-            Ok(file) => file,
-            Err(StoreError::NotFound { .. }) => return Ok(Vec::new()),
-            Err(e) => {
-                tracing::warn!("the team file of {team} here is not readable for now: {e}");
-                return Ok(Vec::new());
-            }
+        let Some(file) = team_here(home, team) else {
+            return Ok(Vec::new());
         };
         let mut bodies = Vec::new();
         for member in file.members.iter().filter(|m| hosted.contains(&m.name)) {
@@ -102,6 +89,19 @@ impl MemberFeed {
             });
         }
         Ok(bodies)
+    }
+}
+
+/// This host's team file of `team` (`None`: none yet, or not readable now, which is said once
+/// per look; the next look reads it again).
+pub(crate) fn team_here(home: &Home, team: &str) -> Option<teamlead_protocol::TeamFile> {
+    match team_file::read_team(home, team) {
+        Ok(file) => Some(file),
+        Err(StoreError::NotFound { .. }) => None,
+        Err(e) => {
+            tracing::warn!("the team file of {team} here is not readable for now: {e}");
+            None
+        }
     }
 }
 

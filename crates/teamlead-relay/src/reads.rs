@@ -8,12 +8,11 @@
 //! it.
 
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::MetadataExt;
 use std::time::Instant;
 
 use teamlead_protocol::store::{Home, Result, inbox};
 
-use crate::forward::{FULL_SCAN_EVERY, entry_key, relay_id};
+use crate::forward::{Stamp, entry_key, full_look_due, relay_id, stamp};
 use crate::wire::Body;
 
 /// The relay's side: which read entries of each hosted member's inbox were sent, and which
@@ -22,7 +21,7 @@ use crate::wire::Body;
 pub struct ReadFeed {
     sent: HashMap<String, HashSet<String>>,
     unread: HashMap<String, HashSet<String>>,
-    seen: HashMap<String, (u64, u64, i64, i64)>,
+    seen: HashMap<String, Stamp>,
     last_full: Option<Instant>,
 }
 
@@ -36,18 +35,11 @@ impl ReadFeed {
         hosted: &[String],
         now: Instant,
     ) -> Result<Vec<Body>> {
-        let full = self
-            .last_full
-            .is_none_or(|t| now.duration_since(t) >= FULL_SCAN_EVERY);
-        if full {
-            self.last_full = Some(now);
-        }
+        let full = full_look_due(&mut self.last_full, now);
         let mut bodies = Vec::new();
         for member in hosted {
             let path = home.inbox_path(team, member)?;
-            let stamp = std::fs::symlink_metadata(&path)
-                .map(|m| (m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
-                .unwrap_or_default();
+            let stamp = stamp(&path).unwrap_or_default();
             if !full && self.seen.get(member) == Some(&stamp) {
                 continue;
             }
@@ -138,6 +130,7 @@ pub fn apply_read(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::forward::FULL_SCAN_EVERY;
     use teamlead_protocol::{InboxEntry, Member, TeamFile};
 
     fn home_with(member: &str) -> (tempfile::TempDir, Home) {

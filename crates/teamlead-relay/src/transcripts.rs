@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use teamlead_protocol::pricing::PriceTable;
 use teamlead_protocol::store::claude_transcript::{TranscriptFacts, TranscriptMeter};
-use teamlead_protocol::store::{Home, Result, StoreError, remote_facts, team as team_file};
+use teamlead_protocol::store::{Home, Result, StoreError, remote_facts};
 
 use crate::wire::Body;
 
@@ -56,13 +56,8 @@ impl TranscriptFeed {
             return Ok(Vec::new());
         }
         self.last = Some(now);
-        let file = match team_file::read_team(home, team) {
-            Ok(file) => file,
-            Err(StoreError::NotFound { .. }) => return Ok(Vec::new()),
-            Err(e) => {
-                tracing::warn!("the team file of {team} here is not readable for now: {e}");
-                return Ok(Vec::new());
-            }
+        let Some(file) = crate::members::team_here(home, team) else {
+            return Ok(Vec::new());
         };
         let mut bodies = Vec::new();
         for member in file.members.iter().filter(|m| hosted.contains(&m.name)) {

@@ -3,7 +3,7 @@
 //! teammate's status row, the story's messages to the lead), the host user's processes, and
 //! `teamlead serve` that is killed when dropped.
 
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{TestHost, TestLead};
@@ -141,6 +141,35 @@ impl Drop for Serve {
     fn drop(&mut self) {
         if self.0.try_wait().ok().flatten().is_none() {
             self.kill();
+        }
+    }
+}
+
+/// `git -C dir ARGS` as root (any owner's repository), which must succeed; its stdout.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "safe.directory=*"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `chown -R uid` of everything under `path` (links themselves, never followed).
+pub fn chown_tree(path: &std::path::Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), None).unwrap();
+    if path.is_dir() && !path.is_symlink() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            chown_tree(&entry.unwrap().path(), uid);
         }
     }
 }
