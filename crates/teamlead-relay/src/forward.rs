@@ -108,11 +108,50 @@ pub fn relay_id(team: &str, key: &str) -> String {
         .to_string()
 }
 
+/// Which of some inboxes changed since they were last read (by their [`Stamp`]), every one of
+/// them each [`FULL_SCAN_EVERY`]: what the forward's pick-up and the read marks look at.
+#[derive(Debug, Default)]
+pub struct InboxLook {
+    seen: HashMap<String, Stamp>,
+    last_full: Option<Instant>,
+}
+
+impl InboxLook {
+    /// The inboxes of `members` of `team` to read now, each read in full; one that cannot be
+    /// read is left for the next look (`what`: what is held back, for the log).
+    pub fn changed(
+        &mut self,
+        home: &Home,
+        team: &str,
+        members: &[String],
+        now: Instant,
+        what: &str,
+    ) -> Result<Vec<(String, Vec<InboxEntry>)>> {
+        let full = full_look_due(&mut self.last_full, now);
+        let mut out = Vec::new();
+        for member in members {
+            let stamp = stamp(&home.inbox_path(team, member)?).unwrap_or_default();
+            if !full && self.seen.get(member) == Some(&stamp) {
+                continue;
+            }
+            match inbox::read(home, team, member) {
+                Ok(read) => {
+                    self.seen.insert(member.clone(), stamp);
+                    out.push((member.clone(), read.entries));
+                }
+                // One inbox that cannot be read (a person's hand edit, a full disk) holds back
+                // its own entries, not the link: it is read again at the next look.
+                Err(e) => tracing::warn!("{member}'s inbox of {team}: {what} for now: {e}"),
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Notices which outgoing inboxes changed since they were last read.
 #[derive(Debug, Default)]
 pub struct Scanner {
-    seen: HashMap<String, Stamp>,
-    last_full: Option<Instant>,
+    look: InboxLook,
 }
 
 impl Scanner {
@@ -129,30 +168,17 @@ impl Scanner {
         received: &HashSet<String>,
         now: Instant,
     ) -> Result<Vec<(Body, String)>> {
-        let full = full_look_due(&mut self.last_full, now);
         let mut found = Vec::new();
         let mut found_keys: HashSet<String> = HashSet::new();
-        for member in members {
-            let path = home.inbox_path(team, member)?;
-            let stamp = stamp(&path).unwrap_or_default();
-            if !full && self.seen.get(member) == Some(&stamp) {
-                continue;
-            }
-            let read = match inbox::read(home, team, member) {
-                Ok(read) => read,
-                Err(e) => {
-                    // One inbox that cannot be read (a person's hand edit, a full disk) holds
-                    // back its own entries, not the link: it is read again at the next tick.
-                    tracing::warn!("{member}'s inbox of {team} not forwarded for now: {e}");
-                    continue;
-                }
-            };
-            self.seen.insert(member.clone(), stamp);
-            for entry in read.entries {
+        for (member, entries) in self
+            .look
+            .changed(home, team, members, now, "not forwarded")?
+        {
+            for entry in entries {
                 if !entry.is_unread() {
                     continue;
                 }
-                let key = entry_key(member, &entry);
+                let key = entry_key(&member, &entry);
                 if dir.was_forwarded(&key)
                     || entry
                         .relay_id

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use teamlead_protocol::store::{Home, Result, inbox};
 
-use crate::forward::{Stamp, entry_key, full_look_due, relay_id, stamp};
+use crate::forward::{InboxLook, entry_key, relay_id};
 use crate::wire::Body;
 
 /// The relay's side: which read entries of each hosted member's inbox were sent, and which
@@ -21,8 +21,7 @@ use crate::wire::Body;
 pub struct ReadFeed {
     sent: HashMap<String, HashSet<String>>,
     unread: HashMap<String, HashSet<String>>,
-    seen: HashMap<String, Stamp>,
-    last_full: Option<Instant>,
+    look: InboxLook,
 }
 
 impl ReadFeed {
@@ -35,26 +34,14 @@ impl ReadFeed {
         hosted: &[String],
         now: Instant,
     ) -> Result<Vec<Body>> {
-        let full = full_look_due(&mut self.last_full, now);
         let mut bodies = Vec::new();
-        for member in hosted {
-            let path = home.inbox_path(team, member)?;
-            let stamp = stamp(&path).unwrap_or_default();
-            if !full && self.seen.get(member) == Some(&stamp) {
-                continue;
-            }
-            let read = match inbox::read(home, team, member) {
-                Ok(read) => read,
-                Err(e) => {
-                    tracing::debug!("{member}'s inbox of {team} not read for its marks: {e}");
-                    continue;
-                }
-            };
-            self.seen.insert(member.clone(), stamp);
+        for (member, entries) in
+            self.look
+                .changed(home, team, hosted, now, "read marks not sent")?
+        {
             let sent = self.sent.entry(member.clone()).or_default();
             let unread = self.unread.entry(member.clone()).or_default();
-            let present: HashSet<&str> = read
-                .entries
+            let present: HashSet<&str> = entries
                 .iter()
                 .filter_map(|e| e.relay_id.as_deref())
                 .collect();
@@ -65,7 +52,7 @@ impl ReadFeed {
                 .cloned()
                 .collect();
             unread.clear();
-            for e in &read.entries {
+            for e in &entries {
                 let Some(id) = &e.relay_id else { continue };
                 if e.is_unread() {
                     unread.insert(id.clone());
