@@ -59,6 +59,7 @@ fn start(remote: &TestHome, lead_home: &Home, identity: Identity) -> Session {
     let options = DriverOptions {
         poll: Duration::from_millis(20),
         stop: Some(stop.clone()),
+        ..DriverOptions::default()
     };
     let home = lead_home.clone();
     let lead = std::thread::spawn(move || {

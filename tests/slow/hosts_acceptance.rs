@@ -1,14 +1,17 @@
 //! Issue 29's scenario as one run, from one lead server over real OpenSSH: three test hosts
 //! (each a network namespace with its own sshd, login user and HOME) plus the lead's own
 //! machine, twelve of teamlead's own shell teammates, three in each place, all in `default`
-//! mode so every command asks; a task graph of twenty tasks (four given to one teammate in
+//! mode so every command asks, and two real `claude` teammates (the newest client of the
+//! matrix, on hosts two and three, against the scripted model forwarded from the lead), each
+//! working a task of its own with Claude Code's task tool and a Bash call that asks; a task
+//! graph of twenty tasks (four given to one teammate in
 //! each place, eleven free, four blocked by those, one blocked by the four) worked to the
 //! end, each task run exactly once and never before the
 //! tasks that block it, with claims made on the hosts' own lists; every permission request
 //! (from every host and the lead's machine) answered in the one queue (`ctl pending` and
 //! `ctl approve`); and one host teammate's worktree branch reviewed and merged at the lead.
-//! `/quit` then leaves nothing running on any host. (Real `claude` teammates on a host are
-//! `hosts_claude.rs`, per client of the matrix.)
+//! `/quit` then leaves nothing running on any host. (Each client of the matrix on a host, step
+//! by step, is `hosts_claude.rs`.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,6 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::claude_code_common::{Act, ModelServer, Rule, clients_or_skip};
+use crate::hosts_claude::{OFFLINE_ENV, SECRET, claude_host_keys, prepare_claude_home};
 use crate::hosts_common::crew::*;
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
 
@@ -41,36 +46,6 @@ fn add_task(lead: &TestLead, subject: &str, command: &str, blocked_by: &[&str]) 
         .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
         .unwrap_or_else(|| panic!("no id in {said:?}"))
         .to_string()
-}
-
-/// The lead's task list: id → (status, owner, blocked by).
-fn lead_tasks(lead: &TestLead) -> BTreeMap<String, (String, String, Vec<String>)> {
-    let out = ctl(lead, &["status", "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    v["tasks"]
-        .as_array()
-        .map(|ts| {
-            ts.iter()
-                .map(|t| {
-                    (
-                        t["id"].as_str().unwrap_or("").to_string(),
-                        (
-                            t["status"].as_str().unwrap_or("").to_string(),
-                            t["owner"].as_str().unwrap_or("").to_string(),
-                            t["blocked_by"]
-                                .as_array()
-                                .map(|b| {
-                                    b.iter()
-                                        .filter_map(|x| x.as_str().map(str::to_string))
-                                        .collect()
-                                })
-                                .unwrap_or_default(),
-                        ),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The approver: answers every permission request in the lead's one queue as it comes, and
@@ -153,8 +128,12 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
     if skip_unless_root() {
         return;
     }
+    let Some(client) = clients_or_skip("latest") else {
+        return;
+    };
     let started = Instant::now();
     let lead = Arc::new(TestLead::new());
+    let model = ModelServer::start(Vec::new());
     let work = tempfile::tempdir().unwrap();
     let repo = work.path();
     git(repo, &["init", "-q", "-b", "main"]);
@@ -167,7 +146,12 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
 
     let hosts: Vec<(&str, TestHost)> = ["one", "two", "three"]
         .into_iter()
-        .map(|name| (name, TestHost::start(HostSetup::default())))
+        .map(|name| {
+            (
+                name,
+                TestHost::start_with_env(HostSetup::default(), OFFLINE_ENV),
+            )
+        })
         .collect();
     for (name, host) in &hosts {
         // Each host works in a clone of the lead's repository (host one's worktree teammate
@@ -192,8 +176,28 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
             .arg(&clone)
             .assert()
             .success();
+        if *name != "one" {
+            // Hosts two and three run a `claude` teammate each, in that clone.
+            prepare_claude_home(host, &clone);
+            let keys = claude_host_keys(host, &client);
+            let config = std::fs::read_to_string(lead.home.config()).unwrap();
+            let config = config.replace(
+                &format!("[hosts.{name}]\n"),
+                &format!("[hosts.{name}]\n{keys}"),
+            );
+            std::fs::write(lead.home.config(), config).unwrap();
+        }
     }
-    let mut serve = Serve::start(&lead, repo, None);
+    let model_url = model.base_url();
+    let mut serve = Serve::start_with_env(
+        &lead,
+        repo,
+        None,
+        &[
+            ("ANTHROPIC_BASE_URL", model_url.as_str()),
+            ("ANTHROPIC_API_KEY", SECRET),
+        ],
+    );
     let approver = Approver::start(&lead);
 
     // Twelve teammates, three in each place, all asking before each command.
@@ -203,6 +207,7 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
         (Some("two"), ["b1", "b2", "b3"]),
         (Some("three"), ["c1", "c2", "c3"]),
     ];
+    let mark = |task: &str| format!("echo \"{task} $(date +%s%N)\" >> marks.log");
     let spawning = Instant::now();
     for (host, names) in &places {
         for name in names {
@@ -220,11 +225,65 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
         "12 teammates on 3 hosts and local spawned in {:?}",
         spawning.elapsed()
     );
+    // Two `claude` teammates, on hosts two and three, asking too. Each works one task of its
+    // own (no command: teamlead's shell teammates never claim it): Claude Code's task tool
+    // marks it in progress on its host's list, a Bash call (which asks) leaves its mark,
+    // and the task tool completes it.
+    model.add(Rule::on("CLAUDE-IDLE", Act::Text("ready".into())));
+    let claude_tasks = [("cb", "two", "T21"), ("cc", "three", "T22")];
+    for (name, host, _) in claude_tasks {
+        let out = ctl_ok(
+            &lead,
+            &[&format!(
+                "/spawn {name} --host {host} --agent claude --mode default CLAUDE-IDLE wait for your task"
+            )],
+        );
+        assert!(out.contains(&format!("Spawned {name}")), "{out}");
+    }
+    // Each is given its task once it is idle after its first turn (a message that came with
+    // its first prompt would be answered in that one turn).
+    let idle = |name: &str| {
+        let out = ctl(&lead, &["status", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v["teammates"].as_array().is_some_and(|ts| {
+            ts.iter()
+                .any(|t| t["name"] == name && t["status"] == "idle")
+        })
+    };
+    for (name, _, _) in claude_tasks {
+        wait_for(
+            &format!("{name}'s first idle"),
+            Duration::from_secs(90),
+            || idle(name),
+            || format!("{}", model.summary()),
+        );
+    }
+    let mut claude_ids = Vec::new();
+    for (name, _, t) in claude_tasks {
+        let id = add_task(&lead, &format!("CLAUDE-{t}"), "", &[]);
+        let update = |status: &str| Act::Tool {
+            name: "TaskUpdate".into(),
+            input: serde_json::json!({"taskId": id, "status": status, "owner": name}),
+        };
+        model.add(Rule::seq(
+            &format!("CLAUDE-{t}"),
+            vec![
+                update("in_progress"),
+                Act::Bash {
+                    command: mark(t),
+                    description: format!("mark {t}"),
+                },
+                update("completed"),
+                Act::Text(format!("{t} done")),
+            ],
+        ));
+        ctl_ok(&lead, &[&format!("/task assign {id} {name}")]);
+        claude_ids.push((t, id, name));
+    }
 
     // The graph: four tasks given to one teammate of each place (behind a gate without a
     // command, so nobody claims them before they are given), eleven free ones, then four
     // blocked by them, one blocked by those.
-    let mark = |task: &str| format!("echo \"{task} $(date +%s%N)\" >> marks.log");
     let gate = add_task(&lead, "gate", "", &[]);
     let mut first = Vec::new();
     for (i, who) in ["l1", "a1", "b1", "c1"].iter().enumerate() {
@@ -261,7 +320,7 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
         Duration::from_secs(240),
         || {
             let tasks = lead_tasks(&lead);
-            tasks.len() == 21 && tasks.values().all(|(s, _, _)| s == "completed")
+            tasks.len() == 23 && tasks.values().all(|(s, _, _)| s == "completed")
         },
         || format!("{:?}\nasked: {:?}", lead_tasks(&lead), approver.asked()),
     );
@@ -285,7 +344,7 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
     for (task, at) in &ran {
         runs.entry(task.clone()).or_default().push(*at);
     }
-    for i in 1..=20 {
+    for i in 1..=22 {
         let t = format!("T{i}");
         assert_eq!(
             runs.get(&t).map(Vec::len),
@@ -307,6 +366,12 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
             .iter()
             .find(|(_, names)| names.contains(&owner))
             .map(|(h, _)| h.unwrap_or("local"))
+            .or_else(|| {
+                claude_tasks
+                    .iter()
+                    .find(|(name, _, _)| *name == owner)
+                    .map(|(_, host, _)| *host)
+            })
             .unwrap_or("?")
     };
     let by_place: BTreeMap<&str, usize> = tasks.iter().filter(|(id, _)| **id != gate).fold(
@@ -330,6 +395,9 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
     for (_, id) in &first {
         assert_ne!(tasks[id].1, "", "an assigned task has its owner");
     }
+    for (t, id, name) in &claude_ids {
+        assert_eq!(&tasks[id].1, name, "{t} is {name}'s");
+    }
 
     // Every place asked, in the one queue, with its host named.
     let asked = approver.asked();
@@ -346,7 +414,14 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
         BTreeSet::from(["local", "one", "three", "two"]),
         "{asked:?}"
     );
-    assert!(asked.len() >= 20, "a request per command: {asked:?}");
+    assert!(asked.len() >= 22, "a request per command: {asked:?}");
+    for (name, host, _) in claude_tasks {
+        let who = format!("{name} · {host}");
+        assert!(
+            asked.iter().any(|(w, tool)| *w == who && tool == "Bash"),
+            "{who}'s Bash call asked in the one queue: {asked:?}"
+        );
+    }
 
     // A teammate on host one works in a worktree there; its branch is reviewed and merged here.
     let out = ctl_ok(
@@ -384,9 +459,12 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
             &format!("nothing of the team left on {name}"),
             Duration::from_secs(20),
             || {
-                !host_processes(host)
-                    .iter()
-                    .any(|p| p.contains("tmux") || p.contains("teammate") || p.contains("relay"))
+                !host_processes(host).iter().any(|p| {
+                    p.contains("tmux")
+                        || p.contains("teammate")
+                        || p.contains("relay")
+                        || p.contains("@crew")
+                })
             },
             || format!("{:?}", host_processes(host)),
         );

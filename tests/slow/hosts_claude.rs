@@ -10,7 +10,8 @@
 //!
 //! For each client: spawn to first idle; a Bash call's permission request answered from the
 //! lead's queue (`ctl pending`/`approve`) and the command then run on the host, as the host's
-//! user; a message round trip; tightening its mode (acceptEdits → default, by Claude Code's own
+//! user; a message round trip; a task given to it and a free one it claims, both completed with
+//! Claude Code's own task tool on the host's list and shown completed at the lead; tightening its mode (acceptEdits → default, by Claude Code's own
 //! mode key typed into its pane over ssh, confirmed by the lead) after which a Write asks
 //! again; its usage (tokens, turns, model) shown by the lead from its transcript on the host;
 //! the lead killed, the guard in front of the remote `claude` stops it on the host
@@ -23,7 +24,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::claude_code_common::{Act, Client, ModelServer, Rule, clients_or_skip};
-use crate::hosts_common::crew::{Serve, TEAM, host_processes, wait_for};
+use crate::hosts_common::crew::{
+    Serve, TEAM, chown_tree, git, host_processes, lead_tasks, wait_for,
+};
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
 
 /// The lead's key: the model server checks every request carries it; the host must never see
@@ -31,10 +34,10 @@ use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
 /// The lead's grace, passed on to its teammates on the host (and a `claude` teammate's guard).
 const GRACE_MS: u64 = 8_000;
 
-const SECRET: &str = "sk-ant-lead-only-0123456789abcdefghijklmn";
+pub(crate) const SECRET: &str = "sk-ant-lead-only-0123456789abcdefghijklmn";
 
 /// What Claude Code needs on the host to run offline (docs: running Claude Code offline).
-const OFFLINE_ENV: &[(&str, &str)] = &[
+pub(crate) const OFFLINE_ENV: &[(&str, &str)] = &[
     ("TERM", "xterm-256color"),
     ("DISABLE_TELEMETRY", "1"),
     ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
@@ -52,12 +55,23 @@ struct Rig {
     serve: Option<Serve>,
     /// The host's working directory for teammates.
     work: PathBuf,
+    /// The lead server's working directory (a git repository when the test made one).
+    lead_dir: tempfile::TempDir,
 }
 
 impl Rig {
     /// `host_keys`: more lines of `[hosts.box]`, made once the host is there; `serve_args`:
     /// more arguments of `serve`.
     fn start(host_keys: impl FnOnce(&TestHost) -> String, serve_args: &[&str]) -> Rig {
+        Rig::start_in(tempfile::tempdir().unwrap(), host_keys, serve_args)
+    }
+
+    /// [`Rig::start`] with the lead server in `lead_dir`.
+    fn start_in(
+        lead_dir: tempfile::TempDir,
+        host_keys: impl FnOnce(&TestHost) -> String,
+        serve_args: &[&str],
+    ) -> Rig {
         let lead = TestLead::new();
         let host = TestHost::start_with_env(HostSetup::default(), OFFLINE_ENV);
         lead.trust(&host);
@@ -72,7 +86,6 @@ impl Rig {
         );
         std::fs::write(lead.home.config(), config).unwrap();
         let model = ModelServer::start(Vec::new());
-        let lead_dir = tempfile::tempdir().unwrap();
         let mut cmd = lead.std_cmd();
         cmd.args(["serve", "--team", TEAM, "--backend", "in-process"])
             .args(serve_args)
@@ -95,6 +108,7 @@ impl Rig {
             model,
             serve: Some(serve),
             work,
+            lead_dir,
         };
         wait_for(
             "the lead server answers",
@@ -222,13 +236,17 @@ impl Rig {
 
     /// The host's screen of `name`'s pane.
     fn pane(&self, name: &str) -> String {
+        self.host_tmux(&format!("capture-pane -p -t ={name}:"))
+    }
+
+    /// `tmux ARGS` (words for `sh`) on the team's server on the host, as its user; what it
+    /// printed.
+    fn host_tmux(&self, args: &str) -> String {
         let out = std::process::Command::new("ip")
             .args(["netns", "exec", &self.host.ns, "su", "-s", "/bin/sh"])
             .arg(&self.host.user)
             .arg("-c")
-            .arg(format!(
-                "tmux -L teamlead-{TEAM} capture-pane -p -t ={name}: 2>&1"
-            ))
+            .arg(format!("tmux -L teamlead-{TEAM} {args} 2>&1"))
             .output();
         out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default()
@@ -359,6 +377,21 @@ impl Rig {
     }
 }
 
+/// The client of the matrix as the host's `claude` (a wrapper in the host's HOME for the node
+/// one, readable and runnable by the host's user), and the lead's model forwarded to it: the
+/// lines of its `[hosts.NAME]`.
+pub(crate) fn claude_host_keys(host: &TestHost, client: &Client) -> String {
+    let bin = host.make_dir("bin");
+    let launcher = client.launcher(&bin);
+    if launcher.starts_with(&bin) {
+        std::os::unix::fs::chown(&launcher, Some(host.uid), None).unwrap();
+    }
+    format!(
+        "forward-model = true\nclaude = \"{}\"\n",
+        launcher.display()
+    )
+}
+
 /// Files under `root` whose bytes contain `needle`.
 fn grep_tree(root: &Path, needle: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
@@ -384,7 +417,7 @@ fn grep_tree(root: &Path, needle: &str) -> Vec<PathBuf> {
 
 /// The host's HOME made ready for Claude Code offline: onboarding done and the working
 /// directory trusted (no key: the forward carries the lead's).
-fn prepare_claude_home(host: &TestHost, work: &Path) {
+pub(crate) fn prepare_claude_home(host: &TestHost, work: &Path) {
     let project = serde_json::json!({"hasTrustDialogAccepted": true,
         "hasCompletedProjectOnboarding": true, "allowedTools": []});
     let mut projects = serde_json::Map::new();
@@ -400,17 +433,7 @@ fn claude_on_a_host(client: &Client) {
     let rig = Rig::start(
         |host| {
             prepare_claude_home(host, &host.home().join("work"));
-            // The client of the matrix as the host's `claude` (a wrapper in the host's HOME
-            // for the node one), readable and runnable by the host's user.
-            let bin = host.make_dir("bin");
-            let launcher = client.launcher(&bin);
-            if launcher.starts_with(&bin) {
-                std::os::unix::fs::chown(&launcher, Some(host.uid), None).unwrap();
-            }
-            format!(
-                "forward-model = true\nclaude = \"{}\"\n",
-                launcher.display()
-            )
+            claude_host_keys(host, client)
         },
         &[],
     );
@@ -522,6 +545,21 @@ fn claude_on_a_host(client: &Client) {
         || format!("{}\npane:\n{}", rig.explain(), rig.pane("mate")),
     );
 
+    // Its final answer (newer clients put it in their idle notification, which crosses the
+    // link like any frame) is shown at the lead as its turn.
+    if label != "2.1.45" {
+        wait_for(
+            &format!("[{label}] the remote claude's final answer at the lead"),
+            Duration::from_secs(60),
+            || {
+                rig.mail_from("mate")
+                    .iter()
+                    .any(|t| t.contains("bash done"))
+            },
+            || rig.explain(),
+        );
+    }
+
     // A message round trip.
     rig.ctl_ok(&["/msg @mate HC-PING"]);
     wait_for(
@@ -529,6 +567,86 @@ fn claude_on_a_host(client: &Client) {
         Duration::from_secs(60),
         || rig.mail_from("mate").iter().any(|t| t.contains("HC-PONG")),
         || rig.explain(),
+    );
+
+    // The task list across the link: a task the lead gives it, and a free one it claims
+    // itself, both marked in progress and completed with Claude Code's own task tool on the
+    // host's copy of the list, and shown completed at the lead with their owner.
+    let task_update = |id: &str, input: serde_json::Value| {
+        let mut input = input;
+        input["taskId"] = serde_json::json!(id);
+        Act::Tool {
+            name: "TaskUpdate".into(),
+            input,
+        }
+    };
+    let task_work = |id: &str, file: &str| {
+        vec![
+            task_update(
+                id,
+                serde_json::json!({"status": "in_progress", "owner": "mate"}),
+            ),
+            Act::Write {
+                path: rig.work.join(file).display().to_string(),
+                content: format!("task {id}\n"),
+            },
+            task_update(id, serde_json::json!({"status": "completed"})),
+            Act::Text(format!("task {id} done")),
+        ]
+    };
+    // Once each: a claim that names its owner makes Claude Code send that owner (itself) an
+    // assignment of the task, whose subject names the rule again.
+    rig.model
+        .add(Rule::seq("HC-TASK-GIVEN", task_work("1", "given.txt")).once());
+    rig.model
+        .add(Rule::seq("HC-TASK-FREE", task_work("2", "claimed.txt")).once());
+    let said = rig.ctl_ok(&["/task add HC-TASK-GIVEN build the thing"]);
+    assert!(said.contains("#1"), "[{label}] {said}");
+    rig.ctl_ok(&["/task assign 1 mate"]);
+    let said = rig.ctl_ok(&["/task add HC-TASK-FREE test the thing"]);
+    assert!(said.contains("#2"), "[{label}] {said}");
+    // The next message once the first task is done (one turn answers one rule).
+    wait_for(
+        &format!("[{label}] the given task completed at the lead"),
+        Duration::from_secs(90),
+        || {
+            lead_tasks(&rig.lead)
+                .get("1")
+                .is_some_and(|(s, _, _)| s == "completed")
+        },
+        || {
+            format!(
+                "{:?}\n{}\npane:\n{}",
+                lead_tasks(&rig.lead),
+                rig.explain(),
+                rig.pane("mate")
+            )
+        },
+    );
+    rig.ctl_ok(&["/msg @mate HC-TASK-FREE is free: claim task 2 and do it"]);
+    wait_for(
+        &format!("[{label}] both tasks completed at the lead"),
+        Duration::from_secs(90),
+        || {
+            let tasks = lead_tasks(&rig.lead);
+            ["1", "2"].iter().all(|id| {
+                tasks
+                    .get(*id)
+                    .is_some_and(|(s, o, _)| s == "completed" && o == "mate")
+            })
+        },
+        || {
+            format!(
+                "{:?}\n{}\npane:\n{}",
+                lead_tasks(&rig.lead),
+                rig.explain(),
+                rig.pane("mate")
+            )
+        },
+    );
+    assert!(
+        rig.work.join("given.txt").exists() && rig.work.join("claimed.txt").exists(),
+        "[{label}] the work of both tasks was done on the host"
     );
 
     // Its usage and cost, from its transcript on the host (read there by the relay): every
@@ -762,5 +880,184 @@ fn an_llm_teammate_on_a_host_reaches_the_model_through_the_lead() {
         .unwrap_or_default();
     assert!(teammate.contains("--engine llm"), "{teammate}");
     rig.assert_key_stayed_home();
+    rig.quit();
+}
+
+/// A `claude` teammate in a worktree made on its host (beside the repository the host's user
+/// trusted in Claude Code, outside that folder), per client of the matrix: it starts, or
+/// stops at its folder-trust dialog and is shown waiting there (never working) until the
+/// person answers in its pane; it then works in the worktree, its commit asks in the lead's
+/// queue, and its branch is reviewed and merged at the lead like any remote teammate's.
+#[test]
+fn a_claude_2_1_45_teammate_in_a_worktree_on_a_host() {
+    if skip_unless_root() {
+        return;
+    }
+    if let Some(client) = clients_or_skip("2.1.45") {
+        claude_in_a_worktree_on_a_host(&client);
+    }
+}
+
+#[test]
+fn a_claude_latest_teammate_in_a_worktree_on_a_host() {
+    if skip_unless_root() {
+        return;
+    }
+    if let Some(client) = clients_or_skip("latest") {
+        claude_in_a_worktree_on_a_host(&client);
+    }
+}
+
+fn claude_in_a_worktree_on_a_host(client: &Client) {
+    let label = client.label;
+    let lead_dir = tempfile::tempdir().unwrap();
+    let repo = lead_dir.path().to_path_buf();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "user.name", "Lead"]);
+    git(&repo, &["config", "user.email", "lead@example.org"]);
+    std::fs::write(repo.join("README"), "the project\n").unwrap();
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    let rig = Rig::start_in(
+        lead_dir,
+        |host| {
+            // The host's `dir` is a clone of the lead's repository, and the folder its user
+            // trusted in Claude Code.
+            let work = host.home().join("work");
+            std::fs::remove_dir_all(&work).ok();
+            git(
+                Path::new("/"),
+                &[
+                    "clone",
+                    "-q",
+                    &repo.display().to_string(),
+                    &work.display().to_string(),
+                ],
+            );
+            git(&work, &["config", "user.name", "Host"]);
+            git(&work, &["config", "user.email", "host@example.org"]);
+            chown_tree(&work, host.uid);
+            prepare_claude_home(host, &work);
+            claude_host_keys(host, client)
+        },
+        &[],
+    );
+    let tree = rig.host.home().join("work-worktrees/crew-cw");
+    rig.model
+        .add(Rule::on("CW-IDLE", Act::Text("ready".into())));
+    rig.model.add(Rule::seq(
+        "CW-WORK",
+        vec![
+            Act::Write {
+                path: tree.join("cw.txt").display().to_string(),
+                content: "from the claude teammate\n".into(),
+            },
+            Act::Bash {
+                command: "git add cw.txt && git commit -qm 'cw work'".into(),
+                description: "commit the work".into(),
+            },
+            Act::Text("committed".into()),
+        ],
+    ));
+    let out = rig.ctl_ok(&[
+        "/spawn cw --host box --agent claude --worktree --mode acceptEdits CW-IDLE wait here",
+    ]);
+    assert!(out.contains("Spawned cw"), "{out}");
+    // Either the client starts its first turn, or it stops at its folder-trust dialog (a
+    // client that trusts only the folders under a trusted one): then the lead shows it waiting
+    // on that prompt, never working, says what to do, and the person answers in its pane.
+    let on_prompt = || {
+        let status = rig.status_of("cw");
+        status["status"] == "waiting"
+            && status["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("on its client's prompt"))
+    };
+    wait_for(
+        &format!("[{label}] cw's first idle, or cw shown on its client's prompt"),
+        Duration::from_secs(90),
+        || rig.idles("cw") >= 1 || on_prompt(),
+        || {
+            format!(
+                "{}\n{}\npane:\n{}",
+                rig.status_of("cw"),
+                rig.explain(),
+                rig.pane("cw")
+            )
+        },
+    );
+    if rig.idles("cw") == 0 {
+        eprintln!("[{label}] the worktree stopped at the client's trust dialog");
+        let notes: Vec<String> = rig
+            .events()
+            .iter()
+            .filter(|e| e["kind"] == "note")
+            .filter_map(|e| e["text"].as_str().map(str::to_string))
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .any(|t| t.contains("cw waits on Claude Code's own prompt in its pane")),
+            "[{label}] {notes:?}"
+        );
+        let chosen = |pane: &str| {
+            pane.lines()
+                .any(|l| l.contains('❯') && l.contains("Yes, I trust this folder"))
+        };
+        for _ in 0..3 {
+            if chosen(&rig.pane("cw")) {
+                break;
+            }
+            let before = rig.pane("cw");
+            rig.host_tmux("send-keys -t =cw: Down");
+            wait_for(
+                "the pane to move its choice",
+                Duration::from_secs(10),
+                || rig.pane("cw") != before,
+                || rig.pane("cw"),
+            );
+        }
+        assert!(chosen(&rig.pane("cw")), "{}", rig.pane("cw"));
+        rig.host_tmux("send-keys -t =cw: Enter");
+        wait_for(
+            &format!("[{label}] cw's first idle after the prompt"),
+            Duration::from_secs(90),
+            || rig.idles("cw") >= 1,
+            || format!("{}\npane:\n{}", rig.explain(), rig.pane("cw")),
+        );
+    } else {
+        eprintln!("[{label}] the worktree was trusted: no dialog");
+    }
+    rig.ctl_ok(&["/msg @cw CW-WORK now"]);
+    let mut request = None;
+    wait_for(
+        "cw's commit asks in the lead's queue",
+        Duration::from_secs(60),
+        || {
+            request = rig
+                .pending()
+                .into_iter()
+                .find(|(_, who, tool)| who == "cw · box" && tool == "Bash");
+            request.is_some()
+        },
+        || format!("{}\npane:\n{}", rig.explain(), rig.pane("cw")),
+    );
+    rig.ctl_ok(&["approve", &request.unwrap().0.to_string()]);
+    wait_for(
+        "cw's commit on its branch on the host",
+        Duration::from_secs(60),
+        || git(&tree, &["log", "-1", "--format=%s"]) == "cw work",
+        || rig.explain(),
+    );
+    let review: serde_json::Value =
+        serde_json::from_str(&rig.ctl_ok(&["review", "cw", "--json"])).unwrap();
+    assert_eq!(review["ok"], true, "{review}");
+    assert_eq!(review["branch"], "teamlead/crew/cw", "{review}");
+    let said = rig.ctl_ok(&["merge", "cw", "--squash"]);
+    assert!(said.contains("teamlead/crew/cw"), "{said}");
+    assert_eq!(
+        git(rig.lead_dir.path(), &["show", "HEAD:cw.txt"]),
+        "from the claude teammate"
+    );
     rig.quit();
 }

@@ -84,6 +84,7 @@ mod teammate_pane;
 mod tmux_backend;
 mod ui_approvals_pty;
 mod ui_colors_pty;
+mod ui_confirm_pty;
 mod ui_pty;
 mod ui_typing;
 mod web_browser;

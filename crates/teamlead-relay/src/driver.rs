@@ -36,6 +36,9 @@ pub struct DriverOptions {
     pub poll: Duration,
     /// Set from elsewhere to end the connection at the next poll ([`Ended::Stopped`]).
     pub stop: Option<Arc<AtomicBool>>,
+    /// Lets another thread wake the loop at once (its `between` step then runs), e.g. for a
+    /// route that changed, instead of at the next poll.
+    pub nudge: Option<Nudge>,
 }
 
 impl Default for DriverOptions {
@@ -43,6 +46,35 @@ impl Default for DriverOptions {
         DriverOptions {
             poll: DEFAULT_POLL,
             stop: None,
+            nudge: None,
+        }
+    }
+}
+
+/// A handle that wakes a running driver's loop ([`DriverOptions::nudge`]); a nudge while no
+/// driver runs does nothing (the next one runs its `between` step first anyway).
+#[derive(Clone, Default)]
+pub struct Nudge(Arc<std::sync::Mutex<Option<mpsc::Sender<Input>>>>);
+
+impl std::fmt::Debug for Nudge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Nudge")
+    }
+}
+
+impl Nudge {
+    /// Wakes the driver that runs now, if one does.
+    pub fn nudge(&self) {
+        if let Ok(tx) = self.0.lock()
+            && let Some(tx) = tx.as_ref()
+        {
+            let _ = tx.send(Input::Wake);
+        }
+    }
+
+    fn set(&self, tx: Option<mpsc::Sender<Input>>) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = tx;
         }
     }
 }
@@ -119,6 +151,9 @@ where
     let mut wake = Wake::new(move || {
         let _ = wake_tx.send(Input::Wake);
     });
+    if let Some(nudge) = &options.nudge {
+        nudge.set(Some(tx.clone()));
+    }
     std::thread::Builder::new()
         .name("relay-read".into())
         .spawn(move || read_lines(reader, &tx))
@@ -202,6 +237,9 @@ where
             }
         }
     })();
+    if let Some(nudge) = &options.nudge {
+        nudge.set(None);
+    }
     link.disconnect();
     result
 }
@@ -289,7 +327,7 @@ where
     let mut link = Link::relay(home.clone(), Identity::this_build(&options.version));
     let driver = DriverOptions {
         poll: options.poll,
-        stop: None,
+        ..DriverOptions::default()
     };
     // The lead's presence on this host (its team's liveness lock and record) from the
     // handshake to the end of the connection.

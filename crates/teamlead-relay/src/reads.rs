@@ -90,28 +90,17 @@ pub fn apply_read(
         return Ok(0);
     }
     let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let read = match inbox::read(home, team, name) {
-        Ok(read) => read,
-        Err(teamlead_protocol::store::StoreError::NotFound { .. }) => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let keys: Vec<String> = read
-        .entries
-        .iter()
-        .filter(|e| e.is_unread())
-        .filter(|e| {
-            let id = e
-                .relay_id
-                .clone()
-                .unwrap_or_else(|| relay_id(team, &entry_key(name, e)));
-            wanted.contains(id.as_str())
-        })
-        .map(|e| e.dedup_key())
-        .collect();
-    if keys.is_empty() {
-        return Ok(0);
+    let marked = inbox::mark_read_where(home, team, name, |e| {
+        let id = e
+            .relay_id
+            .clone()
+            .unwrap_or_else(|| relay_id(team, &entry_key(name, e)));
+        wanted.contains(id.as_str())
+    });
+    match marked {
+        Err(teamlead_protocol::store::StoreError::NotFound { .. }) => Ok(0),
+        other => other,
     }
-    inbox::mark_read(home, team, name, &keys)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use teamlead_protocol::pricing::PriceTable;
 use teamlead_protocol::store::claude_transcript::{TranscriptFacts, TranscriptMeter};
 use teamlead_protocol::store::{Home, Result, StoreError, remote_facts};
 
+use crate::forward::{Stamp, full_look_due, stamp};
 use crate::wire::Body;
 
 /// The member field (in the team file) that names a `claude` teammate's session.
@@ -31,6 +32,11 @@ pub struct TranscriptFeed {
     meters: HashMap<String, (String, TranscriptMeter)>,
     sent: HashMap<String, TranscriptFacts>,
     last: Option<Instant>,
+    /// Each member's session as the team file last said (`teamleadSession`), read again only
+    /// when the file changed or at a full look.
+    sessions: Vec<(String, String)>,
+    stamp: Option<Stamp>,
+    last_full: Option<Instant>,
 }
 
 impl TranscriptFeed {
@@ -38,6 +44,7 @@ impl TranscriptFeed {
     pub fn reset(&mut self) {
         self.sent.clear();
         self.last = None;
+        self.stamp = None;
     }
 
     /// `transcript` bodies for the hosted `claude` teammates whose transcripts say something
@@ -56,39 +63,58 @@ impl TranscriptFeed {
             return Ok(Vec::new());
         }
         self.last = Some(now);
-        let Some(file) = crate::members::team_here(home, team) else {
-            return Ok(Vec::new());
-        };
+        self.read_sessions(home, team, now)?;
         let mut bodies = Vec::new();
-        for member in file.members.iter().filter(|m| hosted.contains(&m.name)) {
-            let Some(session) = member.extra.get(SESSION_KEY).and_then(Value::as_str) else {
-                continue;
-            };
+        for (name, session) in self.sessions.iter().filter(|(n, _)| hosted.contains(n)) {
             let (known, meter) = self
                 .meters
-                .entry(member.name.clone())
-                .or_insert_with(|| (session.to_string(), meter_of(session)));
+                .entry(name.clone())
+                .or_insert_with(|| (session.clone(), meter_of(session)));
             if known != session {
                 // Respawned with a new session: its transcript is another file.
-                *known = session.to_string();
+                *known = session.clone();
                 *meter = meter_of(session);
             }
             let Some(facts) = meter.read(home) else {
                 continue;
             };
-            if self.sent.get(&member.name) == Some(&facts) {
+            if self.sent.get(name) == Some(&facts) {
                 continue;
             }
             let body = Body::Transcript {
                 team: team.to_string(),
-                name: member.name.clone(),
+                name: name.clone(),
                 facts: serde_json::to_value(&facts)
                     .map_err(|e| StoreError::parse(home.root.join("projects"), e))?,
             };
-            self.sent.insert(member.name.clone(), facts);
+            self.sent.insert(name.clone(), facts);
             bodies.push(body);
         }
         Ok(bodies)
+    }
+
+    /// The members' sessions from the host's team file, when it changed since the last read
+    /// (or a full look is due); kept as they were when it cannot be read now.
+    fn read_sessions(&mut self, home: &Home, team: &str, now: Instant) -> Result<()> {
+        let path = home.config_path(team)?;
+        let full = full_look_due(&mut self.last_full, now);
+        let stamp = stamp(&path);
+        if !full && stamp == self.stamp {
+            return Ok(());
+        }
+        let Some(file) = crate::members::team_here(home, team) else {
+            return Ok(());
+        };
+        self.stamp = stamp;
+        self.sessions = file
+            .members
+            .iter()
+            .filter_map(|m| {
+                let session = m.extra.get(SESSION_KEY).and_then(Value::as_str)?;
+                Some((m.name.clone(), session.to_string()))
+            })
+            .collect();
+        Ok(())
     }
 }
 

@@ -19,7 +19,7 @@
 use std::io::Read;
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -66,6 +66,20 @@ struct Shared {
     /// Bumped by each route change; `synced` is the last one the relay acknowledged.
     generation: AtomicU64,
     synced: AtomicU64,
+    /// Told (under its mutex) whenever `synced` grows, so a wait for it wakes at once.
+    synced_signal: (Mutex<()>, Condvar),
+    /// Wakes the open connection's driver for a route change.
+    nudge: teamlead_relay::driver::Nudge,
+}
+
+impl Shared {
+    /// The relay acknowledged route `generation`: recorded, and whoever waits for it told.
+    fn set_synced(&self, generation: u64) {
+        self.synced.fetch_max(generation, Ordering::Relaxed);
+        let (lock, signal) = &self.synced_signal;
+        let _held = lock.lock();
+        signal.notify_all();
+    }
 }
 
 /// A running link to one host for one team; dropped or [`HostLink::stop`]ped, it ends.
@@ -109,6 +123,8 @@ impl HostLink {
             reported: Mutex::new(None),
             generation: AtomicU64::new(1),
             synced: AtomicU64::new(0),
+            synced_signal: (Mutex::new(()), Condvar::new()),
+            nudge: teamlead_relay::driver::Nudge::default(),
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -129,22 +145,21 @@ impl HostLink {
         }
         let generation = self.shared.generation.fetch_add(1, Ordering::Relaxed) + 1;
         self.shared.route_changed.store(true, Ordering::Relaxed);
+        // The open connection sends it now, not at its next poll.
+        self.shared.nudge.nudge();
         generation
     }
 
     /// Waits until the relay acknowledged the route and team file of `generation` (or a later
     /// one); false when `deadline` passed first (the host is unreachable).
     pub fn wait_synced(&self, generation: u64, deadline: Duration) -> bool {
-        let until = Instant::now() + deadline;
-        loop {
-            if self.shared.synced.load(Ordering::Relaxed) >= generation {
-                return true;
-            }
-            if Instant::now() >= until || self.shared.stop.load(Ordering::Relaxed) {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.synced_waiter().wait(generation, deadline)
+    }
+
+    /// A handle that waits for this link's route acknowledgements without the link itself
+    /// (so its owner's lock need not be held while waiting).
+    pub fn synced_waiter(&self) -> SyncedWaiter {
+        SyncedWaiter(self.shared.clone())
     }
 
     /// Whether the host was last reported up.
@@ -161,6 +176,37 @@ impl HostLink {
         self.shared.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+    }
+}
+
+/// Waits for a link's route acknowledgement ([`HostLink::synced_waiter`]).
+pub struct SyncedWaiter(Arc<Shared>);
+
+impl SyncedWaiter {
+    /// Waits until the relay acknowledged route `generation` (or a later one); false when
+    /// `deadline` passed first or the link ended.
+    pub fn wait(&self, generation: u64, deadline: Duration) -> bool {
+        let shared = &self.0;
+        let until = Instant::now() + deadline;
+        let (lock, signal) = &shared.synced_signal;
+        let Ok(mut held) = lock.lock() else {
+            return false;
+        };
+        loop {
+            if shared.synced.load(Ordering::Relaxed) >= generation {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= until || shared.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            // A bounded wait, so a stop (which does not signal) is seen within 100 ms.
+            let wait = (until - now).min(Duration::from_millis(100));
+            held = match signal.wait_timeout(held, wait) {
+                Ok((held, _)) => held,
+                Err(_) => return false,
+            };
         }
     }
 }
@@ -362,6 +408,7 @@ fn connect_once(
     let options = DriverOptions {
         poll: teamlead_relay::driver::DEFAULT_POLL,
         stop: Some(stop.clone()),
+        nudge: Some(shared.nudge.clone()),
     };
     let sync = std::cell::Cell::new(sync);
     let on_event = |event: &Event| {
@@ -376,9 +423,7 @@ fn connect_once(
             _ => false,
         };
         if synced {
-            shared
-                .synced
-                .fetch_max(target.generation, Ordering::Relaxed);
+            shared.set_synced(target.generation);
         }
     };
     // A route that changed while the connection runs: queued and sent over it.
@@ -403,7 +448,7 @@ fn connect_once(
         sync.set(now);
         if now.target <= link.acked() {
             // Nothing new to send: the relay has it all already.
-            shared.synced.fetch_max(now.generation, Ordering::Relaxed);
+            shared.set_synced(now.generation);
         }
         Ok(step)
     };

@@ -311,25 +311,14 @@ impl RemoteTeammates {
     }
 
     /// Waits until `host`'s relay acknowledged route `generation` (the links' lock is taken
-    /// only for a look at each poll).
+    /// only to get the link's waiter).
     fn wait_synced(&self, host: &str, generation: u64) -> bool {
-        let until = std::time::Instant::now() + SYNC_DEADLINE;
-        while std::time::Instant::now() < until {
-            let done = self
-                .links
-                .lock()
-                .ok()
-                .and_then(|l| {
-                    l.get(host)
-                        .map(|link| link.wait_synced(generation, Duration::ZERO))
-                })
-                .unwrap_or(false);
-            if done {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        false
+        let waiter = self
+            .links
+            .lock()
+            .ok()
+            .and_then(|l| l.get(host).map(HostLink::synced_waiter));
+        waiter.is_some_and(|w| w.wait(generation, SYNC_DEADLINE))
     }
 
     /// `tmux -L <team's socket> -f /dev/null ARGS` on `host`, through its master.

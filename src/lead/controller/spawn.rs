@@ -92,17 +92,6 @@ impl Controller {
             return done(self, Err(e));
         }
         let claude = flags.claude.unwrap_or(self.claude_by_default);
-        if let Some(host) = &flags.host {
-            // Both work alone on a host; together they are not tried yet (a claude teammate in
-            // a worktree made on the host may stop at Claude Code's folder trust prompt there).
-            let refused = (claude && flags.worktree == Some(true)).then_some(
-                "a Claude Code teammate in a worktree on another host is not supported yet: drop --worktree",
-            );
-            if let Some(why) = refused {
-                let e = OpError::Refused(format!("Cannot spawn `{requested}` on {host}: {why}."));
-                return done(self, Err(e));
-            }
-        }
         // A Claude Code teammate on a host runs in the host's tmux, whatever runs here.
         if claude && flags.host.is_none() && !self.kind.is_pane() {
             let e = OpError::Refused(format!(

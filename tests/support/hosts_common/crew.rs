@@ -3,6 +3,7 @@
 //! teammate's status row, the story's messages to the lead), the host user's processes, and
 //! `teamlead serve` that is killed when dropped.
 
+use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -99,7 +100,19 @@ impl Serve {
     /// Started in `work` with `grace_ms` as its `TEAMLEAD_LEAD_GRACE_MS` (`None`: none set,
     /// the defaults a user gets); waits until it answers.
     pub fn start(lead: &TestLead, work: &std::path::Path, grace_ms: Option<u64>) -> Serve {
+        Serve::start_with_env(lead, work, grace_ms, &[])
+    }
+
+    /// [`Serve::start`] with `env` more in the server's environment (a model's address and
+    /// key).
+    pub fn start_with_env(
+        lead: &TestLead,
+        work: &std::path::Path,
+        grace_ms: Option<u64>,
+        env: &[(&str, &str)],
+    ) -> Serve {
         let mut cmd = lead.std_cmd();
+        cmd.envs(env.iter().copied());
         cmd.args(["serve", "--team", TEAM, "--backend", "in-process"])
             .current_dir(work)
             .stdin(Stdio::null())
@@ -172,4 +185,34 @@ pub fn chown_tree(path: &std::path::Path, uid: u32) {
             chown_tree(&entry.unwrap().path(), uid);
         }
     }
+}
+
+/// The lead's task list: id → (status, owner, blocked by).
+pub fn lead_tasks(lead: &TestLead) -> BTreeMap<String, (String, String, Vec<String>)> {
+    let out = ctl(lead, &["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    v["tasks"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .map(|t| {
+                    (
+                        t["id"].as_str().unwrap_or("").to_string(),
+                        (
+                            t["status"].as_str().unwrap_or("").to_string(),
+                            t["owner"].as_str().unwrap_or("").to_string(),
+                            t["blocked_by"]
+                                .as_array()
+                                .map(|b| {
+                                    b.iter()
+                                        .filter_map(|x| x.as_str().map(str::to_string))
+                                        .collect()
+                                })
+                                .unwrap_or_default(),
+                        ),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -777,6 +777,19 @@ pub fn recover_unreadable(home: &Home, team: &str, member: &str) -> Result<Optio
 /// `keys` and keeps them. Returns how many were marked.
 pub fn mark_read(home: &Home, team: &str, member: &str, keys: &[String]) -> Result<usize> {
     let wanted: HashSet<&str> = keys.iter().map(String::as_str).collect();
+    mark_read_where(home, team, member, |e| {
+        wanted.contains(e.dedup_key().as_str())
+    })
+}
+
+/// [`mark_read`] of the unread entries `which` picks, in one read of the inbox under its lock;
+/// how many were marked.
+pub fn mark_read_where(
+    home: &Home,
+    team: &str,
+    member: &str,
+    which: impl Fn(&InboxEntry) -> bool,
+) -> Result<usize> {
     let outcome = rewrite_locked(home, team, member, |mut items| {
         let mut marked = 0;
         for v in &mut items {
@@ -784,7 +797,7 @@ pub fn mark_read(home: &Home, team: &str, member: &str, keys: &[String]) -> Resu
                 continue;
             };
             if e.is_unread()
-                && wanted.contains(e.dedup_key().as_str())
+                && which(&e)
                 && let Some(obj) = v.as_object_mut()
             {
                 obj.insert("read".into(), Value::Bool(true));

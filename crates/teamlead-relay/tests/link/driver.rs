@@ -40,6 +40,7 @@ fn a_stdio_relay_carries_entries_both_ways_over_pipes() {
         let options = DriverOptions {
             poll: Duration::from_millis(20),
             stop: Some(lead_stop),
+            ..DriverOptions::default()
         };
         teamlead_relay::drive(&mut link, from_relay, to_relay, &options, |_| {})
     });
@@ -130,6 +131,7 @@ fn a_new_entry_goes_when_its_inbox_changes_not_at_the_next_poll() {
         let options = DriverOptions {
             poll: Duration::from_secs(60),
             stop: Some(lead_stop),
+            ..DriverOptions::default()
         };
         teamlead_relay::drive(&mut link, from_relay, to_relay, &options, |_| {})
     });
