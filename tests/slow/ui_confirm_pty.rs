@@ -57,23 +57,24 @@ fn kill_and_prune_are_done_only_on_purpose() {
     let screen = lead.screen();
     let name = ["amy", "bob", "cal"]
         .into_iter()
-        .find(|n| screen.contains(&format!("kill @{n}")))
+        .find(|n| screen.contains(&format!("Kill @{n}?")))
         .unwrap_or_else(|| panic!("the box names who: {screen}"));
-    // Text typed into it: answers nothing, closes it and the dialog, goes to the composer.
-    lead.type_text("yes I am sure");
+    // Text typed into it (holding a `y` and an `n`): answers nothing, closes it and the
+    // dialog, goes to the composer.
+    lead.type_text("/quit says nothing");
     lead.wait_screen("the box closed with nothing done", |s| {
         s.contains(&format!(
             "Not done: kill @{name} (what you typed went to the composer)."
         ))
     });
     lead.poll_screen("the text in the composer", |s| {
-        composer_rows(s).is_some_and(|rows| rows.concat() == "yes I am sure")
+        composer_rows(s).is_some_and(|rows| rows.concat() == "/quit says nothing")
     });
     assert!(shown.elapsed() < Duration::from_secs(10));
     assert!(!lead.screen().contains(&format!("Killed {name}")));
     lead.press(Key::CtrlU);
-    lead.poll_screen("the composer empty", |s| {
-        composer_rows(s).is_some_and(|rows| rows.concat().is_empty())
+    lead.poll_screen("the composer cleared", |s| {
+        composer_rows(s).is_some_and(|rows| !rows.concat().contains("says nothing"))
     });
 
     // A prune answered at once: nobody pruned.
@@ -95,12 +96,12 @@ fn kill_and_prune_are_done_only_on_purpose() {
     // On purpose: the kill, pressed again once the box has been seen.
     lead.wait_screen("the teams dialog still open", |s| s.contains("x kill"));
     lead.press(Key::Char('x'));
-    lead.wait_screen("the kill box", |s| s.contains(&format!("kill @{name}")));
+    lead.wait_screen("the kill box", |s| s.contains(&format!("Kill @{name}?")));
     let shown = Instant::now();
     past_the_grace(&lead, shown);
     lead.press(Key::Char('y'));
     lead.wait_screen("the kill box closed", |s| {
-        !s.contains(&format!("kill @{name}"))
+        !s.contains(&format!("Kill @{name}?"))
     });
     lead.press(Key::Esc);
     lead.wait_screen("the kill said in the transcript", |s| {

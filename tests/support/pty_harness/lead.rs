@@ -110,7 +110,15 @@ impl PtyLeadBuilder {
     /// Starts the lead without waiting for anything.
     pub fn spawn(self) -> PtyLead {
         let args: Vec<&OsStr> = self.args.iter().map(OsString::as_os_str).collect();
-        let mut cmd = teamlead(self.home.as_deref(), &self.cwd, &args);
+        // No home given and no HOME of the test's own: a fresh one, never the user's
+        // `~/.claude`.
+        let own_home = (self.home.is_none() && !self.env.iter().any(|(k, _)| k == "HOME"))
+            .then(|| tempfile::tempdir().expect("a temporary home for the lead"));
+        let home = self
+            .home
+            .clone()
+            .or_else(|| own_home.as_ref().map(|d| d.path().to_path_buf()));
+        let mut cmd = teamlead(home.as_deref(), &self.cwd, &args);
         if !self.wrapper.is_empty() {
             let argv = cmd.get_argv_mut();
             let mut wrapped = self.wrapper.clone();
@@ -125,6 +133,7 @@ impl PtyLeadBuilder {
         }
         PtyLead {
             term: Terminal::spawn(cmd, self.cols, self.rows),
+            _home: own_home,
         }
     }
 }
@@ -132,6 +141,8 @@ impl PtyLeadBuilder {
 /// The real binary in a PTY; killed on drop if still running.
 pub struct PtyLead {
     term: Terminal,
+    /// The temporary home made for it when the test gave none.
+    _home: Option<tempfile::TempDir>,
 }
 
 impl std::ops::Deref for PtyLead {
