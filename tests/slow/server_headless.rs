@@ -43,6 +43,24 @@ fn a_team_led_by_ctl_alone_runs_its_task_and_ends_cleanly() {
         serde_json::from_str(&ws.ctl_ok(&["status", "--json"])).expect("json");
     assert_eq!(status["tasks"][0]["status"], "completed", "{status}");
     assert_eq!(status["teammates"].as_array().map(Vec::len), Some(2));
+    // Budgets and spend read back by a script: a shell teammate costs nothing.
+    ws.ctl_ok(&["/budget beta 2"]);
+    let status: serde_json::Value =
+        serde_json::from_str(&ws.ctl_ok(&["status", "--json"])).expect("json");
+    let beta = status["teammates"]
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["name"] == "beta"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(beta["budget_usd"], 2.0, "{status}");
+    assert_eq!(beta["costs_nothing"], true, "{status}");
+    assert_eq!(beta["cost_usd"], 0.0, "{status}");
+    let alpha = status["teammates"]
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["name"] == "alpha"))
+        .cloned()
+        .unwrap_or_default();
+    assert!(alpha["budget_usd"].is_null(), "{status}");
 
     // The whole story, in order.
     let s = story(&ws);
