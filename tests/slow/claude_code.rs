@@ -47,6 +47,7 @@ matrix! {
     crate::claude_code::first_turn::spawn_right_after_shutdown => first_turn_after_a_shutdown;
     crate::claude_code::first_turn::first_prompt_runs_bash => first_turn_that_asks;
     crate::claude_code::steer::interrupt_a_busy_teammate => interrupt_a_busy_teammate;
+    crate::claude_code::steer::an_interrupted_task_is_held => an_interrupted_task_is_held;
     crate::claude_code::steer::steer_a_busy_teammate => steer_a_busy_teammate;
     crate::claude_code::steer::steer_an_idle_teammate => steer_an_idle_teammate;
     crate::claude_code::resume::reaped_outside_tmux => reaped_outside_tmux;

@@ -47,6 +47,91 @@ pub fn interrupt_a_busy_teammate(client: &Client) {
     );
 }
 
+/// `owner` and `status` of task `id` in the task list's file.
+fn task_state(scene: &Scene, id: &str) -> (String, String) {
+    let path = scene
+        .ws
+        .home()
+        .join("tasks")
+        .join(&scene.ws.team)
+        .join(format!("{id}.json"));
+    let v: serde_json::Value = std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    (
+        v["owner"].as_str().unwrap_or("").to_string(),
+        v["status"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+/// `/interrupt` of a claude teammate busy on a task (claimed with Claude Code's own task tool,
+/// its command running): the task is held by the lead (owner `team-lead`, pending), the note
+/// says how to give it out again, and the teammate does not resume it (issue 33, item 6).
+pub fn an_interrupted_task_is_held(client: &Client) {
+    let update = |status: &str| Act::Tool {
+        name: "TaskUpdate".into(),
+        input: serde_json::json!({"taskId": "1", "status": status}),
+    };
+    let rules = vec![
+        Rule::seq(
+            "CC-HOLD",
+            vec![
+                update("in_progress"),
+                Act::Bash {
+                    command: "sleep 30".into(),
+                    description: "work on it".into(),
+                },
+                update("completed"),
+                Act::Text("done".into()),
+            ],
+        )
+        .once(),
+        Rule::on("CC-AFTER", Act::Text("CC-AFTER-ANSWER".into())),
+    ];
+    let scene = Scene::start(client, "cc-hold", rules, &[]);
+    let label = client.label;
+    // Bash runs unasked, so the turn is in its command when it is interrupted.
+    std::fs::write(
+        scene.ws.home().join("settings.json"),
+        r#"{"permissions":{"allow":["Bash"]}}"#,
+    )
+    .expect("write settings.json");
+    scene.spawn("busy", "--mode acceptEdits CC-IDLE wait for tasks");
+    scene.submit("/task add CC-HOLD the long thing");
+    scene.wait_screen("task #1 added", |s| s.contains("#1"));
+    scene.submit("/task assign 1 busy");
+    scene.wait("busy's command running", || {
+        task_state(&scene, "1").1 == "in_progress" && scene.model.turns_on(&["Updated task #1"]) > 0
+    });
+    scene.submit("/interrupt busy");
+    scene.wait_screen("the task held", |s| {
+        s.contains("Task #1 \"CC-HOLD the long thing\" is held by the lead")
+    });
+    assert_eq!(
+        task_state(&scene, "1"),
+        ("team-lead".to_string(), "pending".to_string()),
+        "[{label}]\n{}",
+        scene.explain()
+    );
+    // Interrupted, it does not go on with the task: its next turn is about the next message.
+    scene.wait_screen("busy shown idle", |s| s.contains("● 1 idle"));
+    let turns = scene.model.turns_on(&["CC-HOLD"]);
+    let before = scene.say("busy", "CC-AFTER what now");
+    scene.wait_turn_end("busy", before);
+    assert_eq!(
+        scene.model.turns_on(&["CC-HOLD"]),
+        turns,
+        "[{label}] it took the task again"
+    );
+    assert_eq!(
+        task_state(&scene, "1").1,
+        "pending",
+        "[{label}]\n{}",
+        scene.explain()
+    );
+}
+
 /// `/steer @NAME TEXT` on a claude teammate busy in a long tool chain (its `sleep 30`
 /// running): its turn stops and its next model request carries the message (timed: Enter to
 /// the request; goal 2 s). `cargo bench --bench steer` runs the same rounds ten times.
