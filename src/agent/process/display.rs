@@ -214,6 +214,10 @@ mod tests {
                 "waiting for team lead approval"
             ]
         );
+        insta::assert_snapshot!(
+            "pane_header_at_50_columns",
+            header_lines(&parts, Some(50)).join("\n")
+        );
         // Narrower than a part: that part has its line (the terminal may still wrap it).
         assert_eq!(
             header_lines(&parts, Some(20)),

@@ -153,6 +153,7 @@ mod tests {
             ],
         };
         let lines = report.lines();
+        insta::assert_snapshot!("quit_worktree_table", lines.join("\n"));
         assert_eq!(lines[0], "Teammate worktrees of team `t`:");
         assert_eq!(
             lines[1],
