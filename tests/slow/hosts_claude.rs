@@ -392,6 +392,17 @@ pub(crate) fn claude_host_keys(host: &TestHost, client: &Client) -> String {
     )
 }
 
+/// `scenario` with the client `label` of the matrix, when this runs as root (a test host needs
+/// it) and the client is installed.
+fn as_root_with(label: &str, scenario: fn(&Client)) {
+    if skip_unless_root() {
+        return;
+    }
+    if let Some(client) = clients_or_skip(label) {
+        scenario(&client);
+    }
+}
+
 /// Files under `root` whose bytes contain `needle`.
 fn grep_tree(root: &Path, needle: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
@@ -753,22 +764,12 @@ fn claude_on_a_host(client: &Client) {
 
 #[test]
 fn a_claude_2_1_45_teammate_on_a_host() {
-    if skip_unless_root() {
-        return;
-    }
-    if let Some(client) = clients_or_skip("2.1.45") {
-        claude_on_a_host(&client);
-    }
+    as_root_with("2.1.45", claude_on_a_host);
 }
 
 #[test]
 fn a_claude_latest_teammate_on_a_host() {
-    if skip_unless_root() {
-        return;
-    }
-    if let Some(client) = clients_or_skip("latest") {
-        claude_on_a_host(&client);
-    }
+    as_root_with("latest", claude_on_a_host);
 }
 
 /// teamlead's own `llm` teammate on a host answers through the forwarded endpoint; the host
@@ -890,22 +891,12 @@ fn an_llm_teammate_on_a_host_reaches_the_model_through_the_lead() {
 /// queue, and its branch is reviewed and merged at the lead like any remote teammate's.
 #[test]
 fn a_claude_2_1_45_teammate_in_a_worktree_on_a_host() {
-    if skip_unless_root() {
-        return;
-    }
-    if let Some(client) = clients_or_skip("2.1.45") {
-        claude_in_a_worktree_on_a_host(&client);
-    }
+    as_root_with("2.1.45", claude_in_a_worktree_on_a_host);
 }
 
 #[test]
 fn a_claude_latest_teammate_in_a_worktree_on_a_host() {
-    if skip_unless_root() {
-        return;
-    }
-    if let Some(client) = clients_or_skip("latest") {
-        claude_in_a_worktree_on_a_host(&client);
-    }
+    as_root_with("latest", claude_in_a_worktree_on_a_host);
 }
 
 fn claude_in_a_worktree_on_a_host(client: &Client) {

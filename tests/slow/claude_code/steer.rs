@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::tasks::task_state;
 use crate::claude_code_common::{Act, Client, Rule, Scene, steering, timing};
 
 pub fn interrupt_a_busy_teammate(client: &Client) {
@@ -45,24 +46,6 @@ pub fn interrupt_a_busy_teammate(client: &Client) {
         client.label,
         scene.model.summary()
     );
-}
-
-/// `owner` and `status` of task `id` in the task list's file.
-fn task_state(scene: &Scene, id: &str) -> (String, String) {
-    let path = scene
-        .ws
-        .home()
-        .join("tasks")
-        .join(&scene.ws.team)
-        .join(format!("{id}.json"));
-    let v: serde_json::Value = std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    (
-        v["owner"].as_str().unwrap_or("").to_string(),
-        v["status"].as_str().unwrap_or("").to_string(),
-    )
 }
 
 /// `/interrupt` of a claude teammate busy on a task (claimed with Claude Code's own task tool,

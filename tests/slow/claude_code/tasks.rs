@@ -27,17 +27,25 @@ fn work(scene: &Scene, id: &str, file: &str) -> Vec<Act> {
 
 /// The status of task `id` in the task list's file.
 fn status(scene: &Scene, id: &str) -> String {
+    task_state(scene, id).1
+}
+
+/// `owner` and `status` of task `id` in the task list's file.
+pub(crate) fn task_state(scene: &Scene, id: &str) -> (String, String) {
     let path = scene
         .ws
         .home()
         .join("tasks")
         .join(&scene.ws.team)
         .join(format!("{id}.json"));
-    std::fs::read(path)
+    let v: serde_json::Value = std::fs::read(path)
         .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v["status"].as_str().map(str::to_string))
-        .unwrap_or_default()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    (
+        v["owner"].as_str().unwrap_or("").to_string(),
+        v["status"].as_str().unwrap_or("").to_string(),
+    )
 }
 
 pub fn assigned_tasks_are_claimed_and_completed(client: &Client) {
