@@ -8,7 +8,15 @@ use serde::{Deserialize, Serialize};
 pub const PROTO: u32 = 1;
 
 /// The capabilities this build has.
-pub const CAPS: &[&str] = &["inbox", "team", "tasks", "member", "transcript", "read"];
+pub const CAPS: &[&str] = &[
+    "inbox",
+    "team",
+    "tasks",
+    "member",
+    "transcript",
+    "read",
+    "start",
+];
 
 /// What the lead needs of a relay: the inboxes, the team file, the task list's mirror and
 /// claims, the member fields back. A relay without one is refused (it would leave the host's

@@ -72,6 +72,7 @@ pub mod members;
 pub mod presence;
 pub mod reads;
 pub mod session;
+pub mod start;
 pub mod task_fields;
 pub mod tasks_lead;
 pub mod tasks_mirror;

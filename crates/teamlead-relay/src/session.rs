@@ -76,6 +76,8 @@ pub enum Event {
     MemberFields { name: String },
     /// The lead kept a remote `claude` teammate's transcript facts (`store::remote_facts`).
     Transcript { name: String },
+    /// The relay ran the `start` of `name` (`error`: why it failed).
+    Started { name: String, error: Option<String> },
 }
 
 /// Why a connection ended.
@@ -304,6 +306,47 @@ impl Link {
             });
         }
         Ok(step)
+    }
+
+    /// The lead asks the relay's host to start `name`'s session with `line` (a POSIX `sh`
+    /// command line), after everything queued before it: put in the outbox and sent when
+    /// open. Only for a peer with capability `start` ([`Link::peer_can`]).
+    pub fn start_session(&mut self, name: &str, line: &str) -> Result<Step, LinkError> {
+        let mut step = Step::default();
+        if self.role != Role::Lead {
+            return Ok(step);
+        }
+        let Some(team) = self.bound.as_ref().map(|b| b.team.clone()) else {
+            return Ok(step);
+        };
+        let body = Body::Start {
+            team,
+            name: name.to_string(),
+            line: line.to_string(),
+        };
+        self.queue_body(body, &mut step)?;
+        Ok(step)
+    }
+
+    /// Whether the peer of the open connection has capability `cap`.
+    pub fn peer_can(&self, cap: &str) -> bool {
+        self.is_open() && self.peer().is_some_and(|p| p.caps.iter().any(|c| c == cap))
+    }
+
+    /// `body` into the outbox, and onto the link when it is open.
+    fn queue_body(&mut self, body: Body, step: &mut Step) -> Result<(), LinkError> {
+        let open = self.is_open();
+        let Some(b) = self.bound.as_mut() else {
+            return Ok(());
+        };
+        let out = b.dir.push(body, None)?;
+        if open {
+            step.send(&Frame::Data {
+                seq: out.seq,
+                body: out.body,
+            });
+        }
+        Ok(())
     }
 
     /// One line from the peer (without its newline).
@@ -594,6 +637,25 @@ impl Link {
                     )?
                 {
                     step.events.push(Event::Transcript { name });
+                }
+            }
+            Body::Start { team, name, line } => {
+                if self.role == Role::Relay {
+                    self.flush_staged(step)?;
+                    let error = if hosted.contains(&name) {
+                        crate::start::run(&line)
+                    } else {
+                        Some(format!("{name} is not in the route to this host"))
+                    };
+                    if let Some(e) = &error {
+                        tracing::warn!("the start of {name} failed: {e}");
+                    }
+                    self.queue_body(Body::Started { team, name, error }, step)?;
+                }
+            }
+            Body::Started { name, error, .. } => {
+                if self.role == Role::Lead {
+                    step.events.push(Event::Started { name, error });
                 }
             }
             Body::Unknown => {

@@ -112,6 +112,23 @@ pub enum Body {
         name: String,
         facts: serde_json::Value,
     },
+    /// From the lead: start a teammate's session on the relay's host, `line` being the POSIX
+    /// `sh` command line that does it (the team's `tmux new-session …`), after everything sent
+    /// before it (its route and team file) is applied (capability `start`). The relay runs it
+    /// and answers `started`.
+    Start {
+        team: String,
+        name: String,
+        line: String,
+    },
+    /// From a relay: how the `start` of `name` went (`error`: why it failed, in the words of
+    /// what ran; `None`: its session runs).
+    Started {
+        team: String,
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// A kind this build does not know (a newer peer): acknowledged and ignored. A peer only
     /// sends kinds the other side's capabilities name.
     #[serde(other)]
@@ -129,7 +146,9 @@ impl Body {
             | Body::TaskUpdate { team, .. }
             | Body::Member { team, .. }
             | Body::Read { team, .. }
-            | Body::Transcript { team, .. } => Some(team),
+            | Body::Transcript { team, .. }
+            | Body::Start { team, .. }
+            | Body::Started { team, .. } => Some(team),
             Body::Unknown => None,
         }
     }

@@ -70,12 +70,23 @@ struct Shared {
     synced_signal: (Mutex<()>, Condvar),
     /// Wakes the open connection's driver for a route change.
     nudge: teamlead_relay::driver::Nudge,
+    /// Sessions to start on the host through the relay (`start`): name and command line.
+    starts: Mutex<Vec<(String, String)>>,
+    /// How each asked start went, as the relay said (`error`), until taken.
+    started: Mutex<std::collections::HashMap<String, Option<String>>>,
+    /// The open connection's relay can start sessions (capability `start`).
+    can_start: AtomicBool,
 }
 
 impl Shared {
     /// The relay acknowledged route `generation`: recorded, and whoever waits for it told.
     fn set_synced(&self, generation: u64) {
         self.synced.fetch_max(generation, Ordering::Relaxed);
+        self.signal();
+    }
+
+    /// Wakes whoever waits on `synced_signal` (an ack of a route, a start's answer).
+    fn signal(&self) {
         let (lock, signal) = &self.synced_signal;
         let _held = lock.lock();
         signal.notify_all();
@@ -125,6 +136,9 @@ impl HostLink {
             synced: AtomicU64::new(0),
             synced_signal: (Mutex::new(()), Condvar::new()),
             nudge: teamlead_relay::driver::Nudge::default(),
+            starts: Mutex::new(Vec::new()),
+            started: Mutex::new(std::collections::HashMap::new()),
+            can_start: AtomicBool::new(false),
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -154,6 +168,25 @@ impl HostLink {
     /// one); false when `deadline` passed first (the host is unreachable).
     pub fn wait_synced(&self, generation: u64, deadline: Duration) -> bool {
         self.synced_waiter().wait(generation, deadline)
+    }
+
+    /// Whether the open connection's relay starts sessions itself (capability `start`): then
+    /// [`HostLink::start_session`] does it in the same trip as the route.
+    pub fn can_start(&self) -> bool {
+        self.shared.can_start.load(Ordering::Relaxed)
+    }
+
+    /// Asks the relay to run `line` (the command line that starts `name`'s session on the
+    /// host) after everything queued before it; [`SyncedWaiter::wait_started`] hears how it
+    /// went.
+    pub fn start_session(&self, name: &str, line: &str) {
+        if let Ok(mut started) = self.shared.started.lock() {
+            started.remove(name);
+        }
+        if let Ok(mut starts) = self.shared.starts.lock() {
+            starts.push((name.to_string(), line.to_string()));
+        }
+        self.shared.nudge.nudge();
     }
 
     /// A handle that waits for this link's route acknowledgements without the link itself
@@ -187,25 +220,43 @@ impl SyncedWaiter {
     /// Waits until the relay acknowledged route `generation` (or a later one); false when
     /// `deadline` passed first or the link ended.
     pub fn wait(&self, generation: u64, deadline: Duration) -> bool {
+        self.wait_for(deadline, |shared| {
+            (shared.synced.load(Ordering::Relaxed) >= generation).then_some(())
+        })
+        .is_some()
+    }
+
+    /// Waits for the relay's answer to the start of `name` ([`HostLink::start_session`]):
+    /// `Some(None)` it runs, `Some(Some(why))` it failed, `None` no answer within `deadline`
+    /// (or the link ended).
+    pub fn wait_started(&self, name: &str, deadline: Duration) -> Option<Option<String>> {
+        self.wait_for(deadline, |shared| {
+            shared.started.lock().ok().and_then(|mut s| s.remove(name))
+        })
+    }
+
+    /// Waits until `done` says something (looked at under the signal's lock, so no signal is
+    /// missed), `deadline` passes or the link ends.
+    fn wait_for<T>(&self, deadline: Duration, done: impl Fn(&Shared) -> Option<T>) -> Option<T> {
         let shared = &self.0;
         let until = Instant::now() + deadline;
         let (lock, signal) = &shared.synced_signal;
         let Ok(mut held) = lock.lock() else {
-            return false;
+            return None;
         };
         loop {
-            if shared.synced.load(Ordering::Relaxed) >= generation {
-                return true;
+            if let Some(found) = done(shared) {
+                return Some(found);
             }
             let now = Instant::now();
             if now >= until || shared.stop.load(Ordering::Relaxed) {
-                return false;
+                return None;
             }
             // A bounded wait, so a stop (which does not signal) is seen within 100 ms.
             let wait = (until - now).min(Duration::from_millis(100));
             held = match signal.wait_timeout(held, wait) {
                 Ok((held, _)) => held,
-                Err(_) => return false,
+                Err(_) => return None,
             };
         }
     }
@@ -302,6 +353,39 @@ fn queue_route(spec: &LinkSpec, shared: &Shared, link: &mut Link) -> Result<Vec<
             .lines,
     );
     Ok(lines)
+}
+
+/// A route that changed while the connection runs: queued (with the team file) and its lines
+/// to send; `sync` learns the seq whose ack means it is there.
+fn route_step(
+    spec: &LinkSpec,
+    shared: &Shared,
+    link: &mut Link,
+    sync: &std::cell::Cell<RouteSync>,
+) -> Result<teamlead_relay::Step, teamlead_relay::LinkError> {
+    let mut step = teamlead_relay::Step::default();
+    if !shared.route_changed.swap(false, Ordering::Relaxed) {
+        return Ok(step);
+    }
+    let generation = shared.generation.load(Ordering::Relaxed);
+    match queue_route(spec, shared, link) {
+        Ok(lines) => step.lines = lines,
+        Err(e) => {
+            tracing::warn!(
+                "the route to {} not sent for now: {e}",
+                spec.connection.host.name
+            );
+            shared.route_changed.store(true, Ordering::Relaxed);
+            return Ok(step);
+        }
+    }
+    let now = route_sync(generation, link);
+    sync.set(now);
+    if now.target <= link.acked() {
+        // Nothing new to send: the relay has it all already.
+        shared.set_synced(now.generation);
+    }
+    Ok(step)
 }
 
 /// `generation` (read before its route was queued) is there once what is in `link`'s outbox
@@ -415,11 +499,21 @@ fn connect_once(
         let target = sync.get();
         let synced = match event {
             Event::Up(peer) => {
+                shared
+                    .can_start
+                    .store(peer.caps.iter().any(|c| c == "start"), Ordering::Relaxed);
                 opened.store(true, Ordering::Relaxed);
                 report(spec, shared, sink, true, "");
                 peer.recv >= target.target
             }
             Event::Acked(seq) => *seq >= target.target,
+            Event::Started { name, error } => {
+                if let Ok(mut started) = shared.started.lock() {
+                    started.insert(name.clone(), error.clone());
+                }
+                shared.signal();
+                false
+            }
             _ => false,
         };
         if synced {
@@ -428,31 +522,20 @@ fn connect_once(
     };
     // A route that changed while the connection runs: queued and sent over it.
     let between = |link: &mut Link| {
-        let mut step = teamlead_relay::Step::default();
-        if !shared.route_changed.swap(false, Ordering::Relaxed) {
-            return Ok(step);
-        }
-        let generation = shared.generation.load(Ordering::Relaxed);
-        match queue_route(spec, shared, link) {
-            Ok(lines) => step.lines = lines,
-            Err(e) => {
-                tracing::warn!(
-                    "the route to {} not sent for now: {e}",
-                    spec.connection.host.name
-                );
-                shared.route_changed.store(true, Ordering::Relaxed);
-                return Ok(step);
-            }
-        }
-        let now = route_sync(generation, link);
-        sync.set(now);
-        if now.target <= link.acked() {
-            // Nothing new to send: the relay has it all already.
-            shared.set_synced(now.generation);
+        let mut step = route_step(spec, shared, link, &sync)?;
+        // Sessions to start, after the route they need (the relay applies in order).
+        let starts = shared
+            .starts
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default();
+        for (name, line) in starts {
+            step.lines.extend(link.start_session(&name, &line)?.lines);
         }
         Ok(step)
     };
     let result = teamlead_relay::drive_with(link, reader, stdin, &options, on_event, between);
+    shared.can_start.store(false, Ordering::Relaxed);
     ended.store(true, Ordering::Relaxed);
     let _ = watch.join();
     end_child(&mut child);

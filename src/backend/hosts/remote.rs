@@ -313,12 +313,20 @@ impl RemoteTeammates {
     /// Waits until `host`'s relay acknowledged route `generation` (the links' lock is taken
     /// only to get the link's waiter).
     fn wait_synced(&self, host: &str, generation: u64) -> bool {
-        let waiter = self
-            .links
-            .lock()
-            .ok()
-            .and_then(|l| l.get(host).map(HostLink::synced_waiter));
-        waiter.is_some_and(|w| w.wait(generation, SYNC_DEADLINE))
+        self.link_waiter(host, |_| ())
+            .is_some_and(|(_, w)| w.wait(generation, SYNC_DEADLINE))
+    }
+
+    /// `with` run on `host`'s link under the links' lock, and a waiter of that link to wait
+    /// with once the lock is let go (`None`: no link to the host).
+    fn link_waiter<T>(
+        &self,
+        host: &str,
+        with: impl FnOnce(&HostLink) -> T,
+    ) -> Option<(T, super::link::SyncedWaiter)> {
+        let links = self.links.lock().ok()?;
+        let link = links.get(host)?;
+        Some((with(link), link.synced_waiter()))
     }
 
     /// `tmux -L <team's socket> -f /dev/null ARGS` on `host`, through its master.
@@ -464,28 +472,41 @@ impl RemoteTeammates {
             .collect();
         store::inbox::replace(&self.home, &self.team, &name, &prompt)?;
         self.register(&name, host);
+        let session = [
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            "200",
+            "-y",
+            "50",
+            &line,
+        ];
         let generation = self.update_route(host)?;
-        if !self.wait_synced(host, generation) {
-            self.forget(&name);
-            return Err(failed(format!(
+        // A relay that starts sessions itself gets the start right behind the route, over the
+        // open connection: one trip. Otherwise the route's ack, then a tmux call over ssh.
+        let via_relay = self.link_waiter(host, |link| {
+            link.can_start()
+                .then(|| link.start_session(&name, &team_tmux_line(&self.team, &session)))
+                .is_some()
+        });
+        let started = match via_relay {
+            Some((true, waiter)) => match waiter.wait_started(&name, SYNC_DEADLINE) {
+                Some(None) => Ok(()),
+                Some(Some(why)) => Err(failed(format!("tmux on {host}: {why}"))),
+                None => Err(failed(format!(
+                    "{host} is unreachable: it did not start {name} within {} s",
+                    SYNC_DEADLINE.as_secs()
+                ))),
+            },
+            _ if !self.wait_synced(host, generation) => Err(failed(format!(
                 "{host} is unreachable: the team's files did not reach it within {} s",
                 SYNC_DEADLINE.as_secs()
-            )));
-        }
-        if let Err(e) = self.tmux(
-            host,
-            &[
-                "new-session",
-                "-d",
-                "-s",
-                &name,
-                "-x",
-                "200",
-                "-y",
-                "50",
-                &line,
-            ],
-        ) {
+            ))),
+            _ => self.tmux(host, &session).map(|_| ()),
+        };
+        if let Err(e) = started {
             self.forget(&name);
             return Err(e);
         }

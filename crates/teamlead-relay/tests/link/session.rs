@@ -448,3 +448,58 @@ fn a_slow_step_is_not_the_peers_silence() {
     let step = pair.relay.tick(pair.now).unwrap();
     assert_eq!(step.end, Some(End::Silent));
 }
+
+/// `start` (capability of both): the relay runs the line after the route it came behind and
+/// answers `started`, once, even when the link drops before the answer and the start is sent
+/// again; a member that is not routed there is refused without running anything; a line that
+/// fails says why.
+#[test]
+fn a_start_runs_once_on_the_relays_host_and_its_answer_comes_back() {
+    let mut pair = Pair::new();
+    hosted(&mut pair);
+    pair.connect();
+    pair.settle();
+    assert!(pair.lead.peer_can("start"));
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    let line = format!("echo once >> {}", ran.display());
+    let step = pair.lead.start_session("alice", &line).unwrap();
+    pair.take_lead(step);
+    // Cut before the relay read it: sent again after the reconnect, run once.
+    pair.drop_link();
+    pair.connect();
+    pair.settle();
+    let started = |pair: &Pair, who: &str| {
+        pair.events
+            .iter()
+            .filter_map(|(_, e)| match e {
+                teamlead_relay::Event::Started { name, error } if name == who => {
+                    Some(error.clone())
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(started(&pair, "alice"), vec![None]);
+    assert_eq!(std::fs::read_to_string(&ran).unwrap(), "once\n");
+
+    let step = pair.lead.start_session("zed", &line).unwrap();
+    pair.take_lead(step);
+    pair.settle();
+    assert_eq!(
+        started(&pair, "zed"),
+        vec![Some("zed is not in the route to this host".to_string())]
+    );
+    assert_eq!(std::fs::read_to_string(&ran).unwrap(), "once\n");
+
+    let step = pair
+        .lead
+        .start_session("bob", "echo 'no tmux here' >&2; exit 1")
+        .unwrap();
+    pair.take_lead(step);
+    pair.settle();
+    assert_eq!(
+        started(&pair, "bob"),
+        vec![Some("no tmux here".to_string())]
+    );
+}
