@@ -255,7 +255,7 @@ fn three_hosts_and_the_lead_work_one_task_graph_answer_one_queue_and_merge_a_rem
             &format!("{name}'s first idle"),
             Duration::from_secs(90),
             || idle(name),
-            || format!("{}", model.summary()),
+            || model.summary().to_string(),
         );
     }
     let mut claude_ids = Vec::new();
