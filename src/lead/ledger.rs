@@ -240,6 +240,19 @@ impl Ledger {
             .collect()
     }
 
+    /// `to` sent something at `acted_ms` (its frame's own time), seen by the lead at `now_ms`:
+    /// what it has read of what was sent before that is marked *turn started*. Judged by when
+    /// each was sent, not by when the lead saw it read: the lead's look at an inbox can come
+    /// after the frame (a loaded machine), and a frame of the turn before (an idle
+    /// notification drained late) is older than what was sent after it.
+    pub fn acted_after_sent(&mut self, to: &str, acted_ms: u64, now_ms: u64) -> Vec<Change> {
+        self.sent
+            .iter_mut()
+            .filter(|s| s.to == to && s.state == Receipt::Read && s.sent_ms <= acted_ms)
+            .filter_map(|s| set(s, Receipt::TurnStarted, now_ms))
+            .collect()
+    }
+
     /// What `to` sent back on its newest message (read, or its turn started) never reached the lead:
     /// that message is not done.
     pub fn reply_lost(&mut self, to: &str, now_ms: u64) -> Option<Change> {
@@ -378,6 +391,28 @@ mod tests {
         assert_eq!(c.state.as_str(), "not done: its reply was lost");
         assert!(ledger.turn_started("alpha", 9_500).is_empty());
         assert_eq!(ledger.reply_lost("alpha", 9_600), None, "told once");
+    }
+
+    #[test]
+    fn a_frame_moves_what_was_sent_before_it_and_read_whenever_the_lead_saw_the_read() {
+        let mut ledger = Ledger::default();
+        let first = InboxEntry::new("team-lead", "first");
+        let id = ledger.sending("alpha", &first, 1_000);
+        ledger.written(id, true, false, 1_000);
+        // Read, seen by the lead only after the frame the teammate wrote at 3_000.
+        let mut inbox = vec![first.clone()];
+        inbox[0].read = Some(true);
+        ledger.inbox_seen("alpha", &inbox, 5_000);
+        let c = ledger.acted_after_sent("alpha", 3_000, 5_100);
+        assert_eq!((c[0].id, c[0].state), (id, Receipt::TurnStarted));
+        // Sent after the frame (a late idle notification of the turn before): not moved.
+        let second = InboxEntry::new("team-lead", "second");
+        let id2 = ledger.sending("alpha", &second, 6_000);
+        ledger.written(id2, true, false, 6_000);
+        inbox.push(second);
+        inbox[1].read = Some(true);
+        ledger.inbox_seen("alpha", &inbox, 6_500);
+        assert!(ledger.acted_after_sent("alpha", 5_900, 6_600).is_empty());
     }
 
     #[test]

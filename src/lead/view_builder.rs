@@ -28,6 +28,8 @@ pub enum Activity {
 #[derive(Debug, Clone, Default)]
 pub struct Tracking {
     pub activity: Activity,
+    /// The time (its frame's own, bounded by the lead's clock) of the latest thing it sent.
+    pub last_acted_ms: Option<u64>,
     /// Its host's link is down: (host, since epoch ms).
     pub unreachable: Option<(String, u64)>,
     /// The `requestId` of the shutdown the lead sent, while it waits for the answer.

@@ -6,7 +6,9 @@
 //! link sends both after the handshake. When the connection ends it kills the child and
 //! reconnects with backoff. A route change goes over the connection that is open (the driver's
 //! `between` step puts it in the outbox and sends it; no new relay), and a link that is down
-//! connects again at once to carry it. The task list's mirror, the host's claims
+//! connects again at once to carry it. A teammate's session to start goes the same way,
+//! right behind its route, to a relay with capability `start` ([`HostLink::start_session`]).
+//! The task list's mirror, the host's claims
 //! and its members' fields travel inside the link itself (`teamlead_relay::tasks_lead`,
 //! `members`): nothing here but the identity that needs them of the relay.
 //!

@@ -64,8 +64,15 @@ impl Controller {
                         Err(store::StoreError::NotFound { .. }) => Vec::new(),
                         Err(_) => return,
                     };
-                    let mut changes = c.ledger.inbox_seen(&who, &entries, now_ms());
+                    let now = now_ms();
+                    let mut changes = c.ledger.inbox_seen(&who, &entries, now);
                     let taken = changes.iter().any(|ch| ch.state == Receipt::Read);
+                    // Read, and seen read only now: a frame it sent after the message was
+                    // sent (already handled) showed it acted on it.
+                    let acted = c.tracking.get(&who).and_then(|t| t.last_acted_ms);
+                    if taken && let Some(acted) = acted {
+                        changes.extend(c.ledger.acted_after_sent(&who, acted, now));
+                    }
                     // A teammate on another host: its read marks come over the link, after
                     // its turn may already show as working (both travel on their own); one
                     // that took the entry and works now started its turn on it.
@@ -94,14 +101,19 @@ impl Controller {
             }
             t.turn_seen(at_ms);
         }
-        // Only what it had read by then: a frame of the turn before, drained after it took a
-        // new message, is no sign of a turn on that one. A host's clock is not the lead's.
+        // Only what was sent before the frame: a frame of the turn before, drained after it
+        // took a new message, is no sign of a turn on that one. A host's clock is not the
+        // lead's.
+        let now = now_ms();
         let by = if self.host_of(name).is_some() {
-            now_ms()
+            now
         } else {
-            at_ms.min(now_ms())
+            at_ms.min(now)
         };
-        let changes = self.ledger.turn_started(name, by);
+        if let Some(t) = self.tracking.get_mut(name) {
+            t.last_acted_ms = t.last_acted_ms.max(Some(by));
+        }
+        let changes = self.ledger.acted_after_sent(name, by, now);
         self.tell_receipts(changes);
     }
 
