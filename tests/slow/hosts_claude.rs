@@ -195,6 +195,26 @@ impl Rig {
             .unwrap_or_default()
     }
 
+    /// Waits until `name` (on the host) asks for `tool` in the lead's queue; the request's id.
+    fn asked(&self, what: &str, name: &str, tool: &str) -> u64 {
+        let who = format!("{name} · box");
+        let mut found = None;
+        wait_for(
+            &format!("{what} in the lead's queue"),
+            Duration::from_secs(60),
+            || {
+                found = self
+                    .pending()
+                    .into_iter()
+                    .find(|(_, w, t)| *w == who && t == tool)
+                    .map(|(id, _, _)| id);
+                found.is_some()
+            },
+            || format!("{}\npane:\n{}", self.explain(), self.pane(name)),
+        );
+        found.unwrap_or_default()
+    }
+
     /// `name`'s entry of `ctl status --json`.
     fn status_of(&self, name: &str) -> serde_json::Value {
         let out = self.ctl(&["status", "--json"]);
@@ -530,21 +550,8 @@ fn claude_on_a_host(client: &Client) {
 
     // A permission request from the host, answered from the lead's queue.
     rig.ctl_ok(&["/msg @mate HC-BASH please"]);
-    let mut request = None;
-    wait_for(
-        &format!("[{label}] the Bash request in the lead's queue"),
-        Duration::from_secs(60),
-        || {
-            request = rig
-                .pending()
-                .into_iter()
-                .find(|(_, who, tool)| who == "mate · box" && tool == "Bash");
-            request.is_some()
-        },
-        || format!("{}\npane:\n{}", rig.explain(), rig.pane("mate")),
-    );
+    let id = rig.asked(&format!("[{label}] the Bash request"), "mate", "Bash");
     assert!(!ran.exists(), "[{label}] the command waited for its answer");
-    let (id, _, _) = request.unwrap();
     rig.ctl_ok(&["approve", &id.to_string()]);
     wait_for(
         &format!("[{label}] the approved command ran on the host"),
@@ -729,20 +736,12 @@ fn claude_on_a_host(client: &Client) {
     );
     // In default mode a Write asks (in acceptEdits it would not).
     rig.ctl_ok(&["/msg @mate HC-WRITE now"]);
-    let mut asked = None;
-    wait_for(
-        &format!("[{label}] the Write asks in default mode"),
-        Duration::from_secs(60),
-        || {
-            asked = rig
-                .pending()
-                .into_iter()
-                .find(|(_, who, tool)| who == "mate · box" && tool == "Write");
-            asked.is_some()
-        },
-        || format!("{}\npane:\n{}", rig.explain(), rig.pane("mate")),
+    let id = rig.asked(
+        &format!("[{label}] the Write in default mode"),
+        "mate",
+        "Write",
     );
-    rig.ctl_ok(&["approve", &asked.unwrap().0.to_string()]);
+    rig.ctl_ok(&["approve", &id.to_string()]);
     wait_for(
         &format!("[{label}] the approved Write ran on the host"),
         Duration::from_secs(60),
@@ -1020,20 +1019,8 @@ fn claude_in_a_worktree_on_a_host(client: &Client) {
         eprintln!("[{label}] the worktree was trusted: no dialog");
     }
     rig.ctl_ok(&["/msg @cw CW-WORK now"]);
-    let mut request = None;
-    wait_for(
-        "cw's commit asks in the lead's queue",
-        Duration::from_secs(60),
-        || {
-            request = rig
-                .pending()
-                .into_iter()
-                .find(|(_, who, tool)| who == "cw · box" && tool == "Bash");
-            request.is_some()
-        },
-        || format!("{}\npane:\n{}", rig.explain(), rig.pane("cw")),
-    );
-    rig.ctl_ok(&["approve", &request.unwrap().0.to_string()]);
+    let id = rig.asked(&format!("[{label}] cw's commit"), "cw", "Bash");
+    rig.ctl_ok(&["approve", &id.to_string()]);
     wait_for(
         "cw's commit on its branch on the host",
         Duration::from_secs(60),
