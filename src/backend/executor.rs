@@ -187,7 +187,7 @@ pub type PaneReader = std::sync::Arc<dyn Fn(usize) -> Vec<String> + Send + Sync>
 
 /// Tells one of teamlead's own teammates to stop its current turn (keep running); blocking (a
 /// call to its host). How many of its processes were told, or why none could be.
-pub type TurnStopper = std::sync::Arc<dyn Fn() -> Result<usize, String> + Send + Sync>;
+pub type TurnStopper = std::sync::Arc<dyn Fn() -> Result<usize, super::BackendError> + Send + Sync>;
 
 /// Starts, messages, watches, stops and re-binds the teammates of one team.
 pub trait TeammateExecutor: Send + Sync {
@@ -196,7 +196,10 @@ pub trait TeammateExecutor: Send + Sync {
 
     /// Whether the program a teammate would run (`claude` when `claude`) is there and
     /// executable, checked before anything is made for it; in-process teammates need none.
-    fn check_program(&self, _claude: bool) -> BoxFuture<'_, Result<(), String>> {
+    fn check_program(
+        &self,
+        _claude: bool,
+    ) -> BoxFuture<'_, Result<(), super::program::ProgramError>> {
         async { Ok(()) }.boxed()
     }
 

@@ -345,7 +345,10 @@ impl TeammateExecutor for PaneExecutor {
         self.backend.kind()
     }
 
-    fn check_program(&self, claude: bool) -> BoxFuture<'_, Result<(), String>> {
+    fn check_program(
+        &self,
+        claude: bool,
+    ) -> BoxFuture<'_, Result<(), super::program::ProgramError>> {
         let (program, from_env) =
             super::program::for_spawn(claude, &self.program, &|k| std::env::var(k).ok());
         let path = std::env::var("PATH").ok();
@@ -354,9 +357,8 @@ impl TeammateExecutor for PaneExecutor {
                 super::program::resolve(&program, path.as_deref(), from_env)
             })
             .await
-            .map_err(|e| format!("checking the program failed: {e}"))?
+            .map_err(|e| super::program::ProgramError::Unchecked(e.to_string()))?
             .map(|_| ())
-            .map_err(|e| e.to_string())
         }
         .boxed()
     }

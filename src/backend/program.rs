@@ -19,6 +19,9 @@ pub enum ProgramError {
         why: String,
         hint: String,
     },
+    /// The check itself could not run (its blocking task failed).
+    #[error("checking the program failed: {0}")]
+    Unchecked(String),
 }
 
 /// What the user can do about a missing program.

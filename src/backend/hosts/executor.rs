@@ -52,7 +52,10 @@ impl TeammateExecutor for HostsExecutor {
         self.local.kind()
     }
 
-    fn check_program(&self, claude: bool) -> BoxFuture<'_, Result<(), String>> {
+    fn check_program(
+        &self,
+        claude: bool,
+    ) -> BoxFuture<'_, Result<(), crate::backend::program::ProgramError>> {
         self.local.check_program(claude)
     }
 

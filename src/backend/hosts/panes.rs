@@ -60,17 +60,20 @@ impl RemotePane {
     }
 
     /// Runs `line` on the host under `deadline`: its standard output, or why not.
-    fn run(&self, line: &str, deadline: Duration) -> Result<String, String> {
+    fn run(&self, line: &str, deadline: Duration) -> Result<String, BackendError> {
         if !self.reachable {
-            return Err(self.unreachable());
+            return Err(BackendError::Unavailable(self.unreachable()));
         }
         let out = self
             .connection
             .call(line, None, deadline)
-            .map_err(|e| format!("on {}: {e}", self.host))?;
+            .map_err(|e| BackendError::Unavailable(format!("on {}: {e}", self.host)))?;
         if out.status != Some(0) {
             let said = out.stderr.lines().last().unwrap_or("failed").to_string();
-            return Err(format!("on {}: {said}", self.host));
+            return Err(BackendError::Unavailable(format!(
+                "on {}: {said}",
+                self.host
+            )));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
@@ -82,9 +85,7 @@ impl RemotePane {
             PaneKey::Escape => "Escape",
         };
         let line = self.tmux_line(&["send-keys", "-t", &self.target(), name]);
-        self.run(&line, PANE_DEADLINE)
-            .map(|_| ())
-            .map_err(BackendError::Unavailable)
+        self.run(&line, PANE_DEADLINE).map(|_| ())
     }
 
     /// The last `lines` non-empty lines the pane shows (empty when it cannot be read).
@@ -102,7 +103,7 @@ impl RemotePane {
     /// Stops the current turn of teamlead's own teammate in the pane: `SIGUSR1` to the
     /// `teamlead` processes of the pane's process group that catch it (a task's commands run
     /// in groups of their own and are never told); how many were told.
-    pub fn stop_turn(&self) -> Result<usize, String> {
+    pub fn stop_turn(&self) -> Result<usize, BackendError> {
         let pid = self.tmux_line(&["display-message", "-p", "-t", &self.target(), "#{pane_pid}"]);
         let script = format!(
             "p=$({pid}) || exit 3; [ -n \"$p\" ] || exit 3; n=0; \
@@ -117,9 +118,12 @@ impl RemotePane {
             mask = 1u64 << (libc::SIGUSR1 - 1),
         );
         let out = self.run(&format!("sh -c {}", shell_quote(&script)), SIGNAL_DEADLINE)?;
-        out.trim()
-            .parse()
-            .map_err(|_| format!("on {}: an answer that is no count: {out:?}", self.host))
+        out.trim().parse().map_err(|_| {
+            BackendError::Unavailable(format!(
+                "on {}: an answer that is no count: {out:?}",
+                self.host
+            ))
+        })
     }
 
     /// What jumping to the pane runs: `ssh -t` through teamlead's master into `tmux attach`
@@ -215,7 +219,12 @@ mod tests {
         let e = p.send_key(PaneKey::Escape).unwrap_err().to_string();
         assert!(e.contains("box is unreachable"), "{e}");
         assert!(p.tail(5).is_empty());
-        assert!(p.stop_turn().unwrap_err().contains("unreachable"));
+        assert!(
+            p.stop_turn()
+                .unwrap_err()
+                .to_string()
+                .contains("unreachable")
+        );
         assert!(p.attach().unwrap_err().contains("unreachable"));
         assert!(started.elapsed() < Duration::from_secs(1));
     }

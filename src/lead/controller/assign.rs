@@ -6,7 +6,7 @@
 //! denied as no longer needed, with the new owner named), so no request for work that is no
 //! longer its own stays in the queue; the note says which.
 
-use super::outcome::{Done, OpError, Outcome};
+use super::outcome::{Done, OpError, Outcome, TaskStep};
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::lead::contract::PermissionDecision;
@@ -32,15 +32,18 @@ impl Controller {
             return done(self, Err(e));
         }
         if let Some(how) = self.tracking.get(name).and_then(|t| t.stopped.clone()) {
-            let e = OpError::Refused(format!(
-                "{name} is not running ({how}): /respawn {name} first."
-            ));
+            let e = OpError::NotRunning {
+                name: name.to_string(),
+                how,
+            };
             return done(self, Err(e));
         }
         if let Some(why) = self.over_budget(name) {
-            let e = OpError::Refused(format!(
-                "{name} is paused: {why}. Task #{id} was not assigned; /budget {name} DOLLARS raises it."
-            ));
+            let e = OpError::Paused {
+                name: name.to_string(),
+                why,
+                task: id.to_string(),
+            };
             return done(self, Err(e));
         }
         let (list, task_id, owner) = (self.task_list.clone(), id.to_string(), name.to_string());
@@ -61,7 +64,11 @@ impl Controller {
                 }
                 Ok(Assigned::Now { task, before }) => (task, before),
                 Err(e) => {
-                    let e = OpError::Refused(format!("Cannot assign task #{id}: {e}"));
+                    let e = OpError::Task {
+                        step: TaskStep::Assign,
+                        id: Some(id.to_string()),
+                        why: e.to_string(),
+                    };
                     return done(c, Err(e));
                 }
             };

@@ -149,7 +149,9 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// Why an operation was not done.
+/// Why an operation was not done: what went wrong, as data; the sentence a person reads is
+/// made once, by [`fmt::Display`] below (the note, and the lead model's tool result).
+/// `why` fields carry the lower layer's own words (a store or backend error).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpError {
     NoSuchTeammate {
@@ -158,8 +160,86 @@ pub enum OpError {
     },
     /// The lead is quitting.
     ShuttingDown,
-    /// Anything else, said in one sentence.
-    Refused(String),
+    /// The lead is quitting: no teammate is started.
+    NoNewTeammates,
+    /// A Claude Code teammate needs a pane backend and this session runs teammates in-process;
+    /// `respawn` names the teammate when it was a `/respawn`.
+    ClaudeNeedsPanes {
+        respawn: Option<String>,
+    },
+    /// The name asked for cannot be a teammate's.
+    BadName {
+        requested: String,
+        why: String,
+    },
+    /// The teammate still runs (`how`: where the lead found it, when it looked).
+    StillRuns {
+        name: String,
+        how: Option<String>,
+    },
+    /// The teammate stopped (exited, crashed, its pane closed) and was not respawned: `what`
+    /// was not done.
+    Stopped {
+        name: String,
+        how: String,
+        what: String,
+    },
+    /// A task was not assigned to a teammate that is not running.
+    NotRunning {
+        name: String,
+        how: String,
+    },
+    /// A task was not assigned to a teammate its budget paused.
+    Paused {
+        name: String,
+        why: String,
+        task: String,
+    },
+    /// The worktree the teammate was to get could not be made.
+    NoWorktree {
+        name: String,
+        why: String,
+    },
+    /// The program the teammate would run is not there (`respawn`: it was a `/respawn`).
+    NoProgram {
+        name: String,
+        respawn: bool,
+        why: crate::backend::program::ProgramError,
+    },
+    /// A respawn could not replace the teammate's old member entry.
+    MemberNotReplaced {
+        name: String,
+        why: String,
+    },
+    /// The teammate's member entry could not be added to the team file.
+    MemberNotAdded {
+        name: String,
+        why: String,
+    },
+    /// The executor could not start the teammate.
+    NotStarted {
+        name: String,
+        why: String,
+    },
+    /// A task could not be changed in the task list (`id`: none when it was being added).
+    Task {
+        step: TaskStep,
+        id: Option<String>,
+        why: String,
+    },
+    /// The shutdown request could not be written.
+    NotAskedToShutDown {
+        name: String,
+    },
+}
+
+/// What was being done to a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskStep {
+    Add,
+    Assign,
+    Change,
+    Edit,
 }
 
 impl fmt::Display for OpError {
@@ -175,7 +255,72 @@ impl fmt::Display for OpError {
                 known.join(", ")
             ),
             OpError::ShuttingDown => f.write_str("The lead is shutting down: nothing was done."),
-            OpError::Refused(why) => f.write_str(why),
+            OpError::NoNewTeammates => f.write_str("The lead is shutting down: no new teammates."),
+            OpError::ClaudeNeedsPanes { respawn: None } => write!(
+                f,
+                "Claude Code teammates need a pane backend ({}); this session runs teammates in-process.",
+                BackendKind::pane_terminals()
+            ),
+            OpError::ClaudeNeedsPanes {
+                respawn: Some(name),
+            } => write!(
+                f,
+                "{name} is a Claude Code teammate and this session runs teammates in-process."
+            ),
+            OpError::BadName { requested, why } => write!(f, "Cannot spawn `{requested}`: {why}"),
+            OpError::StillRuns { name, how: None } => {
+                write!(
+                    f,
+                    "{name} is running: /kill {name} first to start it again."
+                )
+            }
+            OpError::StillRuns {
+                name,
+                how: Some(how),
+            } => write!(
+                f,
+                "{name} still runs ({how}): /kill {name} first to start it again."
+            ),
+            OpError::Stopped { name, how, what } => {
+                write!(f, "{name} {how}: {what}. /respawn {name} starts it again.")
+            }
+            OpError::NotRunning { name, how } => {
+                write!(f, "{name} is not running ({how}): /respawn {name} first.")
+            }
+            OpError::Paused { name, why, task } => write!(
+                f,
+                "{name} is paused: {why}. Task #{task} was not assigned; /budget {name} DOLLARS raises it."
+            ),
+            OpError::NoWorktree { name, why } => {
+                write!(f, "Cannot give {name} a worktree: {why}")
+            }
+            OpError::NoProgram { name, respawn, why } => {
+                let verb = if *respawn { "respawn" } else { "spawn" };
+                write!(f, "Cannot {verb} {name}: {why}")
+            }
+            OpError::MemberNotReplaced { name, why } => write!(
+                f,
+                "Cannot respawn {name}: its member entry cannot be replaced: {why}"
+            ),
+            OpError::MemberNotAdded { name, why } => {
+                write!(f, "Cannot add {name} to the team: {why}")
+            }
+            OpError::NotStarted { name, why } => write!(f, "Could not start {name}: {why}"),
+            OpError::Task { step, id, why } => {
+                let verb = match step {
+                    TaskStep::Add => "add",
+                    TaskStep::Assign => "assign",
+                    TaskStep::Change => "change",
+                    TaskStep::Edit => "edit",
+                };
+                match id {
+                    Some(id) => write!(f, "Cannot {verb} task #{id}: {why}"),
+                    None => write!(f, "Cannot {verb} the task: {why}"),
+                }
+            }
+            OpError::NotAskedToShutDown { name } => {
+                write!(f, "{name} was not asked to shut down.")
+            }
         }
     }
 }

@@ -88,17 +88,12 @@ impl Controller {
         done: Done,
     ) {
         if self.phase != Phase::Running {
-            let e = OpError::Refused("The lead is shutting down: no new teammates.".into());
-            return done(self, Err(e));
+            return done(self, Err(OpError::NoNewTeammates));
         }
         let claude = flags.claude.unwrap_or(self.claude_by_default);
         // A Claude Code teammate on a host runs in the host's tmux, whatever runs here.
         if claude && flags.host.is_none() && !self.kind.is_pane() {
-            let e = OpError::Refused(format!(
-                "Claude Code teammates need a pane backend ({}); this session runs teammates in-process.",
-                BackendKind::pane_terminals()
-            ));
-            return done(self, Err(e));
+            return done(self, Err(OpError::ClaudeNeedsPanes { respawn: None }));
         }
         let taken: Vec<&str> = self
             .team_file
@@ -110,7 +105,10 @@ impl Controller {
         let name = match unique_member_name(requested, &taken) {
             Ok(name) => name,
             Err(e) => {
-                let e = OpError::Refused(format!("Cannot spawn `{requested}`: {e}"));
+                let e = OpError::BadName {
+                    requested: requested.to_string(),
+                    why: e.to_string(),
+                };
                 return done(self, Err(e));
             }
         };
@@ -125,8 +123,8 @@ impl Controller {
             match self.worktree_ask(flags.host.as_deref()) {
                 Ok(ask) => Some(ask),
                 Err(e) => {
-                    let e = OpError::Refused(format!("Cannot give {name} a worktree: {e}"));
-                    return done(self, Err(e));
+                    let why = e.to_string();
+                    return done(self, Err(OpError::NoWorktree { name, why }));
                 }
             }
         } else {
@@ -199,16 +197,17 @@ impl Controller {
         };
         let running = self.tracking.get(name).is_none_or(|t| t.stopped.is_none());
         if running || self.starting.contains(name) {
-            let e = OpError::Refused(format!(
-                "{name} is running: /kill {name} first to start it again."
-            ));
+            let e = OpError::StillRuns {
+                name: name.to_string(),
+                how: None,
+            };
             return done(self, Err(e));
         }
         let claude = self.record.teammates.get(name).is_some_and(|r| r.claude);
         if claude && !self.kind.is_pane() {
-            let e = OpError::Refused(format!(
-                "{name} is a Claude Code teammate and this session runs teammates in-process."
-            ));
+            let e = OpError::ClaudeNeedsPanes {
+                respawn: Some(name.to_string()),
+            };
             return done(self, Err(e));
         }
         let plan = Plan {
@@ -411,9 +410,10 @@ impl Start {
                                 prepared = Some(p);
                                 Ok(())
                             }
-                            Err(e) => Err(OpError::Refused(format!(
-                                "Cannot give {name} a worktree: {e}"
-                            ))),
+                            Err(e) => Err(OpError::NoWorktree {
+                                name: name.clone(),
+                                why: e.to_string(),
+                            }),
                         },
                     },
                 }
@@ -450,7 +450,11 @@ async fn check_program(
     executor
         .check_program(claude)
         .await
-        .map_err(|e| OpError::Refused(format!("Cannot spawn {name}: {e}")))
+        .map_err(|why| OpError::NoProgram {
+            name: name.to_string(),
+            respawn: false,
+            why,
+        })
 }
 
 /// Before a respawn: the teammate runs nowhere (known by process, anywhere — in a pane the
@@ -476,15 +480,20 @@ async fn respawn_checks(
     .ok()
     .flatten();
     if let Some(who) = still {
-        return Err(OpError::Refused(format!(
-            "{name} still runs ({who}): /kill {name} first to start it again."
-        )));
+        return Err(OpError::StillRuns {
+            name,
+            how: Some(who),
+        });
     }
-    if let Err(e) = executor
+    if let Err(why) = executor
         .check_program(plan.claude && plan.host.is_none())
         .await
     {
-        return Err(OpError::Refused(format!("Cannot respawn {name}: {e}")));
+        return Err(OpError::NoProgram {
+            name,
+            respawn: true,
+            why,
+        });
     }
     // Whatever is left of it (a dead pane) goes first.
     let _ = executor.kill(&name).await;
@@ -495,11 +504,7 @@ async fn respawn_checks(
     .await
     .map_err(|e| e.to_string())
     .and_then(|r| r.map_err(|e| e.to_string()));
-    removed.map_err(|e| {
-        OpError::Refused(format!(
-            "Cannot respawn {name}: its member entry cannot be replaced: {e}"
-        ))
-    })
+    removed.map_err(|why| OpError::MemberNotReplaced { name, why })
 }
 
 /// Adds the member, then starts it through the executor; on failure the member goes.
@@ -543,9 +548,7 @@ async fn start(
         .map_err(|e| e.to_string())
         .and_then(|r| r.map_err(|e| e.to_string()));
     if let Err(e) = added {
-        return Err(OpError::Refused(format!(
-            "Cannot add {name} to the team: {e}"
-        )));
+        return Err(OpError::MemberNotAdded { name, why: e });
     }
     // A `claude` teammate gets a session id of the lead's choosing: its transcript is then
     // known by name (mode, model, usage, final answers).
@@ -573,7 +576,10 @@ async fn start(
             let (h, t, m) = (home.clone(), team.to_string(), name.clone());
             let _ =
                 tokio::task::spawn_blocking(move || crate::store::remove_member(&h, &t, &m)).await;
-            Err(OpError::Refused(format!("Could not start {name}: {e}")))
+            Err(OpError::NotStarted {
+                name,
+                why: e.to_string(),
+            })
         }
     }
 }

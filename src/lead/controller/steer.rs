@@ -12,7 +12,7 @@
 
 use super::state::Controller;
 use super::store_worker::Lane;
-use crate::backend::PaneKey;
+use crate::backend::{BackendError, PaneKey};
 use crate::lead::contract::{LeadEvent, TranscriptItem};
 use crate::protocol::{InboxEntry, LEAD_NAME};
 
@@ -146,14 +146,14 @@ impl Controller {
         self.store.submit(
             Lane::Keys(who.clone()),
             move |home| {
-                Ok::<Result<usize, String>, std::convert::Infallible>(match stopper {
+                Ok::<Result<usize, BackendError>, std::convert::Infallible>(match stopper {
                     Some(stop) => stop(),
                     None => Ok(crate::backend::turn_signal::interrupt_turn(
                         &home.root, &agent,
                     )),
                 })
             },
-            move |c, told: Result<Result<usize, String>, std::convert::Infallible>| {
+            move |c, told: Result<Result<usize, BackendError>, std::convert::Infallible>| {
                 let told = told.unwrap_or_else(|never| match never {});
                 if told.as_ref().is_ok_and(|n| *n > 0) {
                     c.note(format!("Interrupted {who}'s turn."));

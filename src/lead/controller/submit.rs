@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::outcome::{Done, OpError, OpResult, Outcome, reported};
+use super::outcome::{Done, OpError, OpResult, Outcome, TaskStep, reported};
 use super::spawn::SpawnFlags;
 use super::state::Controller;
 use super::store_worker::{Lane, worker_gone};
@@ -480,7 +480,11 @@ fn task_creator(
 
 /// What creating a task did, as an operation's result.
 fn task_added(created: Result<Task, StoreError>, blocked_by: Vec<String>) -> OpResult {
-    let task = created.map_err(|e| OpError::Refused(format!("Cannot add the task: {e}")))?;
+    let task = created.map_err(|e| OpError::Task {
+        step: TaskStep::Add,
+        id: None,
+        why: e.to_string(),
+    })?;
     Ok(Outcome::TaskAdded {
         id: task.id,
         subject: task.subject,

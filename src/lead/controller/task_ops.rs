@@ -6,7 +6,7 @@
 //! (`retry-failed-tasks` instead leaves a failed one pending with no owner, for others to
 //! try). Each edit is one job of the task lane.
 
-use super::outcome::{OpError, Outcome, reported};
+use super::outcome::{OpError, Outcome, TaskStep, reported};
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::lead::commands::TaskChange;
@@ -37,7 +37,11 @@ impl Controller {
                         TaskChange::Unassign => "unassigned",
                     },
                 }),
-                Err(e) => Err(OpError::Refused(format!("Cannot change task #{id}: {e}"))),
+                Err(e) => Err(OpError::Task {
+                    step: TaskStep::Change,
+                    id: Some(id.to_string()),
+                    why: e.to_string(),
+                }),
             };
             done(c, result)
         });
@@ -57,7 +61,11 @@ impl Controller {
                     subject: task.subject,
                     now: "edited",
                 }),
-                Err(e) => Err(OpError::Refused(format!("Cannot edit task #{id}: {e}"))),
+                Err(e) => Err(OpError::Task {
+                    step: TaskStep::Edit,
+                    id: Some(id.to_string()),
+                    why: e.to_string(),
+                }),
             };
             done(c, result)
         });

@@ -96,9 +96,11 @@ impl Controller {
             (t.activity == crate::lead::view_builder::Activity::Exited)
                 .then(|| "exited".to_string())
         })?;
-        Some(OpError::Refused(format!(
-            "{name} {how}: {what}. /respawn {name} starts it again."
-        )))
+        Some(OpError::Stopped {
+            name: name.to_string(),
+            how,
+            what: what.to_string(),
+        })
     }
 
     pub fn no_such_teammate(&mut self, name: &str) {
@@ -296,9 +298,7 @@ impl Controller {
                 let result = if sent {
                     Ok(Outcome::ShutdownAsked { name: to })
                 } else {
-                    Err(OpError::Refused(format!(
-                        "{to} was not asked to shut down."
-                    )))
+                    Err(OpError::NotAskedToShutDown { name: to })
                 };
                 done(c, result)
             });
