@@ -1,6 +1,6 @@
 //! teamlead: a terminal lead application for teams of coding agents that speak the Claude Code
 //! agent-teams file protocol. Layers (see docs/DESIGN.md; the first two are the crate
-//! `teamlead-protocol`, so Cargo holds them; `tests/fast/layers.rs` checks the import graph of
+//! `teamlead-protocol`, so Cargo holds them; `tests/fast/project/layers.rs` checks the import graph of
 //! the rest): `protocol` → `store` → `config` → `watch` → `backend` → `agent` → `lead` →
 //! `server` → `web` → `ui` → `cli`; each uses only the ones before it.
 //!

@@ -23,57 +23,15 @@ mod ui_common;
 #[path = "../support/web_common/mod.rs"]
 mod web_common;
 
-// One module per former test binary.
-mod agent_control;
-mod agent_scale;
-mod agent_shell;
-mod assets;
-mod ci_programs;
-mod cli_clean_worktrees;
-mod cli_config;
-mod cli_hosts;
-mod cli_inspect;
-mod cli_man;
-mod cli_relay;
-mod cli_task;
-mod iterm2_backend;
-mod layers;
-mod lead_budget;
-mod lead_model;
-mod lead_permissions;
-mod lead_retire;
-mod lead_review;
-mod lead_review_checkout;
-mod lead_review_merged;
-mod lead_review_queue;
-mod lead_review_shell;
-mod lead_spawn;
-mod lead_task_hold;
-mod lead_tasks;
-mod lead_team;
-mod llm_cli;
-mod llm_teammate;
-mod llm_tools;
-mod llm_turns;
-mod llm_wire;
-mod shell_rules;
-mod store_concurrency;
-mod store_dead_writers;
-mod store_interop;
-mod ui_app_loop;
-mod ui_approvals;
-mod ui_client_prompt;
-mod ui_config;
-mod ui_confirm;
-mod ui_habits;
-mod ui_in_part;
-mod ui_keys;
-mod ui_remote_teammate;
-mod ui_snapshots;
-mod ui_stopped;
-mod ui_usage;
-mod watch_events;
-mod web_api;
+// The tests, a folder per topic: a feature's tests sit beside each other.
+mod agent;
+mod backends;
+mod cli;
+mod lead;
+mod project;
+mod server;
+mod store;
+mod ui;
 
 /// A child process of a store test (`store_common::child_command`) runs this test only.
 #[test]

@@ -45,53 +45,15 @@ mod web_common;
 #[path = "../support/zellij_common/mod.rs"]
 mod zellij_common;
 
-// One module per former test binary.
-mod broken_team;
+// The tests, a folder per topic: a feature's tests sit beside each other.
+mod backends;
 mod claude_code;
-mod cli_monitor;
-mod foreign_team;
-mod home_untouched;
-mod hostile;
-mod hostile_lead;
-mod hosts_acceptance;
-mod hosts_check;
-mod hosts_claude;
-mod hosts_connections;
-mod hosts_lifecycle;
-mod hosts_link_chaos;
-mod hosts_review;
-mod hosts_tasks;
-mod hosts_teammates;
-mod kitty_backend;
-mod kitty_lead;
-mod lead_cleanup;
-mod lead_faults;
-mod lead_faults_locks;
-mod lead_faults_tmux;
-mod lead_inbox_recovery;
-mod lead_liveness;
-mod lead_model_pty;
-mod lead_panes_inside;
-mod lead_panes_outside;
-mod lead_resume;
-mod review_pty;
-mod screen_backend;
-mod server_attach;
-mod server_headless;
-mod server_hostile_frames;
-mod server_notify;
-mod teammate_pane;
-mod tmux_backend;
-mod ui_approvals_pty;
-mod ui_colors_pty;
-mod ui_confirm_pty;
-mod ui_pty;
-mod ui_typing;
-mod web_browser;
-mod wezterm_backend;
-mod zellij_backend;
-mod zellij_inside;
-mod zellij_lead;
+mod cli;
+mod hosts;
+mod lead;
+mod server;
+mod store;
+mod ui;
 
 /// A child process of a test (`teamlead_test_support::store::child_command`, e.g. a writer on
 /// a test host running as the host's user) runs this test only.
