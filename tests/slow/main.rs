@@ -4,6 +4,8 @@
 //! file is a module. Run: `cargo test --test slow` (or `cargo test --test slow claude_code`).
 
 // Shared helpers, each compiled once.
+#[path = "../support/browser_common/mod.rs"]
+mod browser_common;
 #[path = "../support/claude_code_common/mod.rs"]
 mod claude_code_common;
 #[path = "../support/cleanup_common/mod.rs"]
@@ -88,6 +90,7 @@ mod ui_confirm_pty;
 mod ui_pty;
 mod ui_typing;
 mod web_browser;
+mod web_screenshot;
 mod wezterm_backend;
 mod zellij_backend;
 mod zellij_inside;
