@@ -71,10 +71,17 @@ fn web_phone_screenshot() {
             "a path shows on the page:\n{text}"
         );
         let size = c
-            .execute("return [window.innerWidth, window.innerHeight]", vec![])
+            .execute(
+                "return [window.innerWidth, window.innerHeight, document.documentElement.scrollWidth]",
+                vec![],
+            )
             .await
             .unwrap();
-        assert_eq!(size, serde_json::json!([PHONE.0, PHONE.1]), "the window");
+        assert_eq!(
+            size,
+            serde_json::json!([PHONE.0, PHONE.1, PHONE.0]),
+            "[width, height, the page's width]: a phone's viewport, nothing wider"
+        );
         // Let the page settle (fonts, layout) before the picture: two frames without a change.
         let start = Instant::now();
         let mut last = Vec::new();
