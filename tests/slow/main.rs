@@ -4,6 +4,8 @@
 //! file is a module. Run: `cargo test --test slow` (or `cargo test --test slow claude_code`).
 
 // Shared helpers, each compiled once.
+#[path = "../support/browser_common/mod.rs"]
+mod browser_common;
 #[path = "../support/claude_code_common/mod.rs"]
 mod claude_code_common;
 #[path = "../support/cleanup_common/mod.rs"]

@@ -1,7 +1,7 @@
 //! `assets/`: the README's three pictures exist, are SVG made by the screenshot script, and
-//! the README shows them; the script is there and executable; the demo's task graph and the
-//! example config are the files the binary embeds (the config's text is checked against
-//! `teamlead config init` in `cli_config.rs`).
+//! the README shows them, as it shows the web view's PNG at a phone's size; the script is there
+//! and executable; the demo's task graph and the example config are the files the binary embeds
+//! (the config's text is checked against `teamlead config init` in `cli_config.rs`).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -39,6 +39,31 @@ fn the_readme_shows_the_three_pictures() {
     assert!(
         permission.contains("needs permission"),
         "the permission dialog is on it"
+    );
+}
+
+/// The web view's picture: a PNG of a phone's viewport (390×844 at twice the pixels), small
+/// enough for the repository, shown by the README, made by the ignored browser test.
+#[test]
+fn the_readme_shows_the_web_view_at_a_phones_size() {
+    let png = std::fs::read(root().join("assets/web-phone.png")).expect("assets/web-phone.png");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+    let dim = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    assert_eq!(
+        (dim(16), dim(20)),
+        (780, 1688),
+        "390×844 at twice the pixels"
+    );
+    assert!(png.len() < 300 * 1024, "{} bytes", png.len());
+    let readme = read(&root().join("README.md"));
+    assert!(
+        readme.contains("src=\"assets/web-phone.png\""),
+        "README.md shows it"
+    );
+    assert!(
+        readme.contains("server::web_screenshot::web_phone_screenshot")
+            && root().join("tests/slow/server/web_screenshot.rs").exists(),
+        "the README says how it is made"
     );
 }
 

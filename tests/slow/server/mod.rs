@@ -5,3 +5,4 @@ mod headless;
 mod hostile_frames;
 mod notify;
 mod web_browser;
+mod web_screenshot;

@@ -1,229 +1,152 @@
-//! The web view in a real headless Chromium, driven through WebDriver (chromedriver and the
-//! fantoccini client): `teamlead serve --web` leads a shell teammate whose task needs a Bash
-//! permission; a page logs in with the printed link, sees the request, answers it, and sees
-//! the teammate run the command (its output in the transcript, with the audit line); a second
-//! page open on the same request can no longer answer it; a teammate's markup stays text.
-//! The browser runs with a fresh profile and the flags that keep it off the network; every
-//! chromedriver and chromium process is ended by the guard, a failed test included.
+//! The web view in a real headless Chromium at a phone's size (390×844), driven through
+//! WebDriver (chromedriver and the fantoccini client): `teamlead serve --web` leads a shell
+//! teammate whose task needs a Bash permission; a page logs in with the printed link, sees the
+//! request, answers it, and the teammate runs the command within 2 s of the request being shown
+//! (the acceptance of the web view); a screen attached to the server (what the TUI draws from)
+//! gets the same answer at once; a second page that showed the same request can no longer
+//! answer it; the lead sees one answer; a teammate's markup stays text. The browser
+//! (`browser_common`) runs with a fresh profile, off the network, and is ended by its guard.
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::Locator;
 use serde_json::json;
+use teamlead::lead::contract::LeadEvent;
+use teamlead::server::wire::{ClientMsg, ServerMsg};
 
-use crate::programs;
-use crate::server_common::{Ws, story, wait_until};
-use crate::web_common::login_link;
+use crate::browser_common::{Driver, PHONE, printed_link, runtime, until};
+use crate::server_common::{Ws, story};
 
-/// chromedriver in its own session, and the browser profile; both gone on drop.
-struct Driver {
-    child: Child,
-    profile: tempfile::TempDir,
-    port: u16,
+/// How long the acceptance allows from a request shown on a phone to the teammate's command
+/// running.
+const ANSWERED_WITHIN: Duration = Duration::from_secs(2);
+
+/// What a screen attached to the server received, each with when.
+type Seen = Arc<Mutex<Vec<(Instant, ServerMsg)>>>;
+
+/// Attaches to the team's socket as a screen does (with the transcripts) and keeps what comes.
+async fn attach_screen(ws: &Ws) -> Seen {
+    let socket = ws.sockets()[0].clone();
+    let mut conn = teamlead::server::client::connect(&socket, &ws.team)
+        .await
+        .expect("a screen connects");
+    conn.send(&ClientMsg::Attach { transcripts: true })
+        .await
+        .expect("attach");
+    let seen: Seen = Arc::default();
+    let keep = seen.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(msg)) = conn.recv().await {
+            keep.lock().unwrap().push((Instant::now(), msg));
+        }
+    });
+    seen
 }
 
-impl Driver {
-    fn start() -> Driver {
-        let driver = programs::required("chromedriver");
-        programs::required("chromium");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut cmd = Command::new(driver);
-        cmd.arg(format!("--port={port}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: setsid is async-signal-safe.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
-        let child = cmd.spawn().expect("start chromedriver");
-        wait_until(
-            "chromedriver to listen",
-            || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
-            String::new,
-        );
-        Driver {
-            child,
-            profile: tempfile::Builder::new()
-                .prefix("tl-chromium-")
-                .tempdir()
-                .unwrap(),
-            port,
-        }
-    }
-
-    async fn client(&self) -> Client {
-        let caps = json!({
-            "goog:chromeOptions": {
-                "binary": programs::required("chromium"),
-                "args": [
-                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                    "--no-first-run", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync",
-                    "--disable-dev-shm-usage", "--window-size=390,844",
-                    format!("--user-data-dir={}", self.profile.path().display()),
-                ]
-            }
-        });
-        let serde_json::Value::Object(caps) = caps else {
-            unreachable!()
-        };
-        ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{}", self.port))
-            .await
-            .expect("a browser session")
-    }
-
-    /// The processes of this driver's browser (its profile is in their command lines).
-    fn browsers(&self) -> Vec<i32> {
-        let needle = self.profile.path().display().to_string();
-        std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
-                let line = std::fs::read(e.path().join("cmdline")).ok()?;
-                String::from_utf8_lossy(&line)
-                    .contains(&needle)
-                    .then_some(pid)
-            })
-            .collect()
-    }
+/// When the screen first got a message for which `pred` holds.
+fn screen_got(seen: &Seen, pred: impl Fn(&ServerMsg) -> bool) -> Option<Instant> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .find(|(_, m)| pred(m))
+        .map(|(at, _)| *at)
 }
 
-impl Drop for Driver {
-    fn drop(&mut self) {
-        // SAFETY: signals to the driver's own process group and to pids read from /proc.
-        unsafe {
-            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let left = self.browsers();
-            if left.is_empty() || Instant::now() > deadline {
-                break;
-            }
-            for pid in left {
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+/// Milliseconds since the epoch of a file's last change.
+fn mtime_ms(path: &std::path::Path) -> Option<u128> {
+    let t = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some(t.duration_since(UNIX_EPOCH).ok()?.as_millis())
 }
 
-/// Polls a script in the page until it returns true.
-async fn until(c: &Client, what: &str, script: &str) -> Duration {
-    let start = Instant::now();
-    loop {
-        let v = c.execute(script, vec![]).await.expect("run a script");
-        if v == json!(true) {
-            return start.elapsed();
-        }
-        if start.elapsed() > Duration::from_secs(30) {
-            let text = c
-                .execute("return document.body.innerText", vec![])
-                .await
-                .unwrap_or_default();
-            panic!("timed out waiting for {what}; the page says:\n{text}");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+/// Records in the page when (wall clock, ms) the first permission request appeared, and its
+/// key and digest (`window.firstRequest`).
+const WATCH_REQUESTS: &str = "window.firstRequest = null;
+    new MutationObserver(() => {
+      const r = document.querySelector('.request[data-kind=permission] button.choice-once');
+      if (r && !window.firstRequest) {
+        const card = r.closest('.request');
+        window.firstRequest = {at: Date.now(), key: Number(card.dataset.key), digest: card.dataset.digest, text: card.innerText};
+      }
+    }).observe(document.getElementById('requests'), {childList: true, subtree: true});
+    return true;";
 
 #[test]
-fn web_a_browser_logs_in_answers_a_request_and_a_second_page_cannot_answer_it_again() {
+fn web_a_phone_answers_a_request_within_2s_a_screen_sees_it_and_a_second_page_cannot_answer_it_again()
+ {
     let ws = Ws::new("webteam");
     let mut server = ws.serve(&["--web"]);
-    let stdout = server.child.stdout.take().expect("the server's stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let link = loop {
-        let line = lines.next().expect("the login link").expect("a line");
-        if let Some(link) = login_link(&line) {
-            break link;
-        }
-    };
+    let link = printed_link(&mut server);
     let base = link.split("/login").next().unwrap().to_string();
     ws.ctl_ok(&["/spawn alpha \"take the tasks\""]);
-    ws.ctl_ok(&[
-        "/task add '<img src=x onerror=window.pwned=1>' --command \"echo hello-from-the-web\"",
-    ]);
-    ws.ctl_ok(&["wait", "--approval", "--timeout", "30"]);
+    let ran = ws.work().join("web-answered");
 
     let driver = Driver::start();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     rt.block_on(async {
         let c = driver.client().await;
         c.goto(&link).await.expect("open the login link");
-        let shown = until(
-            &c,
-            "the request on the first page",
-            "return !!document.querySelector('.request[data-kind=permission] button.choice-once')",
-        )
-        .await;
-        eprintln!("web_browser: the request was on the page {shown:?} after the login link opened");
-        let card = c
-            .find(Locator::Css(".request[data-kind=permission]"))
+        until(&c, "the first page to go live", "return document.getElementById('link').classList.contains('live') && !!document.querySelector('#members li')").await;
+        // A phone's window, and nothing wider than it.
+        let size = c
+            .execute("return [window.innerWidth, document.documentElement.scrollWidth]", vec![])
             .await
             .unwrap();
-        let text = card.text().await.unwrap();
-        assert!(text.contains("echo hello-from-the-web"), "{text}");
-        assert!(text.contains("@alpha needs permission"), "{text}");
+        assert_eq!(size, json!([PHONE.0, PHONE.0]), "[window width, page width] at a phone's size");
+        c.execute(WATCH_REQUESTS, vec![]).await.unwrap();
         let first = c.window().await.unwrap();
 
-        // A second page on the same request.
+        // A second page, open before the request comes.
         let second = c.new_window(true).await.unwrap().handle;
         c.switch_to_window(second.clone()).await.unwrap();
         c.goto(&format!("{base}/")).await.unwrap();
-        until(
-            &c,
-            "the request on the second page",
-            "return !!document.querySelector('.request[data-kind=permission]')",
-        )
-        .await;
-        let stale = c
-            .execute(
-                "const r = document.querySelector('.request[data-kind=permission]'); return [Number(r.dataset.key), r.dataset.digest];",
-                vec![],
-            )
-            .await
-            .unwrap();
-
-        // The first page answers.
+        until(&c, "the second page to go live", "return document.getElementById('link').classList.contains('live')").await;
+        c.execute(WATCH_REQUESTS, vec![]).await.unwrap();
         c.switch_to_window(first).await.unwrap();
-        let clicked = Instant::now();
-        c.find(Locator::Css("button.choice-once"))
+
+        // A screen attached to the server, as the TUI is.
+        let screen = attach_screen(&ws).await;
+
+        // The request comes; the first page answers it as soon as it shows.
+        ws.ctl_ok(&[
+            "/task add '<img src=x onerror=window.pwned=1>' --command \"touch web-answered && echo hello-from-the-web\"",
+        ]);
+        until(&c, "the request on the first page", "return !!window.firstRequest").await;
+        c.find(Locator::Css(".request[data-kind=permission] button.choice-once"))
             .await
             .unwrap()
             .click()
             .await
             .unwrap();
+        let clicked = Instant::now();
+        let shown = c.execute("return window.firstRequest", vec![]).await.unwrap();
+        let text = shown["text"].as_str().unwrap_or_default();
+        assert!(text.contains("touch web-answered && echo hello-from-the-web"), "{text}");
+        assert!(text.contains("@alpha needs permission"), "{text}");
+        let shown_at = shown["at"].as_u64().expect("when the request showed") as u128;
+
+        // The teammate runs the command (it makes the file): at most 2 s after the page showed
+        // the request.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let ran_at = loop {
+            if let Some(t) = mtime_ms(&ran) {
+                break t;
+            }
+            assert!(Instant::now() < deadline, "the teammate never ran the command after the page's answer");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let took = Duration::from_millis(ran_at.saturating_sub(shown_at) as u64);
+        eprintln!("web_browser: the command ran {took:?} after the request showed on the page ({:?} after the click was sent)", clicked.elapsed());
+        assert!(
+            took <= ANSWERED_WITHIN,
+            "from a phone-sized page, the request was answered and its command ran {took:?} after the page showed it (the acceptance is {ANSWERED_WITHIN:?})"
+        );
         until(
             &c,
-            "the teammate to run the command",
+            "the command's output on the page",
             "return [...document.querySelectorAll('#transcript li')].some(li => li.textContent.includes('hello-from-the-web') && li.dataset.kind === 'teammate')",
         )
         .await;
-        eprintln!("web_browser: the command's output was on the page {:?} after the click", clicked.elapsed());
         until(
             &c,
             "the audit line",
@@ -231,6 +154,24 @@ fn web_a_browser_logs_in_answers_a_request_and_a_second_page_cannot_answer_it_ag
         )
         .await;
         until(&c, "the request gone", "return !document.querySelector('.request')").await;
+
+        // The screen got the same answer at once: the same line, and its queue emptied, within
+        // the same 2 s of the click.
+        let answered = |m: &ServerMsg| matches!(m, ServerMsg::Event(LeadEvent::Transcript(item))
+            if format!("{item:?}").contains("allowed once: answered from the web (127.0.0.1)"));
+        let emptied = |m: &ServerMsg| matches!(m, ServerMsg::Event(LeadEvent::Permissions(q)) if q.is_empty());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while screen_got(&screen, answered).is_none() || screen_got(&screen, emptied).is_none() {
+            assert!(Instant::now() < deadline, "the screen never got the web's answer: {:?}", screen.lock().unwrap().iter().map(|(_, m)| format!("{m:?}")).collect::<Vec<_>>());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        for (what, at) in [("answer line", screen_got(&screen, answered)), ("empty queue", screen_got(&screen, emptied))] {
+            let after = at.unwrap().saturating_duration_since(clicked);
+            assert!(after <= ANSWERED_WITHIN, "the screen got the web's {what} {after:?} after the click");
+        }
+        let asked = |m: &ServerMsg| matches!(m, ServerMsg::Event(LeadEvent::Permissions(q)) if !q.is_empty());
+        assert!(screen_got(&screen, asked).is_some(), "the screen never showed the request");
+
         // The teammate's markup stayed text.
         let inert = c
             .execute(
@@ -241,17 +182,18 @@ fn web_a_browser_logs_in_answers_a_request_and_a_second_page_cannot_answer_it_ag
             .unwrap();
         assert_eq!(inert, json!([true, 0, true]), "markup must stay text");
 
-        // The second page: the request went from it by itself, and an answer it still held is
-        // refused with 409.
+        // The second page showed the request; it went from it by itself, and the answer it
+        // still held is refused with 409.
         c.switch_to_window(second).await.unwrap();
-        until(&c, "the request gone from the second page", "return !document.querySelector('.request')").await;
+        until(&c, "the request gone from the second page", "return !!window.firstRequest && !document.querySelector('.request')").await;
+        let held = c.execute("return [window.firstRequest.key, window.firstRequest.digest]", vec![]).await.unwrap();
         let status = c
             .execute_async(
                 "const [key, digest] = arguments[0]; const done = arguments[arguments.length - 1];
                  fetch('/api/session').then(r => r.json()).then(s => fetch('/api/answer', {method: 'POST',
                    headers: {'content-type': 'application/json', 'x-teamlead-csrf': s.csrf},
                    body: JSON.stringify({key, digest, choice: 'once'})})).then(r => done(r.status), e => done(String(e)));",
-                vec![stale],
+                vec![held],
             )
             .await
             .unwrap();
