@@ -280,7 +280,7 @@ impl Controller {
         else {
             return;
         };
-        let prices = self.prices.clone();
+        let prices = self.settings.prices().clone();
         let tracking = self.tracking.entry(name.to_string()).or_default();
         let meter = tracking
             .transcript

@@ -44,6 +44,7 @@ mod receipts;
 mod resume;
 mod review;
 mod review_target;
+mod settings;
 mod shutdown_timer;
 mod spawn;
 mod state;

@@ -526,9 +526,9 @@ impl Controller {
                 .tracking
                 .get(&view.name)
                 .and_then(|t| t.ledger.as_ref());
-            view.usage = reported.map(|u| usage_of(&u, model, ledger, &self.prices));
+            view.usage = reported.map(|u| usage_of(&u, model, ledger, self.settings.prices()));
         }
-        let prices = &self.prices;
+        let prices = self.settings.prices();
         let changed = self.lead_model.as_mut().and_then(|model| {
             let used = model.usage().snapshot();
             let mut now = usage_view(&used)?;

@@ -48,11 +48,11 @@ impl Controller {
         if asked > 0 {
             self.note(format!(
                 "Asking {asked} teammate(s) to shut down (waiting up to {:.1} s)…",
-                self.quit_timeout.as_secs_f64()
+                self.settings.quit_timeout().as_secs_f64()
             ));
         }
         self.phase = Phase::Quitting {
-            deadline: Instant::now() + self.quit_timeout,
+            deadline: Instant::now() + self.settings.quit_timeout(),
         };
     }
 

@@ -190,7 +190,7 @@ impl Controller {
                 ));
                 return None;
             };
-            let prices = self.prices.clone();
+            let prices = self.settings.prices().clone();
             let tracking = self.tracking.entry(name.to_string()).or_default();
             Written::Claude(
                 tracking
@@ -200,7 +200,7 @@ impl Controller {
                     })
                     .clone(),
             )
-        } else if self.shell_engine {
+        } else if self.settings.shell_engine() {
             Written::Unknown
         } else {
             Written::Own {

@@ -47,7 +47,7 @@ impl Controller {
             })
             .collect();
         overdue.sort();
-        let waited = humane(self.shutdown_timeout);
+        let waited = humane(self.settings.shutdown().wait);
         for (name, force) in overdue {
             if force {
                 self.note(format!(

@@ -90,7 +90,7 @@ impl Controller {
         if self.phase != Phase::Running {
             return done(self, Err(OpError::NoNewTeammates));
         }
-        let claude = flags.claude.unwrap_or(self.claude_by_default);
+        let claude = flags.claude.unwrap_or(self.settings.claude_by_default());
         // A Claude Code teammate on a host runs in the host's tmux, whatever runs here.
         if claude && flags.host.is_none() && !self.kind.is_pane() {
             return done(self, Err(OpError::ClaudeNeedsPanes { respawn: None }));
@@ -119,7 +119,10 @@ impl Controller {
         } else {
             flags.mode.unwrap_or(self.lead_mode.for_teammate())
         };
-        let worktree = if flags.worktree.unwrap_or(self.worktree_by_default) {
+        let worktree = if flags
+            .worktree
+            .unwrap_or(self.settings.worktree_by_default())
+        {
             match self.worktree_ask(flags.host.as_deref()) {
                 Ok(ask) => Some(ask),
                 Err(e) => {
@@ -145,7 +148,7 @@ impl Controller {
             plan_mode_required: flags.plan_mode_required,
             prompt: prompt.to_string(),
             claude,
-            model: self.teammate_model.clone(),
+            model: self.settings.teammate_model().map(str::to_string),
             base: None,
             host: flags.host.clone(),
         };
@@ -222,7 +225,8 @@ impl Controller {
             plan_mode_required: member.plan_mode_required == Some(true),
             prompt: member.prompt.clone().unwrap_or_default(),
             claude,
-            model: member.model.clone().or_else(|| self.teammate_model.clone()),
+            model: (member.model.clone())
+                .or_else(|| self.settings.teammate_model().map(str::to_string)),
             base: self.record.teammates.get(name).and_then(|r| r.base.clone()),
             host: crate::backend::hosts::remote::member_host(&member).map(str::to_string),
         };

@@ -95,9 +95,8 @@ pub(crate) struct Controller {
     pub record: SessionRecord,
     /// The team was adopted from a dead lead: what it left, until [`Controller::resume`].
     pub previous: Option<super::resume::Previous>,
-    pub claude_by_default: bool,
-    pub teammate_model: Option<String>,
-    pub worktree_by_default: bool,
+    /// What the session was started with (read-only).
+    pub settings: super::settings::Settings,
     /// The worktrees given to teammates this session (retired at quit), with their owners.
     pub worktrees: Vec<(String, crate::backend::worktree::Worktree)>,
     /// Git on the config's hosts (worktrees there, their branches fetched): `None` without
@@ -118,14 +117,6 @@ pub(crate) struct Controller {
     /// Teammates spawned this session (the palette round-robin).
     pub spawned: usize,
     pub phase: Phase,
-    pub quit_timeout: Duration,
-    /// What model tokens cost.
-    pub prices: std::sync::Arc<crate::protocol::pricing::PriceTable>,
-    /// `/shutdown`'s patience, and whether it then kills.
-    pub shutdown_timeout: Duration,
-    pub shutdown_force: bool,
-    /// `retry-failed-tasks`: see [`LeadOptions`](super::LeadOptions).
-    pub retry_failed_tasks: bool,
     pub demo: Option<DemoPlan>,
     /// What the UI is told (events, snapshots when they changed, problems once).
     publisher: super::publisher::Publisher,
@@ -153,9 +144,6 @@ pub(crate) struct Controller {
     pub prompt_checks: super::client_prompts::PromptChecks,
     /// Tasks whose completion by a `claude` teammate was said (`claude_facts`).
     pub said_done: HashSet<String>,
-    /// teamlead's own teammates run the shell engine (no model): their commands may write any
-    /// file, and nothing records which.
-    pub shell_engine: bool,
     /// The hosts whose link is down, and since when (epoch ms): their teammates are shown
     /// `unreachable`.
     pub hosts_down: HashMap<String, u64>,
@@ -231,9 +219,7 @@ impl Controller {
             executor,
             record: SessionRecord::default(),
             previous,
-            claude_by_default: opts.claude_by_default,
-            teammate_model: opts.teammate_model.clone(),
-            worktree_by_default: opts.worktree_by_default,
+            settings: super::settings::Settings::from_options(&opts),
             worktrees: Vec::new(),
             hosts_git: opts
                 .ssh_dir
@@ -252,7 +238,6 @@ impl Controller {
             budgets: super::budget::Budgets::new(opts.budget_teammate, opts.budget_team),
             prompt_checks: Default::default(),
             said_done: HashSet::new(),
-            shell_engine: opts.teammate_llm.is_none(),
             hosts_down: HashMap::new(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
@@ -263,11 +248,6 @@ impl Controller {
             lead_model: super::model::LeadModel::open(opts.lead_model.take(), &mut notes),
             spawned: 0,
             phase: Phase::Running,
-            quit_timeout: opts.quit_timeout,
-            prices: std::sync::Arc::new(opts.prices.clone()),
-            shutdown_timeout: opts.shutdown_timeout,
-            shutdown_force: opts.shutdown_force,
-            retry_failed_tasks: opts.retry_failed_tasks,
             demo: opts.demo.take(),
             publisher: super::publisher::Publisher::new(events),
             liveness: Some(liveness),

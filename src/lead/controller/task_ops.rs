@@ -88,7 +88,7 @@ impl Controller {
             .or_else(|| notification.summary.clone())
             .unwrap_or_else(|| "failed".to_string());
         let note = format!("{from}: {why}");
-        let retry = self.retry_failed_tasks;
+        let retry = self.settings.retry_failed_tasks();
         let (list, owner, task_id) = (self.task_list.clone(), from.to_string(), id.clone());
         let job = move |_: &crate::store::Home| {
             if retry {

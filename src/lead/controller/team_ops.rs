@@ -264,8 +264,9 @@ impl Controller {
         then: impl FnOnce(&mut Controller, bool) + Send + 'static,
     ) {
         let (request_id, entry) = shutdown_request(name, reason);
-        let deadline = tokio::time::Instant::now() + self.shutdown_timeout;
-        let force = self.shutdown_force;
+        let patience = self.settings.shutdown();
+        let deadline = tokio::time::Instant::now() + patience.wait;
+        let force = patience.then_kill;
         let t = self.tracking.entry(name.to_string()).or_default();
         t.shutdown_request = Some(request_id.clone());
         t.shutdown_since_ms = Some(crate::protocol::time::now_ms());
