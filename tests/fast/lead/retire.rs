@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use crate::lead_common::Session;
 use crate::lead::review::{git, lead_in, repo_in};
+use crate::lead_common::Session;
 use teamlead::lead::contract::{LeadCommand, TeammateStatus, TeammateView};
 
 /// Whether `name` is a member of the session's team file.

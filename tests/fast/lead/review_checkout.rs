@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::lead_common::{Session, eventually};
 use crate::lead::review::{diff_of, repo_in, review_of};
+use crate::lead_common::{Session, eventually};
 use crate::llm_common::{Reply, ScriptServer, anthropic};
 use teamlead::agent::llm::{ApiKey, LlmConfig, Provider};
 use teamlead::lead::contract::LeadEvent;

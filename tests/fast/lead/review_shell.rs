@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use crate::lead_common::Session;
 use crate::lead::review::{diff_of, git, lead_in, repo_in};
+use crate::lead_common::Session;
 use teamlead::lead::contract::{LeadCommand, LeadEvent, TeammateStatus, TranscriptItem};
 use teamlead::lead::ledger::Receipt;
 use teamlead::lead::review::ReviewComment;
