@@ -72,7 +72,7 @@ fn usage_limit_reset(headers: &HeaderMap) -> Option<u64> {
         .trim()
         .parse()
         .ok()?;
-    (secs.is_finite() && secs > 0.0).then(|| (secs * 1000.0) as u64)
+    (secs.is_finite() && secs > 0.0).then_some((secs * 1000.0) as u64)
 }
 
 /// A secret header value that `Debug` of the headers does not show.

@@ -39,6 +39,8 @@ mod order;
 pub mod outcome;
 mod panes;
 mod park;
+#[cfg(test)]
+mod park_tests;
 mod publisher;
 mod quit;
 mod receipts;

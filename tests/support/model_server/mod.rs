@@ -69,9 +69,10 @@ pub enum Act {
         prompt: String,
     },
     /// The account's usage limit is reached: this request and every one after it until the
-    /// reset, `reset_in` from now, is refused the way the service refuses a subscriber
-    /// (see [`limit_response`]).
-    Limit { reset_in: Duration },
+    /// reset, `reset_in_s` seconds from now (a reset in the past when negative: only this
+    /// request is refused), is refused the way the service refuses a subscriber (see
+    /// [`limit_response`]).
+    Limit { reset_in_s: i64 },
 }
 
 /// The answer of the service to a request over a claude.ai subscriber's usage limit: HTTP 429
@@ -204,6 +205,8 @@ struct State {
     limited_until: Mutex<Option<u64>>,
     /// The requests refused at the limit (indices into `requests`).
     refused: Mutex<Vec<usize>>,
+    /// When each request came (epoch ms), in the order of `requests`.
+    times: Mutex<Vec<u64>>,
 }
 
 /// The server; stops accepting when dropped.
@@ -277,6 +280,11 @@ impl ModelServer {
         *self.state.limited_until.lock().unwrap() = Some(reset_epoch_s);
     }
 
+    /// When each of [`ModelServer::requests`] came (epoch ms).
+    pub fn request_times(&self) -> Vec<u64> {
+        self.state.times.lock().unwrap().clone()
+    }
+
     /// The indices (into [`ModelServer::requests`]) of the requests refused at the limit.
     pub fn refused(&self) -> Vec<usize> {
         self.state.refused.lock().unwrap().clone()
@@ -336,6 +344,12 @@ fn serve(mut socket: TcpStream, state: &State) -> std::io::Result<()> {
     let index = {
         let mut requests = state.requests.lock().unwrap();
         requests.push(request.clone());
+        state.times.lock().unwrap().push(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis() as u64,
+        );
         requests.len() - 1
     };
     // An account over its limit is refused until the reset.
@@ -354,9 +368,11 @@ fn serve(mut socket: TcpStream, state: &State) -> std::io::Result<()> {
         state.next_id.fetch_add(1, Ordering::SeqCst) + 1
     );
     let act = decide(state, &request, &id);
-    if let Act::Limit { reset_in } = act {
-        let until = epoch_s() + reset_in.as_secs().max(1);
-        *state.limited_until.lock().unwrap() = Some(until);
+    if let Act::Limit { reset_in_s } = act {
+        let until = (epoch_s() as i64 + reset_in_s).max(1) as u64;
+        if until > epoch_s() {
+            *state.limited_until.lock().unwrap() = Some(until);
+        }
         state.refused.lock().unwrap().push(index);
         let (headers, body) = limit_response(until);
         return wire::write_json_with(&mut socket, 429, &headers, &body);
