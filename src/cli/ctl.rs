@@ -556,8 +556,21 @@ async fn status(conn: Connection, json: bool) -> Result<()> {
             .map(|(id, subject)| format!("  task #{id} {subject}"))
             .unwrap_or_default();
         let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
+        let clock = |ms: u64| crate::protocol::time::local_clock(ms).unwrap_or_default();
+        let limit = match (&t.parked, t.rate_limited_until) {
+            (Some(p), _) => format!(
+                "  parked: the limit resets {}, {}",
+                clock(p.reset_ms),
+                p.resume_at_ms
+                    .map_or("not resuming by itself".to_string(), |at| {
+                        format!("resumes {}", clock(at))
+                    })
+            ),
+            (None, Some(until)) => format!("  rate-limited until {}", clock(until)),
+            (None, None) => String::new(),
+        };
         out.line(visible_line(&format!(
-            "  {}  {word}{detail}  {}  {}{task}",
+            "  {}  {word}{detail}  {}  {}{task}{limit}",
             t.name,
             t.mode,
             t.backend_label()

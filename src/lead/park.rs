@@ -264,11 +264,7 @@ impl Park {
     pub fn tick(&mut self, now_ms: u64) -> Option<ParkStep> {
         match &mut self.state {
             ParkState::Running => None,
-            ParkState::Parked {
-                resume_at_ms,
-                stopped: Some(_),
-                ..
-            } if now_ms < *resume_at_ms => None,
+            // Stopped at the cut-off: only `/limits resume now` goes on.
             ParkState::Parked {
                 stopped: Some(_), ..
             } => None,
@@ -392,15 +388,6 @@ impl Park {
                 *stopped = cut_off(cutoff, *resume_at_ms);
             }
             ParkState::Resuming { cutoff_ms, .. } => *cutoff_ms = cutoff,
-        }
-    }
-
-    /// `name` is gone (stopped, removed): it is resumed by nobody.
-    pub fn forget(&mut self, name: &str) {
-        match &mut self.state {
-            ParkState::Running => {}
-            ParkState::Parked { queue, .. } => queue.retain(|n| n != name),
-            ParkState::Resuming { queue, .. } => queue.retain(|n| n != name),
         }
     }
 }

@@ -262,11 +262,11 @@ fn the_cut_off_is_its_next_occurrence_after_the_park() {
 }
 
 #[test]
-fn releasing_and_forgetting() {
+fn releasing_ends_the_park_with_who_was_still_parked() {
     let mut park = on();
-    park.limit("alpha", 10_000, 1_000, &team());
-    park.forget("gamma");
-    assert_eq!(park.resume_of("gamma"), None);
-    assert_eq!(park.release(), vec!["alpha", "beta", "delta"]);
+    park.limit("gamma", 10_000, 1_000, &team());
+    assert_eq!(park.queue(), vec!["gamma", "alpha", "beta", "delta"]);
+    assert_eq!(park.release(), vec!["gamma", "alpha", "beta", "delta"]);
     assert!(!park.active());
+    assert!(!park.holds("gamma"));
 }
