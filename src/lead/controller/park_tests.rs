@@ -49,6 +49,118 @@ fn inbox(home: &Home, team: &str, name: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// alpha's transcript, recording a usage limit that resets at `reset_s` (as 2.1.332 writes it).
+fn limit_transcript(home: &Home, reset_s: u64) {
+    let dir = home.root.join("projects").join("-w");
+    std::fs::create_dir_all(&dir).expect("projects");
+    let line = serde_json::json!({
+        "type": "assistant", "isApiErrorMessage": true, "error": "rate_limit",
+        "apiError": "usage_limit_reached",
+        "quotaLimits": {"status": "rejected", "resetsAt": reset_s, "rateLimitType": "five_hour"},
+        "timestamp": crate::protocol::time::now_iso(),
+        "message": {"id": "x", "model": "<synthetic>", "content": [{"type": "text",
+            "text": "You've hit your 5-hour limit · resets 4:17pm (UTC)"}],
+            "usage": {"input_tokens": 0, "output_tokens": 0}}
+    });
+    let mut f = std::fs::File::create(dir.join(format!("{SESSION}.jsonl"))).expect("transcript");
+    writeln!(f, "{line}").expect("write");
+}
+
+/// A budget stops a resume: beta goes over its budget while the team is parked; at the reset
+/// alpha is resumed, beta is not, and what was held for it is not sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_teammate_over_its_budget_is_not_resumed() {
+    let home_dir = tempfile::tempdir().expect("temp home");
+    let cwd = tempfile::tempdir().expect("temp cwd");
+    let home = Home::new(home_dir.path());
+    let mut opts = LeadOptions::new(home.clone(), cwd.path()).with_team("budgeted");
+    opts.park = ParkSettings {
+        resume: true,
+        until: None,
+    };
+    opts.budget_teammate = Some(1);
+    let (commands, commands_rx) = mpsc::channel(256);
+    let (events_tx, mut events) = mpsc::channel(4096);
+    let (bridge, bridge_rx) = LeaderBridge::new();
+    let (mut controller, channels) =
+        Controller::create(opts, bridge, bridge_rx, commands_rx, events_tx).expect("lead");
+    let team = controller.team_name().to_string();
+    controller.record.teammates.insert(
+        "alpha".to_string(),
+        TeammateRecord {
+            claude: true,
+            session_id: Some(SESSION.to_string()),
+            base: None,
+        },
+    );
+    tokio::spawn(controller.run(channels));
+    for (name, pane) in [("alpha", "%7"), ("beta", "%8")] {
+        let mut member = Member::new(name, &team, "/");
+        member.tmux_pane_id = pane.to_string();
+        member.backend_type = Some("tmux".to_string());
+        member.model = Some("claude-sonnet-4-5".to_string());
+        store::add_member(&home, &team, member).expect("member");
+    }
+    let reset_s = now_ms() / 1000 + 2;
+    limit_transcript(&home, reset_s);
+    store::inbox::append(
+        &home,
+        &team,
+        LEAD_NAME,
+        &InboxEntry::new("alpha", "stopped"),
+    )
+    .unwrap();
+    next_matching(&mut events, "the team parked", |e| {
+        note_with(e, "The team is parked")
+    })
+    .await;
+    commands
+        .send(LeadCommand::Submit {
+            target: ViewTarget::Lead,
+            text: "/msg beta PARK-HELD-OVER".to_string(),
+        })
+        .await
+        .unwrap();
+    next_matching(&mut events, "the message held", |e| {
+        note_with(e, "beta is parked at the usage limit: this is held")
+    })
+    .await;
+    // beta reports what its model used: over its budget of one millionth of a dollar.
+    let idle = crate::protocol::frames::IdleNotification {
+        from: "beta".into(),
+        timestamp: crate::protocol::time::now_iso(),
+        idle_reason: Some(crate::protocol::frames::IdleReason::Available),
+        summary: None,
+        completed_task_id: None,
+        completed_status: None,
+        failure_reason: None,
+        result: None,
+        usage: Some(crate::protocol::frames::ReportedUsage {
+            input_tokens: 11_000,
+            ..Default::default()
+        }),
+        limit_until_ms: None,
+    };
+    let frame = crate::protocol::frames::Frame::IdleNotification(idle);
+    store::inbox::append(&home, &team, LEAD_NAME, &InboxEntry::frame("beta", &frame)).unwrap();
+    next_matching(&mut events, "alpha resumed", |e| {
+        note_with(e, "Resumed alpha (1 of 2)")
+    })
+    .await;
+    next_matching(&mut events, "beta not resumed", |e| {
+        note_with(e, "Not resuming beta (2 of 2): it is paused")
+    })
+    .await;
+    assert!(
+        !inbox(&home, &team, "beta")
+            .iter()
+            .any(|t| t.contains("PARK-HELD-OVER")),
+        "what was held for beta is not sent"
+    );
+    commands.send(LeadCommand::Quit).await.unwrap();
+    next_matching(&mut events, "Exited", |e| *e == LeadEvent::Exited).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_limit_parks_the_team_and_each_teammate_is_resumed_once_after_the_reset() {
     let home_dir = tempfile::tempdir().expect("temp home");
@@ -82,21 +194,8 @@ async fn a_limit_parks_the_team_and_each_teammate_is_resumed_once_after_the_rese
     }
 
     // alpha's transcript: the limit, with its exact reset 3 s ahead.
-    let dir = home.root.join("projects").join("-w");
-    std::fs::create_dir_all(&dir).expect("projects");
     let reset_s = now_ms() / 1000 + 3;
-    let line = serde_json::json!({
-        "type": "assistant", "isApiErrorMessage": true, "error": "rate_limit",
-        "apiError": "usage_limit_reached",
-        "quotaLimits": {"status": "rejected", "resetsAt": reset_s, "rateLimitType": "five_hour"},
-        "timestamp": crate::protocol::time::now_iso(),
-        "message": {"id": "x", "model": "<synthetic>", "content": [{"type": "text",
-            "text": "You've hit your 5-hour limit · resets 4:17pm (UTC)"}],
-            "usage": {"input_tokens": 0, "output_tokens": 0}}
-    });
-    let mut f = std::fs::File::create(dir.join(format!("{SESSION}.jsonl"))).expect("transcript");
-    writeln!(f, "{line}").expect("write");
-    drop(f);
+    limit_transcript(&home, reset_s);
     store::inbox::append(
         &home,
         &team,
