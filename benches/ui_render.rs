@@ -52,6 +52,7 @@ fn team() -> Vec<TeammateView> {
             usage: None,
             mode_requested: None,
             rate_limited_until: None,
+            parked: None,
             messages: Vec::new(),
             unread_since: None,
             over_budget: None,

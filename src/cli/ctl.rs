@@ -510,6 +510,11 @@ async fn status(conn: Connection, json: bool) -> Result<()> {
                     "current_task": t.current_task.as_ref().map(|(id, subject)| json!({"id": id, "subject": subject})),
                     "usage": t.usage.as_ref().map(usage_json),
                     "limited_until": t.rate_limited_until.map(crate::protocol::time::iso_from_ms),
+                    "parked": t.parked.as_ref().map(|p| json!({
+                        "reset": crate::protocol::time::iso_from_ms(p.reset_ms),
+                        "resume_at": p.resume_at_ms.map(crate::protocol::time::iso_from_ms),
+                        "held": p.held,
+                    })),
                     "budget_usd": t.budget_micros.map(|b| b as f64 / 1e6),
                     "cost_usd": match (&t.usage, t.costs_nothing) {
                         (Some(u), _) => json!(u.cost_micros.map(|c| c as f64 / 1e6)),
@@ -551,8 +556,21 @@ async fn status(conn: Connection, json: bool) -> Result<()> {
             .map(|(id, subject)| format!("  task #{id} {subject}"))
             .unwrap_or_default();
         let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
+        let clock = |ms: u64| crate::protocol::time::local_clock(ms).unwrap_or_default();
+        let limit = match (&t.parked, t.rate_limited_until) {
+            (Some(p), _) => format!(
+                "  parked: the limit resets {}, {}",
+                clock(p.reset_ms),
+                p.resume_at_ms
+                    .map_or("not resuming by itself".to_string(), |at| {
+                        format!("resumes {}", clock(at))
+                    })
+            ),
+            (None, Some(until)) => format!("  rate-limited until {}", clock(until)),
+            (None, None) => String::new(),
+        };
         out.line(visible_line(&format!(
-            "  {}  {word}{detail}  {}  {}{task}",
+            "  {}  {word}{detail}  {}  {}{task}{limit}",
             t.name,
             t.mode,
             t.backend_label()

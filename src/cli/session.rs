@@ -138,6 +138,10 @@ pub fn lead_options(ctx: &Context, args: &LeadArgs, config: &Config) -> Result<L
     opts.retry_failed_tasks = config.retry_failed_tasks.unwrap_or(false);
     opts.budget_teammate = config.budget_teammate;
     opts.budget_team = config.budget_team;
+    opts.park = crate::lead::park::ParkSettings {
+        resume: config.resume_after_limit.unwrap_or(false),
+        until: config.resume_until,
+    };
     if !config.hosts.is_empty() {
         // Teammates on other hosts (`/spawn --host`): teamlead's own ssh masters live under
         // the runtime directory, as for `teamlead hosts`.

@@ -92,6 +92,8 @@ struct FileTop {
     retry_failed_tasks: Option<bool>,
     budget_teammate: Option<f64>,
     budget_team: Option<f64>,
+    resume_after_limit: Option<bool>,
+    resume_until: Option<String>,
     server_idle_exit: Option<String>,
     web_allow: Option<String>,
     #[serde(default)]
@@ -166,6 +168,10 @@ pub struct Config {
     /// (`budget-teammate`, `budget-team`: dollars; here micro-dollars).
     pub budget_teammate: Option<u64>,
     pub budget_team: Option<u64>,
+    /// Park the team at a usage limit and resume it at the reset (`resume-after-limit`).
+    pub resume_after_limit: Option<bool>,
+    /// No resume after a limit starts past this local clock time (`resume-until = "02:00"`).
+    pub resume_until: Option<chrono::NaiveTime>,
     /// A lead server with no screen or `ctl` client connected for this long ends its team as
     /// `/quit` does (`server-idle-exit`; `None`: never).
     pub server_idle_exit: Option<std::time::Duration>,
@@ -331,6 +337,17 @@ impl Config {
         };
         let budget_teammate = dollars("budget-teammate", top.budget_teammate)?;
         let budget_team = dollars("budget-team", top.budget_team)?;
+        let resume_until = match &top.resume_until {
+            Some(text) => Some(
+                chrono::NaiveTime::parse_from_str(text.trim(), "%H:%M").map_err(|_| {
+                    ConfigError::read(
+                        path,
+                        format!("resume-until = {text:?}: give a clock time as HH:MM (\"02:00\")"),
+                    )
+                })?,
+            ),
+            None => None,
+        };
         let server_idle_exit = match &top.server_idle_exit {
             Some(text) => parse_idle_exit(text).map_err(|why| {
                 ConfigError::read(path, format!("server-idle-exit = {text:?}: {why}"))
@@ -384,6 +401,8 @@ impl Config {
             retry_failed_tasks: top.retry_failed_tasks,
             budget_teammate,
             budget_team,
+            resume_after_limit: top.resume_after_limit,
+            resume_until,
             server_idle_exit,
             web_allow: top.web_allow,
             push,

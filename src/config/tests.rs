@@ -156,6 +156,30 @@ fn budgets_are_dollars_more_than_zero() {
 }
 
 #[test]
+fn resuming_after_a_limit_and_its_cut_off() {
+    let config = parse("resume-after-limit = true\nresume-until = \"02:00\"\n").expect("parses");
+    assert_eq!(config.resume_after_limit, Some(true));
+    assert_eq!(
+        config.resume_until,
+        chrono::NaiveTime::from_hms_opt(2, 0, 0)
+    );
+    let e = parse("resume-until = \"2am\"\n").unwrap_err().to_string();
+    assert!(
+        e.contains("resume-until = \"2am\": give a clock time as HH:MM"),
+        "{e}"
+    );
+    // The example's lines, uncommented, are what they say.
+    let uncommented: String = EXAMPLE
+        .lines()
+        .filter(|l| l.starts_with("# resume-"))
+        .map(|l| format!("{}\n", &l[2..]))
+        .collect();
+    let config = parse(&uncommented).expect("the example's lines parse");
+    assert_eq!(config.resume_after_limit, Some(true));
+    assert!(config.resume_until.is_some());
+}
+
+#[test]
 fn the_server_idle_limit_is_a_duration_or_off() {
     let hours = |h: u64| Some(std::time::Duration::from_secs(h * 3600));
     assert_eq!(parse("").unwrap().server_idle_exit, None, "off by default");

@@ -82,6 +82,10 @@ pub struct TeammateView {
     /// transcript recorded the limit; `None` once the time has passed or an answer came).
     #[serde(default)]
     pub rate_limited_until: Option<u64>,
+    /// Parked at a usage limit (`lead::park`): what the lead sends it waits until it is
+    /// resumed.
+    #[serde(default)]
+    pub parked: Option<ParkedView>,
     /// Its newest messages from the lead with their receipts, newest first.
     #[serde(default)]
     pub messages: Vec<MessageReceipt>,
@@ -98,6 +102,17 @@ pub struct TeammateView {
     /// It runs no model (a shell teammate): it costs nothing.
     #[serde(default)]
     pub costs_nothing: bool,
+}
+
+/// A teammate parked at a usage limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParkedView {
+    /// When the limit resets (epoch ms).
+    pub reset_ms: u64,
+    /// When it is resumed (epoch ms); `None`: not by itself (past the cut-off).
+    pub resume_at_ms: Option<u64>,
+    /// How many messages and assignments wait for it.
+    pub held: usize,
 }
 
 /// One message the lead sent, and how far it got (`lead::ledger`).

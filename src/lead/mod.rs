@@ -13,6 +13,7 @@ pub mod emergency;
 pub mod ledger;
 pub mod mode_drive;
 pub mod model;
+pub mod park;
 pub mod permission_queue;
 pub mod plan_queue;
 pub mod poller;

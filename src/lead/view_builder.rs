@@ -304,6 +304,7 @@ pub fn teammate_view(
         rate_limited_until: tracking
             .and_then(|t| t.rate_limited_until)
             .filter(|until| *until > crate::protocol::time::now_ms()),
+        parked: None,
         messages: Vec::new(),
         unread_since: None,
         over_budget: None,

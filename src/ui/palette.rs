@@ -97,6 +97,25 @@ pub fn rate_limit_text(until_ms: Option<u64>, now_ms: u64) -> Option<String> {
     Some(format!(" · rate-limited until {at}"))
 }
 
+/// `parked · resumes 16:18:05` (local time) while a teammate is parked at a usage limit, or
+/// `parked · past the cut-off` when it does not resume by itself.
+pub fn parked_text(parked: Option<&crate::lead::contract::ParkedView>) -> Option<String> {
+    let parked = parked?;
+    let mut text = match parked.resume_at_ms {
+        Some(at) => {
+            let at = chrono::DateTime::from_timestamp_millis(i64::try_from(at).ok()?)?
+                .with_timezone(&chrono::Local)
+                .format("%H:%M:%S");
+            format!("parked · resumes {at}")
+        }
+        None => "parked · past the cut-off".to_string(),
+    };
+    if parked.held > 0 {
+        text.push_str(&format!(" · {} held", parked.held));
+    }
+    Some(text)
+}
+
 /// The color of a status.
 pub fn status_style(status: &TeammateStatus) -> Style {
     match status {

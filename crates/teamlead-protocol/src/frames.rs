@@ -96,6 +96,14 @@ pub struct IdleNotification {
         skip_serializing_if = "Option::is_none"
     )]
     pub usage: Option<ReportedUsage>,
+    /// teamlead extension (PROTOCOL.md 3): the turn stopped at the model service's usage
+    /// limit, which resets then (epoch milliseconds). Claude Code readers ignore the key.
+    #[serde(
+        default,
+        rename = "teamleadLimitUntil",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub limit_until_ms: Option<u64>,
 }
 
 /// A teammate's model usage over its life, as it reports it (the `teamleadUsage` extension of

@@ -305,6 +305,7 @@ mod tests {
             failure_reason: failure.map(Into::into),
             result: None,
             usage: None,
+            limit_until_ms: None,
         })
     }
 

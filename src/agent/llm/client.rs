@@ -60,6 +60,21 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     value("retry-after").map(Duration::from_secs_f64)
 }
 
+/// The reset (epoch ms) of a claude.ai subscriber's usage limit the answer refuses the
+/// request at: `anthropic-ratelimit-unified-status: rejected` with
+/// `anthropic-ratelimit-unified-reset` (epoch seconds), as Claude Code reads them.
+fn usage_limit_reset(headers: &HeaderMap) -> Option<u64> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if header("anthropic-ratelimit-unified-status")? != "rejected" {
+        return None;
+    }
+    let secs: f64 = header("anthropic-ratelimit-unified-reset")?
+        .trim()
+        .parse()
+        .ok()?;
+    (secs.is_finite() && secs > 0.0).then_some((secs * 1000.0) as u64)
+}
+
 /// A secret header value that `Debug` of the headers does not show.
 fn sensitive(text: &str) -> Result<HeaderValue, LlmError> {
     let mut value = HeaderValue::from_str(text)
@@ -146,6 +161,10 @@ impl LlmClient {
                 message: self.config.scrub(&message),
                 retry_after,
             },
+            LlmError::UsageLimit { until_ms, message } => LlmError::UsageLimit {
+                until_ms,
+                message: self.config.scrub(&message),
+            },
             LlmError::Stream { kind, message } => LlmError::Stream {
                 kind,
                 message: self.config.scrub(&message),
@@ -228,12 +247,16 @@ impl LlmClient {
         let status = response.status();
         if !status.is_success() {
             let wait = retry_after(response.headers());
+            let limit = usage_limit_reset(response.headers());
             let text = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return Err(LlmError::Cancelled),
                 t = response.text() => t.unwrap_or_default(),
             };
             let (kind, message) = wire::error_from_body(&text);
+            if let Some(until_ms) = limit {
+                return Err(LlmError::UsageLimit { until_ms, message });
+            }
             return Err(LlmError::Status {
                 status: status.as_u16(),
                 kind,
@@ -296,5 +319,21 @@ mod tests {
             HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
         );
         assert_eq!(retry_after(&h), None);
+        let mut h = HeaderMap::new();
+        h.insert(
+            "anthropic-ratelimit-unified-reset",
+            "1795969031".parse().unwrap(),
+        );
+        assert_eq!(usage_limit_reset(&h), None, "no status: not a refusal");
+        h.insert(
+            "anthropic-ratelimit-unified-status",
+            "allowed".parse().unwrap(),
+        );
+        assert_eq!(usage_limit_reset(&h), None);
+        h.insert(
+            "anthropic-ratelimit-unified-status",
+            "rejected".parse().unwrap(),
+        );
+        assert_eq!(usage_limit_reset(&h), Some(1_795_969_031_000));
     }
 }

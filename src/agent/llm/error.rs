@@ -33,6 +33,11 @@ pub enum LlmError {
     /// The HTTP client could not be made.
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
+    /// The account's usage limit is reached until `until_ms` (epoch ms): a 429 that says so
+    /// (`anthropic-ratelimit-unified-status: rejected` with its reset), or one whose
+    /// `retry-after` is longer than any retry waits. Not worth another attempt before then.
+    #[error("the model service's usage limit is reached until {}: {message}", crate::protocol::time::iso_from_ms(*until_ms))]
+    UsageLimit { until_ms: u64, message: String },
 }
 
 fn describe_status(status: u16, kind: Option<&str>, message: &str) -> String {
@@ -67,7 +72,7 @@ impl LlmError {
                 "overloaded_error" | "api_error" | "rate_limit_error" | "server_error"
             ),
             LlmError::Network { .. } | LlmError::Protocol(_) => true,
-            LlmError::Cancelled | LlmError::Client(_) => false,
+            LlmError::Cancelled | LlmError::Client(_) | LlmError::UsageLimit { .. } => false,
         }
     }
 
@@ -95,6 +100,31 @@ impl LlmError {
         )
     }
 
+    /// Until when (epoch ms) the account's usage limit holds, when this is one.
+    pub fn limit_until_ms(&self) -> Option<u64> {
+        match self {
+            LlmError::UsageLimit { until_ms, .. } => Some(*until_ms),
+            _ => None,
+        }
+    }
+
+    /// `error`, or the usage limit it is: a 429 whose `retry-after` (`wait`) is longer than
+    /// `longest` (what a retry would wait at most) lasts until then.
+    pub fn as_usage_limit(self, longest: Duration, now_ms: u64) -> LlmError {
+        match self {
+            LlmError::Status {
+                status: 429,
+                message,
+                retry_after: Some(wait),
+                ..
+            } if wait > longest => LlmError::UsageLimit {
+                until_ms: now_ms + wait.as_millis() as u64,
+                message,
+            },
+            other => other,
+        }
+    }
+
     /// The wait the service asked for (`retry-after`).
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
@@ -115,6 +145,29 @@ mod tests {
             message: "m".into(),
             retry_after: None,
         }
+    }
+
+    #[test]
+    fn a_wait_longer_than_any_retry_is_a_usage_limit() {
+        let limited = |wait: u64| LlmError::Status {
+            status: 429,
+            kind: Some("rate_limit_error".into()),
+            message: "m".into(),
+            retry_after: Some(Duration::from_secs(wait)),
+        };
+        let longest = Duration::from_secs(120);
+        assert_eq!(
+            limited(3600)
+                .as_usage_limit(longest, 1_000)
+                .limit_until_ms(),
+            Some(3_601_000)
+        );
+        assert!(!limited(3600).as_usage_limit(longest, 0).is_retryable());
+        assert_eq!(limited(30).as_usage_limit(longest, 0), limited(30));
+        assert_eq!(
+            status(503, None).as_usage_limit(longest, 0),
+            status(503, None)
+        );
     }
 
     #[test]

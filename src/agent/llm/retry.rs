@@ -53,7 +53,8 @@ where
         out = back;
         let error = match result {
             Ok(done) => return Ok(done),
-            Err(e) => e,
+            // A wait longer than any retry's is a usage limit: the turn ends and says when.
+            Err(e) => e.as_usage_limit(policy.max_retry_after, crate::protocol::time::now_ms()),
         };
         let delay = delay_before(&policy, number + 1, &error);
         if error.is_rate_limit() {

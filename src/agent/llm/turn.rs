@@ -241,12 +241,15 @@ impl LoopHost for TeammateHost<'_> {
 /// A failed turn: the lead is told in a message, and the idle notification says `failed`.
 async fn failed(tm: &mut Teammate, error: &LlmError) -> TurnReport {
     let reason = clip(&error.to_string(), 500);
-    let hint = if error.is_auth() {
-        " Check the API key the teammate was started with (ANTHROPIC_API_KEY or OPENAI_API_KEY, or the variable named by api_key_env) and restart it."
+    let hint = if let Some(until) = error.limit_until_ms() {
+        let at = crate::protocol::time::local_clock(until).unwrap_or_else(|| "later".into());
+        format!(" I stopped here; the limit resets at {at}. Send me a message to go on then.")
+    } else if error.is_auth() {
+        " Check the API key the teammate was started with (ANTHROPIC_API_KEY or OPENAI_API_KEY, or the variable named by api_key_env) and restart it.".to_string()
     } else if error.is_retryable() {
-        " The request was retried and kept failing; send me a message to try again."
+        " The request was retried and kept failing; send me a message to try again.".to_string()
     } else {
-        ""
+        String::new()
     };
     tm.events
         .log(LogKind::Warning, format!("turn failed: {reason}"));
@@ -262,5 +265,6 @@ async fn failed(tm: &mut Teammate, error: &LlmError) -> TurnReport {
     report.reason = IdleReason::Failed;
     report.summary = Some("turn failed".to_string());
     report.failure = Some(reason);
+    report.limit_until_ms = error.limit_until_ms();
     report
 }

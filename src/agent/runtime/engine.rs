@@ -45,6 +45,8 @@ pub struct TurnReport {
     pub result: Option<String>,
     /// The lead asked for a shutdown while the turn waited.
     pub shutdown: Option<ShutdownRequest>,
+    /// The turn stopped at the model service's usage limit, which holds until then (epoch ms).
+    pub limit_until_ms: Option<u64>,
 }
 
 impl TurnReport {
@@ -56,6 +58,7 @@ impl TurnReport {
             failure: None,
             result: None,
             shutdown: None,
+            limit_until_ms: None,
         }
     }
 }

@@ -195,6 +195,7 @@ impl Teammate {
             failure_reason: report.failure.clone(),
             result: report.result.as_deref().map(|r| clip(r, 4000)),
             usage: self.config.usage.snapshot().reported(),
+            limit_until_ms: report.limit_until_ms,
         };
         let frame = Frame::IdleNotification(notification);
         if let Err(e) = self.mailroom.send_frame(LEAD_NAME, &frame).await {

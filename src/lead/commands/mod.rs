@@ -68,6 +68,8 @@ pub enum SlashCommand {
     },
     /// Show the budgets in force and what each teammate has spent (`/budget` alone).
     Budgets,
+    /// `/limits …`: park and resume at a usage limit (`lead::park`).
+    Limits(LimitsCommand),
     /// Set a teammate's budget (`Some(name)`) or the team's (`None`), in millionths of a
     /// dollar.
     Budget {
@@ -115,6 +117,19 @@ pub enum SlashCommand {
     /// `/detach`: this screen leaves; the lead server keeps running (a lead without a server
     /// leaves as with `/quit --keep`).
     DetachScreen,
+}
+
+/// What `/limits` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitsCommand {
+    /// `/limits`: the settings, the park, the limits known.
+    Show,
+    /// `/limits resume on|off`.
+    Resume(bool),
+    /// `/limits resume now`: resume a parked team now, cut-off or not.
+    ResumeNow,
+    /// `/limits resume-until HH:MM|off`.
+    Until(Option<chrono::NaiveTime>),
 }
 
 /// What `/task done|reset|unassign` does to one task.
@@ -234,6 +249,26 @@ fn parse_budget(args: &str) -> Result<SlashCommand, CommandError> {
         }),
         _ => Err(usage("/budget")),
     }
+}
+
+fn parse_limits(args: &str) -> Result<SlashCommand, CommandError> {
+    let (first, rest) = split_word(args.trim());
+    let (second, extra) = split_word(rest.trim());
+    if !extra.trim().is_empty() {
+        return Err(usage("/limits"));
+    }
+    let command = match (first, second) {
+        ("", "") => LimitsCommand::Show,
+        ("resume", "on") => LimitsCommand::Resume(true),
+        ("resume", "off") => LimitsCommand::Resume(false),
+        ("resume", "now") => LimitsCommand::ResumeNow,
+        ("resume-until", "off") => LimitsCommand::Until(None),
+        ("resume-until", clock) => LimitsCommand::Until(Some(
+            chrono::NaiveTime::parse_from_str(clock, "%H:%M").map_err(|_| usage("/limits"))?,
+        )),
+        _ => return Err(usage("/limits")),
+    };
+    Ok(SlashCommand::Limits(command))
 }
 
 /// `NAME TEXT` of `/steer` and `/msg`.

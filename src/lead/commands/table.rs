@@ -149,6 +149,13 @@ pub static COMMANDS: &[Command] = &[
         read: Args(super::parse_budget),
     },
     Command {
+        name: "/limits",
+        aliases: &[],
+        usage: "/limits [resume on|off|now | resume-until HH:MM|off]",
+        help: "alone: usage limits and the park; resume on: at a usage limit park the team and resume it at the reset (off: never); resume now: resume a parked team now; resume-until: no resume starts past that hour",
+        read: Args(super::parse_limits),
+    },
+    Command {
         name: "/respawn",
         aliases: &[],
         usage: "/respawn NAME",

@@ -293,3 +293,36 @@ fn the_table_is_the_one_source_of_the_parser_help_and_completion() {
     );
     assert_eq!(parse_input("/TASK Add x").map(|_| ()), Ok(()));
 }
+
+#[test]
+fn limits_commands() {
+    let limits = |text: &str| match slash(text) {
+        SlashCommand::Limits(c) => c,
+        other => panic!("{text}: {other:?}"),
+    };
+    assert_eq!(limits("/limits"), LimitsCommand::Show);
+    assert_eq!(limits("/limits resume on"), LimitsCommand::Resume(true));
+    assert_eq!(limits("/limits resume off"), LimitsCommand::Resume(false));
+    assert_eq!(limits("/limits resume now"), LimitsCommand::ResumeNow);
+    assert_eq!(
+        limits("/limits resume-until 02:00"),
+        LimitsCommand::Until(chrono::NaiveTime::from_hms_opt(2, 0, 0))
+    );
+    assert_eq!(
+        limits("/limits resume-until off"),
+        LimitsCommand::Until(None)
+    );
+    for wrong in [
+        "/limits resume",
+        "/limits resume maybe",
+        "/limits resume-until 2am",
+        "/limits resume on now",
+        "/limits stop",
+    ] {
+        assert_eq!(
+            parse_input(wrong).unwrap_err().to_string(),
+            "usage: /limits [resume on|off|now | resume-until HH:MM|off]",
+            "{wrong}"
+        );
+    }
+}

@@ -343,6 +343,9 @@ impl Controller {
                 if lifted {
                     c.release_held_assignments();
                 }
+                if let Some(until) = facts.limited_until_ms {
+                    c.on_limit(&who, until);
+                }
                 for lost in facts.undelivered.iter().filter(|u| u.seq > told) {
                     c.frame_not_delivered(&who, lost);
                 }

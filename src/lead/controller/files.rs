@@ -245,6 +245,29 @@ impl Controller {
     ) {
         let now = now_ms();
         let id = self.ledger.sending(to, &entry, now);
+        // A parked teammate gets it when it is resumed (`controller::park`); sent as far as
+        // the sender is concerned.
+        if self.hold_for_park(to, &entry, id) {
+            self.store.submit(
+                Lane::Inbox(to.to_string()),
+                |_| (),
+                move |c, ()| then(c, Ok(()), id),
+            );
+            return;
+        }
+        self.write_entry(to, entry, id, then);
+    }
+
+    /// Writes `entry` (ledger id `id`) into `to`'s inbox: the rest of
+    /// [`Controller::send_message`], and how a held entry is delivered.
+    pub(super) fn write_entry(
+        &mut self,
+        to: &str,
+        entry: InboxEntry,
+        id: u64,
+        then: impl FnOnce(&mut Controller, Result<(), StoreError>, u64) + Send + 'static,
+    ) {
+        let now = now_ms();
         // An idle `claude` teammate's `isActive` is set `true` by the lead first (docs/DESIGN.md,
         // "The lead marks an idle claude teammate active before it delivers").
         let mark = self.is_claude(to)

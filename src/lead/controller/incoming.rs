@@ -99,6 +99,13 @@ impl Controller {
                     if notification.usage.is_some() {
                         t.usage = notification.usage;
                     }
+                    if let Some(until) = notification.limit_until_ms {
+                        t.rate_limited_until = Some(until);
+                    }
+                }
+                // One of teamlead's own teammates stopped at a usage limit.
+                if let Some(until) = notification.limit_until_ms {
+                    self.on_limit(&from, until);
                 }
                 // A claude teammate's final answer (`result`, newer clients) is its last word
                 // on the turn: shown as its turn, unless it just sent the same text.

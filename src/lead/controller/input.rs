@@ -54,6 +54,8 @@ pub(crate) enum Input {
     /// Time to read the panes of `claude` teammates that have not started their first turn
     /// (`controller::client_prompts`).
     PromptCheck,
+    /// The park at a usage limit has a teammate to resume (`controller::park`).
+    ParkDue,
 }
 
 /// Where the inputs come from, besides the controller's own workers.
@@ -81,6 +83,7 @@ impl Controller {
             .due_ms()
             .map(|due| Instant::now() + Duration::from_millis(due.saturating_sub(now_ms())));
         let prompt_due = self.prompt_check_due();
+        let park_due = self.park_due();
         tokio::select! {
             command = src.commands.recv(), if src.commands_open => match command {
                 Some(command) => Input::Command(command),
@@ -122,6 +125,7 @@ impl Controller {
             _ = sleep_until_opt(shutdown_due) => Input::ShutdownOverdue,
             _ = sleep_until_opt(wave_due) => Input::WaveDue,
             _ = sleep_until_opt(prompt_due) => Input::PromptCheck,
+            _ = sleep_until_opt(park_due) => Input::ParkDue,
         }
     }
 
@@ -152,6 +156,7 @@ impl Controller {
             Input::ShutdownOverdue => self.on_shutdown_overdue(),
             Input::WaveDue => self.tell_wave(),
             Input::PromptCheck => self.check_client_prompts(),
+            Input::ParkDue => self.on_park_due(),
         }
         self.check_quit_progress();
     }

@@ -38,6 +38,9 @@ mod model;
 mod order;
 pub mod outcome;
 mod panes;
+mod park;
+#[cfg(test)]
+mod park_tests;
 mod publisher;
 mod quit;
 mod receipts;
@@ -121,6 +124,9 @@ pub struct LeadOptions {
     /// `budget-team`).
     pub budget_teammate: Option<u64>,
     pub budget_team: Option<u64>,
+    /// Park the team at a usage limit and resume it at the reset (`resume-after-limit`), and
+    /// the clock time no resume starts past (`resume-until`): `lead::park`.
+    pub park: crate::lead::park::ParkSettings,
     /// The hosts teammates may run on (`[hosts.NAME]`), and where teamlead keeps its ssh
     /// masters' control sockets (`None`: no teammates on other hosts).
     pub hosts: Vec<crate::config::HostConfig>,
@@ -153,6 +159,7 @@ impl LeadOptions {
             retry_failed_tasks: false,
             budget_teammate: None,
             budget_team: None,
+            park: crate::lead::park::ParkSettings::default(),
             hosts: Vec::new(),
             ssh_dir: None,
         }

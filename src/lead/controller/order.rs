@@ -139,7 +139,8 @@ fn slash_needs(slash: &SlashCommand) -> Needs {
         | SlashCommand::Help
         | SlashCommand::Version
         | SlashCommand::Budget { .. }
-        | SlashCommand::Budgets => Needs::Nothing,
+        | SlashCommand::Budgets
+        | SlashCommand::Limits(_) => Needs::Nothing,
     }
 }
 

@@ -139,6 +139,8 @@ pub(crate) struct Controller {
     pub ledger: crate::lead::ledger::Ledger,
     /// Budgets and who is paused by them.
     pub budgets: super::budget::Budgets,
+    /// Park and resume at a usage limit (`controller::park`) and what it holds.
+    pub park: super::park::ParkRoom,
     /// Reads of `claude` teammates' panes for their client's own prompts
     /// (`controller::client_prompts`).
     pub prompt_checks: super::client_prompts::PromptChecks,
@@ -236,6 +238,7 @@ impl Controller {
             held_assignments: Vec::new(),
             ledger: Default::default(),
             budgets: super::budget::Budgets::new(opts.budget_teammate, opts.budget_team),
+            park: super::park::ParkRoom::new(opts.park),
             prompt_checks: Default::default(),
             said_done: HashSet::new(),
             hosts_down: HashMap::new(),
@@ -391,6 +394,7 @@ impl Controller {
         self.publish_usage(&mut team);
         self.publish_receipts(&mut team);
         self.apply_budgets(&mut team);
+        self.apply_park(&mut team);
         let tasks = task_views(&self.tasks);
         let permissions = self.permissions.views();
         let plans = self.plans.views();

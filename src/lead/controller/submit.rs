@@ -164,6 +164,7 @@ impl Controller {
             SlashCommand::Version => self.note(format!("teamlead {}", env!("CARGO_PKG_VERSION"))),
             SlashCommand::Budget { name, micros } => self.set_budget(name.as_deref(), micros),
             SlashCommand::Budgets => self.show_budgets(),
+            SlashCommand::Limits(command) => self.limits_command(command),
             SlashCommand::Clean => self.clean_orphans(),
             SlashCommand::Quit => self.begin_quit("asked by the user"),
             // Without a server in between, leaving the screen is leaving the team.

@@ -37,6 +37,7 @@ async fn budget_alone_shows_budgets_and_spend_and_unknown_names_are_refused() {
             input_tokens: 11_000,
             ..Default::default()
         }),
+        limit_until_ms: None,
     };
     s.to_lead(&InboxEntry::frame("alpha", &Frame::IdleNotification(idle)));
     s.wait_team("alpha's usage", |t| {

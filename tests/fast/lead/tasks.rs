@@ -103,6 +103,7 @@ async fn a_task_reported_failed_is_held_by_the_lead_and_its_teammate_is_free() {
         failure_reason: Some(format!("task {} not run: denied by the lead", failing.id)),
         result: None,
         usage: None,
+        limit_until_ms: None,
     };
     s.to_lead(&InboxEntry::frame("alpha", &Frame::IdleNotification(idle)));
     let note = s.wait_note("is held by the lead").await;
@@ -143,6 +144,7 @@ async fn a_task_reported_failed_is_held_by_the_lead_and_its_teammate_is_free() {
         failure_reason: None,
         result: None,
         usage: None,
+        limit_until_ms: None,
     };
     s.to_lead(&InboxEntry::frame("alpha", &Frame::IdleNotification(late)));
     // The reset of the first task is cleared by `/task reset`.
@@ -169,6 +171,7 @@ fn idle(from: &str, completed: Option<&str>) -> InboxEntry {
         failure_reason: None,
         result: None,
         usage: None,
+        limit_until_ms: None,
     };
     InboxEntry::frame(from, &Frame::IdleNotification(idle))
 }
@@ -264,6 +267,7 @@ async fn a_teammate_over_its_budget_is_paused_until_the_budget_is_raised() {
                 input_tokens: input,
                 ..Default::default()
             }),
+            limit_until_ms: None,
         };
         InboxEntry::frame("alpha", &Frame::IdleNotification(idle))
     };

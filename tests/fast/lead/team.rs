@@ -369,6 +369,7 @@ async fn a_pane_teammates_usage_comes_with_its_idle_notification() {
             cache_write_tokens: 1_000,
             cache_write_1h_tokens: 0,
         }),
+        limit_until_ms: None,
     };
     let text = Frame::IdleNotification(idle).to_text();
     assert!(
@@ -461,6 +462,7 @@ async fn a_message_is_followed_delivered_read_and_acted_on() {
         failure_reason: None,
         result: None,
         usage: None,
+        limit_until_ms: None,
     };
     s.to_lead(&InboxEntry::frame(
         "alpha",

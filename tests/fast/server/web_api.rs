@@ -45,6 +45,7 @@ fn member(name: &str) -> TeammateView {
         usage: None,
         mode_requested: None,
         rate_limited_until: None,
+        parked: None,
         messages: vec![],
         unread_since: None,
         over_budget: None,

@@ -410,6 +410,49 @@ fn teams_dialog_shows_until_when_a_teammate_is_rate_limited() {
     }
 }
 
+/// Teammates parked at a usage limit: the list says when each resumes and how much waits for
+/// it, the detail adds a line with the way to `/limits`; a teammate past the cut-off says it
+/// does not resume by itself (local times; the snapshot shows them as HH:MM:SS).
+#[test]
+fn teams_dialog_shows_parked_teammates() {
+    use teamlead::lead::contract::ParkedView;
+    for w in WIDTHS {
+        let mut team = mixed_team();
+        let reset = crate::ui_common::clock() + 3_000;
+        team[0].parked = Some(ParkedView {
+            reset_ms: reset,
+            resume_at_ms: Some(reset + 5_000),
+            held: 0,
+        });
+        team[1].parked = Some(ParkedView {
+            reset_ms: reset,
+            resume_at_ms: None,
+            held: 0,
+        });
+        team[2].parked = Some(ParkedView {
+            reset_ms: reset,
+            resume_at_ms: Some(reset + 10_000),
+            held: 2,
+        });
+        let mut state = state_with(vec![LeadEvent::Team(team), LeadEvent::Tasks(tasks())]);
+        state.modals.push(Modal::Teams(TeamsDialog::new()));
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        state.handle_key(key(crossterm::event::KeyCode::Down));
+        let list = screen(&mut state, w, 16);
+        let text = rows(&list).join("\n");
+        assert!(text.contains("parked"), "{text}");
+        state.handle_key(key(crossterm::event::KeyCode::Enter));
+        let detail = screen(&mut state, w, 20);
+        let text = rows(&detail).join("\n");
+        assert!(text.contains("limit") && text.contains("parked"), "{text}");
+        // A time cut by a narrow column is a time too.
+        insta::with_settings!({filters => vec![(r"\d\d:\d\d:\d(\d|…)", "HH:MM:SS")]}, {
+            insta::assert_snapshot!(format!("teams_list_parked_{w}"), list.backend());
+            insta::assert_snapshot!(format!("teams_detail_parked_{w}"), detail.backend());
+        });
+    }
+}
+
 /// The message ledger on screen: a message's receipt after it in the transcript, updated in
 /// place as it gets further; the teams list flags a message left unread while busy; the
 /// detail lists what was sent with how far each got and since when.

@@ -165,6 +165,17 @@ impl Scene {
         Scene::start_where(client, prefix, rules, &[], None, env)
     }
 
+    /// [`Scene::start`] with `lead_args` and `env` (see [`Scene::start_with_env`]).
+    pub fn start_where_env(
+        client: &Client,
+        prefix: &str,
+        rules: Vec<Rule>,
+        lead_args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Scene {
+        Scene::start_where(client, prefix, rules, lead_args, None, env)
+    }
+
     /// A scene whose lead does not know it runs inside tmux (`TMUX` unset): its teammates go
     /// to a private tmux server of its own (`teamlead-<pid>` in the scene's `TMUX_TMPDIR`).
     /// `grace_ms`: the grace period its teammates get (`TEAMLEAD_LEAD_GRACE_MS` in the lead's

@@ -68,6 +68,80 @@ pub enum Act {
         name: String,
         prompt: String,
     },
+    /// The account's usage limit is reached: this request and every one after it until the
+    /// reset, `reset_in_s` seconds from now (a reset in the past when negative: only this
+    /// request is refused), is refused the way the service refuses a subscriber (see
+    /// [`limit_response`]).
+    Limit { reset_in_s: i64 },
+}
+
+/// The answer of the service to a request over a claude.ai subscriber's usage limit: HTTP 429
+/// with the unified rate-limit headers the clients read (`anthropic-ratelimit-unified-status:
+/// rejected`, `…-reset` in epoch seconds, `…-representative-claim`, the limit's kind) and a
+/// `rate_limit_error` body. Claude Code turns it into its transcript's limit message
+/// (`You've hit your session limit · resets 4:05pm (UTC)`) only when it runs on an OAuth token
+/// (`CLAUDE_CODE_OAUTH_TOKEN`); on an API key it retries it as a plain 429.
+pub fn limit_response(reset_epoch_s: u64) -> (Vec<(String, String)>, String) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let headers = [
+        ("anthropic-ratelimit-unified-status", "rejected".to_string()),
+        (
+            "anthropic-ratelimit-unified-reset",
+            reset_epoch_s.to_string(),
+        ),
+        (
+            "anthropic-ratelimit-unified-representative-claim",
+            "five_hour".to_string(),
+        ),
+        (
+            "anthropic-ratelimit-unified-5h-status",
+            "rejected".to_string(),
+        ),
+        (
+            "anthropic-ratelimit-unified-5h-reset",
+            reset_epoch_s.to_string(),
+        ),
+        (
+            "anthropic-ratelimit-unified-5h-utilization",
+            "1.0".to_string(),
+        ),
+        (
+            "anthropic-ratelimit-unified-fallback",
+            "unavailable".to_string(),
+        ),
+        (
+            "anthropic-ratelimit-unified-overage-status",
+            "rejected".to_string(),
+        ),
+        (
+            "anthropic-ratelimit-unified-overage-disabled-reason",
+            "org_level_disabled".to_string(),
+        ),
+        (
+            "retry-after",
+            reset_epoch_s.saturating_sub(now).max(1).to_string(),
+        ),
+        ("x-should-retry", "false".to_string()),
+        ("request-id", "req_011CLIMITconformance".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let body = json!({"type": "error", "error": {"type": "rate_limit_error",
+        "message": "This request would exceed your account's rate limit. Please try again later."},
+        "request_id": "req_011CLIMITconformance"});
+    (headers, body.to_string())
+}
+
+/// Seconds since the epoch.
+fn epoch_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
 }
 
 /// The default time to first byte of every answer (see the module documentation).
@@ -127,6 +201,12 @@ struct State {
     last_plan: Mutex<Option<String>>,
     /// Time to first byte of every answer.
     latency: Mutex<Duration>,
+    /// Until when (epoch seconds) the account's limit refuses every request.
+    limited_until: Mutex<Option<u64>>,
+    /// The requests refused at the limit (indices into `requests`).
+    refused: Mutex<Vec<usize>>,
+    /// When each request came (epoch ms), in the order of `requests`.
+    times: Mutex<Vec<u64>>,
 }
 
 /// The server; stops accepting when dropped.
@@ -189,6 +269,27 @@ impl ModelServer {
         self.state.requests.lock().unwrap().clone()
     }
 
+    /// Until when (epoch seconds) the account's usage limit refuses every request, if it was
+    /// reached.
+    pub fn limited_until(&self) -> Option<u64> {
+        *self.state.limited_until.lock().unwrap()
+    }
+
+    /// Reaches the account's usage limit now: every request until `reset_epoch_s` is refused.
+    pub fn limit_until(&self, reset_epoch_s: u64) {
+        *self.state.limited_until.lock().unwrap() = Some(reset_epoch_s);
+    }
+
+    /// When each of [`ModelServer::requests`] came (epoch ms).
+    pub fn request_times(&self) -> Vec<u64> {
+        self.state.times.lock().unwrap().clone()
+    }
+
+    /// The indices (into [`ModelServer::requests`]) of the requests refused at the limit.
+    pub fn refused(&self) -> Vec<usize> {
+        self.state.refused.lock().unwrap().clone()
+    }
+
     /// How many model turns began with one of `needles` in the last user turn (requests with
     /// tools only, so a client's side requests do not count).
     pub fn turns_on(&self, needles: &[&str]) -> usize {
@@ -240,12 +341,42 @@ fn serve(mut socket: TcpStream, state: &State) -> std::io::Result<()> {
             json!({"type": "error", "error": {"type": "not_found_error", "message": "not here"}});
         return wire::write_json(&mut socket, 404, &body.to_string());
     }
-    state.requests.lock().unwrap().push(request.clone());
+    let index = {
+        let mut requests = state.requests.lock().unwrap();
+        requests.push(request.clone());
+        state.times.lock().unwrap().push(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis() as u64,
+        );
+        requests.len() - 1
+    };
+    // An account over its limit is refused until the reset.
+    let limited = state
+        .limited_until
+        .lock()
+        .unwrap()
+        .filter(|t| *t > epoch_s());
+    if let Some(until) = limited {
+        state.refused.lock().unwrap().push(index);
+        let (headers, body) = limit_response(until);
+        return wire::write_json_with(&mut socket, 429, &headers, &body);
+    }
     let id = format!(
         "toolu_cc{:022}",
         state.next_id.fetch_add(1, Ordering::SeqCst) + 1
     );
     let act = decide(state, &request, &id);
+    if let Act::Limit { reset_in_s } = act {
+        let until = (epoch_s() as i64 + reset_in_s).max(1) as u64;
+        if until > epoch_s() {
+            *state.limited_until.lock().unwrap() = Some(until);
+        }
+        state.refused.lock().unwrap().push(index);
+        let (headers, body) = limit_response(until);
+        return wire::write_json_with(&mut socket, 429, &headers, &body);
+    }
     let (text, call) = render(&act, &request);
     // The model "thinks" before its first token (see the module documentation).
     let latency = *state.latency.lock().unwrap();
@@ -397,6 +528,7 @@ fn render(act: &Act, request: &Request) -> (Option<String>, Option<(String, Valu
             }
         }
         Act::Tool { name, input } => call(name, input.clone()),
+        Act::Limit { .. } => (Some("Limit reached.".into()), None),
         Act::CreateTeam { team } => call(
             "TeamCreate",
             json!({"team_name": team, "description": "conformance team"}),

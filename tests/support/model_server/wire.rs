@@ -223,9 +223,27 @@ fn dechunk(mut data: &[u8]) -> Vec<u8> {
 }
 
 pub fn write_json(socket: &mut TcpStream, status: u16, body: &str) -> std::io::Result<()> {
+    write_json_with(socket, status, &[], body)
+}
+
+/// A JSON answer with `headers` added.
+pub fn write_json_with(
+    socket: &mut TcpStream,
+    status: u16,
+    headers: &[(String, String)],
+    body: &str,
+) -> std::io::Result<()> {
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
+    let reason = match status {
+        200 => "OK",
+        429 => "Too Many Requests",
+        _ => "Not Found",
+    };
     let head = format!(
-        "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        if status == 200 { "OK" } else { "Not Found" },
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n",
         body.len()
     );
     socket.write_all(head.as_bytes())?;

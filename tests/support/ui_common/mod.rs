@@ -53,6 +53,7 @@ pub fn teammate(name: &str, color: &str, status: TeammateStatus, backend: &str) 
         usage: None,
         mode_requested: None,
         rate_limited_until: None,
+        parked: None,
         messages: Vec::new(),
         unread_since: None,
         over_budget: None,

@@ -5,8 +5,13 @@
 //! seconds) or `You've hit your limit · resets 1:20am (Europe/Berlin)` (newer clients: also
 //! `session limit`, `weekly limit`, `—` for `·`, a date as in `resets Oct 9, 5pm`). The clock
 //! time is taken in the lead's local time zone (the client prints its own, and runs on the same
-//! machine), at its next occurrence after the entry's timestamp. A limit without a reset time
-//! (an `API Error: 429` the client gave up on) is not read as one.
+//! machine), at its next occurrence after the entry's timestamp; the client prints it without
+//! its seconds (cut, not rounded: 16:18:59 is `4:18pm`), so the minute it names is taken as
+//! ending then (the reset is no later than the end of that minute), and a minute that is the
+//! entry's own is today's, not tomorrow's. Newer clients (2.1.332) also record the exact reset,
+//! in epoch seconds, as `quotaLimits.resetsAt` and `apiErrorParams.rate_limit_info.resetsAt`
+//! (`apiError: "usage_limit_reached"`): that is read first. A limit without a reset time (an
+//! `API Error: 429` the client gave up on) is not read as one.
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, TimeZone};
 use serde_json::Value;
@@ -16,12 +21,25 @@ pub(crate) fn limit_reset_ms(entry: &Value) -> Option<u64> {
     if entry["type"] != "assistant" || entry["isApiErrorMessage"] != true {
         return None;
     }
+    let exact = entry["quotaLimits"]["resetsAt"]
+        .as_f64()
+        .or_else(|| entry["apiErrorParams"]["rate_limit_info"]["resetsAt"].as_f64())
+        .filter(|s| s.is_finite() && *s > 0.0);
+    if let Some(secs) = exact {
+        return Some((secs * 1000.0) as u64);
+    }
     let text = content_text(&entry["message"]["content"]);
+    // The printed minute ends a minute after it starts (see the module documentation).
+    let to_end = if text.to_ascii_lowercase().contains("usage limit reached|") {
+        0
+    } else {
+        60_000
+    };
     let at = entry["timestamp"]
         .as_str()
         .and_then(|t| DateTime::parse_from_rfc3339(t).ok())?
         .with_timezone(&chrono::Local);
-    reset_at(&text, at).map(|t| t.timestamp_millis().max(0) as u64)
+    reset_at(&text, at).map(|t| t.timestamp_millis().max(0) as u64 + to_end)
 }
 
 /// The text blocks of a message's content (or its text, when it is a string): a transcript
@@ -66,7 +84,8 @@ pub(crate) fn reset_at<Tz: TimeZone>(text: &str, at: DateTime<Tz>) -> Option<Dat
         None => local.date(),
     };
     let mut reset = day.and_time(time);
-    if date.is_none() && reset < local {
+    // Seconds are cut: a reset in the minute the message was written in is that minute's.
+    if date.is_none() && reset + Duration::minutes(1) <= local {
         reset += Duration::days(1);
     }
     at.timezone().from_local_datetime(&reset).earliest()
@@ -151,6 +170,15 @@ mod tests {
             show(reset_at("You've hit your limit · resets 12am", at)),
             Some("2026-04-18T00:00:00+02:00".into())
         );
+        // 22:10:28: the minute it was written in is tonight's, not tomorrow's.
+        assert_eq!(
+            show(reset_at("You've hit your limit · resets 10:10pm (UTC)", at)),
+            Some("2026-04-17T22:10:00+02:00".into())
+        );
+        assert_eq!(
+            show(reset_at("You've hit your limit · resets 10:09pm (UTC)", at)),
+            Some("2026-04-18T22:09:00+02:00".into())
+        );
         assert_eq!(
             show(reset_at("Claude AI usage limit reached|1750708800", at)),
             Some("2025-06-23T22:00:00+02:00".into())
@@ -186,5 +214,25 @@ mod tests {
             .with_timezone(&Utc)
             .timestamp_millis() as u64;
         assert!(new > written && new - written <= 24 * 3_600_000, "{new}");
+        assert_eq!(new % 60_000, 0, "the end of the printed minute");
+    }
+
+    #[test]
+    fn the_exact_reset_of_newer_clients_is_read_first() {
+        // As 2.1.332 writes it (trimmed): the text has the minute, the fields the second.
+        let entry = json!({
+            "type": "assistant", "isApiErrorMessage": true, "error": "rate_limit",
+            "apiError": "usage_limit_reached",
+            "apiErrorParams": {"rate_limit_info": {"status": "rejected", "resetsAt": 1795969031,
+                "rateLimitType": "five_hour"}},
+            "quotaLimits": {"status": "rejected", "resetsAt": 1795969031, "rateLimitType": "five_hour"},
+            "timestamp": "2026-11-29T16:16:46.336Z",
+            "message": {"model": "<synthetic>", "content": [{"type": "text",
+                "text": "You've hit your 5-hour limit · resets 4:17pm (UTC)"}]}
+        });
+        assert_eq!(limit_reset_ms(&entry), Some(1_795_969_031_000));
+        let mut params_only = entry.clone();
+        params_only["quotaLimits"] = Value::Null;
+        assert_eq!(limit_reset_ms(&params_only), Some(1_795_969_031_000));
     }
 }

@@ -109,6 +109,7 @@ mod tests {
                 output_tokens: 10,
                 ..ReportedUsage::default()
             }),
+            limit_until_ms: None,
         };
         InboxEntry::frame(from, &Frame::IdleNotification(idle))
     }

@@ -50,6 +50,16 @@ pub fn render(
         status.push(Span::styled(limited, Style::default().fg(Color::Yellow)));
     }
     lines.extend(row("status", status, width));
+    if let Some(parked) = crate::ui::palette::parked_text(t.parked.as_ref()) {
+        lines.extend(row(
+            "limit",
+            vec![Span::styled(
+                format!("{parked} · /limits"),
+                Style::default().fg(Color::Yellow),
+            )],
+            width,
+        ));
+    }
     if let Some(why) = &t.over_budget {
         lines.extend(row(
             "budget",

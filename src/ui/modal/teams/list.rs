@@ -29,6 +29,8 @@ fn status_of(t: &TeammateView, now_ms: u64) -> String {
     // A budget's pause or a rate limit says more than how long the teammate has been idle.
     let mut status = if t.over_budget.is_some() {
         "paused: over budget".to_string()
+    } else if let Some(parked) = crate::ui::palette::parked_text(t.parked.as_ref()) {
+        parked
     } else {
         crate::ui::palette::rate_limit_text(t.rate_limited_until, now_ms)
             .map(|limited| limited.trim_start_matches(" · ").to_string())
