@@ -164,7 +164,7 @@ mod tests {
     async fn retry_after_is_waited_exactly_up_to_its_cap() {
         let answers = vec![
             Err(status(429, Some(Duration::from_secs(7)))),
-            Err(status(429, Some(Duration::from_secs(500)))),
+            Err(status(429, Some(Duration::from_secs(60)))),
             Ok("done"),
         ];
         let (started, told, result) =
@@ -173,6 +173,29 @@ mod tests {
         let expected = [Duration::from_secs(7), Duration::from_secs(60)];
         assert_eq!(gaps(&started), expected);
         assert_eq!(told, expected);
+    }
+
+    /// A `retry-after` past the longest the policy waits is a usage limit: not waited, not
+    /// retried; the turn ends at once and says when the limit resets (park and resume).
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_after_past_the_cap_is_a_usage_limit() {
+        let answers = vec![
+            Err(status(429, Some(Duration::from_secs(500)))),
+            Ok("never"),
+        ];
+        let before = crate::protocol::time::now_ms();
+        let (started, told, result) =
+            run(policy(5, 1, 3, 60), &CancellationToken::new(), answers).await;
+        let after = crate::protocol::time::now_ms();
+        match result {
+            Err(LlmError::UsageLimit { until_ms, .. }) => assert!(
+                (before + 500_000..=after + 500_000).contains(&until_ms),
+                "resets at {until_ms}, asked between {before} and {after} for 500 s"
+            ),
+            other => panic!("not a usage limit: {other:?}"),
+        }
+        assert_eq!(started.len(), 1, "retried");
+        assert!(told.is_empty(), "a retry was told: {told:?}");
     }
 
     #[tokio::test(start_paused = true)]

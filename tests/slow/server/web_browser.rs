@@ -2,8 +2,8 @@
 //! WebDriver (chromedriver and the fantoccini client): `teamlead serve --web` leads a shell
 //! teammate whose task needs a Bash permission; a page logs in with the printed link, sees the
 //! request, answers it, and the teammate runs the command within 2 s of the request being shown
-//! (the acceptance of the web view); a screen attached to the server (what the TUI draws from)
-//! gets the same answer at once; a second page that showed the same request can no longer
+//! (the acceptance of the web view); the TUI (`teamlead attach` in a pseudo-terminal) draws
+//! the same answer at once, and a screen attached to the server gets it; a second page that showed the same request can no longer
 //! answer it; the lead sees one answer; a teammate's markup stays text. The browser
 //! (`browser_common`) runs with a fresh profile, off the network, and is ended by its guard.
 
@@ -16,6 +16,7 @@ use teamlead::lead::contract::LeadEvent;
 use teamlead::server::wire::{ClientMsg, ServerMsg};
 
 use crate::browser_common::{Driver, PHONE, printed_link, runtime, until};
+use crate::pty_harness::PtyLead;
 use crate::server_common::{Ws, story};
 
 /// How long the acceptance allows from a request shown on a phone to the teammate's command
@@ -81,6 +82,13 @@ fn web_a_phone_answers_a_request_within_2s_a_screen_sees_it_and_a_second_page_ca
     ws.ctl_ok(&["/spawn alpha \"take the tasks\""]);
     let ran = ws.work().join("web-answered");
 
+    // The TUI itself, attached in a pseudo-terminal before the request comes.
+    let tui = PtyLead::builder(ws.work())
+        .home(ws.home())
+        .args(["attach", ws.team.as_str()])
+        .envs(ws.env())
+        .start();
+
     let driver = Driver::start();
     let rt = runtime();
     rt.block_on(async {
@@ -119,6 +127,22 @@ fn web_a_phone_answers_a_request_within_2s_a_screen_sees_it_and_a_second_page_ca
             .await
             .unwrap();
         let clicked = Instant::now();
+        // The TUI draws the answer at once: the audit line in its transcript, its permission
+        // dialog gone (looked at first, so no other check's time counts against it).
+        let tui_answered = |s: &str| {
+            s.contains("answered from the web") && !s.contains("needs permission")
+        };
+        let deadline = clicked + Duration::from_secs(30);
+        while !tui_answered(&tui.screen()) {
+            assert!(Instant::now() < deadline, "the TUI never showed the web's answer:\n{}", tui.screen());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let drawn = clicked.elapsed();
+        assert!(
+            drawn <= ANSWERED_WITHIN,
+            "the TUI showed the web's answer {drawn:?} after the click:\n{}",
+            tui.screen()
+        );
         let shown = c.execute("return window.firstRequest", vec![]).await.unwrap();
         let text = shown["text"].as_str().unwrap_or_default();
         assert!(text.contains("touch web-answered && echo hello-from-the-web"), "{text}");
