@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use super::LeadOptions;
 use super::state::Controller;
 use crate::lead::bridge::LeaderBridge;
-use crate::lead::contract::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
+use crate::lead::contract::{LeadCommand, LeadEvent, ViewTarget};
 use crate::protocol::frames::Frame;
 use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, LEAD_NAME, Member};
@@ -19,26 +19,7 @@ use crate::store::{self, Home, TeammateRecord};
 
 const SESSION: &str = "0b7c5d1e-1111-4222-8333-944455556666";
 
-async fn next_matching(
-    events: &mut mpsc::Receiver<LeadEvent>,
-    what: &str,
-    pred: impl Fn(&LeadEvent) -> bool,
-) -> LeadEvent {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let event = tokio::time::timeout_at(deadline, events.recv())
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-            .expect("the lead runs");
-        if pred(&event) {
-            return event;
-        }
-    }
-}
-
-fn note_with(e: &LeadEvent, needle: &str) -> bool {
-    matches!(e, LeadEvent::Transcript(TranscriptItem::System { text }) if text.contains(needle))
-}
+use super::test_events::{next_matching, note_with};
 
 fn append(path: &std::path::Path, line: &str) {
     let mut f = std::fs::OpenOptions::new()

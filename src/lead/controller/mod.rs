@@ -57,6 +57,8 @@ mod submit;
 mod task_ops;
 mod team_ops;
 #[cfg(test)]
+mod test_events;
+#[cfg(test)]
 mod timer_tests;
 
 use std::path::PathBuf;

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use super::LeadOptions;
 use super::state::Controller;
 use crate::lead::bridge::LeaderBridge;
-use crate::lead::contract::{LeadCommand, LeadEvent, TranscriptItem, ViewTarget};
+use crate::lead::contract::{LeadCommand, LeadEvent, ViewTarget};
 use crate::lead::park::ParkSettings;
 use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, LEAD_NAME, Member};
@@ -21,26 +21,7 @@ use crate::store::{self, Home, TeammateRecord};
 
 const SESSION: &str = "0b7c5d1e-2222-4222-8333-944455556666";
 
-async fn next_matching(
-    events: &mut mpsc::Receiver<LeadEvent>,
-    what: &str,
-    pred: impl Fn(&LeadEvent) -> bool,
-) -> LeadEvent {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let event = tokio::time::timeout_at(deadline, events.recv())
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-            .expect("the lead runs");
-        if pred(&event) {
-            return event;
-        }
-    }
-}
-
-fn note_with(e: &LeadEvent, needle: &str) -> bool {
-    matches!(e, LeadEvent::Transcript(TranscriptItem::System { text }) if text.contains(needle))
-}
+use super::test_events::{next_matching, note_with};
 
 /// The texts in `name`'s inbox.
 fn inbox(home: &Home, team: &str, name: &str) -> Vec<String> {
