@@ -175,7 +175,7 @@ impl Controller {
     /// `before` had no other task in progress (a turn works on one task).
     fn withdraw_requests_for(&mut self, task: &Task, before: &str, after: &str) {
         // The cached list still shows the task as `before`'s.
-        let only_task = !self.tasks.iter().any(|t| {
+        let only_task = !self.cache.tasks().iter().any(|t| {
             t.id != task.id
                 && t.owner.as_deref() == Some(before)
                 && t.status == TaskStatus::InProgress

@@ -125,8 +125,8 @@ impl Controller {
     /// `/budget` alone: the budgets in force and what each teammate has spent.
     pub fn show_budgets(&mut self) {
         let mut team = crate::lead::view_builder::team_views(
-            &self.team_file,
-            &self.tasks,
+            self.cache.file(),
+            self.cache.tasks(),
             &self.tracking,
             &|_| false,
         );

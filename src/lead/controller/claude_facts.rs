@@ -55,7 +55,8 @@ impl Controller {
     /// and its idle notification (and so the wave's digest) comes only when its turn ends.
     pub(super) fn say_claude_completions(&mut self, before: &[Task]) {
         let done: Vec<(String, String)> = self
-            .tasks
+            .cache
+            .tasks()
             .iter()
             .filter(|t| t.status == crate::protocol::TaskStatus::Completed && !t.is_internal())
             .filter(|t| {
@@ -66,7 +67,8 @@ impl Controller {
             .filter_map(|t| {
                 let owner = t.owner.as_deref()?;
                 let member = self
-                    .team_file
+                    .cache
+                    .file()
                     .teammates()
                     .find(|m| m.name == owner || m.agent_id == owner)?;
                 Some((member.name.clone(), t.id.clone()))
@@ -74,7 +76,8 @@ impl Controller {
             .collect();
         // A task reset and completed again is said again.
         let completed: Vec<&str> = self
-            .tasks
+            .cache
+            .tasks()
             .iter()
             .filter(|t| t.status == crate::protocol::TaskStatus::Completed)
             .map(|t| t.id.as_str())
@@ -92,7 +95,7 @@ impl Controller {
         if !self.said_done.insert(id.to_string()) {
             return;
         }
-        let line = match self.tasks.iter().find(|t| t.id == id) {
+        let line = match self.cache.tasks().iter().find(|t| t.id == id) {
             Some(task) => task.done_line(),
             None => format!("task #{id} done."),
         };
@@ -252,7 +255,8 @@ impl Controller {
     /// Reads more of every `claude` teammate's transcript, in the background.
     pub(super) fn read_claude_transcripts(&mut self) {
         let names: Vec<String> = self
-            .team_file
+            .cache
+            .file()
             .teammates()
             .filter(|m| self.is_claude(&m.name))
             .map(|m| m.name.clone())

@@ -112,7 +112,7 @@ impl Controller {
     /// Whether the copy of `config.json` has `name` as a teammate, or a start of it is under
     /// way.
     pub fn knows_teammate(&self, name: &str) -> bool {
-        self.team_file.member(name).is_some_and(|m| !m.is_lead()) || self.starting.contains(name)
+        self.cache.file().member(name).is_some_and(|m| !m.is_lead()) || self.starting.contains(name)
     }
 
     /// Takes a read of `config.json` as the copy (a failure is told once).
@@ -151,7 +151,7 @@ impl Controller {
                     );
                     self.note_once(text);
                 }
-                self.team_file = file;
+                self.cache.replace_file(file);
             }
             Err(StoreError::NotFound { .. }) if self.phase == Phase::Running => {
                 self.note_once("The team file config.json is gone: the team was deleted.");
@@ -216,7 +216,7 @@ impl Controller {
                     }
                 }
                 self.wave.observe(&listing.tasks, now_ms());
-                let before = std::mem::replace(&mut self.tasks, listing.tasks);
+                let before = self.cache.replace_tasks(listing.tasks);
                 self.say_claude_completions(&before);
             }
             Err(e) => self.note_once(format!("Cannot read the task list: {e}")),

@@ -20,7 +20,8 @@ impl Controller {
         }
         let down = self.hosts_down.get(&state.host).copied();
         let names: Vec<String> = self
-            .team_file
+            .cache
+            .file()
             .members
             .iter()
             .filter(|m| crate::backend::hosts::remote::member_host(m) == Some(state.host.as_str()))

@@ -23,12 +23,13 @@ use crate::store;
 impl Controller {
     /// The palette color of a member, if any.
     pub fn color_of(&self, name: &str) -> Option<String> {
-        self.team_file.member(name).and_then(|m| m.color.clone())
+        self.cache.file().member(name).and_then(|m| m.color.clone())
     }
 
     /// The host a teammate runs on when it is not the lead's (its member's `teamleadHost`).
     pub fn host_of(&self, name: &str) -> Option<String> {
-        self.team_file
+        self.cache
+            .file()
             .member(name)
             .and_then(|m| m.host())
             .map(str::to_string)
@@ -57,7 +58,7 @@ impl Controller {
             return;
         };
         self.with_fresh_tasks(move |c| {
-            let line = crate::lead::wave::digest_line(&done, &c.tasks);
+            let line = crate::lead::wave::digest_line(&done, c.cache.tasks());
             let entry = InboxEntry::new(LEAD_NAME, &line).with_summary(Some("tasks done"));
             c.offer_turn(&entry, TranscriptItem::System { text: line });
         });
@@ -78,7 +79,7 @@ impl Controller {
                 display::field_list(&carried)
             ));
         }
-        if from != LEAD_NAME && self.team_file.member(&from).is_some() {
+        if from != LEAD_NAME && self.cache.file().member(&from).is_some() {
             self.tracking
                 .entry(from.clone())
                 .or_default()
@@ -227,7 +228,7 @@ impl Controller {
             .tracking
             .get(from)
             .and_then(|t| t.shutdown_request.clone());
-        let Some(member) = self.team_file.member(from) else {
+        let Some(member) = self.cache.file().member(from) else {
             tracing::info!("ignored shutdown_approved from {from}: not a member");
             return;
         };
@@ -363,7 +364,7 @@ impl Controller {
                     t.activity = Activity::Exited;
                 }
                 if let StopReason::Failed(why) = &reason
-                    && self.team_file.member(&name).is_some()
+                    && self.cache.file().member(&name).is_some()
                 {
                     self.note(format!("{name} stopped: {why}"));
                 }
@@ -507,7 +508,7 @@ impl Controller {
     ) {
         // Every client applies the mode an answer of the lead carries (`setMode`, an approved
         // plan's `permissionMode`), but does not write it into config.json itself.
-        if self.team_file.member(name).is_none() {
+        if self.cache.file().member(name).is_none() {
             return then(self);
         }
         let (team, member) = (self.team.clone(), name.to_string());

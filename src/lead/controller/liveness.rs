@@ -136,7 +136,7 @@ impl Controller {
             .collect();
         for report in fresh {
             let name = report.name.clone();
-            if self.team_file.member(&name).is_none() {
+            if self.cache.file().member(&name).is_none() {
                 self.forget_runtime(&name);
                 continue;
             }
@@ -214,7 +214,7 @@ impl Controller {
 
     /// The owner values `name`'s tasks may carry: its name and its agent id.
     fn owner_ids(&self, name: &str) -> Vec<String> {
-        let agent_id = self.team_file.member(name).map(|m| m.agent_id.clone());
+        let agent_id = self.cache.file().member(name).map(|m| m.agent_id.clone());
         std::iter::once(name.to_string()).chain(agent_id).collect()
     }
 

@@ -55,6 +55,7 @@ mod steer;
 mod store_worker;
 mod submit;
 mod task_ops;
+mod team_cache;
 mod team_ops;
 #[cfg(test)]
 mod test_events;

@@ -21,7 +21,8 @@ impl Controller {
     /// otherwise.
     fn record_confirmed_mode(&mut self, name: &str, mode: PermissionMode) {
         let written = self
-            .team_file
+            .cache
+            .file()
             .member(name)
             .and_then(|m| m.mode.as_deref())
             .unwrap_or("default");

@@ -53,7 +53,7 @@ impl Controller {
         let Some(mode) = self.tracking.get(from).and_then(|t| t.mode_sent) else {
             return;
         };
-        let cwd = match self.team_file.member(from) {
+        let cwd = match self.cache.file().member(from) {
             Some(member) => member.cwd.clone(),
             None => return,
         };

@@ -220,7 +220,8 @@ impl Controller {
     /// The system prompt with the team as it is now.
     fn lead_prompt(&self) -> String {
         let teammates: Vec<TeammateLine> = self
-            .team_file
+            .cache
+            .file()
             .teammates()
             .map(|m| TeammateLine {
                 name: m.name.clone(),
@@ -359,7 +360,7 @@ impl Controller {
     /// The task list and the teammates' statuses, for the model (from copies just read).
     fn task_list_text(&mut self) -> String {
         let mut lines = Vec::new();
-        let tasks: Vec<_> = task_views(&self.tasks)
+        let tasks: Vec<_> = task_views(self.cache.tasks())
             .into_iter()
             .filter(|t| !t.internal)
             .collect();
@@ -392,7 +393,8 @@ impl Controller {
         }
         let waiting = self.permissions.waiting_by_worker();
         let teammates: Vec<String> = self
-            .team_file
+            .cache
+            .file()
             .teammates()
             .map(|m| {
                 let status = status_of(
@@ -442,7 +444,7 @@ impl Controller {
         let (to, text) = (to.to_string(), text.to_string());
         if to == "*" {
             return self.with_fresh_team(move |c| {
-                let names = c.team_file.teammates().map(|m| m.name.clone()).collect();
+                let names = c.cache.file().teammates().map(|m| m.name.clone()).collect();
                 c.lead_send_to(names, &to, &text, entry, tx)
             });
         }

@@ -33,11 +33,17 @@ fn tmux_showing_way_back(mut argv: Vec<String>, detach: &str) -> Vec<String> {
 impl Controller {
     /// `h` in the teams dialog: hide a visible pane, show a hidden one; `hiddenPaneIds` follows.
     pub fn toggle_hidden(&mut self, name: &str) {
-        let Some(pane) = self.team_file.member(name).map(|m| m.tmux_pane_id.clone()) else {
+        let Some(pane) = self
+            .cache
+            .file()
+            .member(name)
+            .map(|m| m.tmux_pane_id.clone())
+        else {
             return self.no_such_teammate(name);
         };
         let hidden = self
-            .team_file
+            .cache
+            .file()
             .hidden_pane_ids
             .as_ref()
             .is_some_and(|ids| ids.contains(&pane));

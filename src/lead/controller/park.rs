@@ -111,7 +111,8 @@ impl Controller {
     /// The teammates that run, in the order they are resumed after the one that hit a limit.
     fn parkable_teammates(&self) -> Vec<String> {
         let mut names: Vec<String> = self
-            .team_file
+            .cache
+            .file()
             .teammates()
             .map(|m| m.name.clone())
             .filter(|n| {

@@ -184,7 +184,8 @@ impl Controller {
         self.fresh_team().await;
         let mut known: Vec<(String, Worktree)> = std::mem::take(&mut self.worktrees);
         let others: Vec<(String, PathBuf, Option<String>)> = self
-            .team_file
+            .cache
+            .file()
             .teammates()
             .filter_map(|m| {
                 let host = crate::backend::hosts::remote::member_host(m).map(str::to_string);
@@ -306,7 +307,8 @@ impl Controller {
 
     /// Teammates that have not stopped (those to ask and wait for at quit).
     fn running_teammates(&self) -> Vec<String> {
-        self.team_file
+        self.cache
+            .file()
             .teammates()
             .filter(|m| {
                 self.tracking

@@ -135,7 +135,8 @@ impl Controller {
         self.fresh_team().await;
         self.fresh_tasks().await;
         let members: Vec<(String, String, Option<BackendKind>, Option<String>)> = self
-            .team_file
+            .cache
+            .file()
             .teammates()
             .map(|m| {
                 let host = crate::backend::hosts::remote::member_host(m).map(str::to_string);
@@ -200,7 +201,12 @@ impl Controller {
             }
             None => 0,
         };
-        let tasks = self.tasks.iter().filter(|t| !t.is_internal()).count();
+        let tasks = self
+            .cache
+            .tasks()
+            .iter()
+            .filter(|t| !t.is_internal())
+            .count();
         let how = if record.kept {
             "left with /quit --keep".to_string()
         } else {

@@ -163,7 +163,7 @@ impl Controller {
     /// (without one) the files it wrote in the lead's checkout.
     fn review_subject(&mut self, name: &str, known: bool) -> Option<Subject> {
         let member = if known {
-            self.team_file.member(name).cloned()
+            self.cache.file().member(name).cloned()
         } else {
             None
         };
@@ -228,7 +228,7 @@ impl Controller {
                 .map(|(_, w)| (w.path.clone(), w.host.clone()))
         };
         let (path, host) = if known {
-            let member = self.team_file.member(name);
+            let member = self.cache.file().member(name);
             let host = member
                 .and_then(crate::backend::hosts::remote::member_host)
                 .map(str::to_string);
@@ -416,7 +416,7 @@ impl Controller {
     /// Whether `name` is in the team and has not stopped.
     fn still_runs(&self, name: &str) -> bool {
         // A teammate removed from the team (killed, pruned) has no tracking left.
-        match (self.team_file.member(name), self.tracking.get(name)) {
+        match (self.cache.file().member(name), self.tracking.get(name)) {
             (Some(m), Some(t)) => !matches!(
                 status_of(m, Some(t), false),
                 TeammateStatus::Stopped { .. } | TeammateStatus::Gone
@@ -609,7 +609,8 @@ impl Controller {
     /// pair against each other (sent again, said in the transcript when `opens`).
     fn queue(&mut self, opens: bool) {
         let targets: Vec<Target> = self
-            .team_file
+            .cache
+            .file()
             .teammates()
             .filter_map(|m| {
                 let path = PathBuf::from(m.worktree_path.as_ref()?);

@@ -96,7 +96,8 @@ impl Controller {
             return done(self, Err(OpError::ClaudeNeedsPanes { respawn: None }));
         }
         let taken: Vec<&str> = self
-            .team_file
+            .cache
+            .file()
             .members
             .iter()
             .map(|m| m.name.as_str())
@@ -169,7 +170,8 @@ impl Controller {
             _ => self.cwd.clone(),
         };
         let in_use = self
-            .team_file
+            .cache
+            .file()
             .members
             .iter()
             .filter(|m| crate::backend::hosts::remote::member_host(m) == host)
@@ -190,7 +192,8 @@ impl Controller {
 
     fn respawn_now(&mut self, name: &str, done: Done) {
         let Some(member) = self
-            .team_file
+            .cache
+            .file()
             .member(name)
             .filter(|m| !m.is_lead())
             .cloned()
@@ -318,10 +321,8 @@ impl Controller {
             },
         );
         self.save_record();
-        if let Some(member) = spawned.member
-            && self.team_file.member(&name).is_none()
-        {
-            self.team_file.members.push(member);
+        if let Some(member) = spawned.member {
+            self.cache.add_member(member);
         }
         self.reload_team();
         let started = Started {

@@ -26,7 +26,7 @@ use crate::lead::plan_queue::PlanQueue;
 use crate::lead::poller::Poller;
 use crate::lead::turns::TurnQueue;
 use crate::lead::view_builder::{Tracking, task_views, team_views};
-use crate::protocol::{LEAD_NAME, PermissionMode, Task, TeamFile};
+use crate::protocol::{LEAD_NAME, PermissionMode, Task};
 use crate::store::tasks::TaskList;
 use crate::store::{self, Home, LeadLiveness, SessionRecord};
 use crate::watch::{ChangeEvent, WatchOptions, WatchScope, Watcher};
@@ -81,8 +81,8 @@ pub(crate) struct Controller {
     pub team: String,
     pub cwd: PathBuf,
     pub lead_mode: PermissionMode,
-    pub team_file: TeamFile,
-    pub tasks: Vec<Task>,
+    /// The team file and the task list as last read.
+    pub cache: super::team_cache::TeamCache,
     pub task_list: TaskList,
     pub permissions: PermissionQueue,
     pub plans: PlanQueue,
@@ -212,8 +212,7 @@ impl Controller {
             cwd,
             kind: executor.kind(),
             lead_mode: opts.lead_mode,
-            team_file: file,
-            tasks: Vec::new(),
+            cache: super::team_cache::TeamCache::new(file),
             task_list,
             permissions: PermissionQueue::new(),
             plans: PlanQueue::new(),
@@ -388,14 +387,17 @@ impl Controller {
         }
         let waiting = self.permissions.waiting_by_worker();
         let plans = &self.plans;
-        let mut team = team_views(&self.team_file, &self.tasks, &self.tracking, &|name| {
-            waiting.contains_key(name) || plans.has_worker(name)
-        });
+        let mut team = team_views(
+            self.cache.file(),
+            self.cache.tasks(),
+            &self.tracking,
+            &|name| waiting.contains_key(name) || plans.has_worker(name),
+        );
         self.publish_usage(&mut team);
         self.publish_receipts(&mut team);
         self.apply_budgets(&mut team);
         self.apply_park(&mut team);
-        let tasks = task_views(&self.tasks);
+        let tasks = task_views(self.cache.tasks());
         let permissions = self.permissions.views();
         let plans = self.plans.views();
         self.publisher.snapshots(team, tasks, permissions, plans);
@@ -501,7 +503,12 @@ impl Controller {
         self.check_first_turns(&[]);
         self.check_marked_turns();
         self.release_held_assignments();
-        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        let names: Vec<String> = self
+            .cache
+            .file()
+            .teammates()
+            .map(|m| m.name.clone())
+            .collect();
         for name in names {
             self.check_inbox_receipts(&name);
         }

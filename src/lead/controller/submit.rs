@@ -142,7 +142,7 @@ impl Controller {
             }
             SlashCommand::Team => self.show_team(),
             SlashCommand::TeamDelete => {
-                let left = self.team_file.teammates().count();
+                let left = self.cache.file().teammates().count();
                 if left > 0 {
                     self.note(format!(
                         "The team still has {left} teammate(s): shut them down first (/shutdown all), or /quit."
@@ -237,7 +237,12 @@ impl Controller {
     }
 
     fn broadcast_now(&mut self, text: &str) {
-        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        let names: Vec<String> = self
+            .cache
+            .file()
+            .teammates()
+            .map(|m| m.name.clone())
+            .collect();
         self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
             to: "everyone".to_string(),
             text: text.to_string(),
@@ -292,7 +297,7 @@ impl Controller {
     }
 
     fn list_tasks_now(&mut self) {
-        let views = crate::lead::view_builder::task_views(&self.tasks);
+        let views = crate::lead::view_builder::task_views(self.cache.tasks());
         let lines: Vec<String> = views
             .iter()
             .filter(|t| !t.internal)
@@ -326,7 +331,7 @@ impl Controller {
 
     /// Would moving `name` to `mode` take a plan-mode-required teammate out of plan mode?
     fn leaves_required_plan(&self, name: &str, mode: PermissionMode) -> bool {
-        self.team_file.member(name).is_some_and(|m| {
+        self.cache.file().member(name).is_some_and(|m| {
             let now = m
                 .mode
                 .as_deref()
@@ -347,7 +352,7 @@ impl Controller {
             "Team {} — lead mode {}, backend {}",
             self.team, self.lead_mode, self.kind
         )];
-        for m in self.team_file.teammates() {
+        for m in self.cache.file().teammates() {
             let status = status_of(
                 m,
                 self.tracking.get(&m.name),
@@ -440,7 +445,8 @@ impl Controller {
                 }
                 for (task, id) in tasks.iter().zip(&ids) {
                     if task.owner.as_deref() == Some(name.as_str())
-                        && let Some(assigned) = c.tasks.iter().find(|t| &t.id == id).cloned()
+                        && let Some(assigned) =
+                            c.cache.tasks().iter().find(|t| &t.id == id).cloned()
                     {
                         c.send_assignment(&assigned, &name, |_| {});
                     }

@@ -43,7 +43,7 @@ impl Controller {
                     // A mode asked for and not (yet) taken is where the cycle stands: Shift+Tab
                     // again moves past a mode a claude teammate's own cycle does not offer.
                     let requested = c.tracking.get(&to).and_then(|t| t.mode_requested);
-                    if let Some(mode) = c.team_file.member(&to).map(|m| m.permission_mode()) {
+                    if let Some(mode) = c.cache.file().member(&to).map(|m| m.permission_mode()) {
                         c.set_teammate_mode(&to, requested.unwrap_or(mode).next());
                     }
                 });
@@ -113,7 +113,12 @@ impl Controller {
     pub fn no_such_teammate_error(&self, name: &str) -> OpError {
         OpError::NoSuchTeammate {
             name: name.to_string(),
-            known: self.team_file.teammates().map(|m| m.name.clone()).collect(),
+            known: self
+                .cache
+                .file()
+                .teammates()
+                .map(|m| m.name.clone())
+                .collect(),
         }
     }
 
@@ -222,7 +227,8 @@ impl Controller {
 
     fn cycle_all_modes_now(&mut self) {
         let members: Vec<(String, PermissionMode)> = self
-            .team_file
+            .cache
+            .file()
             .teammates()
             .map(|m| (m.name.clone(), m.permission_mode()))
             .collect();
@@ -312,7 +318,12 @@ impl Controller {
     }
 
     fn shutdown_all_now(&mut self) {
-        let names: Vec<String> = self.team_file.teammates().map(|m| m.name.clone()).collect();
+        let names: Vec<String> = self
+            .cache
+            .file()
+            .teammates()
+            .map(|m| m.name.clone())
+            .collect();
         if names.is_empty() {
             self.note("There are no teammates to shut down.");
             return;
@@ -367,7 +378,8 @@ impl Controller {
 
     fn prune_now(&mut self, shut_down: Vec<String>, remove: Vec<String>) {
         let status = |c: &Controller, name: &str| {
-            c.team_file
+            c.cache
+                .file()
                 .teammates()
                 .find(|m| m.name == name)
                 .map(|m| status_of(m, c.tracking.get(&m.name), false))
