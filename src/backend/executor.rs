@@ -185,6 +185,26 @@ pub type KeyTyper =
 /// Reads the last lines of one teammate's pane; blocking (a terminal CLI call).
 pub type PaneReader = std::sync::Arc<dyn Fn(usize) -> Vec<String> + Send + Sync>;
 
+/// Reads the last `lines` of a pane every 50 ms until `shows` holds for them (`true`), or
+/// `within` has passed (`false`). Blocking: for the store worker's lanes, never the loop.
+pub fn pane_shows_within(
+    read: &PaneReader,
+    lines: usize,
+    within: std::time::Duration,
+    shows: impl Fn(&[String]) -> bool,
+) -> bool {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if shows(&read(lines)) {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Tells one of teamlead's own teammates to stop its current turn (keep running); blocking (a
 /// call to its host). How many of its processes were told, or why none could be.
 pub type TurnStopper = std::sync::Arc<dyn Fn() -> Result<usize, super::BackendError> + Send + Sync>;

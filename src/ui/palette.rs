@@ -102,12 +102,10 @@ pub fn rate_limit_text(until_ms: Option<u64>, now_ms: u64) -> Option<String> {
 pub fn parked_text(parked: Option<&crate::lead::contract::ParkedView>) -> Option<String> {
     let parked = parked?;
     let mut text = match parked.resume_at_ms {
-        Some(at) => {
-            let at = chrono::DateTime::from_timestamp_millis(i64::try_from(at).ok()?)?
-                .with_timezone(&chrono::Local)
-                .format("%H:%M:%S");
-            format!("parked · resumes {at}")
-        }
+        Some(at) => format!(
+            "parked · resumes {}",
+            crate::protocol::time::local_clock_seconds(at)?
+        ),
         None => "parked · past the cut-off".to_string(),
     };
     if parked.held > 0 {

@@ -16,8 +16,17 @@ pub fn now_iso() -> String {
 /// `14:05`: epoch milliseconds on the local clock (the machine's time zone); `None` for a
 /// time chrono cannot represent.
 pub fn local_clock(ms: u64) -> Option<String> {
+    local_format(ms, "%H:%M")
+}
+
+/// `14:05:09`: [`local_clock`] with seconds (times a few seconds apart).
+pub fn local_clock_seconds(ms: u64) -> Option<String> {
+    local_format(ms, "%H:%M:%S")
+}
+
+fn local_format(ms: u64, format: &str) -> Option<String> {
     let t = DateTime::from_timestamp_millis(i64::try_from(ms).ok()?)?;
-    Some(t.with_timezone(&chrono::Local).format("%H:%M").to_string())
+    Some(t.with_timezone(&chrono::Local).format(format).to_string())
 }
 
 /// A time as `YYYY-MM-DDTHH:MM:SS.mmmZ`.

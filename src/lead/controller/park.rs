@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::PaneKey;
+use crate::backend::executor::pane_shows_within;
 use crate::lead::commands::LimitsCommand;
 use crate::lead::contract::{ParkedView, TeammateView};
 use crate::lead::park::{Limited, Park, ParkStep, STAGGER, Stopped};
@@ -35,6 +36,8 @@ const STALE_MS: u64 = 5 * 60_000;
 
 /// What Claude Code 2.1.45 shows in its pane after a usage limit, until a key answers it.
 const LIMIT_DIALOG: &str = "Stop and wait for limit to reset";
+/// How long the dialog may take to go after the Esc.
+const DIALOG_GONE_WITHIN: Duration = Duration::from_secs(3);
 
 /// One entry held for a parked teammate, with its id in the message ledger.
 #[derive(Debug)]
@@ -76,13 +79,7 @@ fn clock(ms: u64) -> String {
 
 /// `16:18:05` (local): the resume times are seconds apart.
 fn clock_s(ms: u64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms as i64)
-        .map(|t| {
-            t.with_timezone(&chrono::Local)
-                .format("%H:%M:%S")
-                .to_string()
-        })
-        .unwrap_or_else(|| clock(ms))
+    crate::protocol::time::local_clock_seconds(ms).unwrap_or_else(|| clock(ms))
 }
 
 impl Controller {
@@ -259,21 +256,12 @@ impl Controller {
         self.store.submit(
             Lane::Keys(who.clone()),
             move |_| {
-                let showing = |r: &crate::backend::executor::PaneReader| {
-                    r(crate::lead::client_prompt::PROMPT_LINES)
-                        .iter()
-                        .any(|l| l.contains(LIMIT_DIALOG))
-                };
-                if !showing(&reader) {
+                let lines = crate::lead::client_prompt::PROMPT_LINES;
+                let showing = |screen: &[String]| screen.iter().any(|l| l.contains(LIMIT_DIALOG));
+                if !showing(&reader(lines)) || typer(PaneKey::Escape).is_err() {
                     return false;
                 }
-                if typer(PaneKey::Escape).is_err() {
-                    return false;
-                }
-                let deadline = std::time::Instant::now() + Duration::from_secs(3);
-                while showing(&reader) && std::time::Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
+                pane_shows_within(&reader, lines, DIALOG_GONE_WITHIN, |s| !showing(s));
                 true
             },
             move |c, answered: bool| {

@@ -92,19 +92,15 @@ impl Controller {
                 typer(PaneKey::Escape)?;
                 // Claude Code says so in its pane (`Interrupted · What should Claude do
                 // instead?`); it writes no idle notification for an interrupted turn.
-                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
                 let Some(read) = screen else {
                     return Ok(false);
                 };
-                loop {
-                    if read(12).iter().any(|l| l.contains("Interrupted")) {
-                        return Ok(true);
-                    }
-                    if std::time::Instant::now() >= deadline {
-                        return Ok(false);
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                }
+                Ok(crate::backend::executor::pane_shows_within(
+                    &read,
+                    12,
+                    std::time::Duration::from_secs(3),
+                    |lines| lines.iter().any(|l| l.contains("Interrupted")),
+                ))
             },
             move |c, typed: Result<bool, crate::backend::BackendError>| match typed {
                 Ok(true) => {
