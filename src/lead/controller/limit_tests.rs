@@ -6,20 +6,15 @@
 use std::io::Write;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-
-use super::LeadOptions;
-use super::state::Controller;
-use crate::lead::bridge::LeaderBridge;
 use crate::lead::contract::{LeadCommand, LeadEvent, ViewTarget};
 use crate::protocol::frames::Frame;
 use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, LEAD_NAME, Member};
-use crate::store::{self, Home, TeammateRecord};
+use crate::store::{self, Home};
 
 const SESSION: &str = "0b7c5d1e-1111-4222-8333-944455556666";
 
-use super::test_events::{next_matching, note_with};
+use super::test_events::{TestLead, next_matching, note_with};
 
 fn append(path: &std::path::Path, line: &str) {
     let mut f = std::fs::OpenOptions::new()
@@ -43,26 +38,14 @@ fn assignments_of(home: &Home, team: &str, name: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_assignment_waits_for_a_rate_limited_teammate_until_its_limit_lifts() {
-    let home_dir = tempfile::tempdir().expect("temp home");
-    let cwd = tempfile::tempdir().expect("temp cwd");
-    let home = Home::new(home_dir.path());
-    let opts = LeadOptions::new(home.clone(), cwd.path()).with_team("limited");
-    let (commands, commands_rx) = mpsc::channel(256);
-    let (events_tx, mut events) = mpsc::channel(4096);
-    let (bridge, bridge_rx) = LeaderBridge::new();
-    let (mut controller, channels) =
-        Controller::create(opts, bridge, bridge_rx, commands_rx, events_tx).expect("lead");
-    let team = controller.team_name().to_string();
     // alpha is a claude teammate this lead started, with a session of its choosing.
-    controller.record.teammates.insert(
-        "alpha".to_string(),
-        TeammateRecord {
-            claude: true,
-            session_id: Some(SESSION.to_string()),
-            base: None,
-        },
-    );
-    tokio::spawn(controller.run(channels));
+    let TestLead {
+        home,
+        team,
+        commands,
+        mut events,
+        dirs: _dirs,
+    } = TestLead::start("limited", SESSION, |_| {});
     let mut alpha = Member::new("alpha", &team, "/");
     alpha.tmux_pane_id = "%7".to_string();
     alpha.backend_type = Some("tmux".to_string());

@@ -8,20 +8,15 @@
 use std::io::Write;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-
-use super::LeadOptions;
-use super::state::Controller;
-use crate::lead::bridge::LeaderBridge;
 use crate::lead::contract::{LeadCommand, LeadEvent, ViewTarget};
 use crate::lead::park::ParkSettings;
 use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, LEAD_NAME, Member};
-use crate::store::{self, Home, TeammateRecord};
+use crate::store::{self, Home};
 
 const SESSION: &str = "0b7c5d1e-2222-4222-8333-944455556666";
 
-use super::test_events::{next_matching, note_with};
+use super::test_events::{TestLead, next_matching, note_with};
 
 /// The texts in `name`'s inbox.
 fn inbox(home: &Home, team: &str, name: &str) -> Vec<String> {
@@ -51,30 +46,19 @@ fn limit_transcript(home: &Home, reset_s: u64) {
 /// alpha is resumed, beta is not, and what was held for it is not sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_teammate_over_its_budget_is_not_resumed() {
-    let home_dir = tempfile::tempdir().expect("temp home");
-    let cwd = tempfile::tempdir().expect("temp cwd");
-    let home = Home::new(home_dir.path());
-    let mut opts = LeadOptions::new(home.clone(), cwd.path()).with_team("budgeted");
-    opts.park = ParkSettings {
-        resume: true,
-        until: None,
-    };
-    opts.budget_teammate = Some(1);
-    let (commands, commands_rx) = mpsc::channel(256);
-    let (events_tx, mut events) = mpsc::channel(4096);
-    let (bridge, bridge_rx) = LeaderBridge::new();
-    let (mut controller, channels) =
-        Controller::create(opts, bridge, bridge_rx, commands_rx, events_tx).expect("lead");
-    let team = controller.team_name().to_string();
-    controller.record.teammates.insert(
-        "alpha".to_string(),
-        TeammateRecord {
-            claude: true,
-            session_id: Some(SESSION.to_string()),
-            base: None,
-        },
-    );
-    tokio::spawn(controller.run(channels));
+    let TestLead {
+        home,
+        team,
+        commands,
+        mut events,
+        dirs: _dirs,
+    } = TestLead::start("budgeted", SESSION, |opts| {
+        opts.park = ParkSettings {
+            resume: true,
+            until: None,
+        };
+        opts.budget_teammate = Some(1);
+    });
     for (name, pane) in [("alpha", "%7"), ("beta", "%8")] {
         let mut member = Member::new(name, &team, "/");
         member.tmux_pane_id = pane.to_string();
@@ -144,29 +128,18 @@ async fn a_teammate_over_its_budget_is_not_resumed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_limit_parks_the_team_and_each_teammate_is_resumed_once_after_the_reset() {
-    let home_dir = tempfile::tempdir().expect("temp home");
-    let cwd = tempfile::tempdir().expect("temp cwd");
-    let home = Home::new(home_dir.path());
-    let mut opts = LeadOptions::new(home.clone(), cwd.path()).with_team("parked");
-    opts.park = ParkSettings {
-        resume: true,
-        until: None,
-    };
-    let (commands, commands_rx) = mpsc::channel(256);
-    let (events_tx, mut events) = mpsc::channel(4096);
-    let (bridge, bridge_rx) = LeaderBridge::new();
-    let (mut controller, channels) =
-        Controller::create(opts, bridge, bridge_rx, commands_rx, events_tx).expect("lead");
-    let team = controller.team_name().to_string();
-    controller.record.teammates.insert(
-        "alpha".to_string(),
-        TeammateRecord {
-            claude: true,
-            session_id: Some(SESSION.to_string()),
-            base: None,
-        },
-    );
-    tokio::spawn(controller.run(channels));
+    let TestLead {
+        home,
+        team,
+        commands,
+        mut events,
+        dirs: _dirs,
+    } = TestLead::start("parked", SESSION, |opts| {
+        opts.park = ParkSettings {
+            resume: true,
+            until: None,
+        };
+    });
     for (name, pane) in [("alpha", "%7"), ("beta", "%8")] {
         let mut member = Member::new(name, &team, "/");
         member.tmux_pane_id = pane.to_string();

@@ -1,5 +1,6 @@
-//! What the controller's own tests wait for in its event stream: the next event that matches
-//! (with a deadline and what was awaited in the failure), and a lead's note holding a text.
+//! What the controller's own tests share: a controller started on temporary files
+//! ([`TestLead`]), and what they wait for in its event stream (the next event that matches,
+//! with a deadline and what was awaited in the failure; a lead's note holding a text).
 
 use std::time::Duration;
 
@@ -28,4 +29,53 @@ pub(super) async fn next_matching(
 /// Whether `e` is a note of the lead's holding `needle`.
 pub(super) fn note_with(e: &LeadEvent, needle: &str) -> bool {
     matches!(e, LeadEvent::Transcript(TranscriptItem::System { text }) if text.contains(needle))
+}
+
+/// A controller on temporary files, running, that knows `alpha` as a `claude` teammate it
+/// started with the session `session` (its transcript is then read by name); the test plays
+/// the teammates. `set` adjusts the options first.
+pub(super) struct TestLead {
+    pub home: crate::store::Home,
+    pub team: String,
+    pub commands: mpsc::Sender<crate::lead::contract::LeadCommand>,
+    pub events: mpsc::Receiver<LeadEvent>,
+    /// The home and working directory: removed when dropped (keep it bound).
+    pub dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+impl TestLead {
+    pub(super) fn start(
+        team: &str,
+        session: &str,
+        set: impl FnOnce(&mut super::LeadOptions),
+    ) -> TestLead {
+        let home_dir = tempfile::tempdir().expect("temp home");
+        let cwd = tempfile::tempdir().expect("temp cwd");
+        let home = crate::store::Home::new(home_dir.path());
+        let mut opts = super::LeadOptions::new(home.clone(), cwd.path()).with_team(team);
+        set(&mut opts);
+        let (commands, commands_rx) = mpsc::channel(256);
+        let (events_tx, events) = mpsc::channel(4096);
+        let (bridge, bridge_rx) = crate::lead::bridge::LeaderBridge::new();
+        let (mut controller, channels) =
+            super::state::Controller::create(opts, bridge, bridge_rx, commands_rx, events_tx)
+                .expect("lead");
+        let team = controller.team_name().to_string();
+        controller.record.teammates.insert(
+            "alpha".to_string(),
+            crate::store::TeammateRecord {
+                claude: true,
+                session_id: Some(session.to_string()),
+                base: None,
+            },
+        );
+        tokio::spawn(controller.run(channels));
+        TestLead {
+            home,
+            team,
+            commands,
+            events,
+            dirs: (home_dir, cwd),
+        }
+    }
 }
