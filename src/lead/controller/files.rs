@@ -9,6 +9,7 @@
 
 use super::state::{Controller, Phase};
 use super::store_worker::Lane;
+use super::team_cache::ReadTicket;
 use crate::lead::view_builder::Activity;
 use crate::protocol::frames::Frame;
 use crate::protocol::time::now_ms;
@@ -54,11 +55,12 @@ impl Controller {
             return;
         }
         let team = self.team.clone();
+        let clock = self.cache.clock();
         self.store.submit(
             Lane::TeamReads,
-            move |home| store::team_guard::read_guarded(home, &team),
-            |c, read| {
-                c.apply_team(read);
+            move |home| (clock.stamp(), store::team_guard::read_guarded(home, &team)),
+            move |c, (ticket, read)| {
+                c.apply_team(read, ticket);
                 if c.team_reload.finish() {
                     c.reload_team();
                 }
@@ -70,12 +72,18 @@ impl Controller {
     /// the loop runs.
     pub async fn fresh_team(&mut self) {
         let team = self.team.clone();
-        if let Some(read) = self
+        let clock = self.cache.clock();
+        if let Some((ticket, read)) = self
             .store
-            .read(move |home| store::read_team(home, &team).map(|f| (f, None)))
+            .read(move |home| {
+                (
+                    clock.stamp(),
+                    store::read_team(home, &team).map(|f| (f, None)),
+                )
+            })
             .await
         {
-            self.apply_team(read);
+            self.apply_team(read, ticket);
         }
     }
 
@@ -83,10 +91,16 @@ impl Controller {
     /// copy, then runs `then`: a decision that needs the members as they are.
     pub fn with_fresh_team(&mut self, then: impl FnOnce(&mut Controller) + Send + 'static) {
         let team = self.team.clone();
+        let clock = self.cache.clock();
         self.store.read_then(
-            move |home| store::read_team(home, &team).map(|f| (f, None)),
-            move |c, read| {
-                c.apply_team(read);
+            move |home| {
+                (
+                    clock.stamp(),
+                    store::read_team(home, &team).map(|f| (f, None)),
+                )
+            },
+            move |c, (ticket, read)| {
+                c.apply_team(read, ticket);
                 then(c)
             },
         );
@@ -115,8 +129,17 @@ impl Controller {
         self.cache.file().member(name).is_some_and(|m| !m.is_lead()) || self.starting.contains(name)
     }
 
-    /// Takes a read of `config.json` as the copy (a failure is told once).
-    pub(super) fn apply_team(&mut self, read: Result<(TeamFile, Option<Repair>), StoreError>) {
+    /// Takes a read of `config.json`, started at `ticket`, as the copy (a failure is told
+    /// once). A read older than one already taken is dropped whole: its `isActive` and members
+    /// are the past.
+    pub(super) fn apply_team(
+        &mut self,
+        read: Result<(TeamFile, Option<Repair>), StoreError>,
+        ticket: ReadTicket,
+    ) {
+        if self.cache.is_stale(ticket) {
+            return;
+        }
         match read {
             Ok((file, repair)) => {
                 if let Some(repair) = repair {
@@ -151,7 +174,7 @@ impl Controller {
                     );
                     self.note_once(text);
                 }
-                self.cache.replace_file(file);
+                self.cache.replace_file(file, ticket);
             }
             Err(StoreError::NotFound { .. }) if self.phase == Phase::Running => {
                 self.note_once("The team file config.json is gone: the team was deleted.");

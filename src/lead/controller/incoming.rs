@@ -271,18 +271,24 @@ impl Controller {
         self.unassign_tasks_then(name, move |c, unassigned| {
             // Then the member goes; the note comes with the team file as written.
             let (team, member) = (c.team.clone(), who.clone());
+            let clock = c.cache.clock();
             c.store.submit(
                 Lane::Team,
                 move |home| {
                     let removed = store::remove_member(home, &team, &member);
-                    (removed, store::read_team(home, &team).map(|f| (f, None)))
+                    let ticket = clock.stamp();
+                    (
+                        removed,
+                        ticket,
+                        store::read_team(home, &team).map(|f| (f, None)),
+                    )
                 },
-                move |c, (removed, read)| {
+                move |c, (removed, ticket, read)| {
                     match removed {
                         Ok(_) | Err(store::StoreError::NotFound { .. }) => {}
                         Err(e) => c.note(format!("Could not remove {who} from the team file: {e}")),
                     }
-                    c.apply_team(read);
+                    c.apply_team(read, ticket);
                     c.note(gone_note(&who, &what, &unassigned));
                     then(c);
                 },

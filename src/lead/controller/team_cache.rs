@@ -2,13 +2,42 @@
 //! them. Its fields are private: every other file reads them through [`TeamCache::file`] and
 //! [`TeamCache::tasks`]; only the re-reads (`controller::files`) replace them, and a spawn adds
 //! the member it just wrote (so the next command sees it before the re-read comes).
+//!
+//! Reads of `config.json` run off the loop on more than one lane, so they can come back out
+//! of order. Each read stamps itself from one [`ReadClock`] just before it reads the file: a
+//! read that started before one already taken is dropped (it would bring back a member just
+//! removed, or hide one just spawned), and a member the lead added after a read started stays
+//! until a read that started after the addition comes back.
 
 use crate::protocol::{Member, Task, TeamFile};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `config.json` and the tasks, as last read.
 pub(crate) struct TeamCache {
     file: TeamFile,
     tasks: Vec<Task>,
+    /// The stamps of reads and of the lead's own additions.
+    clock: ReadClock,
+    /// The ticket of the newest read taken.
+    taken: u64,
+    /// Members the lead added, with their ticket, until a later read shows the file.
+    added: Vec<(u64, Member)>,
+}
+
+/// When a read of `config.json` started (see [`ReadClock::stamp`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct ReadTicket(u64);
+
+/// One count shared by the reads (which run on the store's threads) and the loop.
+#[derive(Clone, Default)]
+pub(crate) struct ReadClock(Arc<AtomicU64>);
+
+impl ReadClock {
+    /// The next stamp: a read takes it just before it opens the file.
+    pub fn stamp(&self) -> ReadTicket {
+        ReadTicket(self.0.fetch_add(1, Ordering::SeqCst) + 1)
+    }
 }
 
 impl TeamCache {
@@ -16,6 +45,9 @@ impl TeamCache {
         TeamCache {
             file,
             tasks: Vec::new(),
+            clock: ReadClock::default(),
+            taken: 0,
+            added: Vec::new(),
         }
     }
 
@@ -29,9 +61,32 @@ impl TeamCache {
         &self.tasks
     }
 
-    /// A fresh read of the team file.
-    pub(super) fn replace_file(&mut self, file: TeamFile) {
+    /// The clock a read stamps itself with, to move into the read's closure.
+    pub(super) fn clock(&self) -> ReadClock {
+        self.clock.clone()
+    }
+
+    /// Whether a read that started at `ticket` is older than one already taken.
+    pub(super) fn is_stale(&self, ticket: ReadTicket) -> bool {
+        ticket.0 < self.taken
+    }
+
+    /// A fresh read of the team file, started at `ticket`: false (and nothing changes) when a
+    /// read that started later was taken already.
+    pub(super) fn replace_file(&mut self, mut file: TeamFile, ticket: ReadTicket) -> bool {
+        if self.is_stale(ticket) {
+            return false;
+        }
+        self.taken = ticket.0;
+        // What the lead added after this read started may not be in it yet.
+        self.added.retain(|(at, _)| *at > ticket.0);
+        for (_, member) in &self.added {
+            if file.member(&member.name).is_none() {
+                file.members.push(member.clone());
+            }
+        }
         self.file = file;
+        true
     }
 
     /// A fresh read of the task list: the list it replaces.
@@ -41,8 +96,58 @@ impl TeamCache {
 
     /// A member the lead has just written, until the re-read brings it.
     pub(super) fn add_member(&mut self, member: Member) {
+        let ReadTicket(at) = self.clock.stamp();
+        self.added.push((at, member.clone()));
         if self.file.member(&member.name).is_none() {
             self.file.members.push(member);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(names: &[&str]) -> TeamFile {
+        let members: Vec<_> = names
+            .iter()
+            .map(|n| serde_json::json!({"agentId": format!("{n}@t"), "name": n}))
+            .collect();
+        serde_json::from_value(serde_json::json!({"name": "t", "members": members})).unwrap()
+    }
+
+    fn names(cache: &TeamCache) -> Vec<&str> {
+        cache
+            .file()
+            .members
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_read_that_started_before_a_newer_one_taken_is_dropped() {
+        let mut cache = TeamCache::new(file(&["lead"]));
+        let clock = cache.clock();
+        let older = clock.stamp();
+        let newer = clock.stamp();
+        assert!(cache.replace_file(file(&["lead"]), newer));
+        // The older read still has a member the newer one no longer has.
+        assert!(!cache.replace_file(file(&["lead", "gone"]), older));
+        assert_eq!(names(&cache), ["lead"]);
+    }
+
+    #[test]
+    fn a_spawned_member_outlives_a_read_that_started_before_it() {
+        let mut cache = TeamCache::new(file(&["lead"]));
+        let clock = cache.clock();
+        let before = clock.stamp();
+        cache.add_member(file(&["beta"]).members.remove(0));
+        assert!(cache.replace_file(file(&["lead"]), before));
+        assert_eq!(names(&cache), ["lead", "beta"]);
+        // A read that started after the spawn is the truth, with or without it.
+        let after = clock.stamp();
+        assert!(cache.replace_file(file(&["lead"]), after));
+        assert_eq!(names(&cache), ["lead"]);
     }
 }

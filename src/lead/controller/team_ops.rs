@@ -193,16 +193,22 @@ impl Controller {
         };
         let team = self.team.clone();
         let pairs = modes.clone();
+        let clock = self.cache.clock();
         self.store.submit(
             Lane::Team,
             move |home| {
                 let pairs: Vec<(&str, PermissionMode)> =
                     pairs.iter().map(|(n, m)| (n.as_str(), *m)).collect();
                 let written = store::set_modes(home, &team, &pairs);
-                (written, store::read_team(home, &team).map(|f| (f, None)))
+                let ticket = clock.stamp();
+                (
+                    written,
+                    ticket,
+                    store::read_team(home, &team).map(|f| (f, None)),
+                )
             },
-            move |c, (written, read)| {
-                c.apply_team(read);
+            move |c, (written, ticket, read)| {
+                c.apply_team(read, ticket);
                 if let Err(e) = written {
                     let whose = match modes.as_slice() {
                         [(name, _)] => format!("{name}'s mode"),
