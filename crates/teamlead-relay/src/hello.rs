@@ -16,6 +16,7 @@ pub const CAPS: &[&str] = &[
     "transcript",
     "read",
     "start",
+    "prices",
 ];
 
 /// What the lead needs of a relay: the inboxes, the team file, the task list's mirror and

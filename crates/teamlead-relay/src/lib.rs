@@ -70,6 +70,7 @@ pub mod hello;
 pub mod link_dir;
 pub mod members;
 pub mod presence;
+pub mod prices;
 pub mod reads;
 pub mod session;
 pub mod start;

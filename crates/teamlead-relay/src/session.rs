@@ -156,6 +156,8 @@ pub struct Link {
     transcript_feed: TranscriptFeed,
     /// A relay's hosted members' read marks as sent over this connection.
     read_feed: ReadFeed,
+    /// The lead's config price rows, sent at each connection to a relay that has `prices`.
+    prices: Option<serde_json::Value>,
 }
 
 impl Link {
@@ -199,7 +201,14 @@ impl Link {
             member_feed: MemberFeed::default(),
             transcript_feed: TranscriptFeed::default(),
             read_feed: ReadFeed::default(),
+            prices: None,
         }
+    }
+
+    /// The lead's config price rows ([`crate::prices::rows_value`]): sent as a `prices` body at
+    /// each connection to a relay that has the capability.
+    pub fn set_prices(&mut self, rows: serde_json::Value) {
+        self.prices = Some(rows);
     }
 
     /// Whether data flows.
@@ -475,6 +484,8 @@ impl Link {
                     LinkDir::hold_relay(&self.home, &peer.team, &peer.link, RELAY_LOCK_WAIT)?;
                 let dir = LinkDir::open(&self.home, &peer.team, &peer.link)?;
                 self.mirror = Some(Mirror::load(&self.home, &peer.team, &peer.link)?);
+                self.transcript_feed
+                    .set_prices(crate::prices::table(crate::prices::load(dir.dir())));
                 self.received.clear();
                 self.scanner = Scanner::default();
                 self.bound = Some(Bound {
@@ -524,8 +535,16 @@ impl Link {
         self.transcript_feed.reset();
         self.read_feed = ReadFeed::default();
         self.phase = Phase::Open;
+        let prices_ok = peer.caps.iter().any(|c| c == "prices");
         step.events.push(Event::Up(peer.clone()));
         self.peer = Some(peer);
+        if self.role == Role::Lead
+            && prices_ok
+            && let (Some(rows), Some(b)) = (self.prices.clone(), self.bound.as_ref())
+        {
+            let team = b.team.clone();
+            self.queue_body(Body::Prices { team, rows }, step)?;
+        }
         Ok(())
     }
 
@@ -656,6 +675,15 @@ impl Link {
             Body::Started { name, error, .. } => {
                 if self.role == Role::Lead {
                     step.events.push(Event::Started { name, error });
+                }
+            }
+            Body::Prices { rows, .. } => {
+                if self.role == Role::Relay
+                    && let Some(b) = self.bound.as_ref()
+                {
+                    crate::prices::save(b.dir.dir(), &rows)?;
+                    self.transcript_feed
+                        .set_prices(crate::prices::table(crate::prices::read_rows(&rows)));
                 }
             }
             Body::Unknown => {

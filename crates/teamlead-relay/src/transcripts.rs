@@ -37,9 +37,23 @@ pub struct TranscriptFeed {
     sessions: Vec<(String, String)>,
     stamp: Option<Stamp>,
     last_full: Option<Instant>,
+    /// The prices the meters use: the built-in table plus the lead's rows.
+    prices: Arc<PriceTable>,
 }
 
 impl TranscriptFeed {
+    /// The lead's prices: when they differ from the ones in use, every transcript is read
+    /// again from its start with them, and its facts sent again.
+    pub fn set_prices(&mut self, prices: PriceTable) {
+        if *self.prices == prices {
+            return;
+        }
+        self.prices = Arc::new(prices);
+        self.meters.clear();
+        self.sent.clear();
+        self.last = None;
+    }
+
     /// A new connection: every teammate's facts go again.
     pub fn reset(&mut self) {
         self.sent.clear();
@@ -66,14 +80,16 @@ impl TranscriptFeed {
         self.read_sessions(home, team, now)?;
         let mut bodies = Vec::new();
         for (name, session) in self.sessions.iter().filter(|(n, _)| hosted.contains(n)) {
-            let (known, meter) = self
-                .meters
-                .entry(name.clone())
-                .or_insert_with(|| (session.clone(), meter_of(session)));
+            let (known, meter) = self.meters.entry(name.clone()).or_insert_with(|| {
+                (
+                    session.clone(),
+                    TranscriptMeter::new(session, self.prices.clone()),
+                )
+            });
             if known != session {
                 // Respawned with a new session: its transcript is another file.
                 *known = session.clone();
-                *meter = meter_of(session);
+                *meter = TranscriptMeter::new(session, self.prices.clone());
             }
             let Some(facts) = meter.read(home) else {
                 continue;
@@ -116,10 +132,6 @@ impl TranscriptFeed {
             .collect();
         Ok(())
     }
-}
-
-fn meter_of(session: &str) -> TranscriptMeter {
-    TranscriptMeter::new(session, Arc::new(PriceTable::built_in()))
 }
 
 /// The lead's side: a hosted teammate's facts kept for the lead to read. A member that does not

@@ -129,6 +129,13 @@ pub enum Body {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// From the lead: its config file's price rows (`PriceRow`s, as JSON), sent at each
+    /// connection, for the relay to price its hosted `claude` teammates as the lead would
+    /// (capability `prices`; see [`crate::prices`]).
+    Prices {
+        team: String,
+        rows: serde_json::Value,
+    },
     /// A kind this build does not know (a newer peer): acknowledged and ignored. A peer only
     /// sends kinds the other side's capabilities name.
     #[serde(other)]
@@ -148,7 +155,8 @@ impl Body {
             | Body::Read { team, .. }
             | Body::Transcript { team, .. }
             | Body::Start { team, .. }
-            | Body::Started { team, .. } => Some(team),
+            | Body::Started { team, .. }
+            | Body::Prices { team, .. } => Some(team),
             Body::Unknown => None,
         }
     }

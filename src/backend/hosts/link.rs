@@ -113,6 +113,9 @@ pub struct LinkSpec {
     pub hosted: Vec<String>,
     /// The version the lead says in its hello.
     pub version: String,
+    /// The lead's config price rows, for the relay to price the host's `claude` teammates
+    /// (`teamlead_relay::prices`).
+    pub prices: serde_json::Value,
 }
 
 /// The link id of `team` (created at `created_ms`) on `host`: a uuid made from both, so the
@@ -308,6 +311,7 @@ fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
             return;
         }
     };
+    link.set_prices(spec.prices.clone());
     let mut backoff = BACKOFF_MIN;
     while !shared.stop.load(Ordering::Relaxed) {
         shared.route_changed.store(false, Ordering::Relaxed);

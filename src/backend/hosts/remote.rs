@@ -85,6 +85,8 @@ pub struct RemoteTeammates {
     links: Mutex<HashMap<String, HostLink>>,
     /// Each remote teammate's host.
     members: Mutex<HashMap<String, String>>,
+    /// The lead's config price rows, sent to every relay.
+    prices: serde_json::Value,
     /// The model endpoint of teamlead's own `llm` teammates (`None`: the shell engine).
     llm: Option<super::model_forward::ForwardedModel>,
     /// The lead's end of the forwarded model endpoint, made at the first use.
@@ -124,6 +126,7 @@ impl RemoteTeammates {
             members: Mutex::new(HashMap::new()),
             starting: Mutex::new(std::collections::HashSet::new()),
             llm: None,
+            prices: serde_json::Value::Array(Vec::new()),
             proxy: Mutex::new(None),
             ports: Mutex::new(HashMap::new()),
         }
@@ -136,6 +139,13 @@ impl RemoteTeammates {
         config: Option<super::model_forward::ForwardedModel>,
     ) -> RemoteTeammates {
         self.llm = config;
+        self
+    }
+
+    /// The lead's prices (its config rows go to every relay, which prices the host's
+    /// `claude` teammates with them).
+    pub fn with_prices(mut self, prices: &crate::protocol::pricing::PriceTable) -> RemoteTeammates {
+        self.prices = teamlead_relay::prices::rows_value(prices);
         self
     }
 
@@ -299,6 +309,7 @@ impl RemoteTeammates {
                 link: link_id(&self.team, self.created_ms, host),
                 hosted: hosted.clone(),
                 version: self.version.clone(),
+                prices: self.prices.clone(),
             };
             let link = HostLink::start(spec, self.sink.clone())
                 .map_err(|e| failed(format!("no thread for the link to {host}: {e}")))?;

@@ -53,7 +53,8 @@ pub(super) fn open_executor(
         opts.hosts.clone(),
         sink,
     )
-    .with_llm(opts.teammate_llm.as_ref().map(forwarded_model));
+    .with_llm(opts.teammate_llm.as_ref().map(forwarded_model))
+    .with_prices(&opts.prices);
     Arc::new(HostsExecutor {
         local,
         remote: Arc::new(remote),

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Price, Rates, Tokens};
 
@@ -17,7 +17,7 @@ const PRICES_TOML: &str = include_str!("prices.toml");
 
 /// A tier's multipliers of the base rates: `input` for every kind of input token (cache writes
 /// and reads too), `output` for output tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Multiplier {
     pub input: f64,
@@ -26,7 +26,7 @@ pub struct Multiplier {
 
 /// The long-context tier: a request whose prompt is over `above` tokens pays the multiplied
 /// rates on every token.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LongContext {
     pub above: u64,
@@ -35,7 +35,7 @@ pub struct LongContext {
 }
 
 /// One row of the price table.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct PriceRow {
     pub name: String,
@@ -198,6 +198,24 @@ impl PriceTable {
             self.overrides.retain(|r| r.name != *key);
             self.overrides.push(PriceRow::from_price(key, price));
         }
+        self
+    }
+
+    /// The config file's rows (to send to a host whose relay prices its teammates).
+    pub fn config_rows(&self) -> &[PriceRow] {
+        &self.overrides
+    }
+
+    /// This table with `rows` as the config file's rows (as [`PriceTable::config_rows`] gave
+    /// them on another host), tried before the rest.
+    pub fn with_config_rows(mut self, rows: Vec<PriceRow>) -> PriceTable {
+        self.overrides = rows
+            .into_iter()
+            .map(|row| PriceRow {
+                from_config: true,
+                ..row
+            })
+            .collect();
         self
     }
 

@@ -7,6 +7,7 @@ mod chaos;
 mod driver;
 mod fixtures;
 mod handshake;
+mod prices;
 mod session;
 mod state;
 mod support;
