@@ -16,7 +16,7 @@ async fn budget_alone_shows_budgets_and_spend_and_unknown_names_are_refused() {
         opts
     })
     .await;
-    s.add_pane_member("alpha", "%1", "default");
+    s.add_pane_member("alpha", "%1", "default").await;
     store::team::edit_team(&s.home, &s.team, |file| {
         if let Some(m) = file.member_mut("alpha") {
             m.model = Some("claude-sonnet-4-5".into());

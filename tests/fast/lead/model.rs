@@ -219,7 +219,7 @@ async fn a_message_that_arrives_mid_turn_reaches_the_model_when_the_turn_ends() 
     ])
     .await;
     let mut s = start("lm-midturn", &server).await;
-    s.add_pane_member("builder", "%3", "default");
+    s.add_pane_member("builder", "%3", "default").await;
     s.submit("What is builder doing?").await;
     s.wait_for("the turn to start", |e| matches!(e, LeadEvent::Busy(true)))
         .await;
@@ -304,7 +304,7 @@ async fn permission_requests_stay_with_the_human_and_never_reach_the_model() {
     ])
     .await;
     let mut s = start("lm-perms", &server).await;
-    s.add_pane_member("worker", "%4", "default");
+    s.add_pane_member("worker", "%4", "default").await;
     s.submit("Check on worker.").await;
     server.wait_requests(1, 20).await;
 

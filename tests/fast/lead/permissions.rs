@@ -33,7 +33,7 @@ fn request(id: &str, worker: &str, command: &str) -> PermissionRequest {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_from_another_process_is_queued_and_answered_bound() {
     let mut s = Session::start("perm-proc").await;
-    s.add_pane_member("worker", "%3", "default");
+    s.add_pane_member("worker", "%3", "default").await;
     let req = request("perm-1-aaaaaaa", "worker", "make test");
     let text = Frame::PermissionRequest(req.clone()).to_text();
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_teamlead"))
@@ -106,7 +106,7 @@ async fn request_from_another_process_is_queued_and_answered_bound() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_feeds_share_one_fifo_and_each_request_gets_one_answer() {
     let mut s = Session::start("perm-fifo").await;
-    s.add_pane_member("pane-mate", "%4", "default");
+    s.add_pane_member("pane-mate", "%4", "default").await;
     let bridge = s.handle.bridge.clone();
     let ask = |id: &str| Asking {
         worker: "inproc".to_string(),
@@ -199,7 +199,7 @@ async fn both_feeds_share_one_fifo_and_each_request_gets_one_answer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spoofed_requests_are_dropped_and_sandbox_requests_answered() {
     let mut s = Session::start("perm-spoof").await;
-    s.add_pane_member("worker", "%5", "default");
+    s.add_pane_member("worker", "%5", "default").await;
     // agent_id says "boss", the envelope says "worker": dropped.
     s.to_lead(&InboxEntry::frame(
         "worker",
@@ -270,7 +270,7 @@ async fn an_approved_plan_records_the_teammates_new_mode() {
     use teamlead::protocol::PermissionMode;
     use teamlead::protocol::frames::PlanApprovalRequest;
     let mut s = Session::start("plan-mode").await;
-    s.add_pane_member("planner", "%3", "plan");
+    s.add_pane_member("planner", "%3", "plan").await;
     let request = PlanApprovalRequest {
         from: "planner".to_string(),
         timestamp: teamlead::protocol::time::now_iso(),
@@ -314,7 +314,7 @@ async fn an_approved_plan_records_the_teammates_new_mode() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn control_sequences_in_a_frame_and_a_task_are_noted() {
     let mut s = Session::start("perm-controls").await;
-    s.add_pane_member("worker", "%3", "default");
+    s.add_pane_member("worker", "%3", "default").await;
     let req = request("perm-2-hidden1", "worker", "ls\u{1b}[8m; rm -rf ~\u{1b}[0m");
     let mut entry = InboxEntry::new("worker", Frame::PermissionRequest(req).to_text());
     entry.timestamp = "2026-02-18T18:40:00.000Z".to_string();
@@ -342,7 +342,7 @@ async fn an_answer_is_followed_in_the_ledger() {
     use teamlead::lead::contract::LeadEvent;
     use teamlead::lead::ledger::Receipt;
     let mut s = Session::start("perm-ledger").await;
-    s.add_pane_member("worker", "%3", "default");
+    s.add_pane_member("worker", "%3", "default").await;
     s.to_lead(&InboxEntry::frame(
         "worker",
         &Frame::PermissionRequest(request("perm-l-aaaaaaa", "worker", "make test")),

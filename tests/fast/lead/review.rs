@@ -10,7 +10,6 @@
 //! within a time limit.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use crate::lead_common::Session;
@@ -22,26 +21,7 @@ use teamlead::lead::review::{FileDiff, LineKind, MergeQueue, Merged, ReviewSumma
 use teamlead::lead::{Lead, LeadOptions};
 use teamlead::store::Home;
 
-pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+pub(crate) use teamlead_test_support::git::git;
 
 /// `<dir>/repo` on `main`: README and shared.txt (five lines).
 pub(crate) fn repo_in(dir: &Path) -> PathBuf {

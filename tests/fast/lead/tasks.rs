@@ -16,7 +16,7 @@ use teamlead::store::{self, TaskList};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_done_reset_unassign_and_edit_a_task() {
     let mut s = Session::start("task-edits").await;
-    s.add_pane_member("alpha", "%1", "default");
+    s.add_pane_member("alpha", "%1", "default").await;
     let tasks = TaskList::new(&s.home, &s.team).unwrap();
 
     s.submit("/task add sub --description d").await;
@@ -81,7 +81,7 @@ async fn add_done_reset_unassign_and_edit_a_task() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_reported_failed_is_held_by_the_lead_and_its_teammate_is_free() {
     let mut s = Session::start("task-failed").await;
-    s.add_pane_member("alpha", "%1", "default");
+    s.add_pane_member("alpha", "%1", "default").await;
     let tasks = TaskList::new(&s.home, &s.team).unwrap();
     let failing = tasks.create("flaky", "", vec![], None).unwrap();
     let other = tasks.create("other", "", vec![], None).unwrap();
@@ -179,8 +179,8 @@ fn idle(from: &str, completed: Option<&str>) -> InboxEntry {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wave_of_finished_tasks_is_one_digest_line_and_bare_idles_say_nothing() {
     let mut s = Session::start("task-wave").await;
-    s.add_pane_member("alpha", "%1", "default");
-    s.add_pane_member("beta", "%2", "default");
+    s.add_pane_member("alpha", "%1", "default").await;
+    s.add_pane_member("beta", "%2", "default").await;
     let tasks = TaskList::new(&s.home, &s.team).unwrap();
     let one = tasks.create("one", "", vec![], None).unwrap();
     let two = tasks.create("two", "", vec![], None).unwrap();
@@ -249,7 +249,7 @@ async fn a_teammate_over_its_budget_is_paused_until_the_budget_is_raised() {
         opts
     })
     .await;
-    s.add_pane_member("alpha", "%1", "default");
+    s.add_pane_member("alpha", "%1", "default").await;
     let tasks = TaskList::new(&s.home, &s.team).unwrap();
     let task = tasks.create("more work", "", vec![], None).unwrap();
     // alpha runs Sonnet ($3 per million input tokens): 11,000 tokens is $0.033, 82 %.

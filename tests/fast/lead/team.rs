@@ -15,13 +15,9 @@ use teamlead::store::{self, TaskList};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cycle_all_modes_writes_the_team_once_and_tells_each_teammate_once() {
     let mut s = Session::start("modes").await;
-    s.add_pane_member("alpha", "%1", "plan");
-    s.add_pane_member("beta", "%2", "plan");
-    s.wait_for(
-        "both teammates",
-        |e| matches!(e, LeadEvent::Team(t) if t.len() == 2),
-    )
-    .await;
+    s.add_pane_member("alpha", "%1", "plan").await;
+    s.add_pane_member("beta", "%2", "plan").await;
+    s.wait_team("both teammates", |t| t.len() == 2).await;
     let config = s.home.config_path(&s.team).unwrap();
     let before = std::fs::read_to_string(&config).unwrap();
 
@@ -74,7 +70,7 @@ async fn cycle_all_modes_writes_the_team_once_and_tells_each_teammate_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_matching_shutdown_approval_removes_the_teammate() {
     let mut s = Session::start("shutdowns").await;
-    s.add_pane_member("worker", "%7", "default");
+    s.add_pane_member("worker", "%7", "default").await;
     let tasks = TaskList::new(&s.home, &s.team).unwrap();
     let a = tasks.create("Write the parser", "", vec![], None).unwrap();
     let b = tasks.create("Test the parser", "", vec![], None).unwrap();
@@ -167,7 +163,7 @@ async fn only_a_matching_shutdown_approval_removes_the_teammate() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redelivered_entry_is_shown_once_and_frames_are_one_liners() {
     let mut s = Session::start("dedup").await;
-    s.add_pane_member("worker", "%2", "default");
+    s.add_pane_member("worker", "%2", "default").await;
     let entry = InboxEntry::new("worker", "the build is green").with_summary(Some("green build"));
     s.to_lead(&entry);
     let item = s.wait_turn("the build is green").await;
@@ -232,7 +228,7 @@ async fn a_redelivered_entry_is_shown_once_and_frames_are_one_liners() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn composer_text_reaches_teammates_and_quit_removes_the_team() {
     let mut s = Session::start("composer").await;
-    s.add_pane_member("worker", "%2", "default");
+    s.add_pane_member("worker", "%2", "default").await;
     s.submit("@worker please rebase").await;
     s.wait_for("the echo", |e| {
         matches!(e, LeadEvent::Transcript(TranscriptItem::ToTeammate { to, text, .. }) if to == "worker" && text == "please rebase")
@@ -350,7 +346,7 @@ async fn a_second_lead_of_the_same_team_is_refused_and_a_stale_team_is_adopted()
 async fn a_pane_teammates_usage_comes_with_its_idle_notification() {
     use teamlead::protocol::frames::{IdleNotification, IdleReason, ReportedUsage};
     let mut s = Session::start("pane-usage").await;
-    s.add_pane_member("coder", "%4", "default");
+    s.add_pane_member("coder", "%4", "default").await;
     let idle = IdleNotification {
         from: "coder".to_string(),
         timestamp: now_iso(),
@@ -450,7 +446,7 @@ async fn slash_version_says_which_teamlead_leads() {
 async fn a_message_is_followed_delivered_read_and_acted_on() {
     use teamlead::lead::ledger::Receipt;
     let mut s = Session::start("ledger").await;
-    s.add_pane_member("alpha", "%1", "default");
+    s.add_pane_member("alpha", "%1", "default").await;
     // alpha is idle: a message waits for nobody's turn to end.
     let idle = teamlead::protocol::frames::IdleNotification {
         from: "alpha".into(),
@@ -542,7 +538,7 @@ fn write_once_like_2_1_45(s: &Session, entry: &InboxEntry) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_frames_never_finds_the_leads_inbox_locked() {
     let mut s = Session::start("bursts").await;
-    s.add_pane_member("worker", "%2", "default");
+    s.add_pane_member("worker", "%2", "default").await;
     let mut lost = Vec::new();
     for burst in 0..8 {
         for i in 0..20 {

@@ -23,6 +23,7 @@ use crate::claude_code_common::{Act, ModelServer, Rule, clients_or_skip};
 use crate::hosts::claude::{OFFLINE_ENV, SECRET, claude_host_keys, prepare_claude_home};
 use crate::hosts_common::crew::*;
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
+use teamlead_test_support::git::git;
 
 /// `teamlead task add … --team crew` at the lead; the new task's id.
 fn add_task(lead: &TestLead, subject: &str, command: &str, blocked_by: &[&str]) -> String {

@@ -24,10 +24,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::claude_code_common::{Act, Client, ModelServer, Rule, clients_or_skip};
-use crate::hosts_common::crew::{
-    Serve, TEAM, chown_tree, git, host_processes, lead_tasks, wait_for,
-};
+use crate::hosts_common::crew::{Serve, TEAM, chown_tree, host_processes, lead_tasks, wait_for};
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
+use teamlead_test_support::git::git;
 
 /// The lead's key: the model server checks every request carries it; the host must never see
 /// it.
@@ -158,6 +157,16 @@ impl Rig {
             .filter(|e| e["kind"] == "message" && e["from"] == name && e["to"] == "team-lead")
             .filter_map(|e| e["text"].as_str().map(str::to_string))
             .collect()
+    }
+
+    /// Waits until `name` has sent the lead a message with `needle` (its events at the lead).
+    fn wait_mail(&self, what: &str, within: Duration, name: &str, needle: &str) {
+        wait_for(
+            what,
+            within,
+            || self.mail_from(name).iter().any(|t| t.contains(needle)),
+            || self.explain(),
+        );
     }
 
     /// How many times `name` went idle.
@@ -566,25 +575,21 @@ fn claude_on_a_host(client: &Client) {
     // Its final answer (newer clients put it in their idle notification, which crosses the
     // link like any frame) is shown at the lead as its turn.
     if label != "2.1.45" {
-        wait_for(
+        rig.wait_mail(
             &format!("[{label}] the remote claude's final answer at the lead"),
             Duration::from_secs(60),
-            || {
-                rig.mail_from("mate")
-                    .iter()
-                    .any(|t| t.contains("bash done"))
-            },
-            || rig.explain(),
+            "mate",
+            "bash done",
         );
     }
 
     // A message round trip.
     rig.ctl_ok(&["/msg @mate HC-PING"]);
-    wait_for(
+    rig.wait_mail(
         &format!("[{label}] the answer to the message at the lead"),
         Duration::from_secs(60),
-        || rig.mail_from("mate").iter().any(|t| t.contains("HC-PONG")),
-        || rig.explain(),
+        "mate",
+        "HC-PONG",
     );
 
     // The task list across the link: a task the lead gives it, and a free one it claims
@@ -824,15 +829,11 @@ fn an_llm_teammate_on_a_host_reaches_the_model_through_the_lead() {
     );
     let out = rig.ctl_ok(&["/spawn thinker --host box HL-ASK what is the answer"]);
     assert!(out.contains("Spawned thinker"), "{out}");
-    wait_for(
+    rig.wait_mail(
         "the llm teammate's answer at the lead",
         Duration::from_secs(60),
-        || {
-            rig.mail_from("thinker")
-                .iter()
-                .any(|t| t.contains("HL-ANSWER-42"))
-        },
-        || rig.explain(),
+        "thinker",
+        "HL-ANSWER-42",
     );
     // The host's ssh master dies: the next one (the link makes it) is asked for the same
     // forward, and the teammate reaches the model again at the address it was given.
@@ -862,15 +863,11 @@ fn an_llm_teammate_on_a_host_reaches_the_model_through_the_lead() {
         || format!("{:?}", rig.lead.masters()),
     );
     rig.ctl_ok(&["/msg @thinker HL-AGAIN please"]);
-    wait_for(
+    rig.wait_mail(
         "the llm teammate's second answer, through the new master's forward",
         Duration::from_secs(90),
-        || {
-            rig.mail_from("thinker")
-                .iter()
-                .any(|t| t.contains("HL-SECOND-43"))
-        },
-        || rig.explain(),
+        "thinker",
+        "HL-SECOND-43",
     );
 
     // The host's teammate was pointed at the forward, not at the lead's loopback.

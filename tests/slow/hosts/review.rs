@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::hosts_common::crew::*;
 use crate::hosts_common::{HostSetup, TestHost, TestLead, skip_unless_root};
+use teamlead_test_support::git::git;
 
 /// Does `branch` exist in the repository at `dir`?
 fn has_branch(dir: &Path, branch: &str) -> bool {

@@ -5,35 +5,13 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use std::time::{Duration, Instant};
 
 /// How long any single wait may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
 
-/// Runs git in `dir` (test identity, no global config); panics on failure; stdout trimmed.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+pub use teamlead_test_support::git::git;
 
 /// `<dir>/repo`: a repository with one commit on `main`.
 pub fn repo_in(dir: &Path) -> PathBuf {

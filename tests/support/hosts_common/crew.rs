@@ -4,7 +4,7 @@
 //! `teamlead serve` that is killed when dropped.
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{TestHost, TestLead};
@@ -156,25 +156,6 @@ impl Drop for Serve {
             self.kill();
         }
     }
-}
-
-/// `git -C dir ARGS` as root (any owner's repository), which must succeed; its stdout.
-pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "safe.directory=*"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// `chown -R uid` of everything under `path` (links themselves, never followed).

@@ -208,13 +208,20 @@ impl Session {
     }
 
     /// Adds a pane teammate the test plays itself (no runtime here).
-    pub fn add_pane_member(&self, name: &str, pane: &str, mode: &str) {
+    /// Adds a pane teammate to `config.json` (as Claude Code's spawn does), then waits until
+    /// the lead's team shows it: what a test sends next comes from a member the lead knows, as
+    /// a teammate's first message comes after its spawn.
+    pub async fn add_pane_member(&mut self, name: &str, pane: &str, mode: &str) {
         let mut m = Member::new(name, &self.team, &self.cwd.path().to_string_lossy());
         m.tmux_pane_id = pane.to_string();
         m.backend_type = Some("tmux".to_string());
         m.color = Some("green".to_string());
         m.mode = Some(mode.to_string());
         store::add_member(&self.home, &self.team, m).expect("add member");
+        self.wait_team(&format!("{name} in the lead's team"), |t| {
+            t.iter().any(|v| v.name == name)
+        })
+        .await;
     }
 
     /// Appends to the lead's inbox as `from` would.
