@@ -1,7 +1,8 @@
 //! Pane teammates, measured by hand: `cargo bench --bench pane_spawn`.
 //! - time from spawn (create the tmux pane, write the prompt, start `teamlead teammate`) to the
 //!   teammate's first `idle_notification` in the lead's inbox, over several spawns;
-//! - RSS of one idle `teamlead teammate` process.
+//! - the memory of the idle `teamlead teammate` processes: RSS, PSS and private pages (one, and
+//!   the mean of all).
 //!
 //! Uses a private tmux server (`-L`) that is killed at the end.
 
@@ -47,12 +48,53 @@ fn idle_count(home: &Home, from: &str) -> usize {
         .unwrap_or(0)
 }
 
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+/// One process's memory, in KiB, from `/proc/PID/smaps_rollup`: `Rss` (every page it maps,
+/// the binary's code shared with every other teamlead process included), `Pss` (shared pages
+/// divided among the processes that map them) and its private pages (`Private_Clean` +
+/// `Private_Dirty`: what the machine gets back when it ends).
+#[derive(Debug, Default, Clone, Copy)]
+struct Memory {
+    rss: u64,
+    pss: u64,
+    private: u64,
+    anon: u64,
+}
+
+fn memory_kib(pid: u32) -> Option<Memory> {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let field = |name: &str| -> u64 {
+        rollup
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    Some(Memory {
+        rss: field("Rss:"),
+        pss: field("Pss:"),
+        private: field("Private_Clean:") + field("Private_Dirty:"),
+        anon: field("Anonymous:"),
+    })
+}
+
+/// The `teamlead teammate` process of `name`'s pane (the pane's shell or its child).
+fn teammate_pid(tmux: &TmuxBackend, executor: &PaneExecutor, name: &str) -> Option<u32> {
+    let pane = executor.pane_of(name).ok()?;
+    let pane_pid = tmux
+        .server
+        .run(&["display-message", "-p", "-t", &pane, "#{pane_pid}"])
+        .ok()?;
+    let children = Command::new("pgrep")
+        .args(["-P", &pane_pid])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    std::iter::once(pane_pid.trim().parse().ok()?)
+        .chain(children.lines().filter_map(|l| l.trim().parse().ok()))
+        .find(|pid| {
+            let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmd.contains("teammate") && !cmd.starts_with("sh")
+        })
 }
 
 fn main() {
@@ -104,29 +146,31 @@ fn main() {
         ms(times[times.len() - 1])
     );
 
-    // RSS of one idle teammate process: the child of the pane's shell.
+    // The memory of the idle teammate processes: the child of each pane's shell.
     std::thread::sleep(Duration::from_secs(2));
-    let pane = executor.pane_of("bench-0").unwrap();
-    let pane_pid = tmux
-        .server
-        .run(&["display-message", "-p", "-t", &pane, "#{pane_pid}"])
-        .unwrap();
-    let children = Command::new("pgrep")
-        .args(["-P", &pane_pid])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
-        .unwrap_or_default();
-    let pids: Vec<u32> = std::iter::once(pane_pid.parse().unwrap())
-        .chain(children.lines().filter_map(|l| l.trim().parse().ok()))
+    let all: Vec<(u32, Memory)> = (0..SPAWNS)
+        .filter_map(|i| teammate_pid(&tmux, &executor, &format!("bench-{i}")))
+        .filter_map(|pid| Some((pid, memory_kib(pid)?)))
         .collect();
-    for pid in pids {
-        let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if cmd.contains("teammate") && !cmd.starts_with("sh") {
-            println!(
-                "RSS of one idle `teamlead teammate` (pid {pid}): {} KiB",
-                rss_kib(pid).unwrap_or(0)
-            );
-        }
+    if let Some((pid, one)) = all.first() {
+        println!(
+            "one idle `teamlead teammate` (pid {pid}): RSS {} KiB, PSS {} KiB, private {} KiB, anonymous {} KiB",
+            one.rss, one.pss, one.private, one.anon
+        );
+    }
+    if !all.is_empty() {
+        let n = all.len() as u64;
+        let sum = |f: fn(&Memory) -> u64| all.iter().map(|(_, m)| f(m)).sum::<u64>() / n;
+        println!(
+            "mean of {n} idle teammates: RSS {} KiB, PSS {} KiB, private {} KiB, anonymous {} KiB",
+            sum(|m| m.rss),
+            sum(|m| m.pss),
+            sum(|m| m.private),
+            sum(|m| m.anon)
+        );
+        println!(
+            "  (RSS counts the binary's pages every teamlead process shares; PSS divides them; private is what one more teammate costs)"
+        );
     }
     let _ = tmux.server.kill_server();
 }

@@ -17,8 +17,10 @@ use crate::protocol::{AgentId, Color};
 /// Runs one teammate until it shuts down.
 pub fn run(ctx: &Context, args: &TeammateArgs) -> Result<()> {
     let (config, engine) = config_from(ctx, args)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+    // One thread is enough for one teammate: its loop waits on its inbox, its model or its
+    // command; file and process work goes to the blocking pool as everywhere. No worker thread
+    // (and no allocator arena of its own) beside the main one.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let reason = runtime.block_on(crate::agent::process::run(

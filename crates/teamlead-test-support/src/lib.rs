@@ -1,8 +1,9 @@
 //! What teamlead's tests share, as a crate (instead of files pulled into each test binary with
 //! `#[path]`): [`store`] has temporary homes seeded from the real fixtures of `tests/fixtures`,
 //! child writer processes (the test executable re-run as a child), and the hostile files and
-//! operations of the store's safety tests; [`git`] runs git with a test identity. Tests only:
-//! it unwraps and panics freely.
+//! operations of the store's safety tests; [`git`] runs git with a test identity; [`wait`] is
+//! the one poll with a deadline. Tests only: it unwraps and panics freely.
 
 pub mod git;
 pub mod store;
+pub mod wait;

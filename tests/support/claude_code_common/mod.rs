@@ -382,17 +382,8 @@ impl Scene {
     }
 
     /// Polls `cond` until it holds (`true`) or `within` has passed (`false`).
-    pub fn wait_try(&self, within: Duration, mut cond: impl FnMut() -> bool) -> bool {
-        let deadline = Instant::now() + within;
-        loop {
-            if cond() {
-                return true;
-            }
-            if Instant::now() > deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+    pub fn wait_try(&self, within: Duration, cond: impl FnMut() -> bool) -> bool {
+        teamlead_test_support::wait::poll_until(within, cond)
     }
 
     pub fn wait_screen(&self, what: &str, check: impl Fn(&str) -> bool) -> Duration {

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long any single wait may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -47,27 +47,9 @@ pub fn worktree_dir(dir: &Path, team: &str, name: &str) -> PathBuf {
     dir.join("repo-worktrees").join(format!("{team}-{name}"))
 }
 
-/// Polls `cond` every 20 ms until it holds; panics after `timeout` with `what` and `explain()`.
-pub fn wait_until(
-    what: &str,
-    timeout: Duration,
-    mut cond: impl FnMut() -> bool,
-    explain: impl Fn() -> String,
-) -> Duration {
-    let start = Instant::now();
-    loop {
-        if cond() {
-            return start.elapsed();
-        }
-        if start.elapsed() > timeout {
-            panic!(
-                "timed out after {timeout:?} waiting for {what}\n{}",
-                explain()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+/// The tests' one poll with a deadline.
+#[allow(unused_imports)]
+pub use teamlead_test_support::wait::wait_until;
 
 // ---------------------------------------------------------------------------------------------
 // Processes, from /proc.

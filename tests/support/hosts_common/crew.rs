@@ -5,32 +5,16 @@
 
 use std::collections::BTreeMap;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{TestHost, TestLead};
 
 /// The team every host test leads.
 pub const TEAM: &str = "crew";
 
-/// Polls `cond` every 100 ms until `limit`; panics with `explain` when it never holds.
-/// Returns how long it took.
-pub fn wait_for(
-    what: &str,
-    limit: Duration,
-    mut cond: impl FnMut() -> bool,
-    explain: impl Fn() -> String,
-) -> Duration {
-    let start = Instant::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < limit,
-            "{what} within {limit:?}: {}",
-            explain()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    start.elapsed()
-}
+/// The tests' one poll with a deadline.
+#[allow(unused_imports)]
+pub use teamlead_test_support::wait::wait_until as wait_for;
 
 /// `teamlead ctl crew ARGS` as the lead's user; its output.
 pub fn ctl(lead: &TestLead, args: &[&str]) -> std::process::Output {

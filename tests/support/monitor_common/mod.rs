@@ -123,12 +123,8 @@ impl Drop for RawChild {
 }
 
 /// Polls `cond` every 20 ms until it holds; panics after [`DEADLINE`].
-pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+pub fn wait_until(what: &str, cond: impl FnMut() -> bool) {
+    teamlead_test_support::wait::wait_until(what, DEADLINE, cond, String::new);
 }
 
 /// Characters that must never reach a terminal raw: ESC and every C0 control but `\n`, DEL,

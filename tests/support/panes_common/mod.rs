@@ -18,7 +18,7 @@ use crate::lead_keys::{Key, Keyboard};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use tmux_common::TestTmux;
 
@@ -40,28 +40,9 @@ pub fn unique_team(prefix: &str) -> String {
     format!("{prefix}-{}", &id[..8])
 }
 
-/// Polls `cond` every 25 ms until it holds; panics after `timeout` with `what` and whatever
-/// `explain` says about the state. Returns how long it took.
-pub fn wait_until(
-    what: &str,
-    timeout: Duration,
-    mut cond: impl FnMut() -> bool,
-    explain: impl Fn() -> String,
-) -> Duration {
-    let start = Instant::now();
-    loop {
-        if cond() {
-            return start.elapsed();
-        }
-        if start.elapsed() > timeout {
-            panic!(
-                "timed out after {timeout:?} waiting for {what}\n{}",
-                explain()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-}
+/// The tests' one poll with a deadline.
+#[allow(unused_imports)]
+pub use teamlead_test_support::wait::wait_until;
 
 /// Single-quotes a word for `sh`.
 pub fn sh_quote(word: &str) -> String {

@@ -9,20 +9,14 @@
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long any wait may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(30);
 
 /// Polls `cond` until it holds; panics with `explain()` at the deadline.
-pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool, explain: impl Fn() -> String) {
-    let deadline = Instant::now() + WAIT;
-    while !cond() {
-        if Instant::now() > deadline {
-            panic!("timed out waiting for {what}\n{}", explain());
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
+pub fn wait_until(what: &str, cond: impl FnMut() -> bool, explain: impl Fn() -> String) {
+    teamlead_test_support::wait::wait_until(what, WAIT, cond, explain);
 }
 
 /// A temporary home, runtime directory, working directory and log directory.

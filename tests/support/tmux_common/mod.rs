@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub struct TestTmux {
     pub socket: String,
@@ -102,15 +102,10 @@ impl TestTmux {
     }
 
     /// Polls `cond` until it holds or the deadline passes.
-    pub fn wait_for(&self, what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if cond() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("timed out waiting for {what}");
+    pub fn wait_for(&self, what: &str, timeout: Duration, cond: impl FnMut() -> bool) {
+        teamlead_test_support::wait::wait_until(what, timeout, cond, || {
+            self.run(&["list-panes", "-a"]).unwrap_or_default()
+        });
     }
 }
 

@@ -7,7 +7,7 @@ pub mod hostile;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use teamlead_protocol::InboxEntry;
 use teamlead_protocol::store::{Home, LeadLiveness, inbox, lock};
@@ -207,16 +207,9 @@ pub fn child_entry() {
     std::process::exit(code);
 }
 
-/// Polls `cond` every few milliseconds until it holds or `timeout` passes.
-pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    cond()
+/// Polls `cond` until it holds or `timeout` passes ([`crate::wait::poll_until`]).
+pub fn wait_until(timeout: Duration, cond: impl FnMut() -> bool) -> bool {
+    crate::wait::poll_until(timeout, cond)
 }
 
 /// Reads an inbox file as raw JSON and returns the `text` of every entry (panics if invalid).
