@@ -36,6 +36,19 @@ pub struct Record {
     pub relay_pid: u32,
     /// When the lead was last there (epoch ms; the relay's last beat).
     pub seen_ms: u64,
+    /// The grace the lead gives its teammates on this host (milliseconds; the lead starts the
+    /// relay with it in [`GRACE_VAR`], as it starts the teammates), so `teamlead clean` here
+    /// waits as long as they do. `None`: an older relay, or none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grace_ms: Option<u64>,
+}
+
+/// The variable that carries the lead's grace to the teammates and the relay on a host.
+pub const GRACE_VAR: &str = "TEAMLEAD_LEAD_GRACE_MS";
+
+/// The grace this relay was started with.
+fn own_grace_ms() -> Option<u64> {
+    std::env::var(GRACE_VAR).ok()?.trim().parse().ok()
 }
 
 /// The record's path for `team` under `home`.
@@ -56,6 +69,7 @@ fn write(home: &Home, path: &std::path::Path) {
     let record = Record {
         relay_pid: std::process::id(),
         seen_ms: now_ms(),
+        grace_ms: own_grace_ms(),
     };
     let written = serde_json::to_vec(&record)
         .map_err(|e| e.to_string())

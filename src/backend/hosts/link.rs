@@ -28,7 +28,6 @@ use std::time::{Duration, Instant};
 use teamlead_relay::{DriverOptions, Ended, Event, Identity, Link};
 
 use super::Connection;
-use super::probe::remote_teamlead_in;
 use crate::protocol::time::now_ms;
 use crate::store::Home;
 
@@ -124,9 +123,19 @@ pub fn link_id(team: &str, created_ms: u64, host: &str) -> String {
     teamlead_relay::forward::relay_id(team, &format!("link/{host}/{created_ms}"))
 }
 
-/// The relay's command line on the host, with the host's home when the config names one.
-pub fn relay_command(home: Option<&str>) -> String {
-    remote_teamlead_in(home, None, &["relay", "--stdio"])
+/// The relay's command line on the host, with the host's home when the config names one and
+/// the grace the lead gives its teammates there (the relay keeps it in the lead's presence
+/// record, for `teamlead clean` on that host).
+pub fn relay_command(home: Option<&str>, grace_ms: u128) -> String {
+    super::probe::remote_teamlead_env(
+        home,
+        None,
+        &[(
+            teamlead_relay::presence::GRACE_VAR.to_string(),
+            grace_ms.to_string(),
+        )],
+        &["relay", "--stdio"],
+    )
 }
 
 impl HostLink {
@@ -443,7 +452,10 @@ fn connect_once(
 ) -> Result<bool, String> {
     let mut cmd = spec
         .connection
-        .command(&relay_command(spec.connection.host.home.as_deref()))
+        .command(&relay_command(
+            spec.connection.host.home.as_deref(),
+            super::remote::host_grace_ms(),
+        ))
         .map_err(|e| e.to_string())?;
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -38,6 +38,15 @@ pub fn grace() -> Duration {
     host_grace_of(std::env::var("TEAMLEAD_LEAD_GRACE_MS").ok().as_deref())
 }
 
+/// How long `team`'s teammates on this host wait for its lead: the grace its relay recorded
+/// (the lead's, as it gave it to them), else [`grace`].
+pub fn lead_grace(home: &Home, team: &str) -> Duration {
+    teamlead_relay::presence::last_seen(home, team)
+        .and_then(|r| r.grace_ms)
+        .map(Duration::from_millis)
+        .unwrap_or_else(grace)
+}
+
 /// How long ago a relay last stood for `team`'s lead on this host (`None`: the team is not
 /// the copy of a lead on another host).
 pub fn lead_away(home: &Home, team: &str) -> Option<Duration> {
@@ -51,7 +60,7 @@ pub fn lead_away(home: &Home, team: &str) -> Option<Duration> {
 /// lead is on another host and was linked less than the grace period ago.
 pub fn keep_reason(home: &Home, team: &str) -> Option<String> {
     let away = lead_away(home, team)?;
-    let grace = grace();
+    let grace = lead_grace(home, team);
     (away < grace).then(|| {
         format!(
             "its lead runs on another host; its link was last up {} s ago and it may come back within the grace of {} s",
@@ -84,5 +93,33 @@ mod tests {
         assert_eq!(host_grace_of(None), Duration::from_secs(300));
         assert_eq!(host_grace_of(Some("soon")), Duration::from_secs(300));
         assert_eq!(host_grace_of(Some(" 15000 ")), Duration::from_secs(15));
+    }
+
+    fn record(home: &Home, away: Duration, grace_ms: Option<u64>) {
+        let record = teamlead_relay::presence::Record {
+            relay_pid: 1,
+            seen_ms: now_ms() - away.as_millis() as u64,
+            grace_ms,
+        };
+        let path = teamlead_relay::presence::record_path(home, "crew").unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_vec(&record).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn clean_on_a_host_waits_the_grace_the_lead_gave_its_teammates_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path());
+        // The lead gave its teammates 20 s: gone for 30 s, its team is a dead lead's.
+        record(&home, Duration::from_secs(30), Some(20_000));
+        assert_eq!(lead_grace(&home, "crew"), Duration::from_secs(20));
+        assert_eq!(keep_reason(&home, "crew"), None);
+        // Within it, the team is kept, and the reason says the lead's grace.
+        record(&home, Duration::from_secs(10), Some(20_000));
+        let why = keep_reason(&home, "crew").expect("kept");
+        assert!(why.contains("grace of 20 s"), "{why}");
+        // An older relay that recorded none: the host's own rule (5 minutes).
+        record(&home, Duration::from_secs(30), None);
+        assert!(keep_reason(&home, "crew").is_some());
     }
 }

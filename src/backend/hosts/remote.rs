@@ -28,12 +28,12 @@ pub use crate::protocol::HOST_KEY;
 const SYNC_DEADLINE: Duration = Duration::from_secs(20);
 
 /// How long a teammate waits for a lead that is gone (the teammates' own rule).
-const GRACE_VAR: &str = "TEAMLEAD_LEAD_GRACE_MS";
+const GRACE_VAR: &str = teamlead_relay::presence::GRACE_VAR;
 
 /// How long the host's teammates (and a `claude` teammate's guard there) wait for a lead whose
 /// link is gone (`relay::presence`): the lead's own grace when one was set, as for a local
 /// teammate, else the hosts' longer default (a link that drops is not a dead lead).
-fn host_grace_ms() -> u128 {
+pub(super) fn host_grace_ms() -> u128 {
     super::on_host::host_grace_of(std::env::var(GRACE_VAR).ok().as_deref()).as_millis()
 }
 

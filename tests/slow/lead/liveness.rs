@@ -14,8 +14,11 @@ use panes_common::{
     PtyLead, Reaper, WAIT, Workspace, processes_of, sigkill, teammate_processes, wait_until,
 };
 
-/// The liveness poll runs every 500 ms: what happened is on screen within a second.
-const SHOWN_WITHIN: Duration = Duration::from_millis(1_000);
+/// The liveness poll runs every 500 ms: what happened is on screen within a second on a quiet
+/// machine (the timings are printed). The test holds the bound a loaded 2-core machine keeps
+/// (a spawn's own tmux work counts in the first): well under the 30 s first-turn report and the
+/// lead's other slow paths, which are what it rules out.
+const SHOWN_WITHIN: Duration = Duration::from_secs(5);
 
 /// Writes `script` as the `claude` the lead runs (`TEAMLEAD_CLAUDE_BIN`).
 fn claude_launcher(ws: &mut Workspace, script: &str) {
