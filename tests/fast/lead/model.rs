@@ -96,7 +96,11 @@ async fn the_lead_model_spawns_a_teammate_and_assigns_it_a_task() {
                 (
                     "toolu_02",
                     "TaskCreate",
-                    json!({"subject": "Write the parser", "description": "A recursive-descent parser with tests."}),
+                    // A command in the description: the shell teammate asks to run it and
+                    // waits for the lead, so the task stays its own while the test looks (a
+                    // task without one it would report failed at once, and a loaded machine
+                    // let that come first).
+                    json!({"subject": "Write the parser", "description": "A recursive-descent parser with tests.\n```\ntrue\n```"}),
                 ),
                 (
                     "toolu_03",

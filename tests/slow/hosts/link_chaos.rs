@@ -18,8 +18,11 @@ use crate::hosts_common::skip_unless_root;
 
 const WRITERS: usize = 8;
 const DROPS: usize = 100;
-/// The whole chaos run (drops, then delivery of everything written) must end within this.
-const WHOLE_RUN: Duration = Duration::from_secs(180);
+/// The whole chaos run (drops, then delivery of everything written) must end within this: a
+/// bound, not a speed (100–150 s on a quiet 2-core machine; each drop waits for an ssh
+/// handshake, which a loaded machine, the suite beside a second build, stretches to twice
+/// that). The figures go to the report line.
+const WHOLE_RUN: Duration = Duration::from_secs(420);
 
 /// Waits until everything written both ways has arrived (or `within` passes); the tallies.
 fn settle(

@@ -2,6 +2,12 @@
 //! inbox entry the lead has delivered, fsynced before the entry is removed from the inbox.
 //! It is loaded into a set of de-duplication keys at open, so an entry delivered before a
 //! crash is not delivered twice.
+//!
+//! Taking an entry (showing it, the entry staying in the inbox) only writes its line
+//! ([`DeliveryLog::note`]): a lead that crashes still finds the line (the kernel has it), and
+//! only a machine that loses power before the next sync can show such an entry again, which the
+//! inbox still holds. The fsync comes before anything leaves the inbox ([`DeliveryLog::record`],
+//! [`DeliveryLog::sync`]), so no entry is ever lost, and a delivery does not wait for the disk.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -21,6 +27,14 @@ const MAX_LOG_BYTES: u64 = 512 * 1024 * 1024;
 pub struct DeliveryLog {
     path: PathBuf,
     keys: HashSet<String>,
+    /// Lines written since the last fsync (and whether the file was created since).
+    unsynced: Option<Unsynced>,
+}
+
+/// What a [`DeliveryLog::sync`] still owes the disk.
+#[derive(Debug, Clone, Copy)]
+struct Unsynced {
+    created: bool,
 }
 
 impl DeliveryLog {
@@ -61,6 +75,7 @@ impl DeliveryLog {
         Ok(DeliveryLog {
             path: path.to_path_buf(),
             keys,
+            unsynced: None,
         })
     }
 
@@ -84,8 +99,16 @@ impl DeliveryLog {
         self.keys.is_empty()
     }
 
-    /// Appends one line per entry (`{"key", "deliveredAt", "entry"}`) and fsyncs.
+    /// Appends one line per entry (`{"key", "deliveredAt", "entry"}`) and fsyncs (what was
+    /// noted before too): before entries leave an inbox.
     pub fn record(&mut self, entries: &[InboxEntry]) -> Result<()> {
+        self.note(entries)?;
+        self.sync()
+    }
+
+    /// Appends one line per entry without waiting for the disk (see the module's header): for
+    /// entries taken while they stay in the inbox.
+    pub fn note(&mut self, entries: &[InboxEntry]) -> Result<()> {
         if entries.is_empty() {
             return Ok(());
         }
@@ -105,7 +128,7 @@ impl DeliveryLog {
             .open(&self.path)
             .map_err(io_at(&self.path))?;
         let before = f.metadata().map(|m| m.len()).ok();
-        if let Err(e) = f.write_all(buf.as_bytes()).and_then(|()| f.sync_all()) {
+        if let Err(e) = f.write_all(buf.as_bytes()) {
             // A full disk may have taken part of the lines: cut them off, or the next record
             // would be glued to a torn line and unreadable at the next open.
             if let Some(len) = before {
@@ -113,12 +136,31 @@ impl DeliveryLog {
             }
             return Err(StoreError::io(&self.path, e));
         }
-        if created && let Some(dir) = self.path.parent() {
-            super::atomic::sync_dir(dir)?;
-        }
+        let created = created || self.unsynced.is_some_and(|u| u.created);
+        self.unsynced = Some(Unsynced { created });
         for e in entries {
             self.keys.insert(e.dedup_key());
         }
+        Ok(())
+    }
+
+    /// Makes every line written so far durable (nothing when all are).
+    pub fn sync(&mut self) -> Result<()> {
+        let Some(owed) = self.unsynced else {
+            return Ok(());
+        };
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&self.path)
+            .map_err(io_at(&self.path))?;
+        f.sync_all().map_err(io_at(&self.path))?;
+        if owed.created
+            && let Some(dir) = self.path.parent()
+        {
+            super::atomic::sync_dir(dir)?;
+        }
+        self.unsynced = None;
         Ok(())
     }
 }
@@ -318,6 +360,32 @@ mod tests {
 
     fn entry(text: &str) -> InboxEntry {
         InboxEntry::new("alpha", text)
+    }
+
+    #[test]
+    fn a_noted_entry_is_kept_for_a_restarted_lead_and_owed_to_the_disk_until_a_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".teamlead/delivered-team-lead.jsonl");
+        let mut log = DeliveryLog::open(&path).unwrap();
+        let taken = entry("taken");
+        log.note(std::slice::from_ref(&taken)).unwrap();
+        assert!(
+            log.unsynced.is_some_and(|u| u.created),
+            "the line waits for a sync"
+        );
+        // A lead process that ends here (the kernel keeps the line) does not show it again.
+        assert!(
+            DeliveryLog::open(&path)
+                .unwrap()
+                .contains(&taken.dedup_key())
+        );
+        // A drain that removes entries from the inbox syncs first, even with nothing new.
+        log.record(&[]).unwrap();
+        assert!(log.unsynced.is_none());
+        log.note(&[entry("more")]).unwrap();
+        assert!(log.unsynced.is_some_and(|u| !u.created));
+        log.sync().unwrap();
+        assert!(log.unsynced.is_none());
     }
 
     #[test]

@@ -521,8 +521,9 @@ pub enum Taken {
     Unparsed,
 }
 
-/// The lead's consumption without touching the inbox: records the unread entries the log does
-/// not hold yet (durably) and puts them into `delivered`, taking no lock and writing nothing
+/// The lead's consumption without touching the inbox: notes the unread entries the log does
+/// not hold yet (written, made durable by the drain that removes them: [`DeliveryLog::note`])
+/// and puts them into `delivered`, taking no lock and writing nothing
 /// to the inbox. Claude Code 2.1.45 gives up at once on a busy inbox lock, so the lead takes
 /// new entries this way as they come and removes them with [`drain_unread_into`] only once
 /// the inbox has been quiet for a while (a teammate's frames come in bursts).
@@ -539,7 +540,8 @@ pub fn take_unread_into(
         Scan::Nothing => Ok(Taken::Empty),
         Scan::Bad => Ok(Taken::Unparsed),
         Scan::Unread { fresh, .. } => {
-            log.record(&fresh)?;
+            // Shown at once; durable before the entries leave the inbox (`drain_prepared`).
+            log.note(&fresh)?;
             delivered.extend(fresh);
             Ok(Taken::Pending)
         }
