@@ -81,6 +81,13 @@ pub trait PaneBackend: Send + Sync {
     fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError>;
     /// Colors the pane and titles it with the teammate's name.
     fn style(&self, pane: &str, name: &str, color: Option<Color>) -> Result<(), BackendError>;
+    /// A new pane ([`PaneBackend::create_pane`]) already styled for `name`
+    /// ([`PaneBackend::style`]); a backend that can do both in fewer round trips overrides it.
+    fn create_styled_pane(&self, name: &str, color: Option<Color>) -> Result<String, BackendError> {
+        let pane = self.create_pane()?;
+        self.style(&pane, name, color)?;
+        Ok(pane)
+    }
     fn kill(&self, pane: &str) -> Result<(), BackendError>;
     fn hide(&self, pane: &str) -> Result<(), BackendError>;
     fn show(&self, pane: &str) -> Result<(), BackendError>;

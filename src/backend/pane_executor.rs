@@ -194,11 +194,7 @@ impl PaneExecutor {
         let name = request.name.clone();
         let color = request.color.as_deref().and_then(Color::parse);
         let pane = self
-            .blocking(move |b| {
-                let pane = b.create_pane()?;
-                b.style(&pane, &name, color)?;
-                Ok(pane)
-            })
+            .blocking(move |b| b.create_styled_pane(&name, color))
             .await?;
         let kind = self.backend.kind();
         // The member's pane and the prompt go to its files on the blocking pool: both take a

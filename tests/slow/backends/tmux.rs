@@ -151,6 +151,73 @@ fn outside_tmux_uses_a_private_tiled_server() {
     assert!(!backend.server.is_running());
 }
 
+/// A styled pane in few tmux calls (the pane, then its layout and style in one sequence), on
+/// the private server and inside it: the same title, name option, border and `remain-on-exit`
+/// as the step-by-step calls gave; a word that ends in `;` (which tmux would take for the end of
+/// a command) stays a word.
+#[test]
+fn a_styled_pane_gets_its_style_and_layout_in_one_sequence() {
+    let socket = format!("tl-test-{}", uuid::Uuid::new_v4().simple());
+    let backend = TmuxBackend::private(&socket);
+    let guard = TestTmux::named(socket.clone());
+    let first = backend
+        .create_styled_pane("first", Some(Color::Green))
+        .expect("the swarm's first pane");
+    let odd = backend
+        .create_styled_pane("odd;", Some(Color::Pink))
+        .expect("a split pane");
+    for (pane, name, color) in [(&first, "first", "green"), (&odd, "odd;", "colour205")] {
+        let option = |o: &str| {
+            guard
+                .run(&["show-options", "-p", "-t", pane, "-v", o])
+                .unwrap()
+        };
+        assert_eq!(option("@teamlead-name"), name);
+        assert_eq!(option("remain-on-exit"), "failed");
+        assert_eq!(
+            option("pane-border-format"),
+            format!("#[fg={color},bold] #{{@teamlead-name}} #[default]")
+        );
+        assert_eq!(
+            guard
+                .run(&["display-message", "-p", "-t", pane, "#{pane_title}"])
+                .unwrap(),
+            name
+        );
+    }
+    assert_eq!(guard.panes("#{pane_id}").len(), 2);
+    backend.server.kill_server().unwrap();
+
+    let t = TestTmux::start();
+    let (inside, lead) = backend_inside(&t);
+    let pane = inside
+        .create_styled_pane("beside", Some(Color::Red))
+        .expect("a pane beside the lead");
+    assert_eq!(
+        t.run(&["show-options", "-p", "-t", &pane, "-v", "@teamlead-name"])
+            .unwrap(),
+        "beside"
+    );
+    assert_eq!(
+        t.run(&[
+            "show-options",
+            "-w",
+            "-t",
+            "main",
+            "-v",
+            "pane-border-status"
+        ])
+        .unwrap(),
+        "top"
+    );
+    assert_eq!(
+        t.run(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+            .unwrap(),
+        lead,
+        "the lead keeps focus"
+    );
+}
+
 /// A teammate pane that closes between the listing and the split (a teammate that just shut
 /// down) is forgotten and another split: a tmux hook kills it right after the second
 /// `list-panes` of `create_pane`, the one that picks the pane to split.

@@ -54,11 +54,25 @@ impl TmuxServer {
     /// Runs `tmux [-L socket] <args>` (through the terminal runner, with its time limit) and
     /// returns its trimmed stdout.
     pub fn run(&self, args: &[&str]) -> Result<String, BackendError> {
-        let mut all: Vec<&str> = Vec::with_capacity(args.len() + 4);
+        self.run_sequence(&[args])
+    }
+
+    /// Several commands in one tmux client (one process, one round trip to the server), in
+    /// order; tmux stops at the first that fails, and the call fails. Each command's words are
+    /// passed as they are: a word that ends in `;` (which tmux would take for the end of a
+    /// command) is escaped.
+    pub fn run_sequence(&self, commands: &[&[&str]]) -> Result<String, BackendError> {
+        let mut all: Vec<String> = Vec::new();
         if let Some(s) = &self.socket {
-            all.extend(["-L", s, "-f", "/dev/null"]);
+            all.extend(["-L", s, "-f", "/dev/null"].map(str::to_string));
         }
-        all.extend_from_slice(args);
+        for (i, command) in commands.iter().enumerate() {
+            if i > 0 {
+                all.push(";".to_string());
+            }
+            all.extend(command.iter().map(|word| literal_word(word)));
+        }
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
         cli::run("tmux", &all, None).map(|out| out.trim().to_string())
     }
 
@@ -108,6 +122,15 @@ impl TmuxServer {
             let _ = std::fs::remove_file(path);
         }
         result
+    }
+}
+
+/// `word` as tmux reads it back from its command line: a word ending in `;` ends a command
+/// there unless the `;` is escaped (`\;`, which tmux turns back into `;`).
+fn literal_word(word: &str) -> String {
+    match word.strip_suffix(';') {
+        Some(rest) => format!("{rest}\\;"),
+        None => word.to_string(),
     }
 }
 

@@ -8,17 +8,70 @@ use super::{HIDDEN_SESSION, NAME_OPTION, SWARM_SESSION, TmuxBackend, TmuxLayout,
 use crate::backend::{BackendError, BackendKind, PaneBackend, PaneKey, PaneState};
 use crate::protocol::Color;
 
-impl PaneBackend for TmuxBackend {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Tmux
-    }
+/// One tmux command, its words.
+type Command = Vec<String>;
 
-    /// Creates a pane running `cat` and returns its id. Serialized: one at a time.
-    fn create_pane(&self) -> Result<String, BackendError> {
+fn command(words: &[&str]) -> Command {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+fn words(command: &[String]) -> Vec<&str> {
+    command.iter().map(String::as_str).collect()
+}
+
+/// The commands that give `pane` its border and title in `name` and `color`.
+fn style_commands(pane: &str, name: &str, color: Option<Color>) -> Vec<Command> {
+    let fg = color.map(Color::tmux_name).unwrap_or("default");
+    let border = format!("fg={fg}");
+    // The border shows a pane option of ours, not `#{pane_title}`: Claude Code retitles its
+    // pane (`✳ general-purpose`), so every claude teammate's border read the same.
+    let format = format!("#[fg={fg},bold] #{{{NAME_OPTION}}} #[default]");
+    vec![
+        command(&["set-option", "-p", "-t", pane, "pane-border-style", &border]),
+        command(&[
+            "set-option",
+            "-p",
+            "-t",
+            pane,
+            "pane-active-border-style",
+            &border,
+        ]),
+        command(&["select-pane", "-t", pane, "-T", name]),
+        command(&["set-option", "-p", "-t", pane, NAME_OPTION, name]),
+        command(&[
+            "set-option",
+            "-p",
+            "-t",
+            pane,
+            "pane-border-format",
+            &format,
+        ]),
+    ]
+}
+
+impl TmuxBackend {
+    /// Makes a pane running `cat` (serialized: one at a time) and returns its id, with the
+    /// commands that lay it out, which may fail without harm (run after it, in one call with
+    /// its style when it has one).
+    fn make_pane(&self) -> Result<(String, Vec<Command>), BackendError> {
         let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
-        // Panes that closed by themselves (a teammate that shut down) are forgotten.
-        let alive = self.server.pane_ids();
-        panes.retain(|p| alive.contains(p));
+        // One listing: the panes alive (those that closed by themselves, a teammate that shut
+        // down, are forgotten) and whether the private server has its swarm session.
+        let listing = self
+            .server
+            .run(&["list-panes", "-a", "-F", "#{session_name} #{pane_id}"])
+            .unwrap_or_default();
+        let mut swarm = false;
+        let alive: Vec<&str> = listing
+            .lines()
+            .filter_map(|l| {
+                let (session, id) = l.rsplit_once(' ')?;
+                swarm |= session == SWARM_SESSION;
+                Some(id)
+            })
+            .collect();
+        panes.retain(|p| alive.contains(&p.as_str()));
+        let mut after = Vec::new();
         let id = match &self.layout {
             TmuxLayout::Inside { lead_pane } => {
                 let window = self.window_of(lead_pane)?;
@@ -46,18 +99,18 @@ impl PaneBackend for TmuxBackend {
                     .server
                     .run(&["select-layout", "-t", &window, "main-vertical"]);
                 self.resize_lead(lead_pane, &window);
-                let _ = self.server.run(&[
+                after.push(command(&[
                     "set-option",
                     "-w",
                     "-t",
                     &window,
                     "pane-border-status",
                     "top",
-                ]);
+                ]));
                 id
             }
             TmuxLayout::Private => {
-                if !self.swarm_exists() {
+                if !swarm {
                     self.new_swarm()?
                 } else {
                     let target = format!("{SWARM_SESSION}:teammates");
@@ -72,15 +125,54 @@ impl PaneBackend for TmuxBackend {
                         "--",
                         "cat",
                     ])?;
-                    let _ = self.server.run(&["select-layout", "-t", &target, "tiled"]);
+                    after.push(command(&["select-layout", "-t", &target, "tiled"]));
                     id
                 }
             }
         };
-        let _ = self
-            .server
-            .run(&["set-option", "-p", "-t", &id, "remain-on-exit", "failed"]);
+        after.push(command(&[
+            "set-option",
+            "-p",
+            "-t",
+            &id,
+            "remain-on-exit",
+            "failed",
+        ]));
         panes.push(id.clone());
+        Ok((id, after))
+    }
+}
+
+impl PaneBackend for TmuxBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Tmux
+    }
+
+    /// Creates a pane running `cat` and returns its id. Serialized: one at a time.
+    fn create_pane(&self) -> Result<String, BackendError> {
+        let (id, after) = self.make_pane()?;
+        for command in &after {
+            let _ = self.server.run(&words(command));
+        }
+        Ok(id)
+    }
+
+    /// A new pane styled for `name`: the pane in one call, then its layout, options, border
+    /// and title in one more (a spawn used to take eleven tmux clients in a row, each a
+    /// process and a round trip: most of a pane spawn's time).
+    fn create_styled_pane(&self, name: &str, color: Option<Color>) -> Result<String, BackendError> {
+        let (id, after) = self.make_pane()?;
+        let style = style_commands(&id, name, color);
+        let owned: Vec<Vec<&str>> = style.iter().chain(after.iter()).map(|c| words(c)).collect();
+        let all: Vec<&[&str]> = owned.iter().map(Vec::as_slice).collect();
+        if self.server.run_sequence(&all).is_err() {
+            // One step failed and tmux stopped there: each on its own, the layout's steps
+            // allowed to fail as they always were, the style's not.
+            for command in &after {
+                let _ = self.server.run(&words(command));
+            }
+            self.style(&id, name, color)?;
+        }
         Ok(id)
     }
 
@@ -92,35 +184,12 @@ impl PaneBackend for TmuxBackend {
     }
 
     /// Border and title in the teammate's color and name (the name also in [`NAME_OPTION`],
-    /// which the border shows).
+    /// which the border shows), in one tmux call.
     fn style(&self, pane: &str, name: &str, color: Option<Color>) -> Result<(), BackendError> {
-        let fg = color.map(Color::tmux_name).unwrap_or("default");
-        let border = format!("fg={fg}");
-        self.server
-            .run(&["set-option", "-p", "-t", pane, "pane-border-style", &border])?;
-        self.server.run(&[
-            "set-option",
-            "-p",
-            "-t",
-            pane,
-            "pane-active-border-style",
-            &border,
-        ])?;
-        self.server.run(&["select-pane", "-t", pane, "-T", name])?;
-        // The border shows a pane option of ours, not `#{pane_title}`: Claude Code retitles its
-        // pane (`✳ general-purpose`), so every claude teammate's border read the same.
-        self.server
-            .run(&["set-option", "-p", "-t", pane, NAME_OPTION, name])?;
-        let format = format!("#[fg={fg},bold] #{{{NAME_OPTION}}} #[default]");
-        self.server.run(&[
-            "set-option",
-            "-p",
-            "-t",
-            pane,
-            "pane-border-format",
-            &format,
-        ])?;
-        Ok(())
+        let commands = style_commands(pane, name, color);
+        let all: Vec<Vec<&str>> = commands.iter().map(|c| words(c)).collect();
+        let all: Vec<&[&str]> = all.iter().map(Vec::as_slice).collect();
+        self.server.run_sequence(&all).map(|_| ())
     }
 
     /// Kills a pane.
