@@ -197,7 +197,12 @@ impl Ledger {
             .filter(|s| s.to == to && s.state.unread())
         {
             let entry = inbox.iter().find(|e| e.dedup_key() == sent.key);
-            let read = entry.is_none_or(|e| e.read == Some(true));
+            // Gone from the inbox is read only once it was there: a read of the inbox that
+            // came before the lead's own write landed does not have it yet.
+            let read = match entry {
+                Some(e) => e.read == Some(true),
+                None => sent.written,
+            };
             if read {
                 changes.extend(set(sent, Receipt::Read, now_ms));
             }
@@ -391,6 +396,21 @@ mod tests {
         assert_eq!(c.state.as_str(), "not done: its reply was lost");
         assert!(ledger.turn_started("alpha", 9_500).is_empty());
         assert_eq!(ledger.reply_lost("alpha", 9_600), None, "told once");
+    }
+
+    #[test]
+    fn a_message_not_yet_written_is_not_read_by_its_absence() {
+        let mut ledger = Ledger::default();
+        let entry = InboxEntry::new("team-lead", "rebase on main");
+        let id = ledger.sending("alpha", &entry, 1_000);
+        // The inbox read before the lead's own write landed: no entry, nothing read.
+        assert!(ledger.inbox_seen("alpha", &[], 1_001).is_empty());
+        let c = ledger.written(id, true, false, 1_002).expect("written");
+        assert_eq!(c.state, Receipt::Delivered);
+        // Once it was written, gone from the inbox is taken (a runtime that removes what it
+        // reads).
+        let c = ledger.inbox_seen("alpha", &[], 1_003);
+        assert_eq!((c[0].id, c[0].state), (id, Receipt::Read));
     }
 
     #[test]

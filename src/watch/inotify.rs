@@ -33,6 +33,25 @@ const IDLE_TICK: Duration = Duration::from_secs(5);
 
 type RawEvent = notify::Result<notify::Event>;
 
+/// Whether `event` finishes a write of one of the protocol's files: a `.json` file renamed into
+/// place (an atomic writer's last step) or closed after writing (an in-place writer's). A lock
+/// directory or a temp file never does.
+fn completes_a_write(event: &RawEvent) -> bool {
+    let Ok(event) = event else {
+        return false;
+    };
+    let finishing = matches!(
+        event.kind,
+        EventKind::Modify(ModifyKind::Name(RenameMode::To))
+            | EventKind::Access(AccessKind::Close(AccessMode::Write))
+    );
+    finishing
+        && event
+            .paths
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "json") && !is_lock_dir_path(p))
+}
+
 /// Why the notify watcher did not start.
 pub(crate) enum StartError {
     /// No watcher or watch could be made (inotify limits, …): poll instead, with this sink.
@@ -121,11 +140,18 @@ impl NotifyLoop {
             let mut batch = Vec::new();
             match raw.recv_timeout(timeout) {
                 Ok(first) => {
+                    let mut done = completes_a_write(&first);
                     batch.push(first);
                     let end = Instant::now() + MAX_BURST;
-                    while Instant::now() < end {
+                    // A write that is complete (a file renamed into place, or closed after an
+                    // in-place write) ends the burst at once: what a reader waits for is there,
+                    // and the quiet after it would only delay it (the lead's messages).
+                    while !done && Instant::now() < end {
                         match raw.recv_timeout(self.coalesce_window) {
-                            Ok(next) => batch.push(next),
+                            Ok(next) => {
+                                done = completes_a_write(&next);
+                                batch.push(next);
+                            }
                             Err(_) => break,
                         }
                     }
