@@ -200,7 +200,14 @@ fn frames_reach_the_lead_or_are_shown(client: &Client, latency: Duration) {
             .team_dir()
             .join("inboxes")
             .join("team-lead.json.lock");
-        std::fs::create_dir(&lock).expect("hold the lead's inbox lock");
+        // Taken as a writer takes it: when the lead (draining) or the client holds it now,
+        // once they let it go.
+        teamlead_test_support::wait::wait_until(
+            "the lead's inbox lock free to hold",
+            Duration::from_secs(30),
+            || std::fs::create_dir(&lock).is_ok(),
+            || format!("{} still held", lock.display()),
+        );
         // Held as a live writer holds it: its time refreshed, so no one takes it as stale.
         let holding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
         let refresher = {
