@@ -65,11 +65,11 @@ pub fn last_seen(home: &Home, team: &str) -> Option<Record> {
     serde_json::from_slice(&bytes).ok()
 }
 
-fn write(home: &Home, path: &std::path::Path) {
+fn write(home: &Home, path: &std::path::Path, grace_ms: Option<u64>) {
     let record = Record {
         relay_pid: std::process::id(),
         seen_ms: now_ms(),
-        grace_ms: own_grace_ms(),
+        grace_ms,
     };
     let written = serde_json::to_vec(&record)
         .map_err(|e| e.to_string())
@@ -101,13 +101,15 @@ impl Presence {
             }
         };
         let stop = Arc::new(AtomicBool::new(false));
+        // Read once: the relay's environment does not change while it runs.
+        let grace_ms = own_grace_ms();
         let beat = record_path(home, team).and_then(|path| {
             let (home, stop) = (home.clone(), stop.clone());
             std::thread::Builder::new()
                 .name("lead-presence".into())
                 .spawn(move || {
                     while !stop.load(Ordering::Relaxed) {
-                        write(&home, &path);
+                        write(&home, &path, grace_ms);
                         let mut slept = Duration::ZERO;
                         while slept < BEAT && !stop.load(Ordering::Relaxed) {
                             std::thread::sleep(Duration::from_millis(50));
@@ -115,7 +117,7 @@ impl Presence {
                         }
                     }
                     // The last time the lead was there: now.
-                    write(&home, &path);
+                    write(&home, &path, grace_ms);
                 })
                 .ok()
         });

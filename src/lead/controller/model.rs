@@ -444,7 +444,7 @@ impl Controller {
         let (to, text) = (to.to_string(), text.to_string());
         if to == "*" {
             return self.with_fresh_team(move |c| {
-                let names = c.cache.file().teammates().map(|m| m.name.clone()).collect();
+                let names = c.cache.teammate_names();
                 c.lead_send_to(names, &to, &text, entry, tx)
             });
         }

@@ -503,12 +503,7 @@ impl Controller {
         self.check_first_turns(&[]);
         self.check_marked_turns();
         self.release_held_assignments();
-        let names: Vec<String> = self
-            .cache
-            .file()
-            .teammates()
-            .map(|m| m.name.clone())
-            .collect();
+        let names: Vec<String> = self.cache.teammate_names();
         for name in names {
             self.check_inbox_receipts(&name);
         }

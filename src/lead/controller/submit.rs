@@ -237,12 +237,7 @@ impl Controller {
     }
 
     fn broadcast_now(&mut self, text: &str) {
-        let names: Vec<String> = self
-            .cache
-            .file()
-            .teammates()
-            .map(|m| m.name.clone())
-            .collect();
+        let names: Vec<String> = self.cache.teammate_names();
         self.emit(LeadEvent::Transcript(TranscriptItem::ToTeammate {
             to: "everyone".to_string(),
             text: text.to_string(),

@@ -56,6 +56,11 @@ impl TeamCache {
         &self.file
     }
 
+    /// The teammates' names (the lead left out), as last read.
+    pub fn teammate_names(&self) -> Vec<String> {
+        self.file.teammates().map(|m| m.name.clone()).collect()
+    }
+
     /// The task list as last read.
     pub fn tasks(&self) -> &[Task] {
         &self.tasks

@@ -113,12 +113,7 @@ impl Controller {
     pub fn no_such_teammate_error(&self, name: &str) -> OpError {
         OpError::NoSuchTeammate {
             name: name.to_string(),
-            known: self
-                .cache
-                .file()
-                .teammates()
-                .map(|m| m.name.clone())
-                .collect(),
+            known: self.cache.teammate_names(),
         }
     }
 
@@ -324,12 +319,7 @@ impl Controller {
     }
 
     fn shutdown_all_now(&mut self) {
-        let names: Vec<String> = self
-            .cache
-            .file()
-            .teammates()
-            .map(|m| m.name.clone())
-            .collect();
+        let names: Vec<String> = self.cache.teammate_names();
         if names.is_empty() {
             self.note("There are no teammates to shut down.");
             return;

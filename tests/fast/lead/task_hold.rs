@@ -153,6 +153,12 @@ async fn a_reassignment_answers_the_previous_owners_request_and_assigning_the_ow
             .filter(|(_, f)| matches!(f, Frame::TaskAssignment(a) if a.task_id == "1"))
             .count()
     };
+    // The new owner may see its task in the task list (and ask) before the lead's assignment
+    // frame lands in its inbox: both are written off the lead's loop.
+    crate::lead_common::eventually("the assignment in the new owner's inbox", || {
+        assignments(&s) >= 1
+    })
+    .await;
     assert_eq!(assignments(&s), 1);
     s.submit(&format!("/task assign 1 {other}")).await;
     let note = s.wait_note("is already").await;
