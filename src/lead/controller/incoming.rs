@@ -288,12 +288,16 @@ impl Controller {
                         Ok(_) | Err(store::StoreError::NotFound { .. }) => {}
                         Err(e) => c.note(format!("Could not remove {who} from the team file: {e}")),
                     }
+                    c.cache.removal_done(&who);
                     c.apply_team(read, ticket);
                     c.note(gone_note(&who, &what, &unassigned));
                     then(c);
                 },
             );
         });
+        // Gone from the team the user sees at once (a status without its tracking would read
+        // `Working` until the write lands).
+        self.cache.remove_member(name);
         self.record.teammates.remove(name);
         self.permissions.remove_worker(name);
         self.plans.remove_worker(name);

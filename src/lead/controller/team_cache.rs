@@ -6,8 +6,9 @@
 //! Reads of `config.json` run off the loop on more than one lane, so they can come back out
 //! of order. Each read stamps itself from one [`ReadClock`] just before it reads the file: a
 //! read that started before one already taken is dropped (it would bring back a member just
-//! removed, or hide one just spawned), and a member the lead added after a read started stays
-//! until a read that started after the addition comes back.
+//! removed, or hide one just spawned). A member the lead added after a read started stays
+//! until a read that started after the addition comes back; one it is removing stays out until
+//! the removal is done (its write lands after later reads may have started).
 
 use crate::protocol::{Member, Task, TeamFile};
 use std::sync::Arc;
@@ -21,8 +22,18 @@ pub(crate) struct TeamCache {
     clock: ReadClock,
     /// The ticket of the newest read taken.
     taken: u64,
-    /// Members the lead added, with their ticket, until a later read shows the file.
-    added: Vec<(u64, Member)>,
+    /// The lead's own changes to the members, with their ticket, until a later read shows
+    /// the file.
+    changes: Vec<(u64, MemberChange)>,
+}
+
+/// A change the lead made (or is making) to the members before a re-read shows it.
+enum MemberChange {
+    /// A member it has just written (a spawn).
+    Added(Member),
+    /// A member it is removing, until [`TeamCache::removal_done`] (its write may land after
+    /// reads that started later than the removal).
+    Removed(String),
 }
 
 /// When a read of `config.json` started (see [`ReadClock::stamp`]).
@@ -47,7 +58,7 @@ impl TeamCache {
             tasks: Vec::new(),
             clock: ReadClock::default(),
             taken: 0,
-            added: Vec::new(),
+            changes: Vec::new(),
         }
     }
 
@@ -83,11 +94,16 @@ impl TeamCache {
             return false;
         }
         self.taken = ticket.0;
-        // What the lead added after this read started may not be in it yet.
-        self.added.retain(|(at, _)| *at > ticket.0);
-        for (_, member) in &self.added {
-            if file.member(&member.name).is_none() {
-                file.members.push(member.clone());
+        // What the lead changed after this read started may not be in it yet.
+        self.changes
+            .retain(|(at, c)| *at > ticket.0 || matches!(c, MemberChange::Removed(_)));
+        for (_, change) in &self.changes {
+            match change {
+                MemberChange::Added(member) if file.member(&member.name).is_none() => {
+                    file.members.push(member.clone())
+                }
+                MemberChange::Added(_) => {}
+                MemberChange::Removed(name) => file.members.retain(|m| &m.name != name),
             }
         }
         self.file = file;
@@ -102,10 +118,27 @@ impl TeamCache {
     /// A member the lead has just written, until the re-read brings it.
     pub(super) fn add_member(&mut self, member: Member) {
         let ReadTicket(at) = self.clock.stamp();
-        self.added.push((at, member.clone()));
+        self.changes.push((at, MemberChange::Added(member.clone())));
         if self.file.member(&member.name).is_none() {
             self.file.members.push(member);
         }
+    }
+
+    /// A member the lead is removing: gone from the copy at once, and kept out of every read
+    /// until [`TeamCache::removal_done`].
+    pub(super) fn remove_member(&mut self, name: &str) {
+        let ReadTicket(at) = self.clock.stamp();
+        self.changes
+            .retain(|(_, c)| !matches!(c, MemberChange::Added(m) if m.name == name));
+        self.changes
+            .push((at, MemberChange::Removed(name.to_string())));
+        self.file.members.retain(|m| m.name != name);
+    }
+
+    /// The removal of `name` was written (or failed): reads are the truth about it again.
+    pub(super) fn removal_done(&mut self, name: &str) {
+        self.changes
+            .retain(|(_, c)| !matches!(c, MemberChange::Removed(n) if n == name));
     }
 }
 
@@ -154,5 +187,23 @@ mod tests {
         let after = clock.stamp();
         assert!(cache.replace_file(file(&["lead"]), after));
         assert_eq!(names(&cache), ["lead"]);
+    }
+
+    #[test]
+    fn a_member_being_removed_stays_out_until_the_removal_is_done() {
+        let mut cache = TeamCache::new(file(&["lead", "gone"]));
+        let clock = cache.clock();
+        let before = clock.stamp();
+        cache.remove_member("gone");
+        assert_eq!(names(&cache), ["lead"]);
+        // Reads before and after the call, but before the write landed, still have it.
+        assert!(cache.replace_file(file(&["lead", "gone"]), before));
+        assert_eq!(names(&cache), ["lead"]);
+        assert!(cache.replace_file(file(&["lead", "gone"]), clock.stamp()));
+        assert_eq!(names(&cache), ["lead"]);
+        // Once it is done, reads are the truth (a removal that failed shows it again).
+        cache.removal_done("gone");
+        assert!(cache.replace_file(file(&["lead", "gone"]), clock.stamp()));
+        assert_eq!(names(&cache), ["lead", "gone"]);
     }
 }

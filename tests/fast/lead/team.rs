@@ -152,11 +152,21 @@ async fn only_a_matching_shutdown_approval_removes_the_teammate() {
         assert_eq!(t.owner, None);
     }
     assert_eq!(tasks.get(&c.id).unwrap().status, TaskStatus::Completed);
-    s.wait_for(
-        "the team without worker",
-        |e| matches!(e, LeadEvent::Team(t) if t.is_empty()),
-    )
-    .await;
+    s.wait_team("the team without worker", |t| t.is_empty())
+        .await;
+    // From the approval to its removal the worker never read as busy again.
+    let shutting_down_from = s
+        .seen
+        .iter()
+        .position(|e| matches!(e, LeadEvent::Team(t) if t.iter().any(|v| matches!(v.status, TeammateStatus::ShuttingDown { .. }))))
+        .expect("a shutting-down snapshot");
+    let flipped = s.seen[shutting_down_from..].iter().any(|e| {
+        matches!(e, LeadEvent::Team(t) if t.iter().any(|v| v.status == TeammateStatus::Working))
+    });
+    assert!(
+        !flipped,
+        "the worker read as working while it was shutting down"
+    );
     s.quit().await;
 }
 
