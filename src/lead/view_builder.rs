@@ -63,6 +63,10 @@ pub struct Tracking {
     /// A mode the lead asked a `claude` teammate for and the teammate does not report yet
     /// (`controller::mode_keys`): shown beside the mode in force, never instead of it.
     pub mode_requested: Option<crate::protocol::PermissionMode>,
+    /// A mode a `claude` teammate was seen to take (or took on the lead's answer) and the
+    /// lead recorded, with the mode it left: its own stale write of the mode it left is put
+    /// right (`controller::mode_keys`).
+    pub mode_held: Option<HeldMode>,
     /// A `claude` teammate's session transcript, read a little more each time
     /// (`controller::claude_facts`).
     pub transcript:
@@ -89,6 +93,13 @@ pub struct Tracking {
     /// The prompt of its own client a `claude` teammate's pane waits on, as last read
     /// (`controller::client_prompts`).
     pub client_prompt: Option<crate::lead::client_prompt::ClientPrompt>,
+}
+
+/// A mode the lead recorded for a `claude` teammate, and the mode it left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldMode {
+    pub mode: crate::protocol::PermissionMode,
+    pub left: crate::protocol::PermissionMode,
 }
 
 /// The lead's own `isActive: true` for an idle `claude` teammate (docs/DESIGN.md, "The lead

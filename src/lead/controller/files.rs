@@ -141,7 +141,8 @@ impl Controller {
             return;
         }
         match read {
-            Ok((file, repair)) => {
+            Ok((mut file, repair)) => {
+                self.keep_held_modes(&mut file);
                 if let Some(repair) = repair {
                     self.note(format!("Repaired the team file: {repair}."));
                 }

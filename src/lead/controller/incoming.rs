@@ -518,9 +518,10 @@ impl Controller {
     ) {
         // Every client applies the mode an answer of the lead carries (`setMode`, an approved
         // plan's `permissionMode`), but does not write it into config.json itself.
-        if self.cache.file().member(name).is_none() {
+        let Some(left) = self.cache.file().member(name).map(|m| m.permission_mode()) else {
             return then(self);
-        }
+        };
+        self.hold_mode(name, mode, left);
         let (team, member) = (self.team.clone(), name.to_string());
         self.store.submit(
             Lane::Team,

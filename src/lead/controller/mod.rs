@@ -32,6 +32,8 @@ mod input;
 mod limit_tests;
 mod liveness;
 mod merge_words;
+#[cfg(test)]
+mod mode_hold_tests;
 mod mode_keys;
 mod mode_sync;
 mod model;

@@ -13,7 +13,8 @@ use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::PaneKey;
 use crate::lead::mode_drive::{self, DriveEnd, STEP_TIMEOUT};
-use crate::protocol::PermissionMode;
+use crate::lead::view_builder::HeldMode;
+use crate::protocol::{PermissionMode, TeamFile};
 use crate::store;
 
 impl Controller {
@@ -29,12 +30,64 @@ impl Controller {
         if written == mode.as_str() {
             return;
         }
+        self.write_member_mode(name, mode);
+    }
+
+    fn write_member_mode(&mut self, name: &str, mode: PermissionMode) {
         let (team, member) = (self.team.clone(), name.to_string());
         self.store.submit(
             Lane::Team,
             move |home| store::set_modes(home, &team, &[(member.as_str(), mode)]),
             |c, _| c.reload_team(),
         );
+    }
+
+    /// `name` (a `claude` teammate) is in `mode` now, as the lead saw or caused it, having
+    /// left `left`: held against its own stale write of `left` (see
+    /// [`Controller::keep_held_modes`]).
+    pub(super) fn hold_mode(&mut self, name: &str, mode: PermissionMode, left: PermissionMode) {
+        if mode == left || !self.is_claude(name) {
+            return;
+        }
+        self.tracking.entry(name.to_string()).or_default().mode_held =
+            Some(HeldMode { mode, left });
+    }
+
+    /// Puts right a `claude` teammate's own stale write of the mode it left, in a fresh read
+    /// of the team file: 2.1.45 writes its member entry at a turn's end, unlocked, from a copy
+    /// it read before its mode changed (PROTOCOL.md 7), and the lead would then show, and
+    /// cycle on from, the mode it left. The copy keeps the mode held and the file gets it
+    /// again. Any other mode is the client's own change (its Shift+Tab goes one step at a
+    /// time and writes each step): the hold ends. A drive under way steps through modes and
+    /// is left alone.
+    pub(super) fn keep_held_modes(&mut self, file: &mut TeamFile) {
+        let mut rewrite = Vec::new();
+        for member in file.members.iter_mut() {
+            let Some(t) = self.tracking.get_mut(&member.name) else {
+                continue;
+            };
+            let Some(held) = t.mode_held.filter(|_| t.mode_requested.is_none()) else {
+                continue;
+            };
+            let now = member.permission_mode();
+            if now == held.mode {
+                continue;
+            }
+            if now == held.left {
+                member.mode = Some(held.mode.as_str().to_string());
+                rewrite.push((member.name.clone(), held));
+            } else {
+                t.mode_held = None;
+            }
+        }
+        for (name, held) in rewrite {
+            tracing::info!(
+                "{name}: config.json went back to {} (its own stale write); {} written again",
+                held.left,
+                held.mode
+            );
+            self.write_member_mode(&name, held.mode);
+        }
     }
 
     /// Is `name` a real `claude` process (as this lead or the one before started it)?
@@ -45,10 +98,15 @@ impl Controller {
     /// Brings the `claude` teammate `name` to `mode` (see the module header); the outcome is
     /// told as a note.
     pub(super) fn drive_claude_mode(&mut self, name: &str, mode: PermissionMode) {
-        self.tracking
-            .entry(name.to_string())
-            .or_default()
-            .mode_requested = Some(mode);
+        let left = self
+            .cache
+            .file()
+            .member(name)
+            .map(|m| m.permission_mode())
+            .unwrap_or_default();
+        let tracking = self.tracking.entry(name.to_string()).or_default();
+        tracking.mode_requested = Some(mode);
+        tracking.mode_held = None;
         self.publish();
         let Some(typer) = self.executor.key_typer(name) else {
             let who = name.to_string();
@@ -117,6 +175,7 @@ impl Controller {
                     // The client shows it; config.json says so too (2.1.45 can lose its own
                     // write of it).
                     c.record_confirmed_mode(&who, mode);
+                    c.hold_mode(&who, mode, left);
                     c.note(format!("{who} is now in {mode} mode."));
                     return c.publish();
                 }

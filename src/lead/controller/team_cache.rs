@@ -30,7 +30,7 @@ pub(crate) struct TeamCache {
 /// A change the lead made (or is making) to the members before a re-read shows it.
 enum MemberChange {
     /// A member it has just written (a spawn).
-    Added(Member),
+    Added(Box<Member>),
     /// A member it is removing, until [`TeamCache::removal_done`] (its write may land after
     /// reads that started later than the removal).
     Removed(String),
@@ -100,7 +100,7 @@ impl TeamCache {
         for (_, change) in &self.changes {
             match change {
                 MemberChange::Added(member) if file.member(&member.name).is_none() => {
-                    file.members.push(member.clone())
+                    file.members.push((**member).clone())
                 }
                 MemberChange::Added(_) => {}
                 MemberChange::Removed(name) => file.members.retain(|m| &m.name != name),
@@ -118,7 +118,8 @@ impl TeamCache {
     /// A member the lead has just written, until the re-read brings it.
     pub(super) fn add_member(&mut self, member: Member) {
         let ReadTicket(at) = self.clock.stamp();
-        self.changes.push((at, MemberChange::Added(member.clone())));
+        self.changes
+            .push((at, MemberChange::Added(Box::new(member.clone()))));
         if self.file.member(&member.name).is_none() {
             self.file.members.push(member);
         }
