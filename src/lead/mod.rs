@@ -11,6 +11,7 @@ pub mod controller;
 pub mod demo;
 pub mod emergency;
 pub mod ledger;
+pub mod limit_dialog;
 pub mod mode_drive;
 pub mod model;
 pub mod park;

@@ -6,7 +6,8 @@
 //! as sent, and written when the teammate is resumed (answers, shutdowns and modes are never
 //! held). At the reset each teammate is resumed once, staggered: a `claude` 2.1.45 teammate's
 //! pane first loses the client's own `/rate-limit-options` dialog (Esc: its "Stop and wait"
-//! choice; read and typed off the loop, in the `Keys` lane), then a teammate whose work the
+//! choice, pressed again while it stays, `lead::limit_dialog`; read and typed off the loop, in
+//! the `Keys` lane), then a teammate whose work the
 //! limit stopped is told to go on, and what was held for it is delivered. `/limits` shows and
 //! sets it.
 
@@ -18,9 +19,9 @@ use tokio::time::Instant;
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::PaneKey;
-use crate::backend::executor::pane_shows_within;
 use crate::lead::commands::LimitsCommand;
 use crate::lead::contract::{ParkedView, TeammateView};
+use crate::lead::limit_dialog::{self, DialogAnswer};
 use crate::lead::park::{Limited, Park, ParkStep, STAGGER, Stopped};
 use crate::protocol::frames::Frame;
 use crate::protocol::time::{local_clock, now_ms};
@@ -33,11 +34,6 @@ pub const GO_ON: &str = "The usage limit has reset. Go on with the work you were
 /// How far in the past a reset may be and still park the team (a limit read late, a clock a
 /// little off); an older one is a limit that is long over.
 const STALE_MS: u64 = 5 * 60_000;
-
-/// What Claude Code 2.1.45 shows in its pane after a usage limit, until a key answers it.
-const LIMIT_DIALOG: &str = "Stop and wait for limit to reset";
-/// How long the dialog may take to go after the Esc.
-const DIALOG_GONE_WITHIN: Duration = Duration::from_secs(3);
 
 /// One entry held for a parked teammate, with its id in the message ledger.
 #[derive(Debug)]
@@ -257,16 +253,29 @@ impl Controller {
             Lane::Keys(who.clone()),
             move |_| {
                 let lines = crate::lead::client_prompt::PROMPT_LINES;
-                let showing = |screen: &[String]| screen.iter().any(|l| l.contains(LIMIT_DIALOG));
-                if !showing(&reader(lines)) || typer(PaneKey::Escape).is_err() {
-                    return false;
-                }
-                pane_shows_within(&reader, lines, DIALOG_GONE_WITHIN, |s| !showing(s));
-                true
+                limit_dialog::close(
+                    || reader(lines),
+                    || typer(PaneKey::Escape),
+                    limit_dialog::GONE_WITHIN,
+                )
             },
-            move |c, answered: bool| {
-                if answered {
-                    tracing::info!(teammate = %who, "answered its client's limit dialog (Esc)");
+            move |c, answer: DialogAnswer| {
+                match &answer {
+                    DialogAnswer::NotShown => {}
+                    DialogAnswer::Closed { presses } => tracing::info!(
+                        teammate = %who,
+                        "answered its client's limit dialog (Esc, {presses} press(es))"
+                    ),
+                    DialogAnswer::StillShown => c.note(format!(
+                        "{who}'s client still shows its usage-limit dialog after {} Esc \
+                         presses: what was held for it is delivered, but it starts no turn \
+                         until the dialog is closed. Jump to its pane and press Esc.",
+                        limit_dialog::MAX_PRESSES
+                    )),
+                    DialogAnswer::KeyFailed(e) => c.note(format!(
+                        "Could not close {who}'s usage-limit dialog ({e}): it starts no turn \
+                         until the dialog is closed. Jump to its pane and press Esc."
+                    )),
                 }
                 c.deliver_resumed(&who, hit, held);
             },
