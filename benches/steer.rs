@@ -19,8 +19,6 @@
 #[allow(unused_imports)]
 #[path = "../tests/support/claude_code_common/mod.rs"]
 mod claude_code_common;
-#[path = "../tests/support/lead_keys/mod.rs"]
-mod lead_keys;
 #[path = "../tests/support/llm_common/mod.rs"]
 mod llm_common;
 #[path = "../tests/support/model_server/mod.rs"]
@@ -30,8 +28,6 @@ mod model_server;
 mod panes_common;
 #[path = "../tests/support/pty_harness/mod.rs"]
 mod pty_harness;
-#[path = "../tests/support/tmux_common/mod.rs"]
-mod tmux_common;
 
 use std::time::{Duration, Instant};
 

@@ -22,8 +22,6 @@ mod hosts_common;
 mod kitty_common;
 #[path = "../support/lead_common/mod.rs"]
 mod lead_common;
-#[path = "../support/lead_keys/mod.rs"]
-mod lead_keys;
 #[path = "../support/llm_common/mod.rs"]
 mod llm_common;
 #[path = "../support/model_server/mod.rs"]
@@ -38,8 +36,6 @@ mod programs;
 mod pty_harness;
 #[path = "../support/server_common/mod.rs"]
 mod server_common;
-#[path = "../support/tmux_common/mod.rs"]
-mod tmux_common;
 #[path = "../support/ui_common/mod.rs"]
 mod ui_common;
 #[path = "../support/web_common/mod.rs"]

@@ -12,8 +12,8 @@
 //! seconds a call on a loaded machine.
 
 use crate::kitty_common;
-use crate::lead_keys::Keyboard;
 use crate::panes_common;
+use teamlead_test_support::keys::Keyboard;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -3,7 +3,7 @@
 //! task, answers the shutdown handshake and its pane closes, and exits by itself within 3 s when
 //! the lead's liveness lock is released by the lead dying.
 
-use crate::tmux_common as test_tmux;
+use teamlead_test_support::tmux as test_tmux;
 
 use std::path::Path;
 use std::process::{Child, Command};

@@ -2,7 +2,7 @@
 //! pane, the placeholder + respawn-pane start, colors and titles, hide/show and kill; and a
 //! private server outside tmux.
 
-use crate::tmux_common as test_tmux;
+use teamlead_test_support::tmux as test_tmux;
 
 use std::time::Duration;
 

@@ -6,8 +6,8 @@
 //! restarted within the grace period re-binds the living panes, `/quit` closes them all, and a
 //! SIGKILLed lead leaves nothing after `clean --orphans`.
 
-use crate::lead_keys::Keyboard;
 use crate::panes_common;
+use teamlead_test_support::keys::Keyboard;
 
 use std::fs;
 use std::path::{Path, PathBuf};

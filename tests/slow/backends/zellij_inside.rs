@@ -11,10 +11,10 @@
 //! a pane, `/quit` closes the teammates' panes and leaves the user's session, its client and
 //! the lead's pane as they were. Every session, server and process is removed on drop.
 
-use crate::lead_keys::{Key, Keyboard};
 use crate::panes_common;
 use crate::pty_harness::Terminal;
 use crate::zellij_common::PrivateZellij;
+use teamlead_test_support::keys::{Key, Keyboard};
 
 use std::time::{Duration, Instant};
 

@@ -10,9 +10,9 @@
 //! --orphans` (no session, no zellij server, no teammate). Every session and server is removed on
 //! drop, even when a test fails.
 
-use crate::lead_keys::{self, Keyboard};
 use crate::panes_common;
 use crate::zellij_common::PrivateZellij;
+use teamlead_test_support::keys::{self, Keyboard};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -28,7 +28,7 @@ const SESSION_MODE: &[u8] = b"\x0f";
 /// Detaches the Zellij client in the lead's terminal with Zellij's keys: Ctrl+O while Zellij
 /// shows (its tab bar names the session), then `d` once the status bar shows the session
 /// mode's `Detach`. A client that does not read its input yet drops a key: each key is pressed
-/// again only when its effect has not shown within [`lead_keys::SETTLE`], so a lost `d` is
+/// again only when its effect has not shown within [`keys::SETTLE`], so a lost `d` is
 /// never followed by a Ctrl+O that leaves the session mode.
 fn detach(lead: &PtyLead, z: &PrivateZellij, session: &str) {
     let zellij_shown = |s: &str| s.contains(&format!("Zellij ({session})"));
@@ -48,7 +48,7 @@ fn detach(lead: &PtyLead, z: &PrivateZellij, session: &str) {
                 lead.send(SESSION_MODE);
             }
             let pressed = Instant::now();
-            while pressed.elapsed() < lead_keys::SETTLE
+            while pressed.elapsed() < keys::SETTLE
                 && session_mode(&lead.screen()) == before
                 && z.clients(session) != 0
             {

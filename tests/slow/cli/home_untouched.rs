@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::pty_harness::PtyLead;
-
 /// Every path below `root` with its type, size, mode, mtime and content.
 fn listing(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
@@ -154,7 +152,7 @@ fn read_only_commands_leave_home_as_it_was_and_run_no_zellij() {
 fn a_lead_start_leaves_home_as_it_was_and_runs_no_zellij() {
     let sb = Sandbox::new();
     let before = listing(&sb.path("HOME"));
-    let mut lead = PtyLead::builder(sb.path("cwd"))
+    let mut lead = crate::pty_harness::lead(sb.path("cwd"))
         .home(sb.path("teamlead-home"))
         .args(["--team", "quiet", "--backend", "in-process"])
         .env_remove([

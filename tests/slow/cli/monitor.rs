@@ -6,7 +6,6 @@
 
 use crate::cli_common;
 use crate::monitor_common;
-use crate::pty_harness::PtyLead;
 
 use cli_common::{LineChild, TestHome};
 use teamlead::protocol::Member;
@@ -156,7 +155,7 @@ fn monitor_reports_each_message_a_running_lead_drains_exactly_once() {
     let work = tempfile::tempdir().unwrap();
     let home = Home::new(t.home());
     let team = "drained";
-    let lead = PtyLead::builder(work.path())
+    let lead = crate::pty_harness::lead(work.path())
         .home(t.home())
         .logs(t.logs())
         .args(["--team", team, "--backend", "in-process"])

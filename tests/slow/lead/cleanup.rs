@@ -11,7 +11,6 @@ use crate::lead_common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::pty_harness::PtyLead;
 use cleanup_common::{
     WAIT, branches, git, kill_marked, processes_with, repo_in, wait_until, worktree_dir, worktrees,
 };
@@ -282,7 +281,7 @@ fn spawn_with_no_claude_is_one_error_and_makes_nothing() {
     ];
     for (i, (env, error)) in cases.into_iter().enumerate() {
         let team = format!("noclaude-{i}");
-        let mut lead = PtyLead::builder(work.path())
+        let mut lead = crate::pty_harness::lead(work.path())
             .home(home.path())
             .args(["--team", &team, "--backend", "tmux"])
             .envs(env)
@@ -321,7 +320,7 @@ fn sigkill_of_an_in_process_lead_kills_its_teammates_commands() {
     let marker = format!(".{digits:09}");
     let _cleanup = KillMarked(marker.clone());
     let team = format!("sigkill-{digits:09}");
-    let mut lead = PtyLead::builder(work.path())
+    let mut lead = crate::pty_harness::lead(work.path())
         .home(home.path())
         .args(["--team", &team, "--backend", "in-process"])
         .size(160, 40)

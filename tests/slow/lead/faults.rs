@@ -88,7 +88,7 @@ fn a_command_is_acknowledged_while_a_dead_writer_holds_the_lead_inbox_lock() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
     let h = home.path();
-    let session = PtyLead::builder(project.path())
+    let session = crate::pty_harness::lead(project.path())
         .home(h)
         .args(["--team", TEAM, "--backend", "in-process"])
         .start();
@@ -253,7 +253,7 @@ fn disk_full_then_free_every_message_reaches_the_transcript() {
     };
     let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
     let inner_home = mount.path().join("home");
-    let session = PtyLead::builder(project.path())
+    let session = crate::pty_harness::lead(project.path())
         .wrapper(&wrapper)
         .home(&inner_home)
         .args(["--team", TEAM, "--backend", "in-process"])

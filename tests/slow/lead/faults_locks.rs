@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::lead_keys::Keyboard;
 use crate::pty_harness::{DEADLINE, PtyLead};
 use serde_json::json;
 use teamlead::protocol::InboxEntry;
 use teamlead::protocol::frames::{Frame, PermissionRequest};
+use teamlead_test_support::keys::Keyboard;
 
 /// How soon a command that needs no locked file must be acknowledged.
 const AT_ONCE: Duration = Duration::from_secs(2);
@@ -71,7 +71,7 @@ fn within(what: &str, deadline: Duration, session: &PtyLead, check: impl Fn() ->
 
 /// A lead with an in-process teammate `alpha`.
 fn lead_with_alpha(home: &Path, project: &Path, team: &str) -> PtyLead {
-    let session = PtyLead::builder(project)
+    let session = crate::pty_harness::lead(project)
         .home(home)
         .args(["--team", team, "--backend", "in-process"])
         .start();

@@ -8,13 +8,13 @@
 //! tmux server, temporary homes; every process and server is gone at the end.
 
 use crate::foreign_common;
-use crate::tmux_common;
+use teamlead_test_support::tmux;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use foreign_common::{Holder, claude_team, now_ms, tree, write_team_dir};
-use tmux_common::TestTmux;
+use tmux::TestTmux;
 
 /// The home, the log directory, the lead's working directory and an empty tmux socket
 /// directory (so `clean --orphans` never sees this machine's other tmux servers).

@@ -48,7 +48,7 @@ fn nothing_injected(lead: &PtyLead) {
 
 /// `teamlead --home H <args>` in the sandbox, logs in the sandbox's log directory.
 fn start(sandbox: &Sandbox, args: &[&str]) -> PtyLead {
-    PtyLead::builder(sandbox.root.path())
+    crate::pty_harness::lead(sandbox.root.path())
         .home(sandbox.home())
         .logs(sandbox.logs())
         .args(args)

@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::pty_harness::PtyLead;
-
 const TEAM: &str = "deafness";
 const START: Duration = Duration::from_secs(20);
 
@@ -74,7 +72,7 @@ fn one_case(name: &str, bytes: &[u8]) {
     let logs = root.path().join("logs");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&logs).unwrap();
-    let mut lead = PtyLead::builder(root.path())
+    let mut lead = crate::pty_harness::lead(root.path())
         .home(&home)
         .logs(&logs)
         .args(["--team", TEAM, "--backend", "in-process"])

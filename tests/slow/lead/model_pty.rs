@@ -37,7 +37,7 @@ fn lead_model_session_answers_on_screen() {
     let config = tempfile::tempdir().expect("config dir");
     let project = tempfile::tempdir().expect("project");
 
-    let mut pty = PtyLead::builder(project.path())
+    let mut pty = crate::pty_harness::lead(project.path())
         .home(home.path())
         .args([
             "--team",

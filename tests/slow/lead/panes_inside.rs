@@ -5,8 +5,8 @@
 //! round trip, the shutdown handshake, kill, hide/show, and after a SIGKILL of the lead every
 //! teammate gone within 3 s and `teamlead clean --orphans` leaving nothing behind.
 
-use crate::lead_keys::Keyboard;
 use crate::panes_common;
+use teamlead_test_support::keys::Keyboard;
 
 use std::time::{Duration, Instant};
 

@@ -6,8 +6,8 @@
 //! lead is SIGKILLed instead, its teammates exit within 3 s and `teamlead clean --orphans` kills
 //! the server and leaves nothing behind.
 
-use crate::lead_keys::Keyboard;
 use crate::panes_common;
+use teamlead_test_support::keys::Keyboard;
 
 use std::time::{Duration, Instant};
 

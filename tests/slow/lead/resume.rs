@@ -8,8 +8,8 @@
 //! re-spawns one on request. Two leads started at once on a crashed team: one leads, the other
 //! says so and exits 1.
 
-use crate::lead_keys::Keyboard;
 use crate::panes_common;
+use teamlead_test_support::keys::Keyboard;
 
 use std::time::{Duration, Instant};
 

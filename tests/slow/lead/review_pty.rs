@@ -13,9 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use crate::cleanup_common::{git, repo_in};
-use crate::lead_keys::{Key, Keyboard, composer_rows};
-use crate::pty_harness::PtyLead;
 use crate::server_common::{Server, Ws, wait_until};
+use teamlead_test_support::keys::{Key, Keyboard, composer_rows};
 
 /// A repository in `dir` (an existing directory) with one commit on `main`.
 fn repo_at(dir: &Path) {
@@ -50,7 +49,7 @@ fn the_quit_summary_stays_on_the_terminal_after_the_screen_closes() {
     let repo = repo_in(root.path());
     let home = root.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let mut lead = PtyLead::builder(&repo)
+    let mut lead = crate::pty_harness::lead(&repo)
         .home(&home)
         .args(["--team", "rq", "--backend", "in-process"])
         .size(160, 40)
@@ -95,7 +94,7 @@ fn a_screen_on_a_lead_server_gets_the_quit_summary_before_it_exits() {
     let mut vars: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     vars.push(("TEAMLEAD_NO_SERVER", "false"));
     vars.push(("TEAMLEAD_NOTIFY", "off"));
-    let mut screen = PtyLead::builder(ws.work())
+    let mut screen = crate::pty_harness::lead(ws.work())
         .home(ws.home())
         .args(["--team", ws.team.as_str()])
         .envs(vars.iter().copied())
@@ -239,7 +238,7 @@ fn a_command_typed_after_a_merge_retires_nothing_and_the_offer_waits() {
     let repo = repo_in(root.path());
     let home = root.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let lead = PtyLead::builder(&repo)
+    let lead = crate::pty_harness::lead(&repo)
         .home(&home)
         .args(["--team", "ry", "--backend", "in-process"])
         .size(120, 36)

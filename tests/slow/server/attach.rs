@@ -4,19 +4,19 @@
 //! and a request that arrived meanwhile, answers it, and the command runs. Two screens at once:
 //! an answer in one closes the dialog in the other. `/quit` from a screen ends everything.
 
-use crate::tmux_common;
+use teamlead_test_support::tmux;
 
 use crate::server_common;
 
-use crate::lead_keys::{Key, Keyboard};
-use crate::pty_harness::{PtyLead, PtyLeadBuilder};
+use crate::pty_harness::PtyLeadBuilder;
 use server_common::{Ws, wait_until};
-use tmux_common::TestTmux;
+use teamlead_test_support::keys::{Key, Keyboard};
+use tmux::TestTmux;
 
 /// A screen of the workspace's lead server in a pseudo-terminal (arguments to add), with
 /// notifications off.
 fn screen_of(ws: &Ws) -> PtyLeadBuilder {
-    PtyLead::builder(ws.work())
+    crate::pty_harness::lead(ws.work())
         .home(ws.home())
         .envs(ws.env())
         .env("TEAMLEAD_NO_SERVER", "false")

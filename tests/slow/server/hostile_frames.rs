@@ -13,9 +13,8 @@ use teamlead::protocol::InboxEntry;
 use teamlead::protocol::frames::{Frame, PermissionRequest, PlanApprovalRequest, input_digest};
 use teamlead::store::Home;
 
-use crate::lead_keys::{Key, Keyboard};
-use crate::pty_harness::PtyLead;
 use crate::server_common::{Ws, wait_until};
+use teamlead_test_support::keys::{Key, Keyboard};
 
 const MIB: usize = 1024 * 1024;
 
@@ -141,7 +140,7 @@ fn huge_requests_and_plans_leave_the_screens_working() {
     );
 
     // A screen attaches and shows the request in part, its size and where to read it.
-    let screen = PtyLead::builder(ws.work())
+    let screen = crate::pty_harness::lead(ws.work())
         .home(ws.home())
         .envs(ws.env())
         .env("TEAMLEAD_NO_SERVER", "false")

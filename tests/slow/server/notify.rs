@@ -12,7 +12,7 @@ use server_common::{Ws, wait_until};
 /// `teamlead attach TEAM` in a pseudo-terminal, with only the bell switched on (no tmux
 /// message or desktop notification from a test).
 fn attach(ws: &Ws) -> PtyLead {
-    PtyLead::builder(ws.work())
+    crate::pty_harness::lead(ws.work())
         .home(ws.home())
         .args(["attach", ws.team.as_str()])
         .envs(ws.env())

@@ -16,7 +16,6 @@ use teamlead::lead::contract::LeadEvent;
 use teamlead::server::wire::{ClientMsg, ServerMsg};
 
 use crate::browser_common::{Driver, PHONE, printed_link, runtime, until};
-use crate::pty_harness::PtyLead;
 use crate::server_common::{Ws, story};
 
 /// How long the acceptance allows from a request shown on a phone to the teammate's command
@@ -83,7 +82,7 @@ fn web_a_phone_answers_a_request_within_2s_a_screen_sees_it_and_a_second_page_ca
     let ran = ws.work().join("web-answered");
 
     // The TUI itself, attached in a pseudo-terminal before the request comes.
-    let tui = PtyLead::builder(ws.work())
+    let tui = crate::pty_harness::lead(ws.work())
         .home(ws.home())
         .args(["attach", ws.team.as_str()])
         .envs(ws.env())

@@ -8,11 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::lead_keys::Keyboard;
 use crate::pty_harness::{DEADLINE, PtyLead};
 use serde_json::json;
 use teamlead::protocol::InboxEntry;
 use teamlead::protocol::frames::{Frame, PermissionRequest, PlanApprovalRequest, ResponseSubtype};
+use teamlead_test_support::keys::Keyboard;
 
 const TEAM: &str = "approvals";
 
@@ -67,7 +67,7 @@ fn typed_text_is_sent_and_only_deliberate_keys_answer() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
     let h = home.path();
-    let session = PtyLead::builder(project.path())
+    let session = crate::pty_harness::lead(project.path())
         .home(h)
         .args(["--team", TEAM, "--backend", "in-process"])
         .start();

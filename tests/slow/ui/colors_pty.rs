@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::lead_keys::{Dialog, Key, Keyboard};
 use crate::pty_harness::PtyLead;
+use teamlead_test_support::keys::{Dialog, Key, Keyboard};
 
 /// The colour parameters of every SGR sequence (`ESC [ … m`) in `bytes`.
 fn colour_escapes(bytes: &[u8]) -> Vec<String> {
@@ -52,7 +52,7 @@ fn no_color_keeps_every_screen_and_dialog_free_of_colour() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
     let tmp = tempfile::tempdir().expect("tmp");
-    let mut session = PtyLead::builder(project.path())
+    let mut session = crate::pty_harness::lead(project.path())
         .home(home.path())
         .args(["demo"])
         .env("TMPDIR", tmp.path())

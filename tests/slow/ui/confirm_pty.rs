@@ -6,12 +6,12 @@
 
 use std::time::{Duration, Instant};
 
-use crate::lead_keys::{Key, Keyboard, composer_rows};
 use crate::pty_harness::PtyLead;
+use teamlead_test_support::keys::{Key, Keyboard, composer_rows};
 
 /// Three idle shell teammates of an in-process lead.
 fn lead_with_three(dir: &std::path::Path) -> PtyLead {
-    let lead = PtyLead::builder(dir)
+    let lead = crate::pty_harness::lead(dir)
         .args(["--team", "cf", "--backend", "in-process"])
         .size(120, 36)
         .start();

@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::lead_keys::Keyboard;
 use crate::pty_harness::PtyLead;
+use teamlead_test_support::keys::Keyboard;
 
 fn terminal_given_back(screen: &vt100::Screen) {
     assert!(!screen.alternate_screen(), "left the alternate screen");
@@ -25,7 +25,7 @@ fn started(session: &PtyLead) {
 fn quit_command_ends_the_session_and_restores_the_terminal() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
-    let mut session = PtyLead::builder(project.path())
+    let mut session = crate::pty_harness::lead(project.path())
         .home(home.path())
         .args(["--team", "ptyteam"])
         .spawn();
@@ -49,7 +49,7 @@ fn quit_command_ends_the_session_and_restores_the_terminal() {
 fn ctrl_c_twice_quits() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
-    let mut session = PtyLead::builder(project.path())
+    let mut session = crate::pty_harness::lead(project.path())
         .home(home.path())
         .args(["--team", "ctrlc"])
         .spawn();
@@ -67,7 +67,7 @@ fn ctrl_c_twice_quits() {
 fn sigterm_quits_gracefully_and_restores_the_terminal() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
-    let mut session = PtyLead::builder(project.path())
+    let mut session = crate::pty_harness::lead(project.path())
         .home(home.path())
         .args(["--team", "sigterm"])
         .spawn();
@@ -94,7 +94,7 @@ fn demo_runs_to_the_end_with_approvals_and_quits_clean() {
     let home = tempfile::tempdir().expect("home");
     let project = tempfile::tempdir().expect("project");
     let tmp = tempfile::tempdir().expect("tmp for the demo's working directory");
-    let mut session = PtyLead::builder(project.path())
+    let mut session = crate::pty_harness::lead(project.path())
         .home(home.path())
         .args(["demo"])
         .env("TMPDIR", tmp.path())
@@ -223,7 +223,7 @@ fn demo_without_a_home_stays_out_of_dot_claude() {
     let tmp = tempfile::tempdir().expect("tmp");
     let state = user_home.path().join(".local/state");
     let config = user_home.path().join(".config");
-    let mut session = PtyLead::builder(project.path())
+    let mut session = crate::pty_harness::lead(project.path())
         .args(["demo"])
         .envs([
             ("HOME", user_home.path()),

@@ -9,7 +9,7 @@
 
 use crate::panes_common::sh_quote;
 use crate::server_common::{Ws, wait_until};
-use crate::tmux_common::TestTmux;
+use teamlead_test_support::tmux::TestTmux;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

@@ -2,14 +2,14 @@
 //! always, no with feedback) and the plan dialog (approve into a mode, reject with feedback).
 //! Each answers on purpose, as the approvals policy asks of a person: it waits until the request
 //! is on screen (its dialog or the banner of a waiting request), opens the dialog with Ctrl+P
-//! and waits until it takes keys (`lead_keys::Keyboard::open_approvals`: a key that changes no
+//! and waits until it takes keys (`keys::Keyboard::open_approvals`: a key that changes no
 //! answer is pressed until it shows, since the dialog ignores keys for its grace period), then
 //! types the answer. "Always" is two steps: the option, then the confirmation of the exact
 //! rule, pressed until it is taken (the changed content starts the grace period again, and the
 //! confirmation has no key that changes nothing).
 
 use super::Scene;
-use crate::lead_keys::{Key, Keyboard};
+use teamlead_test_support::keys::{Key, Keyboard};
 
 /// Confirms the second step of "always" once it shows the rule.
 fn confirm_always(scene: &Scene) {

@@ -10,7 +10,7 @@
 pub(crate) use crate::model_server;
 pub(crate) use crate::panes_common;
 
-use crate::lead_keys::{Key, Keyboard};
+use teamlead_test_support::keys::{Key, Keyboard};
 
 pub mod claude_lead;
 pub mod keys;

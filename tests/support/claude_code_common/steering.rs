@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Act, Rule, Scene, processes_with_env};
-use crate::lead_keys::Keyboard;
+use teamlead_test_support::keys::Keyboard;
 
 /// The teammate's name in a steering scene.
 pub const STEERED: &str = "busy";

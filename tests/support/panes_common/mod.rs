@@ -7,20 +7,20 @@
 
 #![allow(dead_code)]
 
-pub(crate) use crate::tmux_common;
+pub(crate) use teamlead_test_support::tmux;
 
 mod three;
 
 pub use three::{THREE, spawn_three};
 
-use crate::lead_keys::{Key, Keyboard};
+use teamlead_test_support::keys::{Key, Keyboard};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use std::time::Duration;
 
-pub use tmux_common::TestTmux;
+pub use tmux::TestTmux;
 
 pub use crate::pty_harness::{PtyLead, PtyLeadBuilder};
 
@@ -539,7 +539,7 @@ impl Workspace {
     /// multiplexer: `teamlead --home H --team T <lead_args>` in the working directory, with
     /// the grace period, the private tmux socket directory and `lead_env`.
     pub fn pty_lead(&self, cols: u16, rows: u16) -> PtyLeadBuilder {
-        PtyLead::builder(self.work())
+        crate::pty_harness::lead(self.work())
             .home(self.home())
             .args(["--team", self.team.as_str()])
             .args(&self.lead_args)

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::{Workspace, wait_until};
-use crate::lead_keys::Keyboard;
+use teamlead_test_support::keys::Keyboard;
 
 /// The three teammates, in spawn order, with the color the lead gives each.
 pub const THREE: [(&str, &str); 3] = [("a", "red"), ("b", "blue"), ("c", "green")];

@@ -3,15 +3,15 @@
 //! lead: wait for the screen, wait for the exit; its keys are a [`Keyboard`]: composer lines
 //! checked on the composer's row, approvals answered after their grace period) and
 //! [`PtyLeadBuilder`], how it starts (home, working directory, arguments, environment,
-//! terminal size, a wrapper program). `PtyLead::builder(cwd)…start()` waits for the lead's
+//! terminal size, a wrapper program). `PtyLead::builder(program, cwd)…start()` waits for the lead's
 //! screen; `…spawn()` waits for nothing.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{DEADLINE, Terminal, teamlead};
-use crate::lead_keys::{Key, Keyboard};
+use super::{DEADLINE, Program, Terminal, teamlead};
+use crate::keys::{Key, Keyboard};
 
 /// What the lead's screen shows once it runs (the footer's mode hint).
 pub const READY: &str = "shift+tab to cycle";
@@ -19,6 +19,7 @@ pub const READY: &str = "shift+tab to cycle";
 /// How a [`PtyLead`] starts. Defaults: no `--home`, no arguments, 100×30, the environment of
 /// [`super::teamlead`].
 pub struct PtyLeadBuilder {
+    program: Program,
     cwd: PathBuf,
     home: Option<PathBuf>,
     args: Vec<OsString>,
@@ -118,7 +119,7 @@ impl PtyLeadBuilder {
             .home
             .clone()
             .or_else(|| own_home.as_ref().map(|d| d.path().to_path_buf()));
-        let mut cmd = teamlead(home.as_deref(), &self.cwd, &args);
+        let mut cmd = teamlead(&self.program, home.as_deref(), &self.cwd, &args);
         if !self.wrapper.is_empty() {
             let argv = cmd.get_argv_mut();
             let mut wrapped = self.wrapper.clone();
@@ -159,9 +160,10 @@ impl std::ops::DerefMut for PtyLead {
 }
 
 impl PtyLead {
-    /// How a lead in `cwd` starts.
-    pub fn builder(cwd: impl AsRef<Path>) -> PtyLeadBuilder {
+    /// How a lead (`program`) in `cwd` starts.
+    pub fn builder(program: Program, cwd: impl AsRef<Path>) -> PtyLeadBuilder {
         PtyLeadBuilder {
+            program,
             cwd: cwd.as_ref().to_path_buf(),
             home: None,
             args: Vec::new(),

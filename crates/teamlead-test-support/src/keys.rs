@@ -15,8 +15,6 @@
 //!   [`Keyboard::approve`] opens the dialog on purpose (Ctrl+P), waits out the grace period,
 //!   presses `y` once and waits until the request is answered.
 
-#![allow(dead_code)]
-
 use std::time::{Duration, Instant};
 
 /// How long any wait here may take before the test fails.

@@ -1,8 +1,6 @@
 //! A private tmux server for one test: `tmux -L <unique> -f /dev/null`, with `TMUX`/`TMUX_PANE`
 //! removed from its environment, killed on drop so no server or socket is left behind.
 
-#![allow(dead_code)]
-
 use std::process::Command;
 use std::time::Duration;
 
@@ -103,7 +101,7 @@ impl TestTmux {
 
     /// Polls `cond` until it holds or the deadline passes.
     pub fn wait_for(&self, what: &str, timeout: Duration, cond: impl FnMut() -> bool) {
-        teamlead_test_support::wait::wait_until(what, timeout, cond, || {
+        crate::wait::wait_until(what, timeout, cond, || {
             self.run(&["list-panes", "-a"]).unwrap_or_default()
         });
     }
