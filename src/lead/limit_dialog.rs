@@ -124,7 +124,7 @@ mod tests {
             }
         }
 
-        fn press(&self) -> Result<(), String> {
+        fn press(&self) -> Result<(), &'static str> {
             *self.presses.lock().unwrap() += 1;
             Ok(())
         }
