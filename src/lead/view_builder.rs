@@ -93,6 +93,37 @@ pub struct Tracking {
     /// The prompt of its own client a `claude` teammate's pane waits on, as last read
     /// (`controller::client_prompts`).
     pub client_prompt: Option<crate::lead::client_prompt::ClientPrompt>,
+    /// How many of its turns the lead saw end: an off-loop wait for the next one (a plan
+    /// verdict held until the turn that asked for it has ended, `controller::incoming`).
+    pub turn_ends: TurnEnds,
+}
+
+/// A count of a teammate's turn ends, shared with off-loop waits.
+#[derive(Debug, Clone, Default)]
+pub struct TurnEnds(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl TurnEnds {
+    /// How many were seen so far.
+    pub fn count(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn bump(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Waits (blocking, polling) until more than `seen` turns ended, at most `within`:
+    /// whether one did.
+    pub fn wait_past(&self, seen: u64, within: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + within;
+        while self.count() <= seen {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        true
+    }
 }
 
 /// A mode the lead recorded for a `claude` teammate, and the mode it left.
@@ -155,11 +186,17 @@ impl Tracking {
                 None => self.activity = Activity::Working,
             },
             Some(false) if !matches!(self.activity, Activity::Idle { .. }) => {
-                self.activity = Activity::Idle { since_ms: now_ms }
+                self.went_idle(now_ms)
             }
             _ => {}
         }
         ended_unseen
+    }
+
+    /// Its turn ended (seen at `since_ms`).
+    pub fn went_idle(&mut self, since_ms: u64) {
+        self.activity = Activity::Idle { since_ms };
+        self.turn_ends.bump();
     }
 
     /// The lead is about to write `isActive: true` for this teammate before a delivery, unless

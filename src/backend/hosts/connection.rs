@@ -99,6 +99,17 @@ impl Connector {
     }
 }
 
+/// What `ssh -O check` found of a host's master.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MasterState {
+    /// It answered.
+    Answering,
+    /// It did not answer within the check's deadline, but its process runs: kept.
+    Slow,
+    /// No socket, no process, or the check said it is not there.
+    Gone,
+}
+
 /// The way to one host.
 #[derive(Debug, Clone)]
 pub struct Connection {
@@ -159,10 +170,21 @@ impl Connection {
         self.control.with_extension("pid")
     }
 
-    /// `ssh -O check`: is a master answering on the socket? Records its pid.
+    /// `ssh -O check`: is a master answering on the socket? Records its pid. A master that
+    /// is there but slow to answer counts as alive (see [`Connection::master_state`]).
     pub fn master_alive(&self) -> bool {
+        self.master_state() != MasterState::Gone
+    }
+
+    /// `ssh -O check`, told apart: answering, gone (no socket, or the check says so), or not
+    /// answering within the deadline. A loaded machine can take longer than the check's
+    /// deadline to answer while the master carries every session of the host (the relay's
+    /// link among them), so a master whose recorded pid is still an `ssh` naming this socket
+    /// is slow, not dead: burying it would cut every session riding it, and a forward asked
+    /// a moment later finds no socket.
+    pub fn master_state(&self) -> MasterState {
         if !self.control.exists() {
-            return false;
+            return MasterState::Gone;
         }
         let mut cmd = self.ssh("no");
         cmd.arg("-O").arg("check").arg(self.destination());
@@ -176,10 +198,29 @@ impl Connection {
                 {
                     let _ = std::fs::write(self.pid_file(), pid.trim());
                 }
-                true
+                MasterState::Answering
             }
-            _ => false,
+            Err(RunError::Deadline) if self.recorded_master_runs() => {
+                tracing::warn!(
+                    "the ssh master of {} did not answer its check within {:?}; it still runs, so it is kept",
+                    self.destination(),
+                    self.deadlines.check
+                );
+                MasterState::Slow
+            }
+            _ => MasterState::Gone,
         }
+    }
+
+    /// Whether the pid recorded for the master is a running `ssh` naming this control socket.
+    fn recorded_master_runs(&self) -> bool {
+        let pid = std::fs::read_to_string(self.pid_file())
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok());
+        pid.filter(|p| *p > 1).is_some_and(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).contains(&self.control.display().to_string())
+        })
     }
 
     /// Stops a master that does not answer, when the pid recorded for it is still an `ssh`
@@ -188,14 +229,11 @@ impl Connection {
         let pid = std::fs::read_to_string(self.pid_file())
             .ok()
             .and_then(|p| p.trim().parse::<i32>().ok());
-        if let Some(pid) = pid.filter(|p| *p > 1) {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let ours =
-                String::from_utf8_lossy(&cmdline).contains(&self.control.display().to_string());
-            if ours {
-                // SAFETY: a plain signal to a process id read just above.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
+        if let Some(pid) = pid.filter(|p| *p > 1)
+            && self.recorded_master_runs()
+        {
+            // SAFETY: a plain signal to a process id read just above.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
         let _ = std::fs::remove_file(self.pid_file());
         let _ = std::fs::remove_file(&self.control);
@@ -357,7 +395,28 @@ impl Connection {
     /// forward that lives as long as the master. With a remote port of 0, ssh prints the port
     /// the host gave on its standard output.
     pub fn control_forward(&self, spec: &str) -> Result<Output, HostError> {
-        self.ensure_master()?;
+        let mut out = self.forward_once(spec)?;
+        // The master went between its check and the forward (a socket gone, a refused
+        // connection to it): started again, and asked once more.
+        if out.status != Some(0) && out.stderr.contains("Control socket connect") {
+            tracing::warn!(
+                "the model forward to {} found no master ({}): asking again",
+                self.destination(),
+                last_line(&out.stderr)
+            );
+            out = self.forward_once(spec)?;
+        }
+        Ok(out)
+    }
+
+    /// [`Connection::control_forward`]'s one try: the master checked (or replaced) and the
+    /// forward asked under the master's lock, so no other check buries it in between.
+    fn forward_once(&self, spec: &str) -> Result<Output, HostError> {
+        let _lock = self.lock()?;
+        if self.master_state() == MasterState::Gone {
+            self.bury_master();
+            self.start_master()?;
+        }
         let mut cmd = self.ssh("no");
         cmd.arg("-O")
             .arg("forward")

@@ -95,7 +95,7 @@ impl Controller {
                     // An in-process teammate's events said so already, in order; its
                     // notification comes through the inbox and can be a turn behind.
                     if t.activity != Activity::Exited && !t.events_drive {
-                        t.activity = Activity::Idle { since_ms };
+                        t.went_idle(since_ms);
                     }
                     if notification.usage.is_some() {
                         t.usage = notification.usage;
@@ -362,7 +362,7 @@ impl Controller {
                 if let Some(t) = self.tracking.get_mut(&name)
                     && !matches!(t.activity, Activity::Idle { .. } | Activity::Exited)
                 {
-                    t.activity = Activity::Idle { since_ms: now_ms() };
+                    t.went_idle(now_ms());
                 }
                 None
             }
@@ -546,6 +546,43 @@ impl Controller {
         };
         let response = plan_response(&queued.request, &queued.digest, &decision);
         let plan = queued.pending;
+        // A `claude` teammate still in the turn that asked (its ExitPlanMode returns at once
+        // and the turn ends moments later) gets the verdict once that turn has ended: 2.1.332
+        // can find a verdict while its turn ends, apply its mode and never take its turn
+        // (PROTOCOL.md 3). The wait runs off the loop; the verdict is written from the loop.
+        let busy = self.is_claude(&plan.from)
+            && self
+                .tracking
+                .get(&plan.from)
+                .is_some_and(|t| matches!(t.activity, Activity::Working | Activity::Unknown));
+        if let Some(t) = self.tracking.get(&plan.from).filter(|_| busy) {
+            let (ends, seen) = (t.turn_ends.clone(), t.turn_ends.count());
+            let who = plan.from.clone();
+            self.store.submit(
+                Lane::Marks(who.clone()),
+                move |_| ends.wait_past(seen, VERDICT_WAIT),
+                move |c, ended| {
+                    if !ended {
+                        tracing::info!(
+                            teammate = %who,
+                            "its turn did not end within {VERDICT_WAIT:?}: the plan verdict goes now"
+                        );
+                    }
+                    c.send_plan_answer(plan, response, decision)
+                },
+            );
+            return;
+        }
+        self.send_plan_answer(plan, response, decision);
+    }
+
+    /// Writes a plan's verdict, then records its mode and tells the human.
+    fn send_plan_answer(
+        &mut self,
+        plan: crate::lead::contract::PendingPlan,
+        response: crate::protocol::frames::PlanApprovalResponse,
+        decision: PlanDecision,
+    ) {
         let entry = InboxEntry::frame(LEAD_NAME, &Frame::PlanApprovalResponse(response.clone()));
         let to = plan.from.clone();
         self.deliver(&to, entry, move |c, sent| match sent {
@@ -577,6 +614,9 @@ impl Controller {
         }
     }
 }
+
+/// How long a plan verdict for a `claude` teammate waits for the turn that asked for it to end.
+const VERDICT_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// `"<name> has shut down. N task(s) were unassigned: #id \"subject\", …"` (without the task
 /// part when none were).

@@ -43,6 +43,8 @@ mod panes;
 mod park;
 #[cfg(test)]
 mod park_tests;
+#[cfg(test)]
+mod plan_verdict_tests;
 mod publisher;
 mod quit;
 mod receipts;

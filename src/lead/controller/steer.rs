@@ -105,9 +105,7 @@ impl Controller {
             move |c, typed: Result<bool, crate::backend::BackendError>| match typed {
                 Ok(true) => {
                     if let Some(t) = c.tracking.get_mut(&who) {
-                        t.activity = crate::lead::view_builder::Activity::Idle {
-                            since_ms: crate::protocol::time::now_ms(),
-                        };
+                        t.went_idle(crate::protocol::time::now_ms());
                     }
                     c.note(format!(
                         "Interrupted {who}'s turn (Esc in its pane); it takes your next message."
