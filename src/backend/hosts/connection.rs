@@ -102,11 +102,9 @@ impl Connector {
 /// What `ssh -O check` found of a host's master.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MasterState {
-    /// It answered.
+    /// It answered (at the second, longer check when the first found it slow).
     Answering,
-    /// It did not answer within the check's deadline, but its process runs: kept.
-    Slow,
-    /// No socket, no process, or the check said it is not there.
+    /// No socket, no process, a stopped one, the check said it is not there, or no answer.
     Gone,
 }
 
@@ -171,66 +169,91 @@ impl Connection {
     }
 
     /// `ssh -O check`: is a master answering on the socket? Records its pid. A master that
-    /// is there but slow to answer counts as alive (see [`Connection::master_state`]).
+    /// is only slow to answer is given a second, longer check (see
+    /// [`Connection::master_state`]).
     pub fn master_alive(&self) -> bool {
         self.master_state() != MasterState::Gone
     }
 
-    /// `ssh -O check`, told apart: answering, gone (no socket, or the check says so), or not
-    /// answering within the deadline. A loaded machine can take longer than the check's
-    /// deadline to answer while the master carries every session of the host (the relay's
-    /// link among them), so a master whose recorded pid is still an `ssh` naming this socket
-    /// is slow, not dead: burying it would cut every session riding it, and a forward asked
-    /// a moment later finds no socket.
+    /// `ssh -O check`, told apart: answering or gone (no socket, the check says so, or no
+    /// answer). A loaded machine can take longer than the check's deadline to answer while
+    /// the master carries every session of the host (the relay's link among them), and
+    /// burying a live master cuts every session riding it (a forward asked a moment later
+    /// then finds no socket). So a master that did not answer in time but whose recorded
+    /// process still runs (not stopped, not a zombie) is asked once more with twice the
+    /// deadline before it counts as gone.
     pub fn master_state(&self) -> MasterState {
         if !self.control.exists() {
             return MasterState::Gone;
         }
-        let mut cmd = self.ssh("no");
-        cmd.arg("-O").arg("check").arg(self.destination());
-        match run(cmd, None, self.deadlines.check) {
-            Ok(out) if out.status == Some(0) => {
-                if let Some(pid) = out
-                    .stderr
-                    .split("pid=")
-                    .nth(1)
-                    .and_then(|s| s.split(')').next())
-                {
-                    let _ = std::fs::write(self.pid_file(), pid.trim());
-                }
-                MasterState::Answering
-            }
+        match self.check_within(self.deadlines.check) {
             Err(RunError::Deadline) if self.recorded_master_runs() => {
                 tracing::warn!(
-                    "the ssh master of {} did not answer its check within {:?}; it still runs, so it is kept",
+                    "the ssh master of {} did not answer its check within {:?} but runs: asking again",
                     self.destination(),
                     self.deadlines.check
                 );
-                MasterState::Slow
+                match self.check_within(self.deadlines.check * 2) {
+                    Ok(true) => MasterState::Answering,
+                    _ => MasterState::Gone,
+                }
             }
+            Ok(true) => MasterState::Answering,
             _ => MasterState::Gone,
         }
     }
 
-    /// Whether the pid recorded for the master is a running `ssh` naming this control socket.
-    fn recorded_master_runs(&self) -> bool {
-        let pid = std::fs::read_to_string(self.pid_file())
-            .ok()
-            .and_then(|p| p.trim().parse::<i32>().ok());
-        pid.filter(|p| *p > 1).is_some_and(|pid| {
+    /// One `ssh -O check` within `deadline`: whether it answered (its pid recorded).
+    fn check_within(&self, deadline: Duration) -> Result<bool, RunError> {
+        let mut cmd = self.ssh("no");
+        cmd.arg("-O").arg("check").arg(self.destination());
+        let out = run(cmd, None, deadline)?;
+        if out.status != Some(0) {
+            return Ok(false);
+        }
+        if let Some(pid) = out
+            .stderr
+            .split("pid=")
+            .nth(1)
+            .and_then(|s| s.split(')').next())
+        {
+            let _ = std::fs::write(self.pid_file(), pid.trim());
+        }
+        Ok(true)
+    }
+
+    /// Whether the pid recorded for the master is an `ssh` naming this control socket.
+    fn recorded_master_is_ours(&self) -> bool {
+        self.recorded_master_pid().is_some_and(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             String::from_utf8_lossy(&cmdline).contains(&self.control.display().to_string())
         })
     }
 
+    /// Whether the recorded master is ours and can still answer: running or sleeping, not
+    /// stopped (`T`, `t`) or a zombie (`Z`).
+    fn recorded_master_runs(&self) -> bool {
+        let state = self.recorded_master_pid().and_then(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (comm) S …`: the state follows the last `)`.
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next())
+        });
+        self.recorded_master_is_ours() && state.is_some_and(|s| !matches!(s, 'T' | 't' | 'Z' | 'X'))
+    }
+
+    fn recorded_master_pid(&self) -> Option<i32> {
+        std::fs::read_to_string(self.pid_file())
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok())
+            .filter(|p| *p > 1)
+    }
+
     /// Stops a master that does not answer, when the pid recorded for it is still an `ssh`
     /// naming this control socket, and removes its socket.
     fn bury_master(&self) {
-        let pid = std::fs::read_to_string(self.pid_file())
-            .ok()
-            .and_then(|p| p.trim().parse::<i32>().ok());
-        if let Some(pid) = pid.filter(|p| *p > 1)
-            && self.recorded_master_runs()
+        if let Some(pid) = self.recorded_master_pid()
+            && self.recorded_master_is_ours()
         {
             // SAFETY: a plain signal to a process id read just above.
             unsafe { libc::kill(pid, libc::SIGKILL) };
