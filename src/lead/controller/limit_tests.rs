@@ -9,12 +9,12 @@ use std::time::Duration;
 use crate::lead::contract::{LeadCommand, LeadEvent, ViewTarget};
 use crate::protocol::frames::Frame;
 use crate::protocol::time::now_ms;
-use crate::protocol::{InboxEntry, LEAD_NAME, Member};
+use crate::protocol::{InboxEntry, LEAD_NAME};
 use crate::store::{self, Home};
 
 const SESSION: &str = "0b7c5d1e-1111-4222-8333-944455556666";
 
-use super::test_events::{TestLead, next_matching, note_with};
+use super::test_events::{TestLead, alpha_in_a_pane, next_matching, note_with};
 
 fn append(path: &std::path::Path, line: &str) {
     let mut f = std::fs::OpenOptions::new()
@@ -46,9 +46,7 @@ async fn an_assignment_waits_for_a_rate_limited_teammate_until_its_limit_lifts()
         mut events,
         dirs: _dirs,
     } = TestLead::start("limited", SESSION, |_| {});
-    let mut alpha = Member::new("alpha", &team, "/");
-    alpha.tmux_pane_id = "%7".to_string();
-    alpha.backend_type = Some("tmux".to_string());
+    let alpha = alpha_in_a_pane(&team, "/");
     store::add_member(&home, &team, alpha).expect("member");
     let task = store::tasks::TaskList::new(&home, &team)
         .expect("tasks")

@@ -9,10 +9,10 @@ use serde_json::json;
 use crate::lead::contract::{LeadCommand, LeadEvent, PermissionDecision};
 use crate::protocol::frames::{Frame, PermissionRequest};
 use crate::protocol::permission::Destination;
-use crate::protocol::{InboxEntry, LEAD_NAME, Member, PermissionMode, PermissionUpdate};
+use crate::protocol::{InboxEntry, LEAD_NAME, PermissionMode, PermissionUpdate};
 use crate::store::{self, Home};
 
-use super::test_events::{TestLead, next_matching};
+use super::test_events::{TestLead, alpha_in_a_pane, next_matching};
 
 const SESSION: &str = "1c2d3e4f-1111-4222-8333-944455556666";
 
@@ -59,9 +59,7 @@ async fn a_stale_write_of_the_mode_it_left_is_put_right_and_a_step_of_its_own_is
         dirs: _dirs,
     } = TestLead::start("held-mode", SESSION, |_| {});
     let cwd = _dirs.1.path().to_string_lossy().into_owned();
-    let mut alpha = Member::new("alpha", &team, &cwd);
-    alpha.tmux_pane_id = "%7".to_string();
-    alpha.backend_type = Some("tmux".to_string());
+    let mut alpha = alpha_in_a_pane(&team, &cwd);
     alpha.mode = Some("default".to_string());
     store::add_member(&home, &team, alpha).expect("member");
     mode_shown(&mut events, "alpha in default", PermissionMode::Default).await;

@@ -6,10 +6,10 @@
 use crate::lead::contract::{LeadCommand, LeadEvent, PlanDecision};
 use crate::protocol::frames::Frame;
 use crate::protocol::time::now_iso;
-use crate::protocol::{InboxEntry, LEAD_NAME, Member};
+use crate::protocol::{InboxEntry, LEAD_NAME};
 use crate::store::{self, Home};
 
-use super::test_events::{TestLead, next_matching, note_with};
+use super::test_events::{TestLead, alpha_in_a_pane, next_matching, note_with};
 
 const SESSION: &str = "2d3e4f50-1111-4222-8333-944455556666";
 
@@ -43,9 +43,7 @@ async fn a_verdict_waits_for_the_end_of_the_turn_that_asked_for_it() {
         mut events,
         dirs: _dirs,
     } = TestLead::start("verdict", SESSION, |_| {});
-    let mut alpha = Member::new("alpha", &team, "/");
-    alpha.tmux_pane_id = "%7".to_string();
-    alpha.backend_type = Some("tmux".to_string());
+    let mut alpha = alpha_in_a_pane(&team, "/");
     alpha.mode = Some("plan".to_string());
     alpha.is_active = Some(true);
     store::add_member(&home, &team, alpha).expect("member");

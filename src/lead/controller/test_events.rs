@@ -79,3 +79,12 @@ impl TestLead {
         }
     }
 }
+
+/// `alpha` as a `claude` teammate in tmux pane `%7`, working in `cwd` (its member entry, to
+/// adjust and add).
+pub(super) fn alpha_in_a_pane(team: &str, cwd: &str) -> crate::protocol::Member {
+    let mut alpha = crate::protocol::Member::new("alpha", team, cwd);
+    alpha.tmux_pane_id = "%7".to_string();
+    alpha.backend_type = Some("tmux".to_string());
+    alpha
+}
