@@ -99,15 +99,6 @@ impl Connector {
     }
 }
 
-/// What `ssh -O check` found of a host's master.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MasterState {
-    /// It answered (at the second, longer check when the first found it slow).
-    Answering,
-    /// No socket, no process, a stopped one, the check said it is not there, or no answer.
-    Gone,
-}
-
 /// The way to one host.
 #[derive(Debug, Clone)]
 pub struct Connection {
@@ -168,23 +159,16 @@ impl Connection {
         self.control.with_extension("pid")
     }
 
-    /// `ssh -O check`: is a master answering on the socket? Records its pid. A master that
-    /// is only slow to answer is given a second, longer check (see
-    /// [`Connection::master_state`]).
+    /// `ssh -O check`: is a master answering on the socket? Records its pid. A loaded
+    /// machine can take longer than the check's deadline to answer while the master carries
+    /// every session of the host (the relay's link among them), and burying a live master
+    /// cuts every session riding it (a forward asked a moment later then finds no socket).
+    /// So a master that did not answer in time but whose recorded process still runs (not
+    /// stopped, not a zombie) is asked once more with twice the deadline before it counts as
+    /// gone.
     pub fn master_alive(&self) -> bool {
-        self.master_state() != MasterState::Gone
-    }
-
-    /// `ssh -O check`, told apart: answering or gone (no socket, the check says so, or no
-    /// answer). A loaded machine can take longer than the check's deadline to answer while
-    /// the master carries every session of the host (the relay's link among them), and
-    /// burying a live master cuts every session riding it (a forward asked a moment later
-    /// then finds no socket). So a master that did not answer in time but whose recorded
-    /// process still runs (not stopped, not a zombie) is asked once more with twice the
-    /// deadline before it counts as gone.
-    pub fn master_state(&self) -> MasterState {
         if !self.control.exists() {
-            return MasterState::Gone;
+            return false;
         }
         match self.check_within(self.deadlines.check) {
             Err(RunError::Deadline) if self.recorded_master_runs() => {
@@ -193,13 +177,9 @@ impl Connection {
                     self.destination(),
                     self.deadlines.check
                 );
-                match self.check_within(self.deadlines.check * 2) {
-                    Ok(true) => MasterState::Answering,
-                    _ => MasterState::Gone,
-                }
+                matches!(self.check_within(self.deadlines.check * 2), Ok(true))
             }
-            Ok(true) => MasterState::Answering,
-            _ => MasterState::Gone,
+            answered => matches!(answered, Ok(true)),
         }
     }
 
@@ -436,7 +416,7 @@ impl Connection {
     /// forward asked under the master's lock, so no other check buries it in between.
     fn forward_once(&self, spec: &str) -> Result<Output, HostError> {
         let _lock = self.lock()?;
-        if self.master_state() == MasterState::Gone {
+        if !self.master_alive() {
             self.bury_master();
             self.start_master()?;
         }

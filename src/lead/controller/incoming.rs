@@ -510,7 +510,7 @@ impl Controller {
     /// Writes a teammate's new mode into config.json (a mode it switched to on the lead's
     /// answer: a permission update or an approved plan).
     /// `then` runs once it is written (or could not be: that is told).
-    fn record_mode(
+    pub(super) fn record_mode(
         &mut self,
         name: &str,
         mode: PermissionMode,
@@ -550,11 +550,22 @@ impl Controller {
         // and the turn ends moments later) gets the verdict once that turn has ended: 2.1.332
         // can find a verdict while its turn ends, apply its mode and never take its turn
         // (PROTOCOL.md 3). The wait runs off the loop; the verdict is written from the loop.
+        // Nothing heard of it yet (its first turn, or a lead started again): the file's
+        // `isActive` says whether a turn runs.
+        let running = self
+            .cache
+            .file()
+            .member(&plan.from)
+            .is_some_and(|m| m.is_active != Some(false));
         let busy = self.is_claude(&plan.from)
             && self
                 .tracking
                 .get(&plan.from)
-                .is_some_and(|t| matches!(t.activity, Activity::Working | Activity::Unknown));
+                .is_some_and(|t| match t.activity {
+                    Activity::Working => true,
+                    Activity::Unknown => running,
+                    _ => false,
+                });
         if let Some(t) = self.tracking.get(&plan.from).filter(|_| busy) {
             let (ends, seen) = (t.turn_ends.clone(), t.turn_ends.count());
             let who = plan.from.clone();

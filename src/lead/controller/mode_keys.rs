@@ -30,16 +30,7 @@ impl Controller {
         if written == mode.as_str() {
             return;
         }
-        self.write_member_mode(name, mode);
-    }
-
-    fn write_member_mode(&mut self, name: &str, mode: PermissionMode) {
-        let (team, member) = (self.team.clone(), name.to_string());
-        self.store.submit(
-            Lane::Team,
-            move |home| store::set_modes(home, &team, &[(member.as_str(), mode)]),
-            |c, _| c.reload_team(),
-        );
+        self.record_mode(name, mode, |_| {});
     }
 
     /// `name` (a `claude` teammate) is in `mode` now, as the lead saw or caused it, having
@@ -86,7 +77,7 @@ impl Controller {
                 held.left,
                 held.mode
             );
-            self.write_member_mode(&name, held.mode);
+            self.record_mode(&name, held.mode, |_| {});
         }
     }
 

@@ -3,7 +3,6 @@
 
 pub use teamlead_test_support::pty::*;
 
-use std::ffi::OsStr;
 use std::path::Path;
 
 /// This package's `teamlead` binary with `tests/no-config.toml` (a file that does not exist:
@@ -18,14 +17,4 @@ pub fn program() -> Program {
 /// How a lead in `cwd` starts (`PtyLead::builder` with [`program`]).
 pub fn lead(cwd: impl AsRef<Path>) -> PtyLeadBuilder {
     PtyLead::builder(program(), cwd)
-}
-
-/// `teamlead [--home H] args…` in `cwd` as the PTY tests run it ([`program`]).
-#[allow(dead_code)]
-pub fn teamlead_command<S: AsRef<OsStr>>(
-    home: Option<&Path>,
-    cwd: &Path,
-    args: impl IntoIterator<Item = S>,
-) -> portable_pty::CommandBuilder {
-    teamlead(&program(), home, cwd, args)
 }
