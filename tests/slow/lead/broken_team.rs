@@ -98,6 +98,18 @@ fn a_broken_team_of_a_dead_lead_is_named_with_its_fix_and_clean_quarantines_it()
     dead_lead(root);
     let home = root.join("home");
     std::fs::write(home.join("teams").join(TEAM).join("config.json"), BROKEN).unwrap();
+    // What a lead killed inside an atomic write leaves (a loaded machine met it for real).
+    let temp = home
+        .join("teams")
+        .join(TEAM)
+        .join(".teamlead/session.json.tmp.0badc0de");
+    std::fs::write(&temp, b"{\"lead").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&temp)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(60))
+        .unwrap();
     let before = fingerprint(&home);
 
     // The lead refuses, names the fix, and changes nothing.
@@ -154,7 +166,9 @@ fn a_broken_team_of_a_dead_lead_is_named_with_its_fix_and_clean_quarantines_it()
         "the broken team file is kept as it was"
     );
     // Everything but the liveness file, in which `clean` wrote its own pid while it held the
-    // team's liveness lock (so no lead could start on it meanwhile).
+    // team's liveness lock (so no lead could start on it meanwhile), and the temp files of
+    // writers that died (the SIGKILLed lead may have been inside an atomic write): `clean`
+    // removes those once they are 2 s old, and says so.
     let liveness = Path::new(".teamlead/lead.lock");
     let mut moved = fingerprint(&kept[0].join("team"));
     moved.remove(liveness);
@@ -165,6 +179,18 @@ fn a_broken_team_of_a_dead_lead_is_named_with_its_fix_and_clean_quarantines_it()
                 .ok()
                 .filter(|rel| !rel.as_os_str().is_empty() && *rel != liveness)
                 .map(|rel| (rel.to_path_buf(), v.clone()))
+        })
+        .filter(|(rel, _)| {
+            let name = rel.file_name().unwrap().to_string_lossy().into_owned();
+            let swept = name.contains(".tmp.") && !moved.contains_key(rel);
+            if swept {
+                assert!(
+                    said.lines()
+                        .any(|l| l.starts_with("removed:") && l.contains(&name)),
+                    "{name} is gone and clean did not say it removed it: {said}"
+                );
+            }
+            !swept
         })
         .collect();
     assert_eq!(was, moved, "the team directory was moved as it was");
