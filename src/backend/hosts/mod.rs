@@ -6,6 +6,7 @@
 
 pub mod adopt;
 pub mod connection;
+pub mod empty_starts;
 pub mod error;
 pub mod executor;
 pub mod link;
