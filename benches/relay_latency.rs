@@ -17,9 +17,13 @@
 //! 2. **loopback pipes**: the same two ends in this process over a pair of OS pipes, no ssh:
 //!    the link's own cost (the 50 ms inbox poll of each side dominates it);
 //! 3. **loopback pipes, 10 ms each way (emulated)**: the pipes go through a thread that holds
-//!    each chunk 10 ms before passing it on. This kernel has no `tc netem` (sch_netem), so the
-//!    issue's "netem delay 10 ms each way" over ssh cannot be run here; this emulation delays
-//!    the link's bytes, not TCP's packets (no effect on ssh's own handshakes or windows).
+//!    each chunk 10 ms before passing it on;
+//! 4. **real ssh, 10 ms each way (delaying proxy)**: as 1, with ssh's `ProxyCommand` this
+//!    bench's own binary in proxy mode ([`PROXY`]): it connects to the host's sshd and holds
+//!    every chunk 10 ms in each direction, so ssh's handshakes, the master's session opens and
+//!    every frame of the link pay the delay. This kernel has no `tc netem` (sch_netem), so the
+//!    issue's "netem delay 10 ms each way" is emulated on the TCP stream instead of its
+//!    packets (no effect on TCP's own windows and retransmissions; none happen on a veth).
 //!
 //! Plain std timing, one machine.
 
@@ -46,6 +50,9 @@ use teamlead_relay::{DriverOptions, Identity, Link, RelayOptions, drive, run_std
 use hosts_common::link::{LINK_ID, LinkRig, TEAM, gid_of};
 
 const ROUNDS: usize = 300;
+/// The proxy mode's environment variable: the delay each way in ms (`ProxyCommand` runs this
+/// binary with it, and the host and port as arguments).
+const PROXY: &str = "TEAMLEAD_BENCH_PROXY_DELAY_MS";
 /// The responder's environment variable: the host home it answers in.
 const RESPONDER: &str = "TEAMLEAD_BENCH_RESPONDER";
 const MEMBER: &str = "alice";
@@ -124,17 +131,23 @@ fn measure(label: &str, lead_home: &Home, host_home: &Home) {
     }
 }
 
-/// A one-way pipe whose bytes each wait `delay` in a thread before they go on.
-fn delayed_pipe(delay: Duration) -> (std::io::PipeReader, std::io::PipeWriter) {
-    let (mut first_r, first_w) = std::io::pipe().unwrap();
-    if delay.is_zero() {
-        return (first_r, first_w);
-    }
-    let (last_r, mut last_w) = std::io::pipe().unwrap();
+/// Copies `from` to `to`, each chunk held `delay` after it was read (two threads: one reads,
+/// one writes when each chunk is due, so the delay is a latency, not a throughput cap). Ends
+/// when either side does; the writer's end is then shut (`on_end`).
+fn delay_copy<R, W>(
+    mut from: R,
+    mut to: W,
+    delay: Duration,
+    on_end: impl FnOnce(W) + Send + 'static,
+) -> std::thread::JoinHandle<()>
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
     let (tx, rx) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
-        while let Ok(n) = first_r.read(&mut buf) {
+        while let Ok(n) = from.read(&mut buf) {
             if n == 0
                 || tx
                     .send((Instant::now() + delay, buf[..n].to_vec()))
@@ -147,12 +160,54 @@ fn delayed_pipe(delay: Duration) -> (std::io::PipeReader, std::io::PipeWriter) {
     std::thread::spawn(move || {
         for (due, bytes) in rx {
             std::thread::sleep(due.saturating_duration_since(Instant::now()));
-            if last_w.write_all(&bytes).is_err() {
-                return;
+            if to.write_all(&bytes).and_then(|()| to.flush()).is_err() {
+                break;
             }
         }
-    });
+        on_end(to);
+    })
+}
+
+/// A one-way pipe whose bytes each wait `delay` in a thread before they go on.
+fn delayed_pipe(delay: Duration) -> (std::io::PipeReader, std::io::PipeWriter) {
+    let (first_r, first_w) = std::io::pipe().unwrap();
+    if delay.is_zero() {
+        return (first_r, first_w);
+    }
+    let (last_r, last_w) = std::io::pipe().unwrap();
+    delay_copy(first_r, last_w, delay, drop);
     (last_r, first_w)
+}
+
+/// Proxy mode (ssh's `ProxyCommand`): connects to `host port` and carries the bytes both ways
+/// between the connection and this process's standard input and output, each chunk `delay`
+/// late; exits when either side ends.
+fn proxy(delay: Duration) -> ! {
+    let mut args = std::env::args().skip(1);
+    let (Some(host), Some(port)) = (args.next(), args.next()) else {
+        eprintln!("proxy mode: HOST PORT expected");
+        std::process::exit(2);
+    };
+    let stream = match std::net::TcpStream::connect((host.as_str(), port.parse().unwrap_or(22))) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("proxy mode: {host}:{port}: {e}");
+            std::process::exit(1);
+        }
+    };
+    let _ = stream.set_nodelay(true);
+    let up = delay_copy(
+        std::io::stdin(),
+        stream.try_clone().unwrap(),
+        delay,
+        |s: std::net::TcpStream| {
+            let _ = s.shutdown(std::net::Shutdown::Write);
+        },
+    );
+    let down = delay_copy(stream, std::io::stdout(), delay, drop);
+    let _ = down.join();
+    let _ = up.join();
+    std::process::exit(0);
 }
 
 /// The lead's and the relay's ends in this process, over pipes delayed `delay` each way.
@@ -194,8 +249,18 @@ fn loopback(label: &str, delay: Duration) {
     let _ = lead.join();
 }
 
-fn over_ssh() {
-    let rig = LinkRig::start();
+/// Over a test host's real sshd, each way `delay` late (a delaying `ProxyCommand`) unless zero.
+fn over_ssh(label: &str, delay: Duration) {
+    let options = if delay.is_zero() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "ProxyCommand=env {PROXY}={} {} %h %p",
+            delay.as_millis(),
+            std::env::current_exe().unwrap().display()
+        )]
+    };
+    let rig = LinkRig::start_with(options);
     let root = &rig.host_home.root;
     std::fs::create_dir_all(root).unwrap();
     let gid = gid_of(&rig.host.user);
@@ -213,11 +278,7 @@ fn over_ssh() {
         lead.wait_for(Duration::from_secs(20), |l| l.is_up()),
         "the link never came up"
     );
-    measure(
-        "real ssh (test host, no delay)",
-        &rig.lead_home,
-        &rig.host_home,
-    );
+    measure(label, &rig.lead_home, &rig.host_home);
     lead.stop();
     let _ = responder.kill();
     let _ = responder.wait();
@@ -227,6 +288,9 @@ fn main() {
     if let Some(home) = std::env::var_os(RESPONDER) {
         respond(&Home::new(std::path::PathBuf::from(home)));
     }
+    if let Some(ms) = std::env::var(PROXY).ok().and_then(|v| v.parse().ok()) {
+        proxy(Duration::from_millis(ms));
+    }
     println!("teamlead relay latency ({ROUNDS} round trips each, one at a time)\n");
     loopback("loopback pipes (no ssh)", Duration::ZERO);
     loopback(
@@ -235,7 +299,11 @@ fn main() {
     );
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } == 0 {
-        over_ssh();
+        over_ssh("real ssh (test host, no delay)", Duration::ZERO);
+        over_ssh(
+            "real ssh, 10 ms each way (proxy)",
+            Duration::from_millis(10),
+        );
     } else {
         println!("real ssh: skipped (a test host needs root: namespaces, sshd, useradd)");
     }

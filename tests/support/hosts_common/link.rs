@@ -53,6 +53,12 @@ pub struct LinkRig {
 
 impl LinkRig {
     pub fn start() -> LinkRig {
+        LinkRig::start_with(Vec::new())
+    }
+
+    /// [`LinkRig::start`], with more `ssh -o` options for the host (`Key=Value` each: a
+    /// bench's `ProxyCommand` that delays the connection's bytes).
+    pub fn start_with(options: Vec<String>) -> LinkRig {
         let lead = TestLead::new();
         let host = TestHost::start(HostSetup::default());
         lead.trust(&host);
@@ -73,7 +79,7 @@ impl LinkRig {
             name: "h".into(),
             destination: host.destination(),
             port: None,
-            options: Vec::new(),
+            options,
             dir: None,
             home: None,
             claude: None,
