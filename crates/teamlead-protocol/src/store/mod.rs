@@ -25,6 +25,7 @@ pub mod scan;
 pub mod session_record;
 pub mod tasks;
 pub mod team;
+mod team_batch;
 pub mod team_guard;
 pub mod team_usage;
 pub mod written_files;

@@ -64,7 +64,8 @@ pub fn read_team(home: &Home, team: &str) -> Result<TeamFile> {
 }
 
 /// Read-modify-write of the team file under `config.json.lock/`: `f` edits the file, which is
-/// written once, atomically, only if it changed. Unknown keys and non-member entries survive.
+/// written atomically, only if it changed (with the edits of other threads of this process
+/// that came at the same time: `team_batch`); it returns once that write is on disk. Unknown keys and non-member entries survive.
 /// A team file that does not parse is an error and is never rewritten — unless this process
 /// leads the team and guards it (`team_guard`): then it is repaired from the last good copy.
 pub fn edit_team<R>(
@@ -74,20 +75,17 @@ pub fn edit_team<R>(
 ) -> Result<R> {
     let path = home.config_path(team)?;
     home.check_inside(&path)?;
-    let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
-    // A team file the lead guards is repaired first (an unlocked writer emptied it or wrote a
-    // stale copy back); see `team_guard`.
-    let (before, repair) = super::team_guard::repaired(&path, read_team_at(team, &path))?;
-    if let Some(repair) = &repair {
-        tracing::warn!(path = %path.display(), "team file repaired: {repair}");
-    }
-    let mut file = before.clone();
-    let result = f(&mut file)?;
-    if file != before || repair.is_some() {
-        write_atomic(&path, file.to_text().as_bytes())?;
-        super::team_guard::wrote(&path, &file);
-    }
-    Ok(result)
+    // Edits of this process that come at once share one read and one write (`team_batch`).
+    let read = || {
+        // A team file the lead guards is repaired first (an unlocked writer emptied it or
+        // wrote a stale copy back); see `team_guard`.
+        let (before, repair) = super::team_guard::repaired(&path, read_team_at(team, &path))?;
+        if let Some(repair) = &repair {
+            tracing::warn!(path = %path.display(), "team file repaired: {repair}");
+        }
+        Ok((before, repair.is_some()))
+    };
+    super::team_batch::edit(&path, read, f)
 }
 
 fn member_missing(team: &str, name: &str) -> StoreError {

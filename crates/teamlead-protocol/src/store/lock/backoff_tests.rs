@@ -79,7 +79,13 @@ fn a_lock_that_changes_hands_keeps_a_waiter_waiting() {
     let first = lock(10, 100);
     // The first deadline: wait on until the lock in the way would be stale.
     assert!(matches!(
-        past_deadline(None, in_the_way(first), false, Duration::from_secs(10)),
+        past_deadline(
+            None,
+            in_the_way(first),
+            false,
+            false,
+            Duration::from_secs(10)
+        ),
         PastDeadline::WaitOn { .. }
     ));
     // At the pushed-back deadline another writer holds it: others made progress, wait on
@@ -89,6 +95,7 @@ fn a_lock_that_changes_hands_keeps_a_waiter_waiting() {
         past_deadline(
             Some(Some(first)),
             in_the_way(second),
+            false,
             false,
             Duration::from_secs(21)
         ),
@@ -100,6 +107,7 @@ fn a_lock_that_changes_hands_keeps_a_waiter_waiting() {
             Some(Some(second)),
             in_the_way(second),
             false,
+            false,
             Duration::from_secs(32)
         ),
         PastDeadline::GiveUp
@@ -110,15 +118,29 @@ fn a_lock_that_changes_hands_keeps_a_waiter_waiting() {
             Some(Some(first)),
             in_the_way(second),
             true,
+            false,
             Duration::from_secs(15)
         ),
         PastDeadline::GiveUp
     );
+    // The same lock in the way again, but a look in between saw it change hands (a new lock
+    // of a reused inode): others made progress, wait on.
+    assert!(matches!(
+        past_deadline(
+            Some(Some(second)),
+            in_the_way(second),
+            false,
+            true,
+            Duration::from_secs(32)
+        ),
+        PastDeadline::WaitOn { .. }
+    ));
     // Never forever: past GIVE_UP_AFTER even a lock that changes hands ends the wait.
     assert_eq!(
         past_deadline(
             Some(Some(first)),
             in_the_way(second),
+            false,
             false,
             super::GIVE_UP_AFTER
         ),

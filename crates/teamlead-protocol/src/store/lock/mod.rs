@@ -25,7 +25,9 @@
 #[cfg(test)]
 mod backoff_tests;
 pub(crate) mod create;
+pub(crate) mod gate;
 pub mod holder;
+mod sightings;
 mod takeover;
 pub mod waiter;
 
@@ -41,6 +43,7 @@ use super::error::{Result, StoreError};
 use super::safe_file::FileKind;
 use create::Created;
 use holder::{Identity, Marker};
+use sightings::Sightings;
 use takeover::Takeover;
 use waiter::{Verdict, Watch};
 
@@ -264,6 +267,9 @@ pub struct LockGuard {
     dir: PathBuf,
     /// Someone else held the lock while we were acquiring it.
     contended: bool,
+    /// This thread's turn among the process's own waiters, passed on after the release
+    /// (a field dropped after [`LockGuard::drop`] removed the directory).
+    _turn: Option<gate::Turn>,
 }
 
 impl LockGuard {
@@ -376,7 +382,8 @@ enum PastDeadline {
 
 /// The decision past the deadline. `extended` is the lock that was in the way when the
 /// deadline was last pushed back (`Some(None)`: none was seen), `busy` the lock in the way now
-/// (`None`: it changed hands just now), `waited` how long this waiter has waited in all.
+/// (`None`: it changed hands just now), `handed_on` whether a look since then saw the lock
+/// change hands ([`Sightings`]), `waited` how long this waiter has waited in all.
 ///
 /// A waiter gives up only when its lock is *kept*: the same holder refreshed it (alive and
 /// holding), or the same lock outlived the wait until it would be stale. While the lock
@@ -387,6 +394,7 @@ fn past_deadline(
     extended: Option<Option<Identity>>,
     busy: Option<(bool, Identity, SystemTime)>,
     refreshed: bool,
+    handed_on: bool,
     waited: Duration,
 ) -> PastDeadline {
     if refreshed || waited >= GIVE_UP_AFTER {
@@ -403,11 +411,12 @@ fn past_deadline(
         // The lock changed hands just now: one more round.
         None => STALE_GRACE,
     };
-    let changed_hands = match (extended, busy) {
-        (None, _) => true,
-        (Some(Some(was)), Some((_, now, _))) => was != now,
-        (Some(_), _) => true,
-    };
+    let changed_hands = handed_on
+        || match (extended, busy) {
+            (None, _) => true,
+            (Some(Some(was)), Some((_, now, _))) => was != now,
+            (Some(_), _) => true,
+        };
     if changed_hands {
         PastDeadline::WaitOn { until_stale }
     } else {
@@ -422,6 +431,28 @@ fn past_deadline(
 /// that changed hands meanwhile pushes the deadline back again ([`past_deadline`]). The target itself need not exist. A lock path that is not a directory fails
 /// at once.
 pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
+    // This process's threads take turns first (`gate`).
+    let turn = wait_turn(target, timeout)?;
+    let mut guard = acquire_dir(target, timeout)?;
+    guard._turn = Some(turn);
+    Ok(guard)
+}
+
+/// This thread's turn at `target`'s lock among the process's own waiters ([`gate`]). The
+/// holder before it is this process, alive: a turn that does not come within the deadline and
+/// the next refresh a live holder would make (a kept lock, as [`past_deadline`] tells it for
+/// other processes) fails the wait the same way.
+pub(crate) fn wait_turn(target: &Path, timeout: Duration) -> Result<gate::Turn> {
+    let dir = lock_dir_of(target);
+    let patience = timeout + REFRESH_EVERY + STALE_GRACE;
+    gate::wait_turn(&dir, patience, GIVE_UP_AFTER).ok_or_else(|| StoreError::LockTimeout {
+        path: target.to_path_buf(),
+    })
+}
+
+/// [`acquire`] by a thread that holds its turn already ([`wait_turn`]): the lock directory
+/// itself, against other processes.
+pub(crate) fn acquire_dir(target: &Path, timeout: Duration) -> Result<LockGuard> {
     let dir = lock_dir_of(target);
     let started = Instant::now();
     let mut deadline = started + timeout;
@@ -443,8 +474,14 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
         }
     };
     let mut watch = Watch::default();
+    let mut sightings = Sightings::default();
     loop {
-        let busy = match try_once(&dir, marker.as_mut(), &mut watch)? {
+        let attempt = try_once(&dir, marker.as_mut(), &mut watch)?;
+        sightings.saw(match &attempt {
+            Attempt::Busy(_, id, _) => Some(*id),
+            _ => None,
+        });
+        let busy = match attempt {
             Attempt::Acquired(identity) => {
                 let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
                 let marker = if identity.is_some() { marker } else { None };
@@ -460,7 +497,12 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
                     )
                 });
                 start_refresher();
-                return Ok(LockGuard { id, dir, contended });
+                return Ok(LockGuard {
+                    id,
+                    dir,
+                    contended,
+                    _turn: None,
+                });
             }
             Attempt::Again => {
                 agains += 1;
@@ -473,17 +515,18 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
         };
         contended = true;
         let now = Instant::now();
-        // Past the deadline, the lock that was in the way has been refreshed (same inode, an
-        // mtime moved on by about the refresh period; a new lock taken in between is usually
-        // younger than that): its holder is alive and keeps it, so waiting is pointless.
+        // Past the deadline, the lock that was in the way has been refreshed (the same
+        // directory, its mtime moved on by the refresh period, and no hand-off seen since):
+        // its holder is alive and keeps it, so waiting is pointless.
         let refreshed = matches!((extended, busy), (Some(Some(was)), Some((_, id, _)))
-            if id.dev == was.dev && id.ino == was.ino
-                && id.mtime.0 - was.mtime.0 >= REFRESH_EVERY.as_secs() as i64 - 1);
+            if sightings.refreshed(&was, &id));
         if now >= deadline || refreshed {
-            match past_deadline(extended, busy, refreshed, now.duration_since(started)) {
+            let waited = now.duration_since(started);
+            match past_deadline(extended, busy, refreshed, sightings.handed_on(), waited) {
                 PastDeadline::WaitOn { until_stale } => {
                     extended = Some(busy.map(|(_, id, _)| id));
                     deadline = now + until_stale;
+                    sightings.restart();
                 }
                 PastDeadline::GiveUp => {
                     return Err(StoreError::LockTimeout {

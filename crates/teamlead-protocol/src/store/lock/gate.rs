@@ -1,0 +1,200 @@
+//! One queue per lock directory inside this process: threads of one process that want the
+//! same lock (the lead's store work and its in-process teammates, all writing `config.json`;
+//! a bench's writers) take turns in the order they came, and a thread whose turn comes is
+//! woken at once by the one before (a condvar, no sleeping backoff). Only the thread at the
+//! head of the queue looks at the lock directory, where other processes (Claude Code, other
+//! teamlead processes) still meet it by the mkdir rule. Before, 100 in-process teammates
+//! starting at once each polled the directory: ~170,000 failed `flock`s and as many sleeps for
+//! one spawn of 100, and waiters overtaken again and again until their deadline.
+//!
+//! A turn that does not come is given up like a kept lock: when the queue has not moved for
+//! the caller's patience (its timeout plus the time a kept lock takes to turn stale), the
+//! ticket is abandoned (skipped when its turn comes) and the caller fails with a lock timeout.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The queue of one lock directory.
+#[derive(Debug, Default)]
+struct Gate {
+    state: Mutex<Queue>,
+    moved: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    /// The next ticket to hand out.
+    next: u64,
+    /// The ticket whose turn it is.
+    serving: u64,
+    /// Tickets whose holders gave up waiting: skipped.
+    abandoned: BTreeSet<u64>,
+}
+
+impl Queue {
+    /// The turn passes on, past abandoned tickets.
+    fn advance(&mut self) {
+        self.serving += 1;
+        while self.abandoned.remove(&self.serving) {
+            self.serving += 1;
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.serving == self.next
+    }
+}
+
+impl Gate {
+    fn queue(&self) -> MutexGuard<'_, Queue> {
+        match self.state.lock() {
+            Ok(q) => q,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+}
+
+fn gates() -> &'static Mutex<HashMap<PathBuf, Arc<Gate>>> {
+    static GATES: OnceLock<Mutex<HashMap<PathBuf, Arc<Gate>>>> = OnceLock::new();
+    GATES.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn with_gates<R>(f: impl FnOnce(&mut HashMap<PathBuf, Arc<Gate>>) -> R) -> R {
+    let mut guard = match gates().lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    f(&mut guard)
+}
+
+/// This thread's turn at a lock directory; dropping it passes the turn on.
+#[derive(Debug)]
+pub(crate) struct Turn {
+    dir: PathBuf,
+    gate: Arc<Gate>,
+}
+
+impl Turn {
+    /// Whether another thread of this process waits for its turn after this one (a ticket
+    /// queued and not given up).
+    pub(crate) fn others_wait(&self) -> bool {
+        let queue = self.gate.queue();
+        let behind = queue.next.saturating_sub(queue.serving + 1);
+        let gave_up = queue
+            .abandoned
+            .iter()
+            .filter(|t| **t > queue.serving)
+            .count() as u64;
+        behind > gave_up
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let idle = {
+            let mut queue = self.gate.queue();
+            queue.advance();
+            queue.idle()
+        };
+        self.gate.moved.notify_all();
+        if idle {
+            // Nobody waits: the gate goes (one made again on the next acquisition).
+            with_gates(|gates| {
+                if gates
+                    .get(&self.dir)
+                    .is_some_and(|g| Arc::ptr_eq(g, &self.gate) && g.queue().idle())
+                {
+                    gates.remove(&self.dir);
+                }
+            });
+        }
+    }
+}
+
+/// Waits for this thread's turn at `dir`. `None` when the queue did not move for `patience`
+/// (its ticket is then abandoned) or `give_up_after` passed in all.
+pub(crate) fn wait_turn(dir: &Path, patience: Duration, give_up_after: Duration) -> Option<Turn> {
+    // The ticket is taken under the map's lock, so a gate that just went idle is never
+    // removed between finding it and queueing on it (the lock order: map, then queue).
+    let (gate, ticket) = with_gates(|gates| {
+        let gate = gates.entry(dir.to_path_buf()).or_default().clone();
+        let mut queue = gate.queue();
+        let ticket = queue.next;
+        queue.next += 1;
+        drop(queue);
+        (gate, ticket)
+    });
+    let started = Instant::now();
+    let mut queue = gate.queue();
+    let mut seen = queue.serving;
+    let mut moved_at = Instant::now();
+    while queue.serving != ticket {
+        if queue.serving != seen {
+            seen = queue.serving;
+            moved_at = Instant::now();
+        }
+        let stuck = moved_at.elapsed() >= patience || started.elapsed() >= give_up_after;
+        if stuck {
+            queue.abandoned.insert(ticket);
+            drop(queue);
+            return None;
+        }
+        let wait = patience.saturating_sub(moved_at.elapsed());
+        queue = match gate.moved.wait_timeout(queue, wait) {
+            Ok((q, _)) => q,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
+    }
+    drop(queue);
+    Some(Turn {
+        dir: dir.to_path_buf(),
+        gate,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_take_their_turns_in_the_order_they_came() {
+        let dir = PathBuf::from("/gate-test/order.lock");
+        let first = wait_turn(&dir, Duration::from_secs(5), Duration::from_secs(60)).unwrap();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut threads = Vec::new();
+        for n in 0..8 {
+            let (queued_dir, order) = (dir.clone(), order.clone());
+            threads.push(std::thread::spawn(move || {
+                let turn = wait_turn(&queued_dir, Duration::from_secs(5), Duration::from_secs(60));
+                order.lock().unwrap().push(n);
+                drop(turn);
+            }));
+            // Each is queued before the next comes.
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while with_gates(|g| g[&dir].queue().next) < n + 2 {
+                assert!(Instant::now() < deadline);
+                std::thread::yield_now();
+            }
+        }
+        drop(first);
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), (0..8).collect::<Vec<_>>());
+        assert!(with_gates(|g| !g.contains_key(&dir)), "an idle gate stays");
+    }
+
+    #[test]
+    fn a_turn_that_never_comes_is_given_up_and_skipped() {
+        let dir = PathBuf::from("/gate-test/stuck.lock");
+        let held = wait_turn(&dir, Duration::from_secs(5), Duration::from_secs(60)).unwrap();
+        let started = Instant::now();
+        assert!(wait_turn(&dir, Duration::from_millis(50), Duration::from_secs(60)).is_none());
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        drop(held);
+        // The abandoned ticket is skipped: the next comer has its turn at once.
+        assert!(wait_turn(&dir, Duration::from_millis(50), Duration::from_secs(60)).is_some());
+    }
+}
