@@ -116,8 +116,15 @@ pub fn an_interrupted_task_is_held(client: &Client) {
 }
 
 /// `/steer @NAME TEXT` on a claude teammate busy in a long tool chain (its `sleep 30`
-/// running): its turn stops and its next model request carries the message (timed: Enter to
-/// the request; goal 2 s). `cargo bench --bench steer` runs the same rounds ten times.
+/// running): its turn stops and its next model request carries the message. What is checked
+/// is that the steer cut the long step short (each round well inside the step's 30 s, which
+/// is when an unsteered message would come), not how fast: a loaded CI machine took 5.5 s
+/// where a quiet one takes 1-2 s. The time is printed; `cargo bench --bench steer` measures it
+/// (goal 2 s).
+/// A round that took longer did not interrupt the chain's `sleep 30` step: its message
+/// came when the step would have ended anyway.
+const STEP_CUT_SHORT: Duration = Duration::from_secs(20);
+
 pub fn steer_a_busy_teammate(client: &Client) {
     let scene = Scene::start(client, "cc-steer2", steering::steering_rules(), &[]);
     steering::spawn_steered(&scene);
@@ -131,8 +138,8 @@ pub fn steer_a_busy_teammate(client: &Client) {
         median,
     );
     assert!(
-        median < Duration::from_secs(5),
-        "[{}] steering took {took:?}\n{}",
+        took.iter().all(|t| *t < STEP_CUT_SHORT),
+        "[{}] steering took {took:?}: a round did not cut the 30 s step short\n{}",
         client.label,
         scene.explain()
     );
