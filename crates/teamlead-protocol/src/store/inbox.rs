@@ -113,7 +113,9 @@ pub fn append(home: &Home, team: &str, to: &str, entry: &InboxEntry) -> Result<A
     append_many(home, team, to, std::slice::from_ref(entry))
 }
 
-/// Appends several entries in one locked read-modify-write. The existing text is kept byte
+/// Appends several entries in one locked read-modify-write (with the appends of other threads
+/// of this process that come at the same time: `append_batch`; it returns once they are on
+/// disk). The existing text is kept byte
 /// for byte (it is checked strictly as a JSON array of objects — UTF-8, nesting depth,
 /// escapes — and never re-serialized), so entries the store does not understand survive and
 /// an append stays cheap as the inbox grows. An inbox that fails the check is refused with a
@@ -126,12 +128,15 @@ pub fn append(home: &Home, team: &str, to: &str, entry: &InboxEntry) -> Result<A
 /// row, the whole read-modify-write is done under the lock.
 pub fn append_many(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) -> Result<Appended> {
     let path = ensure_inbox(home, team, to)?;
-    for _ in 0..3 {
-        if let Swap::Done(_) = append_prepared(&path, entries, false)? {
-            return Ok(Appended::default());
+    // Appends of this process that come at once are written together (`append_batch`).
+    super::append_batch::append(&path, entries, |all| {
+        for _ in 0..3 {
+            if let Swap::Done(_) = append_prepared(&path, all, false)? {
+                return Ok(());
+            }
         }
-    }
-    locked_append(&path, entries, false)?;
+        locked_append(&path, all, false).map(|_| ())
+    })?;
     Ok(Appended::default())
 }
 

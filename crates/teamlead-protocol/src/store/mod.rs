@@ -3,6 +3,7 @@
 //! append/drain, team file edits, the task list (ids, claim, availability), the lead liveness
 //! lock, and the quarantine of bad input. It knows nothing of processes or the UI.
 
+mod append_batch;
 pub mod atomic;
 pub mod audit;
 pub mod claude_limit;

@@ -13,14 +13,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The queue of one lock directory.
 #[derive(Debug, Default)]
 struct Gate {
     state: Mutex<Queue>,
-    moved: Condvar,
 }
 
 #[derive(Debug, Default)]
@@ -31,14 +30,20 @@ struct Queue {
     serving: u64,
     /// Tickets whose holders gave up waiting: skipped.
     abandoned: BTreeSet<u64>,
+    /// The waiting threads by ticket: the turn wakes only the one whose turn it is (a
+    /// condvar's notify_all woke all 100 waiters of a 100-teammate spawn at every hand-off).
+    sleepers: HashMap<u64, std::thread::Thread>,
 }
 
 impl Queue {
-    /// The turn passes on, past abandoned tickets.
+    /// The turn passes on, past abandoned tickets, and its new holder is woken.
     fn advance(&mut self) {
         self.serving += 1;
         while self.abandoned.remove(&self.serving) {
             self.serving += 1;
+        }
+        if let Some(next) = self.sleepers.get(&self.serving) {
+            next.unpark();
         }
     }
 
@@ -76,6 +81,17 @@ pub(crate) struct Turn {
     gate: Arc<Gate>,
 }
 
+thread_local! {
+    /// The lock directories whose turn this thread holds: a lock it takes there under its own
+    /// turn (a batch's write, `store::append_batch`) does not queue behind itself.
+    static HELD: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether this thread holds the turn at `dir`.
+pub(crate) fn held_here(dir: &Path) -> bool {
+    HELD.with(|held| held.borrow().iter().any(|d| d == dir))
+}
+
 impl Turn {
     /// Whether another thread of this process waits for its turn after this one (a ticket
     /// queued and not given up).
@@ -93,12 +109,19 @@ impl Turn {
 
 impl Drop for Turn {
     fn drop(&mut self) {
+        // A turn dropped on another thread leaves its mark behind there: that thread then
+        // skips the queue at this directory (the lock directory still keeps writers apart).
+        HELD.with(|held| {
+            let mut held = held.borrow_mut();
+            if let Some(i) = held.iter().position(|d| *d == self.dir) {
+                held.swap_remove(i);
+            }
+        });
         let idle = {
             let mut queue = self.gate.queue();
             queue.advance();
             queue.idle()
         };
-        self.gate.moved.notify_all();
         if idle {
             // Nobody waits: the gate goes (one made again on the next acquisition).
             with_gates(|gates| {
@@ -128,6 +151,7 @@ pub(crate) fn wait_turn(dir: &Path, patience: Duration, give_up_after: Duration)
     });
     let started = Instant::now();
     let mut queue = gate.queue();
+    queue.sleepers.insert(ticket, std::thread::current());
     let mut seen = queue.serving;
     let mut moved_at = Instant::now();
     while queue.serving != ticket {
@@ -137,17 +161,21 @@ pub(crate) fn wait_turn(dir: &Path, patience: Duration, give_up_after: Duration)
         }
         let stuck = moved_at.elapsed() >= patience || started.elapsed() >= give_up_after;
         if stuck {
+            queue.sleepers.remove(&ticket);
             queue.abandoned.insert(ticket);
             drop(queue);
             return None;
         }
         let wait = patience.saturating_sub(moved_at.elapsed());
-        queue = match gate.moved.wait_timeout(queue, wait) {
-            Ok((q, _)) => q,
-            Err(poisoned) => poisoned.into_inner().0,
-        };
+        drop(queue);
+        // Woken by the turn before (an unpark that came first is kept), or to look again at
+        // the time this wait would give up.
+        std::thread::park_timeout(wait.min(Duration::from_secs(1)));
+        queue = gate.queue();
     }
+    queue.sleepers.remove(&ticket);
     drop(queue);
+    HELD.with(|held| held.borrow_mut().push(dir.to_path_buf()));
     Some(Turn {
         dir: dir.to_path_buf(),
         gate,

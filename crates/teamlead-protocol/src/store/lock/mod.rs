@@ -431,6 +431,10 @@ fn past_deadline(
 /// that changed hands meanwhile pushes the deadline back again ([`past_deadline`]). The target itself need not exist. A lock path that is not a directory fails
 /// at once.
 pub fn acquire(target: &Path, timeout: Duration) -> Result<LockGuard> {
+    // A thread that holds its turn here already (a batch writing) goes to the directory.
+    if gate::held_here(&lock_dir_of(target)) {
+        return acquire_dir(target, timeout);
+    }
     // This process's threads take turns first (`gate`).
     let turn = wait_turn(target, timeout)?;
     let mut guard = acquire_dir(target, timeout)?;
