@@ -30,12 +30,33 @@ struct Pending {
     written: HashMap<u64, std::result::Result<(), String>>,
 }
 
-fn pending_of(path: &Path) -> Arc<Mutex<Pending>> {
+/// The pending lists of the inboxes with appends under way.
+fn all() -> MutexGuard<'static, HashMap<PathBuf, Arc<Mutex<Pending>>>> {
     static ALL: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<Pending>>>>> = OnceLock::new();
-    let mut all = match ALL.get_or_init(Default::default).lock() {
+    match ALL.get_or_init(Default::default).lock() {
         Ok(all) => all,
         Err(poisoned) => poisoned.into_inner(),
-    };
+    }
+}
+
+/// Idle pending lists are kept (no allocation for the next append to a busy inbox) until
+/// there are more than this many; then the idle ones go.
+const KEEP_LISTS: usize = 64;
+
+fn pending_of(path: &Path) -> Arc<Mutex<Pending>> {
+    let mut all = all();
+    if let Some(p) = all.get(path) {
+        return p.clone();
+    }
+    if all.len() >= KEEP_LISTS {
+        // Nobody uses an idle list (the map's lock is held, and users hold its Arc).
+        all.retain(|_, p| {
+            Arc::strong_count(p) > 1 || {
+                let p = locked(p);
+                !p.waiting.is_empty() || !p.written.is_empty()
+            }
+        });
+    }
     all.entry(path.to_path_buf()).or_default().clone()
 }
 
@@ -99,15 +120,20 @@ pub(super) fn append(
         }
         p.waiting.drain(..taken).collect()
     };
-    let all: Vec<InboxEntry> = batch.iter().flat_map(|(_, e)| e.iter().cloned()).collect();
+    let others: Vec<u64> = batch
+        .iter()
+        .map(|(other, _)| *other)
+        .filter(|other| *other != id)
+        .collect();
+    let all: Vec<InboxEntry> = batch.into_iter().flat_map(|(_, e)| e).collect();
     #[cfg(test)]
     tests::count_write(path);
     let outcome = write(&all);
     let shared = outcome.as_ref().map(|_| ()).map_err(|e| e.to_string());
     {
         let mut p = locked(&pending);
-        for (other, _) in batch.iter().filter(|(other, _)| *other != id) {
-            p.written.insert(*other, shared.clone());
+        for other in others {
+            p.written.insert(other, shared.clone());
         }
     }
     drop(turn);

@@ -74,22 +74,37 @@ fn with_gates<R>(f: impl FnOnce(&mut HashMap<PathBuf, Arc<Gate>>) -> R) -> R {
     f(&mut guard)
 }
 
+/// Idle gates are kept (no allocation for the next turn at a busy lock) until there are more
+/// than this many gates; then the idle ones go.
+const KEEP_GATES: usize = 64;
+
 /// This thread's turn at a lock directory; dropping it passes the turn on.
 #[derive(Debug)]
 pub(crate) struct Turn {
-    dir: PathBuf,
+    /// The directory's hash, as [`HELD`] keeps it.
+    key: u64,
     gate: Arc<Gate>,
 }
 
 thread_local! {
-    /// The lock directories whose turn this thread holds: a lock it takes there under its own
-    /// turn (a batch's write, `store::append_batch`) does not queue behind itself.
-    static HELD: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The lock directories (hashed) whose turn this thread holds: a lock it takes there under
+    /// its own turn (a batch's write, `store::append_batch`) does not queue behind itself. (A
+    /// hash that meets another directory's only lets a lock skip the queue; the lock directory
+    /// still keeps writers apart.)
+    static HELD: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn key_of(dir: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    dir.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Whether this thread holds the turn at `dir`.
 pub(crate) fn held_here(dir: &Path) -> bool {
-    HELD.with(|held| held.borrow().iter().any(|d| d == dir))
+    let key = key_of(dir);
+    HELD.with(|held| held.borrow().contains(&key))
 }
 
 impl Turn {
@@ -113,26 +128,11 @@ impl Drop for Turn {
         // skips the queue at this directory (the lock directory still keeps writers apart).
         HELD.with(|held| {
             let mut held = held.borrow_mut();
-            if let Some(i) = held.iter().position(|d| *d == self.dir) {
+            if let Some(i) = held.iter().position(|k| *k == self.key) {
                 held.swap_remove(i);
             }
         });
-        let idle = {
-            let mut queue = self.gate.queue();
-            queue.advance();
-            queue.idle()
-        };
-        if idle {
-            // Nobody waits: the gate goes (one made again on the next acquisition).
-            with_gates(|gates| {
-                if gates
-                    .get(&self.dir)
-                    .is_some_and(|g| Arc::ptr_eq(g, &self.gate) && g.queue().idle())
-                {
-                    gates.remove(&self.dir);
-                }
-            });
-        }
+        self.gate.queue().advance();
     }
 }
 
@@ -142,7 +142,16 @@ pub(crate) fn wait_turn(dir: &Path, patience: Duration, give_up_after: Duration)
     // The ticket is taken under the map's lock, so a gate that just went idle is never
     // removed between finding it and queueing on it (the lock order: map, then queue).
     let (gate, ticket) = with_gates(|gates| {
-        let gate = gates.entry(dir.to_path_buf()).or_default().clone();
+        let gate = match gates.get(dir) {
+            Some(gate) => gate.clone(),
+            None => {
+                if gates.len() >= KEEP_GATES {
+                    // Nobody holds or waits at an idle gate (the map's lock is held).
+                    gates.retain(|_, g| Arc::strong_count(g) > 1 || !g.queue().idle());
+                }
+                gates.entry(dir.to_path_buf()).or_default().clone()
+            }
+        };
         let mut queue = gate.queue();
         let ticket = queue.next;
         queue.next += 1;
@@ -151,7 +160,9 @@ pub(crate) fn wait_turn(dir: &Path, patience: Duration, give_up_after: Duration)
     });
     let started = Instant::now();
     let mut queue = gate.queue();
-    queue.sleepers.insert(ticket, std::thread::current());
+    if queue.serving != ticket {
+        queue.sleepers.insert(ticket, std::thread::current());
+    }
     let mut seen = queue.serving;
     let mut moved_at = Instant::now();
     while queue.serving != ticket {
@@ -175,11 +186,9 @@ pub(crate) fn wait_turn(dir: &Path, patience: Duration, give_up_after: Duration)
     }
     queue.sleepers.remove(&ticket);
     drop(queue);
-    HELD.with(|held| held.borrow_mut().push(dir.to_path_buf()));
-    Some(Turn {
-        dir: dir.to_path_buf(),
-        gate,
-    })
+    let key = key_of(dir);
+    HELD.with(|held| held.borrow_mut().push(key));
+    Some(Turn { key, gate })
 }
 
 #[cfg(test)]
@@ -211,7 +220,10 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(*order.lock().unwrap(), (0..8).collect::<Vec<_>>());
-        assert!(with_gates(|g| !g.contains_key(&dir)), "an idle gate stays");
+        assert!(
+            with_gates(|g| g[&dir].queue().idle()),
+            "the queue is left idle"
+        );
     }
 
     #[test]
