@@ -4,8 +4,7 @@
 //! `teamlead_relay`'s [`Link`] (role lead) over the child's pipes. Before each connection it
 //! queues the route (the members that run on the host) and the team file the host needs; the
 //! link sends both after the handshake. When the connection ends it kills the child and
-//! reconnects with backoff; two connections in a row that carried nothing end the host's
-//! master, so the next makes a new one ([`super::empty_starts`]). A route change goes over the connection that is open (the driver's
+//! reconnects with backoff. A route change goes over the connection that is open (the driver's
 //! `between` step puts it in the outbox and sends it; no new relay), and a link that is down
 //! connects again at once to carry it. A teammate's session to start goes the same way,
 //! right behind its route, to a relay with capability `start` ([`HostLink::start_session`]).
@@ -29,7 +28,6 @@ use std::time::{Duration, Instant};
 use teamlead_relay::{DriverOptions, Ended, Event, Identity, Link};
 
 use super::Connection;
-use super::empty_starts::{EMPTY_STARTS_LIMIT, EmptyStarts, StartEnd};
 use crate::protocol::time::now_ms;
 use crate::store::Home;
 
@@ -324,7 +322,6 @@ fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
     };
     link.set_prices(spec.prices.clone());
     let mut backoff = BACKOFF_MIN;
-    let mut empty = EmptyStarts::default();
     while !shared.stop.load(Ordering::Relaxed) {
         shared.route_changed.store(false, Ordering::Relaxed);
         let generation = shared.generation.load(Ordering::Relaxed);
@@ -337,18 +334,8 @@ fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
         // What the relay must acknowledge for this route to be there.
         let sync = route_sync(generation, &link);
         match connect_once(&spec, shared, sink, &mut link, sync) {
-            Ok(end) => {
-                if end == StartEnd::Opened {
-                    backoff = BACKOFF_MIN;
-                }
-                if empty.record(end) {
-                    tracing::warn!(
-                        "connections to {} through its ssh master carried nothing {EMPTY_STARTS_LIMIT} times in a row: the master is made again",
-                        spec.connection.host.name
-                    );
-                    spec.connection.close();
-                }
-            }
+            Ok(true) => backoff = BACKOFF_MIN,
+            Ok(false) => {}
             Err(why) => report(&spec, shared, sink, false, &why),
         }
         if shared.stop.load(Ordering::Relaxed) {
@@ -454,15 +441,15 @@ fn end_child(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// One connection: the relay started over the master, driven until it ends; how it ended
-/// ([`StartEnd::Opened`]: the link was open at some point, the backoff starts over).
+/// One connection: the relay started over the master, driven until it ends. `Ok(true)`: the
+/// link was open at some point (the backoff starts over).
 fn connect_once(
     spec: &LinkSpec,
     shared: &Arc<Shared>,
     sink: &StateSink,
     link: &mut Link,
     sync: RouteSync,
-) -> Result<StartEnd, String> {
+) -> Result<bool, String> {
     let mut cmd = spec
         .connection
         .command(&relay_command(
@@ -565,16 +552,14 @@ fn connect_once(
         }
         Ok(step)
     };
-    let began = Instant::now();
     let result = teamlead_relay::drive_with(link, reader, stdin, &options, on_event, between);
     shared.can_start.store(false, Ordering::Relaxed);
     ended.store(true, Ordering::Relaxed);
     let _ = watch.join();
     end_child(&mut child);
     let was_open = opened.load(Ordering::Relaxed);
-    let end = StartEnd::of(was_open, began.elapsed(), &result);
     let why = match result {
-        Ok(Ended::Stopped) => return Ok(end),
+        Ok(Ended::Stopped) => return Ok(was_open),
         Ok(Ended::Closed) => "the relay closed the link".to_string(),
         Ok(Ended::Link(end)) => format!("{end:?}"),
         Err(e) => e.to_string(),
@@ -582,7 +567,7 @@ fn connect_once(
     if !shared.stop.load(Ordering::Relaxed) {
         report(spec, shared, sink, false, &why);
     }
-    Ok(end)
+    Ok(was_open)
 }
 
 /// The names a report needs, for the watch thread (which does not hold the spec).

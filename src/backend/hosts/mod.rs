@@ -6,7 +6,6 @@
 
 pub mod adopt;
 pub mod connection;
-pub mod empty_starts;
 pub mod error;
 pub mod executor;
 pub mod link;

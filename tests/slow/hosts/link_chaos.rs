@@ -152,14 +152,8 @@ fn nothing_lost_or_duplicated_over_100_drops_of_a_real_ssh_link() {
     let to_host = lead_w.finish();
     let to_lead = host_w.finish();
     let (a, b) = settle(&rig, &to_host, &to_lead, Duration::from_secs(40));
-    let (ups, downs, failed, resets) = lead.with_log(|l| {
-        (
-            l.ups.len(),
-            l.downs.clone(),
-            l.failed_starts.clone(),
-            l.master_resets,
-        )
-    });
+    let (ups, downs, failed) =
+        lead.with_log(|l| (l.ups.len(), l.downs.clone(), l.failed_starts.clone()));
     let failed_kinds: std::collections::BTreeSet<&str> = failed
         .iter()
         .map(|(_, why)| why.split(':').next().unwrap_or_default())
@@ -173,7 +167,7 @@ fn nothing_lost_or_duplicated_over_100_drops_of_a_real_ssh_link() {
         "link chaos over real ssh (seed {seed}): {} drops in {:.1} s ({relays} relays killed, \
          {masters} ssh masters killed, {partitions} link downs of {partitioned_ms} ms in all), \
          {ups} connections, {} ended ({silent} by silence), {} failed starts \
-         ({failed_kinds:?}), {resets} masters made again after empty connections; back up after a kill: p50 {:?}, max {:?}; {:.1} s in all\n  lead → host: {}\n  host → lead: {}",
+         ({failed_kinds:?}); back up after a kill: p50 {:?}, max {:?}; {:.1} s in all\n  lead → host: {}\n  host → lead: {}",
         relays + masters + partitions,
         drops_took.as_secs_f64(),
         downs.len(),

@@ -14,7 +14,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
-use teamlead::backend::hosts::empty_starts::{EmptyStarts, StartEnd};
 use teamlead::backend::hosts::{Connection, Connector, Deadlines, remote_teamlead};
 use teamlead::config::HostConfig;
 use teamlead_protocol::InboxEntry;
@@ -207,8 +206,6 @@ pub struct LinkLog {
     pub failed_starts: Vec<(Instant, String)>,
     /// Entries from the host appended to the lead's inboxes.
     pub delivered: usize,
-    /// Masters ended because their connections carried nothing (`EmptyStarts`).
-    pub master_resets: usize,
 }
 
 impl LinkLog {
@@ -272,7 +269,6 @@ fn lead_loop(
         ..DriverOptions::default()
     };
     let mut backoff = Duration::from_millis(20);
-    let mut empty = EmptyStarts::default();
     while !stop.load(Ordering::Relaxed) {
         let started = connection
             .command(&remote_teamlead(&["relay", "--stdio"]))
@@ -308,18 +304,13 @@ fn lead_loop(
                 text
             })
         });
-        let mut opened = false;
-        let began = Instant::now();
         let ended = drive(
             &mut link,
             reader,
             &mut writer,
             &options,
             |event| match event {
-                Event::Up(_) => {
-                    opened = true;
-                    log.lock().unwrap().ups.push(Instant::now())
-                }
+                Event::Up(_) => log.lock().unwrap().ups.push(Instant::now()),
                 Event::Delivered { .. } => log.lock().unwrap().delivered += 1,
                 _ => {}
             },
@@ -328,11 +319,6 @@ fn lead_loop(
         let ended_at = Instant::now();
         let _ = child.kill();
         let _ = child.wait();
-        // As the lead server does: a master whose connections carry nothing is made again.
-        if empty.record(StartEnd::of(opened, ended_at - began, &ended)) {
-            connection.close();
-            log.lock().unwrap().master_resets += 1;
-        }
         let said = said
             .and_then(|t| t.join().ok())
             .map(|t| t.lines().rev().take(8).collect::<Vec<_>>().join(" | "))
