@@ -127,7 +127,7 @@ pub(super) fn append(
         .collect();
     let all: Vec<InboxEntry> = batch.into_iter().flat_map(|(_, e)| e).collect();
     #[cfg(test)]
-    tests::count_write(path);
+    super::batch_writes::count(path);
     let outcome = write(&all);
     let shared = outcome.as_ref().map(|_| ()).map_err(|e| e.to_string());
     {
@@ -150,13 +150,6 @@ mod tests {
 
     use crate::InboxEntry;
     use crate::store::{Home, create_team, inbox};
-
-    /// Batch writes, per inbox.
-    static WRITES: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-    pub(super) fn count_write(path: &std::path::Path) {
-        WRITES.lock().unwrap().push(path.to_path_buf());
-    }
 
     /// Appends that come at once: each is on disk when its call returns, every one is there
     /// once, each caller's entries in its own order, in fewer writes than appends.
@@ -198,12 +191,7 @@ mod tests {
             .collect();
         assert_eq!(texts.len(), writers * 5, "lost or doubled: {texts:?}");
         let path = home.inbox_path("t", "lead").unwrap();
-        let writes = WRITES
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|p| **p == path)
-            .count();
+        let writes = crate::store::batch_writes::of(&path);
         assert!(
             writes < writers * 5,
             "{writes} writes for {} appends",

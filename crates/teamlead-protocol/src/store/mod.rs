@@ -6,6 +6,8 @@
 mod append_batch;
 pub mod atomic;
 pub mod audit;
+#[cfg(test)]
+mod batch_writes;
 pub mod claude_limit;
 pub mod claude_transcript;
 pub mod claude_undelivered;

@@ -83,7 +83,7 @@ impl Batches {
     fn write(&self, path: &Path, open: Open) -> std::result::Result<(), String> {
         let outcome = if open.file != open.before || open.repaired {
             #[cfg(test)]
-            tests::count_write(path);
+            super::batch_writes::count(path);
             write_atomic(path, open.file.to_text().as_bytes())
                 .map(|()| super::team_guard::wrote(path, &open.file))
                 .map_err(|e| e.to_string())
@@ -223,21 +223,17 @@ mod tests {
 
     const THREADS: usize = 24;
 
-    /// Writes by batches, per team file.
-    static WRITES: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-    pub(super) fn count_write(path: &std::path::Path) {
-        WRITES.lock().unwrap().push(path.to_path_buf());
+    fn writes_of(home: &Home) -> usize {
+        crate::store::batch_writes::of(&home.config_path("t").unwrap())
     }
 
-    fn writes_of(home: &Home) -> usize {
-        let path = home.config_path("t").unwrap();
-        WRITES
-            .lock()
+    /// No lock directory is left beside the team file.
+    fn no_lock_left(home: &Home) -> bool {
+        !home
+            .config_path("t")
             .unwrap()
-            .iter()
-            .filter(|p| **p == path)
-            .count()
+            .with_extension("json.lock")
+            .exists()
     }
 
     fn team() -> (tempfile::TempDir, Home) {
@@ -302,13 +298,7 @@ mod tests {
             "{writes} writes for {} edits that came at once",
             want.len()
         );
-        assert!(
-            !home
-                .config_path("t")
-                .unwrap()
-                .with_extension("json.lock")
-                .exists()
-        );
+        assert!(no_lock_left(&home));
     }
 
     /// An edit that panics while others wait behind it: they still land and the lock goes.
@@ -345,12 +335,6 @@ mod tests {
                 .count(),
             7
         );
-        assert!(
-            !home
-                .config_path("t")
-                .unwrap()
-                .with_extension("json.lock")
-                .exists()
-        );
+        assert!(no_lock_left(&home));
     }
 }
