@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
-use teamlead::backend::hosts::{Connection, Connector, Deadlines, remote_teamlead};
+use teamlead::backend::hosts::probe::remote_teamlead_env;
+use teamlead::backend::hosts::{Connection, Connector, Deadlines};
 use teamlead::config::HostConfig;
 use teamlead_protocol::InboxEntry;
 use teamlead_protocol::store::{Home, inbox};
@@ -139,6 +140,24 @@ impl LinkRig {
     /// What runs for this link now, for a failure's message: the host user's processes (the
     /// relays, sshd's sessions) and the ssh processes on this test's control socket, each
     /// with its state (`/proc/PID/stat`) and command line, then the last lines of sshd's log.
+    /// The last `n` lines of the newest teamlead log of the host's user (the relays write
+    /// there: `$XDG_STATE_HOME/teamlead/`, by default under `~/.local/state`).
+    fn relay_log_tail(&self, n: usize) -> String {
+        let dir = self.host.home().join(".local/state/teamlead");
+        let newest = std::fs::read_dir(&dir).ok().and_then(|d| {
+            d.flatten()
+                .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+                .max()
+                .map(|(_, p)| p)
+        });
+        let Some(path) = newest else {
+            return format!("(no log in {})", dir.display());
+        };
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
+    }
+
     pub fn diagnose(&self) -> String {
         let uid = self.host.uid.to_string();
         let control = self.connection.control.display().to_string();
@@ -167,6 +186,8 @@ impl LinkRig {
             })
             .collect::<Vec<_>>()
             .join("\n")
+            + "\nthe relays' log on the host, last lines:\n"
+            + &self.relay_log_tail(30)
             + "\nsshd's last lines:\n"
             + &self
                 .host
@@ -271,7 +292,16 @@ fn lead_loop(
     let mut backoff = Duration::from_millis(20);
     while !stop.load(Ordering::Relaxed) {
         let started = connection
-            .command(&remote_teamlead(&["relay", "--stdio"]))
+            .command(&remote_teamlead_env(
+                None,
+                None,
+                // The relay's own log on the host at debug, for `LinkRig::diagnose`.
+                &[(
+                    "TEAMLEAD_LOG".to_string(),
+                    "teamlead_relay=debug,teamlead=info".to_string(),
+                )],
+                &["relay", "--stdio"],
+            ))
             .map_err(|e| e.to_string())
             .and_then(|mut cmd| {
                 cmd.stdin(Stdio::piped())
