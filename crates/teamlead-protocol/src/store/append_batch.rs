@@ -33,10 +33,7 @@ struct Pending {
 /// The pending lists of the inboxes with appends under way.
 fn all() -> MutexGuard<'static, HashMap<PathBuf, Arc<Mutex<Pending>>>> {
     static ALL: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<Pending>>>>> = OnceLock::new();
-    match ALL.get_or_init(Default::default).lock() {
-        Ok(all) => all,
-        Err(poisoned) => poisoned.into_inner(),
-    }
+    crate::store::unpoisoned(ALL.get_or_init(Default::default))
 }
 
 /// Idle pending lists are kept (no allocation for the next append to a busy inbox) until
@@ -61,10 +58,7 @@ fn pending_of(path: &Path) -> Arc<Mutex<Pending>> {
 }
 
 fn locked(pending: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
-    match pending.lock() {
-        Ok(p) => p,
-        Err(poisoned) => poisoned.into_inner(),
-    }
+    crate::store::unpoisoned(pending)
 }
 
 /// Appends `entries` to the inbox at `path` with the entries of other threads that come at
@@ -86,17 +80,24 @@ pub(super) fn append(
     let turn = match lock::wait_turn(path, DEFAULT_LOCK_TIMEOUT) {
         Ok(turn) => turn,
         Err(e) => {
-            // Not written by anyone yet: taken back (or written meanwhile: that outcome).
-            let mut p = locked(&pending);
-            if let Some(i) = p.waiting.iter().position(|(w, _)| *w == id) {
-                p.waiting.remove(i);
-                return Err(e);
+            // Not taken by anyone yet: taken back, and the wait's error. Taken by another
+            // turn: that write's outcome, once it is known (never a success it did not have).
+            let end = std::time::Instant::now() + DEFAULT_LOCK_TIMEOUT;
+            loop {
+                let mut p = locked(&pending);
+                if let Some(i) = p.waiting.iter().position(|(w, _)| *w == id) {
+                    p.waiting.remove(i);
+                    return Err(e);
+                }
+                if let Some(outcome) = p.written.remove(&id) {
+                    return outcome.map_err(|why| io(path, why));
+                }
+                drop(p);
+                if std::time::Instant::now() >= end {
+                    return Err(e);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
             }
-            return p
-                .written
-                .remove(&id)
-                .unwrap_or(Ok(()))
-                .map_err(|why| io(path, why));
         }
     };
     let batch: Vec<(u64, Vec<InboxEntry>)> = {
@@ -106,9 +107,18 @@ pub(super) fn append(
             drop(turn);
             return outcome.map_err(|why| io(path, why));
         }
+        // Neither pending nor written: the turn that took our entries ended without a word
+        // (its write panicked). Said as a failure, never as a success.
+        let Some(own) = p.waiting.iter().position(|(w, _)| *w == id) else {
+            drop(p);
+            drop(turn);
+            return Err(io(
+                path,
+                "the write that carried these entries did not finish".to_string(),
+            ));
+        };
         // Everything pending in the order it was left, up to the cap, and always up to our
         // own (an older one may still be pending: its thread got its ticket after ours).
-        let own = p.waiting.iter().position(|(w, _)| *w == id).unwrap_or(0);
         let mut taken = 0;
         let mut count = 0;
         for (i, (_, e)) in p.waiting.iter().enumerate() {
@@ -205,5 +215,45 @@ mod tests {
             let want: Vec<String> = (0..5).map(|i| format!("w{w}-{i}")).collect();
             assert_eq!(mine, want.iter().collect::<Vec<_>>());
         }
+    }
+
+    /// A turn whose write panics after it took another caller's entries: that caller is told
+    /// its entries were not written, never that they were.
+    #[test]
+    fn entries_taken_by_a_write_that_panicked_are_a_failure_not_a_success() {
+        use super::{DEFAULT_LOCK_TIMEOUT, Result, append, locked, pending_of};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inbox.json");
+        let held = crate::store::lock::wait_turn(&path, DEFAULT_LOCK_TIMEOUT).unwrap();
+        let queued = |n: usize| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while locked(&pending_of(&path)).waiting.len() < n {
+                assert!(std::time::Instant::now() < deadline, "{n} not queued");
+                std::thread::yield_now();
+            }
+        };
+        let first = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                append(&path, &[InboxEntry::new("a", "one")], |_| -> Result<()> {
+                    panic!("a write that panics")
+                })
+            })
+        };
+        queued(1);
+        let second = {
+            let path = path.clone();
+            std::thread::spawn(move || append(&path, &[InboxEntry::new("b", "two")], |_| Ok(())))
+        };
+        queued(2);
+        // Both hold tickets before the turn is passed on: the first takes both entries.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(held);
+        assert!(first.join().is_err(), "the first write panicked");
+        let second = second.join().unwrap();
+        assert!(
+            second.is_err(),
+            "entries a panicked write took were called written"
+        );
     }
 }

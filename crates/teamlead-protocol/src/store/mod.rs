@@ -46,3 +46,11 @@ pub use team::{
     add_member, create_team, delete_team, delete_team_with, edit_team, mark_active_before_turn,
     read_team, remove_member, set_active, set_modes, set_pane,
 };
+
+/// Locks `mutex`, taking over a lock whose holder panicked: the store's in-process
+/// bookkeeping (lock queues, batches) stays usable after a panic in one thread.
+pub(crate) fn unpoisoned<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

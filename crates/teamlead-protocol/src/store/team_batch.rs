@@ -26,6 +26,9 @@ use crate::TeamFile;
 const MAX_BATCH: usize = 64;
 /// The longest a batch keeps the lock directory before it writes.
 const MAX_HOLD: Duration = Duration::from_millis(100);
+/// An edit whose batch was taken for its write and has no outcome after this long gets a
+/// failure (see [`Batches::wait_written`]).
+const NO_OUTCOME_AFTER: Duration = Duration::from_secs(60);
 /// A batch still open this long after it was opened has nobody to write it (see
 /// [`Batches::wait_written`]).
 const STRANDED_AFTER: Duration = Duration::from_secs(5);
@@ -63,19 +66,13 @@ struct Open {
 
 fn batches_of(path: &Path) -> Arc<Batches> {
     static ALL: OnceLock<Mutex<HashMap<PathBuf, Arc<Batches>>>> = OnceLock::new();
-    let mut all = match ALL.get_or_init(Default::default).lock() {
-        Ok(all) => all,
-        Err(poisoned) => poisoned.into_inner(),
-    };
+    let mut all = crate::store::unpoisoned(ALL.get_or_init(Default::default));
     all.entry(path.to_path_buf()).or_default().clone()
 }
 
 impl Batches {
     fn state(&self) -> MutexGuard<'_, State> {
-        match self.state.lock() {
-            Ok(s) => s,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        crate::store::unpoisoned(&self.state)
     }
 
     /// Writes `open` (when it changed anything), releases its lock and records the outcome
@@ -110,8 +107,18 @@ impl Batches {
     /// nobody's turn (the thread the turn was passed to gave its ticket up at that moment) is
     /// closed by this thread in a turn of its own.
     fn wait_written(&self, path: &Path, number: u64) -> std::result::Result<(), String> {
+        let started = Instant::now();
         let mut state = self.state();
         loop {
+            // The batch was taken to be written and no outcome came in all that time: its
+            // writer ended without one (it panicked). A failure, never a success.
+            let open_still = state.open.as_ref().is_some_and(|o| o.number == number);
+            if !open_still
+                && !state.outcomes.contains_key(&number)
+                && started.elapsed() >= NO_OUTCOME_AFTER
+            {
+                return Err("the write that carried this edit did not finish".to_string());
+            }
             let stranded = state
                 .open
                 .as_ref()

@@ -54,10 +54,7 @@ impl Queue {
 
 impl Gate {
     fn queue(&self) -> MutexGuard<'_, Queue> {
-        match self.state.lock() {
-            Ok(q) => q,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        crate::store::unpoisoned(&self.state)
     }
 }
 
@@ -67,10 +64,7 @@ fn gates() -> &'static Mutex<HashMap<PathBuf, Arc<Gate>>> {
 }
 
 fn with_gates<R>(f: impl FnOnce(&mut HashMap<PathBuf, Arc<Gate>>) -> R) -> R {
-    let mut guard = match gates().lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
-    };
+    let mut guard = crate::store::unpoisoned(gates());
     f(&mut guard)
 }
 
