@@ -100,20 +100,29 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
                 web::announce(&running, &options.allow, &team)?;
             }
         }
+        let (writers, writers_done) = listener::writers();
         let accept = tokio::spawn(async move {
-            listener::accept_loop(&bound.listener, hub_tx, hello).await;
+            listener::accept_loop(&bound.listener, hub_tx, hello, writers).await;
             // The socket goes before the process: nobody connects to a server that ended.
             drop(bound);
         });
         let signals = tokio::spawn(quit_on_signals(handle.commands.clone()));
         let _ = hub.await;
         let _ = accept.await;
+        // What the hub queued last (the lead's `Exited`) is written before the runtime goes.
+        if !writers_done.wait(CLIENTS_FLUSH_LIMIT).await {
+            tracing::warn!("lead server: a client did not take its last messages in time");
+        }
         signals.abort();
         Ok(())
     });
     runtime.shutdown_timeout(QUIT_TIMEOUT);
     result
 }
+
+/// How long an ending server waits for its clients' writers to write their last messages (a
+/// client that stopped reading must not hold the server).
+const CLIENTS_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// SIGINT and SIGTERM quit the team as `/quit` does; SIGHUP is ignored (the server has no
 /// terminal to lose).

@@ -103,7 +103,13 @@ fn a_screen_on_a_lead_server_gets_the_quit_summary_before_it_exits() {
     let alpha = worktree_of(&ws.work(), "rs", "alpha");
     give_alpha_work(&alpha);
     screen.submit("/quit");
-    assert!(screen.wait_exit(), "the screen exits 0 after /quit");
+    let success = screen.wait_exit();
+    screen.wait_output_end(std::time::Duration::from_secs(10));
+    assert!(
+        success,
+        "the screen exits 0 after /quit:\n{}",
+        screen.contents()
+    );
     // Everything it wrote, read.
     screen.wait_output_end(std::time::Duration::from_secs(10));
     let text = screen.contents();
