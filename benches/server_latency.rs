@@ -54,7 +54,8 @@ fn main() {
             version: "bench".into(),
         };
         tokio::spawn(async move {
-            listener::accept_loop(&bound.listener, hub_tx, hello).await;
+            let (writers, _done) = listener::writers();
+            listener::accept_loop(&bound.listener, hub_tx, hello, writers).await;
             drop(bound);
         });
         let mut conn = client::connect(&socket, "bench").await.expect("connect");
