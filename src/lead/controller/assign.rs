@@ -31,7 +31,7 @@ impl Controller {
             let e = self.no_such_teammate_error(name);
             return done(self, Err(e));
         }
-        if let Some(how) = self.tracking.get(name).and_then(|t| t.stopped.clone()) {
+        if let Some(how) = self.roster.get(name).and_then(|t| t.stopped.clone()) {
             let e = OpError::NotRunning {
                 name: name.to_string(),
                 how,
@@ -111,7 +111,7 @@ impl Controller {
     /// Until when (epoch ms) `name`'s rate or usage limit holds, if it does now.
     pub(super) fn limited_until(&self, name: &str) -> Option<u64> {
         let now = crate::protocol::time::now_ms();
-        self.tracking
+        self.roster
             .get(name)
             .and_then(|t| t.rate_limited_until)
             .filter(|u| *u > now)
@@ -155,7 +155,7 @@ impl Controller {
         let what = format!("Could not tell {owner} about task #{}", task.id);
         // A claude teammate whose model has no task tools gets the assignment as plain
         // instructions (`controller::claude_facts`).
-        let entry = if self.tracking.get(owner).is_some_and(|t| t.no_task_tools) {
+        let entry = if self.roster.get(owner).is_some_and(|t| t.no_task_tools) {
             InboxEntry::new(LEAD_NAME, super::claude_facts::plain_assignment(task))
                 .with_summary(Some(&format!("Task #{} is yours", task.id)))
         } else {

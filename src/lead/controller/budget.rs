@@ -15,10 +15,10 @@ use crate::protocol::pricing::dollars;
 #[derive(Debug, Default)]
 pub(crate) struct Budgets {
     /// Every teammate's, unless it has its own.
-    pub teammate: Option<u64>,
-    pub team: Option<u64>,
+    teammate: Option<u64>,
+    team: Option<u64>,
     /// Budgets set for one teammate.
-    pub own: BTreeMap<String, u64>,
+    own: BTreeMap<String, u64>,
     /// Warnings given (teammate name, or `""` for the team), until a budget changes.
     warned: BTreeSet<String>,
     /// Teammates paused, and why.
@@ -127,7 +127,7 @@ impl Controller {
         let mut team = crate::lead::view_builder::team_views(
             self.cache.file(),
             self.cache.tasks(),
-            &self.tracking,
+            self.roster.records(),
             &|_| false,
         );
         self.publish_usage(&mut team);

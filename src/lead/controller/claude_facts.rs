@@ -118,7 +118,7 @@ impl Controller {
         let now = tokio::time::Instant::now();
         let within = first_turn_within();
         let late: Vec<String> = self
-            .tracking
+            .roster
             .iter_mut()
             .filter_map(|(name, t)| {
                 let since = t.awaiting_first_turn?;
@@ -183,7 +183,7 @@ impl Controller {
         let now = now_ms();
         let within = first_turn_within();
         let mut late = Vec::new();
-        for (name, t) in self.tracking.iter_mut() {
+        for (name, t) in self.roster.iter_mut() {
             let Some(mark) = t.lead_mark.as_mut() else {
                 continue;
             };
@@ -285,7 +285,7 @@ impl Controller {
             return;
         };
         let prices = self.settings.prices().clone();
-        let tracking = self.tracking.entry(name.to_string()).or_default();
+        let tracking = self.roster.entry(&name);
         let meter = tracking
             .transcript
             .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session, prices))))
@@ -318,7 +318,7 @@ impl Controller {
             },
             move |c, facts| {
                 let Some(facts) = facts else { return };
-                let Some(t) = c.tracking.get_mut(&who) else {
+                let Some(t) = c.roster.get_mut(&who) else {
                     return;
                 };
                 // A turn its transcript began after the lead's own `isActive: true`.

@@ -36,7 +36,7 @@ impl Controller {
     /// The `claude` teammates whose panes are read: not stopped, and not started yet or on a
     /// prompt.
     fn prompt_candidates(&self) -> Vec<String> {
-        self.tracking
+        self.roster
             .iter()
             .filter(|(name, t)| {
                 self.is_claude(name)
@@ -82,7 +82,7 @@ impl Controller {
 
     /// What `name`'s pane showed: a prompt (said when it is new) or none.
     fn on_client_prompt(&mut self, name: &str, prompt: Option<ClientPrompt>) {
-        let Some(t) = self.tracking.get_mut(name) else {
+        let Some(t) = self.roster.get_mut(name) else {
             return;
         };
         if t.stopped.is_some() {

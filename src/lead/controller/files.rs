@@ -30,7 +30,7 @@ impl Controller {
             .iter()
             .filter(|(_, w)| w.host.is_none())
             .map(|(name, w)| store::session_record::WorktreeRecord {
-                name: name.clone(),
+                name: name.to_string(),
                 path: w.path.to_string_lossy().into_owned(),
                 branch: w.branch.clone(),
                 repo: w.repo.to_string_lossy().into_owned(),
@@ -126,7 +126,8 @@ impl Controller {
     /// Whether the copy of `config.json` has `name` as a teammate, or a start of it is under
     /// way.
     pub fn knows_teammate(&self, name: &str) -> bool {
-        self.cache.file().member(name).is_some_and(|m| !m.is_lead()) || self.starting.contains(name)
+        self.cache.file().member(name).is_some_and(|m| !m.is_lead())
+            || self.roster.is_starting(name)
     }
 
     /// Takes a read of `config.json`, started at `ticket`, as the copy (a failure is told
@@ -149,7 +150,7 @@ impl Controller {
                 let now = now_ms();
                 let mut ended_unseen = Vec::new();
                 for member in file.teammates() {
-                    let t = self.tracking.entry(member.name.clone()).or_default();
+                    let t = self.roster.entry(&member.name);
                     if t.observe_is_active(member.is_active, now) {
                         ended_unseen.push(member.name.clone());
                     }
@@ -297,14 +298,14 @@ impl Controller {
         let mark = self.is_claude(to)
             && starts_a_turn(&entry)
             && self
-                .tracking
+                .roster
                 .get_mut(to)
                 .is_some_and(|t| t.mark_before_delivery(now));
         // Held idle by the lead (its idle notification came), the client's own `false` may
         // still be on its way: the entry waits for it, so the mark comes between.
         let idle = mark
             && self
-                .tracking
+                .roster
                 .get(to)
                 .is_some_and(|t| matches!(t.activity, Activity::Idle { .. }));
         let (team, name) = (self.team.clone(), to.to_string());
@@ -330,7 +331,7 @@ impl Controller {
                     if mark && !marked && ok {
                         // Not idle in the file yet: its `false` may trail its idle notification.
                         c.mark_when_idle(&to, key);
-                    } else if mark && let Some(t) = c.tracking.get_mut(&to) {
+                    } else if mark && let Some(t) = c.roster.get_mut(&to) {
                         tracing::debug!(teammate = %to, wrote = marked, "isActive marked before a delivery");
                         t.mark_written(marked);
                     }
@@ -371,7 +372,7 @@ impl Controller {
                 let to = to.to_string();
                 move |c: &mut Controller, wrote: bool| {
                     tracing::debug!(teammate = %to, wrote, "isActive marked after waiting for its false");
-                    if let Some(t) = c.tracking.get_mut(&to) {
+                    if let Some(t) = c.roster.get_mut(&to) {
                         t.mark_written(wrote);
                     }
                 }

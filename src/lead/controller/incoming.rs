@@ -80,10 +80,7 @@ impl Controller {
             ));
         }
         if from != LEAD_NAME && self.cache.file().member(&from).is_some() {
-            self.tracking
-                .entry(from.clone())
-                .or_default()
-                .remember(entry.one_liner());
+            self.roster.entry(&from).remember(entry.one_liner());
             self.read_claude_transcript(&from);
             // Anything it sends after taking a message shows it got to it.
             self.teammate_acted(&from, parse_iso_ms(&entry.timestamp).unwrap_or_else(now_ms));
@@ -91,7 +88,7 @@ impl Controller {
         match incoming {
             LeadIncoming::Idle { notification, .. } => {
                 let since_ms = parse_iso_ms(&notification.timestamp).unwrap_or_else(now_ms);
-                if let Some(t) = self.tracking.get_mut(&from) {
+                if let Some(t) = self.roster.get_mut(&from) {
                     // An in-process teammate's events said so already, in order; its
                     // notification comes through the inbox and can be a turn behind.
                     if t.activity != Activity::Exited && !t.events_drive {
@@ -120,7 +117,7 @@ impl Controller {
                     && self.is_claude(&from)
                 {
                     let said = self
-                        .tracking
+                        .roster
                         .get_mut(&from)
                         .and_then(|t| t.last_message.take());
                     if said.as_deref() != Some(answer.as_str()) {
@@ -198,7 +195,7 @@ impl Controller {
                 self.on_shutdown_approved(&from, approved)
             }
             LeadIncoming::ShutdownRejected { rejected, .. } => {
-                if let Some(t) = self.tracking.get_mut(&from)
+                if let Some(t) = self.roster.get_mut(&from)
                     && t.shutdown_request.as_deref() == Some(rejected.request_id.as_str())
                 {
                     t.shutdown_request = None;
@@ -212,7 +209,7 @@ impl Controller {
             }
             LeadIncoming::Turn { frame, .. } => {
                 if frame.is_none()
-                    && let Some(t) = self.tracking.get_mut(&from)
+                    && let Some(t) = self.roster.get_mut(&from)
                 {
                     t.last_message = Some(entry.text.trim().to_string());
                 }
@@ -225,7 +222,7 @@ impl Controller {
     /// member, and (when it names a pane) comes from the member's recorded pane.
     fn on_shutdown_approved(&mut self, from: &str, approved: ShutdownApproved) {
         let expected = self
-            .tracking
+            .roster
             .get(from)
             .and_then(|t| t.shutdown_request.clone());
         let Some(member) = self.cache.file().member(from) else {
@@ -301,13 +298,13 @@ impl Controller {
         self.record.teammates.remove(name);
         self.permissions.remove_worker(name);
         self.plans.remove_worker(name);
-        self.tracking.remove(name);
+        self.roster.forget(name);
     }
 
     /// An event of an in-process teammate: its inline transcript and its status.
     pub fn on_teammate_event(&mut self, event: TeammateEvent) {
         let name = event.name;
-        if let Some(t) = self.tracking.get_mut(&name) {
+        if let Some(t) = self.roster.get_mut(&name) {
             t.events_drive = true;
         }
         let item = match event.kind {
@@ -346,7 +343,7 @@ impl Controller {
                 },
             }),
             TeammateEventKind::Working { .. } => {
-                if let Some(t) = self.tracking.get_mut(&name)
+                if let Some(t) = self.roster.get_mut(&name)
                     && t.activity != Activity::Exited
                 {
                     t.activity = Activity::Working;
@@ -359,7 +356,7 @@ impl Controller {
                 text: format!("waiting for team lead approval: {}", clip(&what, 160)),
             }),
             TeammateEventKind::Idle { .. } => {
-                if let Some(t) = self.tracking.get_mut(&name)
+                if let Some(t) = self.roster.get_mut(&name)
                     && !matches!(t.activity, Activity::Idle { .. } | Activity::Exited)
                 {
                     t.went_idle(now_ms());
@@ -370,7 +367,7 @@ impl Controller {
                 text: format!("mode is now {mode}"),
             }),
             TeammateEventKind::Stopped(reason) => {
-                if let Some(t) = self.tracking.get_mut(&name) {
+                if let Some(t) = self.roster.get_mut(&name) {
                     t.activity = Activity::Exited;
                 }
                 if let StopReason::Failed(why) = &reason
@@ -559,14 +556,14 @@ impl Controller {
             .is_some_and(|m| m.is_active != Some(false));
         let busy = self.is_claude(&plan.from)
             && self
-                .tracking
+                .roster
                 .get(&plan.from)
                 .is_some_and(|t| match t.activity {
                     Activity::Working => true,
                     Activity::Unknown => running,
                     _ => false,
                 });
-        if let Some(t) = self.tracking.get(&plan.from).filter(|_| busy) {
+        if let Some(t) = self.roster.get(&plan.from).filter(|_| busy) {
             let (ends, seen) = (t.turn_ends.clone(), t.turn_ends.count());
             let who = plan.from.clone();
             self.store.submit(

@@ -106,7 +106,7 @@ impl Controller {
             .filter(|r| !r.liveness.is_running())
             .filter(|r| {
                 // A teammate whose host is unreachable is never judged: it is kept as it was.
-                self.tracking
+                self.roster
                     .get(&r.name)
                     .is_none_or(|t| t.stopped.is_none() && t.unreachable.is_none())
             })
@@ -129,7 +129,7 @@ impl Controller {
         let fresh: Vec<LivenessReport> = fresh
             .into_iter()
             .filter(|r| {
-                self.tracking
+                self.roster
                     .get(&r.name)
                     .is_none_or(|t| t.stopped.is_none() && t.unreachable.is_none())
             })
@@ -141,7 +141,7 @@ impl Controller {
                 continue;
             }
             let asked = self
-                .tracking
+                .roster
                 .get(&name)
                 .is_some_and(|t| t.shutdown_request.is_some());
             if asked {
@@ -150,7 +150,7 @@ impl Controller {
                 continue;
             }
             let status = report.liveness.to_string();
-            let tracking = self.tracking.entry(name.clone()).or_default();
+            let tracking = self.roster.entry(&name);
             tracking.stopped = Some(status.clone());
             tracking.awaiting_first_turn = None;
             tracking.client_prompt = None;
@@ -175,7 +175,7 @@ impl Controller {
     /// Marks `name` stopped with `status` (no note) and frees its tasks (awaited, in the task
     /// lane); returns how many.
     pub async fn mark_stopped(&mut self, name: &str, status: &str) -> usize {
-        self.tracking.entry(name.to_string()).or_default().stopped = Some(status.to_string());
+        self.roster.entry(&name).stopped = Some(status.to_string());
         self.permissions.remove_worker(name);
         self.plans.remove_worker(name);
         let (list, owners) = (self.task_list.clone(), self.owner_ids(name));

@@ -40,8 +40,7 @@ impl Controller {
         if mode == left || !self.is_claude(name) {
             return;
         }
-        self.tracking.entry(name.to_string()).or_default().mode_held =
-            Some(HeldMode { mode, left });
+        self.roster.entry(&name).mode_held = Some(HeldMode { mode, left });
     }
 
     /// Puts right a `claude` teammate's own stale write of the mode it left, in a fresh read
@@ -54,7 +53,7 @@ impl Controller {
     pub(super) fn keep_held_modes(&mut self, file: &mut TeamFile) {
         let mut rewrite = Vec::new();
         for member in file.members.iter_mut() {
-            let Some(t) = self.tracking.get_mut(&member.name) else {
+            let Some(t) = self.roster.get_mut(&member.name) else {
                 continue;
             };
             let Some(held) = t.mode_held.filter(|_| t.mode_requested.is_none()) else {
@@ -95,7 +94,7 @@ impl Controller {
             .member(name)
             .map(|m| m.permission_mode())
             .unwrap_or_default();
-        let tracking = self.tracking.entry(name.to_string()).or_default();
+        let tracking = self.roster.entry(&name);
         tracking.mode_requested = Some(mode);
         tracking.mode_held = None;
         self.publish();
@@ -150,12 +149,12 @@ impl Controller {
                     drive.seen
                 );
                 c.reload_team();
-                let requested = c.tracking.get(&who).and_then(|t| t.mode_requested);
+                let requested = c.roster.get(&who).and_then(|t| t.mode_requested);
                 let now = drive.now.clone().unwrap_or_else(|| "unknown".to_string());
                 let ms = drive.took.as_millis();
                 if drive.end == DriveEnd::Reached {
                     if requested == Some(mode)
-                        && let Some(t) = c.tracking.get_mut(&who)
+                        && let Some(t) = c.roster.get_mut(&who)
                     {
                         t.mode_requested = None;
                     }

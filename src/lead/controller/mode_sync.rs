@@ -50,7 +50,7 @@ impl Controller {
     /// A permission request just queued under `key`: answered at once when the mode the lead
     /// set for `from`, which `from` has not adopted yet, would not have asked it.
     pub(super) fn answer_by_set_mode(&mut self, from: &str, key: u64, tool: &str, input: &Value) {
-        let Some(mode) = self.tracking.get(from).and_then(|t| t.mode_sent) else {
+        let Some(mode) = self.roster.get(from).and_then(|t| t.mode_sent) else {
             return;
         };
         let cwd = match self.cache.file().member(from) {
@@ -60,7 +60,7 @@ impl Controller {
         if !mode_allows(mode, tool, input, &cwd) {
             return;
         }
-        if let Some(t) = self.tracking.get_mut(from) {
+        if let Some(t) = self.roster.get_mut(from) {
             t.mode_sent = None;
         }
         self.answer_permission(

@@ -399,7 +399,7 @@ impl Controller {
             .map(|m| {
                 let status = status_of(
                     m,
-                    self.tracking.get(&m.name),
+                    self.roster.get(&m.name),
                     waiting.contains_key(&m.name) || self.plans.has_worker(&m.name),
                 );
                 let status = match status {
@@ -516,18 +516,15 @@ impl Controller {
             let reported = self
                 .executor
                 .usage(&view.name)
-                .or_else(|| self.tracking.get(&view.name).and_then(|t| t.usage));
+                .or_else(|| self.roster.get(&view.name).and_then(|t| t.usage));
             // The model its transcript names is the one that ran (the team file may hold an
             // alias such as `sonnet`).
             let model = self
-                .tracking
+                .roster
                 .get(&view.name)
                 .and_then(|t| t.model_seen.as_deref())
                 .or(view.model.as_deref());
-            let ledger = self
-                .tracking
-                .get(&view.name)
-                .and_then(|t| t.ledger.as_ref());
+            let ledger = self.roster.get(&view.name).and_then(|t| t.ledger.as_ref());
             view.usage = reported.map(|u| usage_of(&u, model, ledger, self.settings.prices()));
         }
         let prices = self.settings.prices();

@@ -46,12 +46,12 @@ pub struct HeldEntry {
 /// The park and what it keeps.
 #[derive(Debug, Default)]
 pub struct ParkRoom {
-    pub park: Park,
-    pub held: Vec<HeldEntry>,
+    park: Park,
+    held: Vec<HeldEntry>,
     /// Teammates whose work a limit of this park stopped (told to go on when resumed).
-    pub hit: BTreeSet<String>,
+    hit: BTreeSet<String>,
     /// The limits already acted on (teammate → reset, epoch ms).
-    pub seen: BTreeMap<String, u64>,
+    seen: BTreeMap<String, u64>,
 }
 
 impl ParkRoom {
@@ -109,7 +109,7 @@ impl Controller {
             .teammates()
             .map(|m| m.name.clone())
             .filter(|n| {
-                self.tracking
+                self.roster
                     .get(n)
                     .is_none_or(|t| t.stopped.is_none() && t.shutdown_request.is_none())
             })
@@ -213,7 +213,7 @@ impl Controller {
             .into_iter()
             .partition(|h| h.to == name);
         self.park.held = kept;
-        let stopped = self.tracking.get(name).and_then(|t| t.stopped.clone());
+        let stopped = self.roster.get(name).and_then(|t| t.stopped.clone());
         if let Some(how) = stopped
             .filter(|_| self.knows_teammate(name))
             .or_else(|| (!self.knows_teammate(name)).then(|| "no longer in the team".to_string()))
@@ -334,7 +334,7 @@ impl Controller {
                 );
                 // A limit that holds now parks the team at once.
                 let limited: Vec<(String, u64)> = self
-                    .tracking
+                    .roster
                     .iter()
                     .filter_map(|(n, t)| t.rate_limited_until.map(|u| (n.clone(), u)))
                     .filter(|(_, u)| *u > now)
@@ -414,7 +414,7 @@ impl Controller {
             }
             None => lines.push("Not parked.".to_string()),
         }
-        for (name, t) in &self.tracking {
+        for (name, t) in self.roster.iter() {
             if let Some(until) = t.rate_limited_until.filter(|u| *u > now) {
                 lines.push(format!("{name} is limited until {}.", clock(until)));
             }

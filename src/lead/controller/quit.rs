@@ -35,7 +35,7 @@ impl Controller {
         let mut asked = 0;
         for name in &names {
             let pending = self
-                .tracking
+                .roster
                 .get(name)
                 .is_some_and(|t| t.shutdown_request.is_some());
             if !pending {
@@ -182,7 +182,7 @@ impl Controller {
     /// on the blocking pool.
     async fn retire_worktrees(&mut self, merged: Vec<WorktreeFate>) {
         self.fresh_team().await;
-        let mut known: Vec<(String, Worktree)> = std::mem::take(&mut self.worktrees);
+        let mut known: Vec<(String, Worktree)> = self.worktrees.take_all();
         let others: Vec<(String, PathBuf, Option<String>)> = self
             .cache
             .file()
@@ -310,11 +310,7 @@ impl Controller {
         self.cache
             .file()
             .teammates()
-            .filter(|m| {
-                self.tracking
-                    .get(&m.name)
-                    .is_none_or(|t| t.stopped.is_none())
-            })
+            .filter(|m| self.roster.get(&m.name).is_none_or(|t| t.stopped.is_none()))
             .map(|m| m.name.clone())
             .collect()
     }

@@ -17,7 +17,7 @@ const RECEIPTS_SHOWN: usize = 3;
 impl Controller {
     /// Whether `name` is mid-turn (a message now waits for its turn to end).
     fn is_busy(&self, name: &str) -> bool {
-        self.tracking
+        self.roster
             .get(name)
             .is_some_and(|t| t.activity == Activity::Working)
     }
@@ -69,7 +69,7 @@ impl Controller {
                     let taken = changes.iter().any(|ch| ch.state == Receipt::Read);
                     // Read, and seen read only now: a frame it sent after the message was
                     // sent (already handled) showed it acted on it.
-                    let acted = c.tracking.get(&who).and_then(|t| t.last_acted_ms);
+                    let acted = c.roster.get(&who).and_then(|t| t.last_acted_ms);
                     if taken && let Some(acted) = acted {
                         changes.extend(c.ledger.acted_after_sent(&who, acted, now));
                     }
@@ -82,7 +82,7 @@ impl Controller {
                     c.tell_receipts(changes);
                     // It took what the lead sent while the lead's own `isActive: true` stands:
                     // its transcript tells when its turn begins.
-                    if taken && let Some(mark) = c.tracking.get(&who).and_then(|t| t.lead_mark) {
+                    if taken && let Some(mark) = c.roster.get(&who).and_then(|t| t.lead_mark) {
                         c.read_claude_transcript_for_turn(&who, Some(mark.at_ms));
                     }
                 }
@@ -95,7 +95,7 @@ impl Controller {
     /// to the client's. Something it sent before the lead marked it (an idle notification of
     /// the turn before, drained late) is no sign of a turn on what the lead sent since.
     pub(super) fn teammate_acted(&mut self, name: &str, at_ms: u64) {
-        if let Some(t) = self.tracking.get_mut(name) {
+        if let Some(t) = self.roster.get_mut(name) {
             if t.lead_mark.is_some_and(|m| at_ms < m.at_ms) {
                 return;
             }
@@ -110,7 +110,7 @@ impl Controller {
         } else {
             at_ms.min(now)
         };
-        if let Some(t) = self.tracking.get_mut(name) {
+        if let Some(t) = self.roster.get_mut(name) {
             t.last_acted_ms = t.last_acted_ms.max(Some(by));
         }
         let changes = self.ledger.acted_after_sent(name, by, now);

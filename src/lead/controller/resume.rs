@@ -110,15 +110,13 @@ impl Controller {
         // their teammates are still in the team.
         for w in &record.worktrees {
             let path = std::path::PathBuf::from(&w.path);
-            if !self.worktrees.iter().any(|(_, known)| known.path == path) {
-                let worktree = crate::backend::worktree::Worktree {
-                    path,
-                    branch: w.branch.clone(),
-                    repo: std::path::PathBuf::from(&w.repo),
-                    host: None,
-                };
-                self.worktrees.push((w.name.clone(), worktree));
-            }
+            let worktree = crate::backend::worktree::Worktree {
+                path,
+                branch: w.branch.clone(),
+                repo: std::path::PathBuf::from(&w.repo),
+                host: None,
+            };
+            self.worktrees.adopt(&w.name, worktree);
         }
         let mut notes = Vec::new();
         if let Some(pane_session) = &record.pane_session {
@@ -161,7 +159,7 @@ impl Controller {
                     };
                     match self.executor.adopt(request).await {
                         Ok(_) => {
-                            self.tracking.entry(name.clone()).or_default();
+                            self.roster.entry(&name);
                             self.liveness_wake.notify_one();
                             adopted.push(format!("{name} ({pane_id})"));
                             continue;

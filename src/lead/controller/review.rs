@@ -36,10 +36,10 @@ use crate::store::claude_transcript::TranscriptMeter;
 pub struct ReviewState {
     /// Worktrees whose branch was merged at this tip but kept (the teammate still ran): by path,
     /// with their branch and the tip. Removed at quit when nothing came after.
-    pub merged: HashMap<PathBuf, (String, String)>,
+    merged: HashMap<PathBuf, (String, String)>,
     /// A merge queue was asked for this session: a merge sends it again, so the others'
     /// status follows.
-    pub queue_shown: bool,
+    queue_shown: bool,
 }
 
 /// What went wrong in review and merge work; its text is what the lead says.
@@ -191,7 +191,7 @@ impl Controller {
                 return None;
             };
             let prices = self.settings.prices().clone();
-            let tracking = self.tracking.entry(name.to_string()).or_default();
+            let tracking = self.roster.entry(&name);
             Written::Claude(
                 tracking
                     .transcript
@@ -222,10 +222,8 @@ impl Controller {
         // A teammate that left the team (killed, pruned) keeps its worktree until /quit.
         let left = |c: &Controller| {
             c.worktrees
-                .iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .map(|(_, w)| (w.path.clone(), w.host.clone()))
+                .last_of(name)
+                .map(|w| (w.path.clone(), w.host.clone()))
         };
         let (path, host) = if known {
             let member = self.cache.file().member(name);
@@ -274,11 +272,7 @@ impl Controller {
 
     /// The target of `name`'s worktree at `path`, with what this session knows of it.
     fn target(&self, name: &str, path: PathBuf, from: BranchFrom) -> Target {
-        let known = self
-            .worktrees
-            .iter()
-            .find(|(_, w)| w.path == path)
-            .map(|(_, w)| w.clone());
+        let known = self.worktrees.at(&path).cloned();
         Target {
             name: name.to_string(),
             branch: known.as_ref().map(|w| w.branch.clone()),
@@ -416,7 +410,7 @@ impl Controller {
     /// Whether `name` is in the team and has not stopped.
     fn still_runs(&self, name: &str) -> bool {
         // A teammate removed from the team (killed, pruned) has no tracking left.
-        match (self.cache.file().member(name), self.tracking.get(name)) {
+        match (self.cache.file().member(name), self.roster.get(name)) {
             (Some(m), Some(t)) => !matches!(
                 status_of(m, Some(t), false),
                 TeammateStatus::Stopped { .. } | TeammateStatus::Gone
@@ -448,7 +442,7 @@ impl Controller {
                     }
                 };
                 if let Some(path) = &done.retired {
-                    c.worktrees.retain(|(_, w)| &w.path != path);
+                    c.worktrees.forget(path);
                 }
                 if let Some((path, branch, tip)) = done.kept {
                     c.review.merged.insert(path, (branch, tip));
@@ -558,7 +552,7 @@ impl Controller {
                 };
                 match result {
                     Ok((path, branch, None)) => {
-                        c.worktrees.retain(|(_, w)| w.path != path);
+                        c.worktrees.forget(&path);
                         c.review.merged.remove(&path);
                         c.note(format!(
                             "Removed the worktree {shown} and its branch {branch}."
@@ -652,17 +646,13 @@ impl Controller {
         if merged.is_empty() {
             return Vec::new();
         }
-        let names: HashMap<PathBuf, String> = self
-            .worktrees
-            .iter()
-            .map(|(n, w)| (w.path.clone(), n.clone()))
-            .collect();
+        let names: HashMap<PathBuf, String> = self.worktrees.owners();
         // Each with where it is (a worktree on a host is retired there).
         let merged: Vec<(Worktree, String, Result<BranchFrom, BackendError>)> = merged
             .into_iter()
             .map(|(path, (branch, tip))| {
-                let known = self.worktrees.iter().find(|(_, w)| w.path == path);
-                let w = known.map(|(_, w)| w.clone()).unwrap_or(Worktree {
+                let known = self.worktrees.at(&path);
+                let w = known.cloned().unwrap_or(Worktree {
                     path,
                     branch,
                     repo: self.cwd.clone(),
@@ -687,7 +677,7 @@ impl Controller {
         for (path, branch, r) in results {
             match r {
                 Ok(None) => {
-                    self.worktrees.retain(|(_, w)| w.path != path);
+                    self.worktrees.forget(&path);
                     self.note(format!(
                         "Removed the merged worktree {} and its branch {branch}.",
                         path.display()

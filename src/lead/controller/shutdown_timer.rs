@@ -14,8 +14,9 @@ impl Controller {
         if self.phase != Phase::Running {
             return None;
         }
-        self.tracking
-            .values()
+        self.roster
+            .iter()
+            .map(|(_, t)| t)
             .filter(|t| t.shutdown_request.is_some())
             .filter_map(|t| t.shutdown_deadline)
             .min()
@@ -26,7 +27,7 @@ impl Controller {
         if !force {
             return;
         }
-        for (who, t) in self.tracking.iter_mut() {
+        for (who, t) in self.roster.iter_mut() {
             if t.shutdown_request.is_some() && name.is_none_or(|n| n == who) {
                 t.shutdown_force = true;
             }
@@ -37,7 +38,7 @@ impl Controller {
     pub(super) fn on_shutdown_overdue(&mut self) {
         let now = Instant::now();
         let mut overdue: Vec<(String, bool)> = self
-            .tracking
+            .roster
             .iter_mut()
             .filter(|(_, t)| t.shutdown_request.is_some())
             .filter(|(_, t)| t.shutdown_deadline.is_some_and(|d| d <= now))

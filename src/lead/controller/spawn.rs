@@ -101,7 +101,7 @@ impl Controller {
             .members
             .iter()
             .map(|m| m.name.as_str())
-            .chain(self.starting.iter().map(String::as_str))
+            .chain(self.roster.starting())
             .collect();
         let name = match unique_member_name(requested, &taken) {
             Ok(name) => name,
@@ -113,8 +113,7 @@ impl Controller {
                 return done(self, Err(e));
             }
         };
-        let color = Color::nth(self.spawned);
-        self.spawned += 1;
+        let color = self.roster.take_color();
         let mode = if flags.plan_mode_required {
             PermissionMode::Plan
         } else {
@@ -201,8 +200,8 @@ impl Controller {
             let e = self.no_such_teammate_error(name);
             return done(self, Err(e));
         };
-        let running = self.tracking.get(name).is_none_or(|t| t.stopped.is_none());
-        if running || self.starting.contains(name) {
+        let running = self.roster.get(name).is_none_or(|t| t.stopped.is_none());
+        if running || self.roster.is_starting(name) {
             let e = OpError::StillRuns {
                 name: name.to_string(),
                 how: None,
@@ -223,7 +222,7 @@ impl Controller {
             worktree_path: member.worktree_path.clone(),
             color: member
                 .palette_color()
-                .unwrap_or_else(|| Color::nth(self.spawned)),
+                .unwrap_or_else(|| self.roster.next_color()),
             mode: member.permission_mode(),
             plan_mode_required: member.plan_mode_required == Some(true),
             prompt: member.prompt.clone().unwrap_or_default(),
@@ -233,7 +232,7 @@ impl Controller {
             base: self.record.teammates.get(name).and_then(|r| r.base.clone()),
             host: crate::backend::hosts::remote::member_host(&member).map(str::to_string),
         };
-        self.tracking.remove(name);
+        self.roster.forget(name);
         let before = Before::Respawn {
             agent: format!("{name}@{}", self.team),
         };
@@ -250,11 +249,11 @@ impl Controller {
         done: Done,
     ) {
         let name = plan.name.clone();
-        self.starting.insert(name.clone());
+        self.roster.start_began(&name);
         if plan.claude {
             // Its member says `isActive: true` from the start (see `start`): the lead's word,
             // not a turn, until the client shows one.
-            self.tracking.entry(name.clone()).or_default().lead_mark = Some(LeadMark {
+            self.roster.entry(&name).lead_mark = Some(LeadMark {
                 at_ms: now_ms(),
                 written: true,
                 true_seen: false,
@@ -284,7 +283,7 @@ impl Controller {
             started,
             kept,
         } = result;
-        self.starting.remove(&plan.name);
+        self.roster.start_ended(&plan.name);
         if let Some(prepared) = &prepared {
             self.note(worktree_note(&plan.name, prepared));
         }
@@ -294,7 +293,7 @@ impl Controller {
         let spawned = match started {
             Ok(spawned) => spawned,
             Err(e) => {
-                if let Some(t) = self.tracking.get_mut(&plan.name) {
+                if let Some(t) = self.roster.get_mut(&plan.name) {
                     t.lead_mark = None;
                 }
                 self.reload_team();
@@ -304,10 +303,9 @@ impl Controller {
         let name = plan.name.clone();
         if let Some(prepared) = prepared {
             let w = prepared.worktree;
-            self.worktrees.retain(|(_, k)| k.path != w.path);
-            self.worktrees.push((name.clone(), w));
+            self.worktrees.give(&name, w);
         }
-        let tracking = self.tracking.entry(name.clone()).or_default();
+        let tracking = self.roster.entry(&name);
         if plan.claude {
             tracking.awaiting_first_turn = Some(tokio::time::Instant::now());
         }

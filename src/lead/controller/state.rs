@@ -25,7 +25,7 @@ use crate::lead::permission_queue::PermissionQueue;
 use crate::lead::plan_queue::PlanQueue;
 use crate::lead::poller::Poller;
 use crate::lead::turns::TurnQueue;
-use crate::lead::view_builder::{Tracking, task_views, team_views};
+use crate::lead::view_builder::{task_views, team_views};
 use crate::protocol::{LEAD_NAME, PermissionMode, Task};
 use crate::store::tasks::TaskList;
 use crate::store::{self, Home, LeadLiveness, SessionRecord};
@@ -77,78 +77,74 @@ pub(crate) type Then = super::store_worker::Then<Controller>;
 
 /// All lead state; owned by the controller task.
 pub(crate) struct Controller {
-    pub home: Home,
-    pub team: String,
-    pub cwd: PathBuf,
-    pub lead_mode: PermissionMode,
+    pub(super) home: Home,
+    pub(super) team: String,
+    pub(super) cwd: PathBuf,
+    pub(super) lead_mode: PermissionMode,
     /// The team file and the task list as last read.
-    pub cache: super::team_cache::TeamCache,
-    pub task_list: TaskList,
-    pub permissions: PermissionQueue,
-    pub plans: PlanQueue,
-    pub tracking: HashMap<String, Tracking>,
+    pub(super) cache: super::team_cache::TeamCache,
+    pub(super) task_list: TaskList,
+    pub(super) permissions: PermissionQueue,
+    pub(super) plans: PlanQueue,
+    /// What the lead tracks about each teammate, the starts under way, the palette.
+    pub(super) roster: super::roster::Roster,
     /// Where teammates run: the one executor of the session.
-    pub executor: Arc<dyn TeammateExecutor>,
+    pub(super) executor: Arc<dyn TeammateExecutor>,
     /// Its kind (what `backendType` new teammates get).
-    pub kind: BackendKind,
+    pub(super) kind: BackendKind,
     /// What the next lead of the team will need (`.teamlead/session.json`).
-    pub record: SessionRecord,
+    pub(super) record: SessionRecord,
     /// The team was adopted from a dead lead: what it left, until [`Controller::resume`].
-    pub previous: Option<super::resume::Previous>,
+    pub(super) previous: Option<super::resume::Previous>,
     /// What the session was started with (read-only).
-    pub settings: super::settings::Settings,
-    /// The worktrees given to teammates this session (retired at quit), with their owners.
-    pub worktrees: Vec<(String, crate::backend::worktree::Worktree)>,
+    pub(super) settings: super::settings::Settings,
+    /// The worktrees given to teammates (retired at quit), with their owners.
+    pub(super) worktrees: super::given_worktrees::GivenWorktrees,
     /// Git on the config's hosts (worktrees there, their branches fetched): `None` without
     /// hosts.
-    pub hosts_git: Option<crate::backend::hosts::worktree::HostsGit>,
+    pub(super) hosts_git: Option<crate::backend::hosts::worktree::HostsGit>,
     /// Wakes the liveness poller from its idle sleep (a teammate started).
-    pub liveness_wake: Arc<tokio::sync::Notify>,
+    pub(super) liveness_wake: Arc<tokio::sync::Notify>,
     /// The lead's inbox, drained off the loop.
-    pub drain: InboxDrain,
+    pub(super) drain: InboxDrain,
     /// Every other read and write of the store, off the loop.
-    pub store: StoreWorker<Controller>,
+    pub(super) store: StoreWorker<Controller>,
     /// Re-reads of `config.json` and of the task list, coalesced.
-    pub team_reload: Reload,
-    pub task_reload: Reload,
-    pub turns: TurnQueue,
+    pub(super) team_reload: Reload,
+    pub(super) task_reload: Reload,
+    pub(super) turns: TurnQueue,
     /// The optional lead model (`--lead-model`).
-    pub lead_model: Option<super::model::LeadModel>,
-    /// Teammates spawned this session (the palette round-robin).
-    pub spawned: usize,
-    pub phase: Phase,
-    pub demo: Option<DemoPlan>,
+    pub(super) lead_model: Option<super::model::LeadModel>,
+    pub(super) phase: Phase,
+    pub(super) demo: Option<DemoPlan>,
     /// What the UI is told (events, snapshots when they changed, problems once).
     publisher: super::publisher::Publisher,
-    pub liveness: Option<LeadLiveness>,
+    pub(super) liveness: Option<LeadLiveness>,
     _watcher: Option<Watcher>,
     /// `ctl`'s barriers and the generations in which a command was refused.
     barriers: super::barriers::Barriers,
     /// Merges under way (worktrees merged but kept).
-    pub review: super::review::ReviewState,
-    /// Teammates whose start is under way (a job creating its worktree, member entry and
-    /// pane): their names are taken, and messages to them wait in their inboxes.
-    pub starting: HashSet<String>,
+    pub(super) review: super::review::ReviewState,
     /// Runtime jobs under way and the commands held behind them (`order`).
-    pub order: super::order::CommandOrder,
+    pub(super) order: super::order::CommandOrder,
     /// Completed tasks gathered into the next digest line (`lead::wave`).
-    pub wave: crate::lead::wave::Wave,
+    pub(super) wave: crate::lead::wave::Wave,
     /// Assignments kept for teammates whose rate or usage limit holds, sent when it resets.
-    pub held_assignments: Vec<(Task, String)>,
+    pub(super) held_assignments: Vec<(Task, String)>,
     /// Every message sent to a teammate, and how far it got.
-    pub ledger: crate::lead::ledger::Ledger,
+    pub(super) ledger: crate::lead::ledger::Ledger,
     /// Budgets and who is paused by them.
-    pub budgets: super::budget::Budgets,
+    pub(super) budgets: super::budget::Budgets,
     /// Park and resume at a usage limit (`controller::park`) and what it holds.
-    pub park: super::park::ParkRoom,
+    pub(super) park: super::park::ParkRoom,
     /// Reads of `claude` teammates' panes for their client's own prompts
     /// (`controller::client_prompts`).
-    pub prompt_checks: super::client_prompts::PromptChecks,
+    pub(super) prompt_checks: super::client_prompts::PromptChecks,
     /// Tasks whose completion by a `claude` teammate was said (`claude_facts`).
-    pub said_done: HashSet<String>,
+    pub(super) said_done: HashSet<String>,
     /// The hosts whose link is down, and since when (epoch ms): their teammates are shown
     /// `unreachable`.
-    pub hosts_down: HashMap<String, u64>,
+    pub(super) hosts_down: HashMap<String, u64>,
 }
 
 impl Controller {
@@ -216,12 +212,12 @@ impl Controller {
             task_list,
             permissions: PermissionQueue::new(),
             plans: PlanQueue::new(),
-            tracking: HashMap::new(),
+            roster: super::roster::Roster::default(),
             executor,
             record: SessionRecord::default(),
             previous,
             settings: super::settings::Settings::from_options(&opts),
-            worktrees: Vec::new(),
+            worktrees: super::given_worktrees::GivenWorktrees::default(),
             hosts_git: opts
                 .ssh_dir
                 .clone()
@@ -231,7 +227,6 @@ impl Controller {
                     hosts: opts.hosts.clone(),
                 }),
             review: Default::default(),
-            starting: HashSet::new(),
             order: Default::default(),
             wave: Default::default(),
             held_assignments: Vec::new(),
@@ -248,7 +243,6 @@ impl Controller {
             task_reload: Reload::default(),
             turns: TurnQueue::new(),
             lead_model: super::model::LeadModel::open(opts.lead_model.take(), &mut notes),
-            spawned: 0,
             phase: Phase::Running,
             demo: opts.demo.take(),
             publisher: super::publisher::Publisher::new(events),
@@ -390,7 +384,7 @@ impl Controller {
         let mut team = team_views(
             self.cache.file(),
             self.cache.tasks(),
-            &self.tracking,
+            self.roster.records(),
             &|name| waiting.contains_key(name) || plans.has_worker(name),
         );
         self.publish_usage(&mut team);

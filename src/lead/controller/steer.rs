@@ -39,7 +39,7 @@ impl Controller {
     /// Whether the lead knows `name` idle with nothing of the lead's waiting to start a turn
     /// (a message just delivered may start one before the lead hears of it).
     fn settled_idle(&self, name: &str) -> bool {
-        let idle = self.tracking.get(name).is_some_and(|t| {
+        let idle = self.roster.get(name).is_some_and(|t| {
             matches!(t.activity, crate::lead::view_builder::Activity::Idle { .. })
         });
         idle && !self.ledger.may_start_turn(name)
@@ -104,7 +104,7 @@ impl Controller {
             },
             move |c, typed: Result<bool, crate::backend::BackendError>| match typed {
                 Ok(true) => {
-                    if let Some(t) = c.tracking.get_mut(&who) {
+                    if let Some(t) = c.roster.get_mut(&who) {
                         t.went_idle(crate::protocol::time::now_ms());
                     }
                     c.note(format!(

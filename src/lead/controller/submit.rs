@@ -350,7 +350,7 @@ impl Controller {
         for m in self.cache.file().teammates() {
             let status = status_of(
                 m,
-                self.tracking.get(&m.name),
+                self.roster.get(&m.name),
                 waiting.contains_key(&m.name) || self.plans.has_worker(&m.name),
             );
             let status = match status {

@@ -42,7 +42,7 @@ impl Controller {
                     }
                     // A mode asked for and not (yet) taken is where the cycle stands: Shift+Tab
                     // again moves past a mode a claude teammate's own cycle does not offer.
-                    let requested = c.tracking.get(&to).and_then(|t| t.mode_requested);
+                    let requested = c.roster.get(&to).and_then(|t| t.mode_requested);
                     if let Some(mode) = c.cache.file().member(&to).map(|m| m.permission_mode()) {
                         c.set_teammate_mode(&to, requested.unwrap_or(mode).next());
                     }
@@ -91,7 +91,7 @@ impl Controller {
     /// Why `name` can take no message or mode: it stopped (exited, crashed, its pane closed)
     /// and was not respawned. `what` says what was not done.
     pub fn not_running(&self, name: &str, what: &str) -> Option<OpError> {
-        let t = self.tracking.get(name)?;
+        let t = self.roster.get(name)?;
         let how = t.stopped.clone().or_else(|| {
             (t.activity == crate::lead::view_builder::Activity::Exited)
                 .then(|| "exited".to_string())
@@ -154,7 +154,7 @@ impl Controller {
                     match sent {
                         // Clients that ignore the request adopt the mode at their next request
                         // (controller::mode_sync).
-                        Ok(()) => c.tracking.entry(to).or_default().mode_sent = Some(mode),
+                        Ok(()) => c.roster.entry(&to).mode_sent = Some(mode),
                         Err(e) => c.note(format!("Could not send the mode to {to}: {e}")),
                     }
                     countdown.one(c);
@@ -274,7 +274,7 @@ impl Controller {
         let patience = self.settings.shutdown();
         let deadline = tokio::time::Instant::now() + patience.wait;
         let force = patience.then_kill;
-        let t = self.tracking.entry(name.to_string()).or_default();
+        let t = self.roster.entry(&name);
         t.shutdown_request = Some(request_id.clone());
         t.shutdown_since_ms = Some(crate::protocol::time::now_ms());
         t.shutdown_deadline = Some(deadline);
@@ -282,7 +282,7 @@ impl Controller {
         let to = name.to_string();
         self.deliver(name, entry, move |c, sent| {
             if let Err(e) = &sent {
-                if let Some(t) = c.tracking.get_mut(&to)
+                if let Some(t) = c.roster.get_mut(&to)
                     && t.shutdown_request.as_deref() == Some(request_id.as_str())
                 {
                     t.shutdown_request = None;
@@ -378,7 +378,7 @@ impl Controller {
                 .file()
                 .teammates()
                 .find(|m| m.name == name)
-                .map(|m| status_of(m, c.tracking.get(&m.name), false))
+                .map(|m| status_of(m, c.roster.get(&m.name), false))
         };
         let asked: Vec<String> = shut_down
             .into_iter()
