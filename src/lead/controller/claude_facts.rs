@@ -285,7 +285,7 @@ impl Controller {
             return;
         };
         let prices = self.settings.prices().clone();
-        let tracking = self.roster.entry(&name);
+        let tracking = self.roster.entry(name);
         let meter = tracking
             .transcript
             .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session, prices))))

@@ -28,7 +28,7 @@ impl Controller {
             .map(|m| m.name.clone())
             .collect();
         for name in &names {
-            let tracking = self.roster.entry(&name);
+            let tracking = self.roster.entry(name);
             tracking.unreachable = down.map(|since| (state.host.clone(), since));
         }
         match (was_down, state.up) {

@@ -175,7 +175,7 @@ impl Controller {
     /// Marks `name` stopped with `status` (no note) and frees its tasks (awaited, in the task
     /// lane); returns how many.
     pub async fn mark_stopped(&mut self, name: &str, status: &str) -> usize {
-        self.roster.entry(&name).stopped = Some(status.to_string());
+        self.roster.entry(name).stopped = Some(status.to_string());
         self.permissions.remove_worker(name);
         self.plans.remove_worker(name);
         let (list, owners) = (self.task_list.clone(), self.owner_ids(name));

@@ -40,7 +40,7 @@ impl Controller {
         if mode == left || !self.is_claude(name) {
             return;
         }
-        self.roster.entry(&name).mode_held = Some(HeldMode { mode, left });
+        self.roster.entry(name).mode_held = Some(HeldMode { mode, left });
     }
 
     /// Puts right a `claude` teammate's own stale write of the mode it left, in a fresh read
@@ -94,7 +94,7 @@ impl Controller {
             .member(name)
             .map(|m| m.permission_mode())
             .unwrap_or_default();
-        let tracking = self.roster.entry(&name);
+        let tracking = self.roster.entry(name);
         tracking.mode_requested = Some(mode);
         tracking.mode_held = None;
         self.publish();

@@ -191,7 +191,7 @@ impl Controller {
                 return None;
             };
             let prices = self.settings.prices().clone();
-            let tracking = self.roster.entry(&name);
+            let tracking = self.roster.entry(name);
             Written::Claude(
                 tracking
                     .transcript

@@ -274,7 +274,7 @@ impl Controller {
         let patience = self.settings.shutdown();
         let deadline = tokio::time::Instant::now() + patience.wait;
         let force = patience.then_kill;
-        let t = self.roster.entry(&name);
+        let t = self.roster.entry(name);
         t.shutdown_request = Some(request_id.clone());
         t.shutdown_since_ms = Some(crate::protocol::time::now_ms());
         t.shutdown_deadline = Some(deadline);
