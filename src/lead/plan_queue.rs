@@ -22,6 +22,9 @@ pub struct QueuedPlan {
     pub pending: PendingPlan,
     pub request: PlanApprovalRequest,
     pub digest: String,
+    /// How many of its sender's turn ends the lead had seen when it came: the turn that asked
+    /// has ended once the count has moved past it.
+    pub turn_ends_seen: u64,
 }
 
 impl PlanQueue {
@@ -71,6 +74,7 @@ impl PlanQueue {
             pending,
             request,
             digest,
+            turn_ends_seen: 0,
         });
         Some(text)
     }
@@ -83,6 +87,17 @@ impl PlanQueue {
             .find(|q| q.pending.request_id == request_id)
         {
             q.pending.host = host;
+        }
+    }
+
+    /// Says how many of its sender's turn ends the lead had seen when plan `request_id` came.
+    pub fn set_turn_ends_seen(&mut self, request_id: &str, seen: u64) {
+        if let Some(q) = self
+            .items
+            .iter_mut()
+            .find(|q| q.pending.request_id == request_id)
+        {
+            q.turn_ends_seen = seen;
         }
     }
 

@@ -185,6 +185,10 @@ impl Controller {
                     if pushed.is_some() {
                         let host = self.host_of(&from);
                         self.plans.set_host(&request_id, host);
+                        // The request was made in a turn: that turn has ended once the count
+                        // moves (none seen yet: 0, the count a record made later starts at).
+                        let seen = self.roster.get(&from).map_or(0, |t| t.turn_ends.count());
+                        self.plans.set_turn_ends_seen(&request_id, seen);
                     }
                     if let Some(Some((text, digest))) = pushed {
                         self.keep_whole_plan(request_id, text, &digest);
@@ -546,25 +550,32 @@ impl Controller {
         // A `claude` teammate still in the turn that asked (its ExitPlanMode returns at once
         // and the turn ends moments later) gets the verdict once that turn has ended: 2.1.332
         // can find a verdict while its turn ends, apply its mode and never take its turn
-        // (PROTOCOL.md 3). The wait runs off the loop; the verdict is written from the loop.
-        // Nothing heard of it yet (its first turn, or a lead started again): the file's
-        // `isActive` says whether a turn runs.
-        let running = self
+        // (PROTOCOL.md 3). That turn has ended once the lead has seen a turn end of the
+        // teammate's after the request came (the count, not its activity alone: a team file not
+        // read yet when the answer comes says nothing of this turn). Not working as far as the
+        // lead knows (nothing heard, or an idle from before): the file's `isActive: false` says
+        // no turn runs (a lead started again after the turn's end). The wait runs off the
+        // loop; the verdict is written from the loop.
+        let seen = queued.turn_ends_seen;
+        let idle_in_file = self
             .cache
             .file()
             .member(&plan.from)
-            .is_some_and(|m| m.is_active != Some(false));
+            .is_some_and(|m| m.is_active == Some(false));
         let busy = self.is_claude(&plan.from)
-            && self
-                .roster
-                .get(&plan.from)
-                .is_some_and(|t| match t.activity {
-                    Activity::Working => true,
-                    Activity::Unknown => running,
-                    _ => false,
-                });
-        if let Some(t) = self.roster.get(&plan.from).filter(|_| busy) {
-            let (ends, seen) = (t.turn_ends.clone(), t.turn_ends.count());
+            && match self.roster.get(&plan.from) {
+                None => !idle_in_file,
+                Some(t) => {
+                    t.turn_ends.count() == seen
+                        && match t.activity {
+                            Activity::Exited => false,
+                            Activity::Working => true,
+                            Activity::Unknown | Activity::Idle { .. } => !idle_in_file,
+                        }
+                }
+            };
+        if busy {
+            let ends = self.roster.entry(&plan.from).turn_ends.clone();
             let who = plan.from.clone();
             self.store.submit(
                 Lane::Marks(who.clone()),
