@@ -275,13 +275,7 @@ impl Controller {
     /// the loop, up to [`TURN_WAIT`]) for a turn the transcript begins from then on: the
     /// teammate took what the lead sent it, and its turn's first line follows in a moment.
     pub(super) fn read_claude_transcript_for_turn(&mut self, name: &str, turn_after: Option<u64>) {
-        let Some(session) = self
-            .record
-            .teammates
-            .get(name)
-            .filter(|r| r.claude)
-            .and_then(|r| r.session_id.clone())
-        else {
+        let Some(session) = self.record.claude_session(name).map(str::to_string) else {
             return;
         };
         let prices = self.settings.prices().clone();

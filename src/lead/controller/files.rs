@@ -22,10 +22,9 @@ impl Controller {
     /// Writes the session record (what the next lead needs, the worktrees of this session and
     /// of the leads before it included) in the background; a failure is told once.
     pub fn save_record(&mut self) {
-        let mut record = self.record.clone();
         // The worktrees not retired yet, so a lead taking over after a crash retires them
         // (those on hosts are not recorded: the record has no host for them).
-        record.worktrees = self
+        let worktrees = self
             .worktrees
             .iter()
             .filter(|(_, w)| w.host.is_none())
@@ -36,6 +35,7 @@ impl Controller {
                 repo: w.repo.to_string_lossy().into_owned(),
             })
             .collect();
+        let record = self.record.to_write(worktrees);
         let team = self.team.clone();
         self.store.submit(
             Lane::Record,

@@ -299,7 +299,7 @@ impl Controller {
         // Gone from the team the user sees at once (a status without its tracking would read
         // `Working` until the write lands).
         self.cache.remove_member(name);
-        self.record.teammates.remove(name);
+        self.record.forget(name);
         self.permissions.remove_worker(name);
         self.plans.remove_worker(name);
         self.roster.forget(name);

@@ -38,6 +38,7 @@ mod mode_hold_tests;
 mod mode_keys;
 mod mode_sync;
 mod model;
+mod next_lead;
 mod order;
 pub mod outcome;
 mod panes;

@@ -82,7 +82,7 @@ impl Controller {
 
     /// Is `name` a real `claude` process (as this lead or the one before started it)?
     pub(super) fn is_claude(&self, name: &str) -> bool {
-        self.record.teammates.get(name).is_some_and(|r| r.claude)
+        self.record.is_claude(name)
     }
 
     /// Brings the `claude` teammate `name` to `mode` (see the module header); the outcome is

@@ -323,7 +323,7 @@ impl Controller {
         if self.phase != Phase::Running {
             return;
         }
-        self.record.kept = true;
+        self.record.keep();
         self.save_record();
         self.phase = Phase::Ending(Ending::Detach);
     }

@@ -105,7 +105,7 @@ impl Controller {
     /// Adopts the team the previous lead left (see the module header).
     pub async fn resume(&mut self, previous: Previous) {
         let record = previous.record.unwrap_or_default();
-        self.record.teammates = record.teammates.clone();
+        self.record.adopt(record.teammates.clone());
         // Worktrees of earlier sessions are this lead's to retire at `/quit`, whether or not
         // their teammates are still in the team.
         for w in &record.worktrees {

@@ -178,12 +178,7 @@ impl Controller {
             return None;
         }
         let written = if self.is_claude(name) {
-            let Some(session) = self
-                .record
-                .teammates
-                .get(name)
-                .and_then(|r| r.session_id.clone())
-            else {
+            let Some(session) = self.record.claude_session(name).map(str::to_string) else {
                 self.refuse();
                 self.note(format!(
                     "{name} works in the lead's checkout and its session is not known: there is no record of the files it wrote."
@@ -277,7 +272,7 @@ impl Controller {
             name: name.to_string(),
             branch: known.as_ref().map(|w| w.branch.clone()),
             home_repo: known.map(|w| w.repo),
-            base: self.record.teammates.get(name).and_then(|r| r.base.clone()),
+            base: self.record.base_of(name).map(str::to_string),
             repo: self.cwd.clone(),
             worktree: path,
             from,

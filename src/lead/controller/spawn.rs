@@ -208,7 +208,7 @@ impl Controller {
             };
             return done(self, Err(e));
         }
-        let claude = self.record.teammates.get(name).is_some_and(|r| r.claude);
+        let claude = self.record.is_claude(name);
         if claude && !self.kind.is_pane() {
             let e = OpError::ClaudeNeedsPanes {
                 respawn: Some(name.to_string()),
@@ -229,7 +229,7 @@ impl Controller {
             claude,
             model: (member.model.clone())
                 .or_else(|| self.settings.teammate_model().map(str::to_string)),
-            base: self.record.teammates.get(name).and_then(|r| r.base.clone()),
+            base: self.record.base_of(name).map(str::to_string),
             host: crate::backend::hosts::remote::member_host(&member).map(str::to_string),
         };
         self.roster.forget(name);
@@ -310,8 +310,8 @@ impl Controller {
             tracking.awaiting_first_turn = Some(tokio::time::Instant::now());
         }
         self.liveness_wake.notify_one();
-        self.record.teammates.insert(
-            name.clone(),
+        self.record.started(
+            &name,
             TeammateRecord {
                 claude: plan.claude,
                 session_id: spawned.session_id.clone(),

@@ -28,7 +28,7 @@ use crate::lead::turns::TurnQueue;
 use crate::lead::view_builder::{task_views, team_views};
 use crate::protocol::{LEAD_NAME, PermissionMode, Task};
 use crate::store::tasks::TaskList;
-use crate::store::{self, Home, LeadLiveness, SessionRecord};
+use crate::store::{self, Home, LeadLiveness};
 use crate::watch::{ChangeEvent, WatchOptions, WatchScope, Watcher};
 
 /// The lead reacts to a quiet file this soon: bursts of its own writes are short, and a drain
@@ -93,7 +93,7 @@ pub(crate) struct Controller {
     /// Its kind (what `backendType` new teammates get).
     pub(super) kind: BackendKind,
     /// What the next lead of the team will need (`.teamlead/session.json`).
-    pub(super) record: SessionRecord,
+    pub(super) record: super::next_lead::NextLead,
     /// The team was adopted from a dead lead: what it left, until [`Controller::resume`].
     pub(super) previous: Option<super::resume::Previous>,
     /// What the session was started with (read-only).
@@ -214,7 +214,7 @@ impl Controller {
             plans: PlanQueue::new(),
             roster: super::roster::Roster::default(),
             executor,
-            record: SessionRecord::default(),
+            record: super::next_lead::NextLead::default(),
             previous,
             settings: super::settings::Settings::from_options(&opts),
             worktrees: super::given_worktrees::GivenWorktrees::default(),
@@ -250,8 +250,10 @@ impl Controller {
             _watcher: watcher,
             barriers: Default::default(),
         };
-        controller.record.backend = Some(controller.kind.as_str().to_string());
-        controller.record.pane_session = controller.executor.session_record();
+        controller.record = super::next_lead::NextLead::new(
+            controller.kind.as_str(),
+            controller.executor.session_record(),
+        );
         if controller.previous.is_none() {
             controller.save_record();
         }

@@ -61,8 +61,8 @@ impl TestLead {
             super::state::Controller::create(opts, bridge, bridge_rx, commands_rx, events_tx)
                 .expect("lead");
         let team = controller.team_name().to_string();
-        controller.record.teammates.insert(
-            "alpha".to_string(),
+        controller.record.started(
+            "alpha",
             crate::store::TeammateRecord {
                 claude: true,
                 session_id: Some(session.to_string()),
