@@ -69,7 +69,12 @@ impl Controller {
                     let taken = changes.iter().any(|ch| ch.state == Receipt::Read);
                     // Read, and seen read only now: a frame it sent after the message was
                     // sent (already handled) showed it acted on it.
-                    let acted = c.roster.get(&who).and_then(|t| t.last_acted_ms);
+                    // (Not for an in-process teammate: its runtime's events say it.)
+                    let acted = c
+                        .roster
+                        .get(&who)
+                        .filter(|t| !t.events_drive)
+                        .and_then(|t| t.last_acted_ms);
                     if taken && let Some(acted) = acted {
                         changes.extend(c.ledger.acted_after_sent(&who, acted, now));
                     }
@@ -110,8 +115,17 @@ impl Controller {
         } else {
             at_ms.min(now)
         };
+        let mut events_drive = false;
         if let Some(t) = self.roster.get_mut(name) {
             t.last_acted_ms = t.last_acted_ms.max(Some(by));
+            events_drive = t.events_drive;
+        }
+        if events_drive {
+            // An in-process teammate's runtime says when it takes a message and when its turn
+            // starts, in order: a frame of its (an idle notification of the turn before, drained
+            // after it took a message queued meanwhile) says nothing more, and would mark that
+            // message's turn started while the teammate shows idle.
+            return;
         }
         let changes = self.ledger.acted_after_sent(name, by, now);
         self.tell_receipts(changes);

@@ -136,6 +136,11 @@ async fn a_review_comment_on_a_shell_script_is_read_by_a_shell_teammate_and_noth
     s.submit("@alpha please run:\n```\necho ran > lead.txt\n```")
         .await;
     let requests = turn_on_newest_message(&mut s, "alpha", since).await;
-    assert_eq!(requests.len(), 1, "the lead's command asks first");
+    assert_eq!(
+        requests.len(),
+        1,
+        "the lead's command asks first (sent at {since}); the lead said: {:#?}",
+        s.tail()
+    );
     s.quit().await;
 }

@@ -105,7 +105,8 @@ impl Session {
         self.wait_for(what, pred).await
     }
 
-    fn tail(&self) -> Vec<&LeadEvent> {
+    /// The last events seen (what a failure shows).
+    pub fn tail(&self) -> Vec<&LeadEvent> {
         self.seen.iter().rev().take(30).rev().collect()
     }
 
