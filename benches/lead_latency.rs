@@ -118,10 +118,19 @@ async fn message_latency() {
 }
 
 fn vm_rss_kib() -> Option<u64> {
+    status_field("VmRSS:")
+}
+
+/// The process's threads now (the runtime's workers and its blocking pool).
+fn threads() -> Option<u64> {
+    status_field("Threads:")
+}
+
+fn status_field(name: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(name))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
@@ -135,6 +144,7 @@ async fn idle_teammates_memory() {
     let (handle, mut events) = Lead::start(opts).expect("lead");
     while !matches!(next_event(&mut events).await, LeadEvent::Team(_)) {}
     let before = vm_rss_kib();
+    let threads_before = threads();
     let started = Instant::now();
     for i in 0..TEAMMATES {
         handle
@@ -171,6 +181,9 @@ async fn idle_teammates_memory() {
             a.saturating_sub(b) as f64 / TEAMMATES as f64
         ),
         _ => println!("  VmRSS is not available on this system"),
+    }
+    if let (Some(b), Some(a)) = (threads_before, threads()) {
+        println!("  threads before {b}, after {a}");
     }
     let quitting = Instant::now();
     quit(&handle.commands, &mut events).await;

@@ -540,13 +540,26 @@ fn connect_once(
     };
     // A route that changed while the connection runs: queued and sent over it.
     let between = |link: &mut Link| {
-        let mut step = route_step(spec, shared, link, &sync)?;
-        // Sessions to start, after the route they need (the relay applies in order).
+        // Sessions to start, after the route they need (the relay applies in order). They are
+        // taken before the route is looked at: a start is asked for only after its route was
+        // set (`set_hosted`, then `start_session`), so a start taken here has its route
+        // queued by the step below or before it. (Taken after, a start asked for between the
+        // two looks went out ahead of its route, and the relay refused it: "not in the route
+        // to this host".)
         let starts = shared
             .starts
             .lock()
             .map(|mut s| std::mem::take(&mut *s))
             .unwrap_or_default();
+        let mut step = route_step(spec, shared, link, &sync)?;
+        if !starts.is_empty() && shared.route_changed.load(Ordering::Relaxed) {
+            // The route could not be queued now (or changed again): the starts wait for it.
+            if let Ok(mut waiting) = shared.starts.lock() {
+                let later = std::mem::replace(&mut *waiting, starts);
+                waiting.extend(later);
+            }
+            return Ok(step);
+        }
         for (name, line) in starts {
             step.lines.extend(link.start_session(&name, &line)?.lines);
         }

@@ -243,11 +243,20 @@ impl ZellijBackend {
 
     /// Are the floating panes of this tab shown (`None` when Zellij does not say)?
     pub fn floating_visible(&self, tab: u32) -> Option<bool> {
-        let out = self.action(&["list-tabs", "--json", "--state"]).ok()?;
-        let tabs: Vec<serde_json::Value> = serde_json::from_str(&out).ok()?;
-        tabs.iter()
-            .find(|t| t["tab_id"].as_u64() == Some(u64::from(tab)))
-            .and_then(|t| t["are_floating_panes_visible"].as_bool())
+        // As for `listed`: an empty answer now and then is asked again before concluding.
+        for attempt in 1..=ACTION_ATTEMPTS {
+            let out = self.action(&["list-tabs", "--json", "--state"]).ok()?;
+            if let Ok(tabs) = serde_json::from_str::<Vec<serde_json::Value>>(&out) {
+                return tabs
+                    .iter()
+                    .find(|t| t["tab_id"].as_u64() == Some(u64::from(tab)))
+                    .and_then(|t| t["are_floating_panes_visible"].as_bool());
+            }
+            if attempt < ACTION_ATTEMPTS {
+                std::thread::sleep(ACTION_RETRY * attempt);
+            }
+        }
+        None
     }
 
     /// Does the session run (a resurrectable, exited session does not count)?
