@@ -20,11 +20,8 @@ const MESSAGES: usize = 1_000;
 const TEAMMATES: usize = 100;
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    // The lead's own runtime (its bounded blocking pool and malloc arenas: what ships).
+    let runtime = teamlead::lead::runtime::build().expect("runtime");
     println!("teamlead lead benchmark (one machine)\n");
     runtime.block_on(message_latency());
     runtime.block_on(idle_teammates_memory());

@@ -70,6 +70,8 @@ pub fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     install_panic_hook();
+    // Every teamlead process (the lead, a teammate, a relay) before its threads start.
+    crate::lead::runtime::limit_malloc_arenas();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)));
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,

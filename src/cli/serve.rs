@@ -51,10 +51,7 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
     for stale in paths::remove_stale_sockets() {
         tracing::info!("removed the stale lead socket {}", stale.display());
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .wrap_err("cannot start the async runtime")?;
+    let runtime = crate::lead::runtime::build().wrap_err("cannot start the async runtime")?;
     let result = runtime.block_on(async move {
         let (handle, events) = Lead::start(opts).wrap_err("cannot start the lead")?;
         let bound = listener::bind(&socket)?;

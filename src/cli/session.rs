@@ -28,10 +28,7 @@ fn run_session(opts: LeadOptions, setup: crate::ui::UiSetup) -> Result<()> {
         }
         previous(info);
     }));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .wrap_err("cannot start the async runtime")?;
+    let runtime = crate::lead::runtime::build().wrap_err("cannot start the async runtime")?;
     let result = runtime.block_on(async move {
         let (handle, events) = Lead::start(opts).wrap_err("cannot start the lead session")?;
         let ui = crate::ui::run_tui(

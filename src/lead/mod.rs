@@ -19,6 +19,7 @@ pub mod permission_queue;
 pub mod plan_queue;
 pub mod poller;
 pub mod review;
+pub mod runtime;
 pub mod shown;
 pub mod turns;
 pub mod view_builder;

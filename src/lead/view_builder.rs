@@ -112,15 +112,15 @@ impl TurnEnds {
         self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// Waits (blocking, polling) until more than `seen` turns ended, at most `within`:
-    /// whether one did.
-    pub fn wait_past(&self, seen: u64, within: std::time::Duration) -> bool {
-        let deadline = std::time::Instant::now() + within;
+    /// Waits (polling, without holding a thread) until more than `seen` turns ended, at most
+    /// `within`: whether one did.
+    pub async fn wait_past(&self, seen: u64, within: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
         while self.count() <= seen {
-            if std::time::Instant::now() >= deadline {
+            if tokio::time::Instant::now() >= deadline {
                 return false;
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
         true
     }

@@ -577,9 +577,11 @@ impl Controller {
         if busy {
             let ends = self.roster.entry(&plan.from).turn_ends.clone();
             let who = plan.from.clone();
-            self.store.submit(
+            // A job, not a blocking one: the wait holds none of the blocking pool's threads
+            // (bounded: `lead::runtime`), which the drain that sees the turn end needs.
+            self.store.job(
                 Lane::Marks(who.clone()),
-                move |_| ends.wait_past(seen, VERDICT_WAIT),
+                move |_| async move { ends.wait_past(seen, VERDICT_WAIT).await },
                 move |c, ended| {
                     if !ended {
                         tracing::info!(
