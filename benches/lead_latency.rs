@@ -20,6 +20,13 @@ const MESSAGES: usize = 1_000;
 const TEAMMATES: usize = 100;
 
 fn main() {
+    // `BENCH_LOG=<filter>`: the lead's log on standard error (to find a slow step).
+    if let Ok(filter) = std::env::var("BENCH_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .init();
+    }
     // The lead's own runtime (its bounded blocking pool and malloc arenas: what ships).
     let runtime = teamlead::lead::runtime::build().expect("runtime");
     println!("teamlead lead benchmark (one machine)\n");
@@ -183,9 +190,31 @@ async fn idle_teammates_memory() {
         println!("  threads before {b}, after {a}");
     }
     let quitting = Instant::now();
-    quit(&handle.commands, &mut events).await;
+    // Where the time goes: the first and the last teammate seen gone, then the end.
+    handle.commands.send(LeadCommand::Quit).await.expect("lead");
+    let (mut first_gone, mut all_gone) = (None, None);
+    loop {
+        match next_event(&mut events).await {
+            LeadEvent::Exited => break,
+            LeadEvent::Team(team) => {
+                let running = team
+                    .iter()
+                    .filter(|t| !matches!(t.status, TeammateStatus::Gone))
+                    .count();
+                if running < TEAMMATES && first_gone.is_none() {
+                    first_gone = Some(quitting.elapsed());
+                }
+                if running == 0 && all_gone.is_none() {
+                    all_gone = Some(quitting.elapsed());
+                }
+            }
+            _ => {}
+        }
+    }
     println!(
-        "  /quit with {TEAMMATES} teammates took {}",
-        ms(quitting.elapsed())
+        "  /quit with {TEAMMATES} teammates took {} (first gone at {}, all gone at {})",
+        ms(quitting.elapsed()),
+        first_gone.map(ms).unwrap_or_else(|| "-".into()),
+        all_gone.map(ms).unwrap_or_else(|| "-".into()),
     );
 }
