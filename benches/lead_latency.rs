@@ -27,7 +27,9 @@ fn main() {
             .with_writer(std::io::stderr)
             .init();
     }
-    // The lead's own runtime (its bounded blocking pool and malloc arenas: what ships).
+    // What a teamlead process does at its start (`cli::main`), and the lead's own runtime:
+    // its malloc arenas and bounded blocking pool, as shipped.
+    teamlead::lead::runtime::limit_malloc_arenas();
     let runtime = teamlead::lead::runtime::build().expect("runtime");
     println!("teamlead lead benchmark (one machine)\n");
     runtime.block_on(message_latency());

@@ -54,8 +54,8 @@ fn main() {
             version: "bench".into(),
         };
         tokio::spawn(async move {
-            let (writers, _done) = listener::writers();
-            listener::accept_loop(&bound.listener, hub_tx, hello, writers).await;
+            let writers = tokio_util::task::TaskTracker::new();
+            listener::accept_loop(&bound.listener, hub_tx, hello, &writers).await;
             drop(bound);
         });
         let mut conn = client::connect(&socket, "bench").await.expect("connect");

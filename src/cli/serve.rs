@@ -97,17 +97,24 @@ pub fn run(ctx: &Context, args: &ServeArgs) -> Result<()> {
                 web::announce(&running, &options.allow, &team)?;
             }
         }
-        let (writers, writers_done) = listener::writers();
-        let accept = tokio::spawn(async move {
-            listener::accept_loop(&bound.listener, hub_tx, hello, writers).await;
+        let writers = tokio_util::task::TaskTracker::new();
+        let accept = tokio::spawn({
+            let writers = writers.clone();
+            async move {
+            listener::accept_loop(&bound.listener, hub_tx, hello, &writers).await;
             // The socket goes before the process: nobody connects to a server that ended.
             drop(bound);
+            }
         });
         let signals = tokio::spawn(quit_on_signals(handle.commands.clone()));
         let _ = hub.await;
         let _ = accept.await;
         // What the hub queued last (the lead's `Exited`) is written before the runtime goes.
-        if !writers_done.wait(CLIENTS_FLUSH_LIMIT).await {
+        writers.close();
+        if tokio::time::timeout(CLIENTS_FLUSH_LIMIT, writers.wait())
+            .await
+            .is_err()
+        {
             tracing::warn!("lead server: a client did not take its last messages in time");
         }
         signals.abort();

@@ -16,9 +16,9 @@ pub const BLOCKING_THREADS: usize = 64;
 /// made stayed resident.
 pub const MALLOC_ARENAS: i32 = 4;
 
-/// A multi-threaded runtime with the bounded blocking pool; limits the arenas first.
+/// A multi-threaded runtime with the bounded blocking pool (the arenas are limited once, at
+/// the process's start: [`limit_malloc_arenas`]).
 pub fn build() -> std::io::Result<tokio::runtime::Runtime> {
-    limit_malloc_arenas();
     tokio::runtime::Builder::new_multi_thread()
         .max_blocking_threads(BLOCKING_THREADS)
         .enable_all()

@@ -1,7 +1,7 @@
 //! The socket side of the server: accepts connections of the same user only (the peer's uid,
 //! from the kernel), greets each with [`ServerMsg::Hello`], and runs one reader and one
-//! writer task per connection between the socket and the [`super::hub`]. The writers are
-//! counted ([`Writers`]): a server that ends waits for them to write what the hub queued last
+//! writer task per connection between the socket and the [`super::hub`]. The writers run on
+//! a [`TaskTracker`]: a server that ends waits for them to write what the hub queued last
 //! (the lead's `Exited`, the quit summary) before its runtime goes, or a screen would see the
 //! socket close without a word.
 
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
+use tokio_util::task::TaskTracker;
 
 use super::hub::{CLIENT_QUEUE, HubInput};
 use super::wire::{self, ClientMsg, LineReader, ServerMsg};
@@ -65,36 +66,13 @@ pub fn bind(path: &Path) -> Result<Bound, ServerError> {
     })
 }
 
-/// A share in the connections' writers: every writer task holds one, and
-/// [`WritersDone::wait`] returns once every share is gone.
-#[derive(Clone)]
-pub struct Writers(
-    #[expect(dead_code, reason = "held, never read: its drop is what counts")] mpsc::Sender<()>,
-);
-
-/// The other end of [`Writers`].
-pub struct WritersDone(mpsc::Receiver<()>);
-
-/// A new count of writers.
-pub fn writers() -> (Writers, WritersDone) {
-    let (tx, rx) = mpsc::channel(1);
-    (Writers(tx), WritersDone(rx))
-}
-
-impl WritersDone {
-    /// Waits (up to `limit`) until every writer has ended; whether they all did.
-    pub async fn wait(mut self, limit: std::time::Duration) -> bool {
-        tokio::time::timeout(limit, self.0.recv()).await.is_ok()
-    }
-}
-
-/// Accepts connections until the hub goes away. Each connection's writer holds a share of
-/// `writers` until it has written everything the hub gave it.
+/// Accepts connections until the hub goes away. Each connection's writer runs on `writers`
+/// until it has written everything the hub gave it.
 pub async fn accept_loop(
     listener: &UnixListener,
     hub: mpsc::Sender<HubInput>,
     hello: ServerMsg,
-    writers: Writers,
+    writers: &TaskTracker,
 ) {
     // SAFETY: getuid cannot fail.
     let me = unsafe { libc::getuid() };
@@ -122,7 +100,7 @@ pub async fn accept_loop(
             }
         }
         next_id += 1;
-        connection(next_id, stream, hub.clone(), hello.clone(), writers.clone()).await;
+        connection(next_id, stream, hub.clone(), hello.clone(), writers).await;
     }
 }
 
@@ -132,7 +110,7 @@ async fn connection(
     stream: UnixStream,
     hub: mpsc::Sender<HubInput>,
     hello: ServerMsg,
-    writing: Writers,
+    writers: &TaskTracker,
 ) {
     let (read, mut write) = stream.into_split();
     let (tx, mut rx) = mpsc::channel::<ServerMsg>(CLIENT_QUEUE);
@@ -143,8 +121,7 @@ async fn connection(
     if hub.send(HubInput::Connected { id, tx }).await.is_err() {
         return;
     }
-    tokio::spawn(async move {
-        let _writing = writing;
+    writers.spawn(async move {
         if wire::write(&mut write, &hello).await.is_err() {
             return;
         }

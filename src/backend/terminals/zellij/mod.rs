@@ -215,19 +215,23 @@ impl ZellijBackend {
         }
     }
 
-    /// Every pane of the session (`None` when the session does not answer).
-    pub fn listed(&self) -> Option<Vec<ListedPane>> {
-        // The CLI now and then exits 0 having printed nothing: ask again before concluding.
+    /// The JSON answer of a listing `args`, parsed (`None` when the session does not answer).
+    /// The CLI now and then exits 0 having printed nothing: asked again before concluding.
+    fn listing<T: serde::de::DeserializeOwned>(&self, args: &[&str]) -> Option<T> {
         for attempt in 1..=ACTION_ATTEMPTS {
-            let panes = parse_panes(&self.action(&["list-panes", "--json"]).ok()?);
-            if panes.is_some() {
-                return panes;
+            if let Ok(parsed) = serde_json::from_str(&self.action(args).ok()?) {
+                return Some(parsed);
             }
             if attempt < ACTION_ATTEMPTS {
                 std::thread::sleep(ACTION_RETRY * attempt);
             }
         }
         None
+    }
+
+    /// Every pane of the session (`None` when the session does not answer).
+    pub fn listed(&self) -> Option<Vec<ListedPane>> {
+        self.listing(&["list-panes", "--json"])
     }
 
     /// One pane as listed, or why it cannot be acted on.
@@ -243,20 +247,10 @@ impl ZellijBackend {
 
     /// Are the floating panes of this tab shown (`None` when Zellij does not say)?
     pub fn floating_visible(&self, tab: u32) -> Option<bool> {
-        // As for `listed`: an empty answer now and then is asked again before concluding.
-        for attempt in 1..=ACTION_ATTEMPTS {
-            let out = self.action(&["list-tabs", "--json", "--state"]).ok()?;
-            if let Ok(tabs) = serde_json::from_str::<Vec<serde_json::Value>>(&out) {
-                return tabs
-                    .iter()
-                    .find(|t| t["tab_id"].as_u64() == Some(u64::from(tab)))
-                    .and_then(|t| t["are_floating_panes_visible"].as_bool());
-            }
-            if attempt < ACTION_ATTEMPTS {
-                std::thread::sleep(ACTION_RETRY * attempt);
-            }
-        }
-        None
+        let tabs: Vec<serde_json::Value> = self.listing(&["list-tabs", "--json", "--state"])?;
+        tabs.iter()
+            .find(|t| t["tab_id"].as_u64() == Some(u64::from(tab)))
+            .and_then(|t| t["are_floating_panes_visible"].as_bool())
     }
 
     /// Does the session run (a resurrectable, exited session does not count)?
