@@ -21,6 +21,7 @@ pub mod poller;
 pub mod review;
 pub mod runtime;
 pub mod shown;
+pub mod tracking;
 pub mod turns;
 pub mod view_builder;
 pub mod wave;

@@ -16,6 +16,23 @@ use crate::protocol::time::now_iso;
 use crate::protocol::{InboxEntry, LEAD_NAME, Task, TaskStatus};
 use crate::store::tasks::Assigned;
 
+/// Assignments kept for teammates whose rate or usage limit holds, sent when it resets
+/// (`release_held_assignments`).
+#[derive(Debug, Default)]
+pub struct HeldAssignments(Vec<(Task, String)>);
+
+impl HeldAssignments {
+    /// Keeps `task` for `owner` until its limit resets.
+    fn hold(&mut self, task: Task, owner: String) {
+        self.0.push((task, owner));
+    }
+
+    /// Every assignment kept, taken (those still held are kept again).
+    fn take_all(&mut self) -> Vec<(Task, String)> {
+        std::mem::take(&mut self.0)
+    }
+}
+
 impl Controller {
     /// `/task assign ID NAME`: sets the owner (in the task lane) and then sends
     /// `task_assignment` to it; `done` hears when the owner is set.
@@ -31,7 +48,11 @@ impl Controller {
             let e = self.no_such_teammate_error(name);
             return done(self, Err(e));
         }
-        if let Some(how) = self.roster.get(name).and_then(|t| t.stopped.clone()) {
+        if let Some(how) = self
+            .roster
+            .get(name)
+            .and_then(|t| t.stopped().map(str::to_string))
+        {
             let e = OpError::NotRunning {
                 name: name.to_string(),
                 how,
@@ -78,7 +99,7 @@ impl Controller {
             // A teammate whose rate or usage limit holds hears of it when the limit resets
             // (`release_held_assignments`).
             if let Some(until) = c.limited_until(&name) {
-                c.held_assignments.push((task.clone(), name.clone()));
+                c.held_assignments.hold(task.clone(), name.clone());
                 c.note(format!(
                     "{name} is rate-limited until {}: it hears of task #{} then.",
                     crate::protocol::time::local_clock(until).unwrap_or_else(|| "later".into()),
@@ -113,20 +134,19 @@ impl Controller {
         let now = crate::protocol::time::now_ms();
         self.roster
             .get(name)
-            .and_then(|t| t.rate_limited_until)
+            .and_then(|t| t.rate_limited_until())
             .filter(|u| *u > now)
     }
 
     /// Sends the assignments held for teammates whose limit has reset (at the safety poll and
     /// after each transcript read).
     pub(super) fn release_held_assignments(&mut self) {
-        let held = std::mem::take(&mut self.held_assignments);
-        for (task, owner) in held {
+        for (task, owner) in self.held_assignments.take_all() {
             if !self.knows_teammate(&owner) {
                 continue;
             }
             if self.limited_until(&owner).is_some() {
-                self.held_assignments.push((task, owner));
+                self.held_assignments.hold(task, owner);
                 continue;
             }
             self.note(format!(
@@ -155,7 +175,11 @@ impl Controller {
         let what = format!("Could not tell {owner} about task #{}", task.id);
         // A claude teammate whose model has no task tools gets the assignment as plain
         // instructions (`controller::claude_facts`).
-        let entry = if self.roster.get(owner).is_some_and(|t| t.no_task_tools) {
+        let entry = if self
+            .roster
+            .get(owner)
+            .is_some_and(|t| t.claude().lacks_task_tools())
+        {
             InboxEntry::new(LEAD_NAME, super::claude_facts::plain_assignment(task))
                 .with_summary(Some(&format!("Task #{} is yours", task.id)))
         } else {

@@ -6,9 +6,24 @@
 //! safety poll. A teammate whose model lacks the task tools is told about once, and its
 //! assignments then go to it as plain instructions.
 
-use std::sync::{Arc, Mutex};
-
 use super::state::Controller;
+
+/// The tasks whose completion by a `claude` teammate was said (each once; a task reset and
+/// completed again is said again).
+#[derive(Debug, Default)]
+pub struct SaidDone(std::collections::HashSet<String>);
+
+impl SaidDone {
+    /// Forgets every task not among `completed`.
+    fn keep_only(&mut self, completed: &[&str]) {
+        self.0.retain(|id| completed.contains(&id.as_str()));
+    }
+
+    /// Task `id` is to be said: whether it was not said before.
+    fn first_time(&mut self, id: &str) -> bool {
+        self.0.insert(id.to_string())
+    }
+}
 use super::store_worker::Lane;
 use crate::lead::contract::LeadEvent;
 use crate::protocol::time::now_ms;
@@ -82,7 +97,7 @@ impl Controller {
             .filter(|t| t.status == crate::protocol::TaskStatus::Completed)
             .map(|t| t.id.as_str())
             .collect();
-        self.said_done.retain(|id| completed.contains(&id.as_str()));
+        self.said_done.keep_only(&completed);
         for (name, id) in done {
             if self.is_claude(&name) {
                 self.say_claude_done(&name, &id);
@@ -92,7 +107,7 @@ impl Controller {
 
     /// Says once that `name` completed task `id`.
     pub(super) fn say_claude_done(&mut self, name: &str, id: &str) {
-        if !self.said_done.insert(id.to_string()) {
+        if !self.said_done.first_time(id) {
             return;
         }
         let line = match self.cache.tasks().iter().find(|t| t.id == id) {
@@ -121,25 +136,22 @@ impl Controller {
             .roster
             .iter_mut()
             .filter_map(|(name, t)| {
-                let since = t.awaiting_first_turn?;
-                if !super::client_prompts::not_turned(t)
-                    || t.stopped.is_some()
-                    || not_running.contains(name)
-                {
-                    t.awaiting_first_turn = None;
+                let since = t.client().awaiting_since()?;
+                if !t.not_turned() || t.stopped().is_some() || not_running.contains(name) {
+                    t.client_mut().stop_awaiting();
                     return None;
                 }
-                if t.client_prompt.is_some() {
+                if t.client().prompt().is_some() {
                     return None;
                 }
                 (now.duration_since(since) >= within).then(|| {
-                    t.awaiting_first_turn = None;
+                    t.client_mut().stop_awaiting();
                     name.clone()
                 })
             })
             .collect();
         for name in late {
-            let reader = self.executor.pane_reader(&name);
+            let reader = self.given.executor().pane_reader(&name);
             let who = name.clone();
             let secs = within.as_secs();
             self.store.submit(
@@ -184,20 +196,20 @@ impl Controller {
         let within = first_turn_within();
         let mut late = Vec::new();
         for (name, t) in self.roster.iter_mut() {
-            let Some(mark) = t.lead_mark.as_mut() else {
+            let Some(mark) = t.lead_mark() else {
                 continue;
             };
-            if mark.reported
-                || t.stopped.is_some()
-                || t.shutdown_request.is_some()
-                || now.saturating_sub(mark.at_ms) < within.as_millis() as u64
+            if mark.reported()
+                || t.stopped().is_some()
+                || t.shutdown().is_waiting()
+                || now.saturating_sub(mark.at_ms()) < within.as_millis() as u64
             {
                 continue;
             }
             let Some(sent) = self.ledger.not_turned(name) else {
                 continue;
             };
-            mark.reported = true;
+            t.mark_reported();
             late.push((name.clone(), sent));
         }
         for (name, sent) in late {
@@ -281,15 +293,14 @@ impl Controller {
         let prices = self.settings.prices().clone();
         let tracking = self.roster.entry(name);
         let meter = tracking
-            .transcript
-            .get_or_insert_with(|| Arc::new(Mutex::new(TranscriptMeter::new(&session, prices))))
-            .clone();
+            .claude_mut()
+            .meter(|| TranscriptMeter::new(&session, prices));
         let who = name.to_string();
         // A teammate on another host: its transcript is there; its relay sends what it says,
         // kept here (`store::remote_facts`).
         let remote = self
             .host_of(name)
-            .map(|_| (self.team.clone(), name.to_string()));
+            .map(|_| (self.given.team().to_string(), name.to_string()));
         self.store.submit(
             Lane::Transcripts,
             move |home| {
@@ -320,23 +331,17 @@ impl Controller {
                     t.turn_seen(turn);
                 }
                 if facts.usage != Default::default() {
-                    t.usage = Some(facts.usage);
+                    t.set_usage(facts.usage);
                 }
-                t.model_seen = facts.model.clone();
-                t.ledger = Some(facts.ledger.clone());
-                let lifted = t.rate_limited_until.is_some() && facts.limited_until_ms.is_none();
-                t.rate_limited_until = facts.limited_until_ms;
-                let told = t.undelivered_told;
-                t.undelivered_told = facts.undelivered.last().map_or(told, |u| u.seq.max(told));
-                if facts.has_task_tools() == Some(false) && !t.no_task_tools {
-                    t.no_task_tools = true;
+                let lifted = t.set_rate_limited_until(facts.limited_until_ms);
+                let read = t.claude_mut().read(&facts);
+                let told = read.undelivered_told_before;
+                if read.task_tools_lost {
                     let model = facts.model.as_deref().unwrap_or("its model");
                     c.note(format!(
                         "{who} cannot use the task list: {model} was not offered the task tools \
                          (TaskList, TaskUpdate); its assignments go to it as plain instructions."
                     ));
-                } else if facts.has_task_tools() == Some(true) {
-                    t.no_task_tools = false;
                 }
                 if lifted {
                     c.release_held_assignments();

@@ -15,7 +15,6 @@ use tokio::time::Instant;
 use super::state::Controller;
 use super::store_worker::Lane;
 use crate::lead::client_prompt::{ClientPrompt, PROMPT_LINES, client_prompt, prompt_note};
-use crate::lead::view_builder::{Activity, Tracking};
 
 /// How often the panes are read while a teammate is a candidate.
 pub const PROMPT_CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -27,11 +26,6 @@ pub struct PromptChecks {
     reading: usize,
 }
 
-/// Has this teammate shown no sign of a turn yet (no activity, no message, no usage)?
-pub(super) fn not_turned(t: &Tracking) -> bool {
-    t.activity == Activity::Unknown && t.recent.is_empty() && t.usage.is_none_or(|u| u.turns == 0)
-}
-
 impl Controller {
     /// The `claude` teammates whose panes are read: not stopped, and not started yet or on a
     /// prompt.
@@ -40,9 +34,9 @@ impl Controller {
             .iter()
             .filter(|(name, t)| {
                 self.is_claude(name)
-                    && t.stopped.is_none()
-                    && t.shutdown_request.is_none()
-                    && (t.client_prompt.is_some() || not_turned(t))
+                    && t.stopped().is_none()
+                    && !t.shutdown().is_waiting()
+                    && (t.client().prompt().is_some() || t.not_turned())
             })
             .map(|(name, _)| name.clone())
             .collect()
@@ -65,7 +59,7 @@ impl Controller {
         self.prompt_checks.last = Some(Instant::now());
         self.check_first_turns(&[]);
         for name in self.prompt_candidates() {
-            let Some(reader) = self.executor.pane_reader(&name) else {
+            let Some(reader) = self.given.executor().pane_reader(&name) else {
                 continue;
             };
             self.prompt_checks.reading += 1;
@@ -85,25 +79,19 @@ impl Controller {
         let Some(t) = self.roster.get_mut(name) else {
             return;
         };
-        if t.stopped.is_some() {
-            t.client_prompt = None;
+        if t.stopped().is_some() {
+            t.client_mut().clear();
             return;
         }
         match prompt {
             Some(prompt) => {
-                let new = t.client_prompt.as_ref().map(|p| &p.title) != Some(&prompt.title);
-                t.client_prompt = Some(prompt.clone());
-                if new {
+                if t.client_mut().prompt_shown(prompt.clone()) {
                     tracing::info!("{name} waits on its client's prompt: {}", prompt.title);
                     self.note(prompt_note(name, &prompt));
                 }
             }
-            None => {
-                if t.client_prompt.take().is_some() && t.awaiting_first_turn.is_some() {
-                    // Answered: its first turn has its whole time from now.
-                    t.awaiting_first_turn = Some(Instant::now());
-                }
-            }
+            // Answered: its first turn has its whole time from now.
+            None => t.client_mut().prompt_gone(),
         }
         self.publish();
     }

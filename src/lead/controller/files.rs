@@ -10,7 +10,7 @@
 use super::state::{Controller, Phase};
 use super::store_worker::Lane;
 use super::team_cache::ReadTicket;
-use crate::lead::view_builder::Activity;
+use crate::lead::tracking::Activity;
 use crate::protocol::frames::Frame;
 use crate::protocol::time::now_ms;
 use crate::protocol::{InboxEntry, TeamFile};
@@ -36,7 +36,7 @@ impl Controller {
             })
             .collect();
         let record = self.record.to_write(worktrees);
-        let team = self.team.clone();
+        let team = self.given.team().to_string();
         self.store.submit(
             Lane::Record,
             move |home| record.write(home, &team),
@@ -54,7 +54,7 @@ impl Controller {
         if !self.team_reload.start() {
             return;
         }
-        let team = self.team.clone();
+        let team = self.given.team().to_string();
         let clock = self.cache.clock();
         self.store.submit(
             Lane::TeamReads,
@@ -71,7 +71,7 @@ impl Controller {
     /// Reads `config.json` now (off the loop, lock-free) and awaits it: at start-up, before
     /// the loop runs.
     pub async fn fresh_team(&mut self) {
-        let team = self.team.clone();
+        let team = self.given.team().to_string();
         let clock = self.cache.clock();
         if let Some((ticket, read)) = self
             .store
@@ -90,7 +90,7 @@ impl Controller {
     /// Reads `config.json` (off the loop, lock-free, never behind a write), takes it as the
     /// copy, then runs `then`: a decision that needs the members as they are.
     pub fn with_fresh_team(&mut self, then: impl FnOnce(&mut Controller) + Send + 'static) {
-        let team = self.team.clone();
+        let team = self.given.team().to_string();
         let clock = self.cache.clock();
         self.store.read_then(
             move |home| {
@@ -307,8 +307,8 @@ impl Controller {
             && self
                 .roster
                 .get(to)
-                .is_some_and(|t| matches!(t.activity, Activity::Idle { .. }));
-        let (team, name) = (self.team.clone(), to.to_string());
+                .is_some_and(|t| matches!(t.activity(), Activity::Idle { .. }));
+        let (team, name) = (self.given.team().to_string(), to.to_string());
         let key = entry.dedup_key();
         self.store.submit(
             Lane::Inbox(to.to_string()),
@@ -336,7 +336,7 @@ impl Controller {
                         t.mark_written(marked);
                     }
                     if ok {
-                        c.executor.wake(&to);
+                        c.given.executor().wake(&to);
                     }
                     then(c, appended, id);
                     c.ledger_written(id, ok);
@@ -353,7 +353,7 @@ impl Controller {
     /// teammate's own uncounted lane) for that `false`, and marked over it. A teammate that is
     /// busy, or was interrupted (no `false` comes), only costs the wait.
     fn mark_when_idle(&mut self, to: &str, key: String) {
-        let (team, name) = (self.team.clone(), to.to_string());
+        let (team, name) = (self.given.team().to_string(), to.to_string());
         self.store.submit(
             Lane::Marks(to.to_string()),
             move |home| {

@@ -11,8 +11,8 @@ use crate::lead::contract::{LeadEvent, PermissionDecision, PlanDecision, Transcr
 use crate::lead::permission_queue::Answer;
 use crate::lead::plan_queue::plan_response;
 use crate::lead::poller::{LeadIncoming, turn_item};
+use crate::lead::tracking::Activity;
 use crate::lead::turns::SyntheticTurn;
-use crate::lead::view_builder::Activity;
 use crate::protocol::display;
 use crate::protocol::frames::{Frame, IdleReason, ShutdownApproved};
 use crate::protocol::inbox::clip;
@@ -91,14 +91,12 @@ impl Controller {
                 if let Some(t) = self.roster.get_mut(&from) {
                     // An in-process teammate's events said so already, in order; its
                     // notification comes through the inbox and can be a turn behind.
-                    if t.activity != Activity::Exited && !t.events_drive {
-                        t.went_idle(since_ms);
-                    }
-                    if notification.usage.is_some() {
-                        t.usage = notification.usage;
+                    t.idle_reported(since_ms);
+                    if let Some(usage) = notification.usage {
+                        t.set_usage(usage);
                     }
                     if let Some(until) = notification.limit_until_ms {
-                        t.rate_limited_until = Some(until);
+                        t.set_rate_limited_until(Some(until));
                     }
                 }
                 // One of teamlead's own teammates stopped at a usage limit.
@@ -116,10 +114,7 @@ impl Controller {
                 if let Some(answer) = answer
                     && self.is_claude(&from)
                 {
-                    let said = self
-                        .roster
-                        .get_mut(&from)
-                        .and_then(|t| t.last_message.take());
+                    let said = self.roster.get_mut(&from).and_then(|t| t.take_said());
                     if said.as_deref() != Some(answer.as_str()) {
                         let item = TranscriptItem::Teammate {
                             from: from.clone(),
@@ -187,7 +182,7 @@ impl Controller {
                         self.plans.set_host(&request_id, host);
                         // The request was made in a turn: that turn has ended once the count
                         // moves (none seen yet: 0, the count a record made later starts at).
-                        let seen = self.roster.get(&from).map_or(0, |t| t.turn_ends.count());
+                        let seen = self.roster.get(&from).map_or(0, |t| t.turn_ends().count());
                         self.plans.set_turn_ends_seen(&request_id, seen);
                     }
                     if let Some(Some((text, digest))) = pushed {
@@ -199,10 +194,8 @@ impl Controller {
                 self.on_shutdown_approved(&from, approved)
             }
             LeadIncoming::ShutdownRejected { rejected, .. } => {
-                if let Some(t) = self.roster.get_mut(&from)
-                    && t.shutdown_request.as_deref() == Some(rejected.request_id.as_str())
-                {
-                    t.shutdown_request = None;
+                if let Some(t) = self.roster.get_mut(&from) {
+                    t.shutdown_mut().end(&rejected.request_id);
                 }
                 let reason = if rejected.reason.trim().is_empty() {
                     "no reason given".to_string()
@@ -215,7 +208,7 @@ impl Controller {
                 if frame.is_none()
                     && let Some(t) = self.roster.get_mut(&from)
                 {
-                    t.last_message = Some(entry.text.trim().to_string());
+                    t.said(entry.text.trim().to_string());
                 }
                 self.offer_turn(&entry, turn_item(&entry, frame.as_ref(), color));
             }
@@ -228,7 +221,7 @@ impl Controller {
         let expected = self
             .roster
             .get(from)
-            .and_then(|t| t.shutdown_request.clone());
+            .and_then(|t| t.shutdown().request().map(str::to_string));
         let Some(member) = self.cache.file().member(from) else {
             tracing::info!("ignored shutdown_approved from {from}: not a member");
             return;
@@ -271,7 +264,7 @@ impl Controller {
         let (who, what) = (name.to_string(), what_happened.to_string());
         self.unassign_tasks_then(name, move |c, unassigned| {
             // Then the member goes; the note comes with the team file as written.
-            let (team, member) = (c.team.clone(), who.clone());
+            let (team, member) = (c.given.team().to_string(), who.clone());
             let clock = c.cache.clock();
             c.store.submit(
                 Lane::Team,
@@ -309,7 +302,7 @@ impl Controller {
     pub fn on_teammate_event(&mut self, event: TeammateEvent) {
         let name = event.name;
         if let Some(t) = self.roster.get_mut(&name) {
-            t.events_drive = true;
+            t.follow_events();
         }
         let item = match event.kind {
             TeammateEventKind::Received {
@@ -347,10 +340,8 @@ impl Controller {
                 },
             }),
             TeammateEventKind::Working { .. } => {
-                if let Some(t) = self.roster.get_mut(&name)
-                    && t.activity != Activity::Exited
-                {
-                    t.activity = Activity::Working;
+                if let Some(t) = self.roster.get_mut(&name) {
+                    t.turn_began();
                 }
                 let changes = self.ledger.turn_started(&name, now_ms());
                 self.tell_receipts(changes);
@@ -360,10 +351,8 @@ impl Controller {
                 text: format!("waiting for team lead approval: {}", clip(&what, 160)),
             }),
             TeammateEventKind::Idle { .. } => {
-                if let Some(t) = self.roster.get_mut(&name)
-                    && !matches!(t.activity, Activity::Idle { .. } | Activity::Exited)
-                {
-                    t.went_idle(now_ms());
+                if let Some(t) = self.roster.get_mut(&name) {
+                    t.turn_ended(now_ms());
                 }
                 None
             }
@@ -372,7 +361,7 @@ impl Controller {
             }),
             TeammateEventKind::Stopped(reason) => {
                 if let Some(t) = self.roster.get_mut(&name) {
-                    t.activity = Activity::Exited;
+                    t.exited();
                 }
                 if let StopReason::Failed(why) = &reason
                     && self.cache.file().member(&name).is_some()
@@ -430,7 +419,7 @@ impl Controller {
             return;
         };
         let digest = whole.digest.clone();
-        let team = self.team.clone();
+        let team = self.given.team().to_string();
         let key = whole.key;
         self.store.submit(
             Lane::Kept,
@@ -450,7 +439,7 @@ impl Controller {
 
     /// The same for a plan too large to show whole.
     fn keep_whole_plan(&mut self, request_id: String, text: String, digest: &str) {
-        let team = self.team.clone();
+        let team = self.given.team().to_string();
         let digest = digest.to_string();
         self.store.submit(
             Lane::Kept,
@@ -523,7 +512,7 @@ impl Controller {
             return then(self);
         };
         self.hold_mode(name, mode, left);
-        let (team, member) = (self.team.clone(), name.to_string());
+        let (team, member) = (self.given.team().to_string(), name.to_string());
         self.store.submit(
             Lane::Team,
             move |home| store::set_modes(home, &team, &[(member.as_str(), mode)]),
@@ -566,8 +555,8 @@ impl Controller {
             && match self.roster.get(&plan.from) {
                 None => !idle_in_file,
                 Some(t) => {
-                    t.turn_ends.count() == seen
-                        && match t.activity {
+                    t.turn_ends().count() == seen
+                        && match t.activity() {
                             Activity::Exited => false,
                             Activity::Working => true,
                             Activity::Unknown | Activity::Idle { .. } => !idle_in_file,
@@ -575,7 +564,7 @@ impl Controller {
                 }
             };
         if busy {
-            let ends = self.roster.entry(&plan.from).turn_ends.clone();
+            let ends = self.roster.entry(&plan.from).turn_ends().clone();
             let who = plan.from.clone();
             // A job, not a blocking one: the wait holds none of the blocking pool's threads
             // (bounded: `lead::runtime`), which the drain that sees the turn end needs.

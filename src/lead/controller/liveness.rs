@@ -108,7 +108,7 @@ impl Controller {
                 // A teammate whose host is unreachable is never judged: it is kept as it was.
                 self.roster
                     .get(&r.name)
-                    .is_none_or(|t| t.stopped.is_none() && t.unreachable.is_none())
+                    .is_none_or(|t| t.stopped().is_none() && t.unreachable().is_none())
             })
             .collect();
         if fresh.is_empty() {
@@ -131,7 +131,7 @@ impl Controller {
             .filter(|r| {
                 self.roster
                     .get(&r.name)
-                    .is_none_or(|t| t.stopped.is_none() && t.unreachable.is_none())
+                    .is_none_or(|t| t.stopped().is_none() && t.unreachable().is_none())
             })
             .collect();
         for report in fresh {
@@ -143,7 +143,7 @@ impl Controller {
             let asked = self
                 .roster
                 .get(&name)
-                .is_some_and(|t| t.shutdown_request.is_some());
+                .is_some_and(|t| t.shutdown().is_waiting());
             if asked {
                 self.forget_runtime(&name);
                 self.remove_teammate(&name, "has shut down");
@@ -151,9 +151,7 @@ impl Controller {
             }
             let status = report.liveness.to_string();
             let tracking = self.roster.entry(&name);
-            tracking.stopped = Some(status.clone());
-            tracking.awaiting_first_turn = None;
-            tracking.client_prompt = None;
+            tracking.stop(status.clone());
             self.permissions.remove_worker(&name);
             self.plans.remove_worker(&name);
             // Told once its tasks are free (in the task lane, off the loop).
@@ -175,7 +173,7 @@ impl Controller {
     /// Marks `name` stopped with `status` (no note) and frees its tasks (awaited, in the task
     /// lane); returns how many.
     pub async fn mark_stopped(&mut self, name: &str, status: &str) -> usize {
-        self.roster.entry(name).stopped = Some(status.to_string());
+        self.roster.entry(name).stop(status.to_string());
         self.permissions.remove_worker(name);
         self.plans.remove_worker(name);
         let (list, owners) = (self.task_list.clone(), self.owner_ids(name));
@@ -220,7 +218,7 @@ impl Controller {
 
     /// The executor lets go of a teammate that left (in the background: it may close a pane).
     pub fn forget_runtime(&self, name: &str) {
-        let executor = self.executor.clone();
+        let executor = self.given.executor().clone();
         let name = name.to_string();
         tokio::spawn(async move { executor.release(&name).await });
     }

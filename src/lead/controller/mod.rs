@@ -26,6 +26,7 @@ mod drain;
 mod executor;
 mod files;
 mod given_worktrees;
+mod givens;
 mod hosts;
 mod incoming;
 mod input;

@@ -13,7 +13,6 @@ use super::state::Controller;
 use super::store_worker::Lane;
 use crate::backend::PaneKey;
 use crate::lead::mode_drive::{self, DriveEnd, STEP_TIMEOUT};
-use crate::lead::view_builder::HeldMode;
 use crate::protocol::{PermissionMode, TeamFile};
 use crate::store;
 
@@ -40,7 +39,7 @@ impl Controller {
         if mode == left || !self.is_claude(name) {
             return;
         }
-        self.roster.entry(name).mode_held = Some(HeldMode { mode, left });
+        self.roster.entry(name).modes_mut().hold(mode, left);
     }
 
     /// Puts right a `claude` teammate's own stale write of the mode it left, in a fresh read
@@ -56,7 +55,7 @@ impl Controller {
             let Some(t) = self.roster.get_mut(&member.name) else {
                 continue;
             };
-            let Some(held) = t.mode_held.filter(|_| t.mode_requested.is_none()) else {
+            let Some(held) = t.modes().held() else {
                 continue;
             };
             let now = member.permission_mode();
@@ -67,7 +66,7 @@ impl Controller {
                 member.mode = Some(held.mode.as_str().to_string());
                 rewrite.push((member.name.clone(), held));
             } else {
-                t.mode_held = None;
+                t.modes_mut().release();
             }
         }
         for (name, held) in rewrite {
@@ -95,10 +94,9 @@ impl Controller {
             .map(|m| m.permission_mode())
             .unwrap_or_default();
         let tracking = self.roster.entry(name);
-        tracking.mode_requested = Some(mode);
-        tracking.mode_held = None;
+        tracking.modes_mut().request(mode);
         self.publish();
-        let Some(typer) = self.executor.key_typer(name) else {
+        let Some(typer) = self.given.executor().key_typer(name) else {
             let who = name.to_string();
             let names = [name.to_string()];
             return self.send_mode_requests(&names, mode, move |c| {
@@ -110,8 +108,8 @@ impl Controller {
                 ))
             });
         };
-        let (team, who) = (self.team.clone(), name.to_string());
-        let screen = self.executor.pane_reader(name);
+        let (team, who) = (self.given.team().to_string(), name.to_string());
+        let screen = self.given.executor().pane_reader(name);
         // What the client shows in its pane first; what it wrote into config.json where its
         // pane cannot be read.
         let reported = move |home: &store::Home| {
@@ -149,14 +147,14 @@ impl Controller {
                     drive.seen
                 );
                 c.reload_team();
-                let requested = c.roster.get(&who).and_then(|t| t.mode_requested);
+                let requested = c.roster.get(&who).and_then(|t| t.modes().requested());
                 let now = drive.now.clone().unwrap_or_else(|| "unknown".to_string());
                 let ms = drive.took.as_millis();
                 if drive.end == DriveEnd::Reached {
                     if requested == Some(mode)
                         && let Some(t) = c.roster.get_mut(&who)
                     {
-                        t.mode_requested = None;
+                        t.modes_mut().request_done();
                     }
                     tracing::info!(
                         "{who}: {mode} confirmed after {} key press(es), {ms} ms",

@@ -50,7 +50,7 @@ impl Controller {
     /// A permission request just queued under `key`: answered at once when the mode the lead
     /// set for `from`, which `from` has not adopted yet, would not have asked it.
     pub(super) fn answer_by_set_mode(&mut self, from: &str, key: u64, tool: &str, input: &Value) {
-        let Some(mode) = self.roster.get(from).and_then(|t| t.mode_sent) else {
+        let Some(mode) = self.roster.get(from).and_then(|t| t.modes().sent()) else {
             return;
         };
         let cwd = match self.cache.file().member(from) {
@@ -61,7 +61,7 @@ impl Controller {
             return;
         }
         if let Some(t) = self.roster.get_mut(from) {
-            t.mode_sent = None;
+            t.modes_mut().forget_sent();
         }
         self.answer_permission(
             key,

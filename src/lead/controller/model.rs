@@ -198,7 +198,7 @@ impl Controller {
             return false;
         };
         // Its rate-limit pauses are the team's: teammates in panes on the same key see them.
-        session.share_rate_limits(&self.home, &self.team);
+        session.share_rate_limits(self.given.home(), self.given.team());
         let text = std::mem::take(&mut model.pending).join("\n\n");
         let cancel = CancellationToken::new();
         model.turn = Some(cancel.clone());
@@ -232,8 +232,8 @@ impl Controller {
             })
             .collect();
         lead_system_prompt(&LeadPromptContext {
-            team: &self.team,
-            cwd: &self.cwd,
+            team: self.given.team(),
+            cwd: self.given.cwd(),
             teammates: &teammates,
         })
     }
@@ -514,17 +514,21 @@ impl Controller {
     pub fn publish_usage(&mut self, team: &mut [TeammateView]) {
         for view in team.iter_mut() {
             let reported = self
-                .executor
+                .given
+                .executor()
                 .usage(&view.name)
-                .or_else(|| self.roster.get(&view.name).and_then(|t| t.usage));
+                .or_else(|| self.roster.get(&view.name).and_then(|t| t.usage()));
             // The model its transcript names is the one that ran (the team file may hold an
             // alias such as `sonnet`).
             let model = self
                 .roster
                 .get(&view.name)
-                .and_then(|t| t.model_seen.as_deref())
+                .and_then(|t| t.claude().model())
                 .or(view.model.as_deref());
-            let ledger = self.roster.get(&view.name).and_then(|t| t.ledger.as_ref());
+            let ledger = self
+                .roster
+                .get(&view.name)
+                .and_then(|t| t.claude().ledger());
             view.usage = reported.map(|u| usage_of(&u, model, ledger, self.settings.prices()));
         }
         let prices = self.settings.prices();

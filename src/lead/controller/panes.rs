@@ -47,7 +47,7 @@ impl Controller {
             .hidden_pane_ids
             .as_ref()
             .is_some_and(|ids| ids.contains(&pane));
-        let (executor, who) = (self.executor.clone(), name.to_string());
+        let (executor, who) = (self.given.executor().clone(), name.to_string());
         let name = name.to_string();
         self.runtime_job(
             &name.clone(),
@@ -72,7 +72,7 @@ impl Controller {
 
     /// Records a pane hidden or shown in `hiddenPaneIds` (in the team lane), then tells it.
     fn record_hidden(&mut self, name: &str, pane: String, hidden: bool) {
-        let team = self.team.clone();
+        let team = self.given.team().to_string();
         let told = if hidden {
             format!("{name}'s pane is back.")
         } else {
@@ -103,7 +103,7 @@ impl Controller {
     /// Enter/v in the teams dialog: go to the teammate, saying how to come back before the
     /// keyboard is somewhere else.
     pub fn jump(&mut self, name: &str) {
-        let (executor, who) = (self.executor.clone(), name.to_string());
+        let (executor, who) = (self.given.executor().clone(), name.to_string());
         self.runtime_job(
             name,
             move |_| async move {
@@ -122,7 +122,7 @@ impl Controller {
         focus: Result<Focus, crate::backend::executor::ExecutorError>,
     ) {
         match focus {
-            Ok(Focus::Focused) => self.note(match focus_way_back(self.kind) {
+            Ok(Focus::Focused) => self.note(match focus_way_back(self.given.kind()) {
                 Some(back) => format!("Jumped to {name}'s pane: {back} comes back to the lead."),
                 None => format!("Jumped to {name}'s pane."),
             }),
@@ -137,7 +137,7 @@ impl Controller {
                 ));
                 // A remote teammate's `ssh -t … tmux attach` shows the way back itself.
                 let local_tmux = argv.first().is_some_and(|p| p == "tmux");
-                let (argv, shown_inside) = match self.kind {
+                let (argv, shown_inside) = match self.given.kind() {
                     BackendKind::Tmux if local_tmux => (tmux_showing_way_back(argv, &detach), true),
                     _ => (argv, false),
                 };

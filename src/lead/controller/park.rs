@@ -111,7 +111,7 @@ impl Controller {
             .filter(|n| {
                 self.roster
                     .get(n)
-                    .is_none_or(|t| t.stopped.is_none() && t.shutdown_request.is_none())
+                    .is_none_or(|t| t.stopped().is_none() && !t.shutdown().is_waiting())
             })
             .collect();
         names.sort();
@@ -213,7 +213,10 @@ impl Controller {
             .into_iter()
             .partition(|h| h.to == name);
         self.park.held = kept;
-        let stopped = self.roster.get(name).and_then(|t| t.stopped.clone());
+        let stopped = self
+            .roster
+            .get(name)
+            .and_then(|t| t.stopped().map(str::to_string));
         if let Some(how) = stopped
             .filter(|_| self.knows_teammate(name))
             .or_else(|| (!self.knows_teammate(name)).then(|| "no longer in the team".to_string()))
@@ -241,10 +244,11 @@ impl Controller {
             "Resumed {name} ({number} of {of}) after the usage limit's reset: {what}."
         ));
         let typer = self
-            .executor
+            .given
+            .executor()
             .key_typer(name)
             .filter(|_| self.is_claude(name));
-        let reader = self.executor.pane_reader(name);
+        let reader = self.given.executor().pane_reader(name);
         let (Some(typer), Some(reader)) = (typer, reader) else {
             return self.deliver_resumed(name, hit, held);
         };
@@ -336,7 +340,7 @@ impl Controller {
                 let limited: Vec<(String, u64)> = self
                     .roster
                     .iter()
-                    .filter_map(|(n, t)| t.rate_limited_until.map(|u| (n.clone(), u)))
+                    .filter_map(|(n, t)| t.rate_limited_until().map(|u| (n.clone(), u)))
                     .filter(|(_, u)| *u > now)
                     .collect();
                 for (name, until) in limited {
@@ -415,7 +419,7 @@ impl Controller {
             None => lines.push("Not parked.".to_string()),
         }
         for (name, t) in self.roster.iter() {
-            if let Some(until) = t.rate_limited_until.filter(|u| *u > now) {
+            if let Some(until) = t.rate_limited_until().filter(|u| *u > now) {
                 lines.push(format!("{name} is limited until {}.", clock(until)));
             }
         }

@@ -37,7 +37,7 @@ impl Controller {
             let pending = self
                 .roster
                 .get(name)
-                .is_some_and(|t| t.shutdown_request.is_some());
+                .is_some_and(|t| t.shutdown().is_waiting());
             if !pending {
                 // Written in the background; a request that cannot be written is told, and
                 // the teammate is killed at the deadline.
@@ -93,19 +93,19 @@ impl Controller {
     async fn end_quit(&mut self) {
         // A start under way finishes first, so its pane is there for the executor to end.
         self.settle_runtime().await;
-        self.executor.quit().await;
+        self.given.executor().quit().await;
         self.deny_everything_pending("The lead is shutting down.");
         self.settle_store().await;
         let merged = self.retire_merged_worktrees().await;
         self.retire_worktrees(merged).await;
-        store::team_guard::unguard(&self.home, &self.team);
-        let team = self.team.clone();
+        store::team_guard::unguard(self.given.home(), self.given.team());
+        let team = self.given.team().to_string();
         let removed = self
             .store
             .wait(Lane::Team, move |home| store::delete_team(home, &team))
             .await
             .unwrap_or(Ok(()));
-        if removed.is_ok() && self.kind.is_pane() {
+        if removed.is_ok() && self.given.kind().is_pane() {
             self.delete_recreated_team().await;
         }
         crate::lead::emergency::unregister();
@@ -126,19 +126,19 @@ impl Controller {
     /// makes the team directory again (`mkdir -p`, then config.json): for a short while after
     /// the deletion, a team directory that reappears is deleted again.
     async fn delete_recreated_team(&mut self) {
-        let Ok(dir) = self.home.team_dir(&self.team) else {
+        let Ok(dir) = self.given.home().team_dir(self.given.team()) else {
             return;
         };
         let deadline = Instant::now() + std::time::Duration::from_millis(1500);
         while Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            let (dir, team) = (dir.clone(), self.team.clone());
+            let (dir, team) = (dir.clone(), self.given.team().to_string());
             let again = self
                 .store
                 .read(move |home| dir.exists() && store::delete_team(home, &team).is_ok())
                 .await;
             if again == Some(true) {
-                tracing::warn!(team = %self.team, "a teammate's late write made the team again");
+                tracing::warn!(team = %self.given.team(), "a teammate's late write made the team again");
             }
         }
     }
@@ -202,7 +202,7 @@ impl Controller {
             self.report_worktrees(merged, String::new());
             return;
         }
-        let repo = self.cwd.clone();
+        let repo = self.given.cwd().to_path_buf();
         // Each where it is: a worktree on a host is retired there, by the same rules.
         let known: Vec<_> = known
             .into_iter()
@@ -294,12 +294,12 @@ impl Controller {
             return;
         }
         let lead_branch = if lead_branch.is_empty() {
-            crate::backend::git::current_branch(&self.cwd)
+            crate::backend::git::current_branch(self.given.cwd())
         } else {
             lead_branch
         };
         self.emit(LeadEvent::WorktreesAtQuit(WorktreeReport {
-            team: self.team.clone(),
+            team: self.given.team().to_string(),
             lead_branch,
             worktrees,
         }));
@@ -310,7 +310,11 @@ impl Controller {
         self.cache
             .file()
             .teammates()
-            .filter(|m| self.roster.get(&m.name).is_none_or(|t| t.stopped.is_none()))
+            .filter(|m| {
+                self.roster
+                    .get(&m.name)
+                    .is_none_or(|t| t.stopped().is_none())
+            })
             .map(|m| m.name.clone())
             .collect()
     }
@@ -331,12 +335,12 @@ impl Controller {
     async fn end_detach(&mut self) {
         let running = self.running_teammates().len();
         self.settle_store().await;
-        self.executor.detach();
+        self.given.executor().detach();
         crate::lead::emergency::unregister();
         let grace = crate::agent::process::lead_grace().as_secs();
         self.note(format!(
             "Left the team `{}` for the next lead: its tasks and messages are kept. {running} teammate(s) wait {grace} s for a lead (`teamlead --team {}` resumes the team), then exit.",
-            self.team, self.team
+            self.given.team(), self.given.team()
         ));
         self.liveness = None;
         self.emit(LeadEvent::Exited);

@@ -7,7 +7,7 @@
 use super::state::Controller;
 use crate::lead::contract::{LeadEvent, MessageReceipt, TeammateStatus, TeammateView};
 use crate::lead::ledger::{Change, Receipt};
-use crate::lead::view_builder::Activity;
+use crate::lead::tracking::Activity;
 use crate::protocol::time::now_ms;
 use crate::store;
 
@@ -19,7 +19,7 @@ impl Controller {
     fn is_busy(&self, name: &str) -> bool {
         self.roster
             .get(name)
-            .is_some_and(|t| t.activity == Activity::Working)
+            .is_some_and(|t| t.activity() == Activity::Working)
     }
 
     /// A message of the ledger was written (or could not be).
@@ -52,7 +52,7 @@ impl Controller {
         if !self.ledger.waiting_for(name) {
             return;
         }
-        let (team, who) = (self.team.clone(), name.to_string());
+        let (team, who) = (self.given.team().to_string(), name.to_string());
         self.store.read_then(
             move |home| store::inbox::read(home, &team, &who).map(|r| r.entries),
             {
@@ -73,8 +73,8 @@ impl Controller {
                     let acted = c
                         .roster
                         .get(&who)
-                        .filter(|t| !t.events_drive)
-                        .and_then(|t| t.last_acted_ms);
+                        .filter(|t| !t.events_drive())
+                        .and_then(|t| t.last_acted_ms());
                     if taken && let Some(acted) = acted {
                         changes.extend(c.ledger.acted_after_sent(&who, acted, now));
                     }
@@ -87,8 +87,8 @@ impl Controller {
                     c.tell_receipts(changes);
                     // It took what the lead sent while the lead's own `isActive: true` stands:
                     // its transcript tells when its turn begins.
-                    if taken && let Some(mark) = c.roster.get(&who).and_then(|t| t.lead_mark) {
-                        c.read_claude_transcript_for_turn(&who, Some(mark.at_ms));
+                    if taken && let Some(mark) = c.roster.get(&who).and_then(|t| t.lead_mark()) {
+                        c.read_claude_transcript_for_turn(&who, Some(mark.at_ms()));
                     }
                 }
             },
@@ -101,7 +101,7 @@ impl Controller {
     /// the turn before, drained late) is no sign of a turn on what the lead sent since.
     pub(super) fn teammate_acted(&mut self, name: &str, at_ms: u64) {
         if let Some(t) = self.roster.get_mut(name) {
-            if t.lead_mark.is_some_and(|m| at_ms < m.at_ms) {
+            if t.lead_mark().is_some_and(|m| at_ms < m.at_ms()) {
                 return;
             }
             t.turn_seen(at_ms);
@@ -117,8 +117,8 @@ impl Controller {
         };
         let mut events_drive = false;
         if let Some(t) = self.roster.get_mut(name) {
-            t.last_acted_ms = t.last_acted_ms.max(Some(by));
-            events_drive = t.events_drive;
+            t.acted(by);
+            events_drive = t.events_drive();
         }
         if events_drive {
             // An in-process teammate's runtime says when it takes a message and when its turn

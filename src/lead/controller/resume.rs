@@ -120,10 +120,10 @@ impl Controller {
         }
         let mut notes = Vec::new();
         if let Some(pane_session) = &record.pane_session {
-            match self.executor.take_over(pane_session).await {
+            match self.given.executor().take_over(pane_session).await {
                 Ok(true) => notes.push(format!(
                     "took over its panes' {}",
-                    self.executor.session_label(pane_session)
+                    self.given.executor().session_label(pane_session)
                 )),
                 Ok(false) => {}
                 Err(e) => notes.push(format!("could not take over its panes ({e})")),
@@ -151,13 +151,13 @@ impl Controller {
         for (name, pane_id, kind, host) in members {
             let why = match kind {
                 // A teammate on another host is re-bound there, whatever this session runs.
-                Some(k) if (k == self.kind || host.is_some()) && k.is_pane() => {
+                Some(k) if (k == self.given.kind() || host.is_some()) && k.is_pane() => {
                     let request = AdoptRequest {
                         name: name.clone(),
                         pane_id: pane_id.clone(),
                         host,
                     };
-                    match self.executor.adopt(request).await {
+                    match self.given.executor().adopt(request).await {
                         Ok(_) => {
                             self.roster.entry(&name);
                             self.liveness_wake.notify_one();
@@ -175,7 +175,7 @@ impl Controller {
                         Some("the new lead cannot reach its pane"),
                         |_, _| {},
                     );
-                    format!("it runs in {k} and this session runs {}", self.kind)
+                    format!("it runs in {k} and this session runs {}", self.given.kind())
                 }
                 None => "its backend is unknown".to_string(),
             };
@@ -215,7 +215,7 @@ impl Controller {
         };
         let mut text = format!(
             "Resumed the team `{}` ({how}): kept {tasks} task(s); delivered {delivered} unread message(s)",
-            self.team
+            self.given.team()
         );
         if requeued > 0 {
             text.push_str(&format!(
@@ -245,7 +245,7 @@ impl Controller {
         if names.is_empty() {
             return 0;
         }
-        let (team, names) = (self.team.clone(), names.to_vec());
+        let (team, names) = (self.given.team().to_string(), names.to_vec());
         let unanswered = self
             .store
             .read(move |home| unanswered_requests(home, &team, &names))

@@ -189,24 +189,21 @@ impl Controller {
             let tracking = self.roster.entry(name);
             Written::Claude(
                 tracking
-                    .transcript
-                    .get_or_insert_with(|| {
-                        Arc::new(Mutex::new(TranscriptMeter::new(&session, prices.clone())))
-                    })
-                    .clone(),
+                    .claude_mut()
+                    .meter(|| TranscriptMeter::new(&session, prices.clone())),
             )
         } else if self.settings.shell_engine() {
             Written::Unknown
         } else {
             Written::Own {
-                team: self.team.clone(),
+                team: self.given.team().to_string(),
                 name: name.to_string(),
             }
         };
         Some(Subject::Checkout(Checkout {
             name: name.to_string(),
             cwd: PathBuf::from(&member.cwd),
-            repo: self.cwd.clone(),
+            repo: self.given.cwd().to_path_buf(),
             written,
         }))
     }
@@ -273,7 +270,7 @@ impl Controller {
             branch: known.as_ref().map(|w| w.branch.clone()),
             home_repo: known.map(|w| w.repo),
             base: self.record.base_of(name).map(str::to_string),
-            repo: self.cwd.clone(),
+            repo: self.given.cwd().to_path_buf(),
             worktree: path,
             from,
         }
@@ -613,13 +610,13 @@ impl Controller {
         if targets.is_empty() && opens {
             self.note("No teammate has a worktree of its own: the merge queue is empty.");
         }
-        let repo = self.cwd.clone();
+        let repo = self.given.cwd().to_path_buf();
         self.git_job(
             move |_| queue_entries(&repo, &targets),
             move |c, (queue, tips): (MergeQueue, HashMap<String, String>)| {
                 let queue = MergeQueue { opens, ..queue };
                 c.emit(LeadEvent::MergeQueue(queue.clone()));
-                let repo = c.cwd.clone();
+                let repo = c.given.cwd().to_path_buf();
                 c.git_job(
                     move |_| queue_pairs(&repo, &queue, &tips),
                     move |c, queue: MergeQueue| {
@@ -650,7 +647,7 @@ impl Controller {
                 let w = known.cloned().unwrap_or(Worktree {
                     path,
                     branch,
-                    repo: self.cwd.clone(),
+                    repo: self.given.cwd().to_path_buf(),
                     host: None,
                 });
                 let from = self.branch_from(w.host.as_deref());

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::lead::view_builder::Tracking;
+use crate::lead::tracking::Tracking;
 use crate::protocol::Color;
 
 /// Every teammate's [`Tracking`], the starts under way and the palette's next colour.
@@ -112,8 +112,8 @@ mod tests {
     #[test]
     fn an_entry_is_made_once_and_forgotten() {
         let mut roster = Roster::default();
-        roster.entry("alpha").no_task_tools = true;
-        assert!(roster.get("alpha").is_some_and(|t| t.no_task_tools));
+        roster.entry("alpha").remember("hello".into());
+        assert!(roster.get("alpha").is_some_and(|t| t.recent().len() == 1));
         roster.forget("alpha");
         assert!(roster.get("alpha").is_none());
     }

@@ -17,8 +17,7 @@ impl Controller {
         self.roster
             .iter()
             .map(|(_, t)| t)
-            .filter(|t| t.shutdown_request.is_some())
-            .filter_map(|t| t.shutdown_deadline)
+            .filter_map(|t| t.shutdown().deadline())
             .min()
     }
 
@@ -28,8 +27,8 @@ impl Controller {
             return;
         }
         for (who, t) in self.roster.iter_mut() {
-            if t.shutdown_request.is_some() && name.is_none_or(|n| n == who) {
-                t.shutdown_force = true;
+            if name.is_none_or(|n| n == who) {
+                t.shutdown_mut().force();
             }
         }
     }
@@ -40,12 +39,7 @@ impl Controller {
         let mut overdue: Vec<(String, bool)> = self
             .roster
             .iter_mut()
-            .filter(|(_, t)| t.shutdown_request.is_some())
-            .filter(|(_, t)| t.shutdown_deadline.is_some_and(|d| d <= now))
-            .map(|(name, t)| {
-                t.shutdown_deadline = None;
-                (name.clone(), t.shutdown_force)
-            })
+            .filter_map(|(name, t)| Some((name.clone(), t.shutdown_mut().take_due(now)?)))
             .collect();
         overdue.sort();
         let waited = humane(self.settings.shutdown().wait);

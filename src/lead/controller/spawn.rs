@@ -21,7 +21,6 @@ use super::review_target::BranchFrom;
 use super::state::{Controller, Phase};
 use crate::backend::executor::{SpawnRequest, Spawned, TeammateExecutor};
 use crate::backend::worktree::{self, How, Prepared, Retired, Worktree};
-use crate::lead::view_builder::LeadMark;
 use crate::protocol::names::unique_member_name;
 use crate::protocol::time::now_ms;
 use crate::protocol::{BackendKind, Color, Member, PermissionMode};
@@ -92,7 +91,7 @@ impl Controller {
         }
         let claude = flags.claude.unwrap_or(self.settings.claude_by_default());
         // A Claude Code teammate on a host runs in the host's tmux, whatever runs here.
-        if claude && flags.host.is_none() && !self.kind.is_pane() {
+        if claude && flags.host.is_none() && !self.given.kind().is_pane() {
             return done(self, Err(OpError::ClaudeNeedsPanes { respawn: None }));
         }
         let taken: Vec<&str> = self
@@ -140,7 +139,7 @@ impl Controller {
             cwd: if flags.host.is_some() {
                 PathBuf::new()
             } else {
-                self.cwd.clone()
+                self.given.cwd().to_path_buf()
             },
             worktree_path: None,
             color,
@@ -166,7 +165,7 @@ impl Controller {
             (Some(host), Some(hosts)) => {
                 PathBuf::from(hosts.config(host)?.dir.as_deref().unwrap_or("~"))
             }
-            _ => self.cwd.clone(),
+            _ => self.given.cwd().to_path_buf(),
         };
         let in_use = self
             .cache
@@ -200,7 +199,7 @@ impl Controller {
             let e = self.no_such_teammate_error(name);
             return done(self, Err(e));
         };
-        let running = self.roster.get(name).is_none_or(|t| t.stopped.is_none());
+        let running = self.roster.get(name).is_none_or(|t| t.stopped().is_none());
         if running || self.roster.is_starting(name) {
             let e = OpError::StillRuns {
                 name: name.to_string(),
@@ -209,7 +208,7 @@ impl Controller {
             return done(self, Err(e));
         }
         let claude = self.record.is_claude(name);
-        if claude && !self.kind.is_pane() {
+        if claude && !self.given.kind().is_pane() {
             let e = OpError::ClaudeNeedsPanes {
                 respawn: Some(name.to_string()),
             };
@@ -234,7 +233,7 @@ impl Controller {
         };
         self.roster.forget(name);
         let before = Before::Respawn {
-            agent: format!("{name}@{}", self.team),
+            agent: format!("{name}@{}", self.given.team()),
         };
         self.start_planned(plan, before, Outcome::Respawned, done);
     }
@@ -253,18 +252,13 @@ impl Controller {
         if plan.claude {
             // Its member says `isActive: true` from the start (see `start`): the lead's word,
             // not a turn, until the client shows one.
-            self.roster.entry(&name).lead_mark = Some(LeadMark {
-                at_ms: now_ms(),
-                written: true,
-                true_seen: false,
-                // Its first turn is watched by `check_first_turns`, not as a mark.
-                reported: true,
-            });
+            // Its first turn is watched by `check_first_turns`, not as a mark.
+            self.roster.entry(&name).mark_at_start(now_ms());
         }
         let start = Start {
-            executor: self.executor.clone(),
-            team: self.team.clone(),
-            kind: self.kind,
+            executor: self.given.executor().clone(),
+            team: self.given.team().to_string(),
+            kind: self.given.kind(),
             plan,
             before,
         };
@@ -294,7 +288,7 @@ impl Controller {
             Ok(spawned) => spawned,
             Err(e) => {
                 if let Some(t) = self.roster.get_mut(&plan.name) {
-                    t.lead_mark = None;
+                    t.drop_mark();
                 }
                 self.reload_team();
                 return done(self, Err(e));
@@ -307,7 +301,7 @@ impl Controller {
         }
         let tracking = self.roster.entry(&name);
         if plan.claude {
-            tracking.awaiting_first_turn = Some(tokio::time::Instant::now());
+            tracking.client_mut().started();
         }
         self.liveness_wake.notify_one();
         self.record.started(

@@ -3,8 +3,6 @@
 //! inputs, and publishing: after every step the snapshots the UI shows are rebuilt and sent
 //! only when they changed.
 
-use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,8 +14,6 @@ use super::input::Sources;
 use super::store_worker::{Host, Reload, StoreWorker};
 use super::{LeadError, LeadOptions, SAFETY_POLL, SAFETY_POLL_WATCHED};
 use crate::agent::events::TeammateEvent;
-use crate::backend::BackendKind;
-use crate::backend::executor::TeammateExecutor;
 use crate::lead::bridge::{BridgeMessage, LeaderBridge};
 use crate::lead::contract::{LeadCommand, LeadEvent, TranscriptItem};
 use crate::lead::demo::DemoPlan;
@@ -26,7 +22,7 @@ use crate::lead::plan_queue::PlanQueue;
 use crate::lead::poller::Poller;
 use crate::lead::turns::TurnQueue;
 use crate::lead::view_builder::{task_views, team_views};
-use crate::protocol::{LEAD_NAME, PermissionMode, Task};
+use crate::protocol::{LEAD_NAME, PermissionMode};
 use crate::store::tasks::TaskList;
 use crate::store::{self, Home, LeadLiveness};
 use crate::watch::{ChangeEvent, WatchOptions, WatchScope, Watcher};
@@ -77,9 +73,8 @@ pub(crate) type Then = super::store_worker::Then<Controller>;
 
 /// All lead state; owned by the controller task.
 pub(crate) struct Controller {
-    pub(super) home: Home,
-    pub(super) team: String,
-    pub(super) cwd: PathBuf,
+    /// The home, team, working directory and executor the session was given.
+    pub(super) given: super::givens::Givens,
     pub(super) lead_mode: PermissionMode,
     /// The team file and the task list as last read.
     pub(super) cache: super::team_cache::TeamCache,
@@ -88,10 +83,6 @@ pub(crate) struct Controller {
     pub(super) plans: PlanQueue,
     /// What the lead tracks about each teammate, the starts under way, the palette.
     pub(super) roster: super::roster::Roster,
-    /// Where teammates run: the one executor of the session.
-    pub(super) executor: Arc<dyn TeammateExecutor>,
-    /// Its kind (what `backendType` new teammates get).
-    pub(super) kind: BackendKind,
     /// What the next lead of the team will need (`.teamlead/session.json`).
     pub(super) record: super::next_lead::NextLead,
     /// The team was adopted from a dead lead: what it left, until [`Controller::resume`].
@@ -130,7 +121,7 @@ pub(crate) struct Controller {
     /// Completed tasks gathered into the next digest line (`lead::wave`).
     pub(super) wave: crate::lead::wave::Wave,
     /// Assignments kept for teammates whose rate or usage limit holds, sent when it resets.
-    pub(super) held_assignments: Vec<(Task, String)>,
+    pub(super) held_assignments: super::assign::HeldAssignments,
     /// Every message sent to a teammate, and how far it got.
     pub(super) ledger: crate::lead::ledger::Ledger,
     /// Budgets and who is paused by them.
@@ -141,10 +132,10 @@ pub(crate) struct Controller {
     /// (`controller::client_prompts`).
     pub(super) prompt_checks: super::client_prompts::PromptChecks,
     /// Tasks whose completion by a `claude` teammate was said (`claude_facts`).
-    pub(super) said_done: HashSet<String>,
+    pub(super) said_done: super::claude_facts::SaidDone,
     /// The hosts whose link is down, and since when (epoch ms): their teammates are shown
     /// `unreachable`.
-    pub(super) hosts_down: HashMap<String, u64>,
+    pub(super) hosts_down: super::hosts::HostsDown,
 }
 
 impl Controller {
@@ -203,17 +194,13 @@ impl Controller {
             ));
         }
         let mut controller = Controller {
-            home: home.clone(),
-            team,
-            cwd,
-            kind: executor.kind(),
+            given: super::givens::Givens::new(home.clone(), team, cwd, executor),
             lead_mode: opts.lead_mode,
             cache: super::team_cache::TeamCache::new(file),
             task_list,
             permissions: PermissionQueue::new(),
             plans: PlanQueue::new(),
             roster: super::roster::Roster::default(),
-            executor,
             record: super::next_lead::NextLead::default(),
             previous,
             settings: super::settings::Settings::from_options(&opts),
@@ -229,13 +216,13 @@ impl Controller {
             review: Default::default(),
             order: Default::default(),
             wave: Default::default(),
-            held_assignments: Vec::new(),
+            held_assignments: Default::default(),
             ledger: Default::default(),
             budgets: super::budget::Budgets::new(opts.budget_teammate, opts.budget_team),
             park: super::park::ParkRoom::new(opts.park),
             prompt_checks: Default::default(),
-            said_done: HashSet::new(),
-            hosts_down: HashMap::new(),
+            said_done: Default::default(),
+            hosts_down: Default::default(),
             liveness_wake: Arc::new(tokio::sync::Notify::new()),
             drain: InboxDrain::start(poller),
             store: StoreWorker::new(home.clone()),
@@ -251,15 +238,15 @@ impl Controller {
             barriers: Default::default(),
         };
         controller.record = super::next_lead::NextLead::new(
-            controller.kind.as_str(),
-            controller.executor.session_record(),
+            controller.given.kind().as_str(),
+            controller.given.executor().session_record(),
         );
         if controller.previous.is_none() {
             controller.save_record();
         }
         controller.emit(LeadEvent::Started {
-            team: controller.team.clone(),
-            backend: controller.kind,
+            team: controller.given.team().to_string(),
+            backend: controller.given.kind(),
             lead_mode: controller.lead_mode,
         });
         controller.emit(LeadEvent::LeadMode(controller.lead_mode));
@@ -277,7 +264,7 @@ impl Controller {
     }
 
     pub fn team_name(&self) -> &str {
-        &self.team
+        self.given.team()
     }
 
     /// The controller task: the start (the team read, a resume, the demo), then the loop
@@ -290,8 +277,10 @@ impl Controller {
         }
         self.note_orphans().await;
         self.start_demo().await;
-        let liveness =
-            super::liveness::spawn_poller(self.executor.clone(), self.liveness_wake.clone());
+        let liveness = super::liveness::spawn_poller(
+            self.given.executor().clone(),
+            self.liveness_wake.clone(),
+        );
         // With a file watcher the safety poll is only a net for a missed event; without one it
         // is how changes are seen.
         let every = if ch.changes.is_some() {
@@ -438,8 +427,12 @@ impl Controller {
 
     /// File changes: the lead's inbox, the team file, the tasks; teammates' inboxes wake them.
     pub(super) fn on_changes(&mut self, batch: &[ChangeEvent]) {
-        let inbox = self.home.inbox_path(&self.team, LEAD_NAME).ok();
-        let config = self.home.config_path(&self.team).ok();
+        let inbox = self
+            .given
+            .home()
+            .inbox_path(self.given.team(), LEAD_NAME)
+            .ok();
+        let config = self.given.home().config_path(self.given.team()).ok();
         let tasks_dir = self.task_list.dir().to_path_buf();
         let (mut lead_inbox, mut team, mut tasks) = (false, false, false);
         let inboxes_dir = inbox
@@ -448,13 +441,13 @@ impl Controller {
             .map(|p| p.to_path_buf());
         let mut teammate_inboxes = std::collections::BTreeSet::new();
         // A remote `claude` teammate's transcript facts, as its relay sent them.
-        let remote_facts = store::remote_facts::dir(&self.home, &self.team).ok();
+        let remote_facts = store::remote_facts::dir(self.given.home(), self.given.team()).ok();
         let mut transcripts = std::collections::BTreeSet::new();
         for change in batch {
             if change.kind.is_lock() {
                 continue;
             }
-            self.executor.on_change(change);
+            self.given.executor().on_change(change);
             if Some(&change.path) == inbox.as_ref() {
                 lead_inbox = true;
             } else if Some(&change.path) == config.as_ref() {

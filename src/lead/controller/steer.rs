@@ -39,9 +39,10 @@ impl Controller {
     /// Whether the lead knows `name` idle with nothing of the lead's waiting to start a turn
     /// (a message just delivered may start one before the lead hears of it).
     fn settled_idle(&self, name: &str) -> bool {
-        let idle = self.roster.get(name).is_some_and(|t| {
-            matches!(t.activity, crate::lead::view_builder::Activity::Idle { .. })
-        });
+        let idle = self
+            .roster
+            .get(name)
+            .is_some_and(|t| matches!(t.activity(), crate::lead::tracking::Activity::Idle { .. }));
         idle && !self.ledger.may_start_turn(name)
     }
 
@@ -51,12 +52,12 @@ impl Controller {
         quiet_when_idle: bool,
         then: impl FnOnce(&mut Controller) + Send + 'static,
     ) {
-        if self.executor.interrupt(name) {
+        if self.given.executor().interrupt(name) {
             self.note(format!("Interrupted {name}'s turn."));
             return self.hold_interrupted(name, then);
         }
-        let remote = self.executor.turn_stopper(name).is_some();
-        if self.kind == crate::protocol::BackendKind::InProcess && !remote {
+        let remote = self.given.executor().turn_stopper(name).is_some();
+        if self.given.kind() == crate::protocol::BackendKind::InProcess && !remote {
             // No turn running: nothing to stop.
             return then(self);
         }
@@ -72,7 +73,8 @@ impl Controller {
             return self.signal_own_turn(name, then);
         }
         let typer = self
-            .executor
+            .given
+            .executor()
             .key_typer(name)
             .filter(|_| self.is_claude(name));
         let Some(typer) = typer else {
@@ -85,7 +87,7 @@ impl Controller {
             return then(self);
         };
         let who = name.to_string();
-        let screen = self.executor.pane_reader(name);
+        let screen = self.given.executor().pane_reader(name);
         self.store.submit(
             Lane::Keys(who.clone()),
             move |_| {
@@ -134,9 +136,9 @@ impl Controller {
     ///
     /// [`turn_stopper`]: crate::backend::executor::TeammateExecutor::turn_stopper
     fn signal_own_turn(&mut self, name: &str, then: impl FnOnce(&mut Controller) + Send + 'static) {
-        let agent = format!("{name}@{}", self.team);
+        let agent = format!("{name}@{}", self.given.team());
         let who = name.to_string();
-        let stopper = self.executor.turn_stopper(name);
+        let stopper = self.given.executor().turn_stopper(name);
         self.store.submit(
             Lane::Keys(who.clone()),
             move |home| {

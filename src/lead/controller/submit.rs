@@ -345,7 +345,9 @@ impl Controller {
         let waiting = self.permissions.waiting_by_worker();
         let mut lines = vec![format!(
             "Team {} — lead mode {}, backend {}",
-            self.team, self.lead_mode, self.kind
+            self.given.team(),
+            self.lead_mode,
+            self.given.kind()
         )];
         for m in self.cache.file().teammates() {
             let status = status_of(

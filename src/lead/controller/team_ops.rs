@@ -21,7 +21,7 @@ impl Controller {
             LeadCommand::CycleLeadMode => {
                 self.lead_mode = self.lead_mode.next();
                 let mode = self.lead_mode;
-                let team = self.team.clone();
+                let team = self.given.team().to_string();
                 self.store.submit(
                     Lane::Team,
                     move |home| store::set_modes(home, &team, &[(LEAD_NAME, mode)]),
@@ -42,7 +42,7 @@ impl Controller {
                     }
                     // A mode asked for and not (yet) taken is where the cycle stands: Shift+Tab
                     // again moves past a mode a claude teammate's own cycle does not offer.
-                    let requested = c.roster.get(&to).and_then(|t| t.mode_requested);
+                    let requested = c.roster.get(&to).and_then(|t| t.modes().requested());
                     if let Some(mode) = c.cache.file().member(&to).map(|m| m.permission_mode()) {
                         c.set_teammate_mode(&to, requested.unwrap_or(mode).next());
                     }
@@ -65,7 +65,7 @@ impl Controller {
             } => self.answer_plan(&request_id, decision),
             LeadCommand::InterruptLead => self.interrupt_lead_model(),
             LeadCommand::InterruptTeammate { name } => {
-                if !self.executor.interrupt(&name) {
+                if !self.given.executor().interrupt(&name) {
                     tracing::debug!("interrupt {name}: no turn running");
                 }
             }
@@ -92,9 +92,8 @@ impl Controller {
     /// and was not respawned. `what` says what was not done.
     pub fn not_running(&self, name: &str, what: &str) -> Option<OpError> {
         let t = self.roster.get(name)?;
-        let how = t.stopped.clone().or_else(|| {
-            (t.activity == crate::lead::view_builder::Activity::Exited)
-                .then(|| "exited".to_string())
+        let how = t.stopped().map(str::to_string).or_else(|| {
+            (t.activity() == crate::lead::tracking::Activity::Exited).then(|| "exited".to_string())
         })?;
         Some(OpError::Stopped {
             name: name.to_string(),
@@ -154,7 +153,7 @@ impl Controller {
                     match sent {
                         // Clients that ignore the request adopt the mode at their next request
                         // (controller::mode_sync).
-                        Ok(()) => c.roster.entry(&to).mode_sent = Some(mode),
+                        Ok(()) => c.roster.entry(&to).modes_mut().set_sent(mode),
                         Err(e) => c.note(format!("Could not send the mode to {to}: {e}")),
                     }
                     countdown.one(c);
@@ -186,7 +185,7 @@ impl Controller {
         } else {
             done_note
         };
-        let team = self.team.clone();
+        let team = self.given.team().to_string();
         let pairs = modes.clone();
         let clock = self.cache.clock();
         self.store.submit(
@@ -275,17 +274,17 @@ impl Controller {
         let deadline = tokio::time::Instant::now() + patience.wait;
         let force = patience.then_kill;
         let t = self.roster.entry(name);
-        t.shutdown_request = Some(request_id.clone());
-        t.shutdown_since_ms = Some(crate::protocol::time::now_ms());
-        t.shutdown_deadline = Some(deadline);
-        t.shutdown_force = force;
+        t.shutdown_mut().begin(
+            request_id.clone(),
+            crate::protocol::time::now_ms(),
+            deadline,
+            force,
+        );
         let to = name.to_string();
         self.deliver(name, entry, move |c, sent| {
             if let Err(e) = &sent {
-                if let Some(t) = c.roster.get_mut(&to)
-                    && t.shutdown_request.as_deref() == Some(request_id.as_str())
-                {
-                    t.shutdown_request = None;
+                if let Some(t) = c.roster.get_mut(&to) {
+                    t.shutdown_mut().end(&request_id);
                 }
                 c.note(format!("Could not ask {to} to shut down: {e}"));
             }
@@ -351,7 +350,7 @@ impl Controller {
         what: &'static str,
         then: impl FnOnce(&mut Controller, &str) + Send + 'static,
     ) {
-        let executor = self.executor.clone();
+        let executor = self.given.executor().clone();
         let (who, name) = (name.to_string(), name.to_string());
         self.runtime_job(
             &name.clone(),
