@@ -107,7 +107,7 @@ impl Controller {
             move |c, typed: Result<bool, crate::backend::BackendError>| match typed {
                 Ok(true) => {
                     if let Some(t) = c.roster.get_mut(&who) {
-                        t.went_idle(crate::protocol::time::now_ms());
+                        t.interrupted(crate::protocol::time::now_ms());
                     }
                     c.note(format!(
                         "Interrupted {who}'s turn (Esc in its pane); it takes your next message."

@@ -256,6 +256,21 @@ impl Tracking {
         self.last_message.take()
     }
 
+    /// Its turn was interrupted at `now_ms` (Esc in a `claude` teammate's pane, its pane
+    /// showing `Interrupted`): idle now. The client writes neither an idle notification nor
+    /// `isActive: false` for an interrupted turn, and does not write `true` at its next turn's
+    /// start while the file says `true` already, so the `true` its interrupted turn wrote says
+    /// nothing from now on: it stands as the lead's word (a mark) until the client shows a
+    /// turn of its own. A read of that `true` that reaches the lead after the interrupt (a
+    /// loaded machine) made it `working` again, for good.
+    pub fn interrupted(&mut self, now_ms: u64) {
+        if self.activity == Activity::Exited {
+            return;
+        }
+        self.went_idle(now_ms);
+        self.mark_at_start(now_ms);
+    }
+
     /// The lead's own mark of it as active, while it stands.
     pub fn lead_mark(&self) -> Option<LeadMark> {
         self.lead_mark
@@ -480,6 +495,32 @@ mod tests {
         assert_eq!(t.activity, Activity::Working);
         t.activity = Activity::Exited;
         assert!(!t.mark_before_delivery(600), "exited: no mark");
+    }
+
+    /// An interrupted `claude` teammate is idle, and the `true` of its interrupted turn, read
+    /// only after the interrupt, does not make it working; its next turn does.
+    #[test]
+    fn the_true_of_an_interrupted_turn_read_late_is_not_a_turn() {
+        let idle = |t: &Tracking| matches!(t.activity, Activity::Idle { .. });
+        let mut t = Tracking::default();
+        t.observe_is_active(Some(false), 50);
+        assert!(t.mark_before_delivery(100));
+        t.mark_written(true);
+        // Its transcript begins the turn before the lead read the file's `true` (the lead's
+        // own write, which the client's start kept).
+        assert!(t.turn_seen(120), "its transcript begins the turn");
+        t.interrupted(200);
+        assert!(idle(&t));
+        t.observe_is_active(Some(true), 210);
+        assert!(idle(&t), "the interrupted turn's true, read late");
+        assert!(
+            !t.mark_before_delivery(300),
+            "the file says true: nothing to write"
+        );
+        assert!(!t.turn_seen(150), "the interrupted turn itself");
+        assert!(idle(&t));
+        assert!(t.turn_seen(310), "its next turn");
+        assert_eq!(t.activity, Activity::Working);
     }
 
     #[test]

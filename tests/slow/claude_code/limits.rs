@@ -281,11 +281,22 @@ pub fn two_own_and_two_claude_parked_and_resumed(client: &Client) {
         "[{}] a turn started while parked: {between:?}",
         client.label
     );
+    let requests = scene.model.requests();
+    let refused_now: Vec<String> = scene.model.refused()[refused..]
+        .iter()
+        .map(|&i| {
+            let r = &requests[i];
+            let text: String = r.last_user_text().chars().take(200).collect();
+            let system: String = r.system_text().chars().take(120).collect();
+            format!("#{i} [{} tools, system {system:?}] {text}", r.tools().len())
+        })
+        .collect();
     assert_eq!(
-        scene.model.refused().len(),
-        refused + 1,
-        "[{}] nothing asked the model again before the reset",
-        client.label
+        refused_now.len(),
+        1,
+        "[{}] nothing asked the model again before the reset; refused:\n{}",
+        client.label,
+        refused_now.join("\n")
     );
     scene.wait("each resumed teammate's turn", || {
         scene.model.turns_on(&[GO_ON]) >= 1
