@@ -192,7 +192,8 @@ async fn idle_teammates_memory() {
         println!("  threads before {b}, after {a}");
     }
     let quitting = Instant::now();
-    // Where the time goes: the first and the last teammate seen gone, then the end.
+    // Where the time goes: the first and the last teammate seen gone (or stopped with the
+    // session), then the end.
     handle.commands.send(LeadCommand::Quit).await.expect("lead");
     let (mut first_gone, mut all_gone) = (None, None);
     loop {
@@ -201,7 +202,12 @@ async fn idle_teammates_memory() {
             LeadEvent::Team(team) => {
                 let running = team
                     .iter()
-                    .filter(|t| !matches!(t.status, TeammateStatus::Gone))
+                    .filter(|t| {
+                        !matches!(
+                            t.status,
+                            TeammateStatus::Gone | TeammateStatus::Stopped { .. }
+                        )
+                    })
                     .count();
                 if running < TEAMMATES && first_gone.is_none() {
                     first_gone = Some(quitting.elapsed());

@@ -235,9 +235,11 @@ impl Teammate {
             pane_id: Some(self.config.pane_id.clone()),
             backend_type: Some(self.config.backend_type.clone()),
         });
+        tracing::debug!(teammate = self.name(), "shutdown request taken");
         if let Err(e) = self.mailroom.set_active(false).await {
             tracing::debug!(teammate = self.name(), "isActive false: {e}");
         }
+        tracing::debug!(teammate = self.name(), "isActive false written");
         if let Err(e) = self.mailroom.send_frame(LEAD_NAME, &approved).await {
             self.events.log(
                 LogKind::Warning,

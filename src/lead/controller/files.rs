@@ -321,7 +321,9 @@ impl Controller {
                         tracing::warn!("could not mark {name} active before a delivery: {e}");
                         false
                     });
+                let began = std::time::Instant::now();
                 let appended = store::inbox::append(home, &team, &name, &entry).map(|_| ());
+                tracing::debug!(teammate = %name, took_us = began.elapsed().as_micros() as u64, "entry appended");
                 (appended, marked)
             },
             {

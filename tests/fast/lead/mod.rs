@@ -3,6 +3,7 @@
 mod budget;
 mod model;
 mod permissions;
+mod quit;
 mod retire;
 pub(crate) mod review;
 mod review_checkout;

@@ -68,7 +68,9 @@ async fn spawned_teammate_asks_works_reports_and_quits() {
 
     let team_dir = s.team_dir();
     s.submit("/quit").await;
-    s.wait_note("builder has shut down").await;
+    // Idle, of this process: stopped with the session, not asked (`lead::quit`).
+    s.wait_note("Stopping 1 idle teammate(s) of this process.")
+        .await;
     s.wait_for("Exited", |e| matches!(e, LeadEvent::Exited))
         .await;
     assert!(!team_dir.exists());
