@@ -17,12 +17,8 @@ use teamlead::protocol::Color;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_until(what: &str, cond: impl FnMut() -> bool) {
+    teamlead_test_support::wait::wait_until(what, WAIT, cond, String::new);
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::{Child, Command};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use teamlead::backend::PaneBackend;
 use teamlead::backend::PaneState;
@@ -40,16 +40,8 @@ impl Drop for Sessions {
     }
 }
 
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool, shown: impl Fn() -> String) {
-    let deadline = Instant::now() + WAIT;
-    while !cond() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what}:\n{}",
-            shown()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_until(what: &str, cond: impl FnMut() -> bool, shown: impl Fn() -> String) {
+    teamlead_test_support::wait::wait_until(what, WAIT, cond, shown);
 }
 
 #[test]

@@ -51,15 +51,8 @@ impl Drop for FakeLead {
     }
 }
 
-fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if cond() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("timed out waiting for {what}");
+fn wait_until(what: &str, timeout: Duration, cond: impl FnMut() -> bool) {
+    teamlead_test_support::wait::wait_until(what, timeout, cond, String::new);
 }
 
 fn setup(home: &Home, cwd: &Path, names: &[&str]) {

@@ -6,19 +6,15 @@
 //! installs zellij when it is missing; without it this test fails.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use teamlead::backend::terminals::zellij::{ZellijBackend, list_sessions, remove_session};
 use teamlead::backend::{PaneBackend, PaneState};
 
 const WAIT: Duration = Duration::from_secs(20);
 
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_until(what: &str, cond: impl FnMut() -> bool) {
+    teamlead_test_support::wait::wait_until(what, WAIT, cond, String::new);
 }
 
 /// A private socket directory, home and config for zellij, reached through `bin/zellij`: a

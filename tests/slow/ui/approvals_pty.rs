@@ -6,7 +6,6 @@
 //! purpose still works by key (alpha's inbox gets exactly one response, the right one).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use crate::pty_harness::{DEADLINE, PtyLead};
 use serde_json::json;
@@ -40,15 +39,9 @@ fn frames_to(home: &Path, member: &str) -> Vec<Frame> {
 
 /// Waits until `check` holds for the files, with a deadline.
 fn eventually(what: &str, session: &PtyLead, check: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !check() {
-        assert!(
-            start.elapsed() < DEADLINE,
-            "timed out waiting for {what}; screen:\n{}",
-            session.contents()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    teamlead_test_support::wait::wait_until(what, DEADLINE, check, || {
+        format!("screen:\n{}", session.contents())
+    });
 }
 
 /// `teamlead send` from alpha to the lead, as another process.
