@@ -9,7 +9,8 @@
 //!
 //! A request only takes the new entries (recorded in the delivery log, no lock, nothing
 //! written to the inbox); the taken entries are removed from the inbox once it has been quiet
-//! for [`QUIET_BEFORE_REMOVAL`], so the lead holds its inbox's lock between a teammate's
+//! for [`QUIET_BEFORE_REMOVAL`] (by the requests, and by a look at the file just before:
+//! events can reach the loop late), so the lead holds its inbox's lock between a teammate's
 //! bursts of frames, not in the middle of one.
 
 use std::time::{Duration, Instant};
@@ -95,8 +96,20 @@ async fn work(
             after.push(more);
         }
         let remove = after.is_empty();
+        // Taken entries that waited their longest go even from an inbox that never goes quiet.
+        let overdue = pending.is_some_and(|(since, _)| since.elapsed() >= LONGEST_PENDING);
         let Ok((back, polled, taken)) = tokio::task::spawn_blocking(move || {
             if remove {
+                // Quiet by the loop's requests; the file says whether it still is. A burst
+                // whose change events have not reached the loop yet (a busy loop on a loaded
+                // machine) is taken now, without the lock, and the removal waits for quiet
+                // again: the lock is taken only right after a look that found nothing new.
+                if !overdue {
+                    let (looked, taken) = poller.take();
+                    if !looked.incoming.is_empty() {
+                        return (poller, looked, taken);
+                    }
+                }
                 let mut polled = poller.poll();
                 let left = match &polled.problem {
                     None => Taken::Empty,
@@ -141,5 +154,58 @@ async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{InboxEntry, LEAD_NAME, Member, TeamFile};
+    use crate::store::{self, Home};
+
+    /// A teammate keeps writing to the lead's inbox but the loop hears of none of it (its
+    /// change events are late): the removal, due a second after the one take it was asked
+    /// for, must not take the inbox's lock in the middle of that burst.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_removal_waits_while_the_file_still_changes_though_no_request_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path());
+        let mut file = TeamFile::new("t", None, "/w");
+        file.members.push(Member::new("worker", "t", "/w"));
+        store::create_team(&home, &file).unwrap();
+        store::inbox::append(&home, "t", LEAD_NAME, &InboxEntry::new("worker", "first")).unwrap();
+        let mut drain = InboxDrain::start(Poller::open(&home, "t").unwrap());
+        drain.request(After::Nothing);
+        let first = drain.next().await.unwrap();
+        assert_eq!(first.polled.incoming.len(), 1);
+        // 1.6 s of writes, 100 ms apart, none of them told to the drain.
+        for i in 0..16 {
+            store::inbox::append(
+                &home,
+                "t",
+                LEAD_NAME,
+                &InboxEntry::new("worker", format!("more {i}")),
+            )
+            .unwrap();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let kept = store::inbox::read(&home, "t", LEAD_NAME)
+            .unwrap()
+            .entries
+            .len();
+        assert_eq!(
+            kept, 17,
+            "the lead removed entries (holding the inbox's lock) while the burst went on"
+        );
+        // Once the file is quiet, what was taken goes.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !store::inbox::read(&home, "t", LEAD_NAME)
+            .unwrap()
+            .entries
+            .is_empty()
+        {
+            assert!(Instant::now() < deadline, "never removed once quiet");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 }
