@@ -253,7 +253,7 @@ impl Controller {
             // Its member says `isActive: true` from the start (see `start`): the lead's word,
             // not a turn, until the client shows one.
             // Its first turn is watched by `check_first_turns`, not as a mark.
-            self.roster.entry(&name).mark_at_start(now_ms());
+            self.roster.entry(&name).true_is_the_leads(now_ms());
         }
         let start = Start {
             executor: self.given.executor().clone(),

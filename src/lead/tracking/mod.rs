@@ -268,7 +268,7 @@ impl Tracking {
             return;
         }
         self.went_idle(now_ms);
-        self.mark_at_start(now_ms);
+        self.true_is_the_leads(now_ms);
     }
 
     /// The lead's own mark of it as active, while it stands.
@@ -276,10 +276,11 @@ impl Tracking {
         self.lead_mark
     }
 
-    /// A `claude` teammate just started: its member says `isActive: true` from the start (the
-    /// lead's word, not a turn) until the client shows one; its first turn is watched by the
-    /// first-turn check, not as a mark.
-    pub fn mark_at_start(&mut self, now_ms: u64) {
+    /// The `true` in the team file is the lead's word, not a turn, from `now_ms` until the
+    /// client shows a turn of its own: a `claude` teammate just started (its member says
+    /// `isActive: true` from the start), or its turn was interrupted. Not reported as a turn
+    /// not taken: a first turn is watched by the first-turn check.
+    pub fn true_is_the_leads(&mut self, now_ms: u64) {
         self.lead_mark = Some(LeadMark {
             at_ms: now_ms,
             written: true,
