@@ -126,10 +126,13 @@ impl Controller {
         // A start under way finishes first, so its pane is there for the executor to end.
         self.settle_runtime().await;
         self.given.executor().quit().await;
+        tracing::debug!("quit: the executor ended its teammates");
         self.deny_everything_pending("The lead is shutting down.");
         self.settle_store().await;
+        tracing::debug!("quit: the store's jobs settled");
         let merged = self.retire_merged_worktrees().await;
         self.retire_worktrees(merged).await;
+        tracing::debug!("quit: worktrees retired");
         store::team_guard::unguard(self.given.home(), self.given.team());
         let team = self.given.team().to_string();
         let removed = self
@@ -140,6 +143,7 @@ impl Controller {
         if removed.is_ok() && self.given.kind().is_pane() {
             self.delete_recreated_team().await;
         }
+        tracing::debug!("quit: the team removed");
         crate::lead::emergency::unregister();
         match removed {
             Ok(()) | Err(StoreError::NotFound { .. }) => {}
