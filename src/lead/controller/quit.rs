@@ -46,7 +46,7 @@ impl Controller {
         }
         if !quiet.is_empty() {
             self.note(format!(
-                "Stopping {} idle teammate(s) of this process.",
+                "{} idle teammate(s) of this process shut down with the lead.",
                 quiet.len()
             ));
         }

@@ -48,7 +48,7 @@ async fn quit_stops_idle_teammates_at_once_and_asks_a_busy_one() {
     .await;
 
     s.send(teamlead::lead::contract::LeadCommand::Quit).await;
-    s.wait_note("Stopping 2 idle teammate(s) of this process.")
+    s.wait_note("2 idle teammate(s) of this process shut down with the lead.")
         .await;
     s.wait_note("Asking 1 teammate(s) to shut down").await;
     s.wait_team("the idle ones stopped", |t| {

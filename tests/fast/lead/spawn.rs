@@ -69,7 +69,7 @@ async fn spawned_teammate_asks_works_reports_and_quits() {
     let team_dir = s.team_dir();
     s.submit("/quit").await;
     // Idle, of this process: stopped with the session, not asked (`lead::quit`).
-    s.wait_note("Stopping 1 idle teammate(s) of this process.")
+    s.wait_note("1 idle teammate(s) of this process shut down with the lead.")
         .await;
     s.wait_for("Exited", |e| matches!(e, LeadEvent::Exited))
         .await;
