@@ -160,6 +160,17 @@ pub fn prompt_note(name: &str, prompt: &ClientPrompt) -> String {
     )
 }
 
+/// What Claude Code's pane shows while a tool call waits for the lead's answer to its
+/// permission request (2.1.45 and 2.1.332 alike: `✻ Waiting for team lead approval`, then
+/// `Permission request sent to team "…" leader`). The client shows it once it has tried to
+/// write the request, whether or not the write reached the lead's inbox.
+const WAITING_FOR_LEAD: &str = "Waiting for team lead approval";
+
+/// Does the pane show its client waiting for the lead's approval of a request?
+pub fn waits_for_lead_approval(lines: &[String]) -> bool {
+    lines.iter().any(|l| l.contains(WAITING_FOR_LEAD))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,6 +68,7 @@ matrix! {
     // (docs/PROTOCOL.md §4, docs/DESIGN.md), so the client makes no such write.
     crate::claude_code::frames::frames_at_once => frames_at_once_never_lost_silently;
     crate::claude_code::frames::frames_with_latency => frames_with_latency_never_lost_silently;
+    crate::claude_code::frames::a_permission_request_lost_on_the_way_is_shown => lost_permission_request_shown;
     crate::claude_code::marks::leads_own_mark_is_not_a_turn => leads_own_mark_is_not_a_turn;
     crate::claude_code::limits::resume_at_the_reset => park_and_resume_at_the_reset;
     crate::claude_code::limits::two_own_and_two_claude_parked_and_resumed => park_two_own_and_two_claude;

@@ -7,6 +7,15 @@
 //! status is [`TeammateStatus::OnClientPrompt`](crate::lead::contract::TeammateStatus) until
 //! the pane shows it no more. Its first-turn deadline (`claude_facts`) waits meanwhile and
 //! starts again once the prompt is answered: one report per cause.
+//!
+//! The same reads catch a permission request that never reached the lead: a `claude`
+//! teammate with no request in the lead's queues is a candidate too, and a pane that shows
+//! its client `Waiting for team lead approval` for [`APPROVAL_UNSEEN_GRACE`] while the lead
+//! holds no request of it is said once, with what to do. 2.1.45 never retries a write that
+//! finds the lead's inbox lock busy and tells nobody (docs/PROTOCOL.md §4): the person would
+//! otherwise wait for a request the lead never shows.
+//!
+//! [`APPROVAL_UNSEEN_GRACE`]: crate::lead::tracking::client_watch::APPROVAL_UNSEEN_GRACE
 
 use std::time::Duration;
 
@@ -14,7 +23,9 @@ use tokio::time::Instant;
 
 use super::state::Controller;
 use super::store_worker::Lane;
-use crate::lead::client_prompt::{ClientPrompt, PROMPT_LINES, client_prompt, prompt_note};
+use crate::lead::client_prompt::{
+    ClientPrompt, PROMPT_LINES, client_prompt, prompt_note, waits_for_lead_approval,
+};
 
 /// How often the panes are read while a teammate is a candidate.
 pub const PROMPT_CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -27,8 +38,9 @@ pub struct PromptChecks {
 }
 
 impl Controller {
-    /// The `claude` teammates whose panes are read: not stopped, and not started yet or on a
-    /// prompt.
+    /// The `claude` teammates whose panes are read: not stopped or shutting down, and not
+    /// started yet or on a prompt, or with no request in the lead's queues (its pane may wait
+    /// for an approval whose request never reached the lead).
     fn prompt_candidates(&self) -> Vec<String> {
         self.roster
             .iter()
@@ -36,10 +48,17 @@ impl Controller {
                 self.is_claude(name)
                     && t.stopped().is_none()
                     && !t.shutdown().is_waiting()
-                    && (t.client().prompt().is_some() || t.not_turned())
+                    && (t.client().prompt().is_some()
+                        || t.not_turned()
+                        || !self.has_request_of(name))
             })
             .map(|(name, _)| name.clone())
             .collect()
+    }
+
+    /// Does the lead hold a permission or plan request of `name`?
+    fn has_request_of(&self, name: &str) -> bool {
+        self.permissions.waiting_by_worker().contains_key(name) || self.plans.has_worker(name)
     }
 
     /// When the panes are to be read next (`None`: nobody to read, or reads under way).
@@ -65,22 +84,44 @@ impl Controller {
             self.prompt_checks.reading += 1;
             self.store.submit(
                 Lane::Panes,
-                move |_| client_prompt(&reader(PROMPT_LINES)),
-                move |c, prompt| {
+                move |_| {
+                    let lines = reader(PROMPT_LINES);
+                    (client_prompt(&lines), waits_for_lead_approval(&lines))
+                },
+                move |c, (prompt, waiting)| {
                     c.prompt_checks.reading = c.prompt_checks.reading.saturating_sub(1);
-                    c.on_client_prompt(&name, prompt);
+                    c.on_client_prompt(&name, prompt, waiting);
                 },
             );
         }
     }
 
-    /// What `name`'s pane showed: a prompt (said when it is new) or none.
-    fn on_client_prompt(&mut self, name: &str, prompt: Option<ClientPrompt>) {
+    /// What `name`'s pane showed: a prompt (said when it is new) or none (only while it has
+    /// not started or is on one: a dialog of a turn is its own), and whether it waits for an
+    /// approval the lead has no request for (said once per wait).
+    fn on_client_prompt(&mut self, name: &str, prompt: Option<ClientPrompt>, waiting: bool) {
+        let queued = self.has_request_of(name);
         let Some(t) = self.roster.get_mut(name) else {
             return;
         };
         if t.stopped().is_some() {
             t.client_mut().clear();
+            return;
+        }
+        if t.client_mut().approval_seen(waiting, queued) {
+            tracing::warn!("{name}'s pane waits for an approval the lead has no request for");
+            self.note(format!(
+                "{name} waits for your approval of a request that never reached the lead (its \
+                 client could not write it to the lead's inbox). Jump to its pane to answer it \
+                 there, or /interrupt {name} and ask again."
+            ));
+            self.publish();
+            return;
+        }
+        let Some(t) = self.roster.get_mut(name) else {
+            return;
+        };
+        if t.client().prompt().is_none() && !t.not_turned() {
             return;
         }
         match prompt {

@@ -274,3 +274,88 @@ fn frames_reach_the_lead_or_are_shown(client: &Client, latency: Duration) {
         scene.explain()
     );
 }
+
+/// A permission request the client could not write to the lead's inbox (the test holds the
+/// inbox's lock through the teammate's turn, as a busy lead or a torn read would make the write
+/// fail): 2.1.45 never retries and says nothing of it (its pane shows `Waiting for team lead
+/// approval` as for a request that arrived), 2.1.332 retries and then says so in its tool
+/// result (or writes it on a retry once the lock is free). The lead must say that a request
+/// never reached it, naming the teammate: never leave the person waiting for a request it
+/// does not show.
+pub fn a_permission_request_lost_on_the_way_is_shown(client: &Client) {
+    let label = client.label;
+    let rules = vec![Rule::on(
+        "CC-LOST",
+        Act::Bash {
+            command: "touch lost_request.txt".into(),
+            description: "Make a file".into(),
+        },
+    )];
+    let scene = Scene::start(client, "cc-lost", rules, &[]);
+    let name = "worker";
+    scene.spawn(name, "CC-IDLE wait for messages");
+    let lock = scene
+        .ws
+        .team_dir()
+        .join("inboxes")
+        .join("team-lead.json.lock");
+    teamlead_test_support::wait::wait_until(
+        "the lead's inbox lock free to hold",
+        Duration::from_secs(30),
+        || std::fs::create_dir(&lock).is_ok(),
+        || format!("{} still held", lock.display()),
+    );
+    // Held as a live writer holds it: its time refreshed, so no one takes it as stale.
+    let holding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let refresher = {
+        let (lock, holding) = (lock.clone(), holding.clone());
+        std::thread::spawn(move || {
+            while holding.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(dir) = std::fs::File::open(&lock) {
+                    let _ = dir.set_modified(std::time::SystemTime::now());
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        })
+    };
+    scene.say(name, "CC-LOST make the file");
+    let pane = scene.pane_of(name);
+    // The client is done trying to write its request: its pane says it sent it (2.1.45, which
+    // does not know the write failed), or its tool result says it could not (2.1.332, after
+    // its retries). Then the lock goes back to the lead.
+    let tried = scene.wait_try(Duration::from_secs(60), || {
+        scene
+            .tmux
+            .capture(&pane)
+            .contains("Permission request sent to team")
+            || scene.model.saw("could not be delivered")
+    });
+    holding.store(false, std::sync::atomic::Ordering::Relaxed);
+    refresher.join().expect("the lock's refresher");
+    std::fs::remove_dir(&lock).expect("release the lead's inbox lock");
+    assert!(
+        tried,
+        "[{label}] the client never tried to ask\n{}",
+        scene.explain()
+    );
+    // 2.1.45 lost it for sure (it never retries): the lead must say so. 2.1.332 may still
+    // have written it on a retry after the lock went back: then it is in the queue.
+    let shown = || {
+        notes(&scene)
+            .iter()
+            .any(|n| n.starts_with(name) && n.contains("never reached the lead"))
+    };
+    let delivered = || label != "2.1.45" && !scene.permission_requests(name).is_empty();
+    let told = scene.wait_try(Duration::from_secs(30), || shown() || delivered());
+    assert!(
+        told,
+        "[{label}] the lost request was not shown\nnotes: {:#?}\nrequests: {:?}\n{}",
+        notes(&scene),
+        scene.permission_requests(name),
+        scene.explain()
+    );
+    assert!(
+        !scene.work_file("lost_request.txt").exists(),
+        "[{label}] the command ran without an answer"
+    );
+}
