@@ -135,11 +135,13 @@ pub fn resume_at_the_reset(client: &Client) {
             "[{}] round {round}: a turn started while parked: {between:?}",
             client.label
         );
+        let refused_now = refused_since(&scene, refused);
         assert_eq!(
-            scene.model.refused().len(),
-            refused + 1,
-            "[{}] round {round}: refused once, nothing asked again before the reset",
-            client.label
+            refused_now.len(),
+            1,
+            "[{}] round {round}: refused once, nothing asked again before the reset; refused:\n{}",
+            client.label,
+            refused_now.join("\n")
         );
         // Resumed once: it takes its next turn on the word to go on and the held message.
         scene.wait("the resumed turn", || {
@@ -180,6 +182,21 @@ fn parked_status(scene: &Scene) -> Vec<(String, serde_json::Value)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The requests refused at the limit since the first `from` of them, one line each (last user
+/// text, tools, the start of the system prompt): what asked the model while it was limited.
+fn refused_since(scene: &Scene, from: usize) -> Vec<String> {
+    let requests = scene.model.requests();
+    scene.model.refused()[from..]
+        .iter()
+        .map(|&i| {
+            let r = &requests[i];
+            let text: String = r.last_user_text().chars().take(200).collect();
+            let system: String = r.system_text().chars().take(120).collect();
+            format!("#{i} [{} tools, system {system:?}] {text}", r.tools().len())
+        })
+        .collect()
 }
 
 /// Opens the teams dialog, waits until every one of `names` has a row holding `text`, and
@@ -281,16 +298,7 @@ pub fn two_own_and_two_claude_parked_and_resumed(client: &Client) {
         "[{}] a turn started while parked: {between:?}",
         client.label
     );
-    let requests = scene.model.requests();
-    let refused_now: Vec<String> = scene.model.refused()[refused..]
-        .iter()
-        .map(|&i| {
-            let r = &requests[i];
-            let text: String = r.last_user_text().chars().take(200).collect();
-            let system: String = r.system_text().chars().take(120).collect();
-            format!("#{i} [{} tools, system {system:?}] {text}", r.tools().len())
-        })
-        .collect();
+    let refused_now = refused_since(&scene, refused);
     assert_eq!(
         refused_now.len(),
         1,
