@@ -312,6 +312,11 @@ impl PermissionQueue {
     }
 
     /// How many requests each worker has waiting.
+    /// Does a request of `worker` wait here?
+    pub fn has_worker(&self, worker: &str) -> bool {
+        self.items.iter().any(|q| q.pending.worker == worker)
+    }
+
     pub fn waiting_by_worker(&self) -> HashMap<String, usize> {
         let mut out = HashMap::new();
         for q in &self.items {

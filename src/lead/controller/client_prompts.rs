@@ -58,7 +58,7 @@ impl Controller {
 
     /// Does the lead hold a permission or plan request of `name`?
     fn has_request_of(&self, name: &str) -> bool {
-        self.permissions.waiting_by_worker().contains_key(name) || self.plans.has_worker(name)
+        self.permissions.has_worker(name) || self.plans.has_worker(name)
     }
 
     /// When the panes are to be read next (`None`: nobody to read, or reads under way).

@@ -37,6 +37,74 @@ fn reply(i: usize) -> String {
     format!("CC-FRAME-REPLY-{i:02}")
 }
 
+/// The lead's inbox lock, taken by the test as a writer takes it (once the lead or the client
+/// lets it go) and held as a live writer holds it: its time refreshed, so no one takes it as
+/// stale. Released by [`HeldInboxLock::release`] or on drop.
+struct HeldInboxLock {
+    lock: std::path::PathBuf,
+    holding: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    refresher: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HeldInboxLock {
+    fn take(scene: &Scene) -> HeldInboxLock {
+        let lock = scene
+            .ws
+            .team_dir()
+            .join("inboxes")
+            .join("team-lead.json.lock");
+        teamlead_test_support::wait::wait_until(
+            "the lead's inbox lock free to hold",
+            Duration::from_secs(30),
+            || std::fs::create_dir(&lock).is_ok(),
+            || format!("{} still held", lock.display()),
+        );
+        let holding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let refresher = {
+            let (lock, holding) = (lock.clone(), holding.clone());
+            std::thread::spawn(move || {
+                while holding.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok(dir) = std::fs::File::open(&lock) {
+                        let _ = dir.set_modified(std::time::SystemTime::now());
+                    }
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+            })
+        };
+        HeldInboxLock {
+            lock,
+            holding,
+            refresher: Some(refresher),
+        }
+    }
+
+    fn release(mut self) {
+        self.let_go();
+    }
+
+    fn let_go(&mut self) {
+        let Some(refresher) = self.refresher.take() else {
+            return;
+        };
+        self.holding
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        refresher.join().expect("the lock's refresher");
+        std::fs::remove_dir(&self.lock).expect("release the lead's inbox lock");
+    }
+}
+
+impl Drop for HeldInboxLock {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.let_go();
+        } else {
+            self.holding
+                .store(false, std::sync::atomic::Ordering::Relaxed);
+            let _ = std::fs::remove_dir(&self.lock);
+        }
+    }
+}
+
 /// The notes of the lead (`ctl events --json`).
 fn notes(scene: &Scene) -> Vec<String> {
     let out = scene.ctl(&["events", "--json"]);
@@ -195,32 +263,7 @@ fn frames_reach_the_lead_or_are_shown(client: &Client, latency: Duration) {
     timing(client, "30 turns of frames", started.elapsed());
     let mut fault_shown = 0;
     for i in TURNS..TURNS + faults {
-        let lock = scene
-            .ws
-            .team_dir()
-            .join("inboxes")
-            .join("team-lead.json.lock");
-        // Taken as a writer takes it: when the lead (draining) or the client holds it now,
-        // once they let it go.
-        teamlead_test_support::wait::wait_until(
-            "the lead's inbox lock free to hold",
-            Duration::from_secs(30),
-            || std::fs::create_dir(&lock).is_ok(),
-            || format!("{} still held", lock.display()),
-        );
-        // Held as a live writer holds it: its time refreshed, so no one takes it as stale.
-        let holding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-        let refresher = {
-            let (lock, holding) = (lock.clone(), holding.clone());
-            std::thread::spawn(move || {
-                while holding.load(std::sync::atomic::Ordering::Relaxed) {
-                    if let Ok(dir) = std::fs::File::open(&lock) {
-                        let _ = dir.set_modified(std::time::SystemTime::now());
-                    }
-                    std::thread::sleep(Duration::from_millis(500));
-                }
-            })
-        };
+        let held = HeldInboxLock::take(&scene);
         scene.submit(&format!("@{name} CC-FRAME-TURN-{i:02} go"));
         let shown = |what: &str| shown_undelivered(&notes(&scene), name, what);
         let both = scene.wait_try(Duration::from_secs(30), || {
@@ -233,9 +276,7 @@ fn frames_reach_the_lead_or_are_shown(client: &Client, latency: Duration) {
                     .any(|m| m["name"] == name && m["isActive"] == false)
             })
         });
-        holding.store(false, std::sync::atomic::Ordering::Relaxed);
-        refresher.join().expect("the lock's refresher");
-        std::fs::remove_dir(&lock).expect("release the lead's inbox lock");
+        held.release();
         assert!(
             both,
             "[{label}] fault turn {i}: the frames the client could not write were not shown as not delivered\n{:#?}\n{}",
@@ -294,30 +335,7 @@ pub fn a_permission_request_lost_on_the_way_is_shown(client: &Client) {
     let scene = Scene::start(client, "cc-lost", rules, &[]);
     let name = "worker";
     scene.spawn(name, "CC-IDLE wait for messages");
-    let lock = scene
-        .ws
-        .team_dir()
-        .join("inboxes")
-        .join("team-lead.json.lock");
-    teamlead_test_support::wait::wait_until(
-        "the lead's inbox lock free to hold",
-        Duration::from_secs(30),
-        || std::fs::create_dir(&lock).is_ok(),
-        || format!("{} still held", lock.display()),
-    );
-    // Held as a live writer holds it: its time refreshed, so no one takes it as stale.
-    let holding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let refresher = {
-        let (lock, holding) = (lock.clone(), holding.clone());
-        std::thread::spawn(move || {
-            while holding.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Ok(dir) = std::fs::File::open(&lock) {
-                    let _ = dir.set_modified(std::time::SystemTime::now());
-                }
-                std::thread::sleep(Duration::from_millis(500));
-            }
-        })
-    };
+    let held = HeldInboxLock::take(&scene);
     scene.say(name, "CC-LOST make the file");
     let pane = scene.pane_of(name);
     // The client is done trying to write its request: its pane says it sent it (2.1.45, which
@@ -330,9 +348,7 @@ pub fn a_permission_request_lost_on_the_way_is_shown(client: &Client) {
             .contains("Permission request sent to team")
             || scene.model.saw("could not be delivered")
     });
-    holding.store(false, std::sync::atomic::Ordering::Relaxed);
-    refresher.join().expect("the lock's refresher");
-    std::fs::remove_dir(&lock).expect("release the lead's inbox lock");
+    held.release();
     assert!(
         tried,
         "[{label}] the client never tried to ask\n{}",
