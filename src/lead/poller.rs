@@ -15,12 +15,13 @@ use crate::protocol::inbox::frame_one_liner;
 use crate::protocol::{InboxEntry, LEAD_NAME};
 use crate::store::{self, DeliveryLog, Home, StoreError};
 
-/// The lead's inbox and its delivery log.
+/// The lead's inbox, its delivery log, and what the last take read of the file.
 #[derive(Debug)]
 pub struct Poller {
     home: Home,
     team: String,
     log: DeliveryLog,
+    memo: store::inbox::InboxMemo,
 }
 
 /// What one drain produced.
@@ -45,6 +46,7 @@ impl Poller {
             home: home.clone(),
             team: team.to_string(),
             log,
+            memo: store::inbox::InboxMemo::default(),
         })
     }
 
@@ -87,6 +89,7 @@ impl Poller {
             &self.team,
             LEAD_NAME,
             &mut self.log,
+            &mut self.memo,
             &mut delivered,
         );
         let mut polled = Polled {

@@ -8,6 +8,10 @@
 //!   appended to the lead's inbox (the append included) to its transcript event, the fewest
 //!   over `DELIVERIES` deliveries (the fewest, because the lead's timers may allocate in the
 //!   same window; they only ever add).
+//! - **Allocations of one delivery with `WAITING` entries waiting**: the same, while the
+//!   lead's inbox holds that many entries it took and has not removed yet (a stream of frames
+//!   that never lets the inbox go quiet): a take that parsed every waiting entry again made
+//!   this figure grow with the inbox; it must stay that of a delivery into a short one.
 //!
 //! A figure over its budget by more than [`TOLERANCE`] fails; one far under it asks for the
 //! budget to be lowered (so the next growth is caught from the new figure). Its own binary
@@ -66,6 +70,8 @@ static GLOBAL: Counting = Counting;
 
 const TEAMMATES: usize = 40;
 const DELIVERIES: usize = 20;
+/// Entries waiting in the lead's inbox for the third figure.
+const WAITING: usize = 300;
 /// How far over its budget a figure may be before the check fails.
 const TOLERANCE: f64 = 0.15;
 /// Under this share of its budget, the budget is too loose to catch a 20 % growth.
@@ -80,6 +86,8 @@ struct Budgets {
     teammate_bytes: u64,
     /// Allocations from one message's append to its transcript event.
     delivery_allocs: u64,
+    /// The same with `WAITING` taken entries still in the lead's inbox.
+    delivery_allocs_waiting: u64,
 }
 
 fn budgets_path() -> std::path::PathBuf {
@@ -102,11 +110,12 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("runtime");
-    let (teammate_bytes, delivery_allocs) = runtime.block_on(measure());
-    let measured = Budgets {
+    let measured = runtime.block_on(measure());
+    let Budgets {
         teammate_bytes,
         delivery_allocs,
-    };
+        delivery_allocs_waiting,
+    } = measured;
     if std::env::var_os("TEAMLEAD_BUDGET_RECORD").is_some() {
         let text = format!(
             "# Recorded by `TEAMLEAD_BUDGET_RECORD=1 cargo test --test budget` (tests/budget/main.rs):\n\
@@ -115,7 +124,7 @@ fn main() -> ExitCode {
         );
         std::fs::write(budgets_path(), text).expect("write the budgets");
         println!(
-            "budget: recorded {teammate_bytes} bytes per teammate, {delivery_allocs} allocations per delivery"
+            "budget: recorded {teammate_bytes} bytes per teammate, {delivery_allocs} allocations per delivery, {delivery_allocs_waiting} with {WAITING} entries waiting"
         );
         return ExitCode::SUCCESS;
     }
@@ -132,6 +141,11 @@ fn main() -> ExitCode {
             "allocations of one delivery",
             delivery_allocs,
             budget.delivery_allocs,
+        ),
+        (
+            "allocations of one delivery with entries waiting",
+            delivery_allocs_waiting,
+            budget.delivery_allocs_waiting,
         ),
     ] {
         let ratio = now as f64 / allowed as f64;
@@ -189,7 +203,7 @@ fn status_field(name: &str) -> Option<String> {
         .map(|v| v.trim().trim_end_matches(" kB").to_string())
 }
 
-async fn measure() -> (u64, u64) {
+async fn measure() -> Budgets {
     let home_dir = tempfile::tempdir().expect("temp home");
     let cwd = tempfile::tempdir().expect("temp cwd");
     let home = Home::new(home_dir.path());
@@ -204,28 +218,22 @@ async fn measure() -> (u64, u64) {
     let mut writer = Member::new("writer", &team, &cwd.path().to_string_lossy());
     writer.tmux_pane_id = "%1".into();
     store::add_member(&home, &team, writer).expect("member");
-    let mut fewest = u64::MAX;
-    for i in 0..DELIVERIES {
-        let wanted = format!("budget message {i}");
-        settled_live().await;
-        let before = ALLOCS.load(Ordering::Relaxed);
-        store::inbox::append(
-            &home,
-            &team,
-            "team-lead",
-            &InboxEntry::new("writer", wanted.clone()),
-        )
-        .expect("append");
-        loop {
-            if let LeadEvent::Transcript(TranscriptItem::Teammate { text, .. }) =
-                next_event(&mut events).await
-                && text == wanted
-            {
-                break;
-            }
+    let fewest = fewest_allocs(&home, &team, &mut events, "budget message", DELIVERIES).await;
+    // A stream that never lets the inbox go quiet: many taken entries stay in it.
+    let filler: Vec<InboxEntry> = (0..WAITING)
+        .map(|i| InboxEntry::new("writer", format!("waiting {i}")))
+        .collect();
+    store::inbox::append_many(&home, &team, "team-lead", &filler).expect("append");
+    let last = format!("waiting {}", WAITING - 1);
+    loop {
+        if let LeadEvent::Transcript(TranscriptItem::Teammate { text, .. }) =
+            next_event(&mut events).await
+            && text == last
+        {
+            break;
         }
-        fewest = fewest.min(ALLOCS.load(Ordering::Relaxed) - before);
     }
+    let fewest_waiting = fewest_allocs(&home, &team, &mut events, "with waiting", 5).await;
 
     // Then the idle teammates.
     let before = settled_live().await;
@@ -293,5 +301,43 @@ async fn measure() -> (u64, u64) {
     }
     handle.commands.send(LeadCommand::Quit).await.expect("lead");
     while next_event(&mut events).await != LeadEvent::Exited {}
-    (per_teammate, fewest)
+    Budgets {
+        teammate_bytes: per_teammate,
+        delivery_allocs: fewest,
+        delivery_allocs_waiting: fewest_waiting,
+    }
+}
+
+/// The fewest allocations of `n` deliveries (a message appended to the lead's inbox, then
+/// waited for as its transcript event), each once the heap holds still.
+async fn fewest_allocs(
+    home: &Home,
+    team: &str,
+    events: &mut mpsc::Receiver<LeadEvent>,
+    label: &str,
+    n: usize,
+) -> u64 {
+    let mut fewest = u64::MAX;
+    for i in 0..n {
+        let wanted = format!("{label} {i}");
+        settled_live().await;
+        let before = ALLOCS.load(Ordering::Relaxed);
+        store::inbox::append(
+            home,
+            team,
+            "team-lead",
+            &InboxEntry::new("writer", wanted.clone()),
+        )
+        .expect("append");
+        loop {
+            if let LeadEvent::Transcript(TranscriptItem::Teammate { text, .. }) =
+                next_event(events).await
+                && text == wanted
+            {
+                break;
+            }
+        }
+        fewest = fewest.min(ALLOCS.load(Ordering::Relaxed) - before);
+    }
+    fewest
 }

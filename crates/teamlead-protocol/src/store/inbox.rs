@@ -21,6 +21,7 @@ use super::atomic::{
 use super::delivery::DeliveryLog;
 use super::error::{Result, StoreError};
 use super::home::Home;
+pub use super::inbox_memo::InboxMemo;
 use super::json_check::array_of_objects;
 use super::lock::{self, DEFAULT_LOCK_TIMEOUT};
 use super::quarantine::quarantine_bytes;
@@ -466,26 +467,39 @@ enum Scan {
     /// Bad entries, or a file that does not parse: the locked path decides.
     Bad,
     /// Unread entries: the file's bytes, the entries that stay (read ones), and the unread
-    /// ones the log does not hold yet.
+    /// ones the log does not hold yet, and how many are unread in all.
     Unread {
         before: Vec<u8>,
         keep: Vec<Value>,
         fresh: Vec<InboxEntry>,
+        unread: usize,
     },
 }
 
 fn scan(path: &Path, log: &DeliveryLog) -> Result<Scan> {
+    match read_for_scan(path)? {
+        None => Ok(Scan::Nothing),
+        Some(before) => Ok(scan_bytes(before, log)),
+    }
+}
+
+/// The inbox's bytes for a lock-free scan (`None`: no inbox, or nothing written in it yet).
+fn read_for_scan(path: &Path) -> Result<Option<Vec<u8>>> {
     if !super::atomic::check_regular_file(path)? {
-        return Ok(Scan::Nothing);
+        return Ok(None);
     }
     let Some(before) = read_regular(path, MAX_FILE_BYTES)? else {
-        return Ok(Scan::Nothing);
+        return Ok(None);
     };
     if before.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Scan::Nothing);
+        return Ok(None);
     }
+    Ok(Some(before))
+}
+
+fn scan_bytes(before: Vec<u8>, log: &DeliveryLog) -> Scan {
     let Ok(items) = parse_json(&before).and_then(as_array) else {
-        return Ok(Scan::Bad);
+        return Scan::Bad;
     };
     let mut keep = Vec::new();
     let mut fresh = Vec::new();
@@ -493,7 +507,7 @@ fn scan(path: &Path, log: &DeliveryLog) -> Result<Scan> {
     let mut unread = 0;
     for v in items {
         match serde_json::from_value::<InboxEntry>(v.clone()) {
-            Err(_) => return Ok(Scan::Bad),
+            Err(_) => return Scan::Bad,
             Ok(e) if !e.is_unread() => keep.push(v),
             Ok(e) => {
                 unread += 1;
@@ -505,13 +519,14 @@ fn scan(path: &Path, log: &DeliveryLog) -> Result<Scan> {
         }
     }
     if unread == 0 {
-        return Ok(Scan::Nothing);
+        return Scan::Nothing;
     }
-    Ok(Scan::Unread {
+    Scan::Unread {
         before,
         keep,
         fresh,
-    })
+        unread,
+    }
 }
 
 /// What [`take_unread_into`] left in the inbox.
@@ -537,17 +552,42 @@ pub fn take_unread_into(
     team: &str,
     member: &str,
     log: &mut DeliveryLog,
+    memo: &mut InboxMemo,
     delivered: &mut Vec<InboxEntry>,
 ) -> Result<Taken> {
     let path = home.inbox_path(team, member)?;
     home.check_inside(&path)?;
-    match scan(&path, log)? {
+    let Some(bytes) = read_for_scan(&path)? else {
+        memo.forget();
+        return Ok(Taken::Empty);
+    };
+    // Entries appended to the file read last: only they are parsed.
+    if let Some(rest) = memo.scan_rest(&bytes, log) {
+        // Shown at once; durable before the entries leave the inbox (`drain_prepared`).
+        log.note(&rest.fresh)?;
+        delivered.extend(rest.fresh);
+        let left = if rest.unread == 0 {
+            Taken::Empty
+        } else {
+            Taken::Pending
+        };
+        memo.remember(bytes, rest.unread);
+        return Ok(left);
+    }
+    memo.forget();
+    match scan_bytes(bytes, log) {
         Scan::Nothing => Ok(Taken::Empty),
         Scan::Bad => Ok(Taken::Unparsed),
-        Scan::Unread { fresh, .. } => {
+        Scan::Unread {
+            before,
+            fresh,
+            unread,
+            ..
+        } => {
             // Shown at once; durable before the entries leave the inbox (`drain_prepared`).
             log.note(&fresh)?;
             delivered.extend(fresh);
+            memo.remember(before, unread);
             Ok(Taken::Pending)
         }
     }
@@ -566,6 +606,7 @@ fn drain_prepared(
             before,
             keep,
             fresh,
+            ..
         } => (before, keep, fresh),
     };
     // Durable before anything leaves the inbox; the log de-duplicates by key, so recording

@@ -15,6 +15,7 @@ pub mod delivery;
 pub mod error;
 pub mod home;
 pub mod inbox;
+mod inbox_memo;
 pub mod json_check;
 pub mod kept_texts;
 pub mod leftovers;

@@ -243,8 +243,10 @@ fn take_records_new_entries_and_leaves_the_inbox_as_it_is() {
     let bytes = std::fs::read(&path).unwrap();
 
     let mut log = DeliveryLog::open(&log_path).unwrap();
+    let mut memo = inbox::InboxMemo::default();
     let mut taken = Vec::new();
-    let left = inbox::take_unread_into(&t.home, TEAM, LEAD, &mut log, &mut taken).unwrap();
+    let left =
+        inbox::take_unread_into(&t.home, TEAM, LEAD, &mut log, &mut memo, &mut taken).unwrap();
     assert_eq!(
         (left, taken.clone()),
         (inbox::Taken::Pending, vec![a.clone()])
@@ -260,12 +262,13 @@ fn take_records_new_entries_and_leaves_the_inbox_as_it_is() {
     let b = InboxEntry::new("worker", "second");
     inbox::append(&t.home, TEAM, LEAD, &b).unwrap();
     let mut again = Vec::new();
-    inbox::take_unread_into(&t.home, TEAM, LEAD, &mut log, &mut again).unwrap();
+    inbox::take_unread_into(&t.home, TEAM, LEAD, &mut log, &mut memo, &mut again).unwrap();
     assert_eq!(again, vec![b]);
     let drained = inbox::drain_unread(&t.home, TEAM, LEAD, &mut log).unwrap();
     assert!(drained.delivered.is_empty());
     assert!(inbox::read(&t.home, TEAM, LEAD).unwrap().entries.is_empty());
     let mut none = Vec::new();
-    let left = inbox::take_unread_into(&t.home, TEAM, LEAD, &mut log, &mut none).unwrap();
+    let left =
+        inbox::take_unread_into(&t.home, TEAM, LEAD, &mut log, &mut memo, &mut none).unwrap();
     assert_eq!((left, none.len()), (inbox::Taken::Empty, 0));
 }
