@@ -4,6 +4,8 @@
 //!    over 1,000 messages sent one at a time.
 //! 2. Memory (VmRSS of this process) with 100 idle in-process teammates, and how long spawning
 //!    them and quitting take. Plain std timing, one machine.
+//!
+//! `BENCH_PROBE=1` also prints where a message's time goes, step by step (`lead_latency_probe`).
 
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
@@ -16,12 +18,17 @@ use teamlead::protocol::{InboxEntry, Member};
 use teamlead::store::{self, Home};
 use tokio::sync::mpsc;
 
+mod lead_latency_probe;
+
 const MESSAGES: usize = 1_000;
 const TEAMMATES: usize = 100;
 
 fn main() {
     // `BENCH_LOG=<filter>`: the lead's log on standard error (to find a slow step).
-    if let Ok(filter) = std::env::var("BENCH_LOG") {
+    // `BENCH_PROBE=1`: where each message's time goes (the lead's probe marks).
+    if std::env::var_os("BENCH_PROBE").is_some() {
+        lead_latency_probe::install();
+    } else if let Ok(filter) = std::env::var("BENCH_LOG") {
         tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
             .with_writer(std::io::stderr)
@@ -86,6 +93,7 @@ async fn message_latency() {
 
     let mut from_append_start = Vec::with_capacity(MESSAGES);
     let mut from_on_disk = Vec::with_capacity(MESSAGES);
+    let mut windows = Vec::with_capacity(MESSAGES);
     for i in 0..MESSAGES {
         go_tx.send(i).expect("writer");
         let wanted = format!("bench message {i}");
@@ -102,6 +110,11 @@ async fn message_latency() {
         assert_eq!(n, i);
         from_append_start.push(arrived - before);
         from_on_disk.push(arrived.saturating_duration_since(after));
+        windows.push(lead_latency_probe::Window {
+            start: before,
+            returned: after,
+            arrived,
+        });
     }
     drop(go_tx);
     thread.join().expect("writer thread");
@@ -118,6 +131,9 @@ async fn message_latency() {
             ms(percentile(samples, 0.99)),
             ms(*samples.last().expect("samples"))
         );
+    }
+    if std::env::var_os("BENCH_PROBE").is_some() {
+        lead_latency_probe::report(&windows);
     }
     quit(&handle.commands, &mut events).await;
     println!();

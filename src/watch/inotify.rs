@@ -171,8 +171,12 @@ impl NotifyLoop {
             if !self.include_locks {
                 events.retain(|e| !e.kind.is_lock());
             }
+            let any = !events.is_empty();
             if !self.sink.send_all(events) {
                 return;
+            }
+            if any {
+                tracing::trace!(target: "teamlead::probe", "watch.sent");
             }
         }
     }

@@ -99,6 +99,7 @@ async fn work(
         // Taken entries that waited their longest go even from an inbox that never goes quiet.
         let overdue = pending.is_some_and(|(since, _)| since.elapsed() >= LONGEST_PENDING);
         let Ok((back, polled, taken)) = tokio::task::spawn_blocking(move || {
+            tracing::trace!(target: "teamlead::probe", "drain.blocking");
             if remove {
                 // Quiet by the loop's requests; the file says whether it still is. A burst
                 // whose change events have not reached the loop yet (a busy loop on a loaded
@@ -124,6 +125,7 @@ async fn work(
                 (poller, polled, left)
             } else {
                 let (polled, taken) = poller.take();
+                tracing::trace!(target: "teamlead::probe", "drain.taken");
                 (poller, polled, taken)
             }
         })
@@ -146,6 +148,7 @@ async fn work(
         if anything && done.send(Drained { polled, after }).is_err() {
             return;
         }
+        tracing::trace!(target: "teamlead::probe", "drain.sent");
     }
 }
 

@@ -395,6 +395,7 @@ impl Controller {
 
     /// A drain finished: act on every entry, then on what waited for it.
     pub fn on_drained(&mut self, drained: Drained) {
+        tracing::trace!(target: "teamlead::probe", "loop.drained");
         let polled = drained.polled;
         for path in polled.quarantined {
             self.note(format!(
@@ -478,6 +479,7 @@ impl Controller {
             self.reload_tasks();
         }
         if lead_inbox {
+            tracing::trace!(target: "teamlead::probe", "loop.changes");
             self.poll_inbox();
         }
     }

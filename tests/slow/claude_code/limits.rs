@@ -135,13 +135,12 @@ pub fn resume_at_the_reset(client: &Client) {
             "[{}] round {round}: a turn started while parked: {between:?}",
             client.label
         );
-        let refused_now = refused_since(&scene, refused);
         assert_eq!(
-            refused_now.len(),
+            refused_turns_since(&scene, refused),
             1,
-            "[{}] round {round}: refused once, nothing asked again before the reset; refused:\n{}",
+            "[{}] round {round}: one turn refused, nothing asked again before the reset; refused:\n{}",
             client.label,
-            refused_now.join("\n")
+            refused_since(&scene, refused).join("\n")
         );
         // Resumed once: it takes its next turn on the word to go on and the held message.
         scene.wait("the resumed turn", || {
@@ -197,6 +196,22 @@ fn refused_since(scene: &Scene, from: usize) -> Vec<String> {
             format!("#{i} [{} tools, system {system:?}] {text}", r.tools().len())
         })
         .collect()
+}
+
+/// How many turns were refused since the first `from` refusals: refused requests with tools
+/// (a side request, a title or a quota check, has none), one per last user text (the client
+/// sending the refused request again is not a new turn: what the lead sends is).
+fn refused_turns_since(scene: &Scene, from: usize) -> usize {
+    let requests = scene.model.requests();
+    let mut texts: Vec<String> = scene.model.refused()[from..]
+        .iter()
+        .map(|&i| &requests[i])
+        .filter(|r| !r.tools().is_empty())
+        .map(|r| r.last_user_text())
+        .collect();
+    texts.sort();
+    texts.dedup();
+    texts.len()
 }
 
 /// Opens the teams dialog, waits until every one of `names` has a row holding `text`, and
@@ -298,13 +313,12 @@ pub fn two_own_and_two_claude_parked_and_resumed(client: &Client) {
         "[{}] a turn started while parked: {between:?}",
         client.label
     );
-    let refused_now = refused_since(&scene, refused);
     assert_eq!(
-        refused_now.len(),
+        refused_turns_since(&scene, refused),
         1,
-        "[{}] nothing asked the model again before the reset; refused:\n{}",
+        "[{}] one turn refused, nothing asked the model again before the reset; refused:\n{}",
         client.label,
-        refused_now.join("\n")
+        refused_since(&scene, refused).join("\n")
     );
     scene.wait("each resumed teammate's turn", || {
         scene.model.turns_on(&[GO_ON]) >= 1
