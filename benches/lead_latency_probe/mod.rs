@@ -1,6 +1,6 @@
 //! Where one message's time goes (`BENCH_PROBE=1`): the lead marks each step of a message's
 //! way with a `trace` event of target `teamlead::probe` (the watcher's events sent, the loop
-//! told, the drain's blocking read, its result sent and received); this layer
+//! told, the drain's thread woken and its read done, the result on the loop); this layer
 //! keeps when each mark came, and [`report`] prints, for the messages of the latency run, the
 //! median and p99 of the time between consecutive steps.
 
@@ -11,12 +11,11 @@ use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, Layer};
 
 /// The steps in the order a message passes them.
-pub const STEPS: [&str; 6] = [
+pub const STEPS: [&str; 5] = [
     "watch.sent",
     "loop.changes",
-    "drain.blocking",
+    "drain.woken",
     "drain.taken",
-    "drain.sent",
     "loop.drained",
 ];
 
