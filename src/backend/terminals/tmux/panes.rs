@@ -55,25 +55,17 @@ impl TmuxBackend {
     /// its style when it has one).
     fn make_pane(&self) -> Result<(String, Vec<Command>), BackendError> {
         let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
-        // One listing: the panes alive (those that closed by themselves, a teammate that shut
-        // down, are forgotten) and whether the private server has its swarm session.
-        let listing = self
-            .server
-            .run(&["list-panes", "-a", "-F", "#{session_name} #{pane_id}"])
-            .unwrap_or_default();
-        let mut swarm = false;
-        let alive: Vec<&str> = listing
-            .lines()
-            .filter_map(|l| {
-                let (session, id) = l.rsplit_once(' ')?;
-                swarm |= session == SWARM_SESSION;
-                Some(id)
-            })
-            .collect();
-        panes.retain(|p| alive.contains(&p.as_str()));
         let mut after = Vec::new();
         let id = match &self.layout {
             TmuxLayout::Inside { lead_pane } => {
+                // One listing: the panes alive (those that closed by themselves, a teammate
+                // that shut down, are forgotten), so only a live one beside the lead is split.
+                let listing = self
+                    .server
+                    .run(&["list-panes", "-a", "-F", "#{pane_id}"])
+                    .unwrap_or_default();
+                let alive: Vec<&str> = listing.lines().map(str::trim).collect();
+                panes.retain(|p| alive.contains(&p.as_str()));
                 let window = self.window_of(lead_pane)?;
                 let id = loop {
                     // Only a teammate pane beside the lead is split (a hidden one is elsewhere).
@@ -110,23 +102,28 @@ impl TmuxBackend {
                 id
             }
             TmuxLayout::Private => {
-                if !swarm {
-                    self.new_swarm()?
-                } else {
-                    let target = format!("{SWARM_SESSION}:teammates");
-                    let id = self.server.run(&[
-                        "split-window",
-                        "-d",
-                        "-t",
-                        &target,
-                        "-P",
-                        "-F",
-                        "#{pane_id}",
-                        "--",
-                        "cat",
-                    ])?;
-                    after.push(command(&["select-layout", "-t", &target, "tiled"]));
-                    id
+                // The split is tried first, without a listing (one tmux client fewer per
+                // spawn): it fails when the private server or its swarm session is not there
+                // yet (the first teammate, or every teammate pane closed), and the session is
+                // made then. When that fails too, the split's error is the one that says why.
+                let target = format!("{SWARM_SESSION}:teammates");
+                let split = self.server.run(&[
+                    "split-window",
+                    "-d",
+                    "-t",
+                    &target,
+                    "-P",
+                    "-F",
+                    "#{pane_id}",
+                    "--",
+                    "cat",
+                ]);
+                match split {
+                    Ok(id) => {
+                        after.push(command(&["select-layout", "-t", &target, "tiled"]));
+                        id
+                    }
+                    Err(split) => self.new_swarm().map_err(|_| split)?,
                 }
             }
         };
