@@ -218,6 +218,65 @@ fn a_styled_pane_gets_its_style_and_layout_in_one_sequence() {
     );
 }
 
+/// On the private server a spawn splits at once, without listing the panes first (one tmux
+/// client fewer per spawn; a hook counts the listings), and when every teammate pane closed
+/// and the swarm session went with them, the next spawn makes the session again.
+#[test]
+fn a_private_spawn_lists_nothing_and_remakes_a_gone_swarm() {
+    let socket = format!("tl-test-{}", uuid::Uuid::new_v4().simple());
+    let backend = TmuxBackend::private(&socket);
+    let guard = TestTmux::named(socket.clone());
+    let first = backend
+        .create_styled_pane("first", Some(Color::Green))
+        .expect("the swarm's first pane");
+    // A session that outlives the swarm keeps the server up, so only the swarm goes.
+    guard
+        .run(&["new-session", "-d", "-s", "keeper", "--", "cat"])
+        .unwrap();
+    guard
+        .run(&[
+            "set-hook",
+            "-g",
+            "after-list-panes",
+            "set-option -g @tl_lists '#{e|+:#{@tl_lists},1}'",
+        ])
+        .unwrap();
+    guard.run(&["set-option", "-g", "@tl_lists", "0"]).unwrap();
+    let second = backend
+        .create_styled_pane("second", Some(Color::Blue))
+        .expect("a split pane");
+    assert_eq!(
+        guard
+            .run(&["show-options", "-g", "-v", "@tl_lists"])
+            .unwrap(),
+        "0",
+        "a spawn on the private server listed the panes"
+    );
+    for pane in [&first, &second] {
+        guard.run(&["kill-pane", "-t", pane]).unwrap();
+    }
+    assert!(
+        guard.run(&["has-session", "-t", "teamlead-swarm"]).is_err(),
+        "the swarm session is gone with its panes"
+    );
+    let third = backend
+        .create_styled_pane("third", Some(Color::Red))
+        .expect("a pane in a new swarm session");
+    assert_eq!(
+        guard
+            .run(&["display-message", "-p", "-t", &third, "#{session_name}"])
+            .unwrap(),
+        "teamlead-swarm"
+    );
+    assert_eq!(
+        guard
+            .run(&["show-options", "-p", "-t", &third, "-v", "@teamlead-name"])
+            .unwrap(),
+        "third"
+    );
+    backend.server.kill_server().unwrap();
+}
+
 /// A teammate pane that closes between the listing and the split (a teammate that just shut
 /// down) is forgotten and another split: a tmux hook kills it right after the second
 /// `list-panes` of `create_pane`, the one that picks the pane to split.
