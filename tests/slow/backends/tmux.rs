@@ -151,18 +151,25 @@ fn outside_tmux_uses_a_private_tiled_server() {
     assert!(!backend.server.is_running());
 }
 
+/// A private server of a unique name (its guard kills it) with the swarm's first pane, styled
+/// for `first` in green.
+fn private_with_a_pane() -> (TmuxBackend, TestTmux, String) {
+    let socket = format!("tl-test-{}", uuid::Uuid::new_v4().simple());
+    let backend = TmuxBackend::private(&socket);
+    let guard = TestTmux::named(socket);
+    let first = backend
+        .create_styled_pane("first", Some(Color::Green))
+        .expect("the swarm's first pane");
+    (backend, guard, first)
+}
+
 /// A styled pane in few tmux calls (the pane, then its layout and style in one sequence), on
 /// the private server and inside it: the same title, name option, border and `remain-on-exit`
 /// as the step-by-step calls gave; a word that ends in `;` (which tmux would take for the end of
 /// a command) stays a word.
 #[test]
 fn a_styled_pane_gets_its_style_and_layout_in_one_sequence() {
-    let socket = format!("tl-test-{}", uuid::Uuid::new_v4().simple());
-    let backend = TmuxBackend::private(&socket);
-    let guard = TestTmux::named(socket.clone());
-    let first = backend
-        .create_styled_pane("first", Some(Color::Green))
-        .expect("the swarm's first pane");
+    let (backend, guard, first) = private_with_a_pane();
     let odd = backend
         .create_styled_pane("odd;", Some(Color::Pink))
         .expect("a split pane");
@@ -223,12 +230,7 @@ fn a_styled_pane_gets_its_style_and_layout_in_one_sequence() {
 /// and the swarm session went with them, the next spawn makes the session again.
 #[test]
 fn a_private_spawn_lists_nothing_and_remakes_a_gone_swarm() {
-    let socket = format!("tl-test-{}", uuid::Uuid::new_v4().simple());
-    let backend = TmuxBackend::private(&socket);
-    let guard = TestTmux::named(socket.clone());
-    let first = backend
-        .create_styled_pane("first", Some(Color::Green))
-        .expect("the swarm's first pane");
+    let (backend, guard, first) = private_with_a_pane();
     // A session that outlives the swarm keeps the server up, so only the swarm goes.
     guard
         .run(&["new-session", "-d", "-s", "keeper", "--", "cat"])
