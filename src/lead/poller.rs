@@ -52,6 +52,9 @@ impl Poller {
 
     /// Takes every new entry out of the lead's inbox, sorted into actions, in inbox order.
     pub fn poll(&mut self) -> Polled {
+        // The drain rewrites the file: what the last take read of it is of no more use, and
+        // its bytes are freed while the inbox stays quiet.
+        self.memo.forget();
         let mut polled = self.drain();
         // An inbox the lead cannot read would make it deaf: its bytes go to quarantine, a
         // fresh inbox is started, and what arrived since is drained at once.

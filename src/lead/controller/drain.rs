@@ -1,5 +1,5 @@
-//! The lead's inbox, drained off the controller's loop. A thread of its own owns the
-//! [`Poller`] and runs each drain; the loop only asks ([`InboxDrain::request`]) and later
+//! The lead's inbox, drained off the controller's loop. A task owns the [`Poller`] and runs
+//! each drain on the blocking pool; the loop only asks ([`InboxDrain::request`]) and later
 //! receives what was drained ([`Drained`]) as one of its inputs. A lock on the inbox left by a
 //! writer that died (up to Claude Code's 10 s staleness rule) or a slow disk therefore delays
 //! the messages, never a command the user types. Requests made while a drain runs are merged
@@ -13,12 +13,11 @@
 //! events can reach the loop late), so the lead holds its inbox's lock between a teammate's
 //! bursts of frames, not in the middle of one.
 //!
-//! A thread rather than a task that hands each drain to the blocking pool: a message's way
-//! from the loop's request to its entries back on the loop is then two wake-ups (this thread,
-//! the loop), not four (the task, a pool thread, the task again, the loop), which is most of
-//! a message's time on the lead's side (`benches/lead_latency.rs`, `BENCH_PROBE=1`).
+//! A task and the blocking pool rather than a thread of its own (tried: two wake-ups fewer per
+//! message, about 0.1 ms): tokio's paused test clock moves on when no task runs, and a
+//! thread's work does not hold it the way a blocking-pool job does, so the timer tests of the
+//! lead could see a message a whole period late.
 
-use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -45,24 +44,18 @@ pub(crate) struct Drained {
     pub after: Vec<After>,
 }
 
-/// The handle the controller keeps; dropping it ends the thread after its current drain.
+/// The handle the controller keeps.
 pub(crate) struct InboxDrain {
-    requests: std_mpsc::Sender<After>,
+    requests: mpsc::UnboundedSender<After>,
     done: mpsc::UnboundedReceiver<Drained>,
 }
 
 impl InboxDrain {
-    /// Starts the drain thread for `poller`. A thread that cannot be started leaves the
-    /// drain deaf, which the lead cannot work without: the error says so.
+    /// Starts the drain task for `poller` (on the current tokio runtime).
     pub fn start(poller: Poller) -> InboxDrain {
-        let (requests, requests_rx) = std_mpsc::channel();
+        let (requests, requests_rx) = mpsc::unbounded_channel();
         let (done_tx, done) = mpsc::unbounded_channel();
-        let started = std::thread::Builder::new()
-            .name("teamlead-inbox".into())
-            .spawn(move || work(poller, &requests_rx, &done_tx));
-        if let Err(e) = started {
-            tracing::error!("cannot start the lead's inbox thread: {e}");
-        }
+        tokio::spawn(work(poller, requests_rx, done_tx));
         InboxDrain { requests, done }
     }
 
@@ -71,7 +64,7 @@ impl InboxDrain {
         let _ = self.requests.send(after);
     }
 
-    /// The next finished drain (pending forever once the thread is gone).
+    /// The next finished drain (pending forever once the task is gone).
     pub async fn next(&mut self) -> Option<Drained> {
         self.done.recv().await
     }
@@ -86,26 +79,22 @@ const QUIET_BEFORE_REMOVAL: Duration = Duration::from_secs(1);
 /// The longest taken entries stay in an inbox that never goes quiet.
 const LONGEST_PENDING: Duration = Duration::from_secs(10);
 
-fn work(
+async fn work(
     mut poller: Poller,
-    requests: &std_mpsc::Receiver<After>,
-    done: &mpsc::UnboundedSender<Drained>,
+    mut requests: mpsc::UnboundedReceiver<After>,
+    done: mpsc::UnboundedSender<Drained>,
 ) {
     // Since when taken entries wait in the file, and when it last changed.
     let mut pending: Option<(Instant, Instant)> = None;
     loop {
         let removal = pending
             .map(|(since, changed)| (changed + QUIET_BEFORE_REMOVAL).min(since + LONGEST_PENDING));
-        let first = match removal {
-            None => match requests.recv() {
-                Ok(after) => Some(after),
-                Err(_) => return,
+        let first = tokio::select! {
+            request = requests.recv() => match request {
+                Some(after) => Some(after),
+                None => return,
             },
-            Some(at) => match requests.recv_timeout(at.saturating_duration_since(Instant::now())) {
-                Ok(after) => Some(after),
-                Err(std_mpsc::RecvTimeoutError::Timeout) => None,
-                Err(std_mpsc::RecvTimeoutError::Disconnected) => return,
-            },
+            () = sleep_until(removal), if removal.is_some() => None,
         };
         let mut after: Vec<After> = first.into_iter().collect();
         while let Ok(more) = requests.try_recv() {
@@ -114,14 +103,42 @@ fn work(
         let remove = after.is_empty();
         // Taken entries that waited their longest go even from an inbox that never goes quiet.
         let overdue = pending.is_some_and(|(since, _)| since.elapsed() >= LONGEST_PENDING);
-        let (polled, taken) = if remove {
-            remove_taken(&mut poller, overdue)
-        } else {
+        let Ok((back, polled, taken)) = tokio::task::spawn_blocking(move || {
             tracing::trace!(target: "teamlead::probe", "drain.woken");
-            let taken = poller.take();
-            tracing::trace!(target: "teamlead::probe", "drain.taken");
-            taken
+            if remove {
+                // Quiet by the loop's requests; the file says whether it still is. A burst
+                // whose change events have not reached the loop yet (a busy loop on a loaded
+                // machine) is taken now, without the lock, and the removal waits for quiet
+                // again: the lock is taken only right after a look that found nothing new.
+                if !overdue {
+                    let (looked, taken) = poller.take();
+                    if !looked.incoming.is_empty() {
+                        return (poller, looked, taken);
+                    }
+                }
+                let mut polled = poller.poll();
+                let left = match &polled.problem {
+                    None => Taken::Empty,
+                    // Everything was taken before: a lock in the way only puts the removal
+                    // off, nothing to tell.
+                    Some(StoreError::LockTimeout { .. }) => {
+                        polled.problem = None;
+                        Taken::Pending
+                    }
+                    Some(_) => Taken::Pending,
+                };
+                (poller, polled, left)
+            } else {
+                let (polled, taken) = poller.take();
+                tracing::trace!(target: "teamlead::probe", "drain.taken");
+                (poller, polled, taken)
+            }
+        })
+        .await
+        else {
+            return;
         };
+        poller = back;
         let now = Instant::now();
         pending = match (taken, pending) {
             (Taken::Pending, Some((since, _))) => Some((since, now)),
@@ -139,29 +156,12 @@ fn work(
     }
 }
 
-/// The removal of taken entries, due by the loop's requests. Quiet by them; the file says
-/// whether it still is. A burst whose change events have not reached the loop yet (a busy
-/// loop on a loaded machine) is taken now, without the lock, and the removal waits for quiet
-/// again: the lock is taken only right after a look that found nothing new.
-fn remove_taken(poller: &mut Poller, overdue: bool) -> (Polled, Taken) {
-    if !overdue {
-        let (looked, taken) = poller.take();
-        if !looked.incoming.is_empty() {
-            return (looked, taken);
-        }
+/// Sleeps until `at` (forever when `None`; the caller guards that branch).
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
     }
-    let mut polled = poller.poll();
-    let left = match &polled.problem {
-        None => Taken::Empty,
-        // Everything was taken before: a lock in the way only puts the removal off, nothing
-        // to tell.
-        Some(StoreError::LockTimeout { .. }) => {
-            polled.problem = None;
-            Taken::Pending
-        }
-        Some(_) => Taken::Pending,
-    };
-    (polled, left)
 }
 
 #[cfg(test)]

@@ -18,6 +18,11 @@ use super::atomic::parse_json;
 use super::delivery::DeliveryLog;
 use crate::InboxEntry;
 
+/// The largest file remembered (an inbox of a few thousand ordinary entries): a reader's
+/// memory stays bounded by this, not by what a teammate writes (a 20 MB frame is parsed in
+/// full each time, as before, and not kept).
+const MAX_REMEMBERED: usize = 1024 * 1024;
+
 /// The last file a reader scanned in full or in part: its bytes and what they held.
 #[derive(Debug, Default)]
 pub struct InboxMemo {
@@ -40,16 +45,21 @@ pub(crate) struct TailScan {
 }
 
 impl InboxMemo {
-    /// Forgets the file (it is gone, or was rewritten by a drain).
-    pub(crate) fn forget(&mut self) {
-        self.bytes.clear();
+    /// Forgets the file (it is gone, or was rewritten by a drain), and frees its bytes.
+    pub fn forget(&mut self) {
+        self.bytes = Vec::new();
         self.close = 0;
         self.unread = 0;
     }
 
     /// Remembers `bytes`, a whole inbox that holds `unread` unread entries, all of them now in
-    /// the log. A file without a closing bracket, or with no entry, is not remembered.
+    /// the log. A file without a closing bracket, with no entry, or larger than
+    /// [`MAX_REMEMBERED`] is not remembered.
     pub(crate) fn remember(&mut self, bytes: Vec<u8>, unread: usize) {
+        if bytes.len() > MAX_REMEMBERED {
+            self.forget();
+            return;
+        }
         match end_of_last_entry(&bytes) {
             Some(close) if has_an_entry(&bytes[..close]) => {
                 self.bytes = bytes;
@@ -225,6 +235,17 @@ mod tests {
         memo.remember(pretty(&[entry("a", false)]), 1);
         memo.forget();
         assert_eq!(memo.scan_rest(&pretty(&[entry("a", false)]), &log), None);
+    }
+
+    #[test]
+    fn a_file_larger_than_the_limit_is_not_kept() {
+        let (_d, log) = log();
+        let mut memo = InboxMemo::default();
+        let big = entry(&"x".repeat(MAX_REMEMBERED), false);
+        let bytes = pretty(std::slice::from_ref(&big));
+        memo.remember(bytes.clone(), 1);
+        assert_eq!(memo.bytes.capacity(), 0, "a big inbox's bytes were kept");
+        assert_eq!(memo.scan_rest(&bytes, &log), None);
     }
 
     #[test]
