@@ -311,12 +311,12 @@ impl PermissionQueue {
         self.items.iter().map(|q| q.pending.clone()).collect()
     }
 
-    /// How many requests each worker has waiting.
     /// Does a request of `worker` wait here?
     pub fn has_worker(&self, worker: &str) -> bool {
         self.items.iter().any(|q| q.pending.worker == worker)
     }
 
+    /// How many requests each worker has waiting.
     pub fn waiting_by_worker(&self) -> HashMap<String, usize> {
         let mut out = HashMap::new();
         for q in &self.items {

@@ -224,15 +224,7 @@ async fn measure() -> Budgets {
         .map(|i| InboxEntry::new("writer", format!("waiting {i}")))
         .collect();
     store::inbox::append_many(&home, &team, "team-lead", &filler).expect("append");
-    let last = format!("waiting {}", WAITING - 1);
-    loop {
-        if let LeadEvent::Transcript(TranscriptItem::Teammate { text, .. }) =
-            next_event(&mut events).await
-            && text == last
-        {
-            break;
-        }
-    }
+    shown(&mut events, &format!("waiting {}", WAITING - 1)).await;
     let fewest_waiting = fewest_allocs(&home, &team, &mut events, "with waiting", 5).await;
 
     // Then the idle teammates.
@@ -308,6 +300,18 @@ async fn measure() -> Budgets {
     }
 }
 
+/// Waits for the transcript event of a teammate's message `wanted`.
+async fn shown(events: &mut mpsc::Receiver<LeadEvent>, wanted: &str) {
+    loop {
+        if let LeadEvent::Transcript(TranscriptItem::Teammate { text, .. }) =
+            next_event(events).await
+            && text == wanted
+        {
+            return;
+        }
+    }
+}
+
 /// The fewest allocations of `n` deliveries (a message appended to the lead's inbox, then
 /// waited for as its transcript event), each once the heap holds still.
 async fn fewest_allocs(
@@ -329,14 +333,7 @@ async fn fewest_allocs(
             &InboxEntry::new("writer", wanted.clone()),
         )
         .expect("append");
-        loop {
-            if let LeadEvent::Transcript(TranscriptItem::Teammate { text, .. }) =
-                next_event(events).await
-                && text == wanted
-            {
-                break;
-            }
-        }
+        shown(events, &wanted).await;
         fewest = fewest.min(ALLOCS.load(Ordering::Relaxed) - before);
     }
     fewest

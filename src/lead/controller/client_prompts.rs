@@ -118,9 +118,6 @@ impl Controller {
             self.publish();
             return;
         }
-        let Some(t) = self.roster.get_mut(name) else {
-            return;
-        };
         if t.client().prompt().is_none() && !t.not_turned() {
             return;
         }

@@ -279,6 +279,23 @@ fn a_private_spawn_lists_nothing_and_remakes_a_gone_swarm() {
     backend.server.kill_server().unwrap();
 }
 
+/// A split that fails while the swarm session is there (its window renamed by hand) reports
+/// the split's own error, not the "duplicate session" of the session it then tried to make.
+#[test]
+fn a_failed_split_beside_a_swarm_says_why_the_split_failed() {
+    let (backend, guard, _first) = private_with_a_pane();
+    guard
+        .run(&["rename-window", "-t", "teamlead-swarm:teammates", "renamed"])
+        .unwrap();
+    let error = backend
+        .create_styled_pane("second", None)
+        .expect_err("no window to split")
+        .to_string();
+    assert!(error.contains("split-window"), "{error}");
+    assert!(!error.contains("duplicate session"), "{error}");
+    backend.server.kill_server().unwrap();
+}
+
 /// A teammate pane that closes between the listing and the split (a teammate that just shut
 /// down) is forgotten and another split: a tmux hook kills it right after the second
 /// `list-panes` of `create_pane`, the one that picks the pane to split.

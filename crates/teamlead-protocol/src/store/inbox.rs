@@ -22,6 +22,7 @@ use super::delivery::DeliveryLog;
 use super::error::{Result, StoreError};
 use super::home::Home;
 pub use super::inbox_memo::InboxMemo;
+use super::inbox_memo::keep_if_fresh;
 use super::json_check::array_of_objects;
 use super::lock::{self, DEFAULT_LOCK_TIMEOUT};
 use super::quarantine::quarantine_bytes;
@@ -511,10 +512,7 @@ fn scan_bytes(before: Vec<u8>, log: &DeliveryLog) -> Scan {
             Ok(e) if !e.is_unread() => keep.push(v),
             Ok(e) => {
                 unread += 1;
-                let key = e.dedup_key();
-                if !log.contains(&key) && seen.insert(key) {
-                    fresh.push(e);
-                }
+                keep_if_fresh(e, log, &mut seen, &mut fresh);
             }
         }
     }
@@ -561,36 +559,36 @@ pub fn take_unread_into(
         memo.forget();
         return Ok(Taken::Empty);
     };
-    // Entries appended to the file read last: only they are parsed.
-    if let Some(rest) = memo.scan_rest(&bytes, log) {
-        // Shown at once; durable before the entries leave the inbox (`drain_prepared`).
-        log.note(&rest.fresh)?;
-        delivered.extend(rest.fresh);
-        let left = if rest.unread == 0 {
-            Taken::Empty
-        } else {
-            Taken::Pending
-        };
-        memo.remember(bytes, rest.unread);
-        return Ok(left);
-    }
-    memo.forget();
-    match scan_bytes(bytes, log) {
-        Scan::Nothing => Ok(Taken::Empty),
-        Scan::Bad => Ok(Taken::Unparsed),
-        Scan::Unread {
-            before,
-            fresh,
-            unread,
-            ..
-        } => {
-            // Shown at once; durable before the entries leave the inbox (`drain_prepared`).
-            log.note(&fresh)?;
-            delivered.extend(fresh);
-            memo.remember(before, unread);
-            Ok(Taken::Pending)
-        }
-    }
+    // Entries appended to the file read last: only they are parsed; else the whole file.
+    let (bytes, fresh, unread) = match memo.scan_rest(&bytes, log) {
+        Some(rest) => (bytes, rest.fresh, rest.unread),
+        None => match scan_bytes(bytes, log) {
+            Scan::Unread {
+                before,
+                fresh,
+                unread,
+                ..
+            } => (before, fresh, unread),
+            Scan::Nothing => {
+                memo.forget();
+                return Ok(Taken::Empty);
+            }
+            Scan::Bad => {
+                memo.forget();
+                return Ok(Taken::Unparsed);
+            }
+        },
+    };
+    // Shown at once; durable before the entries leave the inbox (`drain_prepared`). On an
+    // error the memo still describes the file it read last, whose entries are all noted.
+    log.note(&fresh)?;
+    delivered.extend(fresh);
+    memo.remember(bytes, unread);
+    Ok(if unread == 0 {
+        Taken::Empty
+    } else {
+        Taken::Pending
+    })
 }
 
 /// One attempt of the fast drain: read and record without the lock, then swap under it.

@@ -104,16 +104,26 @@ impl InboxMemo {
         let mut seen = HashSet::new();
         for v in items {
             let e: InboxEntry = serde_json::from_value(v).ok()?;
-            if !e.is_unread() {
-                continue;
-            }
-            unread += 1;
-            let key = e.dedup_key();
-            if !log.contains(&key) && seen.insert(key) {
-                fresh.push(e);
+            if e.is_unread() {
+                unread += 1;
+                keep_if_fresh(e, log, &mut seen, &mut fresh);
             }
         }
         Some(TailScan { unread, fresh })
+    }
+}
+
+/// Puts the unread entry `e` into `fresh` unless the log holds it or `fresh` has it already
+/// (by its key): what a scan of the whole file and a scan of its rest both do with each one.
+pub(crate) fn keep_if_fresh(
+    e: InboxEntry,
+    log: &DeliveryLog,
+    seen: &mut HashSet<String>,
+    fresh: &mut Vec<InboxEntry>,
+) {
+    let key = e.dedup_key();
+    if !log.contains(&key) && seen.insert(key) {
+        fresh.push(e);
     }
 }
 

@@ -105,7 +105,8 @@ impl TmuxBackend {
                 // The split is tried first, without a listing (one tmux client fewer per
                 // spawn): it fails when the private server or its swarm session is not there
                 // yet (the first teammate, or every teammate pane closed), and the session is
-                // made then. When that fails too, the split's error is the one that says why.
+                // made then. A session that was there after all (tmux: "duplicate session")
+                // means the split failed for its own reason, and its error says which.
                 let target = format!("{SWARM_SESSION}:teammates");
                 let split = self.server.run(&[
                     "split-window",
@@ -123,7 +124,11 @@ impl TmuxBackend {
                         after.push(command(&["select-layout", "-t", &target, "tiled"]));
                         id
                     }
-                    Err(split) => self.new_swarm().map_err(|_| split)?,
+                    Err(split) => match self.new_swarm() {
+                        Ok(id) => id,
+                        Err(e) if e.to_string().contains("duplicate session") => return Err(split),
+                        Err(e) => return Err(e),
+                    },
                 }
             }
         };
