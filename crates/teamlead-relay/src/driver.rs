@@ -231,7 +231,12 @@ where
             if let Some(end) = emit(step, &mut writer, &mut on_event)? {
                 return Ok(Ended::Link(end));
             }
-            let step = link.tick(Instant::now())?;
+            // The messages' frames go out before the task list and member fields are looked at.
+            let step = link.tick_messages(Instant::now())?;
+            if let Some(end) = emit(step, &mut writer, &mut on_event)? {
+                return Ok(Ended::Link(end));
+            }
+            let step = link.tick_state(Instant::now())?;
             if let Some(end) = emit(step, &mut writer, &mut on_event)? {
                 return Ok(Ended::Link(end));
             }

@@ -384,7 +384,7 @@ impl Link {
         }
         if let Some(b) = self.bound.as_mut() {
             if let Some(seq) = self.pending_recv.take() {
-                // Durable before the ack.
+                // Written before the ack (the batch it covers is on disk already).
                 b.dir.set_recv(seq)?;
                 self.ack_due = true;
             }
@@ -510,7 +510,7 @@ impl Link {
                 peer.acked,
                 b.dir.recv()
             );
-            b.dir.set_recv(peer.acked)?;
+            b.dir.set_recv_synced(peer.acked)?;
         }
         // The peer's recv acknowledges; everything above it is sent again, in order (after the
         // relay's own hello).
@@ -837,10 +837,25 @@ impl Link {
         Ok(())
     }
 
-    /// The passing of time: liveness (the lead pings every [`PING_EVERY`]; no frame for
-    /// [`SILENCE_LIMIT`] ends the connection) and the pick-up of new local entries for the
-    /// peer, queued in the outbox even while the link is down and sent when it is open.
+    /// The passing of time: [`Link::tick_messages`] then [`Link::tick_state`], as one step.
     pub fn tick(&mut self, now: Instant) -> Result<Step, LinkError> {
+        let mut step = self.tick_messages(now)?;
+        if step.end.is_some() {
+            return Ok(step);
+        }
+        let more = self.tick_state(now)?;
+        step.lines.extend(more.lines);
+        step.events.extend(more.events);
+        step.end = more.end;
+        Ok(step)
+    }
+
+    /// Liveness (the lead pings every [`PING_EVERY`]; no frame for [`SILENCE_LIMIT`] ends the
+    /// connection) and the pick-up of new local entries for the peer, queued in the outbox even
+    /// while the link is down and sent when it is open. A driver writes this step before it
+    /// runs [`Link::tick_state`], so a message never waits behind the scans of the task list,
+    /// read marks, member fields and transcripts.
+    pub fn tick_messages(&mut self, now: Instant) -> Result<Step, LinkError> {
         let mut step = Step::default();
         if self.phase != Phase::Down {
             if self
@@ -863,6 +878,13 @@ impl Link {
             }
         }
         self.pick_up(now, &mut step)?;
+        Ok(step)
+    }
+
+    /// The task list and the member fields (with a relay's read marks and transcripts), while
+    /// data flows; see [`Link::tick_messages`].
+    pub fn tick_state(&mut self, now: Instant) -> Result<Step, LinkError> {
+        let mut step = Step::default();
         self.sync_tasks(now, &mut step)?;
         Ok(step)
     }
