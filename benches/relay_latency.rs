@@ -4,20 +4,23 @@
 //! relay_latency` and run `target/debug/deps/relay_latency-*` (a debug build, much quicker to
 //! build; the figures in docs/DESIGN.md "The relay" come from one).
 //!
-//! Measured: remote delivery through teamlead's link. The lead's end (`Link::lead` + `drive`,
-//! as the lead server runs it) appends `ping-N` to its copy of a remote member's inbox; the
-//! link carries it to that member's inbox on the host, where a responder (a process of the
-//! host's user, woken by the inbox's file events, as a teammate there reads it) appends
-//! `pong-N` to the lead's inbox on the host; the link carries it back. Two figures per round,
-//! one clock, from the start of the lead's append: *there* (→ in the host's inbox) and *round
-//! trip* (→ the reply in the lead's inbox). p50/p99/max over `ROUNDS` one at a time, in these
-//! set-ups (each ssh row first measures its transport's own round trip, a line echoed by `cat`
-//! over the same master, and says whether the goal, round trip p99 ≤ that RTT + 10 ms, is met):
+//! Measured: remote delivery through teamlead's link, sent as the lead server sends to a
+//! remote teammate: `ping-N` handed to the link (`HostLink::hand_off`: into its outbox and onto
+//! the link at once), then appended to the lead's own copy of the member's inbox (which the
+//! link does not send again). The link carries it to that member's inbox on the host, where a
+//! responder (a process of the host's user, woken by the inbox's file events, as a teammate
+//! there reads it) appends `pong-N` to the lead's inbox on the host; the link carries it back.
+//! Two figures per round, one clock, from the hand-off: *there* (→ in the host's inbox) and
+//! *round trip* (→ the reply in the lead's inbox). p50/p99/max over `ROUNDS` one at a time, in
+//! these set-ups (each ssh row first measures its transport's own round trip, a line echoed by
+//! `cat` over the same master, and says whether the goal, round trip p99 ≤ that RTT + 10 ms,
+//! is met):
 //!
-//! 1. **real ssh**: a test host (`tests/support/hosts_common`), `teamlead relay --stdio` started
-//!    over teamlead's own ssh master with `backend::hosts::Connection::command`;
-//! 2. **loopback pipes**: the same two ends in this process over a pair of OS pipes, no ssh:
-//!    the link's own cost (file events wake each side; the appends dominate it);
+//! 1. **real ssh**: a test host (`tests/support/hosts_common`), the lead server's own
+//!    `HostLink` (the relay started over teamlead's ssh master, the route and team file sent);
+//! 2. **loopback pipes**: a lead's `Link` (driven with the same hand-off) and a relay in this
+//!    process over a pair of OS pipes, no ssh: the link's own cost (file events wake each side;
+//!    the appends on the host and the lead's append of the reply dominate it);
 //! 3. **loopback pipes, 10 ms each way (emulated)**: the pipes go through a thread that holds
 //!    each chunk 10 ms before passing it on;
 //! 4. **real ssh, 10 ms each way (delaying proxy)**: as 1, with ssh's `ProxyCommand` this
@@ -47,9 +50,10 @@ use std::time::{Duration, Instant};
 
 use teamlead_protocol::InboxEntry;
 use teamlead_protocol::store::{Home, inbox};
-use teamlead_relay::{DriverOptions, Identity, Link, RelayOptions, drive, run_stdio};
+use teamlead_relay::{DriverOptions, Identity, Link, RelayOptions, drive_with, run_stdio};
 
 use hosts_common::link::{LINK_ID, LinkRig, TEAM, gid_of};
+use teamlead::backend::hosts::link::{HostLink, LinkSpec};
 
 const ROUNDS: usize = 300;
 /// The proxy mode's environment variable: the delay each way in ms (`ProxyCommand` runs this
@@ -119,14 +123,22 @@ impl InboxWatch {
     /// When the inbox held `text`: looked at now and after each change of the file (and every
     /// 50 ms, in case an event was missed), for up to 10 s.
     fn until(&self, text: &str) -> Instant {
-        let end = Instant::now() + Duration::from_secs(10);
+        self.within(text, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("{text} did not arrive in 10 s"))
+    }
+
+    /// [`InboxWatch::until`] for up to `limit`; `None` when it did not come.
+    fn within(&self, text: &str, limit: Duration) -> Option<Instant> {
+        let end = Instant::now() + limit;
         loop {
             while self.changes.try_recv().is_ok() {}
             if self.holds(text) {
-                return Instant::now();
+                return Some(Instant::now());
             }
             let left = end.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "{text} did not arrive in 10 s");
+            if left.is_zero() {
+                return None;
+            }
             let _ = self
                 .changes
                 .recv_timeout(left.min(Duration::from_millis(50)));
@@ -135,11 +147,17 @@ impl InboxWatch {
 }
 
 /// The responder: `ping-N` in the member's inbox is answered with `pong-N` to the lead, in
-/// order, each as soon as the inbox that holds it is there.
-fn respond(home: &Home) -> ! {
+/// order, each as soon as the inbox that holds it is there; it ends when no ping came for a
+/// minute (its row is over).
+fn respond(home: &Home) {
     let watch = InboxWatch::new(home, MEMBER);
     for n in 0.. {
-        watch.until(&format!("ping-{n}"));
+        if watch
+            .within(&format!("ping-{n}"), Duration::from_secs(60))
+            .is_none()
+        {
+            return;
+        }
         inbox::append(
             home,
             TEAM,
@@ -148,12 +166,16 @@ fn respond(home: &Home) -> ! {
         )
         .unwrap();
     }
-    unreachable!()
 }
 
 /// `ROUNDS` round trips from `lead_home` to `host_home` and back; prints the figures and
 /// returns the round trip's p99.
-fn measure(label: &str, lead_home: &Home, host_home: &Home) -> Duration {
+fn measure(
+    label: &str,
+    hand_off: impl Fn(InboxEntry),
+    lead_home: &Home,
+    host_home: &Home,
+) -> Duration {
     // Warm-up: the route is through and both sides poll.
     let host_watch = InboxWatch::new(host_home, MEMBER);
     let lead_watch = InboxWatch::new(lead_home, "team-lead");
@@ -162,14 +184,12 @@ fn measure(label: &str, lead_home: &Home, host_home: &Home) -> Duration {
     for n in 0..ROUNDS + 10 {
         let ping = format!("ping-{n}");
         let pong = format!("pong-{n}");
+        // As the lead sends to a remote teammate: handed to the link, then its own copy
+        // appended (which the link does not send again).
+        let entry = InboxEntry::new("team-lead", ping.clone());
         let sent = Instant::now();
-        inbox::append(
-            lead_home,
-            TEAM,
-            MEMBER,
-            &InboxEntry::new("team-lead", ping.clone()),
-        )
-        .unwrap();
+        hand_off(entry.clone());
+        inbox::append(lead_home, TEAM, MEMBER, &entry).unwrap();
         let arrived = host_watch.until(&ping);
         let back = lead_watch.until(&pong);
         if n >= 10 {
@@ -295,16 +315,29 @@ fn loopback(label: &str, delay: Duration) {
     )
     .unwrap();
     link.set_hosted(&[MEMBER.to_string()]).unwrap();
+    let nudge = teamlead_relay::driver::Nudge::default();
     let options = DriverOptions {
         stop: Some(stop.clone()),
+        nudge: Some(nudge.clone()),
         ..DriverOptions::default()
     };
+    // The lead server's hand-off (`HostLink::hand_off`): entries queued, the driver woken, and
+    // its `between` step sends them.
+    let (handed, to_send) = std::sync::mpsc::channel::<InboxEntry>();
     let lead = std::thread::spawn(move || {
-        let _ = drive(&mut link, lead_in, lead_out, &options, |_| {});
+        let between = |link: &mut Link| {
+            let entries: Vec<InboxEntry> = to_send.try_iter().collect();
+            link.send_entries(MEMBER, &entries)
+        };
+        let _ = drive_with(&mut link, lead_in, lead_out, &options, |_| {}, between);
     });
     let responder_home = host_home.clone();
     std::thread::spawn(move || respond(&responder_home));
-    measure(label, &lead_home, &host_home);
+    let hand_off = |entry| {
+        handed.send(entry).unwrap();
+        nudge.nudge();
+    };
+    measure(label, hand_off, &lead_home, &host_home);
     stop.store(true, Ordering::Relaxed);
     let _ = lead.join();
 }
@@ -378,12 +411,29 @@ fn over_ssh(label: &str, delay: Duration) {
         rtt.0.as_secs_f64() * 1e3,
         rtt.1.as_secs_f64() * 1e3,
     );
-    let mut lead = rig.run_lead();
-    assert!(
-        lead.wait_for(Duration::from_secs(20), |l| l.is_up()),
-        "the link never came up"
-    );
-    let p99 = measure(label, &rig.lead_home, &rig.host_home);
+    // The lead server's own end of the link (`HostLink`: the relay started over the master,
+    // the route and team file sent, the hand-off), on a team of the lead's home.
+    let mut team = teamlead_protocol::TeamFile::new(TEAM, None, "/w");
+    team.members
+        .push(teamlead_protocol::Member::new(MEMBER, TEAM, "/w"));
+    teamlead_protocol::store::create_team(&rig.lead_home, &team).unwrap();
+    let spec = LinkSpec {
+        connection: rig.connection.clone(),
+        home: rig.lead_home.clone(),
+        team: TEAM.to_string(),
+        link: LINK_ID.to_string(),
+        hosted: vec![MEMBER.to_string()],
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        prices: serde_json::Value::Array(Vec::new()),
+    };
+    let mut lead = HostLink::start(spec, Arc::new(|_| {})).unwrap();
+    let end = Instant::now() + Duration::from_secs(20);
+    while !lead.is_up() {
+        assert!(Instant::now() < end, "the link never came up");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let hand_off = |entry| lead.hand_off(MEMBER, entry);
+    let p99 = measure(label, hand_off, &rig.lead_home, &rig.host_home);
     let goal = rtt.0 + Duration::from_millis(10);
     println!(
         "{label:<38} goal: round trip p99 <= RTT p50 + 10 ms = {:.1} ms: {}",
@@ -398,6 +448,7 @@ fn over_ssh(label: &str, delay: Duration) {
 fn main() {
     if let Some(home) = std::env::var_os(RESPONDER) {
         respond(&Home::new(std::path::PathBuf::from(home)));
+        std::process::exit(0);
     }
     if let Some(ms) = std::env::var(PROXY).ok().and_then(|v| v.parse().ok()) {
         proxy(Duration::from_millis(ms));

@@ -243,6 +243,11 @@ pub trait TeammateExecutor: Send + Sync {
     /// the teammate watches its inbox itself.
     fn wake(&self, name: &str);
 
+    /// `entry` is about to be appended to `name`'s inbox in the lead's home: an executor that
+    /// carries that inbox elsewhere (a teammate on another host, over its link) sends it now,
+    /// and the copy appended after is not sent again. Never blocks.
+    fn hand_off(&self, _name: &str, _entry: &InboxEntry) {}
+
     /// A file of the team changed (the lead's watcher): wake whom it concerns.
     fn on_change(&self, _event: &ChangeEvent) {}
 

@@ -85,6 +85,22 @@ fn inbox_names(home: &Home, team: &str) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// The body that carries `entry` of `member`'s inbox (whose key is `key`) to the peer, with
+/// its relay id: the one it carries already (forwarded on from another host), or the one made
+/// from its key.
+pub fn entry_body(team: &str, member: &str, entry: InboxEntry, key: &str) -> Body {
+    let id = entry
+        .relay_id
+        .clone()
+        .unwrap_or_else(|| relay_id(team, key));
+    Body::InboxEntry {
+        team: team.to_string(),
+        to: member.to_string(),
+        entry: Box::new(entry),
+        id,
+    }
+}
+
 /// The key of an entry of `member`'s inbox: the inbox and the entry's de-duplication key.
 pub fn entry_key(member: &str, entry: &InboxEntry) -> String {
     format!("{member}/{}", entry.dedup_key())
@@ -188,19 +204,7 @@ impl Scanner {
                 {
                     continue;
                 }
-                let id = entry
-                    .relay_id
-                    .clone()
-                    .unwrap_or_else(|| relay_id(team, &key));
-                found.push((
-                    Body::InboxEntry {
-                        team: team.to_string(),
-                        to: member.clone(),
-                        entry: Box::new(entry),
-                        id,
-                    },
-                    key,
-                ));
+                found.push((entry_body(team, &member, entry, &key), key));
             }
         }
         Ok(found)

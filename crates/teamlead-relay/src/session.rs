@@ -337,6 +337,60 @@ impl Link {
         Ok(step)
     }
 
+    /// Entries the caller is about to append to `to`'s inbox here (a member whose inbox goes to
+    /// the peer), handed to the link at once instead of picked up from the file after the
+    /// append: each goes into the outbox (synced) and onto the link when it is open, keyed as
+    /// the pick-up keys it, so the copy the caller appends (before or after this) is not
+    /// forwarded a second time. The lead's own messages to a remote teammate go this way, so
+    /// their delivery does not wait for the local copy's durable append, its file event and a
+    /// read of the inbox. An entry already forwarded, or for an inbox that does not go to the
+    /// peer, is left to the file (nothing is sent for it here).
+    pub fn send_entries(
+        &mut self,
+        to: &str,
+        entries: &[teamlead_protocol::InboxEntry],
+    ) -> Result<Step, LinkError> {
+        let mut step = Step::default();
+        let open = self.is_open();
+        let Some(b) = self.bound.as_mut() else {
+            return Ok(step);
+        };
+        let members = forward::outgoing(&self.home, &b.team, self.role, b.dir.hosted())?;
+        if !members.iter().any(|m| m == to) {
+            return Ok(step);
+        }
+        let mut keys = HashSet::new();
+        let items: Vec<(Body, Option<String>)> = entries
+            .iter()
+            .filter_map(|entry| {
+                let key = forward::entry_key(to, entry);
+                (!b.dir.was_forwarded(&key) && keys.insert(key.clone())).then(|| {
+                    (
+                        forward::entry_body(&b.team, to, entry.clone(), &key),
+                        Some(key),
+                    )
+                })
+            })
+            .collect();
+        for out in b.dir.push_many(items)? {
+            if let Body::InboxEntry { team, to, id, .. } = &out.body {
+                step.events.push(Event::Queued {
+                    team: team.clone(),
+                    to: to.clone(),
+                    id: id.clone(),
+                    seq: out.seq,
+                });
+            }
+            if open {
+                step.send(&Frame::Data {
+                    seq: out.seq,
+                    body: out.body,
+                });
+            }
+        }
+        Ok(step)
+    }
+
     /// Whether the peer of the open connection has capability `cap`.
     pub fn peer_can(&self, cap: &str) -> bool {
         self.is_open() && self.peer().is_some_and(|p| p.caps.iter().any(|c| c == cap))

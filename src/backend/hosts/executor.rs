@@ -93,6 +93,10 @@ impl TeammateExecutor for HostsExecutor {
         }
     }
 
+    fn hand_off(&self, name: &str, entry: &crate::protocol::InboxEntry) {
+        self.remote.hand_off(name, entry);
+    }
+
     fn on_change(&self, event: &ChangeEvent) {
         self.local.on_change(event);
     }

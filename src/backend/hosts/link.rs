@@ -28,12 +28,17 @@ use std::time::{Duration, Instant};
 use teamlead_relay::{DriverOptions, Ended, Event, Identity, Link};
 
 use super::Connection;
+use crate::protocol::InboxEntry;
 use crate::protocol::time::now_ms;
 use crate::store::Home;
 
 /// No frame from the relay for this long: the host is reported down (the link itself ends the
 /// connection after 6 s of silence).
 pub const QUIET_LIMIT: Duration = Duration::from_millis(3000);
+
+/// The most entries handed over ([`HostLink::hand_off`]) that wait for a connection; past
+/// it the link's pick-up from the inbox files carries them.
+const MAX_HANDED: usize = 1024;
 
 /// The first wait before a reconnect, and the longest.
 const BACKOFF_MIN: Duration = Duration::from_millis(250);
@@ -77,6 +82,9 @@ struct Shared {
     started: Mutex<std::collections::HashMap<String, Option<String>>>,
     /// The open connection's relay can start sessions (capability `start`).
     can_start: AtomicBool,
+    /// Entries the lead is appending to its copy of a hosted member's inbox, to send now
+    /// ([`HostLink::hand_off`]): the member and the entry, in order.
+    handed: Mutex<Vec<(String, InboxEntry)>>,
 }
 
 impl Shared {
@@ -153,6 +161,7 @@ impl HostLink {
             starts: Mutex::new(Vec::new()),
             started: Mutex::new(std::collections::HashMap::new()),
             can_start: AtomicBool::new(false),
+            handed: Mutex::new(Vec::new()),
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -199,6 +208,25 @@ impl HostLink {
         }
         if let Ok(mut starts) = self.shared.starts.lock() {
             starts.push((name.to_string(), line.to_string()));
+        }
+        self.shared.nudge.nudge();
+    }
+
+    /// `entry`, which the lead appends to its copy of `to`'s inbox (a member on this host), goes
+    /// over the open connection now (`Link::send_entries`: into the link's outbox, synced, and
+    /// onto the link) instead of when the link finds it in the file: its delivery waits for
+    /// neither the copy's durable append nor a file event and a read of the inbox. The copy is
+    /// still appended (it is the lead's record, where the host's read marks land) and is not
+    /// sent again. While no connection runs, entries wait here and the next connection sends
+    /// them before it looks at the inboxes; past [`MAX_HANDED`] waiting, they are let go and
+    /// the file alone carries them, in its order.
+    pub fn hand_off(&self, to: &str, entry: InboxEntry) {
+        if let Ok(mut handed) = self.shared.handed.lock() {
+            if handed.len() >= MAX_HANDED {
+                handed.clear();
+            } else {
+                handed.push((to.to_string(), entry));
+            }
         }
         self.shared.nudge.nudge();
     }
@@ -562,6 +590,20 @@ fn connect_once(
         }
         for (name, line) in starts {
             step.lines.extend(link.start_session(&name, &line)?.lines);
+        }
+        // The lead's messages handed over, after the route they need (a member not in it yet
+        // is left to the pick-up from the file).
+        let handed = shared
+            .handed
+            .lock()
+            .map(|mut h| std::mem::take(&mut *h))
+            .unwrap_or_default();
+        // One outbox record (one sync) for each run of entries to the same member.
+        for run in handed.chunk_by(|a, b| a.0 == b.0) {
+            let entries: Vec<InboxEntry> = run.iter().map(|(_, e)| e.clone()).collect();
+            let sent = link.send_entries(&run[0].0, &entries)?;
+            step.lines.extend(sent.lines);
+            step.events.extend(sent.events);
         }
         Ok(step)
     };

@@ -321,6 +321,21 @@ impl RemoteTeammates {
         Ok(link.set_hosted(hosted))
     }
 
+    /// `entry`, about to be appended to the lead's copy of `name`'s inbox, handed to the link of
+    /// the host `name` runs on ([`HostLink::hand_off`]); nothing for a local teammate or a host
+    /// without a link yet (the link's pick-up from the file carries it). Two short locks, no
+    /// I/O: the controller's loop calls it.
+    pub fn hand_off(&self, name: &str, entry: &InboxEntry) {
+        let Some(host) = self.host_of(name) else {
+            return;
+        };
+        if let Ok(links) = self.links.lock()
+            && let Some(link) = links.get(&host)
+        {
+            link.hand_off(name, entry.clone());
+        }
+    }
+
     /// Waits until `host`'s relay acknowledged route `generation` (the links' lock is taken
     /// only to get the link's waiter).
     fn wait_synced(&self, host: &str, generation: u64) -> bool {

@@ -292,6 +292,10 @@ impl Controller {
         id: u64,
         then: impl FnOnce(&mut Controller, Result<(), StoreError>, u64) + Send + 'static,
     ) {
+        // A teammate on another host gets it over its link now; the copy below is the lead's
+        // record (and is not sent again). Its mark before delivery and the wait for its `false`
+        // concern the lead's copy of the team file only: the host's client reads its own.
+        self.given.executor().hand_off(to, &entry);
         let now = now_ms();
         // An idle `claude` teammate's `isActive` is set `true` by the lead first (docs/DESIGN.md,
         // "The lead marks an idle claude teammate active before it delivers").

@@ -9,7 +9,7 @@ use teamlead_protocol::InboxEntry;
 use teamlead_protocol::store::inbox;
 use teamlead_relay::link_dir::LinkDir;
 use teamlead_relay::session::{PING_EVERY, SILENCE_LIMIT};
-use teamlead_relay::{Body, End, Frame, wire};
+use teamlead_relay::{Body, End, Event, Frame, wire};
 
 use crate::support::{LINK, Pair, TEAM, identity, run_until, texts};
 
@@ -501,5 +501,74 @@ fn a_start_runs_once_on_the_relays_host_and_its_answer_comes_back() {
     assert_eq!(
         started(&pair, "bob"),
         vec![Some("no tmux here".to_string())]
+    );
+}
+
+#[test]
+fn an_entry_handed_to_the_link_goes_at_once_and_its_copy_in_the_file_is_not_sent_again() {
+    let mut pair = Pair::new();
+    hosted(&mut pair);
+    pair.connect();
+    pair.settle();
+    // Handed over: on the link at once, no tick (no pick-up from the file) in between.
+    let handed = InboxEntry::new("team-lead", "handed over");
+    let step = pair
+        .lead
+        .send_entries("alice", std::slice::from_ref(&handed))
+        .unwrap();
+    assert_eq!(step.lines.len(), 1, "one data frame, written now");
+    pair.take_lead(step);
+    pair.settle();
+    assert_eq!(texts(pair.relay_home(), "alice"), vec!["handed over"]);
+    // The lead's own copy, appended after, is not forwarded a second time (not even to be
+    // skipped by its relay id on the host: nothing more is queued for alice).
+    let queued_for_alice = |pair: &Pair| {
+        pair.events
+            .iter()
+            .filter(|(from, e)| {
+                *from == "lead" && matches!(e, Event::Queued { to, .. } if to == "alice")
+            })
+            .count()
+    };
+    assert_eq!(queued_for_alice(&pair), 1);
+    inbox::append(pair.lead_home(), TEAM, "alice", &handed).unwrap();
+    for _ in 0..5 {
+        pair.tick();
+        pair.settle();
+    }
+    assert_eq!(queued_for_alice(&pair), 1);
+    assert_eq!(texts(pair.relay_home(), "alice"), vec!["handed over"]);
+    // The other order: appended and picked up first, then handed: nothing more is sent.
+    let picked = InboxEntry::new("team-lead", "picked up first");
+    inbox::append(pair.lead_home(), TEAM, "bob", &picked).unwrap();
+    pair.tick();
+    pair.settle();
+    let step = pair.lead.send_entries("bob", &[picked]).unwrap();
+    assert!(step.lines.is_empty(), "forwarded already: {:?}", step.lines);
+    assert_eq!(texts(pair.relay_home(), "bob"), vec!["picked up first"]);
+    // A member whose inbox does not go to this host is left to the file.
+    let step = pair
+        .lead
+        .send_entries("carol", &[InboxEntry::new("team-lead", "local")])
+        .unwrap();
+    assert!(step.lines.is_empty());
+    // While the link is down a handed entry waits in the outbox and goes once it is up.
+    pair.drop_link();
+    let waiting = InboxEntry::new("team-lead", "while down");
+    let step = pair
+        .lead
+        .send_entries("alice", std::slice::from_ref(&waiting))
+        .unwrap();
+    assert!(step.lines.is_empty(), "queued, not sent, while down");
+    inbox::append(pair.lead_home(), TEAM, "alice", &waiting).unwrap();
+    pair.connect();
+    pair.settle();
+    for _ in 0..5 {
+        pair.tick();
+        pair.settle();
+    }
+    assert_eq!(
+        texts(pair.relay_home(), "alice"),
+        vec!["handed over", "while down"]
     );
 }
