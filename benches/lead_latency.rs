@@ -2,8 +2,9 @@
 //! 1. Latency from a message appended to the lead's inbox by another thread (the store's
 //!    lock-compatible append, as another process would) to its `Transcript` event, p50 and p99
 //!    over 1,000 messages sent one at a time.
-//! 2. Memory (VmRSS of this process) with 100 idle in-process teammates, and how long spawning
-//!    them and quitting take. Plain std timing, one machine.
+//! 2. Memory (VmRSS of this process) with 100 idle in-process teammates, 0.5 s after the spawn
+//!    burst and at rest (the burst's blocking threads gone: the pool's keep-alive), and how
+//!    long spawning them and quitting take. Plain std timing, one machine.
 //!
 //! `BENCH_PROBE=1` also prints where a message's time goes, step by step (`lead_latency_probe`).
 
@@ -191,9 +192,22 @@ async fn idle_teammates_memory() {
     let spawned_in = started.elapsed();
     // Let allocations settle, then read.
     tokio::time::sleep(Duration::from_millis(500)).await;
+    let burst = (vm_rss_kib(), threads());
+    // At rest: the spawn burst's blocking threads gone (the pool's keep-alive), at most 5 s.
+    let rest_by = Instant::now() + Duration::from_secs(5);
+    while threads() > threads_before.map(|t| t + 8) && Instant::now() < rest_by {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let after = vm_rss_kib();
     println!("{TEAMMATES} idle in-process teammates:");
     println!("  spawned and idle in {}", ms(spawned_in));
+    if let (Some(b), (Some(a), Some(t))) = (before, burst) {
+        println!(
+            "  0.5 s after the spawn burst: +{:.1} MiB, {:.1} KiB per teammate, {t} threads",
+            a.saturating_sub(b) as f64 / 1024.0,
+            a.saturating_sub(b) as f64 / TEAMMATES as f64
+        );
+    }
     match (before, after) {
         (Some(b), Some(a)) => println!(
             "  VmRSS before {:.1} MiB, after {:.1} MiB: +{:.1} MiB, {:.1} KiB per teammate",

@@ -11,6 +11,14 @@
 /// must see first (a plan verdict's turn end) is an async job, so a full pool only queues.
 pub const BLOCKING_THREADS: usize = 64;
 
+/// How long a thread of the blocking pool that has nothing to do stays (tokio's default is
+/// 10 s). A burst (a hundred spawns, a hundred teammates answering at once) starts up to
+/// [`BLOCKING_THREADS`] threads, each with its stack pages and its share of an arena touched;
+/// they leave a second after the burst instead of ten, so an idle lead holds what its idle
+/// teammates need, not what the last burst did. A new burst starts threads again (tens of
+/// microseconds each).
+pub const BLOCKING_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The most malloc arenas of a teamlead process (glibc's default is eight per core, one per
 /// thread as threads come): the lead allocates little at once, and each arena a pool thread
 /// made stayed resident.
@@ -21,8 +29,22 @@ pub const MALLOC_ARENAS: i32 = 4;
 pub fn build() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .max_blocking_threads(BLOCKING_THREADS)
+        .thread_keep_alive(BLOCKING_KEEP_ALIVE)
+        .on_thread_stop(return_free_memory)
         .enable_all()
         .build()
+}
+
+/// A thread of the runtime ends: a blocking thread whose burst is over (the workers end only
+/// with the runtime). The heap the burst freed goes back to the system (glibc keeps freed
+/// memory in its arenas otherwise, and a burst's jobs freed most of what they took); it runs
+/// on the ending thread, never on the loop.
+fn return_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Limits this process's malloc arenas to [`MALLOC_ARENAS`] (glibc only; elsewhere nothing).
