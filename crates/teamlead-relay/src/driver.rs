@@ -194,8 +194,11 @@ where
                             Err(_) => break,
                         }
                     }
-                    due = true;
+                    // A tick follows a batch that applied data or opened the connection (what
+                    // it changed may concern the peer); acks, pings and pongs need none.
+                    let (recv_before, open_before) = (link.recv(), link.is_open());
                     let step = link.on_lines(&batch, Instant::now())?;
+                    due = link.recv() != recv_before || link.is_open() != open_before;
                     link.heard_until(Instant::now());
                     if let Some(end) = emit(step, &mut writer, &mut on_event)? {
                         return Ok(Ended::Link(end));
