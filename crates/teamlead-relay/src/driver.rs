@@ -164,6 +164,7 @@ where
             return Ok(Ended::Link(end));
         }
         let mut last_tick = Instant::now();
+        let mut last_state = Instant::now();
         loop {
             wake.ensure(&link.watched_dirs());
             if options
@@ -239,6 +240,12 @@ where
             if let Some(end) = emit(step, &mut writer, &mut on_event)? {
                 return Ok(Ended::Link(end));
             }
+            // A file changed meanwhile (a reply, maybe): the next turn picks it up first, and
+            // the scans wait for a turn with none pending, never longer than a poll.
+            if wake.is_pending() && last_state.elapsed() < options.poll {
+                continue;
+            }
+            last_state = Instant::now();
             let step = link.tick_state(Instant::now())?;
             if let Some(end) = emit(step, &mut writer, &mut on_event)? {
                 return Ok(Ended::Link(end));

@@ -80,6 +80,11 @@ impl Wake {
         self.pending.store(false, Ordering::Release);
     }
 
+    /// Whether a change came since the last [`Wake::rearm`] (its wake is on its way).
+    pub fn is_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
+    }
+
     /// Whether file events are in use.
     pub fn is_active(&self) -> bool {
         self.watcher.is_some()
