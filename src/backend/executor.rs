@@ -248,6 +248,11 @@ pub trait TeammateExecutor: Send + Sync {
     /// and the copy appended after is not sent again. Never blocks.
     fn hand_off(&self, _name: &str, _entry: &InboxEntry) {}
 
+    /// Where an executor that carries inboxes from elsewhere (teammates on other hosts) hands
+    /// the entries for the lead's own inbox as they arrive, before they are appended to it
+    /// (the lead's drain: it notes them delivered, and the file's take passes them by).
+    fn set_lead_entries(&self, _sink: LeadEntrySink) {}
+
     /// A file of the team changed (the lead's watcher): wake whom it concerns.
     fn on_change(&self, _event: &ChangeEvent) {}
 
@@ -358,6 +363,10 @@ pub trait TeammateExecutor: Send + Sync {
         record.to_string()
     }
 }
+
+/// Takes an entry for the lead's own inbox from another thread
+/// ([`TeammateExecutor::set_lead_entries`]).
+pub type LeadEntrySink = std::sync::Arc<dyn Fn(InboxEntry) + Send + Sync>;
 
 /// A `shutdown_request` from `team-lead` to `name`: its request id and the inbox entry. The one
 /// place the lead's shutdown message is built.

@@ -117,6 +117,28 @@ impl Poller {
         }
     }
 
+    /// Entries handed over before they are in the inbox (a teammate's on another host, as the
+    /// host's link reads them): those the delivery log does not hold are noted there and
+    /// sorted into actions, so the take that later finds them in the file passes them by. A
+    /// log that cannot be written takes nothing here: the file's take delivers them (and says
+    /// what is wrong).
+    pub fn take_handed(&mut self, entries: Vec<InboxEntry>) -> Polled {
+        let mut fresh: Vec<InboxEntry> = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let key = entry.dedup_key();
+            if !self.log.contains(&key) && !fresh.iter().any(|e| e.dedup_key() == key) {
+                fresh.push(entry);
+            }
+        }
+        if self.log.note(&fresh).is_err() {
+            return Polled::default();
+        }
+        Polled {
+            incoming: fresh.into_iter().map(classify).collect(),
+            ..Polled::default()
+        }
+    }
+
     fn drain(&mut self) -> Polled {
         let mut delivered = Vec::new();
         let drained = store::inbox::drain_unread_into(

@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use teamlead_protocol::InboxEntry;
 use teamlead_protocol::store::{Home, StoreError};
 
 use crate::forward::{self, Batch, Scanner};
@@ -158,9 +159,30 @@ pub struct Link {
     read_feed: ReadFeed,
     /// The lead's config price rows, sent at each connection to a relay that has `prices`.
     prices: Option<serde_json::Value>,
+    /// Told each entry for the lead's own inbox as it arrives (see [`Link::on_lead_entry`]).
+    lead_entries: Option<LeadEntries>,
+}
+
+/// Where a lead's end hands the entries that arrive for the lead's own inbox.
+pub struct LeadEntries(Box<dyn FnMut(&InboxEntry) + Send>);
+
+impl std::fmt::Debug for LeadEntries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LeadEntries")
+    }
 }
 
 impl Link {
+    /// The lead's end hands `f` each entry for the lead's own inbox (`team-lead`) as its frame
+    /// is read, before the batch is appended to that inbox: the lead can show a teammate's
+    /// message without waiting for its own durable append and a file event. The append, `recv`
+    /// and the ack still follow as before (a lead that shows an entry and dies before the ack
+    /// has it sent again, and its delivery log knows it). A repeat (a seq already applied) is
+    /// not handed on. A relay's end never calls it.
+    pub fn on_lead_entry(&mut self, f: impl FnMut(&InboxEntry) + Send + 'static) {
+        self.lead_entries = Some(LeadEntries(Box::new(f)));
+    }
+
     /// The lead's end of `link` for `team`, with its state loaded from `home`.
     pub fn lead(home: Home, team: &str, link: &str, me: Identity) -> Result<Link, LinkError> {
         let dir = LinkDir::open(&home, team, link)?;
@@ -191,6 +213,7 @@ impl Link {
             last_ping: None,
             ping_n: 0,
             received: HashSet::new(),
+            lead_entries: None,
             pending_recv: None,
             staged: Batch::default(),
             ack_due: false,
@@ -345,11 +368,7 @@ impl Link {
     /// their delivery does not wait for the local copy's durable append, its file event and a
     /// read of the inbox. An entry already forwarded, or for an inbox that does not go to the
     /// peer, is left to the file (nothing is sent for it here).
-    pub fn send_entries(
-        &mut self,
-        to: &str,
-        entries: &[teamlead_protocol::InboxEntry],
-    ) -> Result<Step, LinkError> {
+    pub fn send_entries(&mut self, to: &str, entries: &[InboxEntry]) -> Result<Step, LinkError> {
         let mut step = Step::default();
         let open = self.is_open();
         let Some(b) = self.bound.as_mut() else {
@@ -639,6 +658,14 @@ impl Link {
                 id,
             } => {
                 self.received.insert(id.clone());
+                if self.role == Role::Lead
+                    && to == teamlead_protocol::LEAD_NAME
+                    && let Some(LeadEntries(f)) = self.lead_entries.as_mut()
+                {
+                    let mut arrived = (*entry).clone();
+                    arrived.relay_id = Some(id.clone());
+                    f(&arrived);
+                }
                 self.staged.push(team, to, *entry, id);
             }
             Body::Route { hosted, .. } => {

@@ -97,6 +97,10 @@ impl TeammateExecutor for HostsExecutor {
         self.remote.hand_off(name, entry);
     }
 
+    fn set_lead_entries(&self, sink: crate::backend::executor::LeadEntrySink) {
+        self.remote.set_lead_entries(sink);
+    }
+
     fn on_change(&self, event: &ChangeEvent) {
         self.local.on_change(event);
     }

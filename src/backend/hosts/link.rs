@@ -123,6 +123,9 @@ pub struct LinkSpec {
     /// The lead's config price rows, for the relay to price the host's `claude` teammates
     /// (`teamlead_relay::prices`).
     pub prices: serde_json::Value,
+    /// Where the entries for the lead's inbox go as their frames are read, before the link
+    /// appends them (`Link::on_lead_entry`; `None`: the lead reads them from its inbox).
+    pub lead_entries: Option<crate::backend::executor::LeadEntrySink>,
 }
 
 /// The link id of `team` (created at `created_ms`) on `host`: a uuid made from both, so the
@@ -349,6 +352,9 @@ fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
         }
     };
     link.set_prices(spec.prices.clone());
+    if let Some(sink) = spec.lead_entries.clone() {
+        link.on_lead_entry(move |entry| sink(entry.clone()));
+    }
     let mut backoff = BACKOFF_MIN;
     while !shared.stop.load(Ordering::Relaxed) {
         shared.route_changed.store(false, Ordering::Relaxed);

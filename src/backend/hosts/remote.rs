@@ -95,6 +95,9 @@ pub struct RemoteTeammates {
     ports: Mutex<HashMap<String, (u16, Option<String>)>>,
     /// Teammates whose start is under way: counted already, with no session yet.
     starting: Mutex<std::collections::HashSet<String>>,
+    /// Where the links hand the entries for the lead's inbox as they arrive (the lead's
+    /// drain), for the links started from now on.
+    lead_entries: Mutex<Option<crate::backend::executor::LeadEntrySink>>,
 }
 
 fn failed(what: impl std::fmt::Display) -> ExecutorError {
@@ -125,6 +128,7 @@ impl RemoteTeammates {
             links: Mutex::new(HashMap::new()),
             members: Mutex::new(HashMap::new()),
             starting: Mutex::new(std::collections::HashSet::new()),
+            lead_entries: Mutex::new(None),
             llm: None,
             prices: serde_json::Value::Array(Vec::new()),
             proxy: Mutex::new(None),
@@ -310,6 +314,7 @@ impl RemoteTeammates {
                 hosted: hosted.clone(),
                 version: self.version.clone(),
                 prices: self.prices.clone(),
+                lead_entries: self.lead_entries.lock().ok().and_then(|s| s.clone()),
             };
             let link = HostLink::start(spec, self.sink.clone())
                 .map_err(|e| failed(format!("no thread for the link to {host}: {e}")))?;
@@ -319,6 +324,14 @@ impl RemoteTeammates {
             .get(host)
             .ok_or_else(|| failed(format!("no link to {host}")))?;
         Ok(link.set_hosted(hosted))
+    }
+
+    /// Where every link started from now on hands the entries for the lead's inbox as they
+    /// arrive (the controller sets it before it adopts or spawns anyone).
+    pub fn set_lead_entries(&self, sink: crate::backend::executor::LeadEntrySink) {
+        if let Ok(mut slot) = self.lead_entries.lock() {
+            *slot = Some(sink);
+        }
     }
 
     /// `entry`, about to be appended to the lead's copy of `name`'s inbox, handed to the link of

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use crate::protocol::InboxEntry;
 use crate::store::StoreError;
 use crate::store::inbox::Taken;
 
@@ -47,6 +48,7 @@ pub(crate) struct Drained {
 /// The handle the controller keeps.
 pub(crate) struct InboxDrain {
     requests: mpsc::UnboundedSender<After>,
+    handed: mpsc::UnboundedSender<InboxEntry>,
     done: mpsc::UnboundedReceiver<Drained>,
 }
 
@@ -54,9 +56,25 @@ impl InboxDrain {
     /// Starts the drain task for `poller` (on the current tokio runtime).
     pub fn start(poller: Poller) -> InboxDrain {
         let (requests, requests_rx) = mpsc::unbounded_channel();
+        let (handed, handed_rx) = mpsc::unbounded_channel();
         let (done_tx, done) = mpsc::unbounded_channel();
-        tokio::spawn(work(poller, requests_rx, done_tx));
-        InboxDrain { requests, done }
+        tokio::spawn(work(poller, requests_rx, handed_rx, done_tx));
+        InboxDrain {
+            requests,
+            handed,
+            done,
+        }
+    }
+
+    /// Where entries for the lead's inbox are handed over before they are in it (a host's
+    /// link, as it reads them: [`crate::backend::executor::LeadEntrySink`]); callable from
+    /// any thread, never blocks. Each comes back as a drain of its own, noted in the delivery
+    /// log, and the file's take passes it by.
+    pub fn hand_in(&self) -> crate::backend::executor::LeadEntrySink {
+        let handed = self.handed.clone();
+        std::sync::Arc::new(move |entry: InboxEntry| {
+            let _ = handed.send(entry);
+        })
     }
 
     /// Asks for a drain; `after` comes back with its result.
@@ -82,6 +100,7 @@ const LONGEST_PENDING: Duration = Duration::from_secs(10);
 async fn work(
     mut poller: Poller,
     mut requests: mpsc::UnboundedReceiver<After>,
+    mut handed: mpsc::UnboundedReceiver<InboxEntry>,
     done: mpsc::UnboundedSender<Drained>,
 ) {
     // Since when taken entries wait in the file, and when it last changed.
@@ -90,6 +109,28 @@ async fn work(
         let removal = pending
             .map(|(since, changed)| (changed + QUIET_BEFORE_REMOVAL).min(since + LONGEST_PENDING));
         let first = tokio::select! {
+            biased;
+            Some(entry) = handed.recv() => {
+                let mut entries = vec![entry];
+                while let Ok(more) = handed.try_recv() {
+                    entries.push(more);
+                }
+                let Ok((back, polled)) = tokio::task::spawn_blocking(move || {
+                    let polled = poller.take_handed(entries);
+                    (poller, polled)
+                })
+                .await
+                else {
+                    return;
+                };
+                poller = back;
+                if !polled.incoming.is_empty()
+                    && done.send(Drained { polled, after: Vec::new() }).is_err()
+                {
+                    return;
+                }
+                continue;
+            }
             request = requests.recv() => match request {
                 Some(after) => Some(after),
                 None => return,
@@ -214,5 +255,40 @@ mod tests {
             assert!(Instant::now() < deadline, "never removed once quiet");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// A host's link hands the lead a teammate's entry as it reads it, then appends it to the
+    /// lead's inbox: the lead has it once, from the hand-over, and its take of the file (and
+    /// a hand-over of the same entry again, a frame sent again) passes it by.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_entry_handed_over_is_delivered_once_though_the_file_has_it_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path());
+        let mut file = TeamFile::new("t", None, "/w");
+        file.members.push(Member::new("remote", "t", "/w"));
+        store::create_team(&home, &file).unwrap();
+        let mut drain = InboxDrain::start(Poller::open(&home, "t").unwrap());
+        let mut entry = InboxEntry::new("remote", "from another host");
+        entry.relay_id = Some("6a1d1c52-93c8-8b1e-a1b0-000000000001".into());
+        let hand_in = drain.hand_in();
+        hand_in(entry.clone());
+        let handed = drain.next().await.unwrap();
+        let texts: Vec<&str> = handed
+            .polled
+            .incoming
+            .iter()
+            .map(|i| i.entry().text.as_str())
+            .collect();
+        assert_eq!(texts, vec!["from another host"]);
+        store::inbox::append(&home, "t", LEAD_NAME, &entry).unwrap();
+        hand_in(entry.clone());
+        drain.request(After::Nothing);
+        let looked = drain.next().await.unwrap();
+        assert!(
+            looked.polled.incoming.is_empty(),
+            "delivered again: {:?}",
+            looked.polled.incoming
+        );
+        assert_eq!(looked.after.len(), 1);
     }
 }

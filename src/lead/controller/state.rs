@@ -237,6 +237,12 @@ impl Controller {
             _watcher: watcher,
             barriers: Default::default(),
         };
+        // Teammates on other hosts: their links hand the lead's entries to the drain as they
+        // arrive, before any link starts (adoption and spawns come later).
+        controller
+            .given
+            .executor()
+            .set_lead_entries(controller.drain.hand_in());
         controller.record = super::next_lead::NextLead::new(
             controller.given.kind().as_str(),
             controller.given.executor().session_record(),

@@ -572,3 +572,35 @@ fn an_entry_handed_to_the_link_goes_at_once_and_its_copy_in_the_file_is_not_sent
         vec!["handed over", "while down"]
     );
 }
+
+#[test]
+fn the_leads_end_hands_on_each_entry_for_the_lead_once_as_it_arrives() {
+    let mut pair = Pair::new();
+    hosted(&mut pair);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = seen.clone();
+    pair.lead
+        .on_lead_entry(move |e| sink.lock().unwrap().push(e.text.clone()));
+    pair.connect();
+    pair.settle();
+    for (to, text) in [("team-lead", "to the lead"), ("carol", "to carol")] {
+        inbox::append(pair.relay_home(), TEAM, to, &InboxEntry::new("alice", text)).unwrap();
+    }
+    pair.tick();
+    // Handed on as its frame is read (the batch's append follows), only the lead's own.
+    pair.deliver("lead", usize::MAX);
+    assert_eq!(*seen.lock().unwrap(), vec!["to the lead"]);
+    assert_eq!(texts(pair.lead_home(), "team-lead"), vec!["to the lead"]);
+    // The ack lost with the link: the relay sends it again, the lead applies nothing and
+    // hands nothing on a second time.
+    pair.to_relay.clear();
+    pair.drop_link();
+    pair.connect();
+    pair.settle();
+    for _ in 0..5 {
+        pair.tick();
+        pair.settle();
+    }
+    assert_eq!(*seen.lock().unwrap(), vec!["to the lead"]);
+    assert_eq!(texts(pair.lead_home(), "team-lead"), vec!["to the lead"]);
+}
