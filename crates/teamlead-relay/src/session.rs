@@ -391,22 +391,8 @@ impl Link {
                 })
             })
             .collect();
-        for out in b.dir.push_many(items)? {
-            if let Body::InboxEntry { team, to, id, .. } = &out.body {
-                step.events.push(Event::Queued {
-                    team: team.clone(),
-                    to: to.clone(),
-                    id: id.clone(),
-                    seq: out.seq,
-                });
-            }
-            if open {
-                step.send(&Frame::Data {
-                    seq: out.seq,
-                    body: out.body,
-                });
-            }
-        }
+        let pushed = b.dir.push_many(items)?;
+        queued(pushed, open, &mut step);
         Ok(step)
     }
 
@@ -986,22 +972,28 @@ impl Link {
                 .map(|(body, key)| (body, Some(key)))
                 .collect(),
         )?;
-        for out in pushed {
-            if let Body::InboxEntry { team, to, id, .. } = &out.body {
-                step.events.push(Event::Queued {
-                    team: team.clone(),
-                    to: to.clone(),
-                    id: id.clone(),
-                    seq: out.seq,
-                });
-            }
-            if open {
-                step.send(&Frame::Data {
-                    seq: out.seq,
-                    body: out.body,
-                });
-            }
-        }
+        queued(pushed, open, step);
         Ok(())
+    }
+}
+
+/// Inbox entries just put in the outbox: each reported queued, and onto the link when it is
+/// open (else they go at the next connection, with the rest of the outbox).
+fn queued(pushed: Vec<crate::link_dir::Outgoing>, open: bool, step: &mut Step) {
+    for out in pushed {
+        if let Body::InboxEntry { team, to, id, .. } = &out.body {
+            step.events.push(Event::Queued {
+                team: team.clone(),
+                to: to.clone(),
+                id: id.clone(),
+                seq: out.seq,
+            });
+        }
+        if open {
+            step.send(&Frame::Data {
+                seq: out.seq,
+                body: out.body,
+            });
+        }
     }
 }
