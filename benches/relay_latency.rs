@@ -335,7 +335,7 @@ fn loopback(label: &str, delay: Duration) {
     link.set_hosted(&[MEMBER.to_string()]).unwrap();
     let (handed_tx, handed_in) = std::sync::mpsc::channel();
     link.on_lead_entry(move |e| {
-        let _ = handed_tx.send((e.text.clone(), Instant::now()));
+        let _ = handed_tx.send((e.text, Instant::now()));
     });
     let nudge = teamlead_relay::driver::Nudge::default();
     let options = DriverOptions {
@@ -440,7 +440,6 @@ fn over_ssh(label: &str, delay: Duration) {
         .push(teamlead_protocol::Member::new(MEMBER, TEAM, "/w"));
     teamlead_protocol::store::create_team(&rig.lead_home, &team).unwrap();
     let (handed_tx, handed_in) = std::sync::mpsc::channel();
-    let handed_tx = std::sync::Mutex::new(handed_tx);
     let spec = LinkSpec {
         connection: rig.connection.clone(),
         home: rig.lead_home.clone(),
@@ -450,7 +449,7 @@ fn over_ssh(label: &str, delay: Duration) {
         version: env!("CARGO_PKG_VERSION").to_string(),
         prices: serde_json::Value::Array(Vec::new()),
         lead_entries: Some(Arc::new(move |e: InboxEntry| {
-            let _ = handed_tx.lock().unwrap().send((e.text, Instant::now()));
+            let _ = handed_tx.send((e.text, Instant::now()));
         })),
     };
     let mut lead = HostLink::start(spec, Arc::new(|_| {})).unwrap();

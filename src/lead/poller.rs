@@ -4,6 +4,7 @@
 //! and a fresh one started (`store::inbox::recover_unreadable`), then drained again. Woken by the file event on the inboxes directory,
 //! with the controller's slow safety poll as a fallback.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::contract::TranscriptItem;
@@ -123,12 +124,9 @@ impl Poller {
     /// log that cannot be written takes nothing here: the file's take delivers them (and says
     /// what is wrong).
     pub fn take_handed(&mut self, entries: Vec<InboxEntry>) -> Polled {
-        let mut fresh: Vec<InboxEntry> = Vec::with_capacity(entries.len());
+        let (mut fresh, mut seen) = (Vec::with_capacity(entries.len()), HashSet::new());
         for entry in entries {
-            let key = entry.dedup_key();
-            if !self.log.contains(&key) && !fresh.iter().any(|e| e.dedup_key() == key) {
-                fresh.push(entry);
-            }
+            store::inbox::keep_if_fresh(entry, &self.log, &mut seen, &mut fresh);
         }
         if self.log.note(&fresh).is_err() {
             return Polled::default();

@@ -164,7 +164,7 @@ pub struct Link {
 }
 
 /// Where a lead's end hands the entries that arrive for the lead's own inbox.
-pub struct LeadEntries(Box<dyn FnMut(&InboxEntry) + Send>);
+pub struct LeadEntries(Box<dyn FnMut(InboxEntry) + Send>);
 
 impl std::fmt::Debug for LeadEntries {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -179,7 +179,7 @@ impl Link {
     /// and the ack still follow as before (a lead that shows an entry and dies before the ack
     /// has it sent again, and its delivery log knows it). A repeat (a seq already applied) is
     /// not handed on. A relay's end never calls it.
-    pub fn on_lead_entry(&mut self, f: impl FnMut(&InboxEntry) + Send + 'static) {
+    pub fn on_lead_entry(&mut self, f: impl FnMut(InboxEntry) + Send + 'static) {
         self.lead_entries = Some(LeadEntries(Box::new(f)));
     }
 
@@ -650,7 +650,7 @@ impl Link {
                 {
                     let mut arrived = (*entry).clone();
                     arrived.relay_id = Some(id.clone());
-                    f(&arrived);
+                    f(arrived);
                 }
                 self.staged.push(team, to, *entry, id);
             }

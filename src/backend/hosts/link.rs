@@ -37,8 +37,41 @@ use crate::store::Home;
 pub const QUIET_LIMIT: Duration = Duration::from_millis(3000);
 
 /// The most entries handed over ([`HostLink::hand_off`]) that wait for a connection; past
-/// it the link's pick-up from the inbox files carries them.
+/// it the link's pick-up from the inbox files carries them, and every later one.
 const MAX_HANDED: usize = 1024;
+
+/// The lead's entries handed over to a link, waiting for its driver's next turn
+/// ([`HostLink::hand_off`]).
+#[derive(Default)]
+struct Handed {
+    /// The member and the entry, in order.
+    entries: Vec<(String, InboxEntry)>,
+    /// More than [`MAX_HANDED`] waited once: from then on the file carries every entry, so a
+    /// later hand-off never overtakes one that was let go.
+    gave_up: bool,
+}
+
+impl Handed {
+    /// Queues `entry` for `to`; false when it is left to the file (this link gave up, now or
+    /// before).
+    fn push(&mut self, to: &str, entry: InboxEntry) -> bool {
+        if self.gave_up {
+            return false;
+        }
+        if self.entries.len() >= MAX_HANDED {
+            self.entries = Vec::new();
+            self.gave_up = true;
+            return false;
+        }
+        self.entries.push((to.to_string(), entry));
+        true
+    }
+
+    /// What waits, for the driver to send.
+    fn take(&mut self) -> Vec<(String, InboxEntry)> {
+        std::mem::take(&mut self.entries)
+    }
+}
 
 /// The first wait before a reconnect, and the longest.
 const BACKOFF_MIN: Duration = Duration::from_millis(250);
@@ -84,7 +117,7 @@ struct Shared {
     can_start: AtomicBool,
     /// Entries the lead is appending to its copy of a hosted member's inbox, to send now
     /// ([`HostLink::hand_off`]): the member and the entry, in order.
-    handed: Mutex<Vec<(String, InboxEntry)>>,
+    handed: Mutex<Handed>,
 }
 
 impl Shared {
@@ -164,7 +197,7 @@ impl HostLink {
             starts: Mutex::new(Vec::new()),
             started: Mutex::new(std::collections::HashMap::new()),
             can_start: AtomicBool::new(false),
-            handed: Mutex::new(Vec::new()),
+            handed: Mutex::new(Handed::default()),
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -221,17 +254,19 @@ impl HostLink {
     /// neither the copy's durable append nor a file event and a read of the inbox. The copy is
     /// still appended (it is the lead's record, where the host's read marks land) and is not
     /// sent again. While no connection runs, entries wait here and the next connection sends
-    /// them before it looks at the inboxes; past [`MAX_HANDED`] waiting, they are let go and
-    /// the file alone carries them, in its order.
+    /// them before it looks at the inboxes. Past [`MAX_HANDED`] waiting (a long partition and
+    /// a talkative lead), they are let go and this link hands nothing over any more: the file
+    /// carries those and every later entry, in its order (a later hand-off would overtake
+    /// them).
     pub fn hand_off(&self, to: &str, entry: InboxEntry) {
-        if let Ok(mut handed) = self.shared.handed.lock() {
-            if handed.len() >= MAX_HANDED {
-                handed.clear();
-            } else {
-                handed.push((to.to_string(), entry));
-            }
+        let queued = self
+            .shared
+            .handed
+            .lock()
+            .is_ok_and(|mut handed| handed.push(to, entry));
+        if queued {
+            self.shared.nudge.nudge();
         }
-        self.shared.nudge.nudge();
     }
 
     /// A handle that waits for this link's route acknowledgements without the link itself
@@ -353,7 +388,7 @@ fn run(spec: LinkSpec, shared: &Arc<Shared>, sink: &StateSink) {
     };
     link.set_prices(spec.prices.clone());
     if let Some(sink) = spec.lead_entries.clone() {
-        link.on_lead_entry(move |entry| sink(entry.clone()));
+        link.on_lead_entry(move |entry| sink(entry));
     }
     let mut backoff = BACKOFF_MIN;
     while !shared.stop.load(Ordering::Relaxed) {
@@ -602,7 +637,7 @@ fn connect_once(
         let handed = shared
             .handed
             .lock()
-            .map(|mut h| std::mem::take(&mut *h))
+            .map(|mut h| h.take())
             .unwrap_or_default();
         // One outbox record (one sync) for each run of entries to the same member.
         for run in handed.chunk_by(|a, b| a.0 == b.0) {
@@ -655,5 +690,27 @@ impl StateOnly<'_> {
             since_ms: now_ms(),
             why: why.to_string(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Past the limit the queue is let go and nothing is queued any more: the file carries
+    /// every later entry behind the ones let go, so none overtakes them.
+    #[test]
+    fn a_queue_past_its_limit_gives_up_for_good() {
+        let mut handed = Handed::default();
+        for n in 0..MAX_HANDED {
+            assert!(handed.push("mate", InboxEntry::new("team-lead", format!("m{n}"))));
+        }
+        assert!(!handed.push("mate", InboxEntry::new("team-lead", "one too many")));
+        assert!(handed.take().is_empty(), "the waiting ones are let go");
+        assert!(!handed.push("mate", InboxEntry::new("team-lead", "later")));
+        assert!(
+            handed.take().is_empty(),
+            "a later one would overtake those let go"
+        );
     }
 }

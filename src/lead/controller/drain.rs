@@ -115,11 +115,7 @@ async fn work(
                 while let Ok(more) = handed.try_recv() {
                     entries.push(more);
                 }
-                let Ok((back, polled)) = tokio::task::spawn_blocking(move || {
-                    let polled = poller.take_handed(entries);
-                    (poller, polled)
-                })
-                .await
+                let Some((back, polled)) = on_pool(poller, |p| p.take_handed(entries)).await
                 else {
                     return;
                 };
@@ -144,39 +140,17 @@ async fn work(
         let remove = after.is_empty();
         // Taken entries that waited their longest go even from an inbox that never goes quiet.
         let overdue = pending.is_some_and(|(since, _)| since.elapsed() >= LONGEST_PENDING);
-        let Ok((back, polled, taken)) = tokio::task::spawn_blocking(move || {
+        let drained = on_pool(poller, move |p| {
             tracing::trace!(target: "teamlead::probe", "drain.woken");
             if remove {
-                // Quiet by the loop's requests; the file says whether it still is. A burst
-                // whose change events have not reached the loop yet (a busy loop on a loaded
-                // machine) is taken now, without the lock, and the removal waits for quiet
-                // again: the lock is taken only right after a look that found nothing new.
-                if !overdue {
-                    let (looked, taken) = poller.take();
-                    if !looked.incoming.is_empty() {
-                        return (poller, looked, taken);
-                    }
-                }
-                let mut polled = poller.poll();
-                let left = match &polled.problem {
-                    None => Taken::Empty,
-                    // Everything was taken before: a lock in the way only puts the removal
-                    // off, nothing to tell.
-                    Some(StoreError::LockTimeout { .. }) => {
-                        polled.problem = None;
-                        Taken::Pending
-                    }
-                    Some(_) => Taken::Pending,
-                };
-                (poller, polled, left)
+                remove_taken(p, overdue)
             } else {
-                let (polled, taken) = poller.take();
+                let taken = p.take();
                 tracing::trace!(target: "teamlead::probe", "drain.taken");
-                (poller, polled, taken)
+                taken
             }
-        })
-        .await
-        else {
+        });
+        let Some((back, (polled, taken))) = drained.await else {
             return;
         };
         poller = back;
@@ -195,6 +169,45 @@ async fn work(
             return;
         }
     }
+}
+
+/// `f` run on the poller on the blocking pool; the poller comes back with its result (`None`:
+/// the job could not run, which ends the drain).
+async fn on_pool<T: Send + 'static>(
+    mut poller: Poller,
+    f: impl FnOnce(&mut Poller) -> T + Send + 'static,
+) -> Option<(Poller, T)> {
+    tokio::task::spawn_blocking(move || {
+        let out = f(&mut poller);
+        (poller, out)
+    })
+    .await
+    .ok()
+}
+
+/// The removal of taken entries, due by the loop's requests. Quiet by them; the file says
+/// whether it still is. A burst whose change events have not reached the loop yet (a busy
+/// loop on a loaded machine) is taken now, without the lock, and the removal waits for quiet
+/// again: the lock is taken only right after a look that found nothing new.
+fn remove_taken(poller: &mut Poller, overdue: bool) -> (Polled, Taken) {
+    if !overdue {
+        let (looked, taken) = poller.take();
+        if !looked.incoming.is_empty() {
+            return (looked, taken);
+        }
+    }
+    let mut polled = poller.poll();
+    let left = match &polled.problem {
+        None => Taken::Empty,
+        // Everything was taken before: a lock in the way only puts the removal off, nothing
+        // to tell.
+        Some(StoreError::LockTimeout { .. }) => {
+            polled.problem = None;
+            Taken::Pending
+        }
+        Some(_) => Taken::Pending,
+    };
+    (polled, left)
 }
 
 /// Sleeps until `at` (forever when `None`; the caller guards that branch).

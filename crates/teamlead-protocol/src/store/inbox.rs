@@ -21,8 +21,7 @@ use super::atomic::{
 use super::delivery::DeliveryLog;
 use super::error::{Result, StoreError};
 use super::home::Home;
-pub use super::inbox_memo::InboxMemo;
-use super::inbox_memo::keep_if_fresh;
+pub use super::inbox_memo::{InboxMemo, keep_if_fresh};
 use super::json_check::array_of_objects;
 use super::lock::{self, DEFAULT_LOCK_TIMEOUT};
 use super::quarantine::quarantine_bytes;

@@ -114,8 +114,9 @@ impl InboxMemo {
 }
 
 /// Puts the unread entry `e` into `fresh` unless the log holds it or `fresh` has it already
-/// (by its key): what a scan of the whole file and a scan of its rest both do with each one.
-pub(crate) fn keep_if_fresh(
+/// (by its key, `seen` holding those of `fresh`): what a scan of the whole file, a scan of its
+/// rest and the lead's entries handed over before the file has them all do with each one.
+pub fn keep_if_fresh(
     e: InboxEntry,
     log: &DeliveryLog,
     seen: &mut HashSet<String>,

@@ -580,7 +580,7 @@ fn the_leads_end_hands_on_each_entry_for_the_lead_once_as_it_arrives() {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let sink = seen.clone();
     pair.lead
-        .on_lead_entry(move |e| sink.lock().unwrap().push(e.text.clone()));
+        .on_lead_entry(move |e| sink.lock().unwrap().push(e.text));
     pair.connect();
     pair.settle();
     for (to, text) in [("team-lead", "to the lead"), ("carol", "to carol")] {
