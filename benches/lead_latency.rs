@@ -40,7 +40,10 @@ fn main() {
     teamlead::lead::runtime::limit_malloc_arenas();
     let runtime = teamlead::lead::runtime::build().expect("runtime");
     println!("teamlead lead benchmark (one machine)\n");
-    runtime.block_on(message_latency());
+    // `BENCH_ONLY=teammates`: only the second part (to trace a spawn burst alone).
+    if std::env::var("BENCH_ONLY").as_deref() != Ok("teammates") {
+        runtime.block_on(message_latency());
+    }
     runtime.block_on(idle_teammates_memory());
 }
 

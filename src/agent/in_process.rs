@@ -105,15 +105,23 @@ impl InProcessExecutor {
             return Err(ExecutorError::AlreadyRunning(request.name));
         }
         let (home, team, name) = (self.home.clone(), self.team.clone(), request.name.clone());
-        let prompt = request.prompt.clone();
+        // The first message is written already read and handed to the teammate: it is taken
+        // the moment it is written (one process), and its read mark would be a second locked
+        // rewrite of the inbox per spawn.
+        let first: Vec<InboxEntry> = request
+            .prompt
+            .iter()
+            .map(|p| {
+                let mut entry = InboxEntry::new(LEAD_NAME, p.clone());
+                entry.read = Some(true);
+                entry
+            })
+            .collect();
+        let written = first.clone();
         blocking(move || -> Result<(), StoreError> {
             let kind = BackendKind::InProcess.as_str();
             store::set_pane(&home, &team, &name, IN_PROCESS, Some(kind))?;
-            let first: Vec<InboxEntry> = prompt
-                .iter()
-                .map(|p| InboxEntry::new(LEAD_NAME, p.clone()))
-                .collect();
-            store::inbox::replace(&home, &team, &name, &first)
+            store::inbox::replace(&home, &team, &name, &written)
         })
         .await
         .map_err(|e| ExecutorError::Failed(e.to_string()))?;
@@ -122,6 +130,7 @@ impl InProcessExecutor {
         config.color = request.color.clone();
         config.mode = request.mode;
         config.plan_mode_required = request.plan_mode_required;
+        config.handed = first;
         if let Some(adjust) = &self.template {
             adjust(&mut config);
         }

@@ -10,7 +10,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::events::UsageMeter;
-use crate::protocol::PermissionMode;
+use crate::protocol::{InboxEntry, PermissionMode};
 use crate::store::Home;
 
 /// Everything a teammate needs to run.
@@ -35,6 +35,10 @@ pub struct TeammateConfig {
     pub poll_interval: Duration,
     /// Its running totals (tokens, requests, tool uses, turns); keep a clone to read them.
     pub usage: UsageMeter,
+    /// Entries handed to it at its start, already in its inbox marked read (an in-process
+    /// teammate's first message: its lead and it are one process, so the entry is taken the
+    /// moment it is written). Its first turn takes them before anything unread.
+    pub handed: Vec<InboxEntry>,
 }
 
 impl TeammateConfig {
@@ -53,6 +57,7 @@ impl TeammateConfig {
             backend_type: "in-process".to_string(),
             poll_interval: Duration::from_secs(1),
             usage: UsageMeter::new(),
+            handed: Vec::new(),
         }
     }
 

@@ -123,14 +123,16 @@ impl Teammate {
         }
     }
 
-    /// Unread entries of the own inbox, now marked read.
+    /// The entries handed at the start (the first time), then the unread entries of the own
+    /// inbox, now marked read.
     async fn take_new(&mut self) -> Vec<InboxEntry> {
+        let mut taken = std::mem::take(&mut self.config.handed);
         let entries = match self.mailroom.unread() {
             Ok(e) => e,
             Err(e) => {
                 self.events
                     .log(LogKind::Warning, format!("cannot read my inbox: {e}"));
-                return Vec::new();
+                return taken;
             }
         };
         if let Err(e) = self.mailroom.mark_read(&entries).await {
@@ -138,7 +140,8 @@ impl Teammate {
             self.events
                 .log(LogKind::Warning, format!("cannot mark my inbox read: {e}"));
         }
-        entries
+        taken.extend(entries);
+        taken
     }
 
     /// Sleeps until woken, stopped, or a poll sees a change (or it is time for a full look).

@@ -20,8 +20,16 @@ use crate::store::{self, StoreError};
 
 impl Controller {
     /// Writes the session record (what the next lead needs, the worktrees of this session and
-    /// of the leads before it included) in the background; a failure is told once.
+    /// of the leads before it included) in the background; a failure is told once. Asked for
+    /// while a write is under way, it writes once more when that one is done, with the record
+    /// as it is then: the latest record always reaches the disk, a burst in a few writes.
     pub fn save_record(&mut self) {
+        if self.record_write.start() {
+            self.write_record();
+        }
+    }
+
+    fn write_record(&mut self) {
         // The worktrees not retired yet, so a lead taking over after a crash retires them
         // (those on hosts are not recorded: the record has no host for them).
         let worktrees = self
@@ -43,6 +51,9 @@ impl Controller {
             |c, written| {
                 if let Err(e) = written {
                     c.note_once(format!("Cannot write the session record: {e}"));
+                }
+                if c.record_write.finish() {
+                    c.save_record();
                 }
             },
         );

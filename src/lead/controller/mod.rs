@@ -51,6 +51,8 @@ mod plan_verdict_tests;
 mod publisher;
 mod quit;
 mod receipts;
+#[cfg(test)]
+mod record_tests;
 mod resume;
 mod review;
 mod review_target;

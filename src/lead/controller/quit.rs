@@ -182,7 +182,7 @@ impl Controller {
     /// Waits for the store jobs still running (a shutdown request, a task freed, a mode
     /// written: at most until a dead writer's lock goes stale) and runs what follows each,
     /// before the team is deleted or left.
-    async fn settle_store(&mut self) {
+    pub(super) async fn settle_store(&mut self) {
         let settle = async {
             while !self.store.is_idle() {
                 match self.store.next().await {

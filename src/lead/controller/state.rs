@@ -103,6 +103,9 @@ pub(crate) struct Controller {
     /// Re-reads of `config.json` and of the task list, coalesced.
     pub(super) team_reload: Reload,
     pub(super) task_reload: Reload,
+    /// Writes of the session record, coalesced (a burst of spawns writes it a few times, not
+    /// once per teammate: each write is a file and a folder fsync).
+    pub(super) record_write: Reload,
     pub(super) turns: TurnQueue,
     /// The optional lead model (`--lead-model`).
     pub(super) lead_model: Option<super::model::LeadModel>,
@@ -228,6 +231,7 @@ impl Controller {
             store: StoreWorker::new(home.clone()),
             team_reload: Reload::default(),
             task_reload: Reload::default(),
+            record_write: Reload::default(),
             turns: TurnQueue::new(),
             lead_model: super::model::LeadModel::open(opts.lead_model.take(), &mut notes),
             phase: Phase::Running,

@@ -257,3 +257,33 @@ async fn interrupting_a_teammate_withdraws_its_request() {
     assert!(!s.cwd.path().join("it.txt").exists());
     s.quit().await;
 }
+
+/// An in-process teammate's first message is written once, already read: the teammate gets it
+/// handed at its start (one process), so its spawn makes no second locked rewrite of the inbox
+/// to mark it read; and it works on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_in_process_teammates_inbox_is_written_once_at_its_spawn() {
+    let mut s = Session::start("spawn-once").await;
+    let inboxes = s.home.inboxes_dir(&s.team).unwrap();
+    std::fs::create_dir_all(&inboxes).unwrap();
+    let mut renames = teamlead_test_support::renames::RenameWatch::new(&inboxes);
+    s.submit("/spawn worker \"say hello\"").await;
+    // It took the message (its own transcript shows it), and its turn ended.
+    s.wait_for("worker took its first message", |e| {
+        matches!(e, LeadEvent::TeammateTranscript {
+            name,
+            item: TranscriptItem::Teammate { text, .. },
+        } if name == "worker" && text == "say hello")
+    })
+    .await;
+    s.wait_team("worker idle", |t| {
+        t.iter()
+            .any(|v| v.name == "worker" && matches!(v.status, TeammateStatus::Idle { .. }))
+    })
+    .await;
+    let inbox = store::inbox::read(&s.home, &s.team, "worker").unwrap();
+    assert_eq!(inbox.entries.len(), 1);
+    assert_eq!(inbox.entries[0].text, "say hello");
+    assert!(!inbox.entries[0].is_unread(), "taken at the spawn");
+    assert_eq!(renames.count("worker.json"), 1, "one write of its inbox");
+}

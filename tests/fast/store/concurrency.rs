@@ -64,6 +64,41 @@ fn thirty_two_writers_times_a_hundred_messages() {
     assert!(read.bad.is_empty());
 }
 
+/// A missing inbox is made by its first writer without the lock (a rename that never
+/// replaces); writers racing to make the same new inbox lose nothing.
+#[test]
+fn writers_racing_to_make_new_inboxes_lose_nothing() {
+    let t = TempHome::new();
+    let (writers, per_writer) = (4, 3);
+    for round in 0..12 {
+        let to = format!("new-{round}");
+        let prefixes: Vec<String> = (0..writers).map(|w| format!("r{round}w{w}")).collect();
+        let children: Vec<ChildGuard> = prefixes
+            .iter()
+            .map(|p| {
+                ChildGuard(
+                    child_command(ChildJob::Append {
+                        home: &t.home.root,
+                        team: TEAM,
+                        to: &to,
+                        from: p,
+                        count: per_writer,
+                        prefix: p,
+                    })
+                    .spawn()
+                    .unwrap(),
+                )
+            })
+            .collect();
+        for mut child in children {
+            assert!(child.0.wait().unwrap().success(), "a writer failed");
+        }
+        let path = t.home.inbox_path(TEAM, &to).unwrap();
+        assert_exactly_once(&inbox_texts(&path), &prefixes, per_writer);
+        assert!(!lock_dir(&path).exists(), "lock directory left behind");
+    }
+}
+
 #[test]
 fn sigkilled_writers_never_leave_an_invalid_inbox() {
     let t = TempHome::new();
@@ -126,6 +161,8 @@ fn a_stale_lock_is_taken_over() {
     let t = TempHome::new();
     let path = t.home.inbox_path(TEAM, TO).unwrap();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    // An inbox that is there (a new one is made without the lock).
+    std::fs::write(&path, b"[]").unwrap();
     let dir = lock_dir(&path);
     std::fs::create_dir(&dir).unwrap();
     set_mtime(&dir, Duration::from_secs(11));
@@ -147,6 +184,8 @@ fn a_fresh_lock_is_waited_for() {
     let t = TempHome::new();
     let path = t.home.inbox_path(TEAM, TO).unwrap();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    // An inbox that is there (a new one is made without the lock).
+    std::fs::write(&path, b"[]").unwrap();
     let dir = lock_dir(&path);
     std::fs::create_dir(&dir).unwrap();
 

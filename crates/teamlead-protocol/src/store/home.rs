@@ -235,7 +235,11 @@ impl Home {
     /// home through a planted link.
     pub fn ensure_dir(&self, dir: &Path) -> Result<()> {
         let rel = self.below_root(dir)?;
-        if !self.root.as_os_str().is_empty() {
+        // Looked at first: a `mkdir` of a folder that is there fails, but only after taking
+        // the parent folder's lock, and every append asks for its inbox folder.
+        if !self.root.as_os_str().is_empty()
+            && !std::fs::metadata(&self.root).is_ok_and(|m| m.is_dir())
+        {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(PRIVATE_DIR_MODE)

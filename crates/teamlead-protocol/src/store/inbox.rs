@@ -100,16 +100,49 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
+/// The inbox's path, its folder made. The inbox itself is not made here: a writer that finds
+/// none makes it whole, with its entries ([`create_new_inbox`]). (Claude Code creates `[]`
+/// first because its lock, proper-lockfile, needs the file to exist; an empty inbox made first
+/// would cost a file and a folder fsync more per new inbox — every spawn.) A path that is
+/// there but not a regular file (a symlink, a folder, a FIFO) is refused.
 fn ensure_inbox(home: &Home, team: &str, member: &str) -> Result<PathBuf> {
     let path = home.inbox_path(team, member)?;
     home.check_inside(&path)?;
     home.ensure_dir(&home.inboxes_dir(team)?)?;
-    create_exclusive(&path, b"[]")?;
+    super::atomic::check_regular_file(&path)?;
     Ok(path)
 }
 
-/// Appends `entry` to `<team>/inboxes/<to>.json`: create as `[]` with O_EXCL if missing, take
-/// `<inbox>.lock/`, read, push, write atomically, release.
+/// Makes a new inbox with `bytes` (written and fsynced under a temp name, then a rename that
+/// never replaces, then the folder fsynced); `false` when an inbox is there (nothing written).
+/// No lock is needed: a rename that never replaces cannot lose anyone's entries, because every
+/// writer makes a missing inbox this way — teamlead's under the lock too ([`put_locked`]), and
+/// Claude Code's with O_EXCL (`[]`, before it takes the lock, which it cannot take on a file
+/// that is not there). A new inbox (every spawn's) thus costs no lock directory: six folder
+/// changes fewer in the shared inbox folder.
+fn create_new_inbox(path: &Path, bytes: &[u8]) -> Result<bool> {
+    if !create_exclusive(path, bytes)? {
+        return Ok(false);
+    }
+    if let Some(dir) = path.parent() {
+        super::atomic::sync_dir(dir)?;
+    }
+    Ok(true)
+}
+
+/// Writes `bytes` as the inbox under its lock: over the file read under it, or, when none was
+/// there, as a new inbox that never replaces one made meanwhile without the lock
+/// ([`create_new_inbox`]). `false`: an inbox appeared; read again.
+fn put_locked(path: &Path, bytes: &[u8], was_there: bool) -> Result<bool> {
+    if was_there {
+        write_atomic(path, bytes)?;
+        return Ok(true);
+    }
+    create_new_inbox(path, bytes)
+}
+
+/// Appends `entry` to `<team>/inboxes/<to>.json`: a missing inbox is made with it
+/// ([`create_new_inbox`]); else take `<inbox>.lock/`, read, push, write atomically, release.
 pub fn append(home: &Home, team: &str, to: &str, entry: &InboxEntry) -> Result<Appended> {
     append_many(home, team, to, std::slice::from_ref(entry))
 }
@@ -131,6 +164,9 @@ pub fn append_many(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) ->
     let path = ensure_inbox(home, team, to)?;
     // Appends of this process that come at once are written together (`append_batch`).
     super::append_batch::append(&path, entries, |all| {
+        if create_new_inbox(&path, &appended_text(b"", 0, all))? {
+            return Ok(());
+        }
         for _ in 0..3 {
             if let Swap::Done(_) = append_prepared(&path, all, false)? {
                 return Ok(());
@@ -155,6 +191,10 @@ pub fn append_once(home: &Home, team: &str, to: &str, entry: &InboxEntry) -> Res
 /// Returns how many it appended.
 pub fn append_new(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) -> Result<usize> {
     let path = ensure_inbox(home, team, to)?;
+    let fresh = not_yet_there(b"", entries);
+    if create_new_inbox(&path, &appended_text(b"", 0, &fresh))? {
+        return Ok(fresh.len());
+    }
     for _ in 0..3 {
         match append_prepared(&path, entries, true)? {
             Swap::Done(n) => return Ok(n),
@@ -168,23 +208,26 @@ pub fn append_new(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) -> 
 /// relay id is there already are left out. Returns how many were appended.
 fn locked_append(path: &Path, entries: &[InboxEntry], once: bool) -> Result<usize> {
     let _lock = lock::acquire(path, DEFAULT_LOCK_TIMEOUT)?;
-    let (existing, count) = match read_parsed(path, |bytes| {
-        array_of_objects(bytes).map(|n| (bytes.to_vec(), n))
-    })? {
-        Parsed::Missing => (Vec::new(), 0),
-        Parsed::Ok(found) => found,
-        Parsed::Invalid { detail, .. } => return Err(refused(path, &detail)),
-    };
-    let fresh = if once {
-        not_yet_there(&existing, entries)
-    } else {
-        entries.to_vec()
-    };
-    if fresh.is_empty() {
-        return Ok(0);
+    loop {
+        let (existing, count, was_there) = match read_parsed(path, |bytes| {
+            array_of_objects(bytes).map(|n| (bytes.to_vec(), n))
+        })? {
+            Parsed::Missing => (Vec::new(), 0, false),
+            Parsed::Ok((bytes, n)) => (bytes, n, true),
+            Parsed::Invalid { detail, .. } => return Err(refused(path, &detail)),
+        };
+        let fresh = if once {
+            not_yet_there(&existing, entries)
+        } else {
+            entries.to_vec()
+        };
+        if fresh.is_empty() {
+            return Ok(0);
+        }
+        if put_locked(path, &appended_text(&existing, count, &fresh), was_there)? {
+            return Ok(fresh.len());
+        }
     }
-    write_atomic(path, &appended_text(&existing, count, &fresh))?;
-    Ok(fresh.len())
 }
 
 /// The entries whose relay id no entry of the inbox text `bytes` carries (entries without one
@@ -239,7 +282,9 @@ enum Swap {
 
 /// One attempt of an append with the lock held only for the swap.
 fn append_prepared(path: &Path, entries: &[InboxEntry], once: bool) -> Result<Swap> {
-    let before = read_regular(path, MAX_FILE_BYTES)?.unwrap_or_default();
+    let found = read_regular(path, MAX_FILE_BYTES)?;
+    let was_there = found.is_some();
+    let before = found.unwrap_or_default();
     let count = if before.iter().all(u8::is_ascii_whitespace) {
         0
     } else {
@@ -269,8 +314,17 @@ fn append_prepared(path: &Path, entries: &[InboxEntry], once: bool) -> Result<Sw
     let temp = prepare_temp(path, &appended_text(existing, count, entries))?;
     let swapped = (|| -> Result<bool> {
         let _lock = lock::acquire(path, DEFAULT_LOCK_TIMEOUT)?;
-        if read_regular(path, MAX_FILE_BYTES)?.unwrap_or_default() != before {
+        let now = read_regular(path, MAX_FILE_BYTES)?;
+        if now.is_some() != was_there || now.unwrap_or_default() != before {
             return Ok(false);
+        }
+        if !was_there {
+            // Never over an inbox made meanwhile without the lock (`create_new_inbox`).
+            return match super::lock::create::rename_no_replace(&temp, path) {
+                Ok(()) => Ok(true),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+                Err(e) => Err(StoreError::io(path, e)),
+            };
         }
         super::atomic::check_regular_file(path)?;
         std::fs::rename(&temp, path).map_err(|e| StoreError::io(path, e))?;
@@ -331,9 +385,13 @@ fn appended_text(existing: &[u8], count: usize, entries: &[InboxEntry]) -> Vec<u
 /// Like every writer, it refuses an inbox it cannot parse as a JSON array.
 pub fn replace(home: &Home, team: &str, member: &str, entries: &[InboxEntry]) -> Result<()> {
     let path = ensure_inbox(home, team, member)?;
+    let bytes = pretty_bytes(entries);
+    if create_new_inbox(&path, &bytes)? {
+        return Ok(());
+    }
     let _lock = lock::acquire(&path, DEFAULT_LOCK_TIMEOUT)?;
-    load_locked(&path)?;
-    write_atomic(&path, &pretty_bytes(entries))
+    while !put_locked(&path, &bytes, load_locked(&path)?.is_some())? {}
+    Ok(())
 }
 
 /// Reads an inbox without a lock. Missing → empty; not an array (after torn-read retries) →
@@ -919,5 +977,41 @@ mod tests {
         let v: Value = serde_json::from_slice(&compact).unwrap();
         assert_eq!(v[0], serde_json::json!({"odd": 1}));
         assert_eq!(v[1]["text"], "x");
+    }
+
+    /// How many times a file named `name` was renamed into `dir` while `f` ran.
+    fn renames_into(dir: &Path, name: &str, f: impl FnOnce()) -> usize {
+        let mut watch = teamlead_test_support::renames::RenameWatch::new(dir);
+        f();
+        watch.count(name)
+    }
+
+    #[test]
+    fn a_new_inbox_is_written_once_with_its_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path());
+        let inboxes = home.inboxes_dir("t").unwrap();
+        home.ensure_dir(&inboxes).unwrap();
+        let appended = renames_into(&inboxes, "a.json", || {
+            append(&home, "t", "a", &entry("first")).unwrap();
+        });
+        let replaced = renames_into(&inboxes, "b.json", || {
+            replace(&home, "t", "b", &[entry("prompt")]).unwrap();
+        });
+        assert_eq!(
+            (appended, replaced),
+            (1, 1),
+            "no empty inbox made first (a file and a folder fsync more per new inbox)"
+        );
+        assert_eq!(read(&home, "t", "a").unwrap().entries[0].text, "first");
+        assert_eq!(read(&home, "t", "b").unwrap().entries[0].text, "prompt");
+        // A writer that found no inbox under the lock never writes over one made meanwhile
+        // without it: it reads again.
+        let b = home.inbox_path("t", "b").unwrap();
+        assert!(!put_locked(&b, &pretty_bytes(&vec![entry("late")]), false).unwrap());
+        assert_eq!(read(&home, "t", "b").unwrap().entries[0].text, "prompt");
+        // A path there that is not a file is still refused.
+        std::fs::create_dir(inboxes.join("c.json")).unwrap();
+        assert!(append(&home, "t", "c", &entry("x")).is_err());
     }
 }

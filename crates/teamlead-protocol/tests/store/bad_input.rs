@@ -188,8 +188,10 @@ fn a_directory_where_a_file_should_be() {
         read_team(&t.home, TEAM),
         Err(StoreError::NotAFile { .. })
     ));
-    // A lock path occupied by a file is reported, not removed.
+    // A lock path occupied by a file is reported, not removed (an append to an inbox that is
+    // there takes the lock; a new inbox is made without it).
     let other = t.home.inbox_path(TEAM, "other").unwrap();
+    std::fs::write(&other, b"[]").unwrap();
     let lock_path = teamlead_protocol::store::lock::lock_dir_of(&other);
     std::fs::write(&lock_path, b"not a dir").unwrap();
     let err = inbox::append(&t.home, TEAM, "other", &entry).unwrap_err();
