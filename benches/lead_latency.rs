@@ -6,7 +6,8 @@
 //!    burst and at rest (the burst's blocking threads gone: the pool's keep-alive), and how
 //!    long spawning them and quitting take. Plain std timing, one machine.
 //!
-//! `BENCH_PROBE=1` also prints where a message's time goes, step by step (`lead_latency_probe`).
+//! `BENCH_PROBE=1` also prints where a message's time goes, step by step (`lead_latency_probe`);
+//! `BENCH_ONLY=teammates` runs the second part alone (to trace or profile a spawn burst).
 
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
