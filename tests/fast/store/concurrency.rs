@@ -23,12 +23,9 @@ fn lock_dir(path: &std::path::Path) -> PathBuf {
     lock::lock_dir_of(path)
 }
 
-#[test]
-fn thirty_two_writers_times_a_hundred_messages() {
-    let t = TempHome::new();
-    let writers = 32;
-    let per_writer = 100;
-    let prefixes: Vec<String> = (0..writers).map(|w| format!("w{w}")).collect();
+/// One writer process per prefix, all started at once, each appending `per_writer` messages
+/// `<prefix>-<i>` to `to`'s inbox; returns once all have succeeded.
+fn append_all_at_once(t: &TempHome, to: &str, prefixes: &[String], per_writer: usize) {
     let children: Vec<ChildGuard> = prefixes
         .iter()
         .map(|p| {
@@ -36,7 +33,7 @@ fn thirty_two_writers_times_a_hundred_messages() {
                 child_command(ChildJob::Append {
                     home: &t.home.root,
                     team: TEAM,
-                    to: TO,
+                    to,
                     from: p,
                     count: per_writer,
                     prefix: p,
@@ -55,6 +52,15 @@ fn thirty_two_writers_times_a_hundred_messages() {
         }
         assert!(out.success(), "a writer failed: {err}");
     }
+}
+
+#[test]
+fn thirty_two_writers_times_a_hundred_messages() {
+    let t = TempHome::new();
+    let writers = 32;
+    let per_writer = 100;
+    let prefixes: Vec<String> = (0..writers).map(|w| format!("w{w}")).collect();
+    append_all_at_once(&t, TO, &prefixes, per_writer);
     let path = t.home.inbox_path(TEAM, TO).unwrap();
     let texts = inbox_texts(&path);
     assert_exactly_once(&texts, &prefixes, per_writer);
@@ -73,26 +79,7 @@ fn writers_racing_to_make_new_inboxes_lose_nothing() {
     for round in 0..12 {
         let to = format!("new-{round}");
         let prefixes: Vec<String> = (0..writers).map(|w| format!("r{round}w{w}")).collect();
-        let children: Vec<ChildGuard> = prefixes
-            .iter()
-            .map(|p| {
-                ChildGuard(
-                    child_command(ChildJob::Append {
-                        home: &t.home.root,
-                        team: TEAM,
-                        to: &to,
-                        from: p,
-                        count: per_writer,
-                        prefix: p,
-                    })
-                    .spawn()
-                    .unwrap(),
-                )
-            })
-            .collect();
-        for mut child in children {
-            assert!(child.0.wait().unwrap().success(), "a writer failed");
-        }
+        append_all_at_once(&t, &to, &prefixes, per_writer);
         let path = t.home.inbox_path(TEAM, &to).unwrap();
         assert_exactly_once(&inbox_texts(&path), &prefixes, per_writer);
         assert!(!lock_dir(&path).exists(), "lock directory left behind");
