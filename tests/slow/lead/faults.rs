@@ -141,6 +141,8 @@ fn teamlead_send_retries_past_a_stale_lock() {
     store::create_team(&h, &TeamFile::new(TEAM, None, "/")).expect("team");
     let inbox = inbox_path(home.path(), "alpha");
     std::fs::create_dir_all(inbox.parent().unwrap()).unwrap();
+    // An inbox that is there: a missing one is made without its lock (no wait at all).
+    std::fs::write(&inbox, b"[]").unwrap();
     let lock = lock_of(&inbox);
     dead_writer(&lock, None);
     // It died 8 s ago: the lock is stale in 2 s, past `send`'s own deadline.
@@ -160,6 +162,8 @@ async fn the_leads_own_send_retries_past_a_stale_lock() {
     store::add_member(&s.home, TEAM, member).expect("add bravo");
     let inbox = s.home.inbox_path(TEAM, "bravo").unwrap();
     std::fs::create_dir_all(inbox.parent().unwrap()).unwrap();
+    // An inbox that is there: a missing one is made without its lock (no wait at all).
+    std::fs::write(&inbox, b"[]").unwrap();
     let lock = lock_of(&inbox);
     dead_writer(&lock, None);
     age(&lock, Duration::from_secs(8));
