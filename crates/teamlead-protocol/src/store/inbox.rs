@@ -164,7 +164,10 @@ pub fn append_many(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) ->
     let path = ensure_inbox(home, team, to)?;
     // Appends of this process that come at once are written together (`append_batch`).
     super::append_batch::append(&path, entries, |all| {
-        if create_new_inbox(&path, &appended_text(b"", 0, all))? {
+        // (Looked at first, so an inbox that is there costs no text made for nothing.)
+        if !super::atomic::check_regular_file(&path)?
+            && create_new_inbox(&path, &appended_text(b"", 0, all))?
+        {
             return Ok(());
         }
         for _ in 0..3 {
@@ -191,9 +194,11 @@ pub fn append_once(home: &Home, team: &str, to: &str, entry: &InboxEntry) -> Res
 /// Returns how many it appended.
 pub fn append_new(home: &Home, team: &str, to: &str, entries: &[InboxEntry]) -> Result<usize> {
     let path = ensure_inbox(home, team, to)?;
-    let fresh = not_yet_there(b"", entries);
-    if create_new_inbox(&path, &appended_text(b"", 0, &fresh))? {
-        return Ok(fresh.len());
+    if !super::atomic::check_regular_file(&path)? {
+        let fresh = not_yet_there(b"", entries);
+        if create_new_inbox(&path, &appended_text(b"", 0, &fresh))? {
+            return Ok(fresh.len());
+        }
     }
     for _ in 0..3 {
         match append_prepared(&path, entries, true)? {
