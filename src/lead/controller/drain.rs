@@ -224,18 +224,31 @@ mod tests {
     use crate::protocol::{InboxEntry, LEAD_NAME, Member, TeamFile};
     use crate::store::{self, Home};
 
+    /// Team `t` on temporary files with `member`, `before` run on its home, then the lead's
+    /// drain started on it (keep the folder bound).
+    fn team_with(
+        member: &str,
+        before: impl FnOnce(&Home),
+    ) -> (tempfile::TempDir, Home, InboxDrain) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path());
+        let mut file = TeamFile::new("t", None, "/w");
+        file.members.push(Member::new(member, "t", "/w"));
+        store::create_team(&home, &file).unwrap();
+        before(&home);
+        let drain = InboxDrain::start(Poller::open(&home, "t").unwrap());
+        (dir, home, drain)
+    }
+
     /// A teammate keeps writing to the lead's inbox but the loop hears of none of it (its
     /// change events are late): the removal, due a second after the one take it was asked
     /// for, must not take the inbox's lock in the middle of that burst.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_removal_waits_while_the_file_still_changes_though_no_request_says_so() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = Home::new(dir.path());
-        let mut file = TeamFile::new("t", None, "/w");
-        file.members.push(Member::new("worker", "t", "/w"));
-        store::create_team(&home, &file).unwrap();
-        store::inbox::append(&home, "t", LEAD_NAME, &InboxEntry::new("worker", "first")).unwrap();
-        let mut drain = InboxDrain::start(Poller::open(&home, "t").unwrap());
+        let (_dir, home, mut drain) = team_with("worker", |home| {
+            store::inbox::append(home, "t", LEAD_NAME, &InboxEntry::new("worker", "first"))
+                .unwrap();
+        });
         drain.request(After::Nothing);
         let first = drain.next().await.unwrap();
         assert_eq!(first.polled.incoming.len(), 1);
@@ -275,12 +288,7 @@ mod tests {
     /// a hand-over of the same entry again, a frame sent again) passes it by.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_entry_handed_over_is_delivered_once_though_the_file_has_it_too() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = Home::new(dir.path());
-        let mut file = TeamFile::new("t", None, "/w");
-        file.members.push(Member::new("remote", "t", "/w"));
-        store::create_team(&home, &file).unwrap();
-        let mut drain = InboxDrain::start(Poller::open(&home, "t").unwrap());
+        let (_dir, home, mut drain) = team_with("remote", |_| {});
         let mut entry = InboxEntry::new("remote", "from another host");
         entry.relay_id = Some("6a1d1c52-93c8-8b1e-a1b0-000000000001".into());
         let hand_in = drain.hand_in();

@@ -43,23 +43,54 @@ pub(super) struct TestLead {
     pub dirs: (tempfile::TempDir, tempfile::TempDir),
 }
 
+/// A controller created on temporary files and not running yet, with what drives it.
+pub(super) struct Created {
+    pub controller: super::state::Controller,
+    pub channels: super::state::Channels,
+    pub home: crate::store::Home,
+    pub commands: mpsc::Sender<crate::lead::contract::LeadCommand>,
+    pub events: mpsc::Receiver<LeadEvent>,
+    /// The home and working directory: removed when dropped (keep it bound).
+    pub dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+/// A controller of `team` on temporary files (`set` adjusts the options first), not running.
+pub(super) fn create(team: &str, set: impl FnOnce(&mut super::LeadOptions)) -> Created {
+    let home_dir = tempfile::tempdir().expect("temp home");
+    let cwd = tempfile::tempdir().expect("temp cwd");
+    let home = crate::store::Home::new(home_dir.path());
+    let mut opts = super::LeadOptions::new(home.clone(), cwd.path()).with_team(team);
+    set(&mut opts);
+    let (commands, commands_rx) = mpsc::channel(256);
+    let (events_tx, events) = mpsc::channel(4096);
+    let (bridge, bridge_rx) = crate::lead::bridge::LeaderBridge::new();
+    let (controller, channels) =
+        super::state::Controller::create(opts, bridge, bridge_rx, commands_rx, events_tx)
+            .expect("lead");
+    Created {
+        controller,
+        channels,
+        home,
+        commands,
+        events,
+        dirs: (home_dir, cwd),
+    }
+}
+
 impl TestLead {
     pub(super) fn start(
         team: &str,
         session: &str,
         set: impl FnOnce(&mut super::LeadOptions),
     ) -> TestLead {
-        let home_dir = tempfile::tempdir().expect("temp home");
-        let cwd = tempfile::tempdir().expect("temp cwd");
-        let home = crate::store::Home::new(home_dir.path());
-        let mut opts = super::LeadOptions::new(home.clone(), cwd.path()).with_team(team);
-        set(&mut opts);
-        let (commands, commands_rx) = mpsc::channel(256);
-        let (events_tx, events) = mpsc::channel(4096);
-        let (bridge, bridge_rx) = crate::lead::bridge::LeaderBridge::new();
-        let (mut controller, channels) =
-            super::state::Controller::create(opts, bridge, bridge_rx, commands_rx, events_tx)
-                .expect("lead");
+        let Created {
+            mut controller,
+            channels,
+            home,
+            commands,
+            events,
+            dirs,
+        } = create(team, set);
         let team = controller.team_name().to_string();
         controller.record.started(
             "alpha",
@@ -75,7 +106,7 @@ impl TestLead {
             team,
             commands,
             events,
-            dirs: (home_dir, cwd),
+            dirs,
         }
     }
 }
