@@ -193,30 +193,48 @@ impl PaneExecutor {
         }
         let name = request.name.clone();
         let color = request.color.as_deref().and_then(Color::parse);
-        let pane = self
-            .blocking(move |b| b.create_styled_pane(&name, color))
-            .await?;
-        let kind = self.backend.kind();
-        // The member's pane and the prompt go to its files on the blocking pool: both take a
+        // The prompt goes to the teammate's inbox while its pane is made (neither needs the
+        // other; both come before the start, PROTOCOL.md 6), on the blocking pool: it takes a
         // lock, which a dead writer may hold for seconds.
-        let (home, team, name) = (self.home.clone(), self.team.clone(), request.name.clone());
+        let (home, team, prompt_of) = (self.home.clone(), self.team.clone(), name.clone());
         let prompt: Vec<InboxEntry> = request
             .prompt
             .iter()
             .map(|p| InboxEntry::new(LEAD_NAME, p.clone()))
             .collect();
+        let prompted = tokio::task::spawn_blocking(move || {
+            store::inbox::replace(&home, &team, &prompt_of, &prompt)
+        });
+        let pane = self
+            .blocking(move |b| b.create_styled_pane(&name, color))
+            .await;
+        // Awaited whatever became of the pane: a spawn that failed leaves no write behind it.
+        let prompted = prompted
+            .await
+            .map_err(|e| ExecutorError::Failed(format!("writing the prompt failed: {e}")))
+            .and_then(|r| r.map_err(ExecutorError::from));
+        let pane = pane?;
+        let kind = self.backend.kind();
+        let (home, team, name) = (self.home.clone(), self.team.clone(), request.name.clone());
         let recorded = pane.clone();
-        tokio::task::spawn_blocking(move || {
-            store::team::set_pane(&home, &team, &name, &recorded, Some(kind.as_str()))?;
-            store::inbox::replace(&home, &team, &name, &prompt)
-        })
-        .await
-        .map_err(|e| ExecutorError::Failed(format!("recording the pane failed: {e}")))??;
         let line = self.command_line(&request);
+        let started = async {
+            prompted?;
+            tokio::task::spawn_blocking(move || {
+                store::team::set_pane(&home, &team, &name, &recorded, Some(kind.as_str()))
+            })
+            .await
+            .map_err(|e| ExecutorError::Failed(format!("recording the pane failed: {e}")))??;
+            let target = pane.clone();
+            self.blocking(move |b| b.run_command(&target, &line)).await
+        };
+        if let Err(e) = started.await {
+            // Nothing of the teammate runs in the pane: it goes with the spawn that failed.
+            let made = pane.clone();
+            let _ = self.blocking(move |b| b.kill(&made)).await;
+            return Err(e);
+        }
         let program = program_name(&self.program_for(&request));
-        let target = pane.clone();
-        self.blocking(move |b| b.run_command(&target, &line))
-            .await?;
         self.panes().insert(
             request.name.clone(),
             PaneEntry {
@@ -683,5 +701,107 @@ mod tests {
             during >= 20,
             "the runtime stood still while the lock was held ({during} ticks of 10 ms in 600 ms)"
         );
+    }
+
+    /// A terminal that remembers what it was asked, and what the team's files said when the
+    /// command started.
+    #[derive(Default)]
+    struct Recording {
+        home: Option<Home>,
+        killed: Mutex<Vec<String>>,
+        /// At each start: the pane recorded for `alpha`, and its inbox's texts.
+        started: Mutex<Vec<(String, Vec<String>)>>,
+    }
+
+    impl PaneBackend for Recording {
+        fn kind(&self) -> BackendKind {
+            BackendKind::Tmux
+        }
+        fn create_pane(&self) -> Result<String, BackendError> {
+            Ok("%7".to_string())
+        }
+        fn run_command(&self, _pane: &str, _command: &str) -> Result<(), BackendError> {
+            let home = self.home.as_ref().expect("a home");
+            let team = store::read_team(home, "t").unwrap();
+            let pane = team.member("alpha").unwrap().tmux_pane_id.clone();
+            let texts = store::inbox::read(home, "t", "alpha")
+                .map(|r| r.entries.into_iter().map(|e| e.text).collect())
+                .unwrap_or_default();
+            self.started.lock().unwrap().push((pane, texts));
+            Ok(())
+        }
+        fn style(&self, _: &str, _: &str, _: Option<Color>) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn kill(&self, pane: &str) -> Result<(), BackendError> {
+            self.killed.lock().unwrap().push(pane.to_string());
+            Ok(())
+        }
+        fn hide(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn show(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn focus(&self, _pane: &str) -> Result<(), BackendError> {
+            Ok(())
+        }
+        fn pane_alive(&self, _pane: &str) -> bool {
+            true
+        }
+    }
+
+    fn team_with_alpha() -> (tempfile::TempDir, Home) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().join("home"));
+        let cwd = dir.path().to_string_lossy().into_owned();
+        store::team::create_team(&home, &TeamFile::new("t", None, &cwd)).unwrap();
+        store::team::add_member(&home, "t", Member::new("alpha", "t", &cwd)).unwrap();
+        (dir, home)
+    }
+
+    fn executor_on(home: &Home, backend: &Arc<Recording>) -> PaneExecutor {
+        let program = TeammateProgram::Teamlead {
+            binary: "teamlead".into(),
+            engine: "shell".into(),
+        };
+        PaneExecutor::new(home, "t", backend.clone(), program, None)
+    }
+
+    /// The prompt is written while the pane is made, and the command still starts only once
+    /// the pane is recorded and the prompt is in the inbox (PROTOCOL.md 6).
+    #[tokio::test]
+    async fn the_command_starts_after_the_pane_is_recorded_and_the_prompt_written() {
+        let (dir, home) = team_with_alpha();
+        let backend = Arc::new(Recording {
+            home: Some(home.clone()),
+            ..Recording::default()
+        });
+        let executor = executor_on(&home, &backend);
+        let mut request = SpawnRequest::new("alpha", dir.path());
+        request.prompt = Some("say hello".into());
+        executor.spawn(request).await.unwrap();
+        let started = backend.started.lock().unwrap().clone();
+        assert_eq!(started, [("%7".to_string(), vec!["say hello".to_string()])]);
+        assert!(backend.killed.lock().unwrap().is_empty());
+    }
+
+    /// A spawn that cannot write the prompt starts nothing and leaves no pane behind (the
+    /// inbox is a directory here, so writing it fails).
+    #[tokio::test]
+    async fn a_spawn_that_cannot_write_its_prompt_closes_the_pane_it_made() {
+        let (dir, home) = team_with_alpha();
+        std::fs::create_dir_all(home.inbox_path("t", "alpha").unwrap()).unwrap();
+        let backend = Arc::new(Recording {
+            home: Some(home.clone()),
+            ..Recording::default()
+        });
+        let executor = executor_on(&home, &backend);
+        let mut request = SpawnRequest::new("alpha", dir.path());
+        request.prompt = Some("say hello".into());
+        let error = executor.spawn(request).await.expect_err("the prompt");
+        assert!(backend.started.lock().unwrap().is_empty(), "{error}");
+        assert_eq!(*backend.killed.lock().unwrap(), ["%7"]);
+        assert!(executor.pane_of("alpha").is_err());
     }
 }

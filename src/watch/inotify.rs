@@ -1,5 +1,6 @@
-//! The event-driven watcher: one notify watcher (inotify on Linux) on directories, never on
-//! files (atomic writers replace files, which would orphan a file watch). Each root of the
+//! The event-driven watcher: one kernel watcher on directories (on Linux the narrowed inotify
+//! watch of [`super::narrow`], `notify`'s elsewhere), never on files (atomic writers replace
+//! files, which would orphan a file watch). Each root of the
 //! scope is watched recursively once it exists; until then (and always, to see it vanish) its
 //! nearest existing parent is watched non-recursively. A thread turns raw notify events into
 //! [`ChangeEvent`]s, using a snapshot of what it has seen to tell a new file from a replaced
@@ -14,7 +15,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RemoveKind, RenameMode};
-use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use notify::{EventKind, RecursiveMode};
+#[cfg(not(target_os = "linux"))]
+use notify::Watcher as _;
 
 use super::WatchOptions;
 use super::coalesce::coalesce;
@@ -32,6 +35,28 @@ const MAX_BURST: Duration = Duration::from_millis(200);
 const IDLE_TICK: Duration = Duration::from_secs(5);
 
 type RawEvent = notify::Result<notify::Event>;
+
+/// The kernel watch: inotify narrowed to the events that change what is there on Linux
+/// ([`super::narrow`]), `notify`'s own watcher elsewhere.
+#[cfg(target_os = "linux")]
+type DirWatcher = super::narrow::NarrowWatcher;
+#[cfg(not(target_os = "linux"))]
+type DirWatcher = notify::RecommendedWatcher;
+
+#[cfg(target_os = "linux")]
+fn dir_watcher(handler: impl Fn(RawEvent) + Send + 'static) -> Result<DirWatcher, String> {
+    DirWatcher::new(handler).map_err(|e| e.to_string())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn dir_watcher(handler: impl Fn(RawEvent) + Send + 'static) -> Result<DirWatcher, String> {
+    // Never follow a symbolic link into the tree: a link to `/` would watch the machine.
+    DirWatcher::new(
+        handler,
+        notify::Config::default().with_follow_symlinks(false),
+    )
+    .map_err(|e| e.to_string())
+}
 
 /// Whether `event` finishes a write of one of the protocol's files: a `.json` file renamed into
 /// place (an atomic writer's last step) or closed after writing (an in-place writer's). A lock
@@ -69,15 +94,11 @@ pub(crate) fn spawn(
     stop: Arc<AtomicBool>,
 ) -> Result<(), StartError> {
     let (raw_tx, raw_rx) = std::sync::mpsc::channel::<RawEvent>();
-    let watcher = match RecommendedWatcher::new(
-        move |event: RawEvent| {
-            let _ = raw_tx.send(event);
-        },
-        // Never follow a symbolic link into the tree: a link to `/` would watch the machine.
-        notify::Config::default().with_follow_symlinks(false),
-    ) {
+    let watcher = match dir_watcher(move |event: RawEvent| {
+        let _ = raw_tx.send(event);
+    }) {
         Ok(w) => w,
-        Err(e) => return Err(StartError::Unavailable(e.to_string(), sink)),
+        Err(e) => return Err(StartError::Unavailable(e, sink)),
     };
     let mut state = NotifyLoop {
         scope,
@@ -114,7 +135,7 @@ fn wait_before(next_deadline: Option<Instant>, now: Instant) -> Duration {
 
 struct NotifyLoop {
     scope: WatchScope,
-    watcher: RecommendedWatcher,
+    watcher: DirWatcher,
     watched: HashMap<PathBuf, RecursiveMode>,
     known: Snapshot,
     include_locks: bool,

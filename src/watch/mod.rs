@@ -11,6 +11,8 @@
 mod coalesce;
 pub mod event;
 mod inotify;
+#[cfg(target_os = "linux")]
+mod narrow;
 mod poll;
 pub mod scope;
 mod sink;

@@ -16,6 +16,7 @@ mod lead_watch;
 use lead_watch::LeadWatch;
 
 use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,6 +54,12 @@ pub fn lead_gone(home: &Home, team: &str) -> bool {
 
 /// Runs the teammate, its turns done by an engine of `engine`, until it stops; its pane
 /// display goes to `out`.
+/// Does a change of `path` concern the teammate loop? Only its own inbox and the task list
+/// are read when it wakes.
+fn wakes_the_loop(path: &Path, inbox: Option<&Path>, tasks: Option<&Path>) -> bool {
+    Some(path) == inbox || tasks.is_some_and(|t| path.starts_with(t))
+}
+
 pub async fn run(
     config: TeammateConfig,
     engine: EngineKind,
@@ -67,7 +74,10 @@ pub async fn run(
     )
     .with_wake(controls.wake.clone());
 
-    // Wake on every change in the team's directories (inbox writes, task changes).
+    // Wake on a change of what the loop reads: the own inbox and the task list. Not on the
+    // rest of the team's files (other inboxes, the lead's): every wake reads the inbox and
+    // the tasks again, so waking every teammate on every teammate's write cost a team the
+    // square of its size.
     let (_watcher, changes) = match WatchScope::team(&config.home, &config.team)
         .ok()
         .and_then(|scope| watch::watch(&scope, &WatchOptions::default()).ok())
@@ -77,9 +87,13 @@ pub async fn run(
     };
     if let Some(mut changes) = changes {
         let wake = controls.clone();
+        let inbox = config.home.inbox_path(&config.team, &config.name).ok();
+        let tasks = config.home.tasks_dir(&config.team).ok();
         tokio::spawn(async move {
-            while changes.recv().await.is_some() {
-                wake.wake();
+            while let Some(change) = changes.recv().await {
+                if wakes_the_loop(&change.path, inbox.as_deref(), tasks.as_deref()) {
+                    wake.wake();
+                }
             }
         });
     }
@@ -176,4 +190,27 @@ pub async fn run(
         .unwrap_or_else(|_| StopReason::Failed("the teammate task panicked".into()));
     store::lock::release_all_held();
     reason
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wakes_the_loop;
+    use std::path::Path;
+
+    /// The own inbox and the tasks wake the loop; another member's inbox, the lead's, the team
+    /// file and the lead's own files do not (each wake reads the inbox and the tasks again).
+    #[test]
+    fn only_the_own_inbox_and_the_tasks_wake_the_loop() {
+        let inbox = Path::new("/h/teams/t/inboxes/al.json");
+        let tasks = Path::new("/h/tasks/t");
+        let wakes = |p: &str| wakes_the_loop(Path::new(p), Some(inbox), Some(tasks));
+        assert!(wakes("/h/teams/t/inboxes/al.json"));
+        assert!(wakes("/h/tasks/t/3.json"));
+        assert!(wakes("/h/tasks/t"));
+        assert!(!wakes("/h/teams/t/inboxes/bo.json"));
+        assert!(!wakes("/h/teams/t/inboxes/team-lead.json"));
+        assert!(!wakes("/h/teams/t/config.json"));
+        assert!(!wakes("/h/teams/t/.teamlead/session.json"));
+        assert!(!wakes("/h/tasks/t2/1.json"));
+    }
 }

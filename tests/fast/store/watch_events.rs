@@ -208,6 +208,81 @@ async fn lock_churn_is_reported_when_asked() {
     assert_eq!(released.lock_target(), Some(config));
 }
 
+/// The kernel watches of this process, from `/proc/self/fdinfo`: each watched inode with the
+/// events asked for it.
+#[cfg(target_os = "linux")]
+fn kernel_watches() -> Vec<(u64, u32)> {
+    let mut watches = Vec::new();
+    for fd in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let is_inotify =
+            std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy().contains("inotify"));
+        if !is_inotify {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!(
+            "/proc/self/fdinfo/{}",
+            fd.file_name().to_string_lossy()
+        ))
+        .unwrap_or_default();
+        for line in info.lines().filter(|l| l.starts_with("inotify wd:")) {
+            let field = |name: &str| {
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix(name))
+                    .and_then(|v| u64::from_str_radix(v, 16).ok())
+            };
+            if let (Some(ino), Some(mask)) = (field("ino:"), field("mask:")) {
+                watches.push((ino, mask as u32));
+            }
+        }
+    }
+    watches
+}
+
+/// The kernel is asked only for changes of what is there: reads (`OPEN`), metadata (`ATTRIB`)
+/// and each `write(2)` (`MODIFY`) of a team file wake no watcher (they woke every teammate
+/// process on every read by any of them), and a lock directory taken gets no watch of its
+/// own, while a new ordinary directory does.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_kernel_watch_skips_reads_and_lock_directories() {
+    use std::os::unix::fs::MetadataExt;
+    let (_dir, home, team, _tasks) = team_home();
+    let scope = WatchScope::team(&home, "alpha").unwrap();
+    let (_watcher, mut rx) = watch(&scope, &options(false).with_locks(true)).unwrap();
+    let mut seen = Vec::new();
+    let locks: Vec<PathBuf> = (0..4)
+        .map(|i| team.join("inboxes").join(format!("m{i}.json.lock")))
+        .collect();
+    for lock in &locks {
+        std::fs::create_dir(lock).unwrap();
+    }
+    let sub = team.join("plans");
+    std::fs::create_dir(&sub).unwrap();
+    let marker = sub.join("p.json");
+    std::fs::write(&marker, b"{}").unwrap();
+    for lock in &locks {
+        wait_for(&mut rx, &mut seen, lock, ChangeKind::LockAcquired).await;
+    }
+    wait_for(&mut rx, &mut seen, &marker, ChangeKind::Created).await;
+    let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+    let watches = kernel_watches();
+    for lock in &locks {
+        assert!(
+            !watches.iter().any(|(i, _)| *i == ino(lock)),
+            "{} is watched: {watches:?}",
+            lock.display()
+        );
+    }
+    assert!(watches.iter().any(|(i, _)| *i == ino(&sub)), "{watches:?}");
+    let (_, team_mask) = watches
+        .iter()
+        .find(|(i, _)| *i == ino(&team))
+        .copied()
+        .expect("the team directory is watched");
+    let noisy = (libc::IN_OPEN | libc::IN_ATTRIB | libc::IN_MODIFY) & team_mask;
+    assert_eq!(noisy, 0, "asked for reads or metadata: mask {team_mask:#x}");
+}
+
 #[tokio::test]
 async fn in_place_writes_collapse_to_one_event() {
     let (_dir, home, team, _tasks) = team_home();

@@ -152,27 +152,53 @@ fn outside_tmux_uses_a_private_tiled_server() {
 }
 
 /// A private server of a unique name (its guard kills it) with the swarm's first pane, styled
-/// for `first` in green.
+/// for `first` in green and started.
 fn private_with_a_pane() -> (TmuxBackend, TestTmux, String) {
     let socket = format!("tl-test-{}", uuid::Uuid::new_v4().simple());
     let backend = TmuxBackend::private(&socket);
     let guard = TestTmux::named(socket);
-    let first = backend
-        .create_styled_pane("first", Some(Color::Green))
-        .expect("the swarm's first pane");
+    let first =
+        styled_and_started(&backend, "first", Some(Color::Green)).expect("the swarm's first pane");
     (backend, guard, first)
 }
 
-/// A styled pane in few tmux calls (the pane, then its layout and style in one sequence), on
-/// the private server and inside it: the same title, name option, border and `remain-on-exit`
-/// as the step-by-step calls gave; a word that ends in `;` (which tmux would take for the end of
-/// a command) stays a word.
+/// A pane made for `name` and started (a placeholder command: the style goes with the start).
+fn styled_and_started(
+    backend: &TmuxBackend,
+    name: &str,
+    color: Option<Color>,
+) -> Result<String, teamlead::backend::BackendError> {
+    let pane = backend.create_styled_pane(name, color)?;
+    backend.run_command(&pane, "cat")?;
+    Ok(pane)
+}
+
+/// A styled pane in two tmux calls: the split (an empty pane, no placeholder process), then
+/// its style, layout and start in one sequence. Both on the private server and inside it: the
+/// same title, name option, border and `remain-on-exit` as the step-by-step calls gave, the
+/// command running; a word that ends in `;` (which tmux would take for the end of a command)
+/// stays a word.
 #[test]
 fn a_styled_pane_gets_its_style_and_layout_in_one_sequence() {
     let (backend, guard, first) = private_with_a_pane();
+    let socket = backend.server.socket.clone().unwrap();
+    let before = TmuxServer::clients_run(&socket);
     let odd = backend
         .create_styled_pane("odd;", Some(Color::Pink))
         .expect("a split pane");
+    assert_eq!(
+        guard
+            .run(&["display-message", "-p", "-t", &odd, "#{pane_pid}"])
+            .unwrap(),
+        "0",
+        "the split pane runs nothing until its start"
+    );
+    backend.run_command(&odd, "cat").expect("started");
+    assert_eq!(
+        TmuxServer::clients_run(&socket) - before,
+        2,
+        "a spawn on the private server is two tmux clients"
+    );
     for (pane, name, color) in [(&first, "first", "green"), (&odd, "odd;", "colour205")] {
         let option = |o: &str| {
             guard
@@ -185,21 +211,21 @@ fn a_styled_pane_gets_its_style_and_layout_in_one_sequence() {
             option("pane-border-format"),
             format!("#[fg={color},bold] #{{@teamlead-name}} #[default]")
         );
-        assert_eq!(
+        let shown = |f: &str| {
             guard
-                .run(&["display-message", "-p", "-t", pane, "#{pane_title}"])
-                .unwrap(),
-            name
-        );
+                .run(&["display-message", "-p", "-t", pane, f])
+                .unwrap()
+        };
+        assert_eq!(shown("#{pane_title}"), name);
+        assert_eq!(shown("#{pane_current_command}"), "cat");
     }
     assert_eq!(guard.panes("#{pane_id}").len(), 2);
     backend.server.kill_server().unwrap();
 
     let t = TestTmux::start();
     let (inside, lead) = backend_inside(&t);
-    let pane = inside
-        .create_styled_pane("beside", Some(Color::Red))
-        .expect("a pane beside the lead");
+    let pane =
+        styled_and_started(&inside, "beside", Some(Color::Red)).expect("a pane beside the lead");
     assert_eq!(
         t.run(&["show-options", "-p", "-t", &pane, "-v", "@teamlead-name"])
             .unwrap(),
@@ -225,6 +251,23 @@ fn a_styled_pane_gets_its_style_and_layout_in_one_sequence() {
     );
 }
 
+/// A pane that closed between its split and its start (the sequence's style finds no pane)
+/// fails the start, and nothing runs.
+#[test]
+fn a_pane_gone_before_its_start_starts_nothing() {
+    let (backend, guard, _first) = private_with_a_pane();
+    let second = backend
+        .create_styled_pane("second", Some(Color::Blue))
+        .expect("a split pane");
+    guard.run(&["kill-pane", "-t", &second]).unwrap();
+    let error = backend
+        .run_command(&second, "cat")
+        .expect_err("no pane to start in");
+    assert!(error.to_string().contains(&second), "{error}");
+    assert_eq!(guard.panes("#{pane_id}").len(), 1);
+    backend.server.kill_server().unwrap();
+}
+
 /// On the private server a spawn splits at once, without listing the panes first (one tmux
 /// client fewer per spawn; a hook counts the listings), and when every teammate pane closed
 /// and the swarm session went with them, the next spawn makes the session again.
@@ -244,9 +287,7 @@ fn a_private_spawn_lists_nothing_and_remakes_a_gone_swarm() {
         ])
         .unwrap();
     guard.run(&["set-option", "-g", "@tl_lists", "0"]).unwrap();
-    let second = backend
-        .create_styled_pane("second", Some(Color::Blue))
-        .expect("a split pane");
+    let second = styled_and_started(&backend, "second", Some(Color::Blue)).expect("a split pane");
     assert_eq!(
         guard
             .run(&["show-options", "-g", "-v", "@tl_lists"])
@@ -261,8 +302,7 @@ fn a_private_spawn_lists_nothing_and_remakes_a_gone_swarm() {
         guard.run(&["has-session", "-t", "teamlead-swarm"]).is_err(),
         "the swarm session is gone with its panes"
     );
-    let third = backend
-        .create_styled_pane("third", Some(Color::Red))
+    let third = styled_and_started(&backend, "third", Some(Color::Red))
         .expect("a pane in a new swarm session");
     assert_eq!(
         guard

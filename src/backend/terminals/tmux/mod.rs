@@ -12,6 +12,7 @@ mod state;
 pub mod teammate_panes;
 mod terminal;
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use super::cli;
@@ -38,6 +39,9 @@ pub fn lead_columns(window: u16) -> u16 {
     let room = window.saturating_sub(TEAMMATES_MIN_COLUMNS + 1);
     share.max(LEAD_MIN_COLUMNS.min(room)).max(1)
 }
+
+/// The tmux clients run so far, by private server ([`TmuxServer::clients_run`]).
+static CLIENTS_RUN: Mutex<BTreeMap<String, usize>> = Mutex::new(BTreeMap::new());
 
 /// One tmux server: the user's (no socket) or a private one (`-L <socket>`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,8 +76,26 @@ impl TmuxServer {
             }
             all.extend(command.iter().map(|word| literal_word(word)));
         }
+        if let Some(socket) = &self.socket {
+            *CLIENTS_RUN
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(socket.clone())
+                .or_default() += 1;
+        }
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
         cli::run("tmux", &all, None).map(|out| out.trim().to_string())
+    }
+
+    /// How many tmux clients this process has run against the private server `socket` (each
+    /// a process start and a round trip: what a pane spawn's time is mostly made of).
+    pub fn clients_run(socket: &str) -> usize {
+        CLIENTS_RUN
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(socket)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// True when the server answers.
@@ -150,6 +172,8 @@ pub struct TmuxBackend {
     pub layout: TmuxLayout,
     /// Teammate panes created so far, in order (serializes creation too).
     panes: Mutex<Vec<String>>,
+    /// What a styled pane still needs, sent with its start ([`PaneBackend::run_command`]).
+    setups: Mutex<HashMap<String, panes::PaneSetup>>,
 }
 
 impl TmuxBackend {
@@ -159,6 +183,7 @@ impl TmuxBackend {
             server,
             layout,
             panes: Mutex::new(Vec::new()),
+            setups: Mutex::new(HashMap::new()),
         }
     }
 
@@ -170,6 +195,7 @@ impl TmuxBackend {
                 lead_pane: lead_pane.to_string(),
             },
             panes: Mutex::new(Vec::new()),
+            setups: Mutex::new(HashMap::new()),
         }
     }
 
@@ -181,6 +207,7 @@ impl TmuxBackend {
             },
             layout: TmuxLayout::Private,
             panes: Mutex::new(Vec::new()),
+            setups: Mutex::new(HashMap::new()),
         }
     }
 

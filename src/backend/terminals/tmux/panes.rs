@@ -19,6 +19,22 @@ fn words(command: &[String]) -> Vec<&str> {
     command.iter().map(String::as_str).collect()
 }
 
+/// The placeholder of a pane whose command starts right after it is recorded: none (tmux 3.0
+/// and later make an empty pane for an empty command, with no process, which
+/// `respawn-pane -k` starts in like any other). A `cat` in its place was a shell and `cat`
+/// forked and started, and a utmp record written by a helper tmux waits for, at the split and
+/// again at the start: about 2 ms of every spawn.
+const EMPTY_PANE: &str = "";
+
+/// What a styled pane gets with its start: its name and color, and its layout's commands
+/// (which may fail without harm).
+#[derive(Debug)]
+pub(super) struct PaneSetup {
+    name: String,
+    color: Option<Color>,
+    after: Vec<Command>,
+}
+
 /// The commands that give `pane` its border and title in `name` and `color`.
 fn style_commands(pane: &str, name: &str, color: Option<Color>) -> Vec<Command> {
     let fg = color.map(Color::tmux_name).unwrap_or("default");
@@ -50,10 +66,11 @@ fn style_commands(pane: &str, name: &str, color: Option<Color>) -> Vec<Command> 
 }
 
 impl TmuxBackend {
-    /// Makes a pane running `cat` (serialized: one at a time) and returns its id, with the
+    /// Makes a pane running `placeholder` (`cat`, or [`EMPTY_PANE`] for none) (serialized: one
+    /// at a time) and returns its id, with the
     /// commands that lay it out, which may fail without harm (run after it, in one call with
     /// its style when it has one).
-    fn make_pane(&self) -> Result<(String, Vec<Command>), BackendError> {
+    fn make_pane(&self, placeholder: &str) -> Result<(String, Vec<Command>), BackendError> {
         let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
         let mut after = Vec::new();
         let id = match &self.layout {
@@ -75,7 +92,7 @@ impl TmuxBackend {
                         .filter(|p| beside_lead.contains(p))
                         .cloned()
                         .collect();
-                    match self.split_beside_lead(lead_pane, &visible) {
+                    match self.split_beside_lead(lead_pane, &visible, placeholder) {
                         // The pane split was closing as it was listed (a teammate that just
                         // shut down): forget it and split another.
                         Err(BackendError::Command { detail, .. })
@@ -117,7 +134,7 @@ impl TmuxBackend {
                     "-F",
                     "#{pane_id}",
                     "--",
-                    "cat",
+                    placeholder,
                 ]);
                 match split {
                     Ok(id) => {
@@ -152,37 +169,60 @@ impl PaneBackend for TmuxBackend {
 
     /// Creates a pane running `cat` and returns its id. Serialized: one at a time.
     fn create_pane(&self) -> Result<String, BackendError> {
-        let (id, after) = self.make_pane()?;
+        let (id, after) = self.make_pane("cat")?;
         for command in &after {
             let _ = self.server.run(&words(command));
         }
         Ok(id)
     }
 
-    /// A new pane styled for `name`: the pane in one call, then its layout, options, border
-    /// and title in one more (a spawn used to take eleven tmux clients in a row, each a
-    /// process and a round trip: most of a pane spawn's time).
+    /// A new pane for `name`: the pane in one call; its style and layout go with its start,
+    /// in the same tmux call ([`PaneBackend::run_command`]). A spawn used to take eleven tmux
+    /// clients in a row, each a process and a round trip: most of a pane spawn's time.
     fn create_styled_pane(&self, name: &str, color: Option<Color>) -> Result<String, BackendError> {
-        let (id, after) = self.make_pane()?;
-        let style = style_commands(&id, name, color);
-        let owned: Vec<Vec<&str>> = style.iter().chain(after.iter()).map(|c| words(c)).collect();
-        let all: Vec<&[&str]> = owned.iter().map(Vec::as_slice).collect();
-        if self.server.run_sequence(&all).is_err() {
-            // One step failed and tmux stopped there: each on its own, the layout's steps
-            // allowed to fail as they always were, the style's not.
-            for command in &after {
-                let _ = self.server.run(&words(command));
-            }
-            self.style(&id, name, color)?;
-        }
+        let (id, after) = self.make_pane(EMPTY_PANE)?;
+        let setup = PaneSetup {
+            name: name.to_string(),
+            color,
+            after,
+        };
+        self.setups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), setup);
         Ok(id)
     }
 
-    /// Starts the teammate's command in a placeholder pane (`respawn-pane -k`).
+    /// Starts the teammate's command in a placeholder pane (`respawn-pane -k`), after the style
+    /// and layout of a pane made by [`PaneBackend::create_styled_pane`], in one tmux call. If a
+    /// step fails, tmux stops there, so the start (last) has started nothing: each then runs
+    /// on its own, the layout's steps allowed to fail as they always were, the style's not.
     fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError> {
-        self.server
-            .run(&["respawn-pane", "-k", "-t", pane, command])
-            .map(|_| ())
+        let start = ["respawn-pane", "-k", "-t", pane, command];
+        let setup = self
+            .setups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(pane);
+        let Some(setup) = setup else {
+            return self.server.run(&start).map(|_| ());
+        };
+        let style = style_commands(pane, &setup.name, setup.color);
+        let owned: Vec<Vec<&str>> = style
+            .iter()
+            .chain(setup.after.iter())
+            .map(|c| words(c))
+            .chain(std::iter::once(start.to_vec()))
+            .collect();
+        let all: Vec<&[&str]> = owned.iter().map(Vec::as_slice).collect();
+        if self.server.run_sequence(&all).is_ok() {
+            return Ok(());
+        }
+        for command in &setup.after {
+            let _ = self.server.run(&words(command));
+        }
+        self.style(pane, &setup.name, setup.color)?;
+        self.server.run(&start).map(|_| ())
     }
 
     /// Border and title in the teammate's color and name (the name also in [`NAME_OPTION`],
@@ -200,6 +240,10 @@ impl PaneBackend for TmuxBackend {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|p| p != pane);
+        self.setups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(pane);
         self.server.run(&["kill-pane", "-t", pane]).map(|_| ())
     }
 
@@ -430,6 +474,7 @@ impl TmuxBackend {
         &self,
         lead_pane: &str,
         visible: &[String],
+        placeholder: &str,
     ) -> Result<String, BackendError> {
         match visible.last() {
             None => self.server.run(&[
@@ -444,7 +489,7 @@ impl TmuxBackend {
                 "-F",
                 "#{pane_id}",
                 "--",
-                "cat",
+                placeholder,
             ]),
             Some(last) => {
                 let dir = if visible.len() % 2 == 1 { "-v" } else { "-h" };
@@ -458,7 +503,7 @@ impl TmuxBackend {
                     "-F",
                     "#{pane_id}",
                     "--",
-                    "cat",
+                    placeholder,
                 ])
             }
         }
