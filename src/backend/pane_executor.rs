@@ -621,58 +621,12 @@ mod tests {
     use super::*;
     use crate::protocol::{Member, TeamFile};
 
-    /// A terminal whose panes exist only in memory and run nothing.
-    struct Memory;
-
-    impl PaneBackend for Memory {
-        fn kind(&self) -> BackendKind {
-            BackendKind::Tmux
-        }
-        fn create_pane(&self) -> Result<String, BackendError> {
-            Ok("%1".to_string())
-        }
-        fn run_command(&self, _pane: &str, _command: &str) -> Result<(), BackendError> {
-            Ok(())
-        }
-        fn style(
-            &self,
-            _pane: &str,
-            _name: &str,
-            _color: Option<Color>,
-        ) -> Result<(), BackendError> {
-            Ok(())
-        }
-        fn kill(&self, _pane: &str) -> Result<(), BackendError> {
-            Ok(())
-        }
-        fn hide(&self, _pane: &str) -> Result<(), BackendError> {
-            Ok(())
-        }
-        fn show(&self, _pane: &str) -> Result<(), BackendError> {
-            Ok(())
-        }
-        fn focus(&self, _pane: &str) -> Result<(), BackendError> {
-            Ok(())
-        }
-        fn pane_alive(&self, _pane: &str) -> bool {
-            true
-        }
-    }
-
     /// The member's pane and its prompt are written on the blocking pool: a lock on the team
     /// file held elsewhere delays the spawn, never the runtime's one thread.
     #[tokio::test(flavor = "current_thread")]
     async fn a_held_team_lock_holds_the_spawn_not_the_runtime() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = Home::new(dir.path().join("home"));
-        let cwd = dir.path().to_string_lossy().into_owned();
-        store::team::create_team(&home, &TeamFile::new("t", None, &cwd)).unwrap();
-        store::team::add_member(&home, "t", Member::new("alpha", "t", &cwd)).unwrap();
-        let program = TeammateProgram::Teamlead {
-            binary: "teamlead".into(),
-            engine: "shell".into(),
-        };
-        let executor = PaneExecutor::new(&home, "t", Arc::new(Memory), program, None);
+        let (dir, home) = team_with_alpha();
+        let executor = executor_on(&home, &Arc::new(Recording::default()));
 
         let held = store::lock::acquire_default(&home.config_path("t").unwrap()).unwrap();
         let release = std::thread::spawn(move || {
@@ -703,8 +657,8 @@ mod tests {
         );
     }
 
-    /// A terminal that remembers what it was asked, and what the team's files said when the
-    /// command started.
+    /// A terminal whose panes exist only in memory and run nothing; it remembers what it was
+    /// asked, and (given a home) what the team's files said when the command started.
     #[derive(Default)]
     struct Recording {
         home: Option<Home>,
@@ -718,10 +672,12 @@ mod tests {
             BackendKind::Tmux
         }
         fn create_pane(&self) -> Result<String, BackendError> {
-            Ok("%7".to_string())
+            Ok("%1".to_string())
         }
         fn run_command(&self, _pane: &str, _command: &str) -> Result<(), BackendError> {
-            let home = self.home.as_ref().expect("a home");
+            let Some(home) = self.home.as_ref() else {
+                return Ok(());
+            };
             let team = store::read_team(home, "t").unwrap();
             let pane = team.member("alpha").unwrap().tmux_pane_id.clone();
             let texts = store::inbox::read(home, "t", "alpha")
@@ -782,7 +738,7 @@ mod tests {
         request.prompt = Some("say hello".into());
         executor.spawn(request).await.unwrap();
         let started = backend.started.lock().unwrap().clone();
-        assert_eq!(started, [("%7".to_string(), vec!["say hello".to_string()])]);
+        assert_eq!(started, [("%1".to_string(), vec!["say hello".to_string()])]);
         assert!(backend.killed.lock().unwrap().is_empty());
     }
 
@@ -801,7 +757,7 @@ mod tests {
         request.prompt = Some("say hello".into());
         let error = executor.spawn(request).await.expect_err("the prompt");
         assert!(backend.started.lock().unwrap().is_empty(), "{error}");
-        assert_eq!(*backend.killed.lock().unwrap(), ["%7"]);
+        assert_eq!(*backend.killed.lock().unwrap(), ["%1"]);
         assert!(executor.pane_of("alpha").is_err());
     }
 }

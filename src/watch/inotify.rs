@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RemoveKind, RenameMode};
-use notify::{EventKind, RecursiveMode};
 #[cfg(not(target_os = "linux"))]
 use notify::Watcher as _;
+use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RemoveKind, RenameMode};
+use notify::{EventKind, RecursiveMode};
 
 use super::WatchOptions;
 use super::coalesce::coalesce;
