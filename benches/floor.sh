@@ -14,6 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 benches=(lead_latency store_append pane_spawn)
+# pane_spawn starts the release binary in its panes: built here too, so it is never stale.
+cargo build --release --quiet --bin teamlead
 for b in "${benches[@]}"; do
   cargo build --release --quiet --bench "$b"
 done
