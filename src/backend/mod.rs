@@ -81,8 +81,9 @@ pub trait PaneBackend: Send + Sync {
     fn run_command(&self, pane: &str, command: &str) -> Result<(), BackendError>;
     /// Colors the pane and titles it with the teammate's name.
     fn style(&self, pane: &str, name: &str, color: Option<Color>) -> Result<(), BackendError>;
-    /// A new pane ([`PaneBackend::create_pane`]) already styled for `name`
-    /// ([`PaneBackend::style`]); a backend that can do both in fewer round trips overrides it.
+    /// A new pane ([`PaneBackend::create_pane`]) styled for `name` ([`PaneBackend::style`]) by
+    /// the time its command starts ([`PaneBackend::run_command`]); a backend that can do it in
+    /// fewer round trips overrides it (tmux sends the style with the start).
     fn create_styled_pane(&self, name: &str, color: Option<Color>) -> Result<String, BackendError> {
         let pane = self.create_pane()?;
         self.style(&pane, name, color)?;

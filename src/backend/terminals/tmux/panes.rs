@@ -66,10 +66,9 @@ fn style_commands(pane: &str, name: &str, color: Option<Color>) -> Vec<Command> 
 }
 
 impl TmuxBackend {
-    /// Makes a pane running `placeholder` (`cat`, or [`EMPTY_PANE`] for none) (serialized: one
-    /// at a time) and returns its id, with the
-    /// commands that lay it out, which may fail without harm (run after it, in one call with
-    /// its style when it has one).
+    /// Makes a pane running `placeholder` (`cat`, or [`EMPTY_PANE`] for none; serialized: one
+    /// at a time) and returns its id, with the commands that lay it out, which may fail
+    /// without harm (run after it, or with its style and start when it has a style).
     fn make_pane(&self, placeholder: &str) -> Result<(String, Vec<Command>), BackendError> {
         let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
         let mut after = Vec::new();
