@@ -283,6 +283,35 @@ async fn the_kernel_watch_skips_reads_and_lock_directories() {
     assert_eq!(noisy, 0, "asked for reads or metadata: mask {team_mask:#x}");
 }
 
+/// A directory moved into the watched tree is watched with what is below it: a file written
+/// there later is seen, in place or by rename (the narrowed watch keeps its recursion by hand).
+/// No safety re-scan, and the file comes after the re-scan of a new directory (150 ms), so
+/// only a kernel watch on it can tell.
+#[tokio::test]
+async fn a_directory_moved_into_the_tree_is_watched() {
+    let (dir, home, team, _tasks) = team_home();
+    let scope = WatchScope::team(&home, "alpha").unwrap();
+    let no_rescan = WatchOptions {
+        safety_rescan: None,
+        ..options(false)
+    };
+    let (_watcher, mut rx) = watch(&scope, &no_rescan).unwrap();
+    let mut seen = Vec::new();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("deep")).unwrap();
+    let moved = team.join("moved");
+    std::fs::rename(&outside, &moved).unwrap();
+    wait_for(&mut rx, &mut seen, &moved.join("deep"), ChangeKind::Created).await;
+    // Past the new directory's own re-scan: what follows is seen by its watch or not at all.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let later = moved.join("deep").join("later.json");
+    write_atomic(&later, b"{}").unwrap();
+    wait_for(&mut rx, &mut seen, &later, ChangeKind::Created).await;
+    let in_place = moved.join("in-place.json");
+    std::fs::write(&in_place, b"{}").unwrap();
+    wait_for(&mut rx, &mut seen, &in_place, ChangeKind::Created).await;
+}
+
 #[tokio::test]
 async fn in_place_writes_collapse_to_one_event() {
     let (_dir, home, team, _tasks) = team_home();
