@@ -724,19 +724,30 @@ mod tests {
         PaneExecutor::new(home, "t", backend.clone(), program, None)
     }
 
+    /// `alpha` spawned with the prompt `say hello` on a recording terminal that reads the
+    /// team's files at the start.
+    async fn spawn_alpha(
+        dir: &tempfile::TempDir,
+        home: &Home,
+    ) -> (Arc<Recording>, PaneExecutor, Result<Spawned, ExecutorError>) {
+        let backend = Arc::new(Recording {
+            home: Some(home.clone()),
+            ..Recording::default()
+        });
+        let executor = executor_on(home, &backend);
+        let mut request = SpawnRequest::new("alpha", dir.path());
+        request.prompt = Some("say hello".into());
+        let spawned = executor.spawn(request).await;
+        (backend, executor, spawned)
+    }
+
     /// The prompt is written while the pane is made, and the command still starts only once
     /// the pane is recorded and the prompt is in the inbox (PROTOCOL.md 6).
     #[tokio::test]
     async fn the_command_starts_after_the_pane_is_recorded_and_the_prompt_written() {
         let (dir, home) = team_with_alpha();
-        let backend = Arc::new(Recording {
-            home: Some(home.clone()),
-            ..Recording::default()
-        });
-        let executor = executor_on(&home, &backend);
-        let mut request = SpawnRequest::new("alpha", dir.path());
-        request.prompt = Some("say hello".into());
-        executor.spawn(request).await.unwrap();
+        let (backend, _executor, spawned) = spawn_alpha(&dir, &home).await;
+        spawned.unwrap();
         let started = backend.started.lock().unwrap().clone();
         assert_eq!(started, [("%1".to_string(), vec!["say hello".to_string()])]);
         assert!(backend.killed.lock().unwrap().is_empty());
@@ -748,14 +759,8 @@ mod tests {
     async fn a_spawn_that_cannot_write_its_prompt_closes_the_pane_it_made() {
         let (dir, home) = team_with_alpha();
         std::fs::create_dir_all(home.inbox_path("t", "alpha").unwrap()).unwrap();
-        let backend = Arc::new(Recording {
-            home: Some(home.clone()),
-            ..Recording::default()
-        });
-        let executor = executor_on(&home, &backend);
-        let mut request = SpawnRequest::new("alpha", dir.path());
-        request.prompt = Some("say hello".into());
-        let error = executor.spawn(request).await.expect_err("the prompt");
+        let (backend, executor, spawned) = spawn_alpha(&dir, &home).await;
+        let error = spawned.expect_err("the prompt");
         assert!(backend.started.lock().unwrap().is_empty(), "{error}");
         assert_eq!(*backend.killed.lock().unwrap(), ["%1"]);
         assert!(executor.pane_of("alpha").is_err());

@@ -293,6 +293,9 @@ impl NotifyLoop {
     fn on_error(&mut self, error: &notify::Error) {
         match error.kind {
             notify::ErrorKind::MaxFilesWatch => self.degrade("the inotify watch limit is reached"),
+            // On Linux the narrowed watch's reader ends with its error: nothing more comes.
+            #[cfg(target_os = "linux")]
+            notify::ErrorKind::Io(_) => self.degrade(&format!("the kernel watch ended: {error}")),
             _ => tracing::debug!("file watcher error: {error}"),
         }
     }

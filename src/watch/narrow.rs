@@ -227,9 +227,12 @@ impl Reader {
             // SAFETY: `fds` is a live array of two pollfd, its length given.
             let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
             if ready < 0 {
-                if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                let error = io::Error::last_os_error();
+                if error.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
+                // The loop hears that the kernel watch ended, and scans from then on.
+                (self.handler)(Err(notify::Error::io(error)));
                 return;
             }
             if fds[1].revents != 0 {
