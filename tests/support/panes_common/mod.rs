@@ -138,12 +138,27 @@ impl Workspace {
         self.home().join("tasks").join(&self.team)
     }
 
-    /// The team's config.json, parsed (`Null` when missing or unreadable).
+    /// The team's config.json, parsed (`Null` when missing, or unreadable for a second).
+    ///
+    /// Claude Code's clients rewrite the file in place (2.1.45 opens it with `O_TRUNC` at a
+    /// turn's start; 2.1.330 and later write, then truncate): a read in that window sees a torn
+    /// file. A test reads again until it parses, as the lead's own readers do, instead of
+    /// taking the torn read for a team without members.
     pub fn config(&self) -> serde_json::Value {
-        std::fs::read_to_string(self.team_dir().join("config.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(serde_json::Value::Null)
+        let path = self.team_dir().join("config.json");
+        let deadline = std::time::Instant::now() + Duration::from_secs(1);
+        loop {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                return serde_json::Value::Null;
+            };
+            match serde_json::from_str(&text) {
+                Ok(value) => return value,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(_) => return serde_json::Value::Null,
+            }
+        }
     }
 
     /// Names of the members in config.json, the lead included.
