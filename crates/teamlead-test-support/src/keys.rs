@@ -317,7 +317,12 @@ pub trait Keyboard {
                 }
                 Some(Dialog::Plan) => {
                     let Some(mode) = plan_mode(&screen) else {
-                        panic!("the plan dialog shows no mode\n{}", self.explain());
+                        // Read while the dialog was still being drawn (its border is there,
+                        // its mode row not yet): read again once it shows, or another dialog.
+                        self.poll_screen("the plan dialog's mode", |s| {
+                            Dialog::on(s) != kind || plan_mode(s).is_some()
+                        });
+                        continue;
                     };
                     self.press_until(Key::Right, "the plan dialog to take keys", |s| {
                         Dialog::on(s) != kind || plan_mode(s).is_some_and(|m| m != mode)
@@ -458,6 +463,48 @@ mod tests {
         lead.type_keys("/team");
         assert_eq!(*lead.text.borrow(), "/team");
         assert_eq!(*lead.sent.borrow(), vec!["/team", "m"]);
+    }
+
+    /// A plan dialog whose first read catches it half drawn (its border, not yet its mode
+    /// row), as a read between two writes of the terminal does; its mode moves with the arrows.
+    struct HalfDrawnPlan {
+        reads: RefCell<usize>,
+        mode: RefCell<usize>,
+    }
+
+    const PLAN_MODES: [&str; 2] = ["default", "acceptEdits"];
+
+    impl Keyboard for HalfDrawnPlan {
+        fn screen(&self) -> String {
+            *self.reads.borrow_mut() += 1;
+            let border = "╭  @reviewer  wants to proceed with this plan ──────╮";
+            if *self.reads.borrow() == 1 {
+                return format!("transcript\n{border}\ntranscript");
+            }
+            format!(
+                "{border}\n│ ◂ {} ▸ │\n╰──────╯",
+                PLAN_MODES[*self.mode.borrow()]
+            )
+        }
+        fn type_text(&self, _: &str) {}
+        fn press(&self, key: Key) {
+            let mut mode = self.mode.borrow_mut();
+            match key {
+                Key::Right => *mode = (*mode + 1) % PLAN_MODES.len(),
+                Key::Left => *mode = (*mode + PLAN_MODES.len() - 1) % PLAN_MODES.len(),
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn a_plan_dialog_read_half_drawn_is_read_again() {
+        let lead = HalfDrawnPlan {
+            reads: RefCell::new(0),
+            mode: RefCell::new(0),
+        };
+        lead.wait_out_grace();
+        assert_eq!(plan_mode(&lead.screen()).as_deref(), Some("default"));
     }
 
     #[test]

@@ -609,3 +609,29 @@ impl Drop for Reaper {
         }
     }
 }
+
+/// The helpers' own checks (they run with the slow suite, which compiles them).
+mod tests {
+    use super::Workspace;
+
+    /// A team file read while a client rewrites it in place (2.1.45's `O_TRUNC`, then the
+    /// write) is read again until it parses, not taken for a team without the member.
+    #[test]
+    fn a_team_file_read_torn_is_read_again() {
+        let ws = Workspace::new("torn");
+        std::fs::create_dir_all(ws.team_dir()).unwrap();
+        let path = ws.team_dir().join("config.json");
+        std::fs::write(&path, "").unwrap();
+        let writer = std::thread::spawn(move || {
+            // The client's write lands a moment after the truncation.
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            std::fs::write(
+                &path,
+                r#"{"members":[{"name":"worker","tmuxPaneId":"%3"}]}"#,
+            )
+            .unwrap();
+        });
+        assert_eq!(ws.pane_of("worker").as_deref(), Some("%3"));
+        writer.join().unwrap();
+    }
+}
