@@ -393,7 +393,7 @@ fn plan_body(screen: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cell::RefCell;
+    use std::cell::{Cell, RefCell};
 
     #[test]
     fn composer_rows_are_read_inside_the_box() {
@@ -467,31 +467,32 @@ mod tests {
 
     /// A plan dialog whose first read catches it half drawn (its border, not yet its mode
     /// row), as a read between two writes of the terminal does; its mode moves with the arrows.
+    #[derive(Default)]
     struct HalfDrawnPlan {
-        reads: RefCell<usize>,
-        mode: RefCell<usize>,
+        reads: Cell<usize>,
+        mode: Cell<usize>,
     }
 
     const PLAN_MODES: [&str; 2] = ["default", "acceptEdits"];
 
     impl Keyboard for HalfDrawnPlan {
         fn screen(&self) -> String {
-            *self.reads.borrow_mut() += 1;
+            self.reads.set(self.reads.get() + 1);
             let border = "╭  @reviewer  wants to proceed with this plan ──────╮";
-            if *self.reads.borrow() == 1 {
+            if self.reads.get() == 1 {
                 return format!("transcript\n{border}\ntranscript");
             }
             format!(
                 "{border}\n│ ◂ {} ▸ │\n╰──────╯",
-                PLAN_MODES[*self.mode.borrow()]
+                PLAN_MODES[self.mode.get()]
             )
         }
         fn type_text(&self, _: &str) {}
         fn press(&self, key: Key) {
-            let mut mode = self.mode.borrow_mut();
+            let (mode, n) = (self.mode.get(), PLAN_MODES.len());
             match key {
-                Key::Right => *mode = (*mode + 1) % PLAN_MODES.len(),
-                Key::Left => *mode = (*mode + PLAN_MODES.len() - 1) % PLAN_MODES.len(),
+                Key::Right => self.mode.set((mode + 1) % n),
+                Key::Left => self.mode.set((mode + n - 1) % n),
                 _ => {}
             }
         }
@@ -499,10 +500,7 @@ mod tests {
 
     #[test]
     fn a_plan_dialog_read_half_drawn_is_read_again() {
-        let lead = HalfDrawnPlan {
-            reads: RefCell::new(0),
-            mode: RefCell::new(0),
-        };
+        let lead = HalfDrawnPlan::default();
         lead.wait_out_grace();
         assert_eq!(plan_mode(&lead.screen()).as_deref(), Some("default"));
     }

@@ -176,12 +176,10 @@ impl ClaudeLead {
         teams
     }
 
-    /// A team's config.json, parsed (`Null` while missing or torn).
+    /// A team's config.json, parsed (`Null` while missing; a torn read is read again:
+    /// [`crate::panes_common::read_team_file`]).
     pub fn config(&self, team: &str) -> serde_json::Value {
-        std::fs::read_to_string(self.team_dir(team).join("config.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(serde_json::Value::Null)
+        crate::panes_common::read_team_file(&self.team_dir(team).join("config.json"))
     }
 
     /// The names of a team's members.

@@ -93,6 +93,26 @@ pub fn teamlead_send(home: &Path, team: &str, from: Option<&str>, to: &str, text
     );
 }
 
+/// A team's config.json, parsed: `Null` when missing, or when it does not parse for a second.
+///
+/// Claude Code's clients rewrite the file in place (2.1.45 opens it with `O_TRUNC` at a turn's
+/// start; 2.1.330 and later write, then truncate): a read in that window sees a torn file. A
+/// test reads again until it parses, as the lead's own readers do, instead of taking the torn
+/// read for a team without members.
+pub fn read_team_file(path: &Path) -> serde_json::Value {
+    let mut parsed = serde_json::Value::Null;
+    teamlead_test_support::wait::poll_until(
+        Duration::from_secs(1),
+        || match std::fs::read_to_string(path) {
+            Err(_) => true,
+            Ok(text) => serde_json::from_str(&text)
+                .map(|value| parsed = value)
+                .is_ok(),
+        },
+    );
+    parsed
+}
+
 impl Workspace {
     pub fn new(prefix: &str) -> Workspace {
         Workspace {
@@ -138,27 +158,9 @@ impl Workspace {
         self.home().join("tasks").join(&self.team)
     }
 
-    /// The team's config.json, parsed (`Null` when missing, or unreadable for a second).
-    ///
-    /// Claude Code's clients rewrite the file in place (2.1.45 opens it with `O_TRUNC` at a
-    /// turn's start; 2.1.330 and later write, then truncate): a read in that window sees a torn
-    /// file. A test reads again until it parses, as the lead's own readers do, instead of
-    /// taking the torn read for a team without members.
+    /// The team's config.json, parsed ([`read_team_file`]).
     pub fn config(&self) -> serde_json::Value {
-        let path = self.team_dir().join("config.json");
-        let deadline = std::time::Instant::now() + Duration::from_secs(1);
-        loop {
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                return serde_json::Value::Null;
-            };
-            match serde_json::from_str(&text) {
-                Ok(value) => return value,
-                Err(_) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(5))
-                }
-                Err(_) => return serde_json::Value::Null,
-            }
-        }
+        read_team_file(&self.team_dir().join("config.json"))
     }
 
     /// Names of the members in config.json, the lead included.
